@@ -1,0 +1,49 @@
+// The reference interpreter: executes any verified tile IR function on the CPU over a launch grid, against
+// real host buffers. It is the semantic reference every backend and pass is tested against.
+//
+// Programs run one after another (x fastest, then y, then z), so atomics are trivially atomic. Every memory
+// access is bounds-checked against the buffers passed in. An unmasked access outside every buffer, a failed
+// device_assert or a non-positive for-loop step throws tessera::Error naming the op, its source location and
+// the program id (integer division by zero is not an error: docs/IR.md gives its value).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <variant>
+#include <vector>
+
+#include "backends/interpreter/Tile.h"
+#include "ir/IR.h"
+
+namespace tessera::interp {
+
+// Host memory a pointer argument may point into.
+struct Buffer {
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+
+// One kernel argument: an integer (for int parameters), a double (for float parameters) or a Buffer (for
+// pointer parameters: the pointer's value is the buffer's start address).
+using Arg = std::variant<int64_t, double, Buffer>;
+
+using Grid = std::array<int64_t, 3>;
+
+// Per-program execution state, shared by the interpreter and eager mode.
+struct ProgramContext {
+  Grid programId{0, 0, 0};
+  Grid numPrograms{1, 1, 1};
+  std::vector<Buffer> buffers;      // accesses must land inside one of these
+  std::ostream* out = nullptr;      // debug_print destination (null = std::cout)
+};
+
+// Evaluates one op that has no regions, or a reduce/scan (whose combine region is interpreted), on concrete
+// operand values. Control-flow ops (for/if/while/yield/return) are not accepted here.
+std::vector<Tile> evaluateOp(const ir::Op& op, const std::vector<Tile>& operands, ProgramContext& ctx);
+
+// Runs `f` over the whole grid. Throws tessera::Error on argument mismatch (count or kind) or runtime failure.
+void run(const ir::Function& f, const std::vector<Arg>& args, Grid grid, std::ostream* debugOut = nullptr);
+
+}  // namespace tessera::interp

@@ -1,0 +1,16 @@
+// Textual tile IR: parsing (format in docs/IR.md). Malformed text throws tessera::Error whose location()
+// holds the 1-based line and column of the offending token (file = the name passed in).
+// The parser checks syntax, name resolution and the shapes needed to build ops; run the verifier after it
+// for full semantic checks (parseModule does not verify).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ir/IR.h"
+
+namespace tessera::ir {
+
+std::unique_ptr<Module> parseModule(const std::string& text, const std::string& fileName = "<input>");
+
+}  // namespace tessera::ir
