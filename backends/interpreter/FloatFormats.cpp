@@ -1,0 +1,143 @@
+#include "backends/interpreter/FloatFormats.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace tessera::interp {
+
+namespace {
+
+// A binary floating-point format narrower than double, described by its fields.
+struct MiniFloat {
+  int mantissaBits;
+  int exponentBits;
+  int bias;
+  double maxFinite;
+  bool hasInfinity;    // IEEE-style: exponent all-ones is inf (mantissa 0) or NaN
+  bool saturates;      // overflow (and infinity) clamps to +-maxFinite instead of becoming inf
+  uint32_t nanBits;    // canonical quiet NaN, positive
+};
+
+constexpr MiniFloat kF16{10, 5, 15, 65504.0, true, false, 0x7E00};
+constexpr MiniFloat kBF16{7, 8, 127, 3.3895313892515355e38, true, false, 0x7FC0};
+constexpr MiniFloat kF8E4M3{3, 4, 7, 448.0, false, true, 0x7F};
+constexpr MiniFloat kF8E5M2{2, 5, 15, 57344.0, true, true, 0x7E};
+
+// Round-half-to-even of a non-negative double to an integer value (independent of the FP rounding mode).
+double roundHalfEven(double x) {
+  double floorX = std::floor(x);
+  double diff = x - floorX;
+  if (diff > 0.5) return floorX + 1;
+  if (diff < 0.5) return floorX;
+  return std::fmod(floorX, 2.0) == 0 ? floorX : floorX + 1;
+}
+
+double roundTo(const MiniFloat& f, double v) {
+  if (std::isnan(v)) return v;
+  if (v == 0) return v;  // keeps the sign of zero
+  double a = std::fabs(v);
+  if (std::isinf(a)) return f.saturates ? std::copysign(f.maxFinite, v) : v;
+  int e;
+  std::frexp(a, &e);
+  e -= 1;  // a is in [2^e, 2^(e+1))
+  const int minNormalExp = 1 - f.bias;
+  if (e < minNormalExp) e = minNormalExp;  // subnormal range: fixed quantum
+  double quantum = std::ldexp(1.0, e - f.mantissaBits);
+  double r = roundHalfEven(a / quantum) * quantum;  // a / quantum is exact: quantum is a power of two
+  if (r > f.maxFinite) r = f.saturates ? f.maxFinite : std::numeric_limits<double>::infinity();
+  return std::copysign(r, v);
+}
+
+uint32_t encode(const MiniFloat& f, double v) {
+  const int totalBits = 1 + f.exponentBits + f.mantissaBits;
+  const uint32_t signBit = 1u << (totalBits - 1);
+  double r = roundTo(f, v);
+  uint32_t sign = std::signbit(r) ? signBit : 0;
+  if (std::isnan(r)) return f.nanBits | sign;
+  if (std::isinf(r)) return sign | (((1u << f.exponentBits) - 1) << f.mantissaBits);  // only IEEE formats
+  double a = std::fabs(r);
+  if (a == 0) return sign;
+  int e;
+  std::frexp(a, &e);
+  e -= 1;
+  const int minNormalExp = 1 - f.bias;
+  if (e < minNormalExp) {
+    auto mant = static_cast<uint32_t>(a / std::ldexp(1.0, minNormalExp - f.mantissaBits));
+    return sign | mant;
+  }
+  auto mant = static_cast<uint32_t>(a / std::ldexp(1.0, e - f.mantissaBits)) - (1u << f.mantissaBits);
+  auto exponentField = static_cast<uint32_t>(e + f.bias);
+  return sign | (exponentField << f.mantissaBits) | mant;
+}
+
+double decode(const MiniFloat& f, uint32_t bits) {
+  const int totalBits = 1 + f.exponentBits + f.mantissaBits;
+  const bool negative = (bits >> (totalBits - 1)) & 1;
+  const uint32_t exponentMax = (1u << f.exponentBits) - 1;
+  const uint32_t exponentField = (bits >> f.mantissaBits) & exponentMax;
+  const uint32_t mant = bits & ((1u << f.mantissaBits) - 1);
+  double magnitude;
+  if (f.hasInfinity && exponentField == exponentMax) {
+    magnitude = mant == 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+  } else if (!f.hasInfinity && exponentField == exponentMax && mant == (1u << f.mantissaBits) - 1) {
+    magnitude = std::numeric_limits<double>::quiet_NaN();  // e4m3fn: S.1111.111 is the only NaN
+  } else if (exponentField == 0) {
+    magnitude = std::ldexp(static_cast<double>(mant), 1 - f.bias - f.mantissaBits);
+  } else {
+    magnitude = std::ldexp(static_cast<double>(mant | (1u << f.mantissaBits)),
+                           static_cast<int>(exponentField) - f.bias - f.mantissaBits);
+  }
+  return negative ? -magnitude : magnitude;
+}
+
+}  // namespace
+
+double roundToF16(double v) { return roundTo(kF16, v); }
+double roundToBF16(double v) { return roundTo(kBF16, v); }
+double roundToF8E4M3(double v) { return roundTo(kF8E4M3, v); }
+double roundToF8E5M2(double v) { return roundTo(kF8E5M2, v); }
+// The hardware double->float conversion is round-to-nearest-even with IEEE overflow to infinity.
+double roundToF32(double v) { return static_cast<double>(static_cast<float>(v)); }
+
+uint16_t encodeF16(double v) { return static_cast<uint16_t>(encode(kF16, v)); }
+uint16_t encodeBF16(double v) { return static_cast<uint16_t>(encode(kBF16, v)); }
+uint8_t encodeF8E4M3(double v) { return static_cast<uint8_t>(encode(kF8E4M3, v)); }
+uint8_t encodeF8E5M2(double v) { return static_cast<uint8_t>(encode(kF8E5M2, v)); }
+uint32_t encodeF32(double v) {
+  float f = static_cast<float>(v);
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+uint64_t encodeF64(double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+
+double decodeF16(uint16_t bits) { return decode(kF16, bits); }
+double decodeBF16(uint16_t bits) { return decode(kBF16, bits); }
+double decodeF8E4M3(uint8_t bits) { return decode(kF8E4M3, bits); }
+double decodeF8E5M2(uint8_t bits) { return decode(kF8E5M2, bits); }
+double decodeF32(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+double decodeF64(uint64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
+double roundF32ToTF32(double v) {
+  uint32_t bits = encodeF32(v);
+  if ((bits & 0x7F800000u) == 0x7F800000u) return decodeF32(bits);  // inf or NaN
+  // Round-to-nearest-even on the 13 dropped mantissa bits; a carry into the exponent is the correct result.
+  bits += 0xFFFu + ((bits >> 13) & 1u);
+  bits &= ~0x1FFFu;
+  return decodeF32(bits);
+}
+
+}  // namespace tessera::interp

@@ -1,0 +1,88 @@
+// Internal to the interpreter: the pieces evaluateOp is assembled from, shared by the files that implement
+// each group of ops (element-wise, shapes, memory, reductions) and by the region executor.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backends/interpreter/FloatFormats.h"
+#include "backends/interpreter/Interpreter.h"
+#include "backends/interpreter/Tile.h"
+
+namespace tessera::interp::detail {
+
+using OperandList = std::span<const Tile* const>;
+
+struct EvalEnv {
+  ProgramContext& ctx;
+  // Set while a reduce/scan combine region is evaluated for many lanes at once: every result then has this
+  // shape instead of the (scalar) type the op declares. Only element-wise ops and constants run this way.
+  const std::vector<int64_t>* laneShape = nullptr;
+};
+
+// Result i's type, with the lane shape applied when there is one.
+ir::Type resultType(const ir::Op& op, unsigned i, const EvalEnv& env);
+
+// "program (x, y, z)".
+std::string programTag(const ProgramContext& ctx);
+// Throws tessera::Error "'<op>': <message> in program (x, y, z)" at the op's location.
+[[noreturn]] void fail(const ir::Op& op, const ProgramContext& ctx, const std::string& message);
+
+// Evaluates any non-control-flow op (the body of evaluateOp, also used by the region executor).
+std::vector<Tile> evaluate(const ir::Op& op, OperandList operands, const EvalEnv& env);
+
+// Op groups.
+Tile evalElementwise(const ir::Op& op, OperandList operands, const EvalEnv& env);
+std::vector<Tile> evalShapeOp(const ir::Op& op, OperandList operands, const EvalEnv& env);
+Tile evalMemoryOp(const ir::Op& op, OperandList operands, const EvalEnv& env);  // store returns an empty Tile
+std::vector<Tile> evalReduceOrScan(const ir::Op& op, OperandList operands, const EvalEnv& env);
+Tile evalDot(const ir::Op& op, OperandList operands, const EvalEnv& env);
+
+// Raw element-wise kernels for the binary ops (add ... umulhi), on canonical values of element type `element`.
+// `out` may alias `a` or `b`. Used by the element-wise ops, atomics and the reduce/scan fast path.
+bool isBinaryArithmetic(ir::OpKind kind);
+void binaryIntKernel(const ir::Op& op, const ProgramContext& ctx, ir::OpKind kind, ir::Type element,
+                     const int64_t* a, const int64_t* b, int64_t* out, int64_t n);
+void binaryFloatKernel(const ir::Op& op, const ProgramContext& ctx, ir::OpKind kind, ir::Type element,
+                       const double* a, const double* b, double* out, int64_t n);
+
+// Wraps a raw 64-bit value into an integer type's canonical form; the per-type work is done once up front.
+struct IntCanon {
+  uint64_t mask = ~uint64_t(0);
+  int width = 64;
+  bool isSigned = false;
+
+  explicit IntCanon(ir::Type t) {
+    if (t.isPtr()) return;
+    width = t.bitWidth();
+    isSigned = t.isSigned();
+    if (width < 64) mask = (uint64_t(1) << width) - 1;
+  }
+  int64_t operator()(uint64_t v) const {
+    if (width == 64) return static_cast<int64_t>(v);
+    v &= mask;
+    if (isSigned && (v >> (width - 1)) != 0) v |= ~mask;
+    return static_cast<int64_t>(v);
+  }
+};
+
+// Rounds a double to a float element type; the switch is on a loop-invariant kind, so it predicts well.
+struct FloatRound {
+  ir::ScalarKind kind;
+  explicit FloatRound(ir::Type t) : kind(t.scalarKind()) {}
+  double operator()(double v) const {
+    switch (kind) {
+      case ir::ScalarKind::F32: return static_cast<double>(static_cast<float>(v));
+      case ir::ScalarKind::F64: return v;
+      case ir::ScalarKind::F16: return roundToF16(v);
+      case ir::ScalarKind::BF16: return roundToBF16(v);
+      case ir::ScalarKind::F8E4M3: return roundToF8E4M3(v);
+      default: return roundToF8E5M2(v);
+    }
+  }
+};
+
+}  // namespace tessera::interp::detail
