@@ -1,0 +1,160 @@
+#include "tessera/Kernel.h"
+
+#include "ir/Verifier.h"
+#include "tessera/Context.h"
+
+namespace tessera {
+
+std::vector<ParamInfo> KernelDef::runtimeParams() const {
+  std::vector<ParamInfo> out;
+  for (const ParamInfo& p : params_)
+    if (p.kind != ParamKind::Constant) out.push_back(p);
+  return out;
+}
+
+void KernelDef::checkConstants(const Constants& constants, const SourceLoc& loc) const {
+  for (const auto& [name, value] : constants) {
+    bool known = false;
+    for (const ParamInfo& p : params_) known |= p.kind == ParamKind::Constant && p.name == name;
+    if (!known) {
+      std::string list;
+      for (const ParamInfo& p : params_)
+        if (p.kind == ParamKind::Constant) list += (list.empty() ? "" : ", ") + p.name;
+      throw Error("kernel '" + name_ + "' has no Const parameter named '" + name + "' (its Const parameters: " +
+                      (list.empty() ? "none" : list) + ")",
+                  detail::toLocation(loc));
+    }
+  }
+  for (const ParamInfo& p : params_)
+    if (p.kind == ParamKind::Constant && !constants.count(p.name))
+      throw Error("kernel '" + name_ + "': no value given for Const parameter '" + p.name + "'", detail::toLocation(loc));
+}
+
+namespace {
+
+class TraceSource : public detail::ParamSource {
+ public:
+  TraceSource(const std::vector<ParamInfo>& params, ir::Function* fn, const Constants& c) : params_(params), fn_(fn), c_(c) {
+    unsigned arg = 0;
+    for (const ParamInfo& p : params) argIndex_.push_back(p.kind == ParamKind::Constant ? -1 : static_cast<int>(arg++));
+  }
+  Tensor tensor(size_t i) override { return Tensor::fromTraced(fn_->argument(argIndex_[i])); }
+  ConstValue constant(size_t i) override { return c_.at(params_[i].name); }
+
+ private:
+  const std::vector<ParamInfo>& params_;
+  ir::Function* fn_;
+  const Constants& c_;
+  std::vector<int> argIndex_;
+};
+
+class EagerSource : public detail::ParamSource {
+ public:
+  EagerSource(const std::vector<ParamInfo>& params, const std::vector<interp::Arg>& args, const Constants& c)
+      : params_(params), c_(c) {
+    size_t a = 0;
+    for (const ParamInfo& p : params) {
+      if (p.kind == ParamKind::Constant) {
+        tiles_.emplace_back();
+        continue;
+      }
+      const interp::Arg& arg = args[a++];
+      if (p.kind == ParamKind::Pointer)
+        tiles_.push_back(interp::Tile::scalarInt(p.type, reinterpret_cast<int64_t>(std::get<interp::Buffer>(arg).data)));
+      else if (p.type.isFloat())
+        tiles_.push_back(interp::Tile::scalarFloat(p.type, interp::roundToFloat(p.type, std::get<double>(arg))));
+      else
+        tiles_.push_back(interp::Tile::scalarInt(p.type, interp::canonicalInt(p.type, std::get<int64_t>(arg))));
+    }
+  }
+  Tensor tensor(size_t i) override { return Tensor::fromTile(tiles_[i]); }
+  ConstValue constant(size_t i) override { return c_.at(params_[i].name); }
+
+ private:
+  const std::vector<ParamInfo>& params_;
+  const Constants& c_;
+  std::vector<interp::Tile> tiles_;
+};
+
+void checkArgs(const std::string& kernel, const std::vector<ParamInfo>& runtime, const std::vector<interp::Arg>& args,
+               const SourceLoc& loc) {
+  if (args.size() != runtime.size())
+    throw Error("kernel '" + kernel + "' takes " + std::to_string(runtime.size()) + " runtime arguments, got " +
+                    std::to_string(args.size()),
+                detail::toLocation(loc));
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ParamInfo& p = runtime[i];
+    bool ok = p.kind == ParamKind::Pointer ? std::holds_alternative<interp::Buffer>(args[i])
+              : p.type.isFloat()           ? std::holds_alternative<double>(args[i])
+                                           : std::holds_alternative<int64_t>(args[i]);
+    if (!ok)
+      throw Error("kernel '" + kernel + "': argument '" + p.name + "' must be " +
+                      (p.kind == ParamKind::Pointer ? "a buffer" : p.type.isFloat() ? "a floating-point number" : "an integer") +
+                      " (parameter type " + p.type.str() + ")",
+                  detail::toLocation(loc));
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<ir::Module> KernelDef::trace(const Constants& constants, SourceLoc loc) const {
+  checkConstants(constants, loc);
+  std::vector<ir::Type> argTypes;
+  for (const ParamInfo& p : params_)
+    if (p.kind != ParamKind::Constant) argTypes.push_back(p.type);
+  auto module = std::make_unique<ir::Module>();
+  ir::Function* fn = module->addFunction(std::make_unique<ir::Function>(name_, argTypes));
+  fn->setLoc(detail::toLocation(loc));
+  unsigned arg = 0;
+  for (const ParamInfo& p : params_) {
+    if (p.kind == ParamKind::Constant) {
+      const ConstValue& v = constants.at(p.name);
+      fn->attrs()[p.name] = std::holds_alternative<int64_t>(v) ? ir::Attr::integer(std::get<int64_t>(v))
+                                                               : ir::Attr::floating(std::get<double>(v));
+    } else {
+      fn->argument(arg++)->setNameHint(p.name);
+    }
+  }
+  {
+    detail::Context ctx(fn, fn->body());
+    TraceSource src(params_, fn, constants);
+    invoke_(src);
+    ctx.checkPendingError();
+    ctx.builder().setLoc(detail::toLocation(loc));
+    ctx.builder().ret();
+  }
+  ir::verify(*fn);
+  return module;
+}
+
+void KernelDef::runEager(interp::Grid grid, const std::vector<interp::Arg>& args, const Constants& constants,
+                         std::ostream* debugOut, SourceLoc loc) const {
+  checkConstants(constants, loc);
+  std::vector<ParamInfo> runtime = runtimeParams();
+  checkArgs(name_, runtime, args, loc);
+  for (int64_t g : grid)
+    if (g <= 0) throw Error("the launch grid must be positive in every dimension", detail::toLocation(loc));
+  interp::ProgramContext program;
+  program.numPrograms = grid;
+  program.out = debugOut;
+  for (const interp::Arg& a : args)
+    if (auto* b = std::get_if<interp::Buffer>(&a)) program.buffers.push_back(*b);
+  EagerSource src(params_, args, constants);
+  for (int64_t z = 0; z < grid[2]; ++z)
+    for (int64_t y = 0; y < grid[1]; ++y)
+      for (int64_t x = 0; x < grid[0]; ++x) {
+        program.programId = {x, y, z};
+        detail::Context ctx(&program);
+        invoke_(src);
+        ctx.checkPendingError();
+      }
+}
+
+void KernelDef::runInterpreter(interp::Grid grid, const std::vector<interp::Arg>& args, const Constants& constants,
+                               std::ostream* debugOut, SourceLoc loc) const {
+  checkArgs(name_, runtimeParams(), args, loc);
+  std::unique_ptr<ir::Module> m = trace(constants, loc);
+  interp::run(*m->functions()[0], args, grid, debugOut);
+}
+
+}  // namespace tessera
