@@ -320,6 +320,14 @@ std::optional<Scalar> foldBitcast(Type src, Type dst, const Scalar& x) {
 
 // ---------------------------------------------------------------- op-level rewrites
 
+// An all-int array attribute, or nullopt when it is missing or malformed (passes may run unverified).
+std::optional<std::vector<int64_t>> intArrayAttr(const Op& op, const std::string& name) {
+  if (!op.hasAttr(name) || !op.attr(name).isArray()) return std::nullopt;
+  for (const Attr& a : op.attr(name).getArray())
+    if (!a.isInt()) return std::nullopt;
+  return op.attr(name).getIntArray();
+}
+
 // The value of op's single result if it folds to a constant (operands constant, or an identity such as
 // `x - x` for integers). The result type decides the constant's type.
 std::optional<Scalar> foldToConstant(const Op& op) {
@@ -429,10 +437,10 @@ Value* simplifyToExisting(const Op& op) {
       case OpKind::Broadcast:
       case OpKind::Reshape: return sameType(x);
       case OpKind::Trans: {
-        if (!op.hasAttr("perm") || !op.attr("perm").isArray()) return nullptr;
-        std::vector<int64_t> perm = op.attr("perm").getIntArray();
-        for (size_t i = 0; i < perm.size(); ++i)
-          if (perm[i] != static_cast<int64_t>(i)) return nullptr;
+        auto perm = intArrayAttr(op, "perm");
+        if (!perm) return nullptr;
+        for (size_t i = 0; i < perm->size(); ++i)
+          if ((*perm)[i] != static_cast<int64_t>(i)) return nullptr;
         return sameType(x);
       }
       case OpKind::Neg:
@@ -463,13 +471,13 @@ bool collapseShapeChain(Op& op) {
     op.setOperand(0, source);
     return true;
   }
-  if (op.is(OpKind::Trans) && inner->is(OpKind::Trans) && op.hasAttr("perm") && inner->hasAttr("perm")) {
-    std::vector<int64_t> outer = op.attr("perm").getIntArray(), first = inner->attr("perm").getIntArray();
-    if (outer.size() != first.size()) return false;
+  if (op.is(OpKind::Trans) && inner->is(OpKind::Trans)) {
+    auto outer = intArrayAttr(op, "perm"), first = intArrayAttr(*inner, "perm");
+    if (!outer || !first || outer->size() != first->size()) return false;
     std::vector<int64_t> composed;
-    for (int64_t p : outer) {
-      if (p < 0 || p >= static_cast<int64_t>(first.size())) return false;
-      composed.push_back(first[p]);
+    for (int64_t p : *outer) {
+      if (p < 0 || p >= static_cast<int64_t>(first->size())) return false;
+      composed.push_back((*first)[p]);
     }
     op.setAttr("perm", Attr::intArray(composed));
     op.setOperand(0, source);

@@ -131,9 +131,11 @@ class DCE {
     unsigned initBase = isWhile ? 0 : 3;
     std::vector<Block*> bodies;
     for (unsigned r = 0; r < op->numRegions(); ++r) bodies.push_back(op->region(r));
+    if (op->numOperands() != initBase + numCarried) return;  // malformed (unverified input): leave it alone
     for (Block* b : bodies)
-      if (b->numArguments() != argBase + numCarried || !b->terminator()) return;  // malformed: leave it alone
+      if (b->numArguments() != argBase + numCarried || !b->terminator()) return;
     Block* nextValues = bodies.back();  // the region whose yield produces the next carried values
+    if (nextValues->terminator()->numOperands() != numCarried) return;
 
     std::vector<bool> live(numCarried);
     for (unsigned i = 0; i < numCarried; ++i) live[i] = op->result(i)->hasUses();

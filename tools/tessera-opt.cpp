@@ -1,0 +1,169 @@
+// tessera-opt: reads textual tile IR, verifies it, runs a pass pipeline and prints the result (like mlir-opt).
+//
+//   tessera-opt [input.tir|-] [--pass=NAME ...] [-p NAME,NAME,...] [--print-ir-after-all] [--verify-only]
+//               [--print-locations] [--no-verify] [-o FILE]
+//
+// Problems are reported as "file:line:col: error: message" on stderr with exit status 1.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ir/Parser.h"
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+#include "transforms/PassManager.h"
+
+namespace {
+
+using tessera::Error;
+
+struct Options {
+  std::string input = "-";
+  std::string output = "-";
+  std::vector<std::string> passes;
+  bool printAfterAll = false;
+  bool verifyOnly = false;
+  bool printLocations = false;
+  bool verify = true;
+};
+
+void printHelp(std::ostream& os) {
+  os << "usage: tessera-opt [input.tir|-] [options]\n"
+        "Reads Tessera tile IR (stdin when the input is '-' or absent), verifies it, runs passes, prints it.\n"
+        "\n"
+        "options:\n"
+        "  --pass=NAME            run pass NAME (repeatable; passes run in the order given)\n"
+        "  -p NAME,NAME,...       run a comma-separated pipeline of passes\n"
+        "  --print-ir-after-all   print the IR to stderr after every pass\n"
+        "  --verify-only          parse and verify, print nothing on success\n"
+        "  --print-locations      print loc(...) source locations\n"
+        "  --no-verify            do not verify the input or the IR after each pass\n"
+        "  -o FILE                write the output to FILE instead of stdout\n"
+        "  -h, --help             show this help\n"
+        "\n"
+        "passes:";
+  for (const std::string& name : tessera::transforms::registeredPassNames()) os << " " << name;
+  os << "\n";
+}
+
+void addPipeline(Options& opts, const std::string& list) {
+  std::stringstream ss(list);
+  std::string name;
+  while (std::getline(ss, name, ','))
+    if (!name.empty()) opts.passes.push_back(name);
+}
+
+// Returns false (after printing why) on a bad command line; exits on --help.
+bool parseArgs(int argc, char** argv, Options& opts) {
+  bool haveInput = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto needValue = [&](const std::string& flag) -> const char* {
+      if (i + 1 >= argc) {
+        std::cerr << "tessera-opt: error: " << flag << " needs a value\n";
+        return nullptr;
+      }
+      return argv[++i];
+    };
+    if (arg == "-h" || arg == "--help") {
+      printHelp(std::cout);
+      std::exit(0);
+    } else if (arg.rfind("--pass=", 0) == 0) {
+      opts.passes.push_back(arg.substr(7));
+    } else if (arg == "--pass" || arg == "-p") {
+      const char* v = needValue(arg);
+      if (!v) return false;
+      if (arg == "--pass") opts.passes.push_back(v);
+      else addPipeline(opts, v);
+    } else if (arg.rfind("-p=", 0) == 0) {
+      addPipeline(opts, arg.substr(3));
+    } else if (arg == "--print-ir-after-all") {
+      opts.printAfterAll = true;
+    } else if (arg == "--verify-only") {
+      opts.verifyOnly = true;
+    } else if (arg == "--print-locations") {
+      opts.printLocations = true;
+    } else if (arg == "--no-verify") {
+      opts.verify = false;
+    } else if (arg == "-o") {
+      const char* v = needValue(arg);
+      if (!v) return false;
+      opts.output = v;
+    } else if (arg != "-" && arg.size() > 1 && arg[0] == '-') {
+      std::cerr << "tessera-opt: error: unknown option '" << arg << "' (see --help)\n";
+      return false;
+    } else if (haveInput) {
+      std::cerr << "tessera-opt: error: more than one input file ('" << opts.input << "' and '" << arg << "')\n";
+      return false;
+    } else {
+      opts.input = arg;
+      haveInput = true;
+    }
+  }
+  return true;
+}
+
+int runTool(const Options& opts) {
+  std::string text, fileName;
+  if (opts.input == "-") {
+    std::stringstream ss;
+    ss << std::cin.rdbuf();
+    text = ss.str();
+    fileName = "<stdin>";
+  } else {
+    std::ifstream in(opts.input, std::ios::binary);
+    if (!in) {
+      std::cerr << "tessera-opt: error: cannot open '" << opts.input << "'\n";
+      return 1;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+    fileName = opts.input;
+  }
+
+  tessera::transforms::PassManager pm;
+  for (const std::string& name : opts.passes) pm.add(name);  // unknown names throw before any work
+  pm.setVerifyEach(opts.verify);
+  if (opts.printAfterAll) pm.setPrintAfterAll(true, &std::cerr);
+
+  std::unique_ptr<tessera::ir::Module> module = tessera::ir::parseModule(text, fileName);
+  if (opts.verify) tessera::ir::verify(*module);
+  if (opts.verifyOnly) return 0;
+  pm.run(*module);
+
+  tessera::ir::PrintOptions printOpts;
+  printOpts.locations = opts.printLocations;
+  std::string result = tessera::ir::print(*module, printOpts);
+  if (opts.output == "-") {
+    std::cout << result;
+    std::cout.flush();
+    return std::cout ? 0 : 1;
+  }
+  std::ofstream out(opts.output, std::ios::binary);
+  out << result;
+  if (!out) {
+    std::cerr << "tessera-opt: error: cannot write '" << opts.output << "'\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opts;
+  if (!parseArgs(argc, argv, opts)) return 1;
+  try {
+    return runTool(opts);
+  } catch (const Error& e) {
+    // what() is "file:line:col: error: message" when the error has a location.
+    std::cerr << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "tessera-opt: error: " << e.what() << "\n";
+    return 1;
+  }
+}
