@@ -1,0 +1,897 @@
+// The IR verifier. One scoped walk per function checks SSA visibility and terminator placement; a per-op rule
+// (one switch case per OpKind with no default, so an op added to Ops.def without a rule is a compiler warning)
+// checks operand/result/region counts, required attributes and the type rules of docs/IR.md.
+//
+// Every check reports through fail(), which either throws (verify) or records and carries on (verifyAll).
+// Within one op the checks stop at its first problem: later rules assume the earlier ones held (counts before
+// operand indexing, attribute kinds before reading them), which keeps a broken op from crashing the verifier.
+#include "ir/Verifier.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_set>
+
+#include "ir/Builder.h"
+
+namespace tessera::ir {
+namespace {
+
+bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+std::string typeList(const std::vector<Type>& types) {
+  std::string s = "(";
+  for (size_t i = 0; i < types.size(); ++i) s += (i ? ", " : "") + types[i].str();
+  return s + ")";
+}
+
+std::vector<Type> typesOf(const std::vector<Value*>& values) {
+  std::vector<Type> out;
+  for (const Value* v : values) out.push_back(v->type());
+  return out;
+}
+
+// Spells a shape + element the way Type::str would, without constructing the Type (the shape may be illegal,
+// and Type::tile throws on those).
+std::string shapedTypeStr(const std::vector<int64_t>& shape, Type element) {
+  if (shape.empty()) return element.str();
+  std::string s = "tile<";
+  for (int64_t d : shape) s += std::to_string(d) + "x";
+  return s + element.str() + ">";
+}
+
+std::string shapeStr(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+const char* attrKindName(Attr::Kind k) {
+  switch (k) {
+    case Attr::Kind::None: return "none";
+    case Attr::Kind::Int: return "an int";
+    case Attr::Kind::Float: return "a float";
+    case Attr::Kind::Bool: return "a bool";
+    case Attr::Kind::String: return "a string";
+    case Attr::Kind::Type: return "a type";
+    case Attr::Kind::Array: return "an array";
+    case Attr::Kind::Layout: return "a layout";
+  }
+  return "?";
+}
+
+// A type problem that makes a value unusable, or nullopt. Types built through Type's factories are legal by
+// construction; this guards against null types and values whose type was set to something out of range.
+std::optional<std::string> typeProblem(Type t) {
+  if (!t) return "has no type";
+  if (auto err = Type::checkTileShape(t.shape())) return "has the illegal type " + t.str() + ": " + *err;
+  if (t.isTile() && t.encoding() && !t.encoding()->isLayout())
+    return "has type " + t.str() + " whose encoding is not a layout attribute";
+  if (t.isPtr() && t.addrSpace() != kGlobalAddrSpace && t.addrSpace() != kSharedAddrSpace)
+    return "has type " + t.str() + " in address space " + std::to_string(t.addrSpace()) +
+           " (only 1 = global and 3 = shared exist)";
+  return std::nullopt;
+}
+
+// Element classes accepted by element-wise ops.
+enum ElementClass : unsigned {
+  kIntClass = 1u << 0,    // i8..i64, u8..u64 (not i1)
+  kBoolClass = 1u << 1,   // i1
+  kFloatClass = 1u << 2,  // f16 bf16 f32 f64 (fp8 is storage-only)
+  kPtrClass = 1u << 3,
+};
+
+bool inClass(Type t, unsigned classes) {
+  if (t.isPtr()) return classes & kPtrClass;
+  if (t.isBool()) return classes & kBoolClass;
+  if (t.isInt()) return classes & kIntClass;
+  return t.isArithmeticFloat() && (classes & kFloatClass);
+}
+
+std::string describeClasses(unsigned classes) {
+  std::vector<std::string> names;
+  if (classes & kIntClass) names.push_back("integer");
+  if (classes & kBoolClass) names.push_back("i1");
+  if (classes & kFloatClass) names.push_back("floating-point");
+  if (classes & kPtrClass) names.push_back("pointer");
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) s += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  if ((classes & kIntClass) && !(classes & kBoolClass)) s += " (not i1)";
+  return s;
+}
+
+class Verifier {
+ public:
+  explicit Verifier(bool stopAtFirst) : stopAtFirst_(stopAtFirst) {}
+
+  std::vector<Error> takeErrors() { return std::move(errors_); }
+
+  void verifyFunction(const Function& f) {
+    function_ = &f;
+    const Block& body = *f.body();
+    for (unsigned i = 0; i < body.numArguments(); ++i)
+      if (auto problem = typeProblem(body.argument(i)->type()))
+        report("function @" + f.name() + " argument #" + std::to_string(i) + " " + *problem, f.loc());
+    scopes_.clear();
+    verifyBlock(body, nullptr, 0);
+  }
+
+  void report(const std::string& message, const Location& loc) {
+    Error e(message, loc);
+    if (stopAtFirst_) throw e;
+    errors_.push_back(std::move(e));
+  }
+
+ private:
+  // ---------------------------------------------------------------- reporting and small helpers
+
+  // Reports a problem with `op`; returns false so that rules can `return fail(...)`.
+  bool fail(const Op& op, const std::string& detail) {
+    report(std::string("'") + op.name() + "' " + detail, op.loc());
+    return false;
+  }
+
+  // Finds attribute `key` of kind `kind`. Returns false (after reporting) if it is missing while required or
+  // has the wrong kind; `out` is null when an optional attribute is absent.
+  bool getAttr(const Op& op, const std::string& key, Attr::Kind kind, bool required, const Attr*& out) {
+    out = nullptr;
+    auto it = op.attrs().find(key);
+    if (it == op.attrs().end()) return required ? fail(op, "is missing required attribute '" + key + "'") : true;
+    if (it->second.kind() != kind)
+      return fail(op, "attribute '" + key + "' must be " + attrKindName(kind) + ", got " + it->second.str());
+    out = &it->second;
+    return true;
+  }
+
+  bool getInt(const Op& op, const std::string& key, int64_t& out) {
+    const Attr* a = nullptr;
+    if (!getAttr(op, key, Attr::Kind::Int, true, a)) return false;
+    out = a->getInt();
+    return true;
+  }
+
+  bool getIntInRange(const Op& op, const std::string& key, int64_t lo, int64_t hi, int64_t& out) {
+    if (!getInt(op, key, out)) return false;
+    if (out < lo || out > hi)
+      return fail(op, "attribute '" + key + "' must be in " + std::to_string(lo) + ".." + std::to_string(hi) +
+                          ", got " + std::to_string(out));
+    return true;
+  }
+
+  // A string attribute whose value is one of `allowed`.
+  bool checkEnum(const Op& op, const std::string& key, std::initializer_list<const char*> allowed, bool required) {
+    const Attr* a = nullptr;
+    if (!getAttr(op, key, Attr::Kind::String, required, a)) return false;
+    if (!a) return true;
+    std::string choices;
+    for (const char* c : allowed) {
+      if (a->getString() == c) return true;
+      choices += std::string(choices.empty() ? "" : ", ") + "\"" + c + "\"";
+    }
+    return fail(op, "attribute '" + key + "' must be one of " + choices + ", got " + a->str());
+  }
+
+  Type operandType(const Op& op, unsigned i) const { return op.operand(i)->type(); }
+  Type resultType(const Op& op, unsigned i = 0) const { return op.result(i)->type(); }
+
+  // Checks that result #i has `shape` and `element` (encodings are a layout matter: ops that change shape
+  // may drop them).
+  bool expectResult(const Op& op, unsigned i, const std::vector<int64_t>& shape, Type element) {
+    Type r = resultType(op, i);
+    if (r.shape() == shape && r.element() == element) return true;
+    std::string which = op.numResults() == 1 ? "result" : "result #" + std::to_string(i);
+    return fail(op, which + " must be " + shapedTypeStr(shape, element) + ", got " + r.str());
+  }
+
+  // All operands in [first, first+count) have exactly the type of operand `first`.
+  bool sameOperandTypes(const Op& op, unsigned first, unsigned count) {
+    for (unsigned i = first + 1; i < first + count; ++i)
+      if (operandType(op, i) != operandType(op, first))
+        return fail(op, "operands must have the same type, got " + operandType(op, first).str() + " and " +
+                            operandType(op, i).str());
+    return true;
+  }
+
+  bool checkElementClass(const Op& op, Type t, unsigned classes, const std::string& what = "operands") {
+    if (inClass(t, classes)) return true;
+    if (t.isFP8())
+      return fail(op, "cannot operate on fp8 " + what + " (" + t.str() + "): fp8 is storage-only, cast to a wider "
+                      "float first");
+    return fail(op, "requires " + describeClasses(classes) + " " + what + ", got " + t.str());
+  }
+
+  // ---------------------------------------------------------------- the scoped walk (SSA, terminators)
+
+  struct Scope {
+    const Block* block;
+    std::unordered_set<const Value*> values;
+    const Op* isolatedBy;  // reduce/scan: nothing from enclosing scopes is visible
+  };
+
+  void verifyBlock(const Block& block, const Op* parent, unsigned regionIndex) {
+    Scope scope{&block, {}, nullptr};
+    if (parent && (parent->is(OpKind::Reduce) || parent->is(OpKind::Scan))) scope.isolatedBy = parent;
+    for (const Value* a : block.arguments()) scope.values.insert(a);
+    scopes_.push_back(std::move(scope));
+
+    for (auto it = block.ops().begin(); it != block.ops().end(); ++it) {
+      const Op& op = **it;
+      bool isLast = std::next(it) == block.ops().end();
+      checkTerminatorPlacement(op, parent, isLast);
+      checkOperandsVisible(op);
+      verifyOp(op);
+      for (unsigned r = 0; r < op.numRegions(); ++r) verifyBlock(*op.region(r), &op, r);
+      for (const Value* v : op.results()) scopes_.back().values.insert(v);
+    }
+
+    const Op* last = block.back();
+    if (!last || !last->info().has(kTerminator)) {
+      if (parent)
+        fail(*parent, "region #" + std::to_string(regionIndex) + " must end with 'yield'");
+      else
+        report("function @" + function_->name() + " body must end with 'return'", function_->loc());
+    }
+    scopes_.pop_back();
+  }
+
+  void checkTerminatorPlacement(const Op& op, const Op* parent, bool isLast) {
+    if (op.is(OpKind::Return) && parent) {
+      fail(op, std::string("may only terminate a function body, not a region of '") + parent->name() + "'");
+    } else if (op.is(OpKind::Yield) && !parent) {
+      fail(op, "may only terminate a region of 'for', 'if', 'while', 'reduce' or 'scan', not a function body");
+    } else if (op.info().has(kTerminator) && !isLast) {
+      fail(op, "is a terminator and must be the last op of its block");
+    }
+  }
+
+  void checkOperandsVisible(const Op& op) {
+    for (unsigned i = 0; i < op.numOperands(); ++i) {
+      const Value* v = op.operand(i);
+      bool found = false;
+      const Op* crossedIsolation = nullptr;
+      for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
+        if (s->values.count(v)) {
+          found = true;
+          break;
+        }
+        if (s->isolatedBy && !crossedIsolation) crossedIsolation = s->isolatedBy;
+      }
+      std::string which = "operand #" + std::to_string(i);
+      if (found && crossedIsolation) {
+        fail(op, which + " is defined outside the enclosing '" + crossedIsolation->name() +
+                     "' region, which may only use its own arguments and values defined inside it");
+      } else if (!found) {
+        if (definedInEnclosingBlock(v))
+          fail(op, which + " is used before its definition");
+        else
+          fail(op, which + " is not defined in this block or an enclosing one");
+      }
+    }
+  }
+
+  bool definedInEnclosingBlock(const Value* v) const {
+    const Block* home = v->isBlockArg() ? v->ownerBlock() : v->definingOp() ? v->definingOp()->parentBlock() : nullptr;
+    for (const Scope& s : scopes_)
+      if (s.block == home) return true;
+    return false;
+  }
+
+  // ---------------------------------------------------------------- per-op rules
+
+  void verifyOp(const Op& op) {
+    if (!checkCounts(op)) return;
+    if (!checkValueTypes(op)) return;
+    checkKindRule(op);
+  }
+
+  bool checkCounts(const Op& op) {
+    const OpInfo& info = op.info();
+    int nOperands = static_cast<int>(op.numOperands());
+    int nResults = static_cast<int>(op.numResults());
+    auto operandRange = [&](int lo, int hi) {
+      if (nOperands >= lo && nOperands <= hi) return true;
+      return fail(op, "expects " + std::to_string(lo) + " to " + std::to_string(hi) + " operands, got " +
+                          std::to_string(nOperands));
+    };
+    switch (op.kind()) {
+      case OpKind::Load:
+        if (!operandRange(1, 3)) return false;
+        break;
+      case OpKind::Store:
+      case OpKind::AtomicRMW:
+        if (!operandRange(2, 3)) return false;
+        break;
+      case OpKind::Reduce:
+      case OpKind::Scan:
+        if (nOperands < 1) return fail(op, "expects at least one input, got none");
+        if (nResults != nOperands)
+          return fail(op, "expects one result per input (" + std::to_string(nOperands) + "), got " +
+                              std::to_string(nResults));
+        break;
+      case OpKind::For:
+        if (nOperands < 3)
+          return fail(op, "expects at least 3 operands (lower bound, upper bound, step), got " +
+                              std::to_string(nOperands));
+        if (nResults != nOperands - 3)
+          return fail(op, "expects one result per carried value (" + std::to_string(nOperands - 3) + "), got " +
+                              std::to_string(nResults));
+        break;
+      case OpKind::While:
+        if (nResults != nOperands)
+          return fail(op, "expects one result per carried value (" + std::to_string(nOperands) + "), got " +
+                              std::to_string(nResults));
+        break;
+      default:
+        break;
+    }
+    if (info.numOperands != kVariadic && nOperands != info.numOperands)
+      return fail(op, "expects " + std::to_string(info.numOperands) + " operand" + (info.numOperands == 1 ? "" : "s") +
+                          ", got " + std::to_string(nOperands));
+    if (info.numResults != kVariadic && nResults != info.numResults)
+      return fail(op, "expects " + std::to_string(info.numResults) + " result" + (info.numResults == 1 ? "" : "s") +
+                          ", got " + std::to_string(nResults));
+    if (static_cast<int>(op.numRegions()) != info.numRegions)
+      return fail(op, "expects " + std::to_string(info.numRegions) + " regions, got " + std::to_string(op.numRegions()));
+    return true;
+  }
+
+  // Results and region arguments are checked where they are defined; an operand with a bad type was already
+  // reported at its definition, so the op's own rule is just skipped.
+  bool checkValueTypes(const Op& op) {
+    bool ok = true;
+    for (unsigned i = 0; i < op.numResults(); ++i)
+      if (auto problem = typeProblem(resultType(op, i))) ok = fail(op, "result #" + std::to_string(i) + " " + *problem);
+    for (unsigned r = 0; r < op.numRegions(); ++r)
+      for (unsigned a = 0; a < op.region(r)->numArguments(); ++a)
+        if (auto problem = typeProblem(op.region(r)->argument(a)->type()))
+          ok = fail(op, "region #" + std::to_string(r) + " argument #" + std::to_string(a) + " " + *problem);
+    for (const Value* v : op.operands())
+      if (typeProblem(v->type())) ok = false;
+    return ok;
+  }
+
+  void checkKindRule(const Op& op) {
+    switch (op.kind()) {
+      case OpKind::Constant: checkConstant(op); return;
+      case OpKind::ProgramId:
+      case OpKind::NumPrograms: checkGridQuery(op); return;
+      case OpKind::Arange: checkArange(op); return;
+      case OpKind::Splat: checkSplat(op); return;
+      case OpKind::Broadcast: checkBroadcast(op); return;
+      case OpKind::ExpandDims: checkExpandDims(op); return;
+      case OpKind::Reshape: checkReshape(op); return;
+      case OpKind::Trans: checkTrans(op); return;
+      case OpKind::Cat: checkCat(op); return;
+      case OpKind::Join: checkJoin(op); return;
+      case OpKind::Split: checkSplit(op); return;
+      case OpKind::Add:
+      case OpKind::Sub:
+      case OpKind::Mul:
+      case OpKind::Div:
+      case OpKind::Rem:
+      case OpKind::Min:
+      case OpKind::Max:
+      case OpKind::Neg:
+      case OpKind::Abs: checkElementwise(op, kIntClass | kFloatClass); return;
+      case OpKind::And:
+      case OpKind::Or:
+      case OpKind::Xor:
+      case OpKind::Not: checkElementwise(op, kIntClass | kBoolClass); return;
+      case OpKind::Shl:
+      case OpKind::Shr: checkElementwise(op, kIntClass); return;
+      case OpKind::UMulHi: checkUMulHi(op); return;
+      case OpKind::Exp:
+      case OpKind::Exp2:
+      case OpKind::Log:
+      case OpKind::Log2:
+      case OpKind::Sqrt:
+      case OpKind::Rsqrt:
+      case OpKind::Sin:
+      case OpKind::Cos:
+      case OpKind::Tanh:
+      case OpKind::Erf:
+      case OpKind::Floor:
+      case OpKind::Ceil:
+      case OpKind::Fma: checkElementwise(op, kFloatClass); return;
+      case OpKind::Cmp: checkCmp(op); return;
+      case OpKind::Select: checkSelect(op); return;
+      case OpKind::Cast: checkCast(op); return;
+      case OpKind::Bitcast: checkBitcast(op); return;
+      case OpKind::AddPtr: checkAddPtr(op); return;
+      case OpKind::Load: checkLoad(op); return;
+      case OpKind::Store: checkStore(op); return;
+      case OpKind::AtomicRMW: checkAtomicRMW(op); return;
+      case OpKind::AtomicCAS: checkAtomicCAS(op); return;
+      case OpKind::Reduce:
+      case OpKind::Scan: checkReduceOrScan(op); return;
+      case OpKind::Dot: checkDot(op); return;
+      case OpKind::For: checkFor(op); return;
+      case OpKind::If: checkIf(op); return;
+      case OpKind::While: checkWhile(op); return;
+      case OpKind::Yield:   // operands are checked against what the parent op expects
+      case OpKind::Return:  // no operands or results (counts); placement is checked by the walk
+        return;
+      case OpKind::DebugPrint: checkDebugPrint(op); return;
+      case OpKind::DeviceAssert: checkDeviceAssert(op); return;
+      case OpKind::Hint: checkHint(op); return;
+    }
+  }
+
+  // ---- constants, ids, ranges
+
+  bool checkConstant(const Op& op) {
+    Type t = resultType(op);
+    if (t.isPtr()) return fail(op, "cannot produce a pointer (" + t.str() + ")");
+    if (t.isFP8())
+      return fail(op, "cannot produce fp8 (" + t.str() + "): fp8 is storage-only, build the value in a wider "
+                      "float type and cast it");
+    auto it = op.attrs().find("value");
+    if (it == op.attrs().end()) return fail(op, "is missing required attribute 'value'");
+    const Attr& v = it->second;
+    if (t.isInt() && !(v.isInt() || v.isBool()))
+      return fail(op, "attribute 'value' must be an int or bool for integer type " + t.str() + ", got " + v.str());
+    if (t.isFloat() && !v.isFloat())
+      return fail(op, "attribute 'value' must be a float for floating-point type " + t.str() + ", got " + v.str());
+    return true;
+  }
+
+  bool checkGridQuery(const Op& op) {
+    int64_t axis;
+    if (!getIntInRange(op, "axis", 0, 2, axis)) return false;
+    return expectResult(op, 0, {}, Type::i32());
+  }
+
+  bool checkArange(const Op& op) {
+    int64_t start, end;
+    if (!getInt(op, "start", start) || !getInt(op, "end", end)) return false;
+    if (start < std::numeric_limits<int32_t>::min() || end - 1 > std::numeric_limits<int32_t>::max())
+      return fail(op, "range [" + std::to_string(start) + ", " + std::to_string(end) + ") does not fit in i32");
+    int64_t n = end - start;
+    if (!isPowerOfTwo(n) || n > kMaxTileElements)
+      return fail(op, "length end - start = " + std::to_string(n) + " must be a positive power of two of at most " +
+                          std::to_string(kMaxTileElements));
+    return expectResult(op, 0, {n}, Type::i32());
+  }
+
+  // ---- shapes
+
+  bool checkSplat(const Op& op) {
+    Type in = operandType(op, 0), out = resultType(op);
+    if (in.isTile()) return fail(op, "operand must be a scalar, got " + in.str());
+    if (!out.isTile()) return fail(op, "result must be a tile, got " + out.str());
+    if (out.element() != in) return fail(op, "result element type must be " + in.str() + ", got " + out.str());
+    return true;
+  }
+
+  bool checkBroadcast(const Op& op) {
+    Type in = operandType(op, 0), out = resultType(op);
+    if (!in.isTile()) return fail(op, "operand must be a tile, got " + in.str() + " (use 'splat' for scalars)");
+    if (out.element() != in.element() || out.rank() != in.rank())
+      return fail(op, "result must have the operand's element type and rank " + std::to_string(in.rank()) + ", got " +
+                          out.str());
+    for (int d = 0; d < in.rank(); ++d)
+      if (in.shape()[d] != out.shape()[d] && in.shape()[d] != 1)
+        return fail(op, "cannot broadcast " + in.str() + " to " + out.str() + ": dimension " + std::to_string(d) +
+                            " is neither equal nor 1");
+    return true;
+  }
+
+  bool checkExpandDims(const Op& op) {
+    Type in = operandType(op, 0);
+    int64_t axis;
+    if (!getIntInRange(op, "axis", 0, in.rank(), axis)) return false;
+    std::vector<int64_t> shape = in.shape();
+    shape.insert(shape.begin() + axis, 1);
+    return expectResult(op, 0, shape, in.element());
+  }
+
+  bool checkReshape(const Op& op) {
+    Type in = operandType(op, 0), out = resultType(op);
+    if (!in.isTile() || !out.isTile())
+      return fail(op, "operand and result must be tiles, got " + in.str() + " and " + out.str());
+    if (out.element() != in.element())
+      return fail(op, "result element type must be " + in.element().str() + ", got " + out.str());
+    if (out.numElements() != in.numElements())
+      return fail(op, "cannot reshape " + in.str() + " (" + std::to_string(in.numElements()) + " elements) to " +
+                          out.str() + " (" + std::to_string(out.numElements()) + " elements)");
+    return true;
+  }
+
+  bool checkTrans(const Op& op) {
+    Type in = operandType(op, 0);
+    if (!in.isTile()) return fail(op, "operand must be a tile, got " + in.str());
+    const Attr* perm = nullptr;
+    if (!getAttr(op, "perm", Attr::Kind::Array, true, perm)) return false;
+    std::vector<int64_t> p;
+    for (const Attr& e : perm->getArray()) {
+      if (!e.isInt()) return fail(op, "attribute 'perm' must be an array of ints, got " + perm->str());
+      p.push_back(e.getInt());
+    }
+    std::vector<int64_t> sorted = p;
+    std::sort(sorted.begin(), sorted.end());
+    bool isPermutation = static_cast<int>(p.size()) == in.rank();
+    for (size_t i = 0; isPermutation && i < sorted.size(); ++i) isPermutation = sorted[i] == static_cast<int64_t>(i);
+    if (!isPermutation)
+      return fail(op, "attribute 'perm' " + perm->str() + " is not a permutation of the " +
+                          std::to_string(in.rank()) + " dimensions of " + in.str());
+    std::vector<int64_t> shape;
+    for (int64_t d : p) shape.push_back(in.shape()[d]);
+    return expectResult(op, 0, shape, in.element());
+  }
+
+  bool checkCat(const Op& op) {
+    if (!sameOperandTypes(op, 0, 2)) return false;
+    Type in = operandType(op, 0);
+    if (!in.isTile()) return fail(op, "operands must be tiles, got " + in.str());
+    std::vector<int64_t> shape = in.shape();
+    shape[0] *= 2;
+    return expectResult(op, 0, shape, in.element());
+  }
+
+  bool checkJoin(const Op& op) {
+    if (!sameOperandTypes(op, 0, 2)) return false;
+    Type in = operandType(op, 0);
+    std::vector<int64_t> shape = in.shape();
+    shape.push_back(2);
+    return expectResult(op, 0, shape, in.element());
+  }
+
+  bool checkSplit(const Op& op) {
+    Type in = operandType(op, 0);
+    if (!in.isTile() || in.shape().back() != 2)
+      return fail(op, "operand's last dimension must be 2, got " + in.str());
+    std::vector<int64_t> shape = in.shape();
+    shape.pop_back();
+    return expectResult(op, 0, shape, in.element()) && expectResult(op, 1, shape, in.element());
+  }
+
+  // ---- element-wise
+
+  bool checkElementwise(const Op& op, unsigned classes) {
+    if (!sameOperandTypes(op, 0, op.numOperands())) return false;
+    Type t = operandType(op, 0);
+    if (!checkElementClass(op, t, classes)) return false;
+    if (resultType(op) != t) return fail(op, "result type must be " + t.str() + " (the operands'), got " + resultType(op).str());
+    return true;
+  }
+
+  bool checkUMulHi(const Op& op) {
+    if (!sameOperandTypes(op, 0, 2)) return false;
+    Type t = operandType(op, 0);
+    bool ok = !t.isPtr() && (t.scalarKind() == ScalarKind::I32 || t.scalarKind() == ScalarKind::I64 ||
+                             t.scalarKind() == ScalarKind::U32 || t.scalarKind() == ScalarKind::U64);
+    if (!ok) return fail(op, "requires i32, i64, u32 or u64 operands, got " + t.str());
+    if (resultType(op) != t) return fail(op, "result type must be " + t.str() + " (the operands'), got " + resultType(op).str());
+    return true;
+  }
+
+  bool checkCmp(const Op& op) {
+    if (!checkEnum(op, "pred", {"eq", "ne", "lt", "le", "gt", "ge"}, true)) return false;
+    if (!sameOperandTypes(op, 0, 2)) return false;
+    Type t = operandType(op, 0);
+    if (!checkElementClass(op, t, kIntClass | kBoolClass | kFloatClass | kPtrClass)) return false;
+    return expectResult(op, 0, t.shape(), Type::i1());
+  }
+
+  bool checkSelect(const Op& op) {
+    if (!sameOperandTypes(op, 1, 2)) return false;
+    Type cond = operandType(op, 0), t = operandType(op, 1);
+    if (!cond.isBool() || cond.shape() != t.shape())
+      return fail(op, "condition must be " + shapedTypeStr(t.shape(), Type::i1()) + " (i1 with the values' shape), got " +
+                          cond.str());
+    if (resultType(op) != t) return fail(op, "result type must be " + t.str() + " (the values'), got " + resultType(op).str());
+    return true;
+  }
+
+  // ---- conversions
+
+  bool checkCast(const Op& op) {
+    Type in = operandType(op, 0), out = resultType(op);
+    if (out.shape() != in.shape())
+      return fail(op, "result must keep the operand's shape " + shapeStr(in.shape()) + ", got " + out.str());
+    Type from = in.element(), to = out.element();
+    auto isAddressInt = [](Type t) {
+      return !t.isPtr() && (t.scalarKind() == ScalarKind::I64 || t.scalarKind() == ScalarKind::U64);
+    };
+    if (to.isBool() || (from.isPtr() && to.isPtr()) || (!from.isPtr() && !to.isPtr())) return true;
+    if (from.isPtr() && !isAddressInt(to))
+      return fail(op, "cannot cast pointer " + from.str() + " to " + to.str() + " (only to a pointer, i64, u64 or i1)");
+    if (to.isPtr() && !isAddressInt(from))
+      return fail(op, "cannot cast " + from.str() + " to pointer " + to.str() + " (only from a pointer, i64 or u64)");
+    return true;
+  }
+
+  bool checkBitcast(const Op& op) {
+    Type in = operandType(op, 0), out = resultType(op);
+    if (out.shape() != in.shape())
+      return fail(op, "result must keep the operand's shape " + shapeStr(in.shape()) + ", got " + out.str());
+    if (in.isBool() || out.isBool())
+      return fail(op, "cannot bitcast to or from i1, got " + in.str() + " to " + out.str());
+    if (in.bitWidth() != out.bitWidth())
+      return fail(op, "requires equal bit widths, got " + in.element().str() + " (" + std::to_string(in.bitWidth()) +
+                          " bits) and " + out.element().str() + " (" + std::to_string(out.bitWidth()) + " bits)");
+    return true;
+  }
+
+  bool checkAddPtr(const Op& op) {
+    Type ptr = operandType(op, 0), offset = operandType(op, 1);
+    if (!ptr.isPtr()) return fail(op, "first operand must be a pointer or tile of pointers, got " + ptr.str());
+    if (!offset.isInt() || offset.shape() != ptr.shape())
+      return fail(op, "offset must be an integer with the pointer's shape " + shapeStr(ptr.shape()) + ", got " +
+                          offset.str());
+    if (resultType(op) != ptr) return fail(op, "result type must be " + ptr.str() + ", got " + resultType(op).str());
+    return true;
+  }
+
+  // ---- memory
+
+  // The pointer operand, and that `mask` (if present) is i1 of the pointer's shape.
+  bool checkPointerAndMask(const Op& op, int maskIndex) {
+    Type ptr = operandType(op, 0);
+    if (!ptr.isPtr()) return fail(op, "first operand must be a pointer or tile of pointers, got " + ptr.str());
+    if (maskIndex >= 0 && maskIndex < static_cast<int>(op.numOperands())) {
+      Type mask = operandType(op, maskIndex);
+      if (!mask.isBool() || mask.shape() != ptr.shape())
+        return fail(op, "mask must be " + shapedTypeStr(ptr.shape(), Type::i1()) + ", got " + mask.str());
+    }
+    return true;
+  }
+
+  // `what` (operand #i) must hold the pointee type in the pointer's shape.
+  bool checkPointeeOperand(const Op& op, unsigned i, const std::string& what) {
+    Type ptr = operandType(op, 0), t = operandType(op, i);
+    if (t.shape() != ptr.shape() || t.element() != ptr.pointee())
+      return fail(op, what + " must be " + shapedTypeStr(ptr.shape(), ptr.pointee()) + " (the pointee in the pointer's "
+                          "shape), got " + t.str());
+    return true;
+  }
+
+  bool checkCacheHints(const Op& op) {
+    return checkEnum(op, "cache", {"ca", "cg", "cv"}, false) && checkEnum(op, "evict", {"first", "last"}, false);
+  }
+
+  bool checkLoad(const Op& op) {
+    if (!checkCacheHints(op)) return false;
+    const Attr* isVolatile = nullptr;
+    if (!getAttr(op, "volatile", Attr::Kind::Bool, false, isVolatile)) return false;
+    if (!checkPointerAndMask(op, 1)) return false;
+    if (op.numOperands() == 3 && !checkPointeeOperand(op, 2, "'other'")) return false;
+    Type ptr = operandType(op, 0);
+    return expectResult(op, 0, ptr.shape(), ptr.pointee());
+  }
+
+  bool checkStore(const Op& op) {
+    if (!checkCacheHints(op)) return false;
+    return checkPointerAndMask(op, 2) && checkPointeeOperand(op, 1, "value");
+  }
+
+  bool checkAtomicCommon(const Op& op, unsigned valueIndex) {
+    if (!checkEnum(op, "sem", {"relaxed", "acquire", "release", "acq_rel"}, true)) return false;
+    if (!checkEnum(op, "scope", {"cta", "gpu", "sys"}, true)) return false;
+    if (!checkPointerAndMask(op, op.is(OpKind::AtomicRMW) ? 2 : -1)) return false;
+    if (!checkPointeeOperand(op, valueIndex, "value")) return false;
+    Type value = operandType(op, valueIndex);
+    if (value.isFP8())
+      return fail(op, "cannot operate on fp8 values (" + value.str() + "): fp8 is storage-only");
+    if (resultType(op) != value)
+      return fail(op, "result type must be " + value.str() + " (the value's), got " + resultType(op).str());
+    return true;
+  }
+
+  bool checkAtomicRMW(const Op& op) {
+    if (!checkEnum(op, "kind", {"add", "max", "min", "and", "or", "xor", "xchg"}, true)) return false;
+    if (!checkAtomicCommon(op, 1)) return false;
+    const std::string& kind = op.attrs().at("kind").getString();
+    Type value = operandType(op, 1);
+    if (kind == "add" || kind == "max" || kind == "min") {
+      if (!inClass(value, kIntClass | kFloatClass))
+        return fail(op, "kind \"" + kind + "\" requires integer (not i1) or floating-point values, got " + value.str());
+    } else if (kind == "and" || kind == "or" || kind == "xor") {
+      if (!inClass(value, kIntClass))
+        return fail(op, "kind \"" + kind + "\" requires integer (not i1) values, got " + value.str());
+    } else if (value.isPtr() || (value.bitWidth() != 16 && value.bitWidth() != 32 && value.bitWidth() != 64)) {
+      return fail(op, "kind \"xchg\" requires a 16-, 32- or 64-bit non-pointer value, got " + value.str());
+    }
+    return true;
+  }
+
+  bool checkAtomicCAS(const Op& op) {
+    if (!checkAtomicCommon(op, 2)) return false;
+    if (operandType(op, 1) != operandType(op, 2))
+      return fail(op, "compare and new values must have the same type, got " + operandType(op, 1).str() + " and " +
+                          operandType(op, 2).str());
+    Type value = operandType(op, 2);
+    bool ok = (value.isInt() || value.isFloat()) && (value.bitWidth() == 16 || value.bitWidth() == 32 || value.bitWidth() == 64);
+    if (!ok) return fail(op, "requires 16-, 32- or 64-bit integer or floating-point values, got " + value.str());
+    return true;
+  }
+
+  // ---- reductions, scans, dot
+
+  bool checkReduceOrScan(const Op& op) {
+    bool isReduce = op.is(OpKind::Reduce);
+    unsigned n = op.numOperands();
+    Type first = operandType(op, 0);
+    if (!first.isTile()) return fail(op, "inputs must be tiles (rank >= 1), got " + first.str());
+    for (unsigned i = 1; i < n; ++i)
+      if (operandType(op, i).shape() != first.shape())
+        return fail(op, "inputs must all have the same shape, got " + first.str() + " and " + operandType(op, i).str());
+    int64_t axis;
+    if (!getIntInRange(op, "axis", 0, first.rank() - 1, axis)) return false;
+    if (!isReduce) {
+      const Attr* reverse = nullptr;
+      if (!getAttr(op, "reverse", Attr::Kind::Bool, true, reverse)) return false;
+    }
+    std::vector<int64_t> resultShape = isReduce ? reducedShape(first.shape(), static_cast<int>(axis)) : first.shape();
+    std::vector<Type> elements;
+    for (unsigned i = 0; i < n; ++i) {
+      elements.push_back(operandType(op, i).element());
+      if (!expectResult(op, i, resultShape, elements.back())) return false;
+    }
+    std::vector<Type> argTypes = elements;
+    argTypes.insert(argTypes.end(), elements.begin(), elements.end());
+    if (!checkRegionArgs(op, 0, argTypes, "the accumulators then the new elements"))
+      return false;
+    return checkYield(op, 0, elements, "the combined element types");
+  }
+
+  bool checkDot(const Op& op) {
+    if (!checkEnum(op, "input_precision", {"ieee", "tf32"}, true)) return false;
+    Type a = operandType(op, 0), b = operandType(op, 1), acc = operandType(op, 2);
+    if (a.rank() != 2 || b.rank() != 2 || acc.rank() != 2)
+      return fail(op, "operands must be rank-2 tiles, got " + a.str() + ", " + b.str() + " and " + acc.str());
+    int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
+    if (b.shape()[0] != k || acc.shape()[0] != m || acc.shape()[1] != n)
+      return fail(op, "shapes must be [M, K] x [K, N] + [M, N], got " + shapeStr(a.shape()) + " x " + shapeStr(b.shape()) +
+                          " + " + shapeStr(acc.shape()));
+    Type in = a.element();
+    if (b.element() != in)
+      return fail(op, "a and b must have the same element type, got " + a.str() + " and " + b.str());
+    if (in.isPtr()) return fail(op, "input element type must be f16, bf16, f32, i8, f8e4m3 or f8e5m2, got " + in.str());
+    ScalarKind ik = in.scalarKind();
+    bool inputOk = ik == ScalarKind::F16 || ik == ScalarKind::BF16 || ik == ScalarKind::F32 || ik == ScalarKind::I8 ||
+                   ik == ScalarKind::F8E4M3 || ik == ScalarKind::F8E5M2;
+    if (!inputOk) return fail(op, "input element type must be f16, bf16, f32, i8, f8e4m3 or f8e5m2, got " + in.str());
+    Type c = acc.element();
+    bool accOk = ik == ScalarKind::I8 ? c == Type::i32()
+                                      : (c == Type::f32() || (ik == ScalarKind::F16 && c == Type::f16()));
+    if (!accOk)
+      return fail(op, "accumulator element type " + c.str() + " does not match inputs of " + in.str() +
+                          (ik == ScalarKind::I8 ? " (expected i32)" : ik == ScalarKind::F16 ? " (expected f32 or f16)"
+                                                                                            : " (expected f32)"));
+    return expectResult(op, 0, acc.shape(), c);
+  }
+
+  // ---- control flow
+
+  bool checkRegionArgs(const Op& op, unsigned region, const std::vector<Type>& expected, const std::string& what) {
+    std::vector<Type> actual = typesOf(op.region(region)->arguments());
+    if (actual == expected) return true;
+    return fail(op, "region #" + std::to_string(region) + " must take " + std::to_string(expected.size()) +
+                        " argument" + (expected.size() == 1 ? "" : "s") + " (" + what + ") of types " +
+                        typeList(expected) + ", got " + typeList(actual));
+  }
+
+  // The region's yield (if it has one; a missing terminator is reported by the walk) yields `expected`.
+  bool checkYield(const Op& op, unsigned region, const std::vector<Type>& expected, const std::string& what) {
+    const Op* y = op.region(region)->back();
+    if (!y || !y->is(OpKind::Yield)) return true;
+    std::vector<Type> actual = typesOf(y->operands());
+    if (actual == expected) return true;
+    return fail(*y, "in region #" + std::to_string(region) + " of '" + op.name() + "' must yield " + what + " " +
+                        typeList(expected) + ", got " + typeList(actual));
+  }
+
+  std::vector<Type> resultTypes(const Op& op) const { return typesOf(op.results()); }
+
+  bool checkFor(const Op& op) {
+    Type lb = operandType(op, 0), ub = operandType(op, 1), step = operandType(op, 2);
+    if (!lb.isSigned() || lb.isTile() || ub != lb || step != lb)
+      return fail(op, "lower bound, upper bound and step must be scalars of one signed integer type, got " + lb.str() +
+                          ", " + ub.str() + " and " + step.str());
+    std::vector<Type> carried = resultTypes(op);
+    for (unsigned i = 0; i < carried.size(); ++i)
+      if (operandType(op, 3 + i) != carried[i])
+        return fail(op, "result #" + std::to_string(i) + " must have its initial value's type " +
+                            operandType(op, 3 + i).str() + ", got " + carried[i].str());
+    std::vector<Type> argTypes{lb};
+    argTypes.insert(argTypes.end(), carried.begin(), carried.end());
+    if (!checkRegionArgs(op, 0, argTypes, "the induction variable, then the carried values")) return false;
+    return checkYield(op, 0, carried, "the carried types");
+  }
+
+  bool checkIf(const Op& op) {
+    Type cond = operandType(op, 0);
+    if (cond != Type::i1()) return fail(op, "condition must be an i1 scalar, got " + cond.str());
+    std::vector<Type> results = resultTypes(op);
+    bool ok = true;
+    for (unsigned r = 0; r < 2; ++r)
+      ok = checkRegionArgs(op, r, {}, r == 0 ? "then" : "else") && ok;
+    if (!ok) return false;
+    for (unsigned r = 0; r < 2; ++r) ok = checkYield(op, r, results, "the result types") && ok;
+    return ok;
+  }
+
+  bool checkWhile(const Op& op) {
+    std::vector<Type> carried = resultTypes(op);
+    for (unsigned i = 0; i < carried.size(); ++i)
+      if (operandType(op, i) != carried[i])
+        return fail(op, "result #" + std::to_string(i) + " must have its initial value's type " +
+                            operandType(op, i).str() + ", got " + carried[i].str());
+    if (!checkRegionArgs(op, 0, carried, "the carried values") || !checkRegionArgs(op, 1, carried, "the carried values"))
+      return false;
+    bool ok = checkYield(op, 0, {Type::i1()}, "one i1 scalar condition");
+    return checkYield(op, 1, carried, "the carried types") && ok;
+  }
+
+  // ---- debugging and hints
+
+  bool checkDebugPrint(const Op& op) {
+    const Attr* prefix = nullptr;
+    return getAttr(op, "prefix", Attr::Kind::String, true, prefix);
+  }
+
+  bool checkDeviceAssert(const Op& op) {
+    const Attr* msg = nullptr;
+    if (!getAttr(op, "msg", Attr::Kind::String, true, msg)) return false;
+    Type cond = operandType(op, 0);
+    if (!cond.isBool()) return fail(op, "condition must be i1 (scalar or tile), got " + cond.str());
+    return true;
+  }
+
+  bool checkHint(const Op& op) {
+    Type t = operandType(op, 0);
+    if (resultType(op) != t) return fail(op, "result type must be " + t.str() + " (the operand's), got " + resultType(op).str());
+    for (const char* key : {"multiple_of", "max_contiguous", "max_constancy"}) {
+      auto it = op.attrs().find(key);
+      if (it == op.attrs().end()) continue;
+      const Attr& a = it->second;
+      std::vector<int64_t> values;
+      if (t.isScalar()) {
+        if (!a.isInt()) return fail(op, std::string("attribute '") + key + "' must be an int for a scalar, got " + a.str());
+        values.push_back(a.getInt());
+      } else {
+        bool ints = a.isArray() && std::all_of(a.getArray().begin(), a.getArray().end(), [](const Attr& e) { return e.isInt(); });
+        if (!ints || static_cast<int>(a.getArray().size()) != t.rank())
+          return fail(op, std::string("attribute '") + key + "' must be an array of " + std::to_string(t.rank()) +
+                              " ints (one per dimension of " + t.str() + "), got " + a.str());
+        values = a.getIntArray();
+      }
+      for (int64_t v : values)
+        if (v < 1) return fail(op, std::string("attribute '") + key + "' entries must be positive, got " + a.str());
+    }
+    return true;
+  }
+
+  bool stopAtFirst_;
+  std::vector<Error> errors_;
+  std::vector<Scope> scopes_;
+  const Function* function_ = nullptr;
+};
+
+}  // namespace
+
+std::vector<Error> verifyAll(const Function& f) {
+  Verifier v(/*stopAtFirst=*/false);
+  v.verifyFunction(f);
+  return v.takeErrors();
+}
+
+void verify(const Function& f) {
+  Verifier v(/*stopAtFirst=*/true);
+  v.verifyFunction(f);
+}
+
+void verify(const Module& m) {
+  std::set<std::string> names;
+  for (const auto& f : m.functions()) {
+    if (!names.insert(f->name()).second) throw Error("duplicate function @" + f->name(), f->loc());
+    verify(*f);
+  }
+}
+
+}  // namespace tessera::ir
