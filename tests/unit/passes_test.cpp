@@ -3,6 +3,7 @@
 // after the passes).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
@@ -173,13 +174,16 @@ TEST(PassManager, UnknownPassNameListsKnownOnes) {
   } catch (const Error& e) {
     std::string msg = e.what();
     EXPECT_NE(msg.find("'licm'"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("canonicalize, cse, dce"), std::string::npos) << msg;
+    for (const char* known : {"canonicalize", "cse", "dce"}) EXPECT_NE(msg.find(known), std::string::npos) << msg;
   }
 }
 
-TEST(PassRegistry, KnowsTheThreePasses) {
-  EXPECT_EQ(transforms::registeredPassNames(), (std::vector<std::string>{"canonicalize", "cse", "dce"}));
-  for (const std::string& name : transforms::registeredPassNames()) {
+TEST(PassRegistry, KnowsTheCleanupPasses) {
+  std::vector<std::string> names = transforms::registeredPassNames();
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  for (const char* expected : {"canonicalize", "cse", "dce"})
+    EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
+  for (const std::string& name : names) {
     auto p = transforms::createPass(name);
     ASSERT_NE(p, nullptr);
     EXPECT_EQ(p->name(), name);
