@@ -4,6 +4,7 @@
 //               [--print-locations] [--no-verify] [-o FILE]
 //
 // Problems are reported as "file:line:col: error: message" on stderr with exit status 1.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -114,7 +115,7 @@ int runTool(const Options& opts) {
     fileName = "<stdin>";
   } else {
     std::ifstream in(opts.input, std::ios::binary);
-    if (!in) {
+    if (!in || std::filesystem::is_directory(opts.input)) {
       std::cerr << "tessera-opt: error: cannot open '" << opts.input << "'\n";
       return 1;
     }
