@@ -41,8 +41,14 @@ class PassManager {
   std::function<void(const std::string&, const std::string&)> callback_;
 };
 
-// Registry of passes by name (each pass file registers itself in PassRegistry.cpp).
-std::unique_ptr<Pass> createPass(const std::string& name);  // null if unknown
+// Parameters of the target-independent GPU passes (layouts depend on the warp size and the warp count).
+struct PassOptions {
+  int numWarps = 4;
+  int warpSize = 32;  // 32 on NVIDIA, 64 on AMD
+};
+
+// Registry of passes by name (add new passes to the table in PassRegistry.cpp).
+std::unique_ptr<Pass> createPass(const std::string& name, const PassOptions& options = {});  // null if unknown
 std::vector<std::string> registeredPassNames();
 
 std::unique_ptr<Pass> createCanonicalizePass();  // constant folding + algebraic simplification

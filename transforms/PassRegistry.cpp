@@ -4,21 +4,21 @@
 
 namespace tessera::transforms {
 
-using PassFactory = std::unique_ptr<Pass> (*)();
+using PassFactory = std::unique_ptr<Pass> (*)(const PassOptions&);
 
 // Sorted by name, so registeredPassNames() and error messages list passes in a stable order.
 static const std::map<std::string, PassFactory>& registry() {
   static const std::map<std::string, PassFactory> passes = {
-      {"canonicalize", &createCanonicalizePass},
-      {"cse", &createCSEPass},
-      {"dce", &createDCEPass},
+      {"canonicalize", [](const PassOptions&) { return createCanonicalizePass(); }},
+      {"cse", [](const PassOptions&) { return createCSEPass(); }},
+      {"dce", [](const PassOptions&) { return createDCEPass(); }},
   };
   return passes;
 }
 
-std::unique_ptr<Pass> createPass(const std::string& name) {
+std::unique_ptr<Pass> createPass(const std::string& name, const PassOptions& options) {
   auto it = registry().find(name);
-  return it == registry().end() ? nullptr : it->second();
+  return it == registry().end() ? nullptr : it->second(options);
 }
 
 std::vector<std::string> registeredPassNames() {
