@@ -52,10 +52,13 @@ double roundTo(const MiniFloat& f, double v) {
 uint32_t encode(const MiniFloat& f, double v) {
   const int totalBits = 1 + f.exponentBits + f.mantissaBits;
   const uint32_t signBit = 1u << (totalBits - 1);
+  const uint32_t infBits = ((1u << f.exponentBits) - 1) << f.mantissaBits;
+  // An infinity is a value of e5m2, so encoding keeps it; only conversions (roundTo) saturate it.
+  if (std::isinf(v) && f.hasInfinity) return (std::signbit(v) ? signBit : 0) | infBits;
   double r = roundTo(f, v);
   uint32_t sign = std::signbit(r) ? signBit : 0;
   if (std::isnan(r)) return f.nanBits | sign;
-  if (std::isinf(r)) return sign | (((1u << f.exponentBits) - 1) << f.mantissaBits);  // only IEEE formats
+  if (std::isinf(r)) return sign | infBits;  // IEEE overflow of a finite value
   double a = std::fabs(r);
   if (a == 0) return sign;
   int e;

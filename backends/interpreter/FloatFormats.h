@@ -5,8 +5,9 @@
 // roundTo* rounds a double to the nearest value of the format (round-to-nearest-even, with subnormals).
 // IEEE formats (f16, bf16) overflow to infinity; the fp8 formats saturate to their largest finite value
 // (infinities included), as hardware "satfinite" conversions do. NaN stays NaN.
-// encode* rounds and returns the bit pattern; decode* is exact. NaNs encode to one canonical quiet NaN per
-// format (sign kept), so NaN payloads do not survive a decode/encode round trip.
+// encode* produces the storage bit pattern: exact for values of the format (an e5m2 infinity stays infinity:
+// it is a value of the type), otherwise rounded as roundTo* does; decode* is exact. NaNs encode to one
+// canonical quiet NaN per format (sign kept), so NaN payloads do not survive a decode/encode round trip.
 #pragma once
 
 #include <cstdint>

@@ -134,6 +134,15 @@ std::vector<Tile> evaluate(const ir::Op& op, OperandList operands, const EvalEnv
 
     case OpKind::DebugPrint: evalDebugPrint(op, operands, env); return {};
     case OpKind::DeviceAssert: evalDeviceAssert(op, operands, env); return {};
+    case OpKind::ConvertLayout: {  // only the layout encoding changes; the values are the same
+      Tile r = *operands[0];
+      ir::Type type = resultType(op, 0, env);
+      if (type.numElements() != r.size() || type.element() != r.type.element())
+        fail(op, env.ctx, "cannot convert " + r.type.str() + " to " + type.str());
+      r.type = type;
+      return {std::move(r)};
+    }
+    case OpKind::Barrier: return {};  // programs run one at a time: nothing to synchronize
     case OpKind::Hint: {
       Tile r = *operands[0];
       if (env.laneShape) r.type = resultType(op, 0, env);
