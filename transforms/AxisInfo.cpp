@@ -46,7 +46,9 @@ std::string joined(const std::vector<int64_t>& v) {
 
 // Makes `info` consistent with the value's shape: a known constant is constant everywhere; contiguity and
 // constancy never exceed a dimension (and are 1 along size-1 dimensions).
-AxisInfo normalized(AxisInfo info, const std::vector<int64_t>& shape, bool tracksIntegers) {
+AxisInfo normalized(AxisInfo info, const std::vector<int64_t>& shape, Type type) {
+  bool tracksIntegers = isIntOrPtr(type);
+  info.elementBytes = type.element().isPtr() ? pointeeBytes(type) : 1;
   for (int d = 0; d < info.rank(); ++d) {
     if (info.constantValue) {
       info.contiguity[d] = 1;
@@ -271,7 +273,7 @@ AxisInfo AxisInfo::meet(const AxisInfo& a, const AxisInfo& b) {
 
 int64_t AxisInfo::divisibilityAt(int d, int64_t blockLen) const {
   if (blockLen >= contiguity[d]) return divisibility[d];
-  return std::min(divisibility[d], blockLen);  // blocks start at run start + a multiple of blockLen
+  return std::min(divisibility[d], blockLen * elementBytes);  // blocks start at run start + k * blockLen steps
 }
 
 std::string AxisInfo::str() const {
@@ -318,7 +320,7 @@ std::vector<int64_t> AxisInfoAnalysis::contiguityOrder(const Value* ptr) const {
 }
 
 void AxisInfoAnalysis::set(const Value* v, AxisInfo info) {
-  info_[v] = normalized(std::move(info), shapeOf(v), isIntOrPtr(v->type()));
+  info_[v] = normalized(std::move(info), shapeOf(v), v->type());
 }
 
 void AxisInfoAnalysis::analyzeBlock(const ir::Block& b) {

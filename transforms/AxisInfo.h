@@ -32,6 +32,7 @@ constexpr int64_t kMaxDivisibility = int64_t(1) << 30;
 struct AxisInfo {
   std::vector<int64_t> contiguity, divisibility, constancy;  // one entry per dimension (scalars: one)
   std::optional<int64_t> constantValue;                      // every element equals this integer
+  int64_t elementBytes = 1;  // what one step of a run adds to the value: pointers advance by their pointee's size
 
   // No knowledge: all ones.
   static AxisInfo unknown(int rank);
@@ -40,7 +41,8 @@ struct AxisInfo {
   // The facts true of both (what a merge point such as a loop-carried value may assume).
   static AxisInfo meet(const AxisInfo& a, const AxisInfo& b);
   // Divisibility of the elements at the start of every aligned block of `blockLen` elements along d: blocks
-  // longer than a contiguous run start where runs start; shorter ones start inside runs.
+  // longer than a contiguous run start where runs start; shorter ones start inside runs (blockLen steps of
+  // elementBytes after a run's start).
   int64_t divisibilityAt(int d, int64_t blockLen) const;
   std::string str() const;  // "{contiguity = [..], divisibility = [..], constancy = [..]}"
 };

@@ -285,6 +285,10 @@ TEST(AxisInfo, MeetAndDivisibilityAt) {
   EXPECT_EQ(run.divisibilityAt(0, 16), 16);
   EXPECT_EQ(run.divisibilityAt(0, 4), 4);
   EXPECT_EQ(run.divisibilityAt(0, 1), 1);
+  AxisInfo ptrRun = run;
+  ptrRun.elementBytes = 4;
+  EXPECT_EQ(ptrRun.divisibilityAt(0, 2), 8) << "two f32 steps after a 16-byte aligned start";
+  EXPECT_EQ(ptrRun.divisibilityAt(0, 1), 4);
   AxisInfo every8 = AxisInfo::unknown(1);
   every8.divisibility = {8};
   AxisInfo m = AxisInfo::meet(run, every8);
