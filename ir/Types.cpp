@@ -86,9 +86,9 @@ std::optional<std::string> Type::checkTileShape(const std::vector<int64_t>& shap
   for (int64_t d : shape) {
     if (d <= 0 || (d & (d - 1)) != 0)
       return "tile dimension " + std::to_string(d) + " is not a positive power of two";
-    n *= d;
-    if (n > kMaxTileElements)
+    if (d > kMaxTileElements / n)  // checked before multiplying, so huge dimensions cannot overflow
       return "tile has more than " + std::to_string(kMaxTileElements) + " elements";
+    n *= d;
   }
   return std::nullopt;
 }
