@@ -17,6 +17,7 @@
 #include <unordered_set>
 
 #include "ir/Builder.h"
+#include "ir/Layout.h"
 
 namespace tessera::ir {
 namespace {
@@ -52,14 +53,22 @@ std::string shapeStr(const std::vector<int64_t>& shape) {
 
 const char* attrKindName(Attr::Kind k) {
   switch (k) {
-    case Attr::Kind::None: return "none";
-    case Attr::Kind::Int: return "an int";
-    case Attr::Kind::Float: return "a float";
-    case Attr::Kind::Bool: return "a bool";
-    case Attr::Kind::String: return "a string";
-    case Attr::Kind::Type: return "a type";
-    case Attr::Kind::Array: return "an array";
-    case Attr::Kind::Layout: return "a layout";
+    case Attr::Kind::None:
+      return "none";
+    case Attr::Kind::Int:
+      return "an int";
+    case Attr::Kind::Float:
+      return "a float";
+    case Attr::Kind::Bool:
+      return "a bool";
+    case Attr::Kind::String:
+      return "a string";
+    case Attr::Kind::Type:
+      return "a type";
+    case Attr::Kind::Array:
+      return "an array";
+    case Attr::Kind::Layout:
+      return "a layout";
   }
   return "?";
 }
@@ -69,8 +78,17 @@ const char* attrKindName(Attr::Kind k) {
 std::optional<std::string> typeProblem(Type t) {
   if (!t) return "has no type";
   if (auto err = Type::checkTileShape(t.shape())) return "has the illegal type " + t.str() + ": " + *err;
-  if (t.isTile() && t.encoding() && !t.encoding()->isLayout())
-    return "has type " + t.str() + " whose encoding is not a layout attribute";
+  if (t.isTile() && t.encoding()) {
+    if (!t.encoding()->isLayout()) return "has type " + t.str() + " whose encoding is not a layout attribute";
+    try {
+      Layout layout = Layout::fromAttr(*t.encoding());
+      if (layout.rank() != t.rank())
+        return "has type " + t.str() + " whose layout has rank " + std::to_string(layout.rank()) + ", not " +
+               std::to_string(t.rank());
+    } catch (const Error& e) {
+      return "has type " + t.str() + " whose encoding is not a valid layout: " + e.message();
+    }
+  }
   if (t.isPtr() && t.addrSpace() != kGlobalAddrSpace && t.addrSpace() != kSharedAddrSpace)
     return "has type " + t.str() + " in address space " + std::to_string(t.addrSpace()) +
            " (only 1 = global and 3 = shared exist)";
@@ -199,8 +217,9 @@ class Verifier {
   bool checkElementClass(const Op& op, Type t, unsigned classes, const std::string& what = "operands") {
     if (inClass(t, classes)) return true;
     if (t.isFP8())
-      return fail(op, "cannot operate on fp8 " + what + " (" + t.str() + "): fp8 is storage-only, cast to a wider "
-                      "float first");
+      return fail(op, "cannot operate on fp8 " + what + " (" + t.str() +
+                          "): fp8 is storage-only, cast to a wider "
+                          "float first");
     return fail(op, "requires " + describeClasses(classes) + " " + what + ", got " + t.str());
   }
 
@@ -309,13 +328,13 @@ class Verifier {
       case OpKind::Scan:
         if (nOperands < 1) return fail(op, "expects at least one input, got none");
         if (nResults != nOperands)
-          return fail(op, "expects one result per input (" + std::to_string(nOperands) + "), got " +
-                              std::to_string(nResults));
+          return fail(
+              op, "expects one result per input (" + std::to_string(nOperands) + "), got " + std::to_string(nResults));
         break;
       case OpKind::For:
         if (nOperands < 3)
-          return fail(op, "expects at least 3 operands (lower bound, upper bound, step), got " +
-                              std::to_string(nOperands));
+          return fail(op,
+                      "expects at least 3 operands (lower bound, upper bound, step), got " + std::to_string(nOperands));
         if (nResults != nOperands - 3)
           return fail(op, "expects one result per carried value (" + std::to_string(nOperands - 3) + "), got " +
                               std::to_string(nResults));
@@ -335,7 +354,8 @@ class Verifier {
       return fail(op, "expects " + std::to_string(info.numResults) + " result" + (info.numResults == 1 ? "" : "s") +
                           ", got " + std::to_string(nResults));
     if (static_cast<int>(op.numRegions()) != info.numRegions)
-      return fail(op, "expects " + std::to_string(info.numRegions) + " regions, got " + std::to_string(op.numRegions()));
+      return fail(op,
+                  "expects " + std::to_string(info.numRegions) + " regions, got " + std::to_string(op.numRegions()));
     return true;
   }
 
@@ -356,18 +376,40 @@ class Verifier {
 
   void checkKindRule(const Op& op) {
     switch (op.kind()) {
-      case OpKind::Constant: checkConstant(op); return;
+      case OpKind::Constant:
+        checkConstant(op);
+        return;
       case OpKind::ProgramId:
-      case OpKind::NumPrograms: checkGridQuery(op); return;
-      case OpKind::Arange: checkArange(op); return;
-      case OpKind::Splat: checkSplat(op); return;
-      case OpKind::Broadcast: checkBroadcast(op); return;
-      case OpKind::ExpandDims: checkExpandDims(op); return;
-      case OpKind::Reshape: checkReshape(op); return;
-      case OpKind::Trans: checkTrans(op); return;
-      case OpKind::Cat: checkCat(op); return;
-      case OpKind::Join: checkJoin(op); return;
-      case OpKind::Split: checkSplit(op); return;
+      case OpKind::NumPrograms:
+        checkGridQuery(op);
+        return;
+      case OpKind::Arange:
+        checkArange(op);
+        return;
+      case OpKind::Splat:
+        checkSplat(op);
+        return;
+      case OpKind::Broadcast:
+        checkBroadcast(op);
+        return;
+      case OpKind::ExpandDims:
+        checkExpandDims(op);
+        return;
+      case OpKind::Reshape:
+        checkReshape(op);
+        return;
+      case OpKind::Trans:
+        checkTrans(op);
+        return;
+      case OpKind::Cat:
+        checkCat(op);
+        return;
+      case OpKind::Join:
+        checkJoin(op);
+        return;
+      case OpKind::Split:
+        checkSplit(op);
+        return;
       case OpKind::Add:
       case OpKind::Sub:
       case OpKind::Mul:
@@ -376,14 +418,22 @@ class Verifier {
       case OpKind::Min:
       case OpKind::Max:
       case OpKind::Neg:
-      case OpKind::Abs: checkElementwise(op, kIntClass | kFloatClass); return;
+      case OpKind::Abs:
+        checkElementwise(op, kIntClass | kFloatClass);
+        return;
       case OpKind::And:
       case OpKind::Or:
       case OpKind::Xor:
-      case OpKind::Not: checkElementwise(op, kIntClass | kBoolClass); return;
+      case OpKind::Not:
+        checkElementwise(op, kIntClass | kBoolClass);
+        return;
       case OpKind::Shl:
-      case OpKind::Shr: checkElementwise(op, kIntClass); return;
-      case OpKind::UMulHi: checkUMulHi(op); return;
+      case OpKind::Shr:
+        checkElementwise(op, kIntClass);
+        return;
+      case OpKind::UMulHi:
+        checkUMulHi(op);
+        return;
       case OpKind::Exp:
       case OpKind::Exp2:
       case OpKind::Log:
@@ -396,28 +446,69 @@ class Verifier {
       case OpKind::Erf:
       case OpKind::Floor:
       case OpKind::Ceil:
-      case OpKind::Fma: checkElementwise(op, kFloatClass); return;
-      case OpKind::Cmp: checkCmp(op); return;
-      case OpKind::Select: checkSelect(op); return;
-      case OpKind::Cast: checkCast(op); return;
-      case OpKind::Bitcast: checkBitcast(op); return;
-      case OpKind::AddPtr: checkAddPtr(op); return;
-      case OpKind::Load: checkLoad(op); return;
-      case OpKind::Store: checkStore(op); return;
-      case OpKind::AtomicRMW: checkAtomicRMW(op); return;
-      case OpKind::AtomicCAS: checkAtomicCAS(op); return;
+      case OpKind::Fma:
+        checkElementwise(op, kFloatClass);
+        return;
+      case OpKind::Cmp:
+        checkCmp(op);
+        return;
+      case OpKind::Select:
+        checkSelect(op);
+        return;
+      case OpKind::Cast:
+        checkCast(op);
+        return;
+      case OpKind::Bitcast:
+        checkBitcast(op);
+        return;
+      case OpKind::AddPtr:
+        checkAddPtr(op);
+        return;
+      case OpKind::Load:
+        checkLoad(op);
+        return;
+      case OpKind::Store:
+        checkStore(op);
+        return;
+      case OpKind::AtomicRMW:
+        checkAtomicRMW(op);
+        return;
+      case OpKind::AtomicCAS:
+        checkAtomicCAS(op);
+        return;
       case OpKind::Reduce:
-      case OpKind::Scan: checkReduceOrScan(op); return;
-      case OpKind::Dot: checkDot(op); return;
-      case OpKind::For: checkFor(op); return;
-      case OpKind::If: checkIf(op); return;
-      case OpKind::While: checkWhile(op); return;
+      case OpKind::Scan:
+        checkReduceOrScan(op);
+        return;
+      case OpKind::Dot:
+        checkDot(op);
+        return;
+      case OpKind::For:
+        checkFor(op);
+        return;
+      case OpKind::If:
+        checkIf(op);
+        return;
+      case OpKind::While:
+        checkWhile(op);
+        return;
       case OpKind::Yield:   // operands are checked against what the parent op expects
       case OpKind::Return:  // no operands or results (counts); placement is checked by the walk
         return;
-      case OpKind::DebugPrint: checkDebugPrint(op); return;
-      case OpKind::DeviceAssert: checkDeviceAssert(op); return;
-      case OpKind::Hint: checkHint(op); return;
+      case OpKind::DebugPrint:
+        checkDebugPrint(op);
+        return;
+      case OpKind::DeviceAssert:
+        checkDeviceAssert(op);
+        return;
+      case OpKind::Hint:
+        checkHint(op);
+        return;
+      case OpKind::ConvertLayout:
+        checkConvertLayout(op);
+        return;
+      case OpKind::Barrier:  // no operands, results or attributes (counts)
+        return;
     }
   }
 
@@ -427,8 +518,9 @@ class Verifier {
     Type t = resultType(op);
     if (t.isPtr()) return fail(op, "cannot produce a pointer (" + t.str() + ")");
     if (t.isFP8())
-      return fail(op, "cannot produce fp8 (" + t.str() + "): fp8 is storage-only, build the value in a wider "
-                      "float type and cast it");
+      return fail(op, "cannot produce fp8 (" + t.str() +
+                          "): fp8 is storage-only, build the value in a wider "
+                          "float type and cast it");
     auto it = op.attrs().find("value");
     if (it == op.attrs().end()) return fail(op, "is missing required attribute 'value'");
     const Attr& v = it->second;
@@ -516,8 +608,8 @@ class Verifier {
     bool isPermutation = static_cast<int>(p.size()) == in.rank();
     for (size_t i = 0; isPermutation && i < sorted.size(); ++i) isPermutation = sorted[i] == static_cast<int64_t>(i);
     if (!isPermutation)
-      return fail(op, "attribute 'perm' " + perm->str() + " is not a permutation of the " +
-                          std::to_string(in.rank()) + " dimensions of " + in.str());
+      return fail(op, "attribute 'perm' " + perm->str() + " is not a permutation of the " + std::to_string(in.rank()) +
+                          " dimensions of " + in.str());
     std::vector<int64_t> shape;
     for (int64_t d : p) shape.push_back(in.shape()[d]);
     return expectResult(op, 0, shape, in.element());
@@ -542,8 +634,7 @@ class Verifier {
 
   bool checkSplit(const Op& op) {
     Type in = operandType(op, 0);
-    if (!in.isTile() || in.shape().back() != 2)
-      return fail(op, "operand's last dimension must be 2, got " + in.str());
+    if (!in.isTile() || in.shape().back() != 2) return fail(op, "operand's last dimension must be 2, got " + in.str());
     std::vector<int64_t> shape = in.shape();
     shape.pop_back();
     return expectResult(op, 0, shape, in.element()) && expectResult(op, 1, shape, in.element());
@@ -555,7 +646,8 @@ class Verifier {
     if (!sameOperandTypes(op, 0, op.numOperands())) return false;
     Type t = operandType(op, 0);
     if (!checkElementClass(op, t, classes)) return false;
-    if (resultType(op) != t) return fail(op, "result type must be " + t.str() + " (the operands'), got " + resultType(op).str());
+    if (resultType(op) != t)
+      return fail(op, "result type must be " + t.str() + " (the operands'), got " + resultType(op).str());
     return true;
   }
 
@@ -565,7 +657,8 @@ class Verifier {
     bool ok = !t.isPtr() && (t.scalarKind() == ScalarKind::I32 || t.scalarKind() == ScalarKind::I64 ||
                              t.scalarKind() == ScalarKind::U32 || t.scalarKind() == ScalarKind::U64);
     if (!ok) return fail(op, "requires i32, i64, u32 or u64 operands, got " + t.str());
-    if (resultType(op) != t) return fail(op, "result type must be " + t.str() + " (the operands'), got " + resultType(op).str());
+    if (resultType(op) != t)
+      return fail(op, "result type must be " + t.str() + " (the operands'), got " + resultType(op).str());
     return true;
   }
 
@@ -581,9 +674,10 @@ class Verifier {
     if (!sameOperandTypes(op, 1, 2)) return false;
     Type cond = operandType(op, 0), t = operandType(op, 1);
     if (!cond.isBool() || cond.shape() != t.shape())
-      return fail(op, "condition must be " + shapedTypeStr(t.shape(), Type::i1()) + " (i1 with the values' shape), got " +
-                          cond.str());
-    if (resultType(op) != t) return fail(op, "result type must be " + t.str() + " (the values'), got " + resultType(op).str());
+      return fail(op, "condition must be " + shapedTypeStr(t.shape(), Type::i1()) +
+                          " (i1 with the values' shape), got " + cond.str());
+    if (resultType(op) != t)
+      return fail(op, "result type must be " + t.str() + " (the values'), got " + resultType(op).str());
     return true;
   }
 
@@ -621,8 +715,8 @@ class Verifier {
     Type ptr = operandType(op, 0), offset = operandType(op, 1);
     if (!ptr.isPtr()) return fail(op, "first operand must be a pointer or tile of pointers, got " + ptr.str());
     if (!offset.isInt() || offset.shape() != ptr.shape())
-      return fail(op, "offset must be an integer with the pointer's shape " + shapeStr(ptr.shape()) + ", got " +
-                          offset.str());
+      return fail(
+          op, "offset must be an integer with the pointer's shape " + shapeStr(ptr.shape()) + ", got " + offset.str());
     if (resultType(op) != ptr) return fail(op, "result type must be " + ptr.str() + ", got " + resultType(op).str());
     return true;
   }
@@ -645,8 +739,10 @@ class Verifier {
   bool checkPointeeOperand(const Op& op, unsigned i, const std::string& what) {
     Type ptr = operandType(op, 0), t = operandType(op, i);
     if (t.shape() != ptr.shape() || t.element() != ptr.pointee())
-      return fail(op, what + " must be " + shapedTypeStr(ptr.shape(), ptr.pointee()) + " (the pointee in the pointer's "
-                          "shape), got " + t.str());
+      return fail(op, what + " must be " + shapedTypeStr(ptr.shape(), ptr.pointee()) +
+                          " (the pointee in the pointer's "
+                          "shape), got " +
+                          t.str());
     return true;
   }
 
@@ -675,8 +771,7 @@ class Verifier {
     if (!checkPointerAndMask(op, op.is(OpKind::AtomicRMW) ? 2 : -1)) return false;
     if (!checkPointeeOperand(op, valueIndex, "value")) return false;
     Type value = operandType(op, valueIndex);
-    if (value.isFP8())
-      return fail(op, "cannot operate on fp8 values (" + value.str() + "): fp8 is storage-only");
+    if (value.isFP8()) return fail(op, "cannot operate on fp8 values (" + value.str() + "): fp8 is storage-only");
     if (resultType(op) != value)
       return fail(op, "result type must be " + value.str() + " (the value's), got " + resultType(op).str());
     return true;
@@ -705,7 +800,8 @@ class Verifier {
       return fail(op, "compare and new values must have the same type, got " + operandType(op, 1).str() + " and " +
                           operandType(op, 2).str());
     Type value = operandType(op, 2);
-    bool ok = (value.isInt() || value.isFloat()) && (value.bitWidth() == 16 || value.bitWidth() == 32 || value.bitWidth() == 64);
+    bool ok = (value.isInt() || value.isFloat()) &&
+              (value.bitWidth() == 16 || value.bitWidth() == 32 || value.bitWidth() == 64);
     if (!ok) return fail(op, "requires 16-, 32- or 64-bit integer or floating-point values, got " + value.str());
     return true;
   }
@@ -734,8 +830,7 @@ class Verifier {
     }
     std::vector<Type> argTypes = elements;
     argTypes.insert(argTypes.end(), elements.begin(), elements.end());
-    if (!checkRegionArgs(op, 0, argTypes, "the accumulators then the new elements"))
-      return false;
+    if (!checkRegionArgs(op, 0, argTypes, "the accumulators then the new elements")) return false;
     return checkYield(op, 0, elements, "the combined element types");
   }
 
@@ -746,8 +841,8 @@ class Verifier {
       return fail(op, "operands must be rank-2 tiles, got " + a.str() + ", " + b.str() + " and " + acc.str());
     int64_t m = a.shape()[0], k = a.shape()[1], n = b.shape()[1];
     if (b.shape()[0] != k || acc.shape()[0] != m || acc.shape()[1] != n)
-      return fail(op, "shapes must be [M, K] x [K, N] + [M, N], got " + shapeStr(a.shape()) + " x " + shapeStr(b.shape()) +
-                          " + " + shapeStr(acc.shape()));
+      return fail(op, "shapes must be [M, K] x [K, N] + [M, N], got " + shapeStr(a.shape()) + " x " +
+                          shapeStr(b.shape()) + " + " + shapeStr(acc.shape()));
     Type in = a.element();
     if (b.element() != in)
       return fail(op, "a and b must have the same element type, got " + a.str() + " and " + b.str());
@@ -757,12 +852,13 @@ class Verifier {
                    ik == ScalarKind::F8E4M3 || ik == ScalarKind::F8E5M2;
     if (!inputOk) return fail(op, "input element type must be f16, bf16, f32, i8, f8e4m3 or f8e5m2, got " + in.str());
     Type c = acc.element();
-    bool accOk = ik == ScalarKind::I8 ? c == Type::i32()
-                                      : (c == Type::f32() || (ik == ScalarKind::F16 && c == Type::f16()));
+    bool accOk =
+        ik == ScalarKind::I8 ? c == Type::i32() : (c == Type::f32() || (ik == ScalarKind::F16 && c == Type::f16()));
     if (!accOk)
       return fail(op, "accumulator element type " + c.str() + " does not match inputs of " + in.str() +
-                          (ik == ScalarKind::I8 ? " (expected i32)" : ik == ScalarKind::F16 ? " (expected f32 or f16)"
-                                                                                            : " (expected f32)"));
+                          (ik == ScalarKind::I8    ? " (expected i32)"
+                           : ik == ScalarKind::F16 ? " (expected f32 or f16)"
+                                                   : " (expected f32)"));
     return expectResult(op, 0, acc.shape(), c);
   }
 
@@ -809,8 +905,7 @@ class Verifier {
     if (cond != Type::i1()) return fail(op, "condition must be an i1 scalar, got " + cond.str());
     std::vector<Type> results = resultTypes(op);
     bool ok = true;
-    for (unsigned r = 0; r < 2; ++r)
-      ok = checkRegionArgs(op, r, {}, r == 0 ? "then" : "else") && ok;
+    for (unsigned r = 0; r < 2; ++r) ok = checkRegionArgs(op, r, {}, r == 0 ? "then" : "else") && ok;
     if (!ok) return false;
     for (unsigned r = 0; r < 2; ++r) ok = checkYield(op, r, results, "the result types") && ok;
     return ok;
@@ -822,7 +917,8 @@ class Verifier {
       if (operandType(op, i) != carried[i])
         return fail(op, "result #" + std::to_string(i) + " must have its initial value's type " +
                             operandType(op, i).str() + ", got " + carried[i].str());
-    if (!checkRegionArgs(op, 0, carried, "the carried values") || !checkRegionArgs(op, 1, carried, "the carried values"))
+    if (!checkRegionArgs(op, 0, carried, "the carried values") ||
+        !checkRegionArgs(op, 1, carried, "the carried values"))
       return false;
     bool ok = checkYield(op, 0, {Type::i1()}, "one i1 scalar condition");
     return checkYield(op, 1, carried, "the carried types") && ok;
@@ -843,19 +939,39 @@ class Verifier {
     return true;
   }
 
+  // ---- layouts
+
+  bool checkConvertLayout(const Op& op) {
+    Type in = operandType(op, 0), out = resultType(op);
+    if (!in.isTile()) return fail(op, "operand must be a tile, got " + in.str());
+    if (out.shape() != in.shape() || out.element() != in.element())
+      return fail(op, "result must keep the operand's shape and element type (" +
+                          shapedTypeStr(in.shape(), in.element()) + "), got " + out.str());
+    for (const char* key : {"smem_offset", "smem_bytes"}) {
+      const Attr* a = nullptr;
+      if (!getAttr(op, key, Attr::Kind::Int, false, a)) return false;
+      if (a && a->getInt() < 0)
+        return fail(op, std::string("attribute '") + key + "' must not be negative, got " + a->str());
+    }
+    return true;
+  }
+
   bool checkHint(const Op& op) {
     Type t = operandType(op, 0);
-    if (resultType(op) != t) return fail(op, "result type must be " + t.str() + " (the operand's), got " + resultType(op).str());
+    if (resultType(op) != t)
+      return fail(op, "result type must be " + t.str() + " (the operand's), got " + resultType(op).str());
     for (const char* key : {"multiple_of", "max_contiguous", "max_constancy"}) {
       auto it = op.attrs().find(key);
       if (it == op.attrs().end()) continue;
       const Attr& a = it->second;
       std::vector<int64_t> values;
       if (t.isScalar()) {
-        if (!a.isInt()) return fail(op, std::string("attribute '") + key + "' must be an int for a scalar, got " + a.str());
+        if (!a.isInt())
+          return fail(op, std::string("attribute '") + key + "' must be an int for a scalar, got " + a.str());
         values.push_back(a.getInt());
       } else {
-        bool ints = a.isArray() && std::all_of(a.getArray().begin(), a.getArray().end(), [](const Attr& e) { return e.isInt(); });
+        bool ints = a.isArray() &&
+                    std::all_of(a.getArray().begin(), a.getArray().end(), [](const Attr& e) { return e.isInt(); });
         if (!ints || static_cast<int>(a.getArray().size()) != t.rank())
           return fail(op, std::string("attribute '") + key + "' must be an array of " + std::to_string(t.rank()) +
                               " ints (one per dimension of " + t.str() + "), got " + a.str());

@@ -1,6 +1,8 @@
 // Verifier tests. Programs are built with ir::Builder and Op::create directly (no parser), so each test controls
 // exactly which rule is broken. Every rejection asserts the message names the op, and that the error carries
 // the offending op's location.
+#include "ir/Verifier.h"
+
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -11,7 +13,7 @@
 
 #include "ir/Builder.h"
 #include "ir/IR.h"
-#include "ir/Verifier.h"
+#include "ir/Layout.h"
 
 namespace {
 
@@ -27,6 +29,10 @@ const Type f32 = Type::f32(), f16 = Type::f16(), i32 = Type::i32(), i64 = Type::
 const Type i8 = S(ScalarKind::I8), u32 = S(ScalarKind::U32), bf16 = S(ScalarKind::BF16), f64 = S(ScalarKind::F64);
 const Type f8 = S(ScalarKind::F8E4M3);
 
+// Two distinct one-dimensional blocked layouts, and a two-dimensional one.
+Layout blocked1(int64_t spt) { return Layout::blocked({spt}, {32}, {4}, {0}); }
+Layout blocked2() { return Layout::blocked({1, 1}, {4, 8}, {4, 1}, {1, 0}); }
+
 std::string messages(const std::vector<Error>& errors) {
   std::string s;
   for (const Error& e : errors) s += "\n  " + std::string(e.what());
@@ -40,13 +46,13 @@ struct Kernel {
   Module module;
   Function* fn;
   Builder b;
-  Value *pf, *n, *x, *pi, *p8;                // ptr<f32>, i32, f32, ptr<i32>, ptr<f8e4m3> arguments
-  Value *c0, *c1, *c16, *n64, *one, *yes;     // i32 0, 1, 16; i64; f32 1.0; i1 true
-  Value *f4, *i4, *m4, *q4, *pf4, *pi4, *p84; // tile<4x...>: f32, i32, i1, f8e4m3, ptr<f32>, ptr<i32>, ptr<f8e4m3>
+  Value *pf, *n, *x, *pi, *p8;                 // ptr<f32>, i32, f32, ptr<i32>, ptr<f8e4m3> arguments
+  Value *c0, *c1, *c16, *n64, *one, *yes;      // i32 0, 1, 16; i64; f32 1.0; i1 true
+  Value *f4, *i4, *m4, *q4, *pf4, *pi4, *p84;  // tile<4x...>: f32, i32, i1, f8e4m3, ptr<f32>, ptr<i32>, ptr<f8e4m3>
 
   Kernel() {
-    fn = module.addFunction(std::make_unique<Function>(
-        "k", std::vector<Type>{Type::ptr(f32), i32, f32, Type::ptr(i32), Type::ptr(f8)}));
+    fn = module.addFunction(
+        std::make_unique<Function>("k", std::vector<Type>{Type::ptr(f32), i32, f32, Type::ptr(i32), Type::ptr(f8)}));
     fn->setLoc({"fn.tir", 3, 1});
     pf = fn->argument(0), n = fn->argument(1), x = fn->argument(2), pi = fn->argument(3), p8 = fn->argument(4);
     b.setInsertionPointToEnd(fn->body());
@@ -86,7 +92,8 @@ struct Kernel {
       for (Value* in : inputs) args.push_back(o->region(0)->addArgument(in->type().element()));
     inRegion(o, 0, [&] {
       std::vector<Value*> sums;
-      for (size_t i = 0; i < inputs.size(); ++i) sums.push_back(b.binary(OpKind::Add, args[i], args[inputs.size() + i]));
+      for (size_t i = 0; i < inputs.size(); ++i)
+        sums.push_back(b.binary(OpKind::Add, args[i], args[inputs.size() + i]));
       b.yield(sums);
     });
     return o;
@@ -120,15 +127,19 @@ TEST(VerifierAccepts, FunctionUsingEveryOpKind) {
   unsigned line = 1;
   auto at = [&] { b.setLoc({"all.tir", line++, 1}); };
 
-  at(); Value* pid = b.programId(0);
-  at(); b.numPrograms(1);
-  at(); Value* range = b.arange(0, 16);
+  at();
+  Value* pid = b.programId(0);
+  at();
+  b.numPrograms(1);
+  at();
+  Value* range = b.arange(0, 16);
   Value* c0 = b.constantInt(0, i32);
   Value* c1 = b.constantInt(1, i32);
   Value* c16 = b.constantInt(16, i32);
   Value* fone = b.constantFloat(1.0, f32);
   Value* yes = b.constantBool(true);
-  at(); Value* pids = b.splat(pid, {16});
+  at();
+  Value* pids = b.splat(pid, {16});
   Value* off = b.binary(OpKind::Add, range, pids);
   for (OpKind k : {OpKind::Sub, OpKind::Mul, OpKind::Div, OpKind::Rem, OpKind::Min, OpKind::Max, OpKind::And,
                    OpKind::Or, OpKind::Xor, OpKind::Shl, OpKind::Shr, OpKind::UMulHi})
@@ -144,44 +155,59 @@ TEST(VerifierAccepts, FunctionUsingEveryOpKind) {
   Value* sel = b.select(mask, x, y);
   b.cast(x, i32);
   b.bitcast(x, i32);
-  at(); b.store(ptrs, sel, mask);
+  at();
+  b.store(ptrs, sel, mask);
   Value* iptrs = b.addptr(b.splat(pi, {16}), off);
   b.atomicRMW("add", iptrs, off, mask);
   b.atomicCAS(iptrs, off, off);
-  Value* row = b.expandDims(x, 0);               // tile<1x16xf32>
-  Value* rows = b.broadcast(row, {4, 16});       // tile<4x16xf32>
+  Value* row = b.expandDims(x, 0);          // tile<1x16xf32>
+  Value* rows = b.broadcast(row, {4, 16});  // tile<4x16xf32>
   b.reshape(rows, {64});
   b.trans(rows, {1, 0});
   b.cat(x, x);
-  Value* pairs = b.join(x, x);                    // tile<16x2xf32>
+  Value* pairs = b.join(x, x);  // tile<16x2xf32>
   b.split(pairs);
   auto sum = [](Builder& ib, const std::vector<Value*>& a) {
     return std::vector<Value*>{ib.binary(OpKind::Add, a[0], a[1])};
   };
-  at(); b.reduce({x}, 0, sum);
-  at(); b.scan({x}, 0, /*reverse=*/false, sum);
-  at(); b.dot(b.constantFloat(1.0, T({16, 16}, f16)), b.constantFloat(1.0, T({16, 16}, f16)),
-              b.constantFloat(0.0, T({16, 16}, f32)));
+  at();
+  b.reduce({x}, 0, sum);
+  at();
+  b.scan({x}, 0, /*reverse=*/false, sum);
+  at();
+  b.dot(b.constantFloat(1.0, T({16, 16}, f16)), b.constantFloat(1.0, T({16, 16}, f16)),
+        b.constantFloat(0.0, T({16, 16}, f32)));
 
-  at(); Op* loop = b.forOp(c0, c16, c1, {fone});
+  at();
+  Op* loop = b.forOp(c0, c16, c1, {fone});
   {
     Builder ib(loop->region(0));
     ib.yield({ib.binary(OpKind::Add, loop->region(0)->argument(1), fone)});
   }
-  at(); Op* branch = b.ifOp(yes, {f32});
+  at();
+  Op* branch = b.ifOp(yes, {f32});
   Builder(branch->region(0)).yield({fone});
   Builder(branch->region(1)).yield({loop->result(0)});
-  at(); Op* wh = b.whileOp({c0});
+  at();
+  Op* wh = b.whileOp({c0});
   {
     Builder before(wh->region(0));
     before.yield({before.cmp("lt", wh->region(0)->argument(0), n)});
     Builder after(wh->region(1));
     after.yield({after.binary(OpKind::Add, wh->region(1)->argument(0), c1)});
   }
-  at(); b.debugPrint("x = ", {x, branch->result(0)});
-  at(); b.deviceAssert(mask, "out of range");
-  at(); b.hint(off, {{"multiple_of", Attr::intArray({16})}, {"max_contiguous", Attr::intArray({16})}});
-  at(); b.ret();
+  at();
+  b.debugPrint("x = ", {x, branch->result(0)});
+  at();
+  b.deviceAssert(mask, "out of range");
+  at();
+  b.hint(off, {{"multiple_of", Attr::intArray({16})}, {"max_contiguous", Attr::intArray({16})}});
+  at();
+  b.create1(OpKind::ConvertLayout, {x}, blocked1(4).apply(x->type()), {{"smem_bytes", Attr::integer(0)}});
+  at();
+  b.create(OpKind::Barrier, {}, {});
+  at();
+  b.ret();
 
   std::set<OpKind> used;
   fn.walk([&](Op* op) { used.insert(op->kind()); });
@@ -197,25 +223,25 @@ TEST(VerifierAccepts, FunctionUsingEveryOpKind) {
 TEST(VerifierAccepts, SpecCornerCases) {
   Kernel k;
   Builder& b = k.b;
-  b.load(k.pf);                                       // scalar load, no mask
-  b.load(k.pf4, k.m4);                                // mask without other
-  b.cmp("eq", k.pf, k.pf);                            // pointers compare as addresses
-  b.cmp("ne", k.yes, k.yes);                          // i1 compares
-  b.binary(OpKind::Xor, k.m4, k.m4);                  // i1 bitwise
+  b.load(k.pf);                       // scalar load, no mask
+  b.load(k.pf4, k.m4);                // mask without other
+  b.cmp("eq", k.pf, k.pf);            // pointers compare as addresses
+  b.cmp("ne", k.yes, k.yes);          // i1 compares
+  b.binary(OpKind::Xor, k.m4, k.m4);  // i1 bitwise
   b.unary(OpKind::Not, k.yes);
-  b.select(k.yes, k.x, k.one);                        // scalar condition with scalar values
-  b.select(k.m4, k.q4, k.q4);                         // fp8 may be selected
-  b.join(k.x, k.one);                                 // scalars join into tile<2xf32>
-  b.split(b.join(k.x, k.one));                        // ... and split back to scalars
-  b.expandDims(k.x, 0);                               // rank 0 -> tile<1xf32>
-  b.cast(k.pf, i64);                                  // pointer <-> i64/u64
+  b.select(k.yes, k.x, k.one);  // scalar condition with scalar values
+  b.select(k.m4, k.q4, k.q4);   // fp8 may be selected
+  b.join(k.x, k.one);           // scalars join into tile<2xf32>
+  b.split(b.join(k.x, k.one));  // ... and split back to scalars
+  b.expandDims(k.x, 0);         // rank 0 -> tile<1xf32>
+  b.cast(k.pf, i64);            // pointer <-> i64/u64
   b.cast(k.n64, Type::ptr(f16));
-  b.cast(k.pf4, Type::ptr(i8));                       // pointer -> pointer
-  b.cast(k.pf4, i1);                                  // anything -> i1
-  b.cast(k.q4, f32);                                  // fp8 casts
-  b.bitcast(k.pf, S(ScalarKind::U64));                // pointers are 64-bit for bitcast
+  b.cast(k.pf4, Type::ptr(i8));         // pointer -> pointer
+  b.cast(k.pf4, i1);                    // anything -> i1
+  b.cast(k.q4, f32);                    // fp8 casts
+  b.bitcast(k.pf, S(ScalarKind::U64));  // pointers are 64-bit for bitcast
   b.bitcast(k.q4, i8);
-  b.store(k.p84, k.q4, k.m4);                         // fp8 storage
+  b.store(k.p84, k.q4, k.m4);  // fp8 storage
   b.load(k.p84);
   Value* a8 = b.cast(b.constantFloat(1.0, T({16, 32}, f32)), f8);
   Value* b8 = b.cast(b.constantFloat(1.0, T({32, 16}, f32)), f8);
@@ -226,20 +252,32 @@ TEST(VerifierAccepts, SpecCornerCases) {
   b.atomicRMW("xchg", b.cast(k.pf4, Type::ptr(f16)), b.constantFloat(1.0, T({4}, f16)));
   b.atomicRMW("max", k.pf, k.x, nullptr, "relaxed", "cta");
   b.atomicCAS(k.pf4, k.f4, k.f4, "acquire", "sys");
-  b.hint(k.n, {{"multiple_of", Attr::integer(8)}});     // scalars take an int
-  b.constantBool(true, i32);                            // bool value for an int type
+  b.hint(k.n, {{"multiple_of", Attr::integer(8)}});                          // scalars take an int
+  b.constantBool(true, i32);                                                 // bool value for an int type
   b.reduce({k.f4, k.i4}, 0, [](Builder& ib, const std::vector<Value*>& a) {  // two inputs, two results
     return std::vector<Value*>{ib.binary(OpKind::Add, a[0], a[2]), ib.binary(OpKind::Max, a[1], a[3])};
   });
-  Op* wide = b.forOp(k.n64, k.n64, k.n64, {});          // i64 bounds, nothing carried
+  Op* wide = b.forOp(k.n64, k.n64, k.n64, {});  // i64 bounds, nothing carried
   Builder(wide->region(0)).yield({});
-  Op* outer = k.loop({k.f4}, [&](Op* o) {               // nested regions use outer values
+  Op* outer = k.loop({k.f4}, [&](Op* o) {      // nested regions use outer values
     Op* inner = b.ifOp(k.yes, {T({4}, f32)});  // k.b inserts into the loop body while `body` runs
     Builder(inner->region(0)).yield({Builder(inner->region(0)).binary(OpKind::Add, o->region(0)->argument(1), k.f4)});
     Builder(inner->region(1)).yield({k.f4});
     return std::vector<Value*>{inner->result(0)};
   });
   b.binary(OpKind::Add, outer->result(0), k.f4);
+  // Layout encodings: element-wise ops on identically laid-out tiles; shape-changing ops may drop or change
+  // the encoding (the layout passes give reduce results slice layouts).
+  Value* laid = b.create1(OpKind::ConvertLayout, {k.f4}, blocked1(1).apply(k.f4->type()));
+  Value* sum = b.binary(OpKind::Add, laid, laid);
+  b.cmp("lt", laid, sum);
+  b.reduce({sum}, 0, [](Builder& ib, const std::vector<Value*>& a) {
+    return std::vector<Value*>{ib.binary(OpKind::Add, a[0], a[1])};
+  });
+  b.create1(OpKind::ConvertLayout, {sum}, blocked1(2).apply(k.f4->type()),
+            {{"smem_offset", Attr::integer(256)}, {"smem_bytes", Attr::integer(64)}});
+  b.create1(OpKind::ConvertLayout, {sum}, k.f4->type());
+  b.create(OpKind::Barrier, {}, {});
   k.finish();
   std::vector<Error> errors = verifyAll(*k.fn);
   EXPECT_TRUE(errors.empty()) << messages(errors);
@@ -249,8 +287,8 @@ TEST(VerifierAccepts, SpecCornerCases) {
 
 struct Rejection {
   std::string name;
-  std::string expected;                 // substring of the message, starting with the op's quoted name
-  std::function<Op*(Kernel&)> build;    // builds the ill-formed op (and what it needs); returns it
+  std::string expected;               // substring of the message, starting with the op's quoted name
+  std::function<Op*(Kernel&)> build;  // builds the ill-formed op (and what it needs); returns it
 };
 
 void PrintTo(const Rejection& r, std::ostream* os) { *os << r.name; }
@@ -260,17 +298,25 @@ std::vector<Rejection> rejections() {
   return {
       // ---- structure: counts
       {"AddThreeOperands", "'add' expects 2 operands, got 3",
-       [](Kernel& k) { return k.op(K::Add, {k.f4, k.f4, k.f4}, {T({4}, f32)}); }},
+       [](Kernel& k) {
+         return k.op(K::Add, {k.f4, k.f4, k.f4}, {T({4}, f32)});
+       }},
       {"AddTwoResults", "'add' expects 1 result, got 2",
-       [](Kernel& k) { return k.op(K::Add, {k.f4, k.f4}, {T({4}, f32), T({4}, f32)}); }},
+       [](Kernel& k) {
+         return k.op(K::Add, {k.f4, k.f4}, {T({4}, f32), T({4}, f32)});
+       }},
       {"LoadFourOperands", "'load' expects 1 to 3 operands, got 4",
-       [](Kernel& k) { return k.op(K::Load, {k.pf4, k.m4, k.f4, k.f4}, {T({4}, f32)}); }},
+       [](Kernel& k) {
+         return k.op(K::Load, {k.pf4, k.m4, k.f4, k.f4}, {T({4}, f32)});
+       }},
       {"StoreOneOperand", "'store' expects 2 to 3 operands, got 1",
        [](Kernel& k) { return k.op(K::Store, {k.pf4}, {}); }},
       {"AtomicRmwOneOperand", "'atomic_rmw' expects 2 to 3 operands, got 1",
        [](Kernel& k) { return k.op(K::AtomicRMW, {k.pf4}, {T({4}, f32)}, rmwAttrs()); }},
       {"DeviceAssertWithResult", "'device_assert' expects 0 results, got 1",
-       [](Kernel& k) { return k.op(K::DeviceAssert, {k.yes}, {i1}, {{"msg", Attr::string("m")}}); }},
+       [](Kernel& k) {
+         return k.op(K::DeviceAssert, {k.yes}, {i1}, {{"msg", Attr::string("m")}});
+       }},
       {"ReduceWithoutInputs", "'reduce' expects at least one input, got none",
        [](Kernel& k) {
          Op* o = k.op(K::Reduce, {}, {}, axisAttr(0));
@@ -278,7 +324,9 @@ std::vector<Rejection> rejections() {
          return o;
        }},
       {"ReduceResultCount", "'reduce' expects one result per input (2), got 1",
-       [](Kernel& k) { return k.combineOp(K::Reduce, {k.f4, k.f4}, {f32}, axisAttr(0)); }},
+       [](Kernel& k) {
+         return k.combineOp(K::Reduce, {k.f4, k.f4}, {f32}, axisAttr(0));
+       }},
       {"ForTooFewOperands", "'for' expects at least 3 operands (lower bound, upper bound, step), got 2",
        [](Kernel& k) {
          Op* o = k.op(K::For, {k.c0, k.c16}, {});
@@ -363,7 +411,8 @@ std::vector<Rejection> rejections() {
          k.inRegion(o, 1, [&] { y = k.b.yield({k.one}); });
          return y;
        }},
-      {"ReduceYieldsTooMany", "'yield' in region #0 of 'reduce' must yield the combined element types (f32), got (f32, f32)",
+      {"ReduceYieldsTooMany",
+       "'yield' in region #0 of 'reduce' must yield the combined element types (f32), got (f32, f32)",
        [](Kernel& k) {
          Op* y = nullptr;
          k.b.reduce({k.f4}, 0, [&](Builder& ib, const std::vector<Value*>& a) {
@@ -441,8 +490,9 @@ std::vector<Rejection> rejections() {
          k.inRegion(o, 0, [&] { k.b.yield({k.one}); });
          return o;
        }},
-      {"ForInductionVariableType", "'for' region #0 must take 2 arguments (the induction variable, then the carried "
-                                   "values) of types (i32, f32), got (i64, f32)",
+      {"ForInductionVariableType",
+       "'for' region #0 must take 2 arguments (the induction variable, then the carried "
+       "values) of types (i32, f32), got (i64, f32)",
        [](Kernel& k) {
          Op* o = k.op(K::For, {k.c0, k.c16, k.c1, k.one}, {f32});
          o->region(0)->addArgument(i64);
@@ -484,7 +534,9 @@ std::vector<Rejection> rejections() {
          return k.op(K::Add, {k.f4, k.f4}, {encoded});
        }},
       {"NullResultType", "'add' result #0 has no type",
-       [](Kernel& k) { return k.op(K::Add, {k.f4, k.f4}, {Type()}); }},
+       [](Kernel& k) {
+         return k.op(K::Add, {k.f4, k.f4}, {Type()});
+       }},
 
       // ---- types: fp8 is storage-only
       {"Fp8Add", "'add' cannot operate on fp8 operands (tile<4xf8e4m3>)",
@@ -512,7 +564,9 @@ std::vector<Rejection> rejections() {
       {"ProgramIdAxis3", "'program_id' attribute 'axis' must be in 0..2, got 3",
        [](Kernel& k) { return k.b.programId(3)->definingOp(); }},
       {"ProgramIdAxisString", "'program_id' attribute 'axis' must be an int, got \"x\"",
-       [](Kernel& k) { return k.op(K::ProgramId, {}, {i32}, {{"axis", Attr::string("x")}}); }},
+       [](Kernel& k) {
+         return k.op(K::ProgramId, {}, {i32}, {{"axis", Attr::string("x")}});
+       }},
       {"ProgramIdI64", "'program_id' result must be i32, got i64",
        [](Kernel& k) { return k.op(K::ProgramId, {}, {i64}, axisAttr(0)); }},
       {"NumProgramsWithoutAxis", "'num_programs' is missing required attribute 'axis'",
@@ -534,27 +588,41 @@ std::vector<Rejection> rejections() {
          return k.op(K::Arange, {}, {T({8}, i64)}, {{"start", Attr::integer(0)}, {"end", Attr::integer(8)}});
        }},
       {"ArangeWithoutEnd", "'arange' is missing required attribute 'end'",
-       [](Kernel& k) { return k.op(K::Arange, {}, {T({8}, i32)}, {{"start", Attr::integer(0)}}); }},
+       [](Kernel& k) {
+         return k.op(K::Arange, {}, {T({8}, i32)}, {{"start", Attr::integer(0)}});
+       }},
 
       // ---- shapes
       {"SplatOfTile", "'splat' operand must be a scalar, got tile<4xf32>",
-       [](Kernel& k) { return k.op(K::Splat, {k.f4}, {T({4, 4}, f32)}); }},
+       [](Kernel& k) {
+         return k.op(K::Splat, {k.f4}, {T({4, 4}, f32)});
+       }},
       {"SplatElement", "'splat' result element type must be f32, got tile<4xi32>",
        [](Kernel& k) { return k.op(K::Splat, {k.x}, {T({4}, i32)}); }},
       {"BroadcastIncompatible", "'broadcast' cannot broadcast tile<4xf32> to tile<8xf32>: dimension 0",
        [](Kernel& k) { return k.b.broadcast(k.f4, {8})->definingOp(); }},
       {"BroadcastChangesRank", "'broadcast' result must have the operand's element type and rank 1, got tile<4x4xf32>",
-       [](Kernel& k) { return k.b.broadcast(k.f4, {4, 4})->definingOp(); }},
+       [](Kernel& k) {
+         return k.b.broadcast(k.f4, {4, 4})->definingOp();
+       }},
       {"BroadcastScalar", "'broadcast' operand must be a tile, got f32",
        [](Kernel& k) { return k.op(K::Broadcast, {k.x}, {T({4}, f32)}); }},
       {"ExpandDimsAxis", "'expand_dims' attribute 'axis' must be in 0..1, got 2",
-       [](Kernel& k) { return k.op(K::ExpandDims, {k.f4}, {T({4, 1}, f32)}, axisAttr(2)); }},
+       [](Kernel& k) {
+         return k.op(K::ExpandDims, {k.f4}, {T({4, 1}, f32)}, axisAttr(2));
+       }},
       {"ExpandDimsResult", "'expand_dims' result must be tile<1x4xf32>, got tile<4x1xf32>",
-       [](Kernel& k) { return k.op(K::ExpandDims, {k.f4}, {T({4, 1}, f32)}, axisAttr(0)); }},
+       [](Kernel& k) {
+         return k.op(K::ExpandDims, {k.f4}, {T({4, 1}, f32)}, axisAttr(0));
+       }},
       {"ReshapeElementCount", "'reshape' cannot reshape tile<4xf32> (4 elements) to tile<2x4xf32> (8 elements)",
-       [](Kernel& k) { return k.b.reshape(k.f4, {2, 4})->definingOp(); }},
+       [](Kernel& k) {
+         return k.b.reshape(k.f4, {2, 4})->definingOp();
+       }},
       {"ReshapeElementType", "'reshape' result element type must be f32, got tile<2x2xi32>",
-       [](Kernel& k) { return k.op(K::Reshape, {k.f4}, {T({2, 2}, i32)}); }},
+       [](Kernel& k) {
+         return k.op(K::Reshape, {k.f4}, {T({2, 2}, i32)});
+       }},
       {"TransNotPermutation", "'trans' attribute 'perm' [0, 0] is not a permutation of the 2 dimensions",
        [](Kernel& k) {
          Value* m = k.b.constantFloat(1.0, T({2, 4}, f32));
@@ -568,13 +636,21 @@ std::vector<Rejection> rejections() {
       {"TransWithoutPerm", "'trans' is missing required attribute 'perm'",
        [](Kernel& k) { return k.op(K::Trans, {k.f4}, {T({4}, f32)}); }},
       {"CatOperandTypes", "'cat' operands must have the same type, got tile<4xf32> and tile<4xi32>",
-       [](Kernel& k) { return k.op(K::Cat, {k.f4, k.i4}, {T({8}, f32)}); }},
+       [](Kernel& k) {
+         return k.op(K::Cat, {k.f4, k.i4}, {T({8}, f32)});
+       }},
       {"CatResult", "'cat' result must be tile<8xf32>, got tile<4xf32>",
-       [](Kernel& k) { return k.op(K::Cat, {k.f4, k.f4}, {T({4}, f32)}); }},
+       [](Kernel& k) {
+         return k.op(K::Cat, {k.f4, k.f4}, {T({4}, f32)});
+       }},
       {"JoinResult", "'join' result must be tile<4x2xf32>, got tile<2x4xf32>",
-       [](Kernel& k) { return k.op(K::Join, {k.f4, k.f4}, {T({2, 4}, f32)}); }},
+       [](Kernel& k) {
+         return k.op(K::Join, {k.f4, k.f4}, {T({2, 4}, f32)});
+       }},
       {"SplitLastDimensionNot2", "'split' operand's last dimension must be 2, got tile<4xf32>",
-       [](Kernel& k) { return k.op(K::Split, {k.f4}, {T({2}, f32), T({2}, f32)}); }},
+       [](Kernel& k) {
+         return k.op(K::Split, {k.f4}, {T({2}, f32), T({2}, f32)});
+       }},
       {"SplitSecondResult", "'split' result #1 must be tile<4xf32>, got tile<4xi32>",
        [](Kernel& k) {
          Value* pairs = k.b.join(k.f4, k.f4);
@@ -583,9 +659,13 @@ std::vector<Rejection> rejections() {
 
       // ---- element-wise
       {"AddOperandTypes", "'add' operands must have the same type, got tile<4xf32> and tile<4xi32>",
-       [](Kernel& k) { return k.op(K::Add, {k.f4, k.i4}, {T({4}, f32)}); }},
+       [](Kernel& k) {
+         return k.op(K::Add, {k.f4, k.i4}, {T({4}, f32)});
+       }},
       {"AddResultType", "'add' result type must be tile<4xf32> (the operands'), got tile<4xi32>",
-       [](Kernel& k) { return k.op(K::Add, {k.f4, k.f4}, {T({4}, i32)}); }},
+       [](Kernel& k) {
+         return k.op(K::Add, {k.f4, k.f4}, {T({4}, i32)});
+       }},
       {"AddOnBool", "'add' requires integer or floating-point (not i1) operands, got tile<4xi1>",
        [](Kernel& k) { return k.b.binary(K::Add, k.m4, k.m4)->definingOp(); }},
       {"SubOnPointers", "'sub' requires integer or floating-point (not i1) operands, got tile<4xptr<f32>>",
@@ -604,13 +684,20 @@ std::vector<Rejection> rejections() {
       {"ExpOnInt", "'exp' requires floating-point operands, got tile<4xi32>",
        [](Kernel& k) { return k.b.unary(K::Exp, k.i4)->definingOp(); }},
       {"FmaMixedOperands", "'fma' operands must have the same type, got tile<4xf32> and f32",
-       [](Kernel& k) { return k.op(K::Fma, {k.f4, k.f4, k.x}, {T({4}, f32)}); }},
-      {"CmpBadPredicate", "'cmp' attribute 'pred' must be one of \"eq\", \"ne\", \"lt\", \"le\", \"gt\", \"ge\", got \"lte\"",
+       [](Kernel& k) {
+         return k.op(K::Fma, {k.f4, k.f4, k.x}, {T({4}, f32)});
+       }},
+      {"CmpBadPredicate",
+       "'cmp' attribute 'pred' must be one of \"eq\", \"ne\", \"lt\", \"le\", \"gt\", \"ge\", got \"lte\"",
        [](Kernel& k) { return k.b.cmp("lte", k.i4, k.i4)->definingOp(); }},
       {"CmpWithoutPredicate", "'cmp' is missing required attribute 'pred'",
-       [](Kernel& k) { return k.op(K::Cmp, {k.i4, k.i4}, {T({4}, i1)}); }},
+       [](Kernel& k) {
+         return k.op(K::Cmp, {k.i4, k.i4}, {T({4}, i1)});
+       }},
       {"CmpResultNotBool", "'cmp' result must be tile<4xi1>, got tile<4xi32>",
-       [](Kernel& k) { return k.op(K::Cmp, {k.i4, k.i4}, {T({4}, i32)}, {{"pred", Attr::string("eq")}}); }},
+       [](Kernel& k) {
+         return k.op(K::Cmp, {k.i4, k.i4}, {T({4}, i32)}, {{"pred", Attr::string("eq")}});
+       }},
       {"SelectScalarConditionOnTiles", "'select' condition must be tile<4xi1> (i1 with the values' shape), got i1",
        [](Kernel& k) { return k.b.select(k.yes, k.f4, k.f4)->definingOp(); }},
       {"SelectIntCondition", "'select' condition must be tile<4xi1> (i1 with the values' shape), got tile<4xi32>",
@@ -638,7 +725,9 @@ std::vector<Rejection> rejections() {
       {"AddPtrScalarOffsetForTile", "'addptr' offset must be an integer with the pointer's shape [4], got i32",
        [](Kernel& k) { return k.b.addptr(k.pf4, k.n)->definingOp(); }},
       {"AddPtrResult", "'addptr' result type must be tile<4xptr<f32>>, got tile<4xptr<i32>>",
-       [](Kernel& k) { return k.op(K::AddPtr, {k.pf4, k.i4}, {k.pi4->type()}); }},
+       [](Kernel& k) {
+         return k.op(K::AddPtr, {k.pf4, k.i4}, {k.pi4->type()});
+       }},
 
       // ---- memory
       {"LoadFromInt", "'load' first operand must be a pointer or tile of pointers, got tile<4xi32>",
@@ -650,11 +739,17 @@ std::vector<Rejection> rejections() {
       {"LoadResultType", "'load' result must be tile<4xf32>, got tile<4xf16>",
        [](Kernel& k) { return k.op(K::Load, {k.pf4}, {T({4}, f16)}); }},
       {"LoadCacheModifier", "'load' attribute 'cache' must be one of \"ca\", \"cg\", \"cv\", got \"cs\"",
-       [](Kernel& k) { return k.op(K::Load, {k.pf4}, {T({4}, f32)}, {{"cache", Attr::string("cs")}}); }},
+       [](Kernel& k) {
+         return k.op(K::Load, {k.pf4}, {T({4}, f32)}, {{"cache", Attr::string("cs")}});
+       }},
       {"LoadEvictPolicy", "'load' attribute 'evict' must be one of \"first\", \"last\", got \"normal\"",
-       [](Kernel& k) { return k.op(K::Load, {k.pf4}, {T({4}, f32)}, {{"evict", Attr::string("normal")}}); }},
+       [](Kernel& k) {
+         return k.op(K::Load, {k.pf4}, {T({4}, f32)}, {{"evict", Attr::string("normal")}});
+       }},
       {"LoadVolatileKind", "'load' attribute 'volatile' must be a bool, got 1",
-       [](Kernel& k) { return k.op(K::Load, {k.pf4}, {T({4}, f32)}, {{"volatile", Attr::integer(1)}}); }},
+       [](Kernel& k) {
+         return k.op(K::Load, {k.pf4}, {T({4}, f32)}, {{"volatile", Attr::integer(1)}});
+       }},
       {"StoreValueType", "'store' value must be tile<4xf32> (the pointee in the pointer's shape), got tile<4xi32>",
        [](Kernel& k) { return k.b.store(k.pf4, k.i4); }},
       {"StoreScalarMaskForTile", "'store' mask must be tile<4xi1>, got i1",
@@ -662,11 +757,14 @@ std::vector<Rejection> rejections() {
       {"StoreToFloat", "'store' first operand must be a pointer or tile of pointers, got tile<4xf32>",
        [](Kernel& k) { return k.b.store(k.f4, k.f4); }},
       {"StoreCacheKind", "'store' attribute 'cache' must be a string, got 2",
-       [](Kernel& k) { return k.op(K::Store, {k.pf4, k.f4}, {}, {{"cache", Attr::integer(2)}}); }},
+       [](Kernel& k) {
+         return k.op(K::Store, {k.pf4, k.f4}, {}, {{"cache", Attr::integer(2)}});
+       }},
       {"AtomicRmwBadKind", "'atomic_rmw' attribute 'kind' must be one of",
        [](Kernel& k) { return k.b.atomicRMW("nand", k.pi4, k.i4)->definingOp(); }},
-      {"AtomicRmwBadSem", "'atomic_rmw' attribute 'sem' must be one of \"relaxed\", \"acquire\", \"release\", "
-                          "\"acq_rel\", got \"seq_cst\"",
+      {"AtomicRmwBadSem",
+       "'atomic_rmw' attribute 'sem' must be one of \"relaxed\", \"acquire\", \"release\", "
+       "\"acq_rel\", got \"seq_cst\"",
        [](Kernel& k) { return k.b.atomicRMW("add", k.pi4, k.i4, nullptr, "seq_cst")->definingOp(); }},
       {"AtomicRmwBadScope", "'atomic_rmw' attribute 'scope' must be one of \"cta\", \"gpu\", \"sys\", got \"device\"",
        [](Kernel& k) { return k.b.atomicRMW("add", k.pi4, k.i4, nullptr, "relaxed", "device")->definingOp(); }},
@@ -677,7 +775,8 @@ std::vector<Rejection> rejections() {
        }},
       {"AtomicRmwAndOnFloat", "'atomic_rmw' kind \"and\" requires integer (not i1) values, got tile<4xf32>",
        [](Kernel& k) { return k.b.atomicRMW("and", k.pf4, k.f4)->definingOp(); }},
-      {"AtomicRmwXchgOnI8", "'atomic_rmw' kind \"xchg\" requires a 16-, 32- or 64-bit non-pointer value, got tile<4xi8>",
+      {"AtomicRmwXchgOnI8",
+       "'atomic_rmw' kind \"xchg\" requires a 16-, 32- or 64-bit non-pointer value, got tile<4xi8>",
        [](Kernel& k) {
          Value* bytes = k.b.cast(k.pi4, Type::ptr(i8));
          return k.b.atomicRMW("xchg", bytes, k.b.cast(k.i4, i8))->definingOp();
@@ -685,18 +784,23 @@ std::vector<Rejection> rejections() {
       {"AtomicRmwValueNotPointee", "'atomic_rmw' value must be tile<4xi32> (the pointee in the pointer's shape)",
        [](Kernel& k) { return k.b.atomicRMW("add", k.pi4, k.f4)->definingOp(); }},
       {"AtomicRmwResultType", "'atomic_rmw' result type must be tile<4xi32> (the value's), got tile<4xi64>",
-       [](Kernel& k) { return k.op(K::AtomicRMW, {k.pi4, k.i4}, {T({4}, i64)}, rmwAttrs()); }},
+       [](Kernel& k) {
+         return k.op(K::AtomicRMW, {k.pi4, k.i4}, {T({4}, i64)}, rmwAttrs());
+       }},
       {"AtomicCasOnI8", "'atomic_cas' requires 16-, 32- or 64-bit integer or floating-point values, got tile<4xi8>",
        [](Kernel& k) {
          Value* bytes = k.b.cast(k.pi4, Type::ptr(i8));
          Value* v = k.b.cast(k.i4, i8);
          return k.b.atomicCAS(bytes, v, v)->definingOp();
        }},
-      {"AtomicCasMixedValues", "'atomic_cas' compare and new values must have the same type, got tile<4xi32> and "
-                               "tile<4xf32>",
+      {"AtomicCasMixedValues",
+       "'atomic_cas' compare and new values must have the same type, got tile<4xi32> and "
+       "tile<4xf32>",
        [](Kernel& k) { return k.b.atomicCAS(k.pf4, k.i4, k.f4)->definingOp(); }},
       {"AtomicCasWithoutScope", "'atomic_cas' is missing required attribute 'scope'",
-       [](Kernel& k) { return k.op(K::AtomicCAS, {k.pf4, k.f4, k.f4}, {T({4}, f32)}, {{"sem", Attr::string("relaxed")}}); }},
+       [](Kernel& k) {
+         return k.op(K::AtomicCAS, {k.pf4, k.f4, k.f4}, {T({4}, f32)}, {{"sem", Attr::string("relaxed")}});
+       }},
 
       // ---- reductions, scans, dot
       {"ReduceAxisOutOfRange", "'reduce' attribute 'axis' must be in 0..0, got 1",
@@ -759,16 +863,18 @@ std::vector<Rejection> rejections() {
        }},
 
       // ---- control flow
-      {"ForUnsignedBounds", "'for' lower bound, upper bound and step must be scalars of one signed integer type, got "
-                            "u32, u32 and u32",
+      {"ForUnsignedBounds",
+       "'for' lower bound, upper bound and step must be scalars of one signed integer type, got "
+       "u32, u32 and u32",
        [](Kernel& k) {
          Value* u = k.b.constantInt(1, u32);
          Op* o = k.b.forOp(u, u, u, {});
          k.inRegion(o, 0, [&] { k.b.yield({}); });
          return o;
        }},
-      {"ForMixedBounds", "'for' lower bound, upper bound and step must be scalars of one signed integer type, got "
-                         "i32, i64 and i32",
+      {"ForMixedBounds",
+       "'for' lower bound, upper bound and step must be scalars of one signed integer type, got "
+       "i32, i64 and i32",
        [](Kernel& k) {
          Op* o = k.b.forOp(k.c0, k.n64, k.c1, {});
          k.inRegion(o, 0, [&] { k.b.yield({}); });
@@ -818,22 +924,83 @@ std::vector<Rejection> rejections() {
       {"DeviceAssertWithoutMessage", "'device_assert' is missing required attribute 'msg'",
        [](Kernel& k) { return k.op(K::DeviceAssert, {k.m4}, {}); }},
       {"DebugPrintWithoutPrefix", "'debug_print' is missing required attribute 'prefix'",
-       [](Kernel& k) { return k.op(K::DebugPrint, {k.f4, k.x}, {}); }},
+       [](Kernel& k) {
+         return k.op(K::DebugPrint, {k.f4, k.x}, {});
+       }},
       {"DebugPrintPrefixKind", "'debug_print' attribute 'prefix' must be a string, got true",
-       [](Kernel& k) { return k.op(K::DebugPrint, {k.f4}, {}, {{"prefix", Attr::boolean(true)}}); }},
-      {"HintArrayLength", "'hint' attribute 'multiple_of' must be an array of 1 ints (one per dimension of "
-                          "tile<4xi32>), got [16, 16]",
-       [](Kernel& k) { return k.b.hint(k.i4, {{"multiple_of", Attr::intArray({16, 16})}})->definingOp(); }},
+       [](Kernel& k) {
+         return k.op(K::DebugPrint, {k.f4}, {}, {{"prefix", Attr::boolean(true)}});
+       }},
+      {"HintArrayLength",
+       "'hint' attribute 'multiple_of' must be an array of 1 ints (one per dimension of "
+       "tile<4xi32>), got [16, 16]",
+       [](Kernel& k) {
+         return k.b.hint(k.i4, {{"multiple_of", Attr::intArray({16, 16})}})->definingOp();
+       }},
       {"HintArrayOfFloats", "'hint' attribute 'max_contiguous' must be an array of 1 ints",
        [](Kernel& k) {
          return k.b.hint(k.i4, {{"max_contiguous", Attr::array({Attr::floating(4.0)})}})->definingOp();
        }},
       {"HintArrayOnScalar", "'hint' attribute 'max_contiguous' must be an int for a scalar, got [4]",
-       [](Kernel& k) { return k.b.hint(k.n, {{"max_contiguous", Attr::intArray({4})}})->definingOp(); }},
+       [](Kernel& k) {
+         return k.b.hint(k.n, {{"max_contiguous", Attr::intArray({4})}})->definingOp();
+       }},
       {"HintNotPositive", "'hint' attribute 'max_constancy' entries must be positive, got [0]",
-       [](Kernel& k) { return k.b.hint(k.i4, {{"max_constancy", Attr::intArray({0})}})->definingOp(); }},
+       [](Kernel& k) {
+         return k.b.hint(k.i4, {{"max_constancy", Attr::intArray({0})}})->definingOp();
+       }},
       {"HintResultType", "'hint' result type must be tile<4xi32> (the operand's), got tile<4xf32>",
        [](Kernel& k) { return k.op(K::Hint, {k.i4}, {T({4}, f32)}); }},
+
+      // ---- layouts and synchronization
+      {"UnknownLayout",
+       "'add' result #0 has type tile<4xf32, #weird{}> whose encoding is not a valid layout: unknown "
+       "layout '#weird'",
+       [](Kernel& k) {
+         Type weird = Type::tile({4}, f32, std::make_shared<const Attr>(Attr::layout("weird", {})));
+         return k.op(K::Add, {k.f4, k.f4}, {weird});
+       }},
+      {"MalformedBlockedLayout", "whose encoding is not a valid layout: blocked layout",
+       [](Kernel& k) {
+         AttrDict params{{"spt", Attr::intArray({3})},
+                         {"tpw", Attr::intArray({32})},
+                         {"wpc", Attr::intArray({4})},
+                         {"order", Attr::intArray({0})}};
+         Type bad = Type::tile({4}, f32, std::make_shared<const Attr>(Attr::layout("blocked", params)));
+         return k.op(K::ConvertLayout, {k.f4}, {bad});
+       }},
+      {"LayoutRankDiffersFromTile", "whose layout has rank 2, not 1",
+       [](Kernel& k) {
+         Type bad = Type::tile({4}, f32, std::make_shared<const Attr>(blocked2().toAttr()));
+         return k.op(K::ConvertLayout, {k.f4}, {bad});
+       }},
+      {"ElementwiseOperandsInDifferentLayouts", "'add' operands must have the same type, got tile<4xf32, #blocked",
+       [](Kernel& k) {
+         Value* a = k.b.create1(K::ConvertLayout, {k.f4}, blocked1(1).apply(k.f4->type()));
+         Value* b = k.b.create1(K::ConvertLayout, {k.f4}, blocked1(2).apply(k.f4->type()));
+         return k.b.binary(K::Add, a, b)->definingOp();
+       }},
+      {"ConvertLayoutChangesShape",
+       "'convert_layout' result must keep the operand's shape and element type "
+       "(tile<4xf32>), got tile<8xf32, #blocked",
+       [](Kernel& k) { return k.op(K::ConvertLayout, {k.f4}, {blocked1(1).apply(T({8}, f32))}); }},
+      {"ConvertLayoutChangesElement",
+       "'convert_layout' result must keep the operand's shape and element type "
+       "(tile<4xf32>), got tile<4xi32, #blocked",
+       [](Kernel& k) { return k.op(K::ConvertLayout, {k.f4}, {blocked1(1).apply(T({4}, i32))}); }},
+      {"ConvertLayoutOfScalar", "'convert_layout' operand must be a tile, got f32",
+       [](Kernel& k) { return k.op(K::ConvertLayout, {k.x}, {f32}); }},
+      {"ConvertLayoutNegativeSmemOffset", "'convert_layout' attribute 'smem_offset' must not be negative, got -16",
+       [](Kernel& k) {
+         return k.op(K::ConvertLayout, {k.f4}, {blocked1(1).apply(k.f4->type())},
+                     {{"smem_offset", Attr::integer(-16)}});
+       }},
+      {"ConvertLayoutSmemBytesKind", "'convert_layout' attribute 'smem_bytes' must be an int, got \"64\"",
+       [](Kernel& k) {
+         return k.op(K::ConvertLayout, {k.f4}, {blocked1(1).apply(k.f4->type())}, {{"smem_bytes", Attr::string("64")}});
+       }},
+      {"BarrierWithOperand", "'barrier' expects 0 operands, got 1",
+       [](Kernel& k) { return k.op(K::Barrier, {k.yes}, {}); }},
   };
 }
 
@@ -952,13 +1119,13 @@ TEST(VerifierCollect, VerifyAllKeepsGoingAndVerifyThrowsTheFirst) {
   k.b.setLoc({"multi.tir", 10, 3});
   k.b.binary(OpKind::Add, k.f4, k.i4);  // operand types differ
   k.b.setLoc({"multi.tir", 11, 3});
-  k.b.programId(7);                       // axis out of range
+  k.b.programId(7);  // axis out of range
   k.b.setLoc({"multi.tir", 12, 3});
-  Op* branch = k.b.ifOp(k.n, {});         // condition is not i1
+  Op* branch = k.b.ifOp(k.n, {});  // condition is not i1
   k.inRegion(branch, 0, [&] { k.b.yield({}); });
   k.inRegion(branch, 1, [&] { k.b.yield({}); });
   k.b.setLoc({"multi.tir", 13, 3});
-  k.b.unary(OpKind::Sqrt, k.q4);          // fp8 arithmetic
+  k.b.unary(OpKind::Sqrt, k.q4);  // fp8 arithmetic
   k.b.setLoc(kGoodLoc);
   k.finish();
 
