@@ -54,5 +54,7 @@ std::vector<std::string> registeredPassNames();
 std::unique_ptr<Pass> createCanonicalizePass();  // constant folding + algebraic simplification
 std::unique_ptr<Pass> createCSEPass();           // common subexpression elimination of pure ops
 std::unique_ptr<Pass> createDCEPass();           // removes unused pure ops, dead loop-carried values
+std::unique_ptr<Pass> createAllocateSharedMemoryPass(const PassOptions& options);  // smem_offset/smem_bytes
+std::unique_ptr<Pass> createInsertBarriersPass();  // barriers between conflicting shared-memory accesses
 
 }  // namespace tessera::transforms

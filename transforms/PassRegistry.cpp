@@ -9,9 +9,11 @@ using PassFactory = std::unique_ptr<Pass> (*)(const PassOptions&);
 // Sorted by name, so registeredPassNames() and error messages list passes in a stable order.
 static const std::map<std::string, PassFactory>& registry() {
   static const std::map<std::string, PassFactory> passes = {
+      {"allocate-shared-memory", [](const PassOptions& o) { return createAllocateSharedMemoryPass(o); }},
       {"canonicalize", [](const PassOptions&) { return createCanonicalizePass(); }},
       {"cse", [](const PassOptions&) { return createCSEPass(); }},
       {"dce", [](const PassOptions&) { return createDCEPass(); }},
+      {"insert-barriers", [](const PassOptions&) { return createInsertBarriersPass(); }},
   };
   return passes;
 }

@@ -1,0 +1,63 @@
+// allocate-shared-memory: gives every op that needs shared-memory scratch (SharedMemory.h's rules) a byte range,
+// so that buffers live at the same time never share bytes, and records the total on the function.
+//
+// Each scratch buffer is live only while its op runs (its interval is the op's number in OpNumbering), so
+// scratch buffers of different ops may all reuse the same bytes; the barrier pass then orders those reuses.
+// Longer-lived buffers would take their interval from OpNumbering::valueInterval and share the allocator.
+#include <vector>
+
+#include "transforms/PassManager.h"
+#include "transforms/SharedMemory.h"
+
+namespace tessera::transforms {
+namespace {
+
+using ir::Op;
+using ir::OpKind;
+
+bool insideCombineRegion(const Op* op) {
+  for (const Op* p = op->parentOp(); p; p = p->parentOp())
+    if (p->is(OpKind::Reduce) || p->is(OpKind::Scan)) return true;
+  return false;
+}
+
+class AllocateSharedMemoryPass : public Pass {
+ public:
+  explicit AllocateSharedMemoryPass(const PassOptions& options) : options_(options) {}
+  const char* name() const override { return "allocate-shared-memory"; }
+
+  void run(ir::Function& f) override {
+    OpNumbering numbering(f);
+    std::vector<Op*> owners;
+    std::vector<SharedBuffer> buffers;
+    f.walk([&](Op* op) {
+      // Recomputed from scratch: a stale range from an earlier run must not survive.
+      op->attrs().erase("smem_offset");
+      op->attrs().erase("smem_bytes");
+      int64_t bytes = scratchBytes(*op, options_);
+      if (bytes == 0) return;
+      if (insideCombineRegion(op))
+        throw Error(op->describe() + ": needs shared-memory scratch inside a reduce/scan combine region, which runs "
+                                     "per element and cannot own shared memory", op->loc());
+      owners.push_back(op);
+      buffers.push_back({bytes, numbering.scratchInterval(op)});
+    });
+    int64_t total = assignSharedOffsets(buffers);
+    for (size_t i = 0; i < owners.size(); ++i) {
+      owners[i]->setAttr("smem_offset", ir::Attr::integer(buffers[i].offset));
+      owners[i]->setAttr("smem_bytes", ir::Attr::integer(buffers[i].bytes));
+    }
+    f.attrs()["smem_bytes"] = ir::Attr::integer(total);
+  }
+
+ private:
+  PassOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> createAllocateSharedMemoryPass(const PassOptions& options) {
+  return std::make_unique<AllocateSharedMemoryPass>(options);
+}
+
+}  // namespace tessera::transforms

@@ -1,0 +1,172 @@
+// insert-barriers: a "membar" analysis. Walking the function in program order, it tracks the shared-memory byte
+// ranges written and read since the last barrier on any path, and inserts a `barrier` right before an op that
+// reads bytes written since then (RAW) or writes bytes read or written since then (WAR, WAW); the state then
+// starts afresh. What each op accesses is described in SharedMemory.h: an op with scratch reads and writes its
+// [smem_offset, smem_offset + smem_bytes) (the barrier between its own write and read phases is the lowering's),
+// and loads, stores and atomics through shared pointers touch an unknown part, treated as all of shared memory.
+//
+// Control flow: `if` joins the states of its two branches (union); a loop's body is analyzed from the union of
+// the state on entry and the state at the end of the body (the back edge), iterated to a fixed point, so a body
+// whose end touches bytes that its start touches gets a barrier at the conflicting op. Barriers already in the IR
+// reset the state, so running the pass twice adds nothing.
+#include <algorithm>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "ir/Builder.h"
+#include "transforms/PassManager.h"
+#include "transforms/SharedMemory.h"
+
+namespace tessera::transforms {
+namespace {
+
+using ir::Block;
+using ir::Op;
+using ir::OpKind;
+
+// A set of byte ranges [first, second), kept sorted and merged.
+class ByteRanges {
+ public:
+  static constexpr int64_t kEverything = std::numeric_limits<int64_t>::max();
+
+  void add(int64_t begin, int64_t end) {
+    if (begin >= end) return;
+    ranges_.push_back({begin, end});
+    std::sort(ranges_.begin(), ranges_.end());
+    std::vector<std::pair<int64_t, int64_t>> merged;
+    for (auto r : ranges_) {
+      if (!merged.empty() && r.first <= merged.back().second) merged.back().second = std::max(merged.back().second, r.second);
+      else merged.push_back(r);
+    }
+    ranges_ = std::move(merged);
+  }
+  void add(const ByteRanges& o) {
+    for (auto r : o.ranges_) add(r.first, r.second);
+  }
+  bool intersects(const ByteRanges& o) const {
+    for (auto a : ranges_)
+      for (auto b : o.ranges_)
+        if (a.first < b.second && b.first < a.second) return true;
+    return false;
+  }
+  bool empty() const { return ranges_.empty(); }
+  bool operator==(const ByteRanges&) const = default;
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> ranges_;
+};
+
+// Shared-memory accesses not yet ordered by a barrier.
+struct Pending {
+  ByteRanges reads, writes;
+  void add(const Pending& o) {
+    reads.add(o.reads);
+    writes.add(o.writes);
+  }
+  bool operator==(const Pending&) const = default;
+};
+
+bool pointsToShared(const ir::Value* ptr) { return ptr->type().element().isPtr() && ptr->type().addrSpace() == ir::kSharedAddrSpace; }
+
+// What `op` itself (not its regions) reads and writes in shared memory.
+Pending accessesOf(const Op& op) {
+  Pending access;
+  if (std::optional<SharedRange> scratch = scratchRangeOf(op)) {
+    access.reads.add(scratch->offset, scratch->end());
+    access.writes.add(scratch->offset, scratch->end());
+  }
+  bool shared = op.numOperands() > 0 && pointsToShared(op.operand(0));
+  if (shared && op.is(OpKind::Load)) access.reads.add(0, ByteRanges::kEverything);
+  if (shared && op.is(OpKind::Store)) access.writes.add(0, ByteRanges::kEverything);
+  if (shared && (op.is(OpKind::AtomicRMW) || op.is(OpKind::AtomicCAS))) {
+    access.reads.add(0, ByteRanges::kEverything);
+    access.writes.add(0, ByteRanges::kEverything);
+  }
+  return access;
+}
+
+bool conflicts(const Pending& pending, const Pending& access) {
+  return access.reads.intersects(pending.writes) || access.writes.intersects(pending.writes) ||
+         access.writes.intersects(pending.reads);
+}
+
+class BarrierInserter {
+ public:
+  // Analyzes `block` starting from `state`, inserting the barriers it needs; returns the state at its end.
+  Pending run(Block& block, Pending state) {
+    for (auto it = block.ops().begin(); it != block.ops().end(); ++it) {
+      Op* op = it->get();
+      switch (op->kind()) {
+        case OpKind::Barrier:
+          state = {};
+          continue;
+        case OpKind::If: {
+          Pending thenEnd = run(*op->region(0), state);
+          Pending elseEnd = run(*op->region(1), state);
+          state = thenEnd;
+          state.add(elseEnd);
+          continue;
+        }
+        case OpKind::For:
+          state = runLoop(*op->region(0), nullptr, state);
+          continue;
+        case OpKind::While:
+          state = runLoop(*op->region(0), op->region(1), state);
+          continue;
+        default:
+          break;
+      }
+      for (unsigned r = 0; r < op->numRegions(); ++r) requireNoSharedAccess(*op->region(r));
+      Pending access = accessesOf(*op);
+      if (conflicts(state, access)) {
+        ir::Builder(&block, op).create(OpKind::Barrier, {}, {});
+        state = {};
+      }
+      state.add(access);
+    }
+    return state;
+  }
+
+
+ private:
+  // A `for` body (`second` null) or a `while`'s before/after regions. The state at the loop head is the entry
+  // state joined with the state at the back edge; iterate until it stops growing (the byte ranges come from a
+  // finite set of endpoints, so it does). Returns the state when the loop exits.
+  Pending runLoop(Block& first, Block* second, const Pending& entry) {
+    Pending head = entry;
+    while (true) {
+      Pending firstEnd = run(first, head);
+      Pending backEdge = second ? run(*second, firstEnd) : firstEnd;
+      Pending next = entry;
+      next.add(backEdge);
+      if (next == head) {
+        if (second) return firstEnd;  // a while exits after its before-region
+        return next;                  // a for exits at its head (possibly without running the body)
+      }
+      head = std::move(next);
+    }
+  }
+
+  // Reduce/scan combine regions run per element inside their op's lowering: shared memory there has no place.
+  void requireNoSharedAccess(Block& region) {
+    for (auto& inner : region.ops()) {
+      Pending access = accessesOf(*inner);
+      if (!access.reads.empty() || !access.writes.empty())
+        throw Error(inner->describe() + ": accesses shared memory inside a combine region", inner->loc());
+      for (unsigned r = 0; r < inner->numRegions(); ++r) requireNoSharedAccess(*inner->region(r));
+    }
+  }
+};
+
+class InsertBarriersPass : public Pass {
+ public:
+  const char* name() const override { return "insert-barriers"; }
+  void run(ir::Function& f) override { BarrierInserter().run(*f.body(), {}); }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> createInsertBarriersPass() { return std::make_unique<InsertBarriersPass>(); }
+
+}  // namespace tessera::transforms

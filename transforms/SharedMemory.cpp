@@ -1,0 +1,371 @@
+// The scratch rules of SharedMemory.h, the op numbering used for liveness, and the interval allocator.
+#include "transforms/SharedMemory.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <numeric>
+
+#include "ir/Layout.h"
+
+namespace tessera::transforms {
+
+using ir::Layout;
+using ir::Op;
+using ir::OpKind;
+using ir::Type;
+using ir::Value;
+using Coords = std::vector<int64_t>;
+using CoordMap = std::function<Coords(const Coords&)>;
+
+namespace {
+
+int64_t product(const std::vector<int64_t>& v) {
+  return std::accumulate(v.begin(), v.end(), int64_t(1), std::multiplies<int64_t>());
+}
+
+[[noreturn]] void fail(const Op& op, const std::string& why) { throw Error(op.describe() + ": " + why, op.loc()); }
+
+// A value as the threads hold it: a tile in a distributed layout, or a scalar (one register, the same in every
+// thread).
+struct HeldValue {
+  std::optional<Layout> layout;
+  std::vector<int64_t> shape;
+
+  int64_t registers() const { return layout ? layout->registersPerThread(shape) : 1; }
+  Coords coords(int64_t warp, int64_t lane, int64_t reg) const {
+    return layout ? layout->coords(shape, warp, lane, reg) : Coords{};
+  }
+};
+
+HeldValue heldValue(const Value* v, const Op& op, const PassOptions& options) {
+  Type t = v->type();
+  if (!t.isTile()) return {};
+  std::optional<Layout> layout = Layout::ofType(t);
+  if (!layout) fail(op, "tile " + t.str() + " has no layout (run the layout passes before shared-memory allocation)");
+  if (!layout->isDistributed()) fail(op, "tile " + t.str() + " has a shared layout, not a distributed one");
+  if (layout->warpSize() != options.warpSize || layout->numWarps() != options.numWarps)
+    fail(op, "layout of " + t.str() + " spans " + std::to_string(layout->numWarps()) + " warps of " +
+                 std::to_string(layout->warpSize()) + " threads, but the pass runs with " +
+                 std::to_string(options.numWarps) + " warps of " + std::to_string(options.warpSize));
+  return {layout, t.shape()};
+}
+
+// One side of an exchange: a value and the map between its coordinates and the exchange buffer's.
+struct ExchangeSide {
+  HeldValue value;
+  CoordMap map;
+};
+
+Coords identity(const Coords& c) { return c; }
+
+CoordMap appendCoord(int64_t k) {
+  return [k](const Coords& c) {
+    Coords r = c;
+    r.push_back(k);
+    return r;
+  };
+}
+
+// The exchange's sources (value coordinates -> buffer) and destinations (value coordinates -> buffer element they
+// read), encoding each op's semantics from docs/IR.md.
+void exchangeSides(const Op& op, const PassOptions& options, std::vector<ExchangeSide>& sources,
+                   std::vector<ExchangeSide>& dests) {
+  const std::vector<int64_t> inShape = op.operand(0)->type().shape(), outShape = op.result(0)->type().shape();
+  sources = {{heldValue(op.operand(0), op, options), identity}};
+  dests = {{heldValue(op.result(0), op, options), identity}};
+  switch (op.kind()) {
+    case OpKind::ConvertLayout:
+      break;
+    case OpKind::Broadcast:
+      dests[0].map = [inShape](const Coords& c) {
+        Coords r = c;
+        for (size_t d = 0; d < r.size(); ++d)
+          if (inShape[d] == 1) r[d] = 0;
+        return r;
+      };
+      break;
+    case OpKind::ExpandDims: {
+      int64_t axis = op.intAttr("axis");
+      dests[0].map = [axis](const Coords& c) {
+        Coords r = c;
+        r.erase(r.begin() + axis);
+        return r;
+      };
+      break;
+    }
+    case OpKind::Reshape:
+      dests[0].map = [inShape, outShape](const Coords& c) {
+        int64_t index = 0;
+        for (size_t d = 0; d < outShape.size(); ++d) index = index * outShape[d] + c[d];
+        Coords r(inShape.size());
+        for (size_t d = inShape.size(); d-- > 0;) {
+          r[d] = index % inShape[d];
+          index /= inShape[d];
+        }
+        return r;
+      };
+      break;
+    case OpKind::Trans: {
+      std::vector<int64_t> perm = op.attr("perm").getIntArray();
+      dests[0].map = [perm](const Coords& j) {
+        Coords k(j.size());
+        for (size_t i = 0; i < perm.size(); ++i) k[perm[i]] = j[i];
+        return k;
+      };
+      break;
+    }
+    case OpKind::Cat: {
+      int64_t half = inShape[0];
+      sources.push_back({heldValue(op.operand(1), op, options), [half](const Coords& c) {
+                           Coords r = c;
+                           r[0] += half;
+                           return r;
+                         }});
+      break;
+    }
+    case OpKind::Join:
+      sources[0].map = appendCoord(0);
+      sources.push_back({heldValue(op.operand(1), op, options), appendCoord(1)});
+      break;
+    case OpKind::Split:
+      dests[0].map = appendCoord(0);
+      dests.push_back({heldValue(op.result(1), op, options), appendCoord(1)});
+      break;
+    default:
+      fail(op, "is not an exchange op");
+  }
+}
+
+}  // namespace
+
+int64_t sharedElementBytes(Type t) {
+  Type e = t.element();
+  if (e.isPtr()) return 8;
+  if (e.isBool() || e.isFP8()) return 1;
+  return e.bitWidth() / 8;
+}
+
+bool isExchangeOp(const Op& op) {
+  switch (op.kind()) {
+    case OpKind::ConvertLayout:
+    case OpKind::Broadcast:
+    case OpKind::ExpandDims:
+    case OpKind::Reshape:
+    case OpKind::Trans:
+    case OpKind::Cat:
+    case OpKind::Join:
+    case OpKind::Split:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::vector<int64_t> exchangeBufferShape(const Op& op) {
+  if (op.is(OpKind::Cat) || op.is(OpKind::Join)) return op.result(0)->type().shape();
+  return op.operand(0)->type().shape();
+}
+
+namespace {
+struct PaddedRows {
+  int64_t rows, pitch;
+};
+PaddedRows paddedRows(const std::vector<int64_t>& shape, int64_t elementBytes) {
+  int64_t rowLength = shape.empty() ? 1 : shape.back();
+  int64_t rows = shape.empty() ? 1 : product(std::vector<int64_t>(shape.begin(), shape.end() - 1));
+  return {rows, rowLength * elementBytes + std::max<int64_t>(4, elementBytes)};
+}
+}  // namespace
+
+int64_t exchangeByteOffset(const std::vector<int64_t>& bufferShape, int64_t elementBytes, const Coords& coords) {
+  if (coords.size() != bufferShape.size()) throw Error("exchangeByteOffset: coordinates and shape differ in rank");
+  if (coords.empty()) return 0;
+  int64_t row = 0;
+  for (size_t d = 0; d + 1 < coords.size(); ++d) row = row * bufferShape[d] + coords[d];
+  return row * paddedRows(bufferShape, elementBytes).pitch + coords.back() * elementBytes;
+}
+
+int64_t exchangeBufferBytes(const std::vector<int64_t>& bufferShape, int64_t elementBytes) {
+  PaddedRows p = paddedRows(bufferShape, elementBytes);
+  return alignToShared(p.rows * p.pitch);
+}
+
+bool canRemapInRegisters(const Op& op, const PassOptions& options) {
+  std::vector<ExchangeSide> sources, dests;
+  exchangeSides(op, options, sources, dests);
+  // Layouts are linear over the bits of (register, lane, warp) (docs/Layouts.md), so a register renaming that
+  // is right in thread 0 and in every single-bit lane and warp is right in every thread.
+  std::vector<std::pair<int64_t, int64_t>> probes;  // (warp, lane), thread 0 excluded
+  for (int64_t lane = 1; lane < options.warpSize; lane *= 2) probes.push_back({0, lane});
+  for (int64_t warp = 1; warp < options.numWarps; warp *= 2) probes.push_back({warp, 0});
+
+  for (const ExchangeSide& dest : dests) {
+    std::map<Coords, std::pair<size_t, int64_t>> heldByThread0;  // buffer coords -> (source, register)
+    for (size_t s = 0; s < sources.size(); ++s)
+      for (int64_t r = 0; r < sources[s].value.registers(); ++r)
+        heldByThread0.emplace(sources[s].map(sources[s].value.coords(0, 0, r)), std::make_pair(s, r));
+    std::vector<std::pair<size_t, int64_t>> renaming;
+    for (int64_t r = 0; r < dest.value.registers(); ++r) {
+      auto it = heldByThread0.find(dest.map(dest.value.coords(0, 0, r)));
+      if (it == heldByThread0.end()) return false;
+      renaming.push_back(it->second);
+    }
+    for (auto [warp, lane] : probes)
+      for (int64_t r = 0; r < dest.value.registers(); ++r) {
+        auto [s, reg] = renaming[r];
+        if (sources[s].map(sources[s].value.coords(warp, lane, reg)) != dest.map(dest.value.coords(warp, lane, r)))
+          return false;
+      }
+  }
+  return true;
+}
+
+int64_t reduceWarpParts(const Op& reduce, const PassOptions& options) {
+  HeldValue in = heldValue(reduce.operand(0), reduce, options);
+  if (!in.layout) fail(reduce, "input must be a tile");
+  int64_t axis = reduce.intAttr("axis");
+  Coords origin = in.coords(0, 0, 0);
+  int64_t parts = 1;
+  for (int64_t warp = 1; warp < options.numWarps; warp *= 2)
+    if (in.coords(warp, 0, 0)[axis] != origin[axis]) parts *= 2;
+  return parts;
+}
+
+namespace {
+
+// Consecutive per-operand areas, each starting 16-byte aligned, of `elementsPerOperand` elements each.
+int64_t perOperandAreas(const Op& op, int64_t elementsPerOperand) {
+  int64_t bytes = 0;
+  for (const Value* v : op.operands()) bytes = alignToShared(bytes + elementsPerOperand * sharedElementBytes(v->type()));
+  return bytes;
+}
+
+bool isReplicated(const Value* ptr, const Op& op, const PassOptions& options) {
+  HeldValue held = heldValue(ptr, op, options);
+  if (!held.layout) return true;  // a scalar is held by every thread
+  return int64_t(options.numWarps) * options.warpSize * held.registers() > product(held.shape);
+}
+
+}  // namespace
+
+int64_t scratchBytes(const Op& op, const PassOptions& options) {
+  if (isExchangeOp(op)) {
+    if (canRemapInRegisters(op, options)) return 0;
+    return exchangeBufferBytes(exchangeBufferShape(op), sharedElementBytes(op.result(0)->type()));
+  }
+  switch (op.kind()) {
+    case OpKind::Reduce: {
+      int64_t parts = reduceWarpParts(op, options);
+      if (parts == 1) return 0;
+      return perOperandAreas(op, std::max<int64_t>(1, op.result(0)->type().numElements()) * parts);
+    }
+    case OpKind::Scan:
+      return perOperandAreas(op, op.operand(0)->type().numElements());
+    case OpKind::Dot: {
+      Type a = op.operand(0)->type(), b = op.operand(1)->type();
+      return alignToShared(a.numElements() * sharedElementBytes(a)) +
+             alignToShared(b.numElements() * sharedElementBytes(b));
+    }
+    case OpKind::AtomicRMW:
+    case OpKind::AtomicCAS: {
+      if (!op.result(0)->hasUses() || !isReplicated(op.operand(0), op, options)) return 0;
+      Type ptr = op.operand(0)->type();
+      return alignToShared(std::max<int64_t>(1, ptr.numElements()) * sharedElementBytes(ptr.pointee()));
+    }
+    default:
+      return 0;
+  }
+}
+
+std::optional<SharedRange> scratchRangeOf(const Op& op) {
+  bool hasOffset = op.hasAttr("smem_offset"), hasBytes = op.hasAttr("smem_bytes");
+  if (!hasOffset && !hasBytes) return std::nullopt;
+  if (hasOffset != hasBytes) fail(op, "has only one of 'smem_offset' and 'smem_bytes'; shared scratch needs both");
+  for (const char* key : {"smem_offset", "smem_bytes"})
+    if (!op.attr(key).isInt() || op.attr(key).getInt() < 0)
+      fail(op, std::string("attribute '") + key + "' must be a non-negative int, got " + op.attr(key).str());
+  return SharedRange{op.intAttr("smem_offset"), op.intAttr("smem_bytes")};
+}
+
+// ------------------------------------------------------------------------------------------------ numbering
+
+OpNumbering::OpNumbering(ir::Function& f) { number(*f.body()); }
+
+void OpNumbering::number(ir::Block& block) {
+  for (auto& op : block.ops()) {
+    int64_t start = next_++;
+    for (unsigned i = 0; i < op->numRegions(); ++i) number(*op->region(i));
+    int64_t end = op->numRegions() ? next_++ : start;
+    numbers_[op.get()] = {start, end};
+  }
+}
+
+int64_t OpNumbering::start(const Op* op) const {
+  auto it = numbers_.find(op);
+  if (it == numbers_.end()) throw Error("shared-memory liveness: " + op->describe() + " is not in the function");
+  return it->second.first;
+}
+
+int64_t OpNumbering::end(const Op* op) const {
+  auto it = numbers_.find(op);
+  if (it == numbers_.end()) throw Error("shared-memory liveness: " + op->describe() + " is not in the function");
+  return it->second.second;
+}
+
+namespace {
+bool definedInside(const Value* v, const Op* region) {
+  const Op* p = v->definingOp() ? v->definingOp()->parentOp() : v->ownerBlock()->parentOp();
+  for (; p; p = p->parentOp())
+    if (p == region) return true;
+  return false;
+}
+}  // namespace
+
+LiveInterval OpNumbering::valueInterval(const Value* v) const {
+  const Op* owner = v->definingOp() ? v->definingOp() : v->ownerBlock()->parentOp();
+  LiveInterval live;
+  live.start = owner ? start(owner) : 0;  // function arguments are live from the entry
+  live.end = live.start;
+  for (const ir::Use& use : v->uses()) {
+    live.end = std::max(live.end, start(use.user));
+    for (const Op* p = use.user->parentOp(); p; p = p->parentOp())
+      if ((p->is(OpKind::For) || p->is(OpKind::While)) && !definedInside(v, p)) live.end = std::max(live.end, end(p));
+  }
+  return live;
+}
+
+// ------------------------------------------------------------------------------------------------ offsets
+
+int64_t assignSharedOffsets(std::vector<SharedBuffer>& buffers) {
+  std::vector<size_t> order(buffers.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (buffers[a].bytes != buffers[b].bytes) return buffers[a].bytes > buffers[b].bytes;
+    return buffers[a].live.start < buffers[b].live.start;
+  });
+  std::vector<size_t> placed;
+  int64_t total = 0;
+  for (size_t i : order) {
+    SharedBuffer& buffer = buffers[i];
+    if (buffer.bytes < 0) throw Error("shared-memory allocation: a buffer has a negative size");
+    int64_t bytes = alignToShared(buffer.bytes);
+    std::vector<const SharedBuffer*> conflicts;
+    for (size_t j : placed)
+      if (buffers[j].live.overlaps(buffer.live)) conflicts.push_back(&buffers[j]);
+    std::sort(conflicts.begin(), conflicts.end(),
+              [](const SharedBuffer* a, const SharedBuffer* b) { return a->offset < b->offset; });
+    int64_t offset = 0;  // lowest aligned offset past every conflicting buffer that starts below it
+    for (const SharedBuffer* c : conflicts) {
+      if (offset + bytes <= c->offset) break;
+      offset = std::max(offset, alignToShared(c->offset + alignToShared(c->bytes)));
+    }
+    buffer.offset = offset;
+    total = std::max(total, offset + bytes);
+    placed.push_back(i);
+  }
+  return total;
+}
+
+}  // namespace tessera::transforms
