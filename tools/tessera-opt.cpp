@@ -1,7 +1,7 @@
 // tessera-opt: reads textual tile IR, verifies it, runs a pass pipeline and prints the result (like mlir-opt).
 //
 //   tessera-opt [input.tir|-] [--pass=NAME ...] [-p NAME,NAME,...] [--print-ir-after-all] [--verify-only]
-//               [--print-locations] [--no-verify] [-o FILE]
+//               [--print-locations] [--no-verify] [--num-warps=N] [--warp-size=N] [-o FILE]
 //
 // Problems are reported as "file:line:col: error: message" on stderr with exit status 1.
 #include <filesystem>
@@ -28,6 +28,7 @@ struct Options {
   bool verifyOnly = false;
   bool printLocations = false;
   bool verify = true;
+  tessera::transforms::PassOptions passOptions;  // --num-warps, --warp-size (for the layout passes)
 };
 
 void printHelp(std::ostream& os) {
@@ -37,6 +38,8 @@ void printHelp(std::ostream& os) {
         "options:\n"
         "  --pass=NAME            run pass NAME (repeatable; passes run in the order given)\n"
         "  -p NAME,NAME,...       run a comma-separated pipeline of passes\n"
+        "  --num-warps=N          warps per program for the layout passes (default 4)\n"
+        "  --warp-size=N          threads per warp for the layout passes (default 32)\n"
         "  --print-ir-after-all   print the IR to stderr after every pass\n"
         "  --verify-only          parse and verify, print nothing on success\n"
         "  --print-locations      print loc(...) source locations\n"
@@ -54,6 +57,14 @@ void addPipeline(Options& opts, const std::string& list) {
   std::string name;
   while (std::getline(ss, name, ','))
     if (!name.empty()) opts.passes.push_back(name);
+}
+
+bool parsePowerOfTwo(const std::string& text, int& out) {
+  if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  int v = std::stoi(text);
+  if (v < 1 || (v & (v - 1)) != 0) return false;
+  out = v;
+  return true;
 }
 
 // Returns false (after printing why) on a bad command line; exits on --help.
@@ -80,6 +91,12 @@ bool parseArgs(int argc, char** argv, Options& opts) {
       else addPipeline(opts, v);
     } else if (arg.rfind("-p=", 0) == 0) {
       addPipeline(opts, arg.substr(3));
+    } else if (arg.rfind("--num-warps=", 0) == 0 || arg.rfind("--warp-size=", 0) == 0) {
+      bool warps = arg[2] == 'n';
+      if (!parsePowerOfTwo(arg.substr(arg.find('=') + 1), warps ? opts.passOptions.numWarps : opts.passOptions.warpSize)) {
+        std::cerr << "tessera-opt: error: " << arg << ": expected a positive power of two\n";
+        return false;
+      }
     } else if (arg == "--print-ir-after-all") {
       opts.printAfterAll = true;
     } else if (arg == "--verify-only") {
@@ -126,7 +143,11 @@ int runTool(const Options& opts) {
   }
 
   tessera::transforms::PassManager pm;
-  for (const std::string& name : opts.passes) pm.add(name);  // unknown names throw before any work
+  for (const std::string& name : opts.passes) {
+    std::unique_ptr<tessera::transforms::Pass> pass = tessera::transforms::createPass(name, opts.passOptions);
+    if (pass) pm.add(std::move(pass));
+    else pm.add(name);  // throws, listing the known names, before any work
+  }
   pm.setVerifyEach(opts.verify);
   if (opts.printAfterAll) pm.setPrintAfterAll(true, &std::cerr);
 

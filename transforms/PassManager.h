@@ -54,6 +54,11 @@ std::vector<std::string> registeredPassNames();
 std::unique_ptr<Pass> createCanonicalizePass();  // constant folding + algebraic simplification
 std::unique_ptr<Pass> createCSEPass();           // common subexpression elimination of pure ops
 std::unique_ptr<Pass> createDCEPass();           // removes unused pure ops, dead loop-carried values
+
+// GPU passes (docs/Layouts.md), in pipeline order.
+std::unique_ptr<Pass> createCoalescePass(const PassOptions& options);       // memory ops: widest coalesced layout
+std::unique_ptr<Pass> createAssignLayoutsPass(const PassOptions& options);  // every tile value gets a layout
+std::unique_ptr<Pass> createRemoveLayoutConversionsPass();                  // folds/rematerializes/hoists converts
 std::unique_ptr<Pass> createAllocateSharedMemoryPass(const PassOptions& options);  // smem_offset/smem_bytes
 std::unique_ptr<Pass> createInsertBarriersPass();  // barriers between conflicting shared-memory accesses
 

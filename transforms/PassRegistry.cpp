@@ -10,10 +10,13 @@ using PassFactory = std::unique_ptr<Pass> (*)(const PassOptions&);
 static const std::map<std::string, PassFactory>& registry() {
   static const std::map<std::string, PassFactory> passes = {
       {"allocate-shared-memory", [](const PassOptions& o) { return createAllocateSharedMemoryPass(o); }},
+      {"assign-layouts", [](const PassOptions& o) { return createAssignLayoutsPass(o); }},
       {"canonicalize", [](const PassOptions&) { return createCanonicalizePass(); }},
+      {"coalesce", [](const PassOptions& o) { return createCoalescePass(o); }},
       {"cse", [](const PassOptions&) { return createCSEPass(); }},
       {"dce", [](const PassOptions&) { return createDCEPass(); }},
       {"insert-barriers", [](const PassOptions&) { return createInsertBarriersPass(); }},
+      {"remove-layout-conversions", [](const PassOptions&) { return createRemoveLayoutConversionsPass(); }},
   };
   return passes;
 }

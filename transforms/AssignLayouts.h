@@ -1,0 +1,40 @@
+// assign-layouts: gives every tile value of a function a distributed layout. The interface here is the hook a
+// target uses to ask for specific layouts on specific ops (tensor-core operand layouts for `dot`, later).
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "ir/Layout.h"
+#include "transforms/PassManager.h"
+
+namespace tessera::transforms {
+
+// Layouts some ops need regardless of what flows into them. assign-layouts enforces a preference by putting
+// convert_layout ops around the op, so the op's operands/results become fixed points ("anchors") that the rest
+// of the function's layouts are propagated from.
+class LayoutPolicy {
+ public:
+  virtual ~LayoutPolicy() = default;
+  // The layout `op` needs for tile operand #index / tile result #index; nullopt when it has no preference (the
+  // op then follows propagation).
+  virtual std::optional<ir::Layout> operandLayout(const ir::Op& op, unsigned index) const = 0;
+  virtual std::optional<ir::Layout> resultLayout(const ir::Op& op, unsigned index) const = 0;
+};
+
+// The target-independent choice: `dot` takes its operands and its accumulator/result in the default blocked
+// layout of their shapes (what an FMA lowering wants); every other op follows propagation.
+class DefaultLayoutPolicy : public LayoutPolicy {
+ public:
+  explicit DefaultLayoutPolicy(const PassOptions& options) : options_(options) {}
+  std::optional<ir::Layout> operandLayout(const ir::Op& op, unsigned index) const override;
+  std::optional<ir::Layout> resultLayout(const ir::Op& op, unsigned index) const override;
+
+ private:
+  PassOptions options_;
+};
+
+// assign-layouts with a target's policy (createAssignLayoutsPass(options) uses DefaultLayoutPolicy).
+std::unique_ptr<Pass> createAssignLayoutsPass(const PassOptions& options, std::shared_ptr<const LayoutPolicy> policy);
+
+}  // namespace tessera::transforms

@@ -1,0 +1,258 @@
+// remove-layout-conversions: deletes the convert_layout ops that layout assignment left but that do not need
+// to move data, repeating until nothing changes:
+//  * convert(x) to x's own layout is x; convert(convert(x)) converts x directly;
+//  * a conversion of a value computed only from cheap ops (constant, arange, splat, and element-wise ops,
+//    broadcast, expand_dims and hint over those) is replaced by recomputing the value in the needed layout
+//    (the copies go right after the originals, so nothing moves into a loop);
+//  * a conversion inside a loop of a value defined outside it is hoisted in front of the loop;
+//  * a loop-carried value that every iteration converts from L1 to L2 on entry and back from L2 to L1 before
+//    the yield is carried in L2 instead: one conversion before the loop and one after it.
+// Unused conversions and unused copies' originals are erased.
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <set>
+
+#include "ir/Layout.h"
+#include "transforms/PassManager.h"
+
+namespace tessera::transforms {
+namespace {
+
+using ir::Layout;
+using ir::Op;
+using ir::OpKind;
+using ir::Type;
+using ir::Value;
+
+constexpr int kRematerializationBudget = 32;  // ops copied for one conversion at most
+
+std::optional<Layout> layoutOf(const Value* v) { return Layout::ofType(v->type()); }
+
+Op* nextOp(Op* op) {
+  ir::Block* block = op->parentBlock();
+  auto it = std::find_if(block->ops().begin(), block->ops().end(), [&](const auto& o) { return o.get() == op; });
+  return std::next(it) == block->ops().end() ? nullptr : std::next(it)->get();
+}
+
+// Whether `v` is defined inside `region owner` (in one of its regions, at any depth).
+bool definedInside(const Value* v, const Op* owner) {
+  const ir::Block* block = v->isBlockArg() ? v->ownerBlock() : v->definingOp()->parentBlock();
+  for (const Op* op = block->parentOp(); op; op = op->parentBlock()->parentOp())
+    if (op == owner) return true;
+  return false;
+}
+
+std::vector<Op*> conversionsOf(ir::Function& f) {
+  std::vector<Op*> converts;
+  f.walk([&](Op* op) {
+    if (op->is(OpKind::ConvertLayout)) converts.push_back(op);
+  });
+  return converts;
+}
+
+class RemoveLayoutConversionsPass : public Pass {
+ public:
+  const char* name() const override { return "remove-layout-conversions"; }
+
+  void run(ir::Function& f) override {
+    for (bool changed = true; changed;) {
+      changed = foldConversions(f);
+      changed |= rematerialize(f);
+      changed |= hoistInvariantConversions(f);
+      changed |= carryConvertedValues(f);
+      eraseDeadOps();
+    }
+  }
+
+ private:
+  // ---- identity conversions and chains
+  bool foldConversions(ir::Function& f) {
+    bool changed = false;
+    for (Op* c : conversionsOf(f)) {
+      Value* src = c->operand(0);
+      if (Op* inner = src->definingOp(); inner && inner->is(OpKind::ConvertLayout)) {
+        c->setOperand(0, inner->operand(0));
+        maybeDead_.insert(inner);
+        src = c->operand(0);
+        changed = true;
+      }
+      if (src->type() == c->result(0)->type()) {
+        c->result(0)->replaceAllUsesWith(src);
+        maybeDead_.insert(c);
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  // ---- recomputing cheap values in the needed layout
+  bool canRematerialize(const Value* v, const Layout& layout, int& budget) const {
+    if (layoutOf(v) == layout) return true;
+    const Op* def = v->definingOp();
+    if (!def || def->numResults() != 1 || def->numRegions() != 0 || --budget < 0) return false;
+    switch (def->kind()) {
+      case OpKind::Constant:
+      case OpKind::Arange: return true;
+      case OpKind::Splat: return true;  // from a scalar: any layout is free
+      case OpKind::ConvertLayout: return canRematerialize(def->operand(0), layout, budget);
+      case OpKind::ExpandDims:
+        return !def->operand(0)->type().isTile() ||
+               canRematerialize(def->operand(0), Layout::slice(static_cast<int>(def->intAttr("axis")), layout), budget);
+      case OpKind::Broadcast:
+      case OpKind::Hint: return canRematerialize(def->operand(0), layout, budget);
+      default: break;
+    }
+    if (!def->info().has(ir::kElementwise) || !def->info().has(ir::kPure)) return false;
+    for (const Value* operand : def->operands())
+      if (operand->type().isTile() && !canRematerialize(operand, layout, budget)) return false;
+    return true;
+  }
+
+  Value* rematerializeValue(Value* v, const Layout& layout) {
+    if (layoutOf(v) == layout) return v;
+    auto key = std::make_pair(v, layout.str());
+    if (auto it = copies_.find(key); it != copies_.end()) return it->second;
+    Op* def = v->definingOp();
+    if (def->is(OpKind::ConvertLayout)) return copies_[key] = rematerializeValue(def->operand(0), layout);
+    std::vector<Value*> operands;
+    for (Value* operand : def->operands()) {
+      if (!operand->type().isTile()) {
+        operands.push_back(operand);
+      } else if (def->is(OpKind::ExpandDims)) {
+        operands.push_back(rematerializeValue(operand, Layout::slice(static_cast<int>(def->intAttr("axis")), layout)));
+      } else {
+        operands.push_back(rematerializeValue(operand, layout));
+      }
+    }
+    auto copy = Op::create(def->kind(), operands, {layout.apply(v->type())}, def->attrs(), def->loc());
+    copy->result(0)->setNameHint(v->nameHint());
+    Value* result = def->parentBlock()->insertBefore(nextOp(def), std::move(copy))->result(0);
+    maybeDead_.insert(def);
+    return copies_[key] = result;
+  }
+
+  bool rematerialize(ir::Function& f) {
+    bool changed = false;
+    for (Op* c : conversionsOf(f)) {
+      if (!c->result(0)->hasUses() || maybeDead_.count(c)) continue;
+      std::optional<Layout> target = layoutOf(c->result(0));
+      Value* src = c->operand(0);
+      if (!target || !target->isDistributed() || src->definingOp() == nullptr) continue;
+      // Only worth it when the source is computed (a plain identity was folded already).
+      int budget = kRematerializationBudget;
+      if (!canRematerialize(src, *target, budget)) continue;
+      c->result(0)->replaceAllUsesWith(rematerializeValue(src, *target));
+      maybeDead_.insert(c);
+      changed = true;
+    }
+    return changed;
+  }
+
+  // ---- loops
+  bool hoistInvariantConversions(ir::Function& f) {
+    bool changed = false;
+    for (Op* c : conversionsOf(f)) {
+      if (maybeDead_.count(c)) continue;
+      Op* loop = c->parentBlock()->parentOp();
+      if (!loop || !(loop->is(OpKind::For) || loop->is(OpKind::While))) continue;
+      if (definedInside(c->operand(0), loop)) continue;
+      std::unique_ptr<Op> moved = c->parentBlock()->remove(c);
+      loop->parentBlock()->insertBefore(loop, std::move(moved));
+      changed = true;
+    }
+    return changed;
+  }
+
+  bool carryConvertedValues(ir::Function& f) {
+    std::vector<Op*> loops;
+    f.walk([&](Op* op) {
+      if (op->is(OpKind::For)) loops.push_back(op);
+    });
+    bool changed = false;
+    for (Op* loop : loops) {
+      ir::Block* body = loop->region(0);
+      Op* yield = body->terminator();
+      if (!yield) continue;
+      for (unsigned i = 0; i < loop->numResults(); ++i) changed |= carryInConvertedLayout(loop, i, yield);
+    }
+    return changed;
+  }
+
+  // Carried value #i: every use of the region argument converts it to one layout L2, and the yielded value is
+  // a conversion of a value already in L2. Carry L2 instead.
+  bool carryInConvertedLayout(Op* loop, unsigned i, Op* yield) {
+    Value* arg = loop->region(0)->argument(1 + i);
+    if (!arg->type().isTile() || !arg->hasUses()) return false;
+    std::optional<Type> converted;
+    for (const ir::Use& u : arg->uses()) {
+      if (!u.user->is(OpKind::ConvertLayout) || maybeDead_.count(u.user)) return false;
+      Type t = u.user->result(0)->type();
+      if (converted && *converted != t) return false;
+      converted = t;
+    }
+    Op* back = yield->operand(i)->definingOp();
+    if (!back || !back->is(OpKind::ConvertLayout) || back->operand(0)->type() != *converted) return false;
+
+    Type original = arg->type();
+    std::vector<Op*> entryConverts;
+    for (const ir::Use& u : arg->uses()) entryConverts.push_back(u.user);
+    for (Op* c : entryConverts) {
+      c->result(0)->replaceAllUsesWith(arg);
+      maybeDead_.insert(c);
+    }
+    arg->setType(*converted);
+    yield->setOperand(i, back->operand(0));
+    maybeDead_.insert(back);
+
+    ir::Block* outer = loop->parentBlock();
+    auto init = Op::create(OpKind::ConvertLayout, {loop->operand(3 + i)}, {*converted}, {}, loop->loc());
+    loop->setOperand(3 + i, outer->insertBefore(loop, std::move(init))->result(0));
+
+    Value* result = loop->result(i);
+    result->setType(*converted);
+    auto exit = Op::create(OpKind::ConvertLayout, {result}, {original}, {}, loop->loc());
+    Value* exitValue = outer->insertBefore(nextOp(loop), std::move(exit))->result(0);
+    result->replaceAllUsesWith(exitValue);
+    exitValue->definingOp()->setOperand(0, result);
+    return true;
+  }
+
+  // ---- cleanup: erase ops this pass made unused, and then what only they used.
+  void eraseDeadOps() {
+    std::vector<Op*> work(maybeDead_.begin(), maybeDead_.end());
+    maybeDead_.clear();
+    std::set<const Op*> erased;
+    while (!work.empty()) {
+      Op* op = work.back();
+      work.pop_back();
+      if (erased.count(op) || !op->info().has(ir::kPure) || op->numRegions() != 0) continue;
+      auto results = op->results();
+      if (std::any_of(results.begin(), results.end(), [](Value* r) { return r->hasUses(); })) continue;
+      std::vector<Op*> operandDefs;
+      for (Value* operand : op->operands())
+        if (Op* def = operand->definingOp()) operandDefs.push_back(def);
+      forgetCopiesOf(op);
+      op->parentBlock()->erase(op);
+      erased.insert(op);
+      work.insert(work.end(), operandDefs.begin(), operandDefs.end());
+    }
+  }
+
+  // Drops the memoized copies that involve `erased`'s results (called before erasing it).
+  void forgetCopiesOf(const Op* erased) {
+    for (auto it = copies_.begin(); it != copies_.end();) {
+      bool stale = it->first.first->definingOp() == erased || it->second->definingOp() == erased;
+      it = stale ? copies_.erase(it) : std::next(it);
+    }
+  }
+
+  std::set<Op*> maybeDead_;
+  std::map<std::pair<Value*, std::string>, Value*> copies_;  // (value, layout) -> its copy in that layout
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> createRemoveLayoutConversionsPass() { return std::make_unique<RemoveLayoutConversionsPass>(); }
+
+}  // namespace tessera::transforms
