@@ -118,3 +118,8 @@ KernelDef kernel(std::string name, void (*fn)(P...), std::vector<std::string> na
 }
 
 }  // namespace tessera
+
+// Marks a kernel for tessera.load() (Python), naming its parameters in order:
+//   TESSERA_PY_KERNEL(scale, x, out, n, alpha, BLOCK);
+// In C++ it only checks that the kernel exists; tessera.load() reads these lines and binds each kernel.
+#define TESSERA_PY_KERNEL(fn, ...) static_assert(sizeof(&fn) > 0, "TESSERA_PY_KERNEL names a kernel function")

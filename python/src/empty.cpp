@@ -1,0 +1,1 @@
+// libtessera.so is made of the core static libraries, linked whole; CMake wants one source file.

@@ -1,0 +1,24 @@
+"""Tessera: tile-level GPU kernels written in C++, launched from Python.
+
+    import numpy as np, tessera
+    add = tessera.kernels.vector_add
+    add[(tessera.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)          # numpy arrays: reference interpreter
+    add[lambda meta: (tessera.cdiv(n, meta["BLOCK"]),)](x, y, out, n, BLOCK=256)
+
+Kernels are written in C++ headers with the Tessera DSL and bound with one line each (see
+tessera/python.h and tessera.load). Exceptions from the compiler and runtime are tessera.Error.
+"""
+
+from . import _C
+from ._C import Error, ir
+from .kernel import Kernel, cdiv
+from .loader import load
+from . import testing
+
+kernels = type("kernels", (), {})()
+"""The tutorial kernels: vector_add, softmax, layernorm_fwd, matmul."""
+for _name in dir(_C.kernels):
+    if not _name.startswith("_"):
+        setattr(kernels, _name, Kernel(getattr(_C.kernels, _name)))
+
+__all__ = ["Error", "Kernel", "cdiv", "ir", "kernels", "load", "testing"]

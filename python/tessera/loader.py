@@ -1,0 +1,111 @@
+"""tessera.load: compile a header of DSL kernels into a Python extension on the fly, and cache it."""
+
+import hashlib
+import importlib.util
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+
+from .kernel import Kernel
+
+# One binding line per kernel in the user's header: TESSERA_PY_KERNEL(fn, param names...)
+_KERNEL_LINE = re.compile(r"^\s*TESSERA_PY_KERNEL\(\s*([\w:]+)\s*((?:,\s*\w+\s*)*)\)", re.M)
+_loaded = {}
+
+
+class LoadedKernels:
+    """The kernels of one header, as attributes."""
+
+    def __init__(self, module):
+        self._names = []
+        for name in dir(module):
+            if not name.startswith("_"):
+                setattr(self, name, Kernel(getattr(module, name)))
+                self._names.append(name)
+
+    def __repr__(self):
+        return f"<tessera kernels {', '.join(self._names)}>"
+
+
+def _package_dir():
+    return pathlib.Path(__file__).resolve().parent
+
+
+def _source_root():
+    marker = _package_dir() / "source_root.txt"
+    if not marker.exists():
+        raise RuntimeError("tessera.load needs the Tessera headers; this installation has no source_root.txt")
+    return pathlib.Path(marker.read_text().strip())
+
+
+def _cache_dir():
+    base = os.environ.get("TESSERA_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "tessera")
+    path = pathlib.Path(base) / "python-modules"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _binding_source(module_name, header, kernels):
+    lines = [f'#include "{header}"', '#include "tessera/python.h"', "", f"PYBIND11_MODULE({module_name}, m) {{"]
+    for fn, params in kernels:
+        names = ", ".join(f'"{p.strip()}"' for p in params.split(",") if p.strip())
+        py_name = fn.split("::")[-1]
+        lines.append(f'  tessera::python::bind(m, tessera::kernel("{py_name}", {fn}, {{{names}}}));')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def load(header, extra_flags=(), compiler=None, verbose=False):
+    """Compiles the kernels declared in a C++ header into an extension module; returns them by name.
+
+    After each kernel function, the header binds it with one line naming its parameters in order:
+
+        TESSERA_PY_KERNEL(scale, x, out, n, alpha, BLOCK);
+
+    The extension is cached (TESSERA_CACHE_DIR, default ~/.cache/tessera) by the header's text, the flags,
+    the compiler and the Tessera build, so later calls only import it.
+    """
+    header = pathlib.Path(header).resolve()
+    if not header.is_file():
+        raise FileNotFoundError(f"no such header: {header}")
+    text = header.read_text()
+    kernels = _KERNEL_LINE.findall(text)
+    if not kernels:
+        raise ValueError(f"{header} declares no kernels: add a TESSERA_PY_KERNEL(name, params...) line per kernel")
+    compiler = compiler or os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+    if not compiler:
+        raise RuntimeError("tessera.load needs a C++20 compiler (g++); set CXX")
+    core = _package_dir() / "libtessera.so"
+    key_material = "\0".join([str(header), text, " ".join(extra_flags), compiler, str(core.stat().st_mtime_ns),
+                              sys.version])
+    module_name = "tessera_user_" + hashlib.sha256(key_material.encode()).hexdigest()[:16]
+    if module_name in _loaded:
+        return _loaded[module_name]
+
+    out_dir = _cache_dir()
+    target = out_dir / (module_name + sysconfig.get_config_var("EXT_SUFFIX"))
+    if not target.exists():
+        root = _source_root()
+        source = out_dir / f"{module_name}.cpp"
+        source.write_text(_binding_source(module_name, header, kernels))
+        tmp = target.with_suffix(f".tmp{os.getpid()}")
+        cmd = [compiler, "-std=c++20", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
+               f"-I{root}", f"-I{root / 'frontend'}", f"-I{root / 'python' / 'include'}",
+               f"-I{sysconfig.get_paths()['include']}", f"-I{header.parent}", str(source), "-o", str(tmp),
+               f"-L{_package_dir()}", "-ltessera", f"-Wl,-rpath,{_package_dir()}", *extra_flags]
+        if verbose:
+            print(" ".join(cmd), file=sys.stderr)
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"tessera.load: compiling {header.name} failed:\n{result.stderr}")
+        os.replace(tmp, target)  # atomic: a concurrent load never imports a half-written module
+    spec = importlib.util.spec_from_file_location(module_name, target)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    _loaded[module_name] = LoadedKernels(module)
+    return _loaded[module_name]
