@@ -10,4 +10,5 @@ config.test_exec_root = os.path.join(os.path.dirname(config.tessera_tools_dir), 
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in"]
 
 config.substitutions.append(("%tessera-opt", os.path.join(config.tessera_tools_dir, "tessera-opt")))
+config.substitutions.append(("%tessera-translate", os.path.join(config.tessera_tools_dir, "tessera-translate")))
 config.substitutions.append(("FileCheck", config.filecheck))

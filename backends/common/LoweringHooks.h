@@ -1,0 +1,57 @@
+// Everything the shared tile-IR -> LLVM lowering needs from a GPU target: thread and program ids, warp
+// exchanges, barriers, shared memory, math, printing, assertions and atomic scopes. backends/nvptx implements it
+// for NVIDIA; the AMDGPU backend will implement it the same way. Backend-internal (names LLVM types).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include "ir/OpInfo.h"
+
+namespace tessera::backends {
+
+using IRBuilder = llvm::IRBuilder<>;
+
+class LoweringHooks {
+ public:
+  virtual ~LoweringHooks() = default;
+
+  virtual int warpSize() const = 0;
+
+  // Declares the kernel's ABI: calling convention, launch bounds (numWarps * warpSize threads), and any
+  // module-level annotations the driver needs.
+  virtual void configureKernel(llvm::Function& kernel, int numWarps) = 0;
+
+  // Ids (i32). threadId is the flat thread index within the program (block).
+  virtual llvm::Value* threadId(IRBuilder& b) = 0;
+  virtual llvm::Value* programId(IRBuilder& b, int axis) = 0;
+  virtual llvm::Value* numPrograms(IRBuilder& b, int axis) = 0;
+
+  // Exchanges a 32-bit integer with the lane `lane ^ laneMask` of the same warp (all lanes participate).
+  virtual llvm::Value* shuffleXorI32(IRBuilder& b, llvm::Value* v, int laneMask) = 0;
+  // All threads of the program wait; shared-memory writes before are visible to reads after.
+  virtual void barrier(IRBuilder& b) = 0;
+  // The base of the kernel's dynamic shared memory (an i8 pointer in the shared address space), sized by the
+  // function attribute `smem_bytes`.
+  virtual llvm::Value* sharedMemoryBase(IRBuilder& b) = 0;
+
+  // Math on a float scalar `x` (f32 or f64; the common code widens f16/bf16 to f32 first). `fast` allows the
+  // approximate hardware instructions. Returns null when the target has no lowering for this op and type.
+  virtual llvm::Value* unaryMath(IRBuilder& b, ir::OpKind op, llvm::Value* x, bool fast) = 0;
+  // C fmod on f32/f64 (exact); null if unavailable.
+  virtual llvm::Value* fmod(IRBuilder& b, llvm::Value* x, llvm::Value* y) = 0;
+
+  // printf-like output from the device: `format` uses C conversions (%d %lld %u %f %p ...); doubles for floats.
+  virtual void print(IRBuilder& b, const std::string& format, const std::vector<llvm::Value*>& args) = 0;
+  // Aborts the program with a message (called on the failing path only).
+  virtual void assertFail(IRBuilder& b, const std::string& message, const std::string& file, unsigned line,
+                          const std::string& function) = 0;
+
+  // LLVM sync scope for an atomic of scope "cta", "gpu" or "sys".
+  virtual llvm::SyncScope::ID atomicScope(llvm::LLVMContext& ctx, const std::string& scope) = 0;
+};
+
+}  // namespace tessera::backends

@@ -1,0 +1,35 @@
+// LoweringHooks for NVIDIA GPUs: PTX special registers, shfl.sync, bar.sync, dynamic shared memory as an extern
+// addrspace(3) array, fast approximate math (ex2/lg2/rsqrt.approx) and libdevice (__nv_*) for the rest,
+// vprintf and __assertfail.
+#pragma once
+
+#include "backends/common/LoweringHooks.h"
+
+namespace tessera::backends::nvptx {
+
+// The extern shared-memory array every kernel indexes (sized at launch by the dynamic shared-memory size).
+inline constexpr const char* kSharedMemorySymbol = "global_smem";
+
+class NVPTXHooks : public LoweringHooks {
+ public:
+  int warpSize() const override { return 32; }
+  void configureKernel(llvm::Function& kernel, int numWarps) override;
+  llvm::Value* threadId(IRBuilder& b) override;
+  llvm::Value* programId(IRBuilder& b, int axis) override;
+  llvm::Value* numPrograms(IRBuilder& b, int axis) override;
+  llvm::Value* shuffleXorI32(IRBuilder& b, llvm::Value* v, int laneMask) override;
+  void barrier(IRBuilder& b) override;
+  llvm::Value* sharedMemoryBase(IRBuilder& b) override;
+  llvm::Value* unaryMath(IRBuilder& b, ir::OpKind op, llvm::Value* x, bool fast) override;
+  llvm::Value* fmod(IRBuilder& b, llvm::Value* x, llvm::Value* y) override;
+  void print(IRBuilder& b, const std::string& format, const std::vector<llvm::Value*>& args) override;
+  void assertFail(IRBuilder& b, const std::string& message, const std::string& file, unsigned line,
+                  const std::string& function) override;
+  llvm::SyncScope::ID atomicScope(llvm::LLVMContext& ctx, const std::string& scope) override;
+
+ private:
+  llvm::Module& module(IRBuilder& b) { return *b.GetInsertBlock()->getModule(); }
+  llvm::Value* callLibdevice(IRBuilder& b, const std::string& name, llvm::ArrayRef<llvm::Value*> args);
+};
+
+}  // namespace tessera::backends::nvptx

@@ -1,0 +1,143 @@
+#include "backends/nvptx/NVPTXTarget.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/IPO/Internalize.h>
+
+#include "backends/common/LowerToLLVM.h"
+#include "backends/nvptx/NVPTXHooks.h"
+#include "ir/Error.h"
+
+namespace tessera::backends::nvptx {
+
+namespace {
+
+constexpr const char* kTriple = "nvptx64-nvidia-cuda";
+
+void initializeLLVM() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+}
+
+std::string checkedArch(const TargetOptions& opts) {
+  std::string arch = opts.arch.empty() ? "sm_90a" : opts.arch;
+  if (arch != "sm_80" && arch != "sm_86" && arch != "sm_89" && arch != "sm_90" && arch != "sm_90a")
+    throw Error("nvptx: unsupported arch '" + arch + "' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)");
+  return arch;
+}
+
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string& arch) {
+  initializeLLVM();
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, err);
+  if (!target) throw Error("nvptx: LLVM has no NVPTX target: " + err);
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      kTriple, arch, "+ptx80", options, std::nullopt, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!tm) throw Error("nvptx: cannot create a target machine for " + arch);
+  return tm;
+}
+
+// Links the libdevice functions the module calls, then internalizes everything but the kernels.
+void linkLibdevice(llvm::Module& m) {
+  bool needed = false;
+  for (const llvm::Function& f : m)
+    if (f.isDeclaration() && f.getName().starts_with("__nv_")) needed = true;
+  if (needed) {
+    std::string path = libdevicePath();
+    if (path.empty()) {
+      std::string names;
+      for (const llvm::Function& f : m)
+        if (f.isDeclaration() && f.getName().starts_with("__nv_")) names += " " + f.getName().str();
+      throw Error("nvptx: the kernel needs libdevice for" + names +
+                  ", but /usr/local/cuda/nvvm/libdevice/libdevice.10.bc was not found (set TESSERA_LIBDEVICE)");
+    }
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    if (!buffer) throw Error("nvptx: cannot read libdevice at " + path);
+    auto lib = llvm::parseBitcodeFile(buffer.get()->getMemBufferRef(), m.getContext());
+    if (!lib) throw Error("nvptx: cannot parse libdevice at " + path + ": " + llvm::toString(lib.takeError()));
+    (*lib)->setTargetTriple(m.getTargetTriple());
+    (*lib)->setDataLayout(m.getDataLayout());
+    if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::Flags::LinkOnlyNeeded))
+      throw Error("nvptx: linking libdevice failed");
+    // libdevice asks __nvvm_reflect("__CUDA_FTZ"); answer "no flush-to-zero".
+    m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t(0));
+  }
+  llvm::internalizeModule(m, [](const llvm::GlobalValue& g) {
+    if (const auto* f = llvm::dyn_cast<llvm::Function>(&g)) return f->getCallingConv() == llvm::CallingConv::PTX_Kernel || f->isDeclaration();
+    return g.getName() == kSharedMemorySymbol || g.isDeclaration();
+  });
+}
+
+void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(m, mam);
+}
+
+}  // namespace
+
+std::string libdevicePath() {
+  if (const char* env = std::getenv("TESSERA_LIBDEVICE")) return std::filesystem::exists(env) ? env : "";
+  const char* standard = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
+  return std::filesystem::exists(standard) ? standard : "";
+}
+
+std::unique_ptr<llvm::Module> NVPTXTarget::lowerToLLVM(const ir::Function& f, llvm::LLVMContext& ctx,
+                                                       const TargetOptions& opts) const {
+  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
+  NVPTXHooks hooks;
+  LoweringOptions lo;
+  lo.numWarps = opts.numWarps;
+  lo.fastMath = opts.fastMath;
+  std::unique_ptr<llvm::Module> m = lowerFunction(f, ctx, hooks, lo);
+  m->setTargetTriple(kTriple);
+  m->setDataLayout(tm->createDataLayout());
+  return m;
+}
+
+std::string NVPTXTarget::emitBinary(llvm::Module& m, const TargetOptions& opts) const {
+  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
+  m.setTargetTriple(kTriple);
+  m.setDataLayout(tm->createDataLayout());
+  linkLibdevice(m);
+  optimize(m, *tm);
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  if (llvm::verifyModule(m, &es)) throw Error("nvptx: invalid LLVM IR after optimization: " + es.str());
+  llvm::SmallString<0> ptx;
+  llvm::raw_svector_ostream os(ptx);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    throw Error("nvptx: the target machine cannot emit PTX");
+  pm.run(m);
+  return std::string(ptx.str());
+}
+
+}  // namespace tessera::backends::nvptx

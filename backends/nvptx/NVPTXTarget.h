@@ -1,0 +1,23 @@
+// The NVPTX target: lowers laid-out tile IR through the shared lowering with NVPTXHooks, links the libdevice
+// functions it calls, optimizes at O3 and emits PTX with LLVM's NVPTX backend.
+#pragma once
+
+#include "backends/Target.h"
+
+namespace tessera::backends::nvptx {
+
+// libdevice, when the CUDA toolkit provides it (TESSERA_LIBDEVICE overrides the path).
+std::string libdevicePath();
+
+class NVPTXTarget : public Target {
+ public:
+  const char* name() const override { return "nvptx"; }
+  int warpSize() const override { return 32; }
+  std::string defaultArch() const override { return "sm_90a"; }
+  std::string binaryFormat() const override { return "ptx"; }
+  std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Function& f, llvm::LLVMContext& ctx,
+                                            const TargetOptions& opts) const override;
+  std::string emitBinary(llvm::Module& m, const TargetOptions& opts) const override;
+};
+
+}  // namespace tessera::backends::nvptx

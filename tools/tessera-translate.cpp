@@ -1,0 +1,144 @@
+// tessera-translate: reads laid-out tile IR (the output of the layout and shared-memory passes) and prints the
+// LLVM IR or the PTX a GPU target produces for every function in it.
+//
+//   tessera-translate [input.tir|-] [--emit=llvm|llvm-opt|ptx] [--target=nvptx] [--arch=sm_90a]
+//                     [--num-warps=N] [--no-fast-math] [-o FILE]
+//
+// --emit=llvm prints the lowered module before optimization; llvm-opt after linking libdevice and O3; ptx the
+// target's assembly. num_warps defaults to the function's `num_warps` attribute, else 4.
+// Problems are reported as "file:line:col: error: message" on stderr with exit status 1.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "backends/Target.h"
+#include "ir/Parser.h"
+#include "ir/Verifier.h"
+
+namespace {
+
+struct Options {
+  std::string input = "-";
+  std::string output = "-";
+  std::string emit = "ptx";
+  std::string target = "nvptx";
+  std::string arch;
+  int numWarps = 0;  // 0: from the function
+  bool fastMath = true;
+};
+
+const char* kUsage =
+    "usage: tessera-translate [input.tir|-] [--emit=llvm|llvm-opt|ptx] [--target=nvptx] [--arch=ARCH]\n"
+    "                         [--num-warps=N] [--no-fast-math] [-o FILE]\n";
+
+bool startsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+
+bool parseArgs(int argc, char** argv, Options& o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else if (startsWith(a, "--emit=")) {
+      o.emit = a.substr(7);
+      if (o.emit != "llvm" && o.emit != "llvm-opt" && o.emit != "ptx") {
+        std::cerr << "tessera-translate: error: unknown --emit value '" << o.emit << "' (llvm, llvm-opt or ptx)\n";
+        return false;
+      }
+    } else if (startsWith(a, "--target=")) {
+      o.target = a.substr(9);
+    } else if (startsWith(a, "--arch=")) {
+      o.arch = a.substr(7);
+    } else if (startsWith(a, "--num-warps=")) {
+      try {
+        o.numWarps = std::stoi(a.substr(12));
+      } catch (...) {
+        o.numWarps = -1;
+      }
+      if (o.numWarps <= 0) {
+        std::cerr << "tessera-translate: error: --num-warps needs a positive integer\n";
+        return false;
+      }
+    } else if (a == "--no-fast-math") {
+      o.fastMath = false;
+    } else if (a == "-o") {
+      if (i + 1 >= argc) {
+        std::cerr << "tessera-translate: error: -o needs a value\n";
+        return false;
+      }
+      o.output = argv[++i];
+    } else if (!a.empty() && a[0] == '-' && a != "-") {
+      std::cerr << "tessera-translate: error: unknown option '" << a << "'\n" << kUsage;
+      return false;
+    } else {
+      o.input = a;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opts;
+  if (!parseArgs(argc, argv, opts)) return 1;
+  std::string text;
+  if (opts.input == "-") {
+    std::stringstream ss;
+    ss << std::cin.rdbuf();
+    text = ss.str();
+  } else {
+    std::ifstream in(opts.input);
+    if (!in) {
+      std::cerr << "tessera-translate: error: cannot open '" << opts.input << "'\n";
+      return 1;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  try {
+    std::unique_ptr<tessera::ir::Module> module = tessera::ir::parseModule(text, opts.input == "-" ? "<stdin>" : opts.input);
+    tessera::ir::verify(*module);
+    std::unique_ptr<tessera::backends::Target> target = tessera::backends::createTarget(opts.target);
+    std::string out;
+    for (const auto& f : module->functions()) {
+      tessera::backends::TargetOptions to;
+      to.arch = opts.arch;
+      to.fastMath = opts.fastMath;
+      to.numWarps = opts.numWarps;
+      if (to.numWarps == 0) {
+        auto it = f->attrs().find("num_warps");
+        to.numWarps = it != f->attrs().end() && it->second.isInt() ? static_cast<int>(it->second.getInt()) : 4;
+      }
+      llvm::LLVMContext ctx;
+      std::unique_ptr<llvm::Module> m = target->lowerToLLVM(*f, ctx, to);
+      if (opts.emit == "ptx") {
+        out += target->emitBinary(*m, to);
+      } else {
+        if (opts.emit == "llvm-opt") target->emitBinary(*m, to);  // links, optimizes (the module keeps the result)
+        llvm::raw_string_ostream os(out);
+        m->print(os, nullptr);
+      }
+    }
+    if (opts.output == "-") {
+      std::cout << out;
+    } else {
+      std::ofstream os(opts.output);
+      if (!os) {
+        std::cerr << "tessera-translate: error: cannot write '" << opts.output << "'\n";
+        return 1;
+      }
+      os << out;
+    }
+  } catch (const tessera::Error& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
