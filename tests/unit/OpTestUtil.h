@@ -307,6 +307,12 @@ inline double randomFloat(ScalarKind k, Rng& rng, bool specials) {
     if (k == ScalarKind::F8E4M3 && std::isinf(v)) v = 448.0;
     return v;
   }
+  if (specials && c == 1) {  // a subnormal of k (flush-to-zero would be a bug)
+    FloatFormat f = formatOf(k);
+    uint64_t mant = 1 + rng() % widthMask(f.mantBits);
+    double v = static_cast<double>(decodeFloat(mant, f));
+    return rng() & 1 ? -v : v;
+  }
   if (c <= 2) return roundTo(k, static_cast<double>(static_cast<int64_t>(rng() % 41) - 20));
   std::uniform_real_distribution<double> mant(-2.0, 2.0);
   std::uniform_int_distribution<int> ex(-6, 6);

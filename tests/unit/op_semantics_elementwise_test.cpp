@@ -609,6 +609,23 @@ TEST(SelectTest, TileConditionOnEveryType) {
   }
 }
 
+TEST(SelectTest, PointerTiles) {
+  // Chooses per element between pointers into two buffers, then loads through the chosen pointers.
+  Kernel kern({ptrTo(ScalarKind::I1), ptrTo(ScalarKind::F32), ptrTo(ScalarKind::F32), ptrTo(ScalarKind::F32)});
+  Value* idx = kern.linearIndex({4, 4});
+  Value* c = kern.b.load(kern.ptrs(kern.arg(0), idx));
+  Value* p = kern.b.select(c, kern.ptrs(kern.arg(1), idx), kern.ptrs(kern.arg(2), idx));
+  kern.b.store(kern.ptrs(kern.arg(3), idx), kern.b.load(p));
+  HostBuf cond(ScalarKind::I1, 16), a(ScalarKind::F32, 16), b(ScalarKind::F32, 16), out(ScalarKind::F32, 16);
+  for (size_t i = 0; i < 16; ++i) {
+    cond.setInt(i, (i * 7) % 3 == 0);
+    a.setFloat(i, static_cast<double>(i));
+    b.setFloat(i, -static_cast<double>(i) - 1);
+  }
+  kern.run({cond.arg(), a.arg(), b.arg(), out.arg()}, {1, 1, 1});
+  for (size_t i = 0; i < 16; ++i) EXPECT_EQ(out.floatAt(i), cond.intAt(i) ? a.floatAt(i) : b.floatAt(i));
+}
+
 TEST(SelectTest, ScalarConditionWithScalarValues) {
   Kernel kern({Type::i32(), ptrTo(ScalarKind::F64), ptrTo(ScalarKind::F64), ptrTo(ScalarKind::F64)});
   Value* c = kern.b.cmp("ne", kern.arg(0), kern.i32(0));
