@@ -7,9 +7,11 @@
 //
 // Control flow: `if` joins the states of its two branches (union); a loop's body is analyzed from the union of
 // the state on entry and the state at the end of the body (the back edge), iterated to a fixed point, so a body
-// whose end touches bytes that its start touches gets a barrier at the conflicting op. Barriers already in the IR
-// reset the state, so running the pass twice adds nothing.
+// whose end touches bytes that its start touches gets a barrier at the conflicting op. A final sweep drops any
+// inserted barrier the program is correct without, so every barrier left is needed on some path. Barriers already
+// in the IR reset the state (and are kept), so running the pass twice adds nothing.
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -36,8 +38,11 @@ class ByteRanges {
     std::sort(ranges_.begin(), ranges_.end());
     std::vector<std::pair<int64_t, int64_t>> merged;
     for (auto r : ranges_) {
-      if (!merged.empty() && r.first <= merged.back().second) merged.back().second = std::max(merged.back().second, r.second);
-      else merged.push_back(r);
+      if (!merged.empty() && r.first <= merged.back().second) {
+        merged.back().second = std::max(merged.back().second, r.second);
+      } else {
+        merged.push_back(r);
+      }
     }
     ranges_ = std::move(merged);
   }
@@ -67,7 +72,9 @@ struct Pending {
   bool operator==(const Pending&) const = default;
 };
 
-bool pointsToShared(const ir::Value* ptr) { return ptr->type().element().isPtr() && ptr->type().addrSpace() == ir::kSharedAddrSpace; }
+bool pointsToShared(const ir::Value* ptr) {
+  return ptr->type().element().isPtr() && ptr->type().addrSpace() == ir::kSharedAddrSpace;
+}
 
 // What `op` itself (not its regions) reads and writes in shared memory.
 Pending accessesOf(const Op& op) {
@@ -91,9 +98,15 @@ bool conflicts(const Pending& pending, const Pending& access) {
          access.writes.intersects(pending.reads);
 }
 
-class BarrierInserter {
+// The analysis over one function. In `Mode::Insert` it inserts a barrier before each conflicting op (and the
+// state starts afresh there); in `Mode::Check` it only records whether some op conflicts, with the barriers as
+// they are.
+class MembarAnalysis {
  public:
-  // Analyzes `block` starting from `state`, inserting the barriers it needs; returns the state at its end.
+  enum class Mode { Insert, Check };
+  explicit MembarAnalysis(Mode mode) : mode_(mode) {}
+
+  // Analyzes `block` starting from `state`; returns the state at its end.
   Pending run(Block& block, Pending state) {
     for (auto it = block.ops().begin(); it != block.ops().end(); ++it) {
       Op* op = it->get();
@@ -120,30 +133,34 @@ class BarrierInserter {
       for (unsigned r = 0; r < op->numRegions(); ++r) requireNoSharedAccess(*op->region(r));
       Pending access = accessesOf(*op);
       if (conflicts(state, access)) {
-        ir::Builder(&block, op).create(OpKind::Barrier, {}, {});
-        state = {};
+        if (mode_ == Mode::Check) {
+          conflict_ = true;
+        } else {
+          inserted_.push_back(ir::Builder(&block, op).create(OpKind::Barrier, {}, {}));
+          state = {};
+        }
       }
       state.add(access);
     }
     return state;
   }
 
+  bool foundConflict() const { return conflict_; }
+  const std::vector<Op*>& inserted() const { return inserted_; }
 
  private:
-  // A `for` body (`second` null) or a `while`'s before/after regions. The state at the loop head is the entry
-  // state joined with the state at the back edge; iterate until it stops growing (the byte ranges come from a
-  // finite set of endpoints, so it does). Returns the state when the loop exits.
+  // A `for` body (`second` null) or a `while`'s before/after regions. The state at the loop head accumulates the
+  // entry state and the state at the back edge until neither it grows nor a barrier is added (byte ranges come
+  // from a finite set of endpoints and barriers are only added, so this ends). Returns the state at the exit.
   Pending runLoop(Block& first, Block* second, const Pending& entry) {
     Pending head = entry;
     while (true) {
+      size_t barriersBefore = inserted_.size();
       Pending firstEnd = run(first, head);
       Pending backEdge = second ? run(*second, firstEnd) : firstEnd;
-      Pending next = entry;
+      Pending next = head;
       next.add(backEdge);
-      if (next == head) {
-        if (second) return firstEnd;  // a while exits after its before-region
-        return next;                  // a for exits at its head (possibly without running the body)
-      }
+      if (next == head && inserted_.size() == barriersBefore) return second ? firstEnd : head;
       head = std::move(next);
     }
   }
@@ -157,12 +174,32 @@ class BarrierInserter {
       for (unsigned r = 0; r < inner->numRegions(); ++r) requireNoSharedAccess(*inner->region(r));
     }
   }
+
+  Mode mode_;
+  bool conflict_ = false;
+  std::vector<Op*> inserted_;
 };
 
 class InsertBarriersPass : public Pass {
  public:
   const char* name() const override { return "insert-barriers"; }
-  void run(ir::Function& f) override { BarrierInserter().run(*f.body(), {}); }
+
+  void run(ir::Function& f) override {
+    MembarAnalysis insertion(MembarAnalysis::Mode::Insert);
+    insertion.run(*f.body(), {});
+    // Barriers were placed against states accumulated over the loop iterations of the analysis; one placed early
+    // may have become redundant once a later iteration added another. Drop every inserted barrier the program
+    // stays correct without (the check is exact for a fixed set of barriers), so each one left is needed.
+    for (Op* barrier : insertion.inserted()) {
+      Block* block = barrier->parentBlock();
+      Op* next = std::next(std::find_if(block->ops().begin(), block->ops().end(),
+                                        [&](const std::unique_ptr<Op>& o) { return o.get() == barrier; }))->get();
+      std::unique_ptr<Op> detached = block->remove(barrier);
+      MembarAnalysis check(MembarAnalysis::Mode::Check);
+      check.run(*f.body(), {});
+      if (check.foundConflict()) block->insertBefore(next, std::move(detached));
+    }
+  }
 };
 
 }  // namespace

@@ -238,7 +238,8 @@ namespace {
 // Consecutive per-operand areas, each starting 16-byte aligned, of `elementsPerOperand` elements each.
 int64_t perOperandAreas(const Op& op, int64_t elementsPerOperand) {
   int64_t bytes = 0;
-  for (const Value* v : op.operands()) bytes = alignToShared(bytes + elementsPerOperand * sharedElementBytes(v->type()));
+  for (const Value* v : op.operands())
+    bytes = alignToShared(bytes + elementsPerOperand * sharedElementBytes(v->type()));
   return bytes;
 }
 

@@ -62,7 +62,9 @@ namespace tessera::transforms {
 
 constexpr int64_t kSharedAlignment = 16;
 
-inline int64_t alignToShared(int64_t bytes) { return (bytes + kSharedAlignment - 1) / kSharedAlignment * kSharedAlignment; }
+inline int64_t alignToShared(int64_t bytes) {
+  return (bytes + kSharedAlignment - 1) / kSharedAlignment * kSharedAlignment;
+}
 
 // In-memory bytes of one element of `t` (a scalar or tile type): i1 and fp8 1, pointers 8, others bitWidth / 8.
 int64_t sharedElementBytes(ir::Type t);
