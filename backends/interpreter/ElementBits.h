@@ -12,12 +12,32 @@ namespace tessera::interp {
 // Bytes one element of `element` (a scalar or pointer type) occupies in memory.
 int storageBytes(ir::Type element);
 
-// Bit pattern of an element given in the Tile's canonical form (ints/pointers: intValue; floats: floatValue).
-// Only the low bitWidth bits are set (i1: 0 or 1).
-uint64_t elementToBits(ir::Type element, int64_t intValue, double floatValue);
+// Encodes and decodes elements of one type; the type is inspected once, so loops over many elements pay
+// only a predictable switch per element.
+class ElementCodec {
+ public:
+  explicit ElementCodec(ir::Type element);
 
-// Inverse: canonical int (for int and pointer types) or float value from a bit pattern. An i1 is true when
-// any of its bits is set.
+  int bytes() const { return bytes_; }
+  bool isFloat() const { return form_ >= Form::F16; }
+
+  // Bit pattern of an element in the Tile's canonical form (ints/pointers: intValue; floats: floatValue).
+  // Only the low bit-width bits are set (i1: 0 or 1).
+  uint64_t toBits(int64_t intValue, double floatValue) const;
+  // Canonical int (int and pointer types) or float value of a bit pattern; an i1 is true when any bit is set.
+  int64_t toInt(uint64_t bits) const;
+  double toFloat(uint64_t bits) const;
+
+ private:
+  enum class Form : uint8_t { Pointer, Bool, Int, F16, BF16, F32, F64, F8E4M3, F8E5M2 };
+  Form form_;
+  int bytes_;
+  int width_ = 64;
+  bool signed_ = false;
+};
+
+// One-off conveniences over ElementCodec.
+uint64_t elementToBits(ir::Type element, int64_t intValue, double floatValue);
 int64_t bitsToInt(ir::Type element, uint64_t bits);
 double bitsToFloat(ir::Type element, uint64_t bits);
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "backends/interpreter/BinaryOps.h"
 #include "backends/interpreter/ElementBits.h"
-#include "backends/interpreter/OpImpl.h"
 
 namespace tessera::interp::detail {
 
@@ -18,25 +18,6 @@ void checkSameSize(const ir::Op& op, const ProgramContext& ctx, const Tile& oper
   if (operand.size() != n)
     fail(op, ctx, "operand of type " + operand.type.str() + " does not match the result's " + std::to_string(n) +
                       " elements");
-}
-
-int64_t signedDiv(int64_t a, int64_t b) {
-  if (b == 0) return -1;
-  if (b == -1) return static_cast<int64_t>(0 - static_cast<uint64_t>(a));  // MIN / -1 wraps to MIN
-  return a / b;
-}
-int64_t signedRem(int64_t a, int64_t b) {
-  if (b == 0) return a;
-  if (b == -1) return 0;  // avoids the MIN % -1 overflow
-  return a % b;
-}
-
-// High half of the full unsigned product of two values of `width` bits.
-uint64_t unsignedMulHigh(uint64_t a, uint64_t b, int width, uint64_t mask) {
-  if (width == 64) return static_cast<uint64_t>((static_cast<unsigned __int128>(a) * b) >> 64);
-  a &= mask;
-  b &= mask;
-  return (static_cast<uint64_t>(a) * b) >> width;  // width <= 32 here, so the product fits
 }
 
 }  // namespace
@@ -54,77 +35,16 @@ bool isBinaryArithmetic(OpKind kind) {
 
 void binaryIntKernel(const ir::Op& op, const ProgramContext& ctx, OpKind kind, ir::Type element,
                      const int64_t* a, const int64_t* b, int64_t* out, int64_t n) {
-  const IntCanon canon(element);
-  const bool isSigned = element.isSigned();
-  const uint64_t width = static_cast<uint64_t>(canon.width);
-  auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
-  switch (kind) {
-    case OpKind::Add: for (int64_t i = 0; i < n; ++i) out[i] = canon(u(a[i]) + u(b[i])); return;
-    case OpKind::Sub: for (int64_t i = 0; i < n; ++i) out[i] = canon(u(a[i]) - u(b[i])); return;
-    case OpKind::Mul: for (int64_t i = 0; i < n; ++i) out[i] = canon(u(a[i]) * u(b[i])); return;
-    case OpKind::Div:
-      if (isSigned)
-        for (int64_t i = 0; i < n; ++i) out[i] = canon(u(signedDiv(a[i], b[i])));
-      else  // unsigned by zero: all ones
-        for (int64_t i = 0; i < n; ++i) out[i] = b[i] == 0 ? canon(~uint64_t(0)) : canon(u(a[i]) / u(b[i]));
-      return;
-    case OpKind::Rem:
-      if (isSigned)
-        for (int64_t i = 0; i < n; ++i) out[i] = canon(u(signedRem(a[i], b[i])));
-      else
-        for (int64_t i = 0; i < n; ++i) out[i] = b[i] == 0 ? a[i] : canon(u(a[i]) % u(b[i]));
-      return;
-    case OpKind::Min:
-      if (isSigned)
-        for (int64_t i = 0; i < n; ++i) out[i] = std::min(a[i], b[i]);
-      else
-        for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int64_t>(std::min(u(a[i]), u(b[i])));
-      return;
-    case OpKind::Max:
-      if (isSigned)
-        for (int64_t i = 0; i < n; ++i) out[i] = std::max(a[i], b[i]);
-      else
-        for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int64_t>(std::max(u(a[i]), u(b[i])));
-      return;
-    case OpKind::And: for (int64_t i = 0; i < n; ++i) out[i] = a[i] & b[i]; return;
-    case OpKind::Or: for (int64_t i = 0; i < n; ++i) out[i] = a[i] | b[i]; return;
-    case OpKind::Xor: for (int64_t i = 0; i < n; ++i) out[i] = a[i] ^ b[i]; return;
-    case OpKind::Shl:
-      if (element.isBool()) fail(op, ctx, "shifts are not defined on i1");
-      // A negative amount reads as a huge unsigned one, i.e. >= the width.
-      for (int64_t i = 0; i < n; ++i) out[i] = u(b[i]) >= width ? 0 : canon(u(a[i]) << u(b[i]));
-      return;
-    case OpKind::Shr:
-      if (element.isBool()) fail(op, ctx, "shifts are not defined on i1");
-      if (isSigned)  // canonical signed values are sign-extended, so an int64 arithmetic shift is exact
-        for (int64_t i = 0; i < n; ++i) out[i] = u(b[i]) >= width ? (a[i] < 0 ? -1 : 0) : a[i] >> u(b[i]);
-      else
-        for (int64_t i = 0; i < n; ++i) out[i] = u(b[i]) >= width ? 0 : canon(u(a[i]) >> u(b[i]));
-      return;
-    case OpKind::UMulHi:
-      if (width != 32 && width != 64) fail(op, ctx, "umulhi is defined on 32- and 64-bit integers only");
-      for (int64_t i = 0; i < n; ++i) out[i] = canon(unsignedMulHigh(u(a[i]), u(b[i]), canon.width, canon.mask));
-      return;
-    default:
-      fail(op, ctx, "not a binary integer operation");
-  }
+  withIntBinary(op, ctx, kind, element, [&](auto f) {
+    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+  });
 }
 
 void binaryFloatKernel(const ir::Op& op, const ProgramContext& ctx, OpKind kind, ir::Type element,
                        const double* a, const double* b, double* out, int64_t n) {
-  const FloatRound round(element);
-  switch (kind) {
-    case OpKind::Add: for (int64_t i = 0; i < n; ++i) out[i] = round(a[i] + b[i]); return;
-    case OpKind::Sub: for (int64_t i = 0; i < n; ++i) out[i] = round(a[i] - b[i]); return;
-    case OpKind::Mul: for (int64_t i = 0; i < n; ++i) out[i] = round(a[i] * b[i]); return;
-    case OpKind::Div: for (int64_t i = 0; i < n; ++i) out[i] = round(a[i] / b[i]); return;
-    case OpKind::Rem: for (int64_t i = 0; i < n; ++i) out[i] = round(std::fmod(a[i], b[i])); return;
-    case OpKind::Min: for (int64_t i = 0; i < n; ++i) out[i] = std::fmin(a[i], b[i]); return;
-    case OpKind::Max: for (int64_t i = 0; i < n; ++i) out[i] = std::fmax(a[i], b[i]); return;
-    default:
-      fail(op, ctx, std::string("'") + ir::opName(kind) + "' is not defined on floating-point type " +
-                        typeText(element));
-  }
+  withFloatBinary(op, ctx, kind, element, [&](auto f) {
+    for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+  });
 }
 
 namespace {
@@ -268,13 +188,11 @@ Tile evalSelect(const ir::Op& op, OperandList operands, ir::Type type, const Pro
   checkSameSize(op, ctx, b, r.size());
   if (cond.size() != r.size() && cond.size() != 1) fail(op, ctx, "condition shape does not match the values");
   const int64_t condStride = cond.size() == 1 ? 0 : 1;
-  for (int64_t i = 0, n = r.size(); i < n; ++i) {
-    bool c = cond.ints[i * condStride] != 0;
-    if (r.usesFloats())
-      r.floats[i] = c ? a.floats[i] : b.floats[i];
-    else
-      r.ints[i] = c ? a.ints[i] : b.ints[i];
-  }
+  const int64_t n = r.size();
+  if (r.usesFloats())
+    for (int64_t i = 0; i < n; ++i) r.floats[i] = cond.ints[i * condStride] != 0 ? a.floats[i] : b.floats[i];
+  else
+    for (int64_t i = 0; i < n; ++i) r.ints[i] = cond.ints[i * condStride] != 0 ? a.ints[i] : b.ints[i];
   return r;
 }
 
@@ -357,13 +275,14 @@ Tile evalBitcast(const ir::Op& op, OperandList operands, ir::Type type, const Pr
   ir::Type dst = type.element();
   if (src.bitWidth() != dst.bitWidth() || src.isBool() || dst.isBool())
     fail(op, ctx, "cannot bitcast " + src.str() + " to " + dst.str() + " (bit widths must match; i1 is excluded)");
-  const bool srcFloat = src.isFloat();
+  const ElementCodec from(src), to(dst);
+  const bool srcFloat = from.isFloat();
   for (int64_t i = 0, n = r.size(); i < n; ++i) {
-    uint64_t bits = elementToBits(src, srcFloat ? 0 : a.ints[i], srcFloat ? a.floats[i] : 0.0);
-    if (dst.isFloat())
-      r.floats[i] = bitsToFloat(dst, bits);
+    uint64_t bits = from.toBits(srcFloat ? 0 : a.ints[i], srcFloat ? a.floats[i] : 0.0);
+    if (to.isFloat())
+      r.floats[i] = to.toFloat(bits);
     else
-      r.ints[i] = bitsToInt(dst, bits);
+      r.ints[i] = to.toInt(bits);
   }
   return r;
 }

@@ -49,8 +49,9 @@ void run(const ir::Function& f, const std::vector<Arg>& args, Grid grid, std::os
                     std::to_string(args.size()),
                 f.loc());
   for (int axis = 0; axis < 3; ++axis)
-    if (grid[axis] < 0)
-      throw Error("launch grid dimension " + std::to_string(axis) + " is negative (" + std::to_string(grid[axis]) + ")",
+    if (grid[axis] <= 0)
+      throw Error("the launch grid must be positive in every dimension; dimension " + std::to_string(axis) + " is " +
+                      std::to_string(grid[axis]),
                   f.loc());
   ProgramContext ctx;
   ctx.numPrograms = grid;

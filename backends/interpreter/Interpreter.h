@@ -43,7 +43,8 @@ struct ProgramContext {
 // operand values. Control-flow ops (for/if/while/yield/return) are not accepted here.
 std::vector<Tile> evaluateOp(const ir::Op& op, const std::vector<Tile>& operands, ProgramContext& ctx);
 
-// Runs `f` over the whole grid. Throws tessera::Error on argument mismatch (count or kind) or runtime failure.
+// Runs `f` over the whole grid (every dimension >= 1). Throws tessera::Error on argument mismatch (count or
+// kind), a non-positive grid dimension, or a runtime failure.
 void run(const ir::Function& f, const std::vector<Arg>& args, Grid grid, std::ostream* debugOut = nullptr);
 
 }  // namespace tessera::interp

@@ -103,9 +103,9 @@ Tile evalLoad(const ir::Op& op, OperandList operands, const EvalEnv& env) {
   Tile r(resultType(op, 0, env));
   if (r.size() != ptr.size() || r.type.element() != ptr.type.pointee())
     fail(op, ctx, "result type " + r.type.str() + " does not match pointer type " + ptr.type.str());
-  ir::Type element = r.type.element();
-  const int bytes = storageBytes(element);
-  const bool isFloat = element.isFloat();
+  const ElementCodec codec(r.type.element());
+  const int bytes = codec.bytes();
+  const bool isFloat = codec.isFloat();
   BufferLookup lookup(op, ctx);
   for (int64_t i = 0, n = r.size(); i < n; ++i) {
     if (mask && mask->ints[i] == 0) {
@@ -119,9 +119,9 @@ Tile evalLoad(const ir::Op& op, OperandList operands, const EvalEnv& env) {
     }
     uint64_t bits = readBits(lookup.check(static_cast<uint64_t>(ptr.ints[i]), bytes, i), bytes);
     if (isFloat)
-      r.floats[i] = bitsToFloat(element, bits);
+      r.floats[i] = codec.toFloat(bits);
     else
-      r.ints[i] = bitsToInt(element, bits);
+      r.ints[i] = codec.toInt(bits);
   }
   return r;
 }
@@ -133,14 +133,14 @@ void evalStore(const ir::Op& op, OperandList operands, const EvalEnv& env) {
   const Tile& value = *operands[1];
   checkValueOperand(op, value, ptr, ctx, "value");
   const Tile* mask = maskOperand(op, operands, 2, ptr, ctx);
-  ir::Type element = ptr.type.pointee();
-  const int bytes = storageBytes(element);
-  const bool isFloat = element.isFloat();
+  const ElementCodec codec(ptr.type.pointee());
+  const int bytes = codec.bytes();
+  const bool isFloat = codec.isFloat();
   BufferLookup lookup(op, ctx);
   for (int64_t i = 0, n = ptr.size(); i < n; ++i) {
     if (mask && mask->ints[i] == 0) continue;
     void* address = lookup.check(static_cast<uint64_t>(ptr.ints[i]), bytes, i);
-    writeBits(address, bytes, elementToBits(element, isFloat ? 0 : value.ints[i], isFloat ? value.floats[i] : 0.0));
+    writeBits(address, bytes, codec.toBits(isFloat ? 0 : value.ints[i], isFloat ? value.floats[i] : 0.0));
   }
 }
 
@@ -166,8 +166,9 @@ Tile evalAtomicRMW(const ir::Op& op, OperandList operands, const EvalEnv& env) {
   Tile old(resultType(op, 0, env));
   if (old.size() != ptr.size()) fail(op, ctx, "result shape does not match the pointer's");
   ir::Type element = ptr.type.pointee();
-  const int bytes = storageBytes(element);
-  const bool isFloat = element.isFloat();
+  const ElementCodec codec(element);
+  const int bytes = codec.bytes();
+  const bool isFloat = codec.isFloat();
   BufferLookup lookup(op, ctx);
   for (int64_t i = 0, n = ptr.size(); i < n; ++i) {
     if (mask && mask->ints[i] == 0) continue;  // old value stays zero
@@ -175,17 +176,17 @@ Tile evalAtomicRMW(const ir::Op& op, OperandList operands, const EvalEnv& env) {
     uint64_t bits = readBits(address, bytes);
     uint64_t newBits;
     if (isFloat) {
-      double current = bitsToFloat(element, bits);
+      double current = codec.toFloat(bits);
       double next = value.floats[i];
       if (combine != OpKind::Yield) binaryFloatKernel(op, ctx, combine, element, &current, &value.floats[i], &next, 1);
       old.floats[i] = current;
-      newBits = elementToBits(element, 0, next);
+      newBits = codec.toBits(0, next);
     } else {
-      int64_t current = bitsToInt(element, bits);
+      int64_t current = codec.toInt(bits);
       int64_t next = value.ints[i];
       if (combine != OpKind::Yield) binaryIntKernel(op, ctx, combine, element, &current, &value.ints[i], &next, 1);
       old.ints[i] = current;
-      newBits = elementToBits(element, next, 0.0);
+      newBits = codec.toBits(next, 0.0);
     }
     writeBits(address, bytes, newBits);
   }
@@ -202,19 +203,20 @@ Tile evalAtomicCAS(const ir::Op& op, OperandList operands, const EvalEnv& env) {
   Tile old(resultType(op, 0, env));
   if (old.size() != ptr.size()) fail(op, ctx, "result shape does not match the pointer's");
   ir::Type element = ptr.type.pointee();
-  const int bytes = storageBytes(element);
-  const bool isFloat = element.isFloat();
+  const ElementCodec codec(element);
+  const int bytes = codec.bytes();
+  const bool isFloat = codec.isFloat();
   BufferLookup lookup(op, ctx);
   for (int64_t i = 0, n = ptr.size(); i < n; ++i) {
     void* address = lookup.check(static_cast<uint64_t>(ptr.ints[i]), bytes, i);
     uint64_t bits = readBits(address, bytes);
     if (isFloat)
-      old.floats[i] = bitsToFloat(element, bits);
+      old.floats[i] = codec.toFloat(bits);
     else
-      old.ints[i] = bitsToInt(element, bits);
-    uint64_t expectedBits = elementToBits(element, isFloat ? 0 : expected.ints[i], isFloat ? expected.floats[i] : 0.0);
+      old.ints[i] = codec.toInt(bits);
+    uint64_t expectedBits = codec.toBits(isFloat ? 0 : expected.ints[i], isFloat ? expected.floats[i] : 0.0);
     if (bits == expectedBits)  // bitwise comparison, as the hardware does
-      writeBits(address, bytes, elementToBits(element, isFloat ? 0 : value.ints[i], isFloat ? value.floats[i] : 0.0));
+      writeBits(address, bytes, codec.toBits(isFloat ? 0 : value.ints[i], isFloat ? value.floats[i] : 0.0));
   }
   return old;
 }

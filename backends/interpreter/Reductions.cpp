@@ -5,8 +5,8 @@
 //   1. the region is one binary arithmetic op on its two arguments (sum, max, ...): a raw kernel per step;
 //   2. the region holds only element-wise ops and constants: it runs once per step on all lanes at once;
 //   3. anything else: it runs once per step and lane on scalars, through the full region executor.
+#include "backends/interpreter/BinaryOps.h"
 #include "backends/interpreter/Executor.h"
-#include "backends/interpreter/OpImpl.h"
 
 namespace tessera::interp::detail {
 
@@ -63,38 +63,43 @@ std::vector<double>& storage<double>(Tile& t) { return t.floats; }
 template <class T>
 const std::vector<T>& storage(const Tile& t) { return storage<T>(const_cast<Tile&>(t)); }
 
-// Path 1: one binary op. Works on [K][lanes] copies so that every step is one contiguous kernel call.
+// Path 1: one binary op. Works on a [K][lanes] copy so that every step is one contiguous loop.
 template <class T>
-void foldWithKernel(const ir::Op& owner, const ir::Op& combine, bool swapped, bool isScan, bool reverse,
+void foldWithKernel(const ir::Op& combine, bool swapped, bool isScan, bool reverse,
                     const Tile& input, const FoldShape& fs, Tile& result, const ProgramContext& ctx) {
   const int64_t lanes = fs.lanes();
   const std::vector<T>& in = storage<T>(input);
   std::vector<T> steps(static_cast<size_t>(fs.k * lanes));
   for (int64_t s = 0; s < fs.k; ++s)
-    for (int64_t l = 0; l < lanes; ++l) steps[s * lanes + l] = in[fs.index(l, s)];
+    for (int64_t o = 0; o < fs.outer; ++o)
+      std::copy_n(&in[(o * fs.k + s) * fs.inner], fs.inner, &steps[s * lanes + o * fs.inner]);
   std::vector<T>& out = storage<T>(result);
   ir::Type element = input.type.element();
   const int64_t first = reverse ? fs.k - 1 : 0;
   const int64_t direction = reverse ? -1 : 1;
   std::vector<T> acc(steps.begin() + first * lanes, steps.begin() + (first + 1) * lanes);
-  auto emit = [&](int64_t s) {
-    if (isScan)
-      for (int64_t l = 0; l < lanes; ++l) out[fs.index(l, s)] = acc[l];
+  auto fold = [&](auto f) {
+    auto emit = [&](int64_t s) {
+      if (isScan)
+        for (int64_t o = 0; o < fs.outer; ++o)
+          std::copy_n(&acc[o * fs.inner], fs.inner, &out[(o * fs.k + s) * fs.inner]);
+    };
+    emit(first);
+    for (int64_t i = 1; i < fs.k; ++i) {
+      int64_t s = first + i * direction;
+      const T* x = &steps[s * lanes];
+      if (swapped)
+        for (int64_t l = 0; l < lanes; ++l) acc[l] = f(x[l], acc[l]);
+      else
+        for (int64_t l = 0; l < lanes; ++l) acc[l] = f(acc[l], x[l]);
+      emit(s);
+    }
   };
-  emit(first);
-  for (int64_t i = 1; i < fs.k; ++i) {
-    int64_t s = first + i * direction;
-    const T* x = &steps[s * lanes];
-    const T* a = swapped ? x : acc.data();
-    const T* b = swapped ? acc.data() : x;
-    if constexpr (std::is_same_v<T, double>)
-      binaryFloatKernel(combine, ctx, combine.kind(), element, a, b, acc.data(), lanes);
-    else
-      binaryIntKernel(combine, ctx, combine.kind(), element, a, b, acc.data(), lanes);
-    emit(s);
-  }
+  if constexpr (std::is_same_v<T, double>)
+    withFloatBinary(combine, ctx, combine.kind(), element, fold);
+  else
+    withIntBinary(combine, ctx, combine.kind(), element, fold);
   if (!isScan) std::copy(acc.begin(), acc.end(), out.begin());  // lane l is result element l
-  (void)owner;
 }
 
 // Copies the elements of lanes [firstLane, firstLane + count) at position `step` into a tile of `laneType`.
@@ -161,9 +166,9 @@ std::vector<Tile> evalReduceOrScan(const ir::Op& op, OperandList operands, const
   if (n == 1) {
     if (const ir::Op* combine = singleBinaryCombine(region, element0, swapped)) {
       if (element0.isFloat())
-        foldWithKernel<double>(op, *combine, swapped, isScan, reverse, *operands[0], fs, results[0], ctx);
+        foldWithKernel<double>(*combine, swapped, isScan, reverse, *operands[0], fs, results[0], ctx);
       else
-        foldWithKernel<int64_t>(op, *combine, swapped, isScan, reverse, *operands[0], fs, results[0], ctx);
+        foldWithKernel<int64_t>(*combine, swapped, isScan, reverse, *operands[0], fs, results[0], ctx);
       return results;
     }
   }
@@ -215,6 +220,7 @@ Tile evalDot(const ir::Op& op, OperandList operands, const EvalEnv& env) {
       acc.shape()[0] != a.shape()[0] || acc.shape()[1] != b.shape()[1] || r.type != acc.type)
     fail(op, ctx, "shapes " + a.type.str() + " x " + b.type.str() + " + " + acc.type.str() + " do not form a matrix product");
   if (a.type.element() != b.type.element()) fail(op, ctx, "a and b must have the same element type");
+  if (a.type.isPtr() || r.type.isPtr()) fail(op, ctx, "operands must be integers or floats, not pointers");
   const int64_t m = a.shape()[0], kDim = a.shape()[1], nDim = b.shape()[1];
   if (!a.usesFloats()) {
     if (r.usesFloats()) fail(op, ctx, "integer inputs need an integer accumulator");

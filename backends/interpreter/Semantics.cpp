@@ -60,7 +60,8 @@ Tile evalArange(const ir::Op& op, const EvalEnv& env) {
   int64_t end = op.intAttr("end");
   if (end - start != r.size() || !r.type.isInt())
     fail(op, env.ctx, "range [" + std::to_string(start) + ", " + std::to_string(end) + ") does not fit " + r.type.str());
-  for (int64_t i = 0; i < r.size(); ++i) r.ints[i] = canonicalInt(r.type, start + i);
+  const IntCanon canon(r.type);
+  for (int64_t i = 0, n = r.size(); i < n; ++i) r.ints[i] = canon(static_cast<uint64_t>(start + i));
   return r;
 }
 
