@@ -33,7 +33,7 @@ Tile argumentTile(const ir::Function& f, unsigned i, const Arg& arg, ProgramCont
   if (t.isInt()) {
     const int64_t* v = std::get_if<int64_t>(&arg);
     if (!v) throw mismatch("an integer");
-    return Tile::scalarInt(t, *v);
+    return Tile::scalarInt(t, t.isBool() ? *v != 0 : *v);  // other ints wrap to the parameter's type
   }
   const double* v = std::get_if<double>(&arg);
   if (!v) throw mismatch("a double");

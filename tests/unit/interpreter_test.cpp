@@ -263,6 +263,19 @@ TEST(Run, RowSumReductionOverGrid) {
   }
 }
 
+TEST(Run, ScalarArgumentsTakeTheParameterType) {
+  // out[0] = a (i8, wraps), out[1] = b (i1, nonzero is true), out[2] = c (f16, rounded)
+  Kernel k({ptrF32(), Type::scalar(ir::ScalarKind::I8), Type::i1(), Type::f16()});
+  auto& b = k.b;
+  b.store(k.arg(0), b.cast(k.arg(1), Type::f32()));
+  b.store(b.addptr(k.arg(0), k.i32(1)), b.cast(k.arg(2), Type::f32()));
+  b.store(b.addptr(k.arg(0), k.i32(2)), b.cast(k.arg(3), Type::f32()));
+  b.ret();
+  std::vector<float> out(3);
+  run(*k.f, {bufferOf(out), int64_t(200), int64_t(2), 0.1}, {1, 1, 1});
+  EXPECT_EQ(out, (std::vector<float>{-56.0f, 1.0f, static_cast<float>(roundToF16(0.1))}));
+}
+
 TEST(Run, ArgumentCountAndKindErrors) {
   auto f = buildVectorAdd(64);
   std::vector<float> x(64);
