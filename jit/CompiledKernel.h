@@ -1,0 +1,29 @@
+// The result of compiling one specialized kernel: the loadable artifact plus everything needed to launch it
+// and to inspect how it was produced. Plain data, so the cache can store and reload it byte for byte.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tessera::jit {
+
+struct CompiledKernel {
+  std::string name;         // the kernel's (function's) name: the symbol to look up in the loaded module
+  std::string target;       // "nvptx", "amdgpu"
+  std::string arch;         // "sm_90a", "gfx942", ...
+  std::string format;       // "ptx" or "hsaco"
+  int numWarps = 0;
+  int warpSize = 0;
+  int64_t sharedBytes = 0;  // dynamic shared memory the launch must provide (function attribute smem_bytes)
+  std::string binary;       // PTX text or code-object bytes
+  std::string llvmIR;       // LLVM IR as lowered, before LLVM's optimizations
+  std::string optimizedLLVMIR;  // LLVM IR after the target's optimization pipeline (what was emitted)
+  std::vector<std::pair<std::string, std::string>> irAfterPass;  // (stage, tile IR text), in pipeline order
+
+  int threadsPerProgram() const { return numWarps * warpSize; }
+  bool operator==(const CompiledKernel&) const = default;
+};
+
+}  // namespace tessera::jit

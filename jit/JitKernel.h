@@ -1,0 +1,75 @@
+// A GPU kernel handle over a KernelDef: compiles on the first launch of each specialization (see
+// Specialization.h), through the compiled-kernel cache (memory, then disk), loads the PTX with the CUDA driver
+// and launches it.
+//
+//   tessera::jit::JitKernel add(tutorials::vector_add_kernel());
+//   DeviceBuffer x = DeviceBuffer::fromHost(hx), y = ..., out(n * 4);
+//   add.launch({cdiv(n, 1024), 1, 1}, {x, y, out, n}, {{"BLOCK", 1024}}, {.numWarps = 4});
+//
+// compileOnly() runs the same specialization and compilation without a GPU, for inspecting the IR after every
+// pass, the LLVM IR and the PTX.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+#include "jit/Cache.h"
+#include "jit/CompiledKernel.h"
+#include "jit/CudaDriver.h"
+#include "jit/KernelArg.h"
+#include "jit/LoadedKernel.h"
+#include "jit/Specialization.h"
+#include "tessera/Kernel.h"
+
+namespace tessera::jit {
+
+struct LaunchOptions {
+  int numWarps = 4;
+  cu::Stream stream = nullptr;   // null: the default stream
+  std::string target = "nvptx";
+  std::string arch;              // empty: the GPU's own arch when launching, the target's default in compileOnly
+  bool fastMath = true;
+};
+
+class JitKernel {
+ public:
+  explicit JitKernel(KernelDef def, KernelCache& cache = KernelCache::global(),
+                     CudaDriver& driver = CudaDriver::instance());
+  ~JitKernel();
+
+  // Compiles (first use of this specialization) and enqueues the launch on options.stream. Asynchronous.
+  void launch(const LaunchGrid& grid, const std::vector<KernelArg>& args, const Constants& constants,
+              const LaunchOptions& options = {});
+
+  // Compiles and loads the specialization `launch` would use, without launching (for registers, spills...).
+  LoadedKernel& prepare(const std::vector<KernelArg>& args, const Constants& constants, const LaunchOptions& options = {});
+
+  // Specializes for `args` (pointer values only matter for their alignment: KernelArg::pointer(256) will do)
+  // and compiles, without touching a GPU.
+  std::shared_ptr<const CompiledKernel> compileOnly(const std::vector<KernelArg>& args, const Constants& constants,
+                                                    const LaunchOptions& options = {});
+
+  // What a launch with these arguments would compile for, and the traced, specialized IR it would compile.
+  Specialization specialize(const std::vector<KernelArg>& args, const Constants& constants,
+                            const LaunchOptions& options) const;
+  std::unique_ptr<ir::Module> specializedIR(const Specialization& s) const;
+
+  const KernelDef& definition() const { return def_; }
+  size_t loadedVariants() const;  // specializations loaded on the GPU so far
+
+ private:
+  std::shared_ptr<const CompiledKernel> compileSpecialization(const Specialization& s);
+  LaunchOptions resolveForLaunch(const LaunchOptions& options) const;
+
+  KernelDef def_;
+  KernelCache& cache_;
+  CudaDriver& driver_;
+  mutable std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<LoadedKernel>> loaded_;  // by Specialization::key()
+};
+
+}  // namespace tessera::jit

@@ -1,0 +1,115 @@
+#include "jit/LoadedKernel.h"
+
+#include <cstring>
+
+#include "backends/interpreter/FloatFormats.h"
+#include "ir/Error.h"
+
+namespace tessera::jit {
+
+namespace {
+constexpr int64_t kDefaultDynamicSharedLimit = 48 * 1024;  // above this a kernel must opt in
+
+template <class T>
+std::vector<uint8_t> bytesOf(T v) {
+  std::vector<uint8_t> out(sizeof(T));
+  std::memcpy(out.data(), &v, sizeof(T));
+  return out;
+}
+}  // namespace
+
+std::vector<uint8_t> packKernelArgument(ir::Type t, const KernelArg& arg, const std::string& kernelName, size_t index) {
+  auto mismatch = [&](const char* want) {
+    return Error("kernel '" + kernelName + "': argument " + std::to_string(index) + " (" + t.str() + ") must be " +
+                 want);
+  };
+  if (t.isTile()) throw Error("kernel '" + kernelName + "': argument " + std::to_string(index) + " is a tile");
+  if (t.isPtr()) {
+    if (arg.kind() != KernelArg::Kind::Pointer) throw mismatch("a device pointer");
+    return bytesOf<uint64_t>(arg.pointerValue());
+  }
+  if (t.isFloat()) {
+    if (arg.kind() != KernelArg::Kind::Float) throw mismatch("a floating-point number");
+    double v = arg.floatValue();
+    switch (t.scalarKind()) {
+      case ir::ScalarKind::F16: return bytesOf<uint16_t>(interp::encodeF16(v));
+      case ir::ScalarKind::BF16: return bytesOf<uint16_t>(interp::encodeBF16(v));
+      case ir::ScalarKind::F32: return bytesOf<uint32_t>(interp::encodeF32(v));
+      case ir::ScalarKind::F64: return bytesOf<double>(v);
+      case ir::ScalarKind::F8E4M3: return bytesOf<uint8_t>(interp::encodeF8E4M3(v));
+      case ir::ScalarKind::F8E5M2: return bytesOf<uint8_t>(interp::encodeF8E5M2(v));
+      default: break;
+    }
+  }
+  if (arg.kind() != KernelArg::Kind::Int) throw mismatch("an integer");
+  int64_t v = arg.intValue();
+  switch (t.bitWidth()) {
+    case 1:
+    case 8: return bytesOf<uint8_t>(static_cast<uint8_t>(v));
+    case 16: return bytesOf<uint16_t>(static_cast<uint16_t>(v));
+    case 32: return bytesOf<uint32_t>(static_cast<uint32_t>(v));
+    default: return bytesOf<int64_t>(v);
+  }
+}
+
+LoadedKernel::LoadedKernel(std::shared_ptr<const CompiledKernel> kernel, std::vector<ir::Type> paramTypes,
+                           CudaDriver& driver)
+    : kernel_(std::move(kernel)), paramTypes_(std::move(paramTypes)), driver_(driver) {
+  if (kernel_->format != "ptx")
+    throw Error("kernel '" + kernel_->name + "' was compiled for " + kernel_->target + " (" + kernel_->format +
+                "); the CUDA driver loads only PTX");
+  module_ = driver_.loadModule(kernel_->binary, kernel_->name);
+  try {
+    function_ = driver_.getFunction(module_, kernel_->name);
+    if (kernel_->sharedBytes > kDefaultDynamicSharedLimit) {
+      int limit = driver_.maxSharedBytesPerBlockOptin();
+      int staticBytes = driver_.functionAttribute(function_, cu::kFuncAttrSharedSizeBytes, kernel_->name);
+      if (kernel_->sharedBytes + staticBytes > limit)
+        throw Error("kernel '" + kernel_->name + "' needs " + std::to_string(kernel_->sharedBytes) +
+                    " bytes of shared memory (plus " + std::to_string(staticBytes) + " static), more than the " +
+                    std::to_string(limit) + " bytes this GPU allows per block; use smaller blocks or fewer stages");
+      driver_.setFunctionAttribute(function_, cu::kFuncAttrMaxDynamicSharedSizeBytes,
+                                   static_cast<int>(kernel_->sharedBytes), kernel_->name);
+    }
+  } catch (...) {
+    driver_.unloadModule(module_);
+    throw;
+  }
+}
+
+LoadedKernel::~LoadedKernel() { driver_.unloadModule(module_); }
+
+int LoadedKernel::registersPerThread() const {
+  return driver_.functionAttribute(function_, cu::kFuncAttrNumRegs, kernel_->name);
+}
+int LoadedKernel::localBytesPerThread() const {
+  return driver_.functionAttribute(function_, cu::kFuncAttrLocalSizeBytes, kernel_->name);
+}
+
+void LoadedKernel::launch(const LaunchGrid& grid, const std::vector<KernelArg>& args, cu::Stream stream) {
+  const std::string& name = kernel_->name;
+  if (args.size() != paramTypes_.size())
+    throw Error("kernel '" + name + "' takes " + std::to_string(paramTypes_.size()) + " arguments, got " +
+                std::to_string(args.size()));
+  // CUDA's grid limits: x < 2^31, y and z < 2^16.
+  const int64_t limits[3] = {(int64_t(1) << 31) - 1, 65535, 65535};
+  unsigned g[3];
+  for (int d = 0; d < 3; ++d) {
+    if (grid[d] <= 0 || grid[d] > limits[d])
+      throw Error("kernel '" + name + "': launch grid dimension " + std::to_string(d) + " is " +
+                  std::to_string(grid[d]) + "; it must be between 1 and " + std::to_string(limits[d]));
+    g[d] = static_cast<unsigned>(grid[d]);
+  }
+  std::vector<std::vector<uint8_t>> storage;
+  storage.reserve(args.size());
+  std::vector<void*> params;
+  for (size_t i = 0; i < args.size(); ++i) {
+    storage.push_back(packKernelArgument(paramTypes_[i], args[i], name, i));
+    params.push_back(storage.back().data());
+  }
+  unsigned block[3] = {static_cast<unsigned>(kernel_->threadsPerProgram()), 1, 1};
+  driver_.launch(function_, g, block, static_cast<unsigned>(kernel_->sharedBytes), stream,
+                 params.empty() ? nullptr : params.data(), name);
+}
+
+}  // namespace tessera::jit

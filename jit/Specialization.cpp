@@ -1,0 +1,88 @@
+#include "jit/Specialization.h"
+
+#include <limits>
+
+namespace tessera::jit {
+
+namespace {
+
+std::string constantText(const ConstValue& v) {
+  if (std::holds_alternative<int64_t>(v)) return std::to_string(std::get<int64_t>(v));
+  return ir::formatFloat(std::get<double>(v));  // bit-exact, so 0.1 and 0.1000001 never share a kernel
+}
+
+const char* kindName(KernelArg::Kind k) {
+  switch (k) {
+    case KernelArg::Kind::Pointer: return "a device pointer";
+    case KernelArg::Kind::Int: return "an integer";
+    case KernelArg::Kind::Float: return "a floating-point number";
+  }
+  return "?";
+}
+
+// Whether `v` is representable in the integer type `t` (u64 accepts any bit pattern).
+bool fitsIntType(ir::Type t, int64_t v) {
+  int bits = t.bitWidth();
+  if (t.isBool()) return v == 0 || v == 1;
+  if (bits >= 64) return true;
+  if (t.isSigned()) return v >= -(int64_t(1) << (bits - 1)) && v < (int64_t(1) << (bits - 1));
+  return v >= 0 && v < (int64_t(1) << bits);
+}
+
+}  // namespace
+
+std::string Specialization::key() const {
+  std::string k;
+  for (const auto& [name, value] : constants) k += name + "=" + constantText(value) + ";";
+  k += "args=";
+  for (size_t i = 0; i < args.size(); ++i) {
+    k += i ? "," : "";
+    k += args[i].divisibleBy16 ? "16" : args[i].equalTo1 ? "1" : "_";
+  }
+  k += ";warps=" + std::to_string(numWarps) + ";" + target + ";" + arch + (fastMath ? ";fast" : ";precise");
+  return k;
+}
+
+std::vector<ArgFacts> argumentFacts(const std::string& kernelName, const std::vector<ParamInfo>& params,
+                                    const std::vector<KernelArg>& args) {
+  if (args.size() != params.size())
+    throw Error("kernel '" + kernelName + "' takes " + std::to_string(params.size()) + " runtime arguments, got " +
+                std::to_string(args.size()));
+  std::vector<ArgFacts> facts(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ParamInfo& p = params[i];
+    const KernelArg& a = args[i];
+    KernelArg::Kind want = p.kind == ParamKind::Pointer ? KernelArg::Kind::Pointer
+                           : p.type.isFloat()           ? KernelArg::Kind::Float
+                                                        : KernelArg::Kind::Int;
+    if (a.kind() != want)
+      throw Error("kernel '" + kernelName + "': argument '" + p.name + "' (" + p.type.str() + ") must be " +
+                  kindName(want) + ", got " + kindName(a.kind()));
+    if (want == KernelArg::Kind::Pointer) {
+      facts[i].divisibleBy16 = a.pointerValue() % 16 == 0;
+    } else if (want == KernelArg::Kind::Int) {
+      if (!fitsIntType(p.type, a.intValue()))
+        throw Error("kernel '" + kernelName + "': argument '" + p.name + "' = " + std::to_string(a.intValue()) +
+                    " does not fit its type " + p.type.str());
+      // Booleans carry no divisibility facts worth specializing on.
+      if (!p.type.isBool()) {
+        facts[i].divisibleBy16 = a.intValue() % 16 == 0;
+        facts[i].equalTo1 = a.intValue() == 1;
+      }
+    }
+  }
+  return facts;
+}
+
+void applySpecialization(ir::Function& f, const std::vector<ArgFacts>& facts) {
+  if (facts.size() != f.numArguments())
+    throw Error("applySpecialization: " + std::to_string(facts.size()) + " argument facts for @" + f.name() +
+                ", which has " + std::to_string(f.numArguments()) + " arguments");
+  for (unsigned i = 0; i < f.numArguments(); ++i) {
+    ir::AttrDict& attrs = f.argAttrs(i);
+    if (facts[i].divisibleBy16) attrs["divisibility"] = ir::Attr::integer(16);
+    if (facts[i].equalTo1) attrs["equal_to_1"] = ir::Attr::boolean(true);
+  }
+}
+
+}  // namespace tessera::jit

@@ -1,0 +1,47 @@
+// JIT specialization: which facts about a launch's arguments the compiled kernel may assume. As in Triton, a
+// kernel is compiled once per distinct combination of
+//   * its Const parameter values,
+//   * for each pointer argument: whether its address is 16-byte aligned,
+//   * for each integer argument: whether it is divisible by 16, and whether it equals 1,
+//   * num_warps, the target, its arch and the compile options.
+// (Argument dtypes are fixed by the KernelDef's C++ signature.) The facts become argument attributes of the
+// traced function, `divisibility = 16` and `equal_to_1 = true`, which the axis analysis and coalescing read.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+#include "jit/KernelArg.h"
+#include "tessera/Kernel.h"
+
+namespace tessera::jit {
+
+struct ArgFacts {
+  bool divisibleBy16 = false;
+  bool equalTo1 = false;  // integers only
+  bool operator==(const ArgFacts&) const = default;
+};
+
+struct Specialization {
+  Constants constants;
+  std::vector<ArgFacts> args;  // one per runtime parameter
+  int numWarps = 4;
+  std::string target;
+  std::string arch;
+  bool fastMath = true;
+
+  // Canonical text of everything above, e.g. "BLOCK=1024;args=p16,p16,p,i16;warps=4;nvptx;sm_90a;fast".
+  std::string key() const;
+  bool operator==(const Specialization&) const = default;
+};
+
+// Facts of each runtime argument. Throws tessera::Error (naming the kernel and parameter) when the argument
+// count or a kind does not match the parameter list, or an integer does not fit its parameter's type.
+std::vector<ArgFacts> argumentFacts(const std::string& kernelName, const std::vector<ParamInfo>& runtimeParams,
+                                    const std::vector<KernelArg>& args);
+
+// Records the facts as argument attributes of `f` (whose arguments are the runtime parameters, in order).
+void applySpecialization(ir::Function& f, const std::vector<ArgFacts>& facts);
+
+}  // namespace tessera::jit

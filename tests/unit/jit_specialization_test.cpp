@@ -1,0 +1,105 @@
+// Specialization facts (Triton's): 16-byte pointer alignment, integers divisible by 16 or equal to 1, argument
+// checking, and how the facts reach the IR as argument attributes.
+#include <gtest/gtest.h>
+
+#include "ir/Printer.h"
+#include "jit/Specialization.h"
+#include "tessera/tessera.h"
+
+using namespace tessera;
+using namespace tessera::jit;
+
+namespace {
+
+void axpy(Ptr<f32> x, Ptr<f32> y, Int n, Scalar<f32> alpha, Const<int> BLOCK) {
+  Tensor offsets = program_id(0) * BLOCK + arange(0, BLOCK);
+  Tensor mask = offsets < n;
+  store(y + offsets, load(x + offsets, mask) * alpha + load(y + offsets, mask), mask);
+}
+
+KernelDef axpyKernel() { return kernel("axpy", axpy, {"x", "y", "n", "alpha", "BLOCK"}); }
+
+template <class F>
+std::string errorOf(F fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(JitSpecialization, PointerAlignmentAndIntegerFacts) {
+  KernelDef k = axpyKernel();
+  auto facts = argumentFacts(k.name(), k.runtimeParams(), {KernelArg::pointer(0x7f0000001000), KernelArg::pointer(0x7f0000001008), 4096, 2.0});
+  ASSERT_EQ(facts.size(), 4u);
+  EXPECT_TRUE(facts[0].divisibleBy16);
+  EXPECT_FALSE(facts[1].divisibleBy16);  // 8-byte aligned only
+  EXPECT_TRUE(facts[2].divisibleBy16);
+  EXPECT_FALSE(facts[2].equalTo1);
+  EXPECT_EQ(facts[3], ArgFacts{});  // floats carry no facts
+
+  EXPECT_EQ(argumentFacts(k.name(), k.runtimeParams(), {KernelArg::pointer(0), KernelArg::pointer(16), 1, 2.0})[2],
+            (ArgFacts{false, true}));
+  EXPECT_EQ(argumentFacts(k.name(), k.runtimeParams(), {KernelArg::pointer(0), KernelArg::pointer(16), 1000, 2.0})[2],
+            (ArgFacts{false, false}));
+  EXPECT_EQ(argumentFacts(k.name(), k.runtimeParams(), {KernelArg::pointer(0), KernelArg::pointer(16), 0, 2.0})[2],
+            (ArgFacts{true, false}));
+}
+
+TEST(JitSpecialization, BadArgumentsAreClearErrors) {
+  KernelDef k = axpyKernel();
+  std::vector<ParamInfo> params = k.runtimeParams();
+  EXPECT_NE(errorOf([&] { argumentFacts("axpy", params, {KernelArg::pointer(0)}); })
+                .find("kernel 'axpy' takes 4 runtime arguments, got 1"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { argumentFacts("axpy", params, {KernelArg::pointer(0), 5, 6, 2.0}); })
+                .find("argument 'y' (ptr<f32>) must be a device pointer, got an integer"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { argumentFacts("axpy", params, {KernelArg::pointer(0), KernelArg::pointer(0), 6, 2}); })
+                .find("argument 'alpha' (f32) must be a floating-point number"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] {
+              argumentFacts("axpy", params, {KernelArg::pointer(0), KernelArg::pointer(0), int64_t(1) << 40, 2.0});
+            }).find("argument 'n' = 1099511627776 does not fit its type i32"),
+            std::string::npos);
+}
+
+TEST(JitSpecialization, KeyDistinguishesEverySpecializationInput) {
+  Specialization base;
+  base.constants = {{"BLOCK", int64_t(1024)}};
+  base.args = {{true, false}, {false, false}, {false, true}};
+  base.numWarps = 4;
+  base.target = "nvptx";
+  base.arch = "sm_90a";
+  EXPECT_EQ(base.key(), "BLOCK=1024;args=16,_,1;warps=4;nvptx;sm_90a;fast");
+  auto differs = [&](auto mutate) {
+    Specialization s = base;
+    mutate(s);
+    return s.key() != base.key();
+  };
+  EXPECT_TRUE(differs([](Specialization& s) { s.constants["BLOCK"] = int64_t(512); }));
+  EXPECT_TRUE(differs([](Specialization& s) { s.constants["BLOCK"] = 1024.0; }));
+  EXPECT_TRUE(differs([](Specialization& s) { s.args[1].divisibleBy16 = true; }));
+  EXPECT_TRUE(differs([](Specialization& s) { s.args[2].equalTo1 = false; }));
+  EXPECT_TRUE(differs([](Specialization& s) { s.numWarps = 8; }));
+  EXPECT_TRUE(differs([](Specialization& s) { s.arch = "sm_80"; }));
+  EXPECT_TRUE(differs([](Specialization& s) { s.fastMath = false; }));
+}
+
+TEST(JitSpecialization, FactsBecomeArgumentAttributesInTheIR) {
+  KernelDef k = axpyKernel();
+  auto module = k.trace({{"BLOCK", int64_t(256)}});
+  ir::Function& f = *module->functions()[0];
+  applySpecialization(f, {{true, false}, {false, false}, {false, true}, {}});
+  EXPECT_EQ(f.argAttrs(0).at("divisibility").getInt(), 16);
+  EXPECT_EQ(f.argAttrs(1).count("divisibility"), 0u);
+  EXPECT_TRUE(f.argAttrs(2).at("equal_to_1").getBool());
+  EXPECT_TRUE(f.argAttrs(3).empty());
+  std::string text = ir::print(f);
+  EXPECT_NE(text.find("%x: ptr<f32> {divisibility = 16}"), std::string::npos) << text;
+  EXPECT_NE(text.find("%n: i32 {equal_to_1 = true}"), std::string::npos) << text;
+  EXPECT_THROW(applySpecialization(f, {{true, false}}), Error);
+}
