@@ -273,10 +273,14 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
     }
     return out;
   }
-  // Through shared memory: a row-major buffer of `bufferShape`.
-  int64_t elements = 1;
-  for (int64_t s : bufferShape) elements *= s;
-  llvm::Value* base = scratch(op, elements * memBytes(element));
+  // Through shared memory: the row-padded exchange buffer of transforms/SharedMemory.h. Each row (a line along
+  // the last dimension) is followed by max(4, B) bytes of padding, so threads reading a column hit distinct banks.
+  const int64_t elemBytes = memBytes(element);
+  const int64_t rowLength = bufferShape.empty() ? 1 : bufferShape.back();
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < bufferShape.size(); ++d) rows *= bufferShape[d];
+  const int64_t pitch = rowLength + std::max<int64_t>(4, elemBytes) / elemBytes;  // in elements
+  llvm::Value* base = scratch(op, alignTo(rows * pitch * elemBytes, 16));
   llvm::Type* mt = memType(element);
   auto bufferIndex = [&](const ThreadMap& map, const CoordFn& fn, int64_t reg) -> llvm::Value* {
     // Buffer coordinates = fn(register part) XOR linear(fn)(thread part); the thread part is expressed through a
@@ -288,12 +292,14 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
     for (const Coords& c : map.warpBases) image.warpBases.push_back(linearPart(fn, c, zero));
     Coords regPart = fn(map.regCoords[reg]);
     const std::vector<llvm::Value*>& thread = threadPart(image);
-    llvm::Value* idx = b.getInt32(0);
+    llvm::Value* row = b.getInt32(0);
+    llvm::Value* col = b.getInt32(0);
     for (size_t d = 0; d < bufferShape.size(); ++d) {
       llvm::Value* c = b.CreateXor(thread[d], b.getInt32(static_cast<uint32_t>(regPart[d])));
-      idx = b.CreateAdd(b.CreateMul(idx, b.getInt32(static_cast<uint32_t>(bufferShape[d]))), c);
+      if (d + 1 == bufferShape.size()) col = c;
+      else row = b.CreateAdd(b.CreateMul(row, b.getInt32(static_cast<uint32_t>(bufferShape[d]))), c);
     }
-    return idx;
+    return b.CreateAdd(b.CreateMul(row, b.getInt32(static_cast<uint32_t>(pitch))), col);
   };
   for (const ExchangeSource& s : sources)
     for (int64_t r = 0; r < s.map->numRegs(); ++r) {

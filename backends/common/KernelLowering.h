@@ -12,9 +12,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backends/common/AxisFacts.h"
 #include "backends/common/LowerToLLVM.h"
 #include "backends/common/ThreadMap.h"
+#include "transforms/AxisInfo.h"
 
 namespace tessera::backends {
 
@@ -46,7 +46,7 @@ class KernelLowering {
   llvm::Function* kernel = nullptr;
   IRBuilder b;
   int warpSize;
-  AxisAnalysis axis;
+  transforms::AxisInfoAnalysis axis;  // contiguity/alignment facts for vectorizing memory accesses
 
   // Types: the register type of an element, and its in-memory type (i1 is a byte, pointers in shared memory are
   // i64, fp8 is i8).
@@ -75,7 +75,8 @@ class KernelLowering {
 
   // Moves elements between layouts: every destination register is the buffer element its coordinates map to,
   // written by the sources. Registers are remapped directly when each thread already holds what it needs;
-  // otherwise the data goes through the op's shared-memory scratch (write, barrier, read).
+  // otherwise the data goes through the op's shared-memory scratch (write, barrier, read), laid out as the
+  // row-padded exchange buffer of transforms/SharedMemory.h.
   std::vector<Regs> exchange(const ir::Op& op, ir::Type element, const std::vector<int64_t>& bufferShape,
                              const std::vector<ExchangeSource>& sources, const std::vector<ExchangeDest>& dests);
   // Whether `exchange` can work without shared memory.

@@ -66,15 +66,15 @@ void KernelLowering::lowerMemoryOp(const ir::Op& op) {
   llvm::Type* mt = memType(elem);
 
   // Widest legal vector: consecutive registers, contiguous and aligned pointers, a uniform mask.
-  auto vectorWidth = [&](const ir::Value* mask, const ir::Value* other) -> int64_t {
+  auto vectorWidth = [&](const ir::Value* mask) -> int64_t {
     auto [dim, run] = registerRuns(map);
     if (run == 1 || !ptrType.isTile()) return 1;
-    const AxisFacts& pf = axis.get(ptrValue);
-    int64_t vec = std::min({run, pf.contiguity[dim], std::max<int64_t>(1, 16 / bytes),
-                            std::max<int64_t>(1, pf.divisibility[dim] / bytes)});
+    const transforms::AxisInfo pf = axis.get(ptrValue);
+    int64_t vec = std::min({run, pf.contiguity[dim], std::max<int64_t>(1, 16 / bytes)});
     if (mask) vec = std::min(vec, axis.get(mask).constancy[dim]);
-    (void)other;  // `other` is per element; any value works inside a vector
-    return pow2Floor(std::max<int64_t>(vec, 1));
+    vec = pow2Floor(std::max<int64_t>(vec, 1));
+    while (vec > 1 && pf.divisibilityAt(dim, vec) % (vec * bytes) != 0) vec /= 2;
+    return vec;
   };
 
   switch (op.kind()) {
@@ -82,7 +82,7 @@ void KernelLowering::lowerMemoryOp(const ir::Op& op) {
       const ir::Value* mask = op.numOperands() > 1 ? op.operand(1) : nullptr;
       const ir::Value* other = op.numOperands() > 2 ? op.operand(2) : nullptr;
       bool isVolatile = op.hasAttr("volatile") && op.attr("volatile").isBool() && op.attr("volatile").getBool();
-      int64_t vec = vectorWidth(mask, other);
+      int64_t vec = vectorWidth(mask);
       Regs out(map.numRegs());
       for (int64_t r = 0; r < map.numRegs(); r += vec) {
         llvm::Type* accessTy = vec == 1 ? mt : llvm::FixedVectorType::get(mt, static_cast<unsigned>(vec));
@@ -109,7 +109,7 @@ void KernelLowering::lowerMemoryOp(const ir::Op& op) {
     }
     case OpKind::Store: {
       const ir::Value* mask = op.numOperands() > 2 ? op.operand(2) : nullptr;
-      int64_t vec = vectorWidth(mask, nullptr);
+      int64_t vec = vectorWidth(mask);
       const Regs& vals = get(op.operand(1));
       for (int64_t r = 0; r < map.numRegs(); r += vec) {
         bool uniformOwnership = true;

@@ -1,5 +1,6 @@
 // Entry point of the shared lowering: a laid-out tile-IR function -> one LLVM kernel, with the target's
 // specifics supplied by LoweringHooks. See KernelLowering.h for how values are represented.
+// The shared-memory scratch each op uses follows the contract in transforms/SharedMemory.h.
 #pragma once
 
 #include <memory>
@@ -18,9 +19,5 @@ struct LoweringOptions {
 // Throws tessera::Error naming the op for anything it cannot lower.
 std::unique_ptr<llvm::Module> lowerFunction(const ir::Function& f, llvm::LLVMContext& ctx, LoweringHooks& hooks,
                                             const LoweringOptions& opts);
-
-// Bytes of shared-memory scratch the lowering of `op` needs at its `smem_offset` (0 when it needs none, or when it
-// can remap registers without shared memory). The allocation pass must reserve at least this much.
-int64_t requiredScratchBytes(const ir::Op& op, int numWarps, int warpSize);
 
 }  // namespace tessera::backends

@@ -6,6 +6,8 @@
 #include "NVPTXTestUtil.h"
 #include "backends/common/ThreadMap.h"
 #include "ir/Layout.h"
+#include "ir/Printer.h"
+#include "transforms/PassManager.h"
 
 namespace tessera::testing {
 namespace {
@@ -159,7 +161,7 @@ func @rowmax(%in: ptr<f32> {divisibility = 16}, %out: ptr<f32>) attributes {num_
 // A transposing copy: coalesced loads in a row-major layout, coalesced stores in a column-major one, with a
 // layout conversion through shared memory in between.
 const char* kTranspose = R"(
-func @transpose(%in: ptr<f32> {divisibility = 16}, %out: ptr<f32> {divisibility = 16}) attributes {num_warps = 4, smem_bytes = 16384} {
+func @transpose(%in: ptr<f32> {divisibility = 16}, %out: ptr<f32> {divisibility = 16}) attributes {num_warps = 4, smem_bytes = 16640} {
   %i = arange {end = 64, start = 0} : tile<64xi32, #AR>
   %j = arange {end = 64, start = 0} : tile<64xi32, #AC>
   %i2 = expand_dims %i {axis = 1} : tile<64x1xi32, #A>
@@ -172,7 +174,7 @@ func @transpose(%in: ptr<f32> {divisibility = 16}, %out: ptr<f32> {divisibility 
   %base = splat %in : tile<64x64xptr<f32>, #A>
   %p = addptr %base, %offs : tile<64x64xptr<f32>, #A>
   %x = load %p : tile<64x64xf32, #A>
-  %y = convert_layout %x {smem_bytes = 16384, smem_offset = 0} : tile<64x64xf32, #B>
+  %y = convert_layout %x {smem_bytes = 16640, smem_offset = 0} : tile<64x64xf32, #B>
   %bi = arange {end = 64, start = 0} : tile<64xi32, #BR>
   %bj = arange {end = 64, start = 0} : tile<64xi32, #BC>
   %bi2 = expand_dims %bi {axis = 1} : tile<64x1xi32, #B>
@@ -208,7 +210,7 @@ TEST(NVPTXLowering, TransposingCopyConvertsThroughSharedMemoryWithOneBarrier) {
 
 TEST(NVPTXLowering, ConversionWithoutScratchIsAClearError) {
   std::string text = withLayouts(kTranspose, transposeLayouts());
-  text.replace(text.find("{smem_bytes = 16384, smem_offset = 0} "), 38, "");
+  text.replace(text.find("{smem_bytes = 16640, smem_offset = 0} "), 38, "");
   try {
     compileIR(text);
     FAIL() << "expected an error";
@@ -271,6 +273,59 @@ func @k(%x: ptr<f32>) {
 
 TEST(NVPTXLowering, NumWarpsMismatchIsAClearError) {
   EXPECT_THROW(compileIR(withLayouts(kVectorAdd, kVec), "sm_90a", 8), Error);
+}
+
+// The layout and shared-memory passes' output is what the lowering consumes in the JIT: run them on layout-free
+// IR, then lower. The allocation pass's scratch sizes must cover what the lowering uses (it checks).
+std::string runLayoutPipeline(const std::string& text) {
+  std::unique_ptr<ir::Module> m = ir::parseModule(text, "pipeline.tir");
+  transforms::PassManager pm;
+  transforms::PassOptions options;
+  for (const char* pass : {"coalesce", "assign-layouts", "remove-layout-conversions", "allocate-shared-memory",
+                           "insert-barriers"})
+    pm.add(transforms::createPass(pass, options));
+  pm.run(*m);
+  return ir::print(*m);
+}
+
+TEST(NVPTXLowering, LowersTheLayoutPassesOutput) {
+  std::string plain = std::regex_replace(std::string(kVectorAdd), std::regex(", #L>"), ">");
+  plain = std::regex_replace(plain, std::regex("attributes \\{num_warps = 4\\} "), "");
+  std::string laid = runLayoutPipeline(plain);
+  Compiled c = compileAndAssemble(laid);
+  EXPECT_EQ(countOccurrences(c.ptx, "ld.global.v4.f32"), 4) << laid << c.ptx;
+  EXPECT_EQ(countOccurrences(c.ptx, "st.global.v4.f32"), 2) << c.ptx;
+
+  // A transposing copy: the passes insert the conversion (with its scratch) and the lowering stages it.
+  std::string transpose = R"(
+func @transpose(%in: ptr<f32> {divisibility = 16}, %out: ptr<f32> {divisibility = 16}) {
+  %i = arange {end = 64, start = 0} : tile<64xi32>
+  %i2 = expand_dims %i {axis = 1} : tile<64x1xi32>
+  %j2 = expand_dims %i {axis = 0} : tile<1x64xi32>
+  %k = constant {value = 64} : tile<64x1xi32>
+  %ik = mul %i2, %k : tile<64x1xi32>
+  %ib = broadcast %ik : tile<64x64xi32>
+  %jb = broadcast %j2 : tile<64x64xi32>
+  %offs = add %ib, %jb : tile<64x64xi32>
+  %base = splat %in : tile<64x64xptr<f32>>
+  %p = addptr %base, %offs : tile<64x64xptr<f32>>
+  %x = load %p : tile<64x64xf32>
+  %k2 = constant {value = 64} : tile<1x64xi32>
+  %jk = mul %j2, %k2 : tile<1x64xi32>
+  %jkb = broadcast %jk : tile<64x64xi32>
+  %iib = broadcast %i2 : tile<64x64xi32>
+  %toffs = add %iib, %jkb : tile<64x64xi32>
+  %obase = splat %out : tile<64x64xptr<f32>>
+  %q = addptr %obase, %toffs : tile<64x64xptr<f32>>
+  store %q, %x
+  return
+}
+)";
+  std::string laidT = runLayoutPipeline(transpose);
+  Compiled t = compileAndAssemble(laidT);
+  EXPECT_GT(countOccurrences(t.ptx, "ld.global.v4.f32"), 0) << laidT;
+  EXPECT_GT(countOccurrences(t.ptx, "st.global.v4.f32"), 0) << laidT << t.ptx;
+  EXPECT_GE(countOccurrences(t.ptx, "bar.sync"), 1) << t.ptx;
 }
 
 // The linear form the lowering derives from ir::Layout must reproduce coords() and isOwner() exactly.
