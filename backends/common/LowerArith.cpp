@@ -2,6 +2,7 @@
 // least the width, fmin/fmax NaN rules, saturating float->int casts, and fp8 conversions done in software (the
 // formats are storage-only, held as i8 in registers).
 #include "backends/common/KernelLowering.h"
+#include "backends/common/FP8Conversions.h"
 
 #include <cmath>
 
@@ -31,8 +32,7 @@ bool isHalfLike(llvm::Type* t) { return t->isHalfTy() || t->isBFloatTy(); }
 
 }  // namespace
 
-// fp8 byte -> f32 (exact).
-static llvm::Value* decodeFP8(IRBuilder& b, llvm::Value* byte, ir::Type from) {
+llvm::Value* decodeFP8(IRBuilder& b, llvm::Value* byte, ir::Type from) {
   if (from.element().scalarKind() == ir::ScalarKind::F8E5M2) {
     // e5m2 is the top byte of an f16.
     llvm::Value* h = b.CreateShl(b.CreateZExt(byte, b.getInt16Ty()), b.getInt16(8));
@@ -49,9 +49,7 @@ static llvm::Value* decodeFP8(IRBuilder& b, llvm::Value* byte, ir::Type from) {
   return b.CreateSelect(b.CreateICmpNE(b.CreateAnd(byte, b.getInt8(0x80)), b.getInt8(0)), b.CreateFNeg(v), v);
 }
 
-// f32 or f64 -> fp8 byte: round to nearest even, saturate to the largest finite value (infinities too), NaN
-// -> canonical NaN with the sign kept.
-static llvm::Value* encodeFP8(IRBuilder& b, llvm::Value* x, ir::Type to) {
+llvm::Value* encodeFP8(IRBuilder& b, llvm::Value* x, ir::Type to) {
   const FP8Format& f = fp8Format(to);
   llvm::Type* ft = x->getType();
   const bool isDouble = ft->isDoubleTy();
