@@ -143,7 +143,8 @@ void KernelLowering::lowerDebugOp(const ir::Op& op) {
     return;
   }
   // debug_print: one line per element, from its owner: program id, element index, prefix, value.
-  std::string prefix = op.hasAttr("prefix") ? op.stringAttr("prefix") : "";
+  std::string prefix;
+  for (char ch : op.hasAttr("prefix") ? op.stringAttr("prefix") : std::string()) prefix += ch == '%' ? "%%" : std::string(1, ch);
   std::vector<llvm::Value*> pid = {hooks.programId(b, 0), hooks.programId(b, 1), hooks.programId(b, 2)};
   for (unsigned i = 0; i < op.numOperands(); ++i) {
     const ir::Value* v = op.operand(i);
