@@ -1,10 +1,12 @@
 // Converting Python launch arguments to interpreter arguments, with Python exceptions for every mismatch:
-// TypeError for a wrong kind or dtype, ValueError for non-contiguous or read-only arrays and bad grids.
+// TypeError for a wrong kind or dtype, ValueError for non-contiguous or read-only arrays, out-of-range
+// integers and bad grids. Nothing that reaches the interpreter can be silently reinterpreted.
 #pragma once
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,8 @@
 namespace tessera::python {
 
 namespace py = pybind11;
+
+inline std::string typeName(py::handle value) { return py::str(py::type::of(value).attr("__name__")).cast<std::string>(); }
 
 // The numpy dtype an array passed for `ptr<elem>` must have. bf16 and fp8 have no numpy dtype: pass their bit
 // patterns as uint16 / uint8 arrays.
@@ -39,6 +43,44 @@ inline std::string expectedDtype(ir::Type elem) {
   }
 }
 
+// Python ints, bools and anything with __index__ (numpy integer scalars), but not floats.
+inline bool isIntegerLike(py::handle value) { return PyIndex_Check(value.ptr()) != 0; }
+
+// Python floats, ints and numpy floating scalars (np.float32 is not a subclass of float).
+inline bool isRealLike(py::handle value) {
+  static PyObject* numpyFloating = py::object(py::module_::import("numpy").attr("floating")).release().ptr();  // kept for life
+  return PyFloat_Check(value.ptr()) || isIntegerLike(value) || PyObject_IsInstance(value.ptr(), numpyFloating) == 1;
+}
+
+// A Python number as a double (Python's float(), with its exception if it fails).
+inline double toDouble(py::handle value) {
+  double d = PyFloat_AsDouble(value.ptr());
+  if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+  return d;
+}
+
+// An integer argument for a parameter of integer type `param`, rejected (not wrapped) when out of its range.
+inline int64_t convertInt(ir::Type param, const std::string& name, py::handle value) {
+  py::int_ index = py::reinterpret_steal<py::int_>(PyNumber_Index(value.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  unsigned bits = param.bitWidth();
+  if (!overflow && param.isBool()) {
+    if (v == 0 || v == 1) return v;
+  } else if (!overflow && param.isSigned()) {
+    int64_t lo = bits >= 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
+    int64_t hi = bits >= 64 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << (bits - 1)) - 1;
+    if (v >= lo && v <= hi) return v;
+  } else if (param.isUnsigned() && overflow >= 0) {
+    unsigned long long u = PyLong_AsUnsignedLongLong(index.ptr());
+    if (PyErr_Occurred()) PyErr_Clear();
+    else if (bits >= 64 || u < (1ULL << bits)) return static_cast<int64_t>(u);
+  }
+  throw py::value_error("argument '" + name + "' = " + py::str(index).cast<std::string>() + " does not fit in " +
+                        param.str());
+}
+
 // One argument for a parameter of type `param` (named `name` in messages).
 inline interp::Arg convertArg(ir::Type param, const std::string& name, py::handle value) {
   if (param.isPtr()) {
@@ -48,7 +90,7 @@ inline interp::Arg convertArg(ir::Type param, const std::string& name, py::handl
                            "on the interpreter, which takes numpy arrays");
     if (!py::isinstance<py::array>(value))
       throw py::type_error("argument '" + name + "' must be a numpy array for " + param.str() + ", got " +
-                           py::str(py::type::of(value)).cast<std::string>());
+                           typeName(value));
     py::array arr = py::reinterpret_borrow<py::array>(value);
     ir::Type elem = param.pointee();
     if (!dtypeMatches(elem, arr.dtype()))
@@ -61,19 +103,16 @@ inline interp::Arg convertArg(ir::Type param, const std::string& name, py::handl
     return interp::Buffer{arr.mutable_data(), static_cast<size_t>(arr.nbytes())};
   }
   if (param.isFloat()) {
-    if (!py::isinstance<py::float_>(value) && !py::isinstance<py::int_>(value))
-      throw py::type_error("argument '" + name + "' must be a number (" + param.str() + ")");
-    return value.cast<double>();
+    if (py::isinstance<py::array>(value) || !isRealLike(value))
+      throw py::type_error("argument '" + name + "' must be a number (" + param.str() + "), got " + typeName(value));
+    return toDouble(value);
   }
-  if (py::isinstance<py::bool_>(value) || py::isinstance<py::int_>(value)) {
-    try {
-      return value.cast<int64_t>();
-    } catch (const py::cast_error&) {
-      throw py::value_error("argument '" + name + "' does not fit in 64 bits");
-    }
+  if (param.isInt()) {
+    if (py::isinstance<py::array>(value) || !isIntegerLike(value))
+      throw py::type_error("argument '" + name + "' must be an int (" + param.str() + "), got " + typeName(value));
+    return convertInt(param, name, value);
   }
-  throw py::type_error("argument '" + name + "' must be an int (" + param.str() + "), got " +
-                       py::str(py::type::of(value)).cast<std::string>());
+  throw py::type_error("argument '" + name + "' has type " + param.str() + ", which a launch cannot pass");
 }
 
 inline std::vector<interp::Arg> convertArgs(const std::vector<ir::Type>& params, const std::vector<std::string>& names,
@@ -81,19 +120,32 @@ inline std::vector<interp::Arg> convertArgs(const std::vector<ir::Type>& params,
   if (py::len(args) != params.size())
     throw py::type_error("expected " + std::to_string(params.size()) + " arguments, got " + std::to_string(py::len(args)));
   std::vector<interp::Arg> out;
+  out.reserve(params.size());
   for (size_t i = 0; i < params.size(); ++i)
     out.push_back(convertArg(params[i], i < names.size() ? names[i] : "#" + std::to_string(i), args[i]));
   return out;
 }
 
-inline interp::Grid toGrid(const py::sequence& grid) {
-  size_t n = py::len(grid);
+// A launch grid: an int, or a sequence of 1 to 3 ints, each in [1, 2^31 - 1] (program ids are i32).
+inline interp::Grid toGrid(py::handle grid) {
+  if (isIntegerLike(grid)) return toGrid(py::make_tuple(grid));
+  if (py::isinstance<py::str>(grid) || !py::isinstance<py::sequence>(grid))
+    throw py::type_error("the grid must be an int or a tuple of 1 to 3 ints, got " + typeName(grid));
+  py::sequence dims = py::reinterpret_borrow<py::sequence>(grid);
+  size_t n = py::len(dims);
   if (n < 1 || n > 3) throw py::value_error("the grid must have 1 to 3 dimensions, got " + std::to_string(n));
   interp::Grid g{1, 1, 1};
   for (size_t i = 0; i < n; ++i) {
-    if (!py::isinstance<py::int_>(grid[i])) throw py::type_error("grid dimensions must be ints");
-    g[i] = grid[i].cast<int64_t>();
-    if (g[i] <= 0) throw py::value_error("grid dimensions must be positive, got " + std::to_string(g[i]));
+    py::object d = dims[i];
+    if (!isIntegerLike(d)) throw py::type_error("grid dimensions must be ints, got " + typeName(d));
+    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(d.ptr()));
+    if (!index) throw py::error_already_set();
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (overflow || v <= 0 || v > std::numeric_limits<int32_t>::max())
+      throw py::value_error("grid dimension " + std::to_string(i) + " must be in [1, 2^31 - 1], got " +
+                            py::str(d).cast<std::string>());
+    g[i] = v;
   }
   return g;
 }

@@ -88,22 +88,38 @@ void bindIR(py::module_& m) {
       .def("clone", [](const ir::Module& mod) { return mod.clone(); })
       .def("run_passes",
            [](ir::Module& mod, const std::vector<std::string>& passes, int numWarps, int warpSize) {
-             transforms::PassManager pm;
+             // One pass manager per pass, so the module's whole text can be kept after each one.
+             std::vector<std::unique_ptr<transforms::Pass>> pipeline;
              for (const std::string& p : passes) {
                auto pass = transforms::createPass(p, transforms::PassOptions{numWarps, warpSize});
-               if (!pass) pm.add(p);  // throws with the list of known passes
-               else pm.add(std::move(pass));
+               if (!pass) transforms::PassManager().add(p);  // throws with the list of known passes
+               pipeline.push_back(std::move(pass));
              }
-             pm.run(mod);
+             std::vector<std::pair<std::string, std::string>> irAfterPass;
+             for (auto& pass : pipeline) {
+               std::string name = pass->name();
+               transforms::PassManager pm;
+               pm.add(std::move(pass));
+               pm.run(mod);
+               irAfterPass.emplace_back(name, ir::print(mod));
+             }
+             return irAfterPass;
            },
            py::arg("passes"), py::arg("num_warps") = 4, py::arg("warp_size") = 32,
-           "Runs passes by name in order, verifying after each")
+           "Runs passes by name in order on this module (in place), verifying after each; returns "
+           "[(pass name, module IR text after it)]")
       .def("interpret",
-           [](const ir::Module& mod, py::tuple grid, py::list args, const std::string& function) {
-             const ir::Function* f = function.empty() ? mod.functions().at(0).get() : mod.lookup(function);
+           [](const ir::Module& mod, py::handle grid, const py::sequence& args, const std::string& function) {
+             if (mod.functions().empty()) throw py::value_error("the module has no function to run");
+             const ir::Function* f = function.empty() ? mod.functions()[0].get() : mod.lookup(function);
              if (!f) throw py::value_error("no function named '" + function + "'");
              std::vector<ir::Type> params = f->argumentTypes();
-             std::vector<interp::Arg> converted = tessera::python::convertArgs(params, {}, args);
+             std::vector<std::string> names;
+             for (unsigned i = 0; i < params.size(); ++i) {
+               const std::string& hint = f->argument(i)->nameHint();
+               names.push_back(hint.empty() ? "#" + std::to_string(i) : hint);
+             }
+             std::vector<interp::Arg> converted = tessera::python::convertArgs(params, names, args);
              interp::Grid g = tessera::python::toGrid(grid);
              py::gil_scoped_release release;
              interp::run(*f, converted, g);
@@ -124,7 +140,7 @@ void bindIR(py::module_& m) {
              b.builder.setInsertionPointToEnd(b.function->body());
              return b.function->body()->arguments();
            },
-           py::arg("name"), py::arg("arg_types"), py::return_value_policy::reference,
+           py::arg("name"), py::arg("arg_types"), py::return_value_policy::reference_internal,
            "Starts a function; returns its argument values")
       .def("op",
            [](PyBuilder& b, const std::string& name, const std::vector<ir::Value*>& operands,
@@ -132,15 +148,21 @@ void bindIR(py::module_& m) {
              auto kind = ir::opKindFromName(name);
              if (!kind) throw py::value_error("unknown op '" + name + "'");
              if (!b.function) throw py::value_error("call function() first");
+             for (ir::Value* v : operands)
+               if (!v) throw py::type_error("op '" + name + "': operands must be Values, got None");
              ir::AttrDict dict;
              for (auto [k, v] : attrs) dict[k.cast<std::string>()] = toAttr(v);
              return b.builder.create(*kind, operands, resultTypes, std::move(dict));
            },
            py::arg("name"), py::arg("operands") = std::vector<ir::Value*>{}, py::arg("result_types") = std::vector<ir::Type>{},
-           py::arg("attrs") = py::dict(), py::return_value_policy::reference,
+           py::arg("attrs") = py::dict(), py::return_value_policy::reference_internal,
            "Appends an op: b.op('add', [x, y], [Type('f32')])")
       .def("enter_region",
            [](PyBuilder& b, ir::Op* op, unsigned index, const std::vector<ir::Type>& argTypes) {
+             if (!op) throw py::type_error("enter_region needs an Op, got None");
+             if (index >= op->numRegions())
+               throw py::value_error("op '" + std::string(op->name()) + "' has " + std::to_string(op->numRegions()) +
+                                     " regions; there is no region " + std::to_string(index));
              ir::Block* region = op->region(index);
              for (ir::Type t : argTypes) region->addArgument(t);
              b.regionStack.push_back(b.builder.block());
@@ -148,7 +170,7 @@ void bindIR(py::module_& m) {
              return region->arguments();
            },
            py::arg("op"), py::arg("index") = 0, py::arg("arg_types") = std::vector<ir::Type>{},
-           py::return_value_policy::reference, "Moves the insertion point into a region; returns its arguments")
+           py::return_value_policy::reference_internal, "Moves the insertion point into a region; returns its arguments")
       .def("exit_region",
            [](PyBuilder& b) {
              if (b.regionStack.empty()) throw py::value_error("not inside a region");

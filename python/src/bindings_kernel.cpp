@@ -1,10 +1,12 @@
-// Python access to kernels written in the C++ DSL: their parameters, tracing, and launches on the
-// interpreter or in eager mode. The Triton-style launch syntax is in python/tessera/__init__.py.
+// Python access to kernels written in the C++ DSL: their parameters, tracing, specializations (traced once per
+// set of Const values, then launched on the interpreter as often as wanted) and eager launches. The
+// Triton-style launch syntax and the specialization cache are in python/tessera/kernel.py.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include "ArgConversion.h"
+#include "ir/Printer.h"
 #include "tessera/python.h"
 #include "tutorials/kernels/layernorm.h"
 #include "tutorials/kernels/matmul.h"
@@ -20,25 +22,54 @@ Constants toConstants(const KernelDef& k, const py::dict& d) {
   Constants c;
   for (auto [key, value] : d) {
     std::string name = key.cast<std::string>();
-    if (py::isinstance<py::bool_>(value) || py::isinstance<py::int_>(value)) c[name] = value.cast<int64_t>();
-    else if (py::isinstance<py::float_>(value)) c[name] = value.cast<double>();
-    else throw py::type_error("Const parameter '" + name + "' of kernel '" + k.name() + "' must be an int, bool or float");
+    if (python::isIntegerLike(value)) {
+      try {
+        c[name] = py::int_(py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()))).cast<int64_t>();
+      } catch (const py::cast_error&) {
+        throw py::value_error("Const parameter '" + name + "' of kernel '" + k.name() + "' does not fit in 64 bits");
+      }
+    } else if (python::isRealLike(value)) {
+      c[name] = python::toDouble(value);
+    } else throw py::type_error("Const parameter '" + name + "' of kernel '" + k.name() + "' must be an int, bool or float");
   }
   return c;
 }
 
-std::vector<interp::Arg> runtimeArgs(const KernelDef& k, const py::sequence& args) {
+struct RuntimeSignature {
   std::vector<ir::Type> types;
   std::vector<std::string> names;
+};
+
+RuntimeSignature runtimeSignature(const KernelDef& k) {
+  RuntimeSignature sig;
   for (const ParamInfo& p : k.runtimeParams()) {
-    types.push_back(p.type);
-    names.push_back(p.name);
+    sig.types.push_back(p.type);
+    sig.names.push_back(p.name);
   }
-  if (py::len(args) != types.size())
-    throw py::type_error("kernel '" + k.name() + "' takes " + std::to_string(types.size()) + " runtime arguments, got " +
-                         std::to_string(py::len(args)));
-  return python::convertArgs(types, names, args);
+  return sig;
 }
+
+std::vector<interp::Arg> convertRuntimeArgs(const std::string& kernel, const RuntimeSignature& sig,
+                                            const py::sequence& args) {
+  if (py::len(args) != sig.types.size())
+    throw py::type_error("kernel '" + kernel + "' takes " + std::to_string(sig.types.size()) +
+                         " runtime arguments, got " + std::to_string(py::len(args)));
+  return python::convertArgs(sig.types, sig.names, args);
+}
+
+// A kernel traced for one set of Const values: what a cached launch runs.
+struct Specialization {
+  std::string kernel;
+  RuntimeSignature signature;
+  std::unique_ptr<ir::Module> module;
+
+  void run(py::handle grid, const py::sequence& args) const {
+    interp::Grid g = python::toGrid(grid);
+    std::vector<interp::Arg> a = convertRuntimeArgs(kernel, signature, args);
+    py::gil_scoped_release release;
+    interp::run(*module->functions()[0], a, g);
+  }
+};
 
 const char* kindName(ParamKind k) {
   switch (k) {
@@ -65,23 +96,36 @@ void bindKernels(py::module_& m) {
       .def("trace", [](const KernelDef& k, const py::dict& constants) { return k.trace(toConstants(k, constants)); },
            py::arg("constants"), "Traces the kernel for these Const values; returns a verified ir.Module")
       .def("run_interpreter",
-           [](const KernelDef& k, const py::sequence& grid, const py::sequence& args, const py::dict& constants) {
+           [](const KernelDef& k, py::handle grid, const py::sequence& args, const py::dict& constants) {
              interp::Grid g = python::toGrid(grid);
-             std::vector<interp::Arg> a = runtimeArgs(k, args);
+             std::vector<interp::Arg> a = convertRuntimeArgs(k.name(), runtimeSignature(k), args);
              Constants c = toConstants(k, constants);
              py::gil_scoped_release release;
              k.runInterpreter(g, a, c);
            },
            py::arg("grid"), py::arg("args"), py::arg("constants"))
       .def("run_eager",
-           [](const KernelDef& k, const py::sequence& grid, const py::sequence& args, const py::dict& constants) {
+           [](const KernelDef& k, py::handle grid, const py::sequence& args, const py::dict& constants) {
              interp::Grid g = python::toGrid(grid);
-             std::vector<interp::Arg> a = runtimeArgs(k, args);
+             std::vector<interp::Arg> a = convertRuntimeArgs(k.name(), runtimeSignature(k), args);
              Constants c = toConstants(k, constants);
              py::gil_scoped_release release;
              k.runEager(g, a, c);
            },
-           py::arg("grid"), py::arg("args"), py::arg("constants"));
+           py::arg("grid"), py::arg("args"), py::arg("constants"))
+      .def("specialize",
+           [](const KernelDef& k, const py::dict& constants) {
+             return Specialization{k.name(), runtimeSignature(k), k.trace(toConstants(k, constants))};
+           },
+           py::arg("constants"), "Traces the kernel once for these Const values; launch the result with run()");
+
+  py::class_<Specialization>(m, "Specialization")
+      .def_property_readonly("ir", [](const Specialization& s) { return ir::print(*s.module); },
+                             "The traced tile IR, as text")
+      .def("module", [](const Specialization& s) { return s.module->clone(); },
+           "A copy of the traced ir.Module (free to transform)")
+      .def("run", &Specialization::run, py::arg("grid"), py::arg("args"),
+           "Runs on the reference interpreter: grid is an int or a tuple, args the runtime arguments in order");
 
   // The tutorial kernels, bound one line each as any user module would.
   py::module_ kernels = m.def_submodule("kernels", "The tutorial kernels");

@@ -10,10 +10,11 @@ import subprocess
 import sys
 import sysconfig
 
+from ._C import Error
 from .kernel import Kernel
 
 # One binding line per kernel in the user's header: TESSERA_PY_KERNEL(fn, param names...)
-_KERNEL_LINE = re.compile(r"^\s*TESSERA_PY_KERNEL\(\s*([\w:]+)\s*((?:,\s*\w+\s*)*)\)", re.M)
+_KERNEL_LINE = re.compile(r"^[ \t]*TESSERA_PY_KERNEL\(\s*([\w:]+)\s*((?:,\s*\w+\s*)*)\)", re.M)
 _loaded = {}
 
 
@@ -38,7 +39,7 @@ def _package_dir():
 def _source_root():
     marker = _package_dir() / "source_root.txt"
     if not marker.exists():
-        raise RuntimeError("tessera.load needs the Tessera headers; this installation has no source_root.txt")
+        raise Error("tessera.load needs the Tessera headers; this installation has no source_root.txt")
     return pathlib.Path(marker.read_text().strip())
 
 
@@ -50,11 +51,25 @@ def _cache_dir():
     return path
 
 
+def _c_string(text):
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _declared_kernels(text):
+    """[(function, parameter names, line)] for each TESSERA_PY_KERNEL line of a header."""
+    return [(m.group(1), [p.strip() for p in m.group(2).split(",") if p.strip()], text.count("\n", 0, m.start()) + 1)
+            for m in _KERNEL_LINE.finditer(text)]
+
+
 def _binding_source(module_name, header, kernels):
-    lines = [f'#include "{header}"', '#include "tessera/python.h"', "", f"PYBIND11_MODULE({module_name}, m) {{"]
-    for fn, params in kernels:
-        names = ", ".join(f'"{p.strip()}"' for p in params.split(",") if p.strip())
+    # Each binding line is attributed (#line) to its TESSERA_PY_KERNEL line, so compiler errors and
+    # tessera::kernel()'s own checks (e.g. a wrong number of names) point into the user's header.
+    lines = [f"#include {_c_string(str(header))}", '#include "tessera/python.h"', "",
+             f"PYBIND11_MODULE({module_name}, m) {{"]
+    for fn, params, line in kernels:
+        names = ", ".join(f'"{p}"' for p in params)
         py_name = fn.split("::")[-1]
+        lines.append(f"#line {line} {_c_string(str(header))}")
         lines.append(f'  tessera::python::bind(m, tessera::kernel("{py_name}", {fn}, {{{names}}}));')
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -67,19 +82,21 @@ def load(header, extra_flags=(), compiler=None, verbose=False):
 
         TESSERA_PY_KERNEL(scale, x, out, n, alpha, BLOCK);
 
-    The extension is cached (TESSERA_CACHE_DIR, default ~/.cache/tessera) by the header's text, the flags,
-    the compiler and the Tessera build, so later calls only import it.
+    The extension is cached (TESSERA_CACHE_DIR, default ~/.cache/tessera) by the header's path and text, the
+    flags, the compiler and the Tessera build, so later calls only import it. Headers it includes are not part
+    of the key: after changing one, touch the header or clear the cache. Compile errors, and binding lines
+    whose names don't match the kernel, raise tessera.Error pointing into the header.
     """
     header = pathlib.Path(header).resolve()
     if not header.is_file():
         raise FileNotFoundError(f"no such header: {header}")
     text = header.read_text()
-    kernels = _KERNEL_LINE.findall(text)
+    kernels = _declared_kernels(text)
     if not kernels:
         raise ValueError(f"{header} declares no kernels: add a TESSERA_PY_KERNEL(name, params...) line per kernel")
     compiler = compiler or os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
     if not compiler:
-        raise RuntimeError("tessera.load needs a C++20 compiler (g++); set CXX")
+        raise Error("tessera.load needs a C++20 compiler (g++); set CXX")
     core = _package_dir() / "libtessera.so"
     key_material = "\0".join([str(header), text, " ".join(extra_flags), compiler, str(core.stat().st_mtime_ns),
                               sys.version])
@@ -91,9 +108,10 @@ def load(header, extra_flags=(), compiler=None, verbose=False):
     target = out_dir / (module_name + sysconfig.get_config_var("EXT_SUFFIX"))
     if not target.exists():
         root = _source_root()
-        source = out_dir / f"{module_name}.cpp"
+        # Per-process scratch names: concurrent loads of one header never write the same file.
+        source = out_dir / f"{module_name}.{os.getpid()}.cpp"
         source.write_text(_binding_source(module_name, header, kernels))
-        tmp = target.with_suffix(f".tmp{os.getpid()}")
+        tmp = out_dir / f"{module_name}.{os.getpid()}.tmp"
         cmd = [compiler, "-std=c++20", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
                f"-I{root}", f"-I{root / 'frontend'}", f"-I{root / 'python' / 'include'}",
                f"-I{sysconfig.get_paths()['include']}", f"-I{header.parent}", str(source), "-o", str(tmp),
@@ -101,11 +119,16 @@ def load(header, extra_flags=(), compiler=None, verbose=False):
         if verbose:
             print(" ".join(cmd), file=sys.stderr)
         result = subprocess.run(cmd, capture_output=True, text=True)
-        if result.returncode != 0:
-            raise RuntimeError(f"tessera.load: compiling {header.name} failed:\n{result.stderr}")
+        if result.returncode != 0:  # the generated source stays for the compiler's messages to point at
+            tmp.unlink(missing_ok=True)
+            raise Error(f"tessera.load: compiling {header.name} failed:\n{result.stderr}")
+        source.unlink()
         os.replace(tmp, target)  # atomic: a concurrent load never imports a half-written module
     spec = importlib.util.spec_from_file_location(module_name, target)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        module = importlib.util.module_from_spec(spec)  # runs the extension's init, which binds the kernels
+        spec.loader.exec_module(module)
+    except ImportError as e:  # the module's init threw: e.g. a TESSERA_PY_KERNEL line with the wrong names
+        raise Error(f"tessera.load: loading the kernels of {header.name} failed: {e}") from e
     _loaded[module_name] = LoadedKernels(module)
     return _loaded[module_name]

@@ -1,0 +1,86 @@
+"""Every tutorial kernel launched from Python on numpy arrays, on the interpreter and in eager mode, checked
+against numpy at sizes that are not multiples of the block."""
+
+import numpy as np
+import pytest
+
+import tessera
+
+BACKENDS = ["interpreter", "eager"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_vector_add(rng, backend):
+    n = 1000  # not a multiple of BLOCK: the last program's mask matters
+    x = rng.standard_normal(n, dtype=np.float32)
+    y = rng.standard_normal(n, dtype=np.float32)
+    out = np.full(n + 8, 7.0, dtype=np.float32)
+    tessera.kernels.vector_add[(tessera.cdiv(n, 256),)](x, y, out[:n], n, BLOCK=256, backend=backend)
+    np.testing.assert_array_equal(out[:n], x + y)
+    np.testing.assert_array_equal(out[n:], 7.0)  # nothing written past n
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_softmax(rng, backend):
+    rows, cols = 7, 100  # BLOCK = 128: 28 masked lanes per row
+    x = (rng.standard_normal((rows, cols)) * 4).astype(np.float32)
+    out = np.zeros((rows, cols), dtype=np.float32)
+    tessera.kernels.softmax[(rows,)](out, x, x.strides[0] // 4, out.strides[0] // 4, cols, BLOCK=128,
+                                     backend=backend)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_layernorm_fwd(rng, backend):
+    rows, cols, eps = 5, 300, 1e-5  # 300 columns in BLOCK=128 chunks: 3 chunks, the last one partial
+    x = rng.standard_normal((rows, cols), dtype=np.float32) * 3 + 1
+    w = rng.standard_normal(cols, dtype=np.float32)
+    b = rng.standard_normal(cols, dtype=np.float32)
+    y = np.zeros_like(x)
+    mean = np.zeros(rows, dtype=np.float32)
+    rstd = np.zeros(rows, dtype=np.float32)
+    tessera.kernels.layernorm_fwd[(rows,)](x, y, w, b, mean, rstd, cols, cols, eps, BLOCK=128, backend=backend)
+    x64 = x.astype(np.float64)
+    ref_mean = x64.mean(axis=1)
+    ref_rstd = 1 / np.sqrt(x64.var(axis=1) + eps)
+    np.testing.assert_allclose(mean, ref_mean, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rstd, ref_rstd, rtol=1e-5)
+    ref_y = (x64 - ref_mean[:, None]) * ref_rstd[:, None] * w + b
+    np.testing.assert_allclose(y, ref_y, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_matmul_f16(rng, backend):
+    M, N, K = 37, 45, 70  # none a multiple of the 16x16x16 blocks
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), dtype=np.float32)
+    BM = BN = BK = 16
+    grid = lambda meta: (tessera.cdiv(M, meta["BM"]) * tessera.cdiv(N, meta["BN"]),)
+    tessera.kernels.matmul[grid](a, b, c, M, N, K, *(s // 2 for s in a.strides), *(s // 2 for s in b.strides),
+                                 *(s // 4 for s in c.strides), BM=BM, BN=BN, BK=BK, GROUP_M=2, backend=backend)
+    # f16 products are exact in f32, so only the f32 summation order differs from numpy's.
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_matmul_transposed_b_through_strides(rng):
+    M, N, K = 20, 24, 33
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    bt = rng.standard_normal((N, K)).astype(np.float16)  # B = bt.T: strides (1, K), data stays contiguous
+    c = np.zeros((M, N), dtype=np.float32)
+    grid = (tessera.cdiv(M, 16) * tessera.cdiv(N, 16),)
+    tessera.kernels.matmul[grid](a, bt, c, M, N, K, K, 1, 1, K, N, 1, BM=16, BN=16, BK=16, GROUP_M=1)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ bt.T.astype(np.float64), rtol=1e-4, atol=1e-4)
+
+
+def test_interpreter_and_eager_agree_bit_for_bit(rng):
+    rows, cols = 3, 50
+    x = rng.standard_normal((rows, cols), dtype=np.float32)
+    outs = []
+    for backend in BACKENDS:
+        out = np.zeros_like(x)
+        tessera.kernels.softmax[rows](out, x, cols, cols, cols, BLOCK=64, backend=backend)
+        outs.append(out)
+    np.testing.assert_array_equal(outs[0], outs[1])
