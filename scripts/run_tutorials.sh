@@ -1,16 +1,31 @@
 #!/usr/bin/env bash
-# The main job: builds and runs the four tutorials end to end and prints pass/fail per tutorial.
-# (They run on the reference interpreter and in eager mode; GPU execution arrives with the NVPTX backend.)
+# The main job: builds and runs the four tutorials end to end, the C++ programs and then the Python scripts,
+# and prints pass/fail per tutorial and language. Exits non-zero if any of them fails.
+# (They run on the reference interpreter and in eager mode; GPU execution arrives with the CUDA JIT.)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=$(bash "$root/scripts/configure.sh") || exit 1
+configured=$(bash "$root/scripts/configure.sh") || exit 1
+build=${configured##*$'\n'}  # configure.sh prints the build directory last (setup.sh may print before it)
 jobs=${TESSERA_JOBS:-$(nproc)}
-ninja -C "$build" -j "$jobs" tutorial_01_vector_add tutorial_02_softmax tutorial_03_layernorm tutorial_04_matmul || exit 1
+tutorials=(01_vector_add 02_softmax 03_layernorm 04_matmul)
+targets=(_C)  # the Python extension the scripts import
+for t in "${tutorials[@]}"; do targets+=("tutorial_$t"); done
+ninja -C "$build" -j "$jobs" "${targets[@]}" || exit 1
+
 status=0
 summary=()
-for t in 01_vector_add 02_softmax 03_layernorm 04_matmul; do
-  echo "== tutorial $t"
-  if "$build/tutorials/tutorial_$t"; then summary+=("PASS  $t"); else summary+=("FAIL  $t"); status=1; fi
+record() {  # record <exit status> <label>
+  if [ "$1" -eq 0 ]; then summary+=("PASS  $2"); else summary+=("FAIL  $2"); status=1; fi
+}
+for t in "${tutorials[@]}"; do
+  echo "== tutorial $t (C++)"
+  "$build/tutorials/tutorial_$t"
+  record $? "$t  C++"
+done
+for t in "${tutorials[@]}"; do
+  echo "== tutorial $t (Python)"
+  PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" /usr/bin/python3 "$root/tutorials/$t.py"
+  record $? "$t  Python"
 done
 echo
 echo "== tutorials"

@@ -1,14 +1,50 @@
-// Tutorial 4: tiled matmul with an f32 accumulator carried through the K loop and grouped program order.
-// See 04_matmul.md.
+// Tutorial 4: tiled matmul with an f32 accumulator carried through the K loop and grouped program order, then
+// the same kernel with a fused activation epilogue, storing f32 or f16. See 04_matmul.md.
 #include "backends/interpreter/FloatFormats.h"
 #include "tutorials/TutorialSupport.h"
 #include "tutorials/kernels/matmul.h"
 
+namespace {
+
+using namespace tutorials;
+using tessera::interp::Arg;
+using tessera::interp::Buffer;
+
+constexpr int64_t M = 131, N = 75, K = 90;  // none a multiple of its block: edge tiles are masked
+constexpr int BM = 32, BN = 32, BK = 32, GROUP_M = 4;
+
+// The activations the epilogue kernels offer, in plain C++ (double precision).
+double activate(double x, int activation) {
+  switch (activation) {
+    case kActivationRelu: return x > 0 ? x : 0.0;
+    case kActivationLeakyRelu: return x > 0 ? x : x * static_cast<double>(kLeakyReluSlope);
+    case kActivationGeluTanh: return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
+    default: return x;
+  }
+}
+
+const char* activationName(int activation) {
+  switch (activation) {
+    case kActivationRelu: return "relu";
+    case kActivationLeakyRelu: return "leaky relu";
+    case kActivationGeluTanh: return "gelu-tanh";
+    default: return "none";
+  }
+}
+
+void launch(const tessera::KernelDef& k, const std::vector<Arg>& args, const tessera::Constants& constants,
+            bool eager) {
+  const tessera::interp::Grid grid{((M + BM - 1) / BM) * ((N + BN - 1) / BN), 1, 1};
+  if (eager) k.runEager(grid, args, constants);
+  else k.runInterpreter(grid, args, constants);
+}
+
+std::string modeName(bool eager) { return eager ? "eager mode" : "interpreter"; }
+
+}  // namespace
+
 int main() {
-  using namespace tutorials;
   Report report{"04 matmul"};
-  const int64_t M = 131, N = 75, K = 90;  // none a multiple of its block: edge tiles are masked
-  const int BM = 32, BN = 32, BK = 32, GROUP_M = 4;
   // f16 inputs: round random floats to f16 and keep their bit patterns for the kernel.
   std::vector<float> af = randomFloats(M * K, 7), bf = randomFloats(K * N, 8);
   std::vector<uint16_t> a(M * K), b(K * N);
@@ -19,22 +55,47 @@ int main() {
     for (int64_t j = 0; j < N; ++j)
       for (int64_t k = 0; k < K; ++k)
         want[i * N + j] += tessera::interp::decodeF16(a[i * K + k]) * tessera::interp::decodeF16(b[k * N + j]);
+  const Buffer aBuf{a.data(), a.size() * 2}, bBuf{b.data(), b.size() * 2};
+  const std::string size = " (" + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + ")";
 
-  tessera::KernelDef kdef = matmul_kernel();
+  tessera::KernelDef plain = matmul_kernel();
   tessera::Constants constants{{"BM", BM}, {"BN", BN}, {"BK", BK}, {"GROUP_M", GROUP_M}};
-  report.check("trace, verify, print, parse, print", checkRoundTrip(*kdef.trace(constants)));
-  int64_t programs = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
+  report.check("trace, verify, print, parse, print", checkRoundTrip(*plain.trace(constants)));
   for (bool eager : {false, true}) {
     std::vector<float> c(M * N, NAN);
-    std::vector<tessera::interp::Arg> args{tessera::interp::Buffer{a.data(), a.size() * 2},
-                                           tessera::interp::Buffer{b.data(), b.size() * 2},
-                                           buffer(c), M, N, K, K, int64_t(1), N, int64_t(1), N, int64_t(1)};
-    if (eager) kdef.runEager({programs, 1, 1}, args, constants);
-    else kdef.runInterpreter({programs, 1, 1}, args, constants);
+    launch(plain, {aBuf, bBuf, buffer(c), M, N, K, K, int64_t(1), N, int64_t(1), N, int64_t(1)}, constants, eager);
     double err = worstError(c, want, 1e-5, 1e-5);
-    report.check(std::string(eager ? "eager mode" : "interpreter") + " matches C++ (" + std::to_string(M) + "x" +
-                     std::to_string(N) + "x" + std::to_string(K) + ")",
-                 err <= 1, fmtError(err));
+    report.check(modeName(eager) + " matches C++" + size, err <= 1, fmtError(err));
+  }
+
+  // Fused epilogue: f32 output (tolerance of f32 accumulation) and f16 output (half an f16 ulp, 2^-11 relative,
+  // plus the same accumulation error).
+  tessera::KernelDef epilogue = matmul_epilogue_kernel(), epilogueF16 = matmul_epilogue_f16_kernel();
+  for (int activation : {kActivationNone, kActivationRelu, kActivationLeakyRelu, kActivationGeluTanh}) {
+    tessera::Constants withActivation = constants;
+    withActivation["ACTIVATION"] = activation;
+    const std::string name = std::string("epilogue ") + activationName(activation);
+    bool roundTrips = checkRoundTrip(*epilogue.trace(withActivation)) &&
+                      checkRoundTrip(*epilogueF16.trace(withActivation));
+    report.check(name + ": round trip (f32, f16 C)", roundTrips);
+    std::vector<double> activated(M * N);
+    for (int64_t i = 0; i < M * N; ++i) activated[i] = activate(want[i], activation);
+    for (bool eager : {false, true}) {
+      std::vector<float> c(M * N, NAN);
+      launch(epilogue, {aBuf, bBuf, buffer(c), M, N, K, K, int64_t(1), N, int64_t(1), N, int64_t(1)},
+             withActivation, eager);
+      double err = worstError(c, activated, 1e-5, 1e-5);
+
+      std::vector<uint16_t> c16(M * N, 0x7e00);  // f16 NaN until written
+      launch(epilogueF16,
+             {aBuf, bBuf, Buffer{c16.data(), c16.size() * 2}, M, N, K, K, int64_t(1), N, int64_t(1), N, int64_t(1)},
+             withActivation, eager);
+      std::vector<float> c16AsFloat(M * N);
+      for (int64_t i = 0; i < M * N; ++i) c16AsFloat[i] = tessera::interp::decodeF16(c16[i]);
+      double err16 = worstError(c16AsFloat, activated, 1e-4, 1e-3);
+      report.check(name + ", " + modeName(eager) + " f32/f16 C", err <= 1 && err16 <= 1,
+                   fmtError(err) + " / f16 " + fmtError(err16));
+    }
   }
   return report.finish();
 }

@@ -132,5 +132,10 @@ void bindKernels(py::module_& m) {
   python::bind(kernels, tutorials::vector_add_kernel());
   python::bind(kernels, tutorials::softmax_kernel());
   python::bind(kernels, tutorials::layernorm_fwd_kernel());
+  python::bind(kernels, tutorials::layernorm_bwd_dx_kernel());
+  python::bind(kernels, tutorials::layernorm_bwd_dwdb_kernel());
+  python::bind(kernels, tutorials::layernorm_bwd_atomic_kernel());
   python::bind(kernels, tutorials::matmul_kernel());
+  python::bind(kernels, tutorials::matmul_epilogue_kernel());
+  python::bind(kernels, tutorials::matmul_epilogue_f16_kernel());
 }

@@ -1,0 +1,117 @@
+"""The four Python tutorials' checks at small sizes, on the reference interpreter (and in eager mode).
+
+    PYTHONPATH=build/python /usr/bin/python3 -m pytest tests/python/test_tutorials.py
+"""
+
+import importlib.util
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+TUTORIALS = pathlib.Path(__file__).resolve().parents[2] / "tutorials"
+sys.path.insert(0, str(TUTORIALS))  # the scripts import their shared tutorial_check module
+
+import tutorial_check  # noqa: E402
+
+
+def load(script):
+    """Imports tutorials/<script>.py (its name starts with a digit, so plain `import` can't)."""
+    spec = importlib.util.spec_from_file_location("tutorial_" + script, TUTORIALS / f"{script}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def vector_add():
+    return load("01_vector_add")
+
+
+@pytest.fixture(scope="module")
+def softmax():
+    return load("02_softmax")
+
+
+@pytest.fixture(scope="module")
+def layernorm():
+    return load("03_layernorm")
+
+
+@pytest.fixture(scope="module")
+def matmul():
+    return load("04_matmul")
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "eager"])
+def test_vector_add(vector_add, backend):
+    assert vector_add.run_checks(n=1000, block=256, seed=1, backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "eager"])
+def test_softmax(softmax, backend):
+    assert softmax.run_checks(rows=5, cols=100, seed=2, backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "eager"])
+def test_layernorm_forward_and_backward(layernorm, backend):
+    assert layernorm.run_checks(rows=7, cols=100, seed=3, backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "eager"])
+def test_matmul_with_epilogues(matmul, backend):
+    assert matmul.run_checks(M=40, N=24, K=40, seed=4, backend=backend)
+
+
+def test_main_prints_pass(vector_add, capsys):
+    assert vector_add.main(["--seed", "5"]) == 0
+    assert "01 vector add (python): PASS" in capsys.readouterr().out
+
+
+def test_check_reports_wrong_results(capsys):
+    """The scripts' PASS means something: a result off by more than the tolerance, or a NaN, fails."""
+    want = np.linspace(-1, 1, 100)
+    assert tutorial_check.check("exact", want.astype(np.float32), want, atol=1e-6, rtol=1e-6)
+    off = want.astype(np.float32).copy()
+    off[17] += 1e-3
+    assert not tutorial_check.check("one element off", off, want, atol=1e-6, rtol=1e-6)
+    nan = want.astype(np.float32).copy()
+    nan[3] = np.nan
+    assert not tutorial_check.check("a NaN", nan, want, atol=1e-6, rtol=1e-6)
+    assert "FAILED" in capsys.readouterr().out
+
+
+def test_softmax_is_stable_for_large_inputs(softmax):
+    """Rows whose exp() overflows f32 without the max subtraction still give finite probabilities."""
+    x = np.full((2, 40), 100.0, np.float32)
+    x[1, :20] = -100.0
+    got = softmax.softmax(x)
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, softmax.reference(x), rtol=1e-5, atol=1e-7)
+
+
+def test_layernorm_backward_variants_agree(layernorm):
+    """Two-stage and atomics reductions of dw/db give the same gradients (the interpreter runs programs in order,
+    so here even the rounding agrees closely)."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((9, 70)).astype(np.float32)
+    dy = rng.standard_normal((9, 70)).astype(np.float32)
+    w = rng.standard_normal(70).astype(np.float32)
+    b = np.zeros(70, np.float32)
+    _, mean, rstd = layernorm.layernorm_forward(x, w, b, 1e-5, block=32)
+    two_stage = layernorm.layernorm_backward(x, dy, w, mean, rstd, rows_per_program=2, atomics=False)
+    atomics = layernorm.layernorm_backward(x, dy, w, mean, rstd, rows_per_program=2, atomics=True)
+    for a, b_ in zip(two_stage, atomics):
+        np.testing.assert_allclose(a, b_, rtol=1e-5, atol=1e-6)
+
+
+def test_matmul_f16_output_is_float16(matmul):
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-1, 1, (20, 30)).astype(np.float16)
+    b = rng.uniform(-1, 1, (30, 10)).astype(np.float16)
+    c = matmul.matmul(a, b, "relu", np.float16, BM=16, BN=16, BK=16)
+    assert c.dtype == np.float16
+    assert np.all(c >= 0)
+    np.testing.assert_allclose(c.astype(np.float64), np.maximum(a.astype(np.float64) @ b.astype(np.float64), 0),
+                               rtol=1e-3, atol=1e-4)

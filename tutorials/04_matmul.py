@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Tutorial 4: tiled matmul with a fused activation epilogue, launched from Python on numpy arrays.
+See 04_matmul.md.
+
+    PYTHONPATH=build/python python3 tutorials/04_matmul.py [--backend interpreter|eager]
+"""
+
+import math
+import sys
+
+import numpy as np
+import tessera
+
+import tutorial_check
+
+# The kernels' ACTIVATION values (tutorials/kernels/matmul.h).
+ACTIVATIONS = {"none": 0, "relu": 1, "leaky_relu": 2, "gelu_tanh": 3}
+LEAKY_RELU_SLOPE = 0.01
+
+
+def matmul(a, b, activation=None, out_dtype=np.float32, BM=32, BN=32, BK=32, GROUP_M=4, backend="interpreter"):
+    """a @ b for float16 a [M, K] and b [K, N], accumulated in f32; optionally activated and stored as f16."""
+    (M, K), (K2, N) = a.shape, b.shape
+    if K != K2:
+        raise ValueError(f"inner dimensions differ: {a.shape} @ {b.shape}")
+    c = np.empty((M, N), out_dtype)
+    strides = [s // x.itemsize for x in (a, b, c) for s in x.strides]  # in elements, as the kernel wants
+    grid = (tessera.cdiv(M, BM) * tessera.cdiv(N, BN),)  # 1-D: the kernel orders the tiles itself
+    blocks = dict(BM=BM, BN=BN, BK=BK, GROUP_M=GROUP_M)
+    if activation is None and out_dtype == np.float32:
+        tessera.kernels.matmul[grid](a, b, c, M, N, K, *strides, **blocks, backend=backend)
+    else:
+        kernel = tessera.kernels.matmul_epilogue_f16 if out_dtype == np.float16 else tessera.kernels.matmul_epilogue
+        kernel[grid](a, b, c, M, N, K, *strides, **blocks, ACTIVATION=ACTIVATIONS[activation or "none"],
+                     backend=backend)
+    return c
+
+
+def activate(x, activation):
+    if activation == "relu":
+        return np.maximum(x, 0)
+    if activation == "leaky_relu":
+        return np.where(x > 0, x, x * LEAKY_RELU_SLOPE)
+    if activation == "gelu_tanh":
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    return x
+
+
+def run_checks(M=131, N=75, K=90, seed=0, backend="interpreter"):
+    """No size is a multiple of its block: the edge tiles are masked."""
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    want = a.astype(np.float64) @ b.astype(np.float64)  # f16 products are exact; only the f32 sums round
+    ok = tutorial_check.check(f"{backend} matches numpy ({M}x{N}x{K})", matmul(a, b, backend=backend), want,
+                              atol=1e-5, rtol=1e-5)
+    for activation in ACTIVATIONS:
+        activated = activate(want, activation)
+        ok &= tutorial_check.check(f"epilogue {activation}, f32 C",
+                                   matmul(a, b, activation, np.float32, backend=backend), activated,
+                                   atol=1e-5, rtol=1e-5)
+        # f16 C: half an f16 ulp (2^-11 relative) on top of the f32 result.
+        ok &= tutorial_check.check(f"epilogue {activation}, f16 C",
+                                   matmul(a, b, activation, np.float16, backend=backend), activated,
+                                   atol=1e-4, rtol=1e-3)
+    return ok
+
+
+def main(argv=None):
+    args = tutorial_check.parse_args(__doc__.splitlines()[0], argv)
+    return tutorial_check.finish("04 matmul", run_checks(seed=args.seed, backend=args.backend))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""Shared helpers of the Python tutorials: argument parsing, result checks and the PASS/FAIL line.
+
+The check is the one the C++ tutorials use (TutorialSupport.h): the worst |got - want| / (atol + rtol * |want|)
+over all elements must be at most 1, and a NaN where the reference has none fails.
+"""
+
+import argparse
+
+import numpy as np
+import tessera
+
+# What tessera.kernel can launch on here. A GPU path (torch tensors, backend="cuda") plugs in once the CUDA JIT
+# adds "cuda" to this tuple; until then every tutorial runs on the reference interpreter (or in eager mode).
+BACKENDS = tessera.kernel.BACKENDS
+
+
+def worst_error(got, want, atol, rtol):
+    got = np.asarray(got, dtype=np.float64).ravel()
+    want = np.asarray(want, dtype=np.float64).ravel()
+    if got.shape != want.shape:
+        return float("inf")
+    with np.errstate(invalid="ignore"):
+        err = np.abs(got - want) / (atol + rtol * np.abs(want))
+    err[np.isnan(got) != np.isnan(want)] = np.inf
+    err[np.isnan(got) & np.isnan(want)] = 0.0
+    return float(err.max(initial=0.0))
+
+
+def check(what, got, want, atol, rtol):
+    """Prints one result line like the C++ tutorials do; returns whether got is within tolerance of want."""
+    err = worst_error(got, want, atol, rtol)
+    ok = err <= 1
+    print(f"  {what:<52} {'ok' if ok else 'FAILED'}  (worst error {err:.3g} of tolerance)")
+    return ok
+
+
+def parse_args(description, argv):
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--backend", choices=BACKENDS, default="interpreter",
+                        help="where the kernels run (default: the reference interpreter)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    return parser.parse_args(argv)
+
+
+def finish(name, ok):
+    print(f"{name} (python): {'PASS' if ok else 'FAIL'}")
+    return 0 if ok else 1
