@@ -84,13 +84,14 @@ inline int64_t convertInt(ir::Type param, const std::string& name, py::handle va
 // One argument for a parameter of type `param` (named `name` in messages).
 inline interp::Arg convertArg(ir::Type param, const std::string& name, py::handle value) {
   if (param.isPtr()) {
-    if (py::hasattr(value, "__cuda_array_interface__"))
-      throw py::type_error("argument '" + name +
-                           "' is a GPU array; GPU launches need the CUDA JIT (backend='cuda'), while this launch runs "
-                           "on the interpreter, which takes numpy arrays");
-    if (!py::isinstance<py::array>(value))
+    if (!py::isinstance<py::array>(value)) {  // arrays first: hasattr() on an array costs a caught AttributeError
+      if (py::hasattr(value, "__cuda_array_interface__"))
+        throw py::type_error("argument '" + name +
+                             "' is a GPU array; GPU launches need the CUDA JIT (backend='cuda'), while this launch "
+                             "runs on the interpreter, which takes numpy arrays");
       throw py::type_error("argument '" + name + "' must be a numpy array for " + param.str() + ", got " +
                            typeName(value));
+    }
     py::array arr = py::reinterpret_borrow<py::array>(value);
     ir::Type elem = param.pointee();
     if (!dtypeMatches(elem, arr.dtype()))

@@ -8,9 +8,10 @@ def cdiv(a, b):
     return -(-a // b)
 
 
-def _constants_key(constants):
-    # The value's type is part of the key: BLOCK=1 and BLOCK=True hash alike but may trace differently.
-    return tuple(sorted((name, type(value), value) for name, value in constants.items()))
+def _key_part(value):
+    # Ints key by value; anything else by type and repr, so that values that compare equal but may trace
+    # differently (0.0 and -0.0, 1 and 1.0) get separate specializations.
+    return value if type(value) is int else (type(value), repr(value))
 
 
 class Kernel:
@@ -51,7 +52,7 @@ class Kernel:
         return self._specialization(constants)
 
     def _specialization(self, constants):
-        key = _constants_key(constants)
+        key = tuple([_key_part(constants[name]) for name in self.const_names])
         spec = self._specializations.get(key)
         if spec is None:
             spec = self._def.specialize(constants)
