@@ -247,37 +247,37 @@ inline std::vector<CheckCase> opCases() {
 
   // Binary arithmetic on floats (exact: one IEEE operation each) and integers (exact, incl. division by zero).
   for (int op : {kAdd, kSub, kMul, kDiv, kRem, kMin, kMax}) {
-    elementwise(std::string("binary ") + binaryOpName(op) + " f32", kernel("binary_f32", binary_kernel<f32>),
+    elementwise(std::string("binary ") + binaryOpName(op) + " f32", kernel("binary_f32", binary_kernel<f32>, {"a", "b", "out", "n", "OP", "BLOCK"}),
                 {{"OP", int64_t(op)}},
                 {randomBuffer(ScalarKind::F32, n, 10 + op, -8, 8), randomBuffer(ScalarKind::F32, n, 30 + op, 0.5, 4),
                  zeroBuffer(ScalarKind::F32, n), n},
                 0);
-    elementwise(std::string("binary ") + binaryOpName(op) + " i32", kernel("binary_i32", binary_kernel<i32>),
+    elementwise(std::string("binary ") + binaryOpName(op) + " i32", kernel("binary_i32", binary_kernel<i32>, {"a", "b", "out", "n", "OP", "BLOCK"}),
                 {{"OP", int64_t(op)}},
                 {randomBuffer(ScalarKind::I32, n, 50 + op, -1000, 1000), randomBuffer(ScalarKind::I32, n, 70 + op, -9, 9),
                  zeroBuffer(ScalarKind::I32, n), n},
                 0);
   }
   for (int op : {kAdd, kMul, kDiv, kMax}) {
-    elementwise(std::string("binary ") + binaryOpName(op) + " f16", kernel("binary_f16", binary_kernel<f16>),
+    elementwise(std::string("binary ") + binaryOpName(op) + " f16", kernel("binary_f16", binary_kernel<f16>, {"a", "b", "out", "n", "OP", "BLOCK"}),
                 {{"OP", int64_t(op)}},
                 {randomBuffer(ScalarKind::F16, n, 90 + op, -8, 8), randomBuffer(ScalarKind::F16, n, 95 + op, 0.5, 4),
                  zeroBuffer(ScalarKind::F16, n), n},
                 0);
-    elementwise(std::string("binary ") + binaryOpName(op) + " bf16", kernel("binary_bf16", binary_kernel<bf16>),
+    elementwise(std::string("binary ") + binaryOpName(op) + " bf16", kernel("binary_bf16", binary_kernel<bf16>, {"a", "b", "out", "n", "OP", "BLOCK"}),
                 {{"OP", int64_t(op)}},
                 {randomBuffer(ScalarKind::BF16, n, 100 + op, -8, 8), randomBuffer(ScalarKind::BF16, n, 105 + op, 0.5, 4),
                  zeroBuffer(ScalarKind::BF16, n), n},
                 0);
   }
   for (int op : {kAnd, kOr, kXor, kShl, kShr, kDiv, kRem})
-    elementwise(std::string("binary ") + binaryOpName(op) + " i64", kernel("binary_i64", binary_kernel<i64>),
+    elementwise(std::string("binary ") + binaryOpName(op) + " i64", kernel("binary_i64", binary_kernel<i64>, {"a", "b", "out", "n", "OP", "BLOCK"}),
                 {{"OP", int64_t(op)}},
                 {randomBuffer(ScalarKind::I64, n, 110 + op, -1e12, 1e12), randomBuffer(ScalarKind::I64, n, 120 + op, 0, 70),
                  zeroBuffer(ScalarKind::I64, n), n},
                 0);
   for (int op : {kShr, kDiv})
-    elementwise(std::string("binary ") + binaryOpName(op) + " u32", kernel("binary_u32", binary_kernel<u32>),
+    elementwise(std::string("binary ") + binaryOpName(op) + " u32", kernel("binary_u32", binary_kernel<u32>, {"a", "b", "out", "n", "OP", "BLOCK"}),
                 {{"OP", int64_t(op)}},
                 {randomBuffer(ScalarKind::U32, n, 130 + op, 0, 4e9), randomBuffer(ScalarKind::U32, n, 140 + op, 0, 40),
                  zeroBuffer(ScalarKind::U32, n), n},
@@ -287,26 +287,26 @@ inline std::vector<CheckCase> opCases() {
   for (int op = kExp; op <= kSigmoid; ++op) {
     bool positive = op == kLog || op == kLog2 || op == kSqrt || op == kRsqrt;
     bool exact = op == kFloor || op == kCeil || op == kAbs || op == kNeg;
-    elementwise(std::string("unary ") + unaryOpName(op) + " f32", kernel("unary_f32", unary_kernel<f32>),
+    elementwise(std::string("unary ") + unaryOpName(op) + " f32", kernel("unary_f32", unary_kernel<f32>, {"a", "out", "n", "OP", "BLOCK"}),
                 {{"OP", int64_t(op)}},
                 {randomBuffer(ScalarKind::F32, n, 150 + op, positive ? 0.01 : -4, 4), zeroBuffer(ScalarKind::F32, n), n},
                 exact ? 0 : 2e-6);
   }
-  elementwise("unary exp f64 (libdevice)", kernel("unary_f64", unary_kernel<f64>), {{"OP", int64_t(kExp)}},
+  elementwise("unary exp f64 (libdevice)", kernel("unary_f64", unary_kernel<f64>, {"a", "out", "n", "OP", "BLOCK"}), {{"OP", int64_t(kExp)}},
               {randomBuffer(ScalarKind::F64, n, 170, -4, 4), zeroBuffer(ScalarKind::F64, n), n}, 1e-14);
 
   // Conversions.
-  elementwise("cast f32->f16", kernel("cast_f32_f16", cast_kernel<f32, f16>), {},
+  elementwise("cast f32->f16", kernel("cast_f32_f16", cast_kernel<f32, f16>, {"a", "out", "n", "BLOCK"}), {},
               {randomBuffer(ScalarKind::F32, n, 180, -70000, 70000), zeroBuffer(ScalarKind::F16, n), n}, 0);
-  elementwise("cast f32->bf16", kernel("cast_f32_bf16", cast_kernel<f32, bf16>), {},
+  elementwise("cast f32->bf16", kernel("cast_f32_bf16", cast_kernel<f32, bf16>, {"a", "out", "n", "BLOCK"}), {},
               {randomBuffer(ScalarKind::F32, n, 181, -1e30, 1e30), zeroBuffer(ScalarKind::BF16, n), n}, 0);
-  elementwise("cast f32->i32 (saturating)", kernel("cast_f32_i32", cast_kernel<f32, i32>), {},
+  elementwise("cast f32->i32 (saturating)", kernel("cast_f32_i32", cast_kernel<f32, i32>, {"a", "out", "n", "BLOCK"}), {},
               {randomBuffer(ScalarKind::F32, n, 182, -4e9, 4e9), zeroBuffer(ScalarKind::I32, n), n}, 0);
-  elementwise("cast i32->f32", kernel("cast_i32_f32", cast_kernel<i32, f32>), {},
+  elementwise("cast i32->f32", kernel("cast_i32_f32", cast_kernel<i32, f32>, {"a", "out", "n", "BLOCK"}), {},
               {randomBuffer(ScalarKind::I32, n, 183, -2e9, 2e9), zeroBuffer(ScalarKind::F32, n), n}, 0);
-  elementwise("cast f16->f32", kernel("cast_f16_f32", cast_kernel<f16, f32>), {},
+  elementwise("cast f16->f32", kernel("cast_f16_f32", cast_kernel<f16, f32>, {"a", "out", "n", "BLOCK"}), {},
               {randomBuffer(ScalarKind::F16, n, 184, -100, 100), zeroBuffer(ScalarKind::F32, n), n}, 0);
-  elementwise("cast i8->i64 (sign extension)", kernel("cast_i8_i64", cast_kernel<i8, i64>), {},
+  elementwise("cast i8->i64 (sign extension)", kernel("cast_i8_i64", cast_kernel<i8, i64>, {"a", "out", "n", "BLOCK"}), {},
               {randomBuffer(ScalarKind::I8, n, 185, -128, 128), zeroBuffer(ScalarKind::I64, n), n}, 0);
 
   // Reductions and scans over rows and columns (cross-warp when a row spans warps).

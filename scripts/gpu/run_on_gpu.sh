@@ -21,7 +21,8 @@ for bin in "$work"/bin/*_test; do
   echo
   echo "== $name"
   out=$("$bin" --gtest_color=no 2>&1); rc=$?
-  echo "$out" | grep -E '^\[  (FAILED|SKIPPED) ' | sort -u | head -40
+  echo "$out" | grep -E '^\[  FAILED  \] [A-Za-z_0-9/.]+ \(' | head -40
+  echo "$out" | grep -A1 -E ': Skipped$' | grep -vE ': Skipped$|^--$' | sort | uniq -c | head -5
   passed=$(echo "$out" | grep -cE '^\[       OK \]')
   failed=$(echo "$out" | grep -cE '^\[  FAILED  \] [A-Za-z_0-9/.]+ \(')
   skipped=$(echo "$out" | grep -cE '^\[  SKIPPED \] [A-Za-z_0-9/.]+ \(')

@@ -18,6 +18,7 @@
 #include "ir/Printer.h"
 #include "jit/Compiler.h"
 #include "jit/JitKernel.h"
+#include "jit/check/Cases.h"
 #include "transforms/PassManager.h"
 #include "tutorials/kernels/layernorm.h"
 #include "tutorials/kernels/matmul.h"
@@ -262,5 +263,55 @@ TEST(JitCompileNvptx, TutorialKernelsCompileToPtxThatPtxasAcceptsWithoutSpills) 
       EXPECT_NE(report.find("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"), std::string::npos)
           << report;
     }
+  }
+}
+
+// Every GPU-vs-interpreter case (jit/check/Cases.h) compiles for sm_90a to PTX that ptxas accepts, and its
+// interpreter reference runs, so that the GPU table only ever reports real mismatches.
+TEST(JitCompileNvptx, EveryGpuCheckCaseCompilesAndItsReferenceRuns) {
+  std::string why;
+  auto target = nvptxOrWhyNot(why);
+  if (!target) GTEST_SKIP() << why;
+  bool havePtxas = fs::exists("/usr/local/cuda/bin/ptxas");
+  KernelCache cache{fs::path()};
+  for (const CheckCase& c : check::allCases()) {
+    SCOPED_TRACE(c.name);
+    std::vector<KernelArg> args;
+    std::vector<interp::Arg> interpArgs;
+    std::vector<std::vector<uint8_t>> copies;
+    copies.reserve(c.args.size());
+    for (const CheckArg& a : c.args) {
+      if (const auto* b = std::get_if<HostBuffer>(&a)) {
+        args.push_back(KernelArg::pointer(0x10000 * (args.size() + 1)));
+        copies.push_back(b->bytes);
+        interpArgs.push_back(interp::Buffer{copies.back().data(), copies.back().size()});
+      } else if (const auto* i = std::get_if<int64_t>(&a)) {
+        args.push_back(*i);
+        interpArgs.push_back(*i);
+      } else {
+        args.push_back(std::get<double>(a));
+        interpArgs.push_back(std::get<double>(a));
+      }
+    }
+    try {
+      c.kernel.runInterpreter(c.grid, interpArgs, c.constants);
+    } catch (const Error& e) {
+      ADD_FAILURE() << "interpreter: " << e.what();
+      continue;
+    }
+    JitKernel k(c.kernel, cache);
+    LaunchOptions options;
+    options.numWarps = c.numWarps;
+    options.arch = "sm_90a";
+    std::shared_ptr<const CompiledKernel> compiled;
+    try {
+      compiled = k.compileOnly(args, c.constants, options);
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what();
+      continue;
+    }
+    if (!havePtxas) continue;
+    std::string report;
+    EXPECT_EQ(runPtxas(compiled->binary, "sm_90a", report), 0) << report;
   }
 }
