@@ -153,12 +153,9 @@ std::string CudaDriver::describeResult(Result r) const {
 
 void CudaDriver::require() const {
   if (!available_) throw Error("CUDA is not available: " + reason_);
-  // The primary context must be current on whichever thread calls in; setting it is cheap.
-  thread_local Context current = nullptr;
-  if (current != context_) {
-    check(api_->cuCtxSetCurrent(context_), "cuCtxSetCurrent");
-    current = context_;
-  }
+  // The primary context must be current on whichever thread calls in, and other libraries in the process may
+  // have switched it; setting it is cheap, so every entry point does.
+  check(api_->cuCtxSetCurrent(context_), "cuCtxSetCurrent");
 }
 
 void CudaDriver::check(Result r, const char* call, const std::string& kernelName) const {
