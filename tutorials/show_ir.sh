@@ -4,12 +4,14 @@
 #
 #   tutorials/show_ir.sh TUTORIAL KERNEL [ARG...]     e.g.  tutorials/show_ir.sh 01_vector_add vector_add n
 #
-# Like the JIT's specialization will, it marks every pointer argument, and each ARG named on the command line,
-# `divisibility = 16` (16-byte aligned pointers, integers that are multiples of 16) before running the passes.
-# Environment: TESSERA_BUILD_DIR (default ./build), NUM_WARPS (default 4), STAGE (traced|laid-out|ptx|all).
+# Like the JIT's specialization does, it marks every pointer argument, and each integer ARG named on the command
+# line, `divisibility = 16` (16-byte aligned pointers, integers that are multiples of 16) before running the
+# passes; an ARG written NAME=1 is marked `equal_to_1 = true` instead (a unit stride, e.g. stride_ak=1).
+# Environment: TESSERA_BUILD_DIR (default ./build), NUM_WARPS (default 4), STAGE (traced|laid-out|ptx|all),
+# OCCURRENCE (default 1: which of the tutorial's traces of KERNEL, e.g. 4 for 04_matmul's gelu epilogue).
 set -euo pipefail
 if [ $# -lt 2 ]; then
-  sed -n '5,6p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '4,11p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,16 +24,20 @@ passes=coalesce,assign-layouts,remove-layout-conversions,allocate-shared-memory,
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# The tutorial prints every module it traces; keep the first function named KERNEL.
+# The tutorial prints every module it traces; keep the OCCURRENCE-th function named KERNEL.
 TESSERA_TUTORIAL_PRINT_IR=1 "$build/tutorials/tutorial_$tutorial" >"$tmp/all.txt" || true
-awk -v name="func @$kernel(" 'index($0, name) == 1 {p = 1} p {print} p && /^}$/ {exit}' "$tmp/all.txt" >"$tmp/traced.tir"
+awk -v name="func @$kernel(" -v want="${OCCURRENCE:-1}" \
+  'index($0, name) == 1 {n++; if (n == want) p = 1} p {print} p && /^}$/ {exit}' "$tmp/all.txt" >"$tmp/traced.tir"
 if [ ! -s "$tmp/traced.tir" ]; then
   echo "show_ir.sh: tutorial_$tutorial traced no function named '$kernel'" >&2
   exit 1
 fi
 # Specialize: pointer arguments, then the named integer arguments (first line only: the signature).
 sed -i '1s/: ptr<\([a-z0-9]*\)>/: ptr<\1> {divisibility = 16}/g' "$tmp/traced.tir"
-for arg in "$@"; do sed -i "1s/%$arg: \(i32\|i64\)\([,)]\)/%$arg: \1 {divisibility = 16}\2/" "$tmp/traced.tir"; done
+for arg in "$@"; do
+  if [ "${arg%=1}" != "$arg" ]; then fact="equal_to_1 = true" arg=${arg%=1}; else fact="divisibility = 16"; fi
+  sed -i "1s/%$arg: \(i32\|i64\)\([,)]\)/%$arg: \1 {$fact}\2/" "$tmp/traced.tir"
+done
 
 if [ "$stage" = traced ] || [ "$stage" = all ]; then
   [ "$stage" = all ] && echo "// ---- traced (specialized)"

@@ -63,17 +63,19 @@ inline KernelDef layernorm_fwd_kernel() {
 
 // The part both backward variants share: dx for rows [pid * rows_per_program, ...) of this program, and the
 // program's partial dw and db (over its rows) as two BLOCK-wide tiles.
+// `cols` is arange(0, BLOCK) and `mask` is cols < n_cols.
 inline std::pair<Tensor, Tensor> layernorm_bwd_rows(Ptr<f32> x, Ptr<f32> dy, Ptr<f32> dx, Ptr<f32> weight,
                                                     Ptr<f32> mean, Ptr<f32> rstd, Int row_stride, Int n_rows,
-                                                    Int n_cols, Int rows_per_program, int BLOCK) {
-  Tensor cols = arange(0, BLOCK);
-  Tensor mask = cols < n_cols;
+                                                    Int n_cols, Int rows_per_program, const Tensor& cols,
+                                                    const Tensor& mask) {
   Tensor w = load(weight + cols, mask);  // loop-invariant: read once per program, not once per row
+  Tensor n = cast<f32>(n_cols);
 
   Tensor first_row = program_id(0) * rows_per_program;
   Tensor end_row = minimum(first_row + rows_per_program, n_rows);
-  Tensor dw_partial = zeros<f32>({BLOCK});
-  Tensor db_partial = zeros<f32>({BLOCK});
+  const int64_t block = cols.shape()[0];
+  Tensor dw_partial = zeros<f32>({block});
+  Tensor db_partial = zeros<f32>({block});
   for (Tensor row : range(first_row, end_row)) {  // dw_partial and db_partial are carried from row to row
     Tensor offsets = row * row_stride + cols;
     Tensor x_row = load(x + offsets, mask);
@@ -82,8 +84,8 @@ inline std::pair<Tensor, Tensor> layernorm_bwd_rows(Ptr<f32> x, Ptr<f32> dy, Ptr
     // Lanes past the row must not contribute: (0 - mean) * rstd is not 0, so zero x_hat there explicitly.
     Tensor x_hat = where(mask, (x_row - load(mean + row)) * row_rstd, 0.0f);
     Tensor g = dy_row * w;  // already 0 past the row: dy and w were loaded as 0 there
-    Tensor c1 = sum(x_hat * g, 0) / n_cols;
-    Tensor c2 = sum(g, 0) / n_cols;
+    Tensor c1 = sum(x_hat * g, 0) / n;
+    Tensor c2 = sum(g, 0) / n;
     store(dx + offsets, (g - (x_hat * c1 + c2)) * row_rstd, mask);
     dw_partial += dy_row * x_hat;
     db_partial += dy_row;
@@ -96,10 +98,10 @@ inline std::pair<Tensor, Tensor> layernorm_bwd_rows(Ptr<f32> x, Ptr<f32> dy, Ptr
 inline void layernorm_bwd_dx(Ptr<f32> x, Ptr<f32> dy, Ptr<f32> dx, Ptr<f32> weight, Ptr<f32> mean, Ptr<f32> rstd,
                              Ptr<f32> partial_dw, Ptr<f32> partial_db, Int row_stride, Int n_rows, Int n_cols,
                              Int rows_per_program, Const<int> BLOCK) {
-  auto [dw_partial, db_partial] =
-      layernorm_bwd_rows(x, dy, dx, weight, mean, rstd, row_stride, n_rows, n_cols, rows_per_program, BLOCK);
   Tensor cols = arange(0, BLOCK);
   Tensor mask = cols < n_cols;
+  auto [dw_partial, db_partial] =
+      layernorm_bwd_rows(x, dy, dx, weight, mean, rstd, row_stride, n_rows, n_cols, rows_per_program, cols, mask);
   Tensor slot = program_id(0) * n_cols + cols;
   store(partial_dw + slot, dw_partial, mask);
   store(partial_db + slot, db_partial, mask);
@@ -129,10 +131,10 @@ inline void layernorm_bwd_dwdb(Ptr<f32> partial_dw, Ptr<f32> partial_db, Ptr<f32
 inline void layernorm_bwd_atomic(Ptr<f32> x, Ptr<f32> dy, Ptr<f32> dx, Ptr<f32> weight, Ptr<f32> mean,
                                  Ptr<f32> rstd, Ptr<f32> dw, Ptr<f32> db, Int row_stride, Int n_rows, Int n_cols,
                                  Int rows_per_program, Const<int> BLOCK) {
-  auto [dw_partial, db_partial] =
-      layernorm_bwd_rows(x, dy, dx, weight, mean, rstd, row_stride, n_rows, n_cols, rows_per_program, BLOCK);
   Tensor cols = arange(0, BLOCK);
   Tensor mask = cols < n_cols;
+  auto [dw_partial, db_partial] =
+      layernorm_bwd_rows(x, dy, dx, weight, mean, rstd, row_stride, n_rows, n_cols, rows_per_program, cols, mask);
   atomic_add(dw + cols, dw_partial, mask);
   atomic_add(db + cols, db_partial, mask);
 }
