@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Step 2 of the GPU flow, on the GPU machine: unpacks .gpu-bundle/bundle.tar.xz (made by build_bundle.sh) and
 # runs every GPU test binary and tessera-gpu-check, which compares every tutorial kernel and op case against the
-# reference interpreter on random inputs and prints a table. Exit status 0 when everything passed.
+# reference interpreter on random inputs and prints a table, then benchmarks/bench_tutorials.py when a built tessera
+# Python package is at hand. Exit status 0 when everything passed.
 #
 #   scripts/gpu/run_on_gpu.sh [bundle.tar.xz]     (default: .gpu-bundle/bundle.tar.xz of this checkout)
 set -uo pipefail
@@ -35,6 +36,23 @@ echo "== tessera-gpu-check (GPU vs reference interpreter)"
 "$work/bin/tessera-gpu-check"; rc=$?
 [ $rc -eq 0 ] || status=1
 summary+=("$(printf '%-28s exit %d' tessera-gpu-check "$rc")")
+
+# Benchmarks (benchmarks/bench_tutorials.py, see benchmarks/README.md): they need torch and a tessera package with
+# its _C built, in the bundle's python/ or in TESSERA_BENCH_PYTHONPATH. TESSERA_BENCH_ARGS: their arguments
+# (default --quick; set it empty for the full sweep).
+bench_path=${TESSERA_BENCH_PYTHONPATH:-$work/python}
+bench_script=$root/benchmarks/bench_tutorials.py
+[ -f "$bench_script" ] || bench_script=$work/python/src/benchmarks/bench_tutorials.py
+if compgen -G "$bench_path/tessera/_C*.so" >/dev/null && [ -f "$bench_script" ]; then
+  echo
+  echo "== benchmarks/bench_tutorials.py ${TESSERA_BENCH_ARGS---quick}"
+  # shellcheck disable=SC2086  # the arguments are meant to split
+  PYTHONPATH="$bench_path" python3 "$bench_script" ${TESSERA_BENCH_ARGS---quick}; rc=$?
+  [ $rc -eq 0 ] || [ $rc -eq 2 ] || status=1  # 2: no torch or no GPU, said above; not a failure of Tessera's
+  summary+=("$(printf '%-28s exit %d' bench_tutorials "$rc")")
+else
+  summary+=("$(printf '%-28s skipped: no built tessera package in %s' bench_tutorials "$bench_path")")
+fi
 
 echo
 echo "== summary"

@@ -1,0 +1,662 @@
+#!/usr/bin/env python3
+"""Tutorial kernels on the GPU: Tessera vs torch (cuBLAS for matmul) vs Triton, in one run on one GPU.
+
+    PYTHONPATH=build/python python3 benchmarks/bench_tutorials.py [--quick] [--only softmax,matmul] [--csv out.csv]
+
+For each tutorial it sweeps sizes, checks every provider's result against a float64 (float32 for matmul)
+reference on fresh random inputs (a wrong result prints FAIL instead of a number), then times it with
+tessera.testing.do_bench (median, L2 flushed before each run). Vector add, softmax and layer norm are reported in
+GB/s and as a fraction of the device copy bandwidth measured at the start of the run; matmul in TFLOP/s and as
+a fraction of torch's (cuBLAS) rate at the same size and dtype. The table is Markdown, with a header naming the
+GPU, driver, versions and date, ready to paste into tutorials/README.md. See benchmarks/README.md.
+
+Exit status: 0 when every result was right, 1 when any was wrong or failed to run, 2 when torch or a CUDA
+GPU (or the tessera package) is missing. Importing this module imports neither torch nor triton nor tessera.
+"""
+
+import argparse
+import csv
+import dataclasses
+import datetime
+import pathlib
+import subprocess
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+BENCHMARKS = ("vector_add", "softmax", "layernorm_fwd", "layernorm_bwd", "matmul")
+PROVIDERS = ("tessera", "torch", "triton")
+PROVIDER_TITLES = {"tessera": "Tessera", "torch": "torch", "triton": "Triton"}
+
+# Cells that are not a measurement.
+FAIL = "FAIL"    # the result was wrong
+ERROR = "error"  # the launch raised (the reason is in the notes under the table)
+NA = "n/a"       # the provider has no such kernel (e.g. Tessera's matmul takes f16 only)
+
+GBPS = "GB/s"
+TFLOPS = "TFLOP/s"
+F32_BYTES = 4
+
+ROWS = 4096  # rows of the softmax and layer norm problems
+SWEEPS = {
+    "vector_add": {"full": [(1 << p,) for p in (20, 22, 24, 26, 28)], "quick": [(1 << 20,), (1 << 24,)]},
+    "softmax": {"full": [(ROWS, c) for c in (256, 512, 1024, 2048, 4096, 8192, 16384)],
+                "quick": [(ROWS, 1024), (ROWS, 8192)]},
+    "layernorm_fwd": {"full": [(ROWS, c) for c in (512, 1024, 2048, 4096, 8192, 16384)],
+                      "quick": [(ROWS, 1024), (ROWS, 8192)]},
+    "layernorm_bwd": {"full": [(ROWS, c) for c in (512, 1024, 2048, 4096, 8192)], "quick": [(ROWS, 1024), (ROWS, 4096)]},
+    "matmul": {"full": [(s, s, s) for s in (512, 1024, 2048, 4096, 8192)], "quick": [(1024,) * 3, (4096,) * 3]},
+}
+MATMUL_DTYPES = ("f16", "bf16")
+
+# Targets (issue 5), reported against, never assumed.
+ROW_TARGET = 0.85     # softmax and layer norm forward: fraction of copy bandwidth, at the largest rows swept
+MATMUL_TARGET = 0.60  # matmul f16/bf16: fraction of cuBLAS at M = N = K = 4096
+MATMUL_TARGET_SIZE = 4096
+
+COPY_BUFFER_BYTES = 512 << 20  # the bandwidth reference: one device-to-device copy of this many bytes
+DEFAULT_TESSERA_MATMUL = (128, 128, 32, 8)  # BM, BN, BK, num_warps
+
+
+# --- sizes, work and rates (pure) ------------------------------------------------------------------------------
+
+def sweep(benchmark, quick=False):
+    """The problem sizes of a benchmark: (n,) for vector add, (rows, cols) for softmax and layer norm, (M, N, K)."""
+    return list(SWEEPS[benchmark]["quick" if quick else "full"])
+
+
+def size_label(benchmark, size):
+    if benchmark == "vector_add":
+        return f"n={size[0]}"
+    if benchmark == "matmul":
+        m, n, k = size
+        return f"M=N=K={m}" if m == n == k else f"M={m} N={n} K={k}"
+    return f"{size[0]}x{size[1]}"
+
+
+def bytes_moved(benchmark, size):
+    """The least memory traffic of one call: every input read once and every output written once (f32). Scratch
+    buffers and re-reads that an implementation chooses (layer norm's passes over a row) don't count."""
+    if benchmark == "vector_add":
+        return 3 * size[0] * F32_BYTES
+    if benchmark not in ("softmax", "layernorm_fwd", "layernorm_bwd"):
+        raise ValueError(f"{benchmark} is not a bandwidth benchmark")
+    rows, cols = size
+    if benchmark == "softmax":
+        return 2 * rows * cols * F32_BYTES
+    if benchmark == "layernorm_fwd":  # x in, y out, weight and bias in, mean and rstd out
+        return (2 * rows * cols + 2 * cols + 2 * rows) * F32_BYTES
+    return (3 * rows * cols + 3 * cols + 2 * rows) * F32_BYTES  # x, dy in, dx out; w in, dw, db out; mean, rstd in
+
+
+def matmul_flops(m, n, k):
+    return 2 * m * n * k
+
+
+def unit_of(benchmark):
+    return TFLOPS if benchmark == "matmul" else GBPS
+
+
+def work(benchmark, size):
+    """What the rate divides: flops for matmul, bytes for the others."""
+    return matmul_flops(*size) if benchmark == "matmul" else bytes_moved(benchmark, size)
+
+
+def rate(amount, ms, unit):
+    """GB/s from bytes or TFLOP/s from flops, given a time in milliseconds."""
+    if not ms > 0:
+        raise ValueError(f"time must be positive, got {ms!r} ms")
+    scale = 1e6 if unit == GBPS else 1e9 if unit == TFLOPS else None
+    if scale is None:
+        raise ValueError(f"unknown unit {unit!r}")
+    return amount / ms / scale
+
+
+def copy_bandwidth(buffer_bytes, ms):
+    """GB/s of a device-to-device copy: it reads and writes buffer_bytes each."""
+    return rate(2 * buffer_bytes, ms, GBPS)
+
+
+def fraction(value, reference):
+    """value / reference when both are measurements, else None."""
+    if isinstance(value, str) or isinstance(reference, str) or value is None or not reference:
+        return None
+    return value / reference
+
+
+def next_power_of_2(n):
+    return 1 << (int(n) - 1).bit_length()
+
+
+def num_warps_for(block):
+    """As the tutorials choose: more warps for longer rows."""
+    return 16 if block >= 8192 else 8 if block >= 2048 else 4
+
+
+def layernorm_fwd_block(cols):
+    return min(next_power_of_2(cols), 4096)
+
+
+def layernorm_bwd_rows_per_program(rows, sm_count):
+    """About four programs per SM, each summing dw/db over a run of consecutive rows."""
+    programs = max(1, min(rows, 4 * sm_count))
+    return -(-rows // programs)
+
+
+def parse_matmul_config(text):
+    """'BM,BN,BK,num_warps' -> a tuple of four positive ints (block sizes and warps powers of two)."""
+    parts = text.split(",")
+    if len(parts) != 4:
+        raise ValueError(f"expected BM,BN,BK,num_warps, got {text!r}")
+    try:
+        values = tuple(int(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"expected four integers BM,BN,BK,num_warps, got {text!r}") from None
+    if any(v <= 0 or v & (v - 1) for v in values):
+        raise ValueError(f"BM, BN, BK and num_warps must be positive powers of two, got {text!r}")
+    return values
+
+
+# --- results and the table (pure) ------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Row:
+    benchmark: str
+    size: str
+    dtype: str
+    unit: str
+    values: dict  # provider -> rate (float) or FAIL / ERROR / NA
+    reference: object = None   # copy bandwidth (GB/s) or torch's cuBLAS rate (TFLOP/s); None or a str if unknown
+    reference_name: str = ""   # "copy" or "cuBLAS"
+    cols: int = 0              # the row length of softmax / layer norm problems, for the targets
+
+    def fraction(self, provider):
+        return fraction(self.values.get(provider), self.reference)
+
+
+def format_value(value, unit):
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "-"
+    return f"{value:.1f}" if unit == TFLOPS else f"{value:.0f}"
+
+
+def format_fraction(f):
+    return "-" if f is None else f"{100 * f:.0f}%"
+
+
+TABLE_COLUMNS = ("benchmark", "size", "dtype", "unit", *[PROVIDER_TITLES[p] for p in PROVIDERS],
+                 *[f"{PROVIDER_TITLES[p]} / ref" for p in PROVIDERS], "ref")
+
+
+def table_cells(row):
+    ref = row.reference_name
+    if row.reference_name and not isinstance(row.reference, str) and row.reference is not None:
+        ref = f"{row.reference_name} {format_value(row.reference, row.unit)}"
+    return [row.benchmark, row.size, row.dtype, row.unit, *[format_value(row.values.get(p), row.unit) for p in PROVIDERS],
+            *[format_fraction(row.fraction(p)) for p in PROVIDERS], ref]
+
+
+def format_table(rows):
+    """A Markdown table, columns padded so it also reads well in a terminal. Numbers are right-aligned."""
+    body = [table_cells(r) for r in rows]
+    widths = [max([len(h)] + [len(cells[i]) for cells in body]) for i, h in enumerate(TABLE_COLUMNS)]
+    numeric = [i >= 4 for i in range(len(TABLE_COLUMNS))]
+
+    def line(cells):
+        padded = [c.rjust(w) if num else c.ljust(w) for c, w, num in zip(cells, widths, numeric)]
+        return "| " + " | ".join(padded) + " |"
+
+    separator = "|" + "|".join(("-" * (w + 1) + ":") if num else ("-" * (w + 2))
+                               for w, num in zip(widths, numeric)) + "|"
+    return "\n".join([line(TABLE_COLUMNS), separator] + [line(cells) for cells in body])
+
+
+CSV_FIELDS = ("benchmark", "size", "dtype", "unit", *PROVIDERS, "reference_name", "reference",
+              *[f"{p}_fraction" for p in PROVIDERS])
+
+
+def csv_records(rows):
+    records = []
+    for r in rows:
+        record = {"benchmark": r.benchmark, "size": r.size, "dtype": r.dtype, "unit": r.unit,
+                  "reference_name": r.reference_name, "reference": "" if r.reference is None else r.reference}
+        for p in PROVIDERS:
+            record[p] = r.values.get(p, "")
+            f = r.fraction(p)
+            record[f"{p}_fraction"] = "" if f is None else round(f, 4)
+        records.append(record)
+    return records
+
+
+def write_csv(rows, path):
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        writer.writeheader()
+        writer.writerows(csv_records(rows))
+
+
+def header_lines(info):
+    """The run's context, as Markdown lines: info has date, gpu, sm_count, driver, cuda, torch, triton, tessera,
+    copy_gbps, quick."""
+    copy = info.get("copy_gbps")
+    copy_text = f"{copy:.0f} GB/s" if isinstance(copy, (int, float)) else str(copy)
+    return [
+        f"Tessera tutorial benchmarks, {info['date']}{' (--quick sweep)' if info.get('quick') else ''}",
+        "",
+        f"* GPU: {info['gpu']} ({info['sm_count']} SMs), driver {info['driver']}, CUDA {info['cuda']} (torch's)",
+        f"* torch {info['torch']}, triton {info['triton']}, tessera {info['tessera']}",
+        f"* device copy bandwidth: {copy_text} ({COPY_BUFFER_BYTES >> 20} MiB device-to-device copy, "
+        "read + write bytes)",
+        "* times: tessera.testing.do_bench, median of 100 runs, L2 flushed before each; GB/s count each input "
+        "read once and each output written once",
+    ]
+
+
+def target_lines(rows):
+    """One line per target of issue 5: met, missed, or why it could not be judged."""
+    lines = []
+    for bench, title in (("softmax", "softmax"), ("layernorm_fwd", "layer norm forward")):
+        candidates = [r for r in rows if r.benchmark == bench]
+        if not candidates:
+            continue
+        largest = max(candidates, key=lambda r: r.cols)
+        lines.append(_target_line(f"{title} at {largest.size} >= {ROW_TARGET:.0%} of copy bandwidth",
+                                  largest.values.get("tessera"), largest.fraction("tessera"), ROW_TARGET))
+    for dtype in MATMUL_DTYPES:
+        label = f"M=N=K={MATMUL_TARGET_SIZE}"
+        for r in rows:
+            if r.benchmark == "matmul" and r.dtype == dtype and r.size == label:
+                lines.append(_target_line(f"matmul {dtype} at {label} >= {MATMUL_TARGET:.0%} of cuBLAS",
+                                          r.values.get("tessera"), r.fraction("tessera"), MATMUL_TARGET))
+    return lines
+
+
+def _target_line(what, value, achieved, target):
+    if achieved is None:
+        return f"* {what}: not judged (Tessera: {value if isinstance(value, str) else 'no result'})"
+    return f"* {what}: {'met' if achieved >= target else 'missed'} ({100 * achieved:.0f}%)"
+
+
+def notes_lines(notes):
+    """{(provider, message): [problems]} -> one line per message, naming where it happened (the same launch error
+    at every size is one line)."""
+    lines = []
+    for (provider, message), whats in notes.items():
+        where = ", ".join(whats[:3]) + (f" and {len(whats) - 3} more" if len(whats) > 3 else "")
+        lines.append(f"* {PROVIDER_TITLES[provider]}, {where}: {message}")
+    return lines
+
+
+def failed(rows):
+    """Whether any provider's result was wrong or failed to run."""
+    return any(v in (FAIL, ERROR) for r in rows for v in r.values.values())
+
+
+def parse_only(text):
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown or not names:
+        problem = f"unknown benchmark {unknown[0]!r}" if unknown else "no benchmark named"
+        raise argparse.ArgumentTypeError(f"{problem}; choose from {', '.join(BENCHMARKS)}")
+    return [b for b in BENCHMARKS if b in names]  # table order, duplicates dropped
+
+
+def _matmul_config_arg(text):
+    try:
+        return parse_matmul_config(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a small sweep (two sizes per tutorial)")
+    parser.add_argument("--only", type=parse_only, default=list(BENCHMARKS), metavar="NAMES",
+                        help=f"comma-separated subset of: {', '.join(BENCHMARKS)}")
+    parser.add_argument("--csv", type=pathlib.Path, default=None, metavar="PATH", help="also write the rows as CSV")
+    parser.add_argument("--tessera-backend", default="cuda", help="the backend= of Tessera launches (default cuda)")
+    parser.add_argument("--tessera-matmul", type=_matmul_config_arg, default=DEFAULT_TESSERA_MATMUL,
+                        metavar="BM,BN,BK,WARPS", help="Tessera matmul tile sizes and warps (default %(default)s)")
+    return parser.parse_args(argv)
+
+
+# --- running on the GPU ----------------------------------------------------------------------------------------
+
+class Context:
+    """What the GPU part needs: the libraries, the copy bandwidth, the notes printed under the table."""
+
+    def __init__(self, torch, tessera, do_bench, triton_ref, options):
+        self.torch = torch
+        self.tessera = tessera
+        self.do_bench = do_bench
+        self.triton_ref = triton_ref
+        self.options = options
+        self.sm_count = torch.cuda.get_device_properties(0).multi_processor_count
+        self.copy_gbps = None
+        self._notes = {}  # (provider, message) -> the problems it happened for, in first-seen order
+
+    def note(self, provider, what, message):
+        whats = self._notes.setdefault((provider, message), [])
+        if what not in whats:
+            whats.append(what)
+
+    def notes(self):
+        return notes_lines(self._notes)
+
+
+def _first_line(e):
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}"
+
+
+def check_outputs(torch, got, expected, tolerances):
+    """None when every output is within atol + rtol * |expected| of the reference, else what went wrong."""
+    for i, (g, e, (atol, rtol)) in enumerate(zip(got, expected, tolerances)):
+        g = g.reshape(e.shape).to(e.dtype)
+        bad = ~((g - e).abs() <= atol + rtol * e.abs())  # NaN compares false: a NaN is always bad
+        if bool(bad.any()):
+            index = int(bad.flatten().nonzero()[0])
+            return (f"output {i}: {int(bad.sum())} of {e.numel()} elements off, e.g. element {index}: "
+                    f"{float(g.flatten()[index]):.6g} vs {float(e.flatten()[index]):.6g} "
+                    f"(atol {atol:g}, rtol {rtol:g})")
+    return None
+
+
+def measure(ctx, provider, what, fn, expected, tolerances, amount, unit):
+    """Checks fn()'s outputs, then times it. fn writes into outputs that start as NaN (or allocates them)."""
+    torch = ctx.torch
+    try:
+        got = fn()
+        torch.cuda.synchronize()
+        problem = check_outputs(torch, got, expected, tolerances)
+        if problem:
+            ctx.note(provider, what, f"wrong result: {problem}")
+            return FAIL
+        return rate(amount, ctx.do_bench(fn, device="cuda"), unit)
+    except Exception as e:  # a launch that raises is reported, and the other providers still run
+        ctx.note(provider, what, _first_line(e))
+        return ERROR
+
+
+def _providers(ctx, tessera_fn, torch_fn, triton_fn):
+    """The callables to measure; None (an n/a cell) for Triton when it is not installed."""
+    return {"tessera": tessera_fn, "torch": torch_fn, "triton": triton_fn if ctx.triton_ref is not None else None}
+
+
+def _run_row(ctx, benchmark, size, dtype, fns, expected, tolerances, reference=None, reference_name="copy"):
+    unit = unit_of(benchmark)
+    label = size_label(benchmark, size)
+    what = f"{benchmark} {label} {dtype}"
+    values = {}
+    for provider in PROVIDERS:
+        fn = fns.get(provider)
+        values[provider] = NA if fn is None else measure(ctx, provider, what, fn, expected, tolerances,
+                                                          work(benchmark, size), unit)
+    if benchmark == "matmul":
+        reference, reference_name = values["torch"], "cuBLAS"
+    elif reference is None:
+        reference = ctx.copy_gbps
+    cols = size[1] if benchmark in ("softmax", "layernorm_fwd", "layernorm_bwd") else 0
+    return Row(benchmark, label, dtype, unit, values, reference, reference_name, cols)
+
+
+def _nan_like(torch, t):
+    return torch.full_like(t, float("nan"))
+
+
+def bench_vector_add(ctx, size):
+    torch, K, backend = ctx.torch, ctx.tessera.kernels, ctx.options.tessera_backend
+    (n,) = size
+    x = torch.randn(n, device="cuda")
+    y = torch.randn(n, device="cuda")
+    expected = [x.double() + y.double()]
+    outs = {p: _nan_like(torch, x) for p in PROVIDERS}
+    block = 1024
+
+    def tessera_fn():
+        K.vector_add[(ctx.tessera.cdiv(n, block),)](x, y, outs["tessera"], n, BLOCK=block, num_warps=4,
+                                                    backend=backend)
+        return [outs["tessera"]]
+
+    fns = _providers(ctx, tessera_fn, lambda: [torch.add(x, y, out=outs["torch"])],
+                     lambda: [ctx.triton_ref.vector_add(x, y, outs["triton"])])
+    # f32 addition is correctly rounded: half an ulp (atol: a sum that flushes to zero).
+    return [_run_row(ctx, "vector_add", size, "f32", fns, expected, [(1e-37, 6e-8)])]
+
+
+def bench_softmax(ctx, size):
+    torch, K, backend = ctx.torch, ctx.tessera.kernels, ctx.options.tessera_backend
+    rows, cols = size
+    x = torch.randn(rows, cols, device="cuda") * 4
+    expected = [torch.softmax(x.double(), dim=-1)]
+    outs = {p: _nan_like(torch, x) for p in PROVIDERS}
+    block = next_power_of_2(cols)
+
+    def tessera_fn():
+        out = outs["tessera"]
+        K.softmax[(rows,)](out, x, x.stride(0), out.stride(0), cols, BLOCK=block, num_warps=num_warps_for(block),
+                           backend=backend)
+        return [out]
+
+    fns = _providers(ctx, tessera_fn, lambda: [torch.softmax(x, dim=-1)],
+                     lambda: [ctx.triton_ref.softmax(x, outs["triton"])])
+    # f32 exp (possibly an ex2 approximation) and a sum over the row: some f32 ulps relative.
+    return [_run_row(ctx, "softmax", size, "f32", fns, expected, [(1e-7, 2e-5)])]
+
+
+def _layernorm_inputs(torch, rows, cols):
+    x = torch.randn(rows, cols, device="cuda") * 2 + 0.5
+    weight = torch.randn(cols, device="cuda")
+    bias = torch.randn(cols, device="cuda")
+    return x, weight, bias
+
+
+def _layernorm_reference(x, weight, bias, eps):
+    x = x.double()
+    mean = x.mean(dim=1)
+    rstd = 1 / ((x - mean[:, None]).square().mean(dim=1) + eps).sqrt()
+    return (x - mean[:, None]) * rstd[:, None] * weight.double() + bias.double(), mean, rstd
+
+
+EPS = 1e-5
+
+
+def bench_layernorm_fwd(ctx, size):
+    torch, K, backend = ctx.torch, ctx.tessera.kernels, ctx.options.tessera_backend
+    rows, cols = size
+    x, weight, bias = _layernorm_inputs(torch, rows, cols)
+    expected = list(_layernorm_reference(x, weight, bias, EPS))
+    outs = {p: (_nan_like(torch, x), torch.full((rows,), float("nan"), device="cuda"),
+                torch.full((rows,), float("nan"), device="cuda")) for p in PROVIDERS}
+    block = layernorm_fwd_block(cols)
+
+    def tessera_fn():
+        y, mean, rstd = outs["tessera"]
+        K.layernorm_fwd[(rows,)](x, y, weight, bias, mean, rstd, x.stride(0), cols, EPS, BLOCK=block,
+                                 num_warps=num_warps_for(block), backend=backend)
+        return [y, mean, rstd]
+
+    fns = _providers(ctx, tessera_fn, lambda: list(torch.native_layer_norm(x, [cols], weight, bias, EPS)),
+                     lambda: list(ctx.triton_ref.layernorm_fwd(x, weight, bias, EPS, *outs["triton"], block)))
+    # y is O(1) after a sum over the row in f32; mean and rstd alike.
+    return [_run_row(ctx, "layernorm_fwd", size, "f32", fns, expected, [(1e-4, 1e-4), (1e-5, 1e-5), (1e-5, 1e-5)])]
+
+
+def _layernorm_bwd_reference(x, dy, weight, mean, rstd):
+    x, dy, weight, mean, rstd = (t.double() for t in (x, dy, weight, mean, rstd))
+    x_hat = (x - mean[:, None]) * rstd[:, None]
+    g = dy * weight
+    dx = rstd[:, None] * (g - (x_hat * (g * x_hat).mean(dim=1, keepdim=True) + g.mean(dim=1, keepdim=True)))
+    return dx, (dy * x_hat).sum(dim=0), dy.sum(dim=0)
+
+
+def bench_layernorm_bwd(ctx, size):
+    torch, K, backend = ctx.torch, ctx.tessera.kernels, ctx.options.tessera_backend
+    rows, cols = size
+    x, weight, bias = _layernorm_inputs(torch, rows, cols)
+    dy = torch.randn(rows, cols, device="cuda")
+    _, mean2d, rstd2d = torch.native_layer_norm(x, [cols], weight, bias, EPS)  # the statistics every provider uses
+    mean, rstd = mean2d.reshape(rows).contiguous(), rstd2d.reshape(rows).contiguous()
+    expected = list(_layernorm_bwd_reference(x, dy, weight, mean, rstd))
+    rows_per_program = layernorm_bwd_rows_per_program(rows, ctx.sm_count)
+    programs = -(-rows // rows_per_program)
+    block = next_power_of_2(cols)
+
+    def buffers():
+        nan = float("nan")
+        return (_nan_like(torch, x), torch.full((cols,), nan, device="cuda"), torch.full((cols,), nan, device="cuda"),
+                torch.empty(programs, cols, device="cuda"), torch.empty(programs, cols, device="cuda"))
+
+    outs = {p: buffers() for p in PROVIDERS}
+    block_n = 128
+
+    def tessera_fn():
+        dx, dw, db, partial_dw, partial_db = outs["tessera"]
+        K.layernorm_bwd_dx[(programs,)](x, dy, dx, weight, mean, rstd, partial_dw, partial_db, x.stride(0), rows, cols,
+                                        rows_per_program, BLOCK=block, num_warps=num_warps_for(block), backend=backend)
+        K.layernorm_bwd_dwdb[(ctx.tessera.cdiv(cols, block_n),)](partial_dw, partial_db, dw, db, programs, cols,
+                                                                 BLOCK_M=32, BLOCK_N=block_n, num_warps=4,
+                                                                 backend=backend)
+        return [dx, dw, db]
+
+    def torch_fn():
+        return list(torch.ops.aten.native_layer_norm_backward(dy, x, [cols], mean2d, rstd2d, weight, bias,
+                                                              [True, True, True]))
+
+    fns = _providers(ctx, tessera_fn, torch_fn,
+                     lambda: list(ctx.triton_ref.layernorm_bwd(x, dy, weight, mean, rstd, *outs["triton"],
+                                                               rows_per_program)))
+    # dw and db sum `rows` O(1) terms in f32.
+    return [_run_row(ctx, "layernorm_bwd", size, "f32", fns, expected, [(1e-4, 1e-4), (2e-3, 1e-4), (2e-3, 1e-4)])]
+
+
+def bench_matmul(ctx, size):
+    torch, backend = ctx.torch, ctx.options.tessera_backend
+    m, n, k = size
+    bm, bn, bk, warps = ctx.options.tessera_matmul
+    rows = []
+    for dtype_name in MATMUL_DTYPES:
+        dtype = torch.float16 if dtype_name == "f16" else torch.bfloat16
+        scale = k ** -0.25  # products of two such inputs summed over k are O(1)
+        a = (torch.randn(m, k, device="cuda") * scale).to(dtype)
+        b = (torch.randn(k, n, device="cuda") * scale).to(dtype)
+        expected = [a.float() @ b.float()]  # f32 without TF32 (switched off in main)
+        outs = {p: torch.full((m, n), float("nan"), device="cuda", dtype=dtype) for p in PROVIDERS}
+
+        def tessera_fn(a=a, b=b, c=outs["tessera"]):
+            grid = (ctx.tessera.cdiv(m, bm) * ctx.tessera.cdiv(n, bn),)
+            ctx.tessera.kernels.matmul_epilogue_f16[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0),
+                                                          b.stride(1), c.stride(0), c.stride(1), BM=bm, BN=bn, BK=bk,
+                                                          GROUP_M=8, ACTIVATION=0, num_warps=warps, backend=backend)
+            return [c]
+
+        # Tessera's matmul kernels take f16 inputs only (tutorials/kernels/matmul.h): no bf16 entry.
+        if dtype_name != "f16":
+            ctx.note("tessera", f"matmul {dtype_name}", "n/a: the tutorial matmul kernels take f16 inputs only")
+        fns = _providers(ctx, tessera_fn if dtype_name == "f16" else None, lambda a=a, b=b: [torch.matmul(a, b)],
+                         lambda a=a, b=b, c=outs["triton"]: [ctx.triton_ref.matmul(a, b, c)])
+        # f32 accumulation, rounded once to the output type (f16: 2^-11, bf16: 2^-8 relative).
+        tolerance = (1e-2, 1e-2) if dtype_name == "f16" else (3e-2, 2e-2)
+        rows.append(_run_row(ctx, "matmul", size, dtype_name, fns, expected, [tolerance]))
+    return rows
+
+
+RUNNERS = {"vector_add": bench_vector_add, "softmax": bench_softmax, "layernorm_fwd": bench_layernorm_fwd,
+           "layernorm_bwd": bench_layernorm_bwd, "matmul": bench_matmul}
+
+
+def measure_copy_bandwidth(torch, do_bench):
+    src = torch.randn(COPY_BUFFER_BYTES // F32_BYTES, device="cuda")
+    dst = torch.empty_like(src)
+    ms = do_bench(lambda: dst.copy_(src), device="cuda")
+    if not torch.equal(dst, src):
+        raise RuntimeError("the device copy used as the bandwidth reference produced a wrong result")
+    return copy_bandwidth(COPY_BUFFER_BYTES, ms)
+
+
+def _driver_version():
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader", "-i", "0"],
+                             capture_output=True, text=True, timeout=30)
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _tessera_revision():
+    try:
+        out = subprocess.run(["git", "-C", str(HERE), "describe", "--always", "--dirty"], capture_output=True,
+                             text=True, timeout=30)
+        return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown revision"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown revision"
+
+
+def _import_prerequisites():
+    """(torch, tessera, do_bench) or a message saying what is missing."""
+    try:
+        import torch
+    except ImportError as e:
+        return None, f"bench_tutorials: needs PyTorch with CUDA, and torch could not be imported ({e})"
+    if not torch.cuda.is_available():
+        return None, ("bench_tutorials: needs a CUDA GPU, and torch sees none "
+                      f"(torch {torch.__version__}, built for CUDA {torch.version.cuda})")
+    try:
+        import tessera
+        from tessera.testing import do_bench
+    except ImportError as e:
+        return None, (f"bench_tutorials: the tessera package could not be imported ({e}); "
+                      "run with PYTHONPATH=<build>/python")
+    return (torch, tessera, do_bench), None
+
+
+def main(argv=None):
+    options = parse_args(argv)
+    found, problem = _import_prerequisites()
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    torch, tessera, do_bench = found
+    torch.backends.cuda.matmul.allow_tf32 = False  # the matmul reference is plain f32
+    triton_ref, triton_version = None, "not installed"
+    try:
+        sys.path.insert(0, str(HERE))
+        import triton
+        import triton_reference
+        triton_ref, triton_version = triton_reference, triton.__version__
+    except ImportError as e:
+        print(f"bench_tutorials: no Triton column ({e})", file=sys.stderr)
+
+    ctx = Context(torch, tessera, do_bench, triton_ref, options)
+    ctx.copy_gbps = measure_copy_bandwidth(torch, do_bench)
+    info = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "gpu": torch.cuda.get_device_name(0), "sm_count": ctx.sm_count, "driver": _driver_version(),
+            "cuda": torch.version.cuda, "torch": torch.__version__, "triton": triton_version,
+            "tessera": _tessera_revision(), "copy_gbps": ctx.copy_gbps, "quick": options.quick}
+
+    rows = []
+    for benchmark in options.only:
+        for size in sweep(benchmark, options.quick):
+            print(f"bench_tutorials: {benchmark} {size_label(benchmark, size)}", file=sys.stderr, flush=True)
+            rows.extend(RUNNERS[benchmark](ctx, size))
+            torch.cuda.empty_cache()
+
+    print("\n".join(header_lines(info)))
+    print()
+    print(format_table(rows))
+    targets = target_lines(rows)
+    if targets:
+        print("\nTargets (issue 5):\n" + "\n".join(targets))
+    notes = ctx.notes()
+    if notes:
+        print("\nNotes:\n" + "\n".join(notes))
+    if options.csv:
+        write_csv(rows, options.csv)
+        print(f"\nbench_tutorials: wrote {options.csv}", file=sys.stderr)
+    return 1 if failed(rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""Triton versions of the tutorial kernels, the third column of benchmarks/bench_tutorials.py.
+
+They follow the same algorithms as the Tessera kernels in tutorials/kernels/ (one row per program for softmax
+and layer norm, a chunked three-pass layer norm forward, a two-stage dw/db reduction in the backward, grouped
+tile ordering for matmul), so the comparison is about code generation rather than about the algorithm. Each
+wrapper writes into tensors the caller allocated, so benchmark timings exclude allocation.
+
+Importing this module imports triton; bench_tutorials.py imports it only once torch and a GPU were found.
+"""
+
+import triton
+import triton.language as tl
+
+
+def next_power_of_2(n):
+    return 1 << (int(n) - 1).bit_length()
+
+
+def num_warps_for(block):
+    """More warps for longer rows, so each thread keeps a modest number of elements in registers."""
+    return 16 if block >= 8192 else 8 if block >= 2048 else 4
+
+
+# --- vector add -------------------------------------------------------------------------------------------------
+
+@triton.jit
+def _add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+
+
+def vector_add(x, y, out, block=1024):
+    n = out.numel()
+    _add_kernel[(triton.cdiv(n, block),)](x, y, out, n, BLOCK=block, num_warps=4)
+    return out
+
+
+# --- softmax ----------------------------------------------------------------------------------------------------
+
+@triton.jit
+def _softmax_kernel(out_ptr, in_ptr, in_row_stride, out_row_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(in_ptr + row * in_row_stride + cols, mask=mask, other=-float("inf"))
+    numerator = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * out_row_stride + cols, numerator / tl.sum(numerator, axis=0), mask=mask)
+
+
+def softmax(x, out):
+    rows, cols = x.shape
+    block = next_power_of_2(cols)
+    _softmax_kernel[(rows,)](out, x, x.stride(0), out.stride(0), cols, BLOCK=block, num_warps=num_warps_for(block))
+    return out
+
+
+# --- layer norm forward -----------------------------------------------------------------------------------------
+
+@triton.jit
+def _layernorm_fwd_kernel(x_ptr, y_ptr, w_ptr, b_ptr, mean_ptr, rstd_ptr, row_stride, n_cols, eps,
+                          BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * row_stride
+    y_row = y_ptr + row * row_stride
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_row + cols, mask=cols < n_cols, other=0.0)
+    mean = tl.sum(acc, axis=0) / n_cols
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        centered = tl.where(mask, tl.load(x_row + cols, mask=mask, other=0.0) - mean, 0.0)
+        acc += centered * centered
+    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + eps)
+    tl.store(mean_ptr + row, mean)
+    tl.store(rstd_ptr + row, rstd)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        normalized = (tl.load(x_row + cols, mask=mask, other=0.0) - mean) * rstd
+        w = tl.load(w_ptr + cols, mask=mask)
+        b = tl.load(b_ptr + cols, mask=mask)
+        tl.store(y_row + cols, normalized * w + b, mask=mask)
+
+
+def layernorm_fwd(x, weight, bias, eps, y, mean, rstd, block):
+    rows, cols = x.shape
+    _layernorm_fwd_kernel[(rows,)](x, y, weight, bias, mean, rstd, x.stride(0), cols, eps, BLOCK=block,
+                                   num_warps=num_warps_for(block))
+    return y, mean, rstd
+
+
+# --- layer norm backward (two-stage dw/db) ----------------------------------------------------------------------
+
+@triton.jit
+def _layernorm_bwd_dx_kernel(x_ptr, dy_ptr, dx_ptr, w_ptr, mean_ptr, rstd_ptr, partial_dw_ptr, partial_db_ptr,
+                             row_stride, n_rows, n_cols, rows_per_program, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+    dw_acc = tl.zeros([BLOCK], dtype=tl.float32)
+    db_acc = tl.zeros([BLOCK], dtype=tl.float32)
+    first_row = pid * rows_per_program
+    end_row = tl.minimum(first_row + rows_per_program, n_rows)
+    for row in range(first_row, end_row):
+        offsets = row.to(tl.int64) * row_stride + cols
+        x = tl.load(x_ptr + offsets, mask=mask, other=0.0)
+        dy = tl.load(dy_ptr + offsets, mask=mask, other=0.0)
+        row_rstd = tl.load(rstd_ptr + row)
+        x_hat = tl.where(mask, (x - tl.load(mean_ptr + row)) * row_rstd, 0.0)
+        g = dy * w
+        c1 = tl.sum(x_hat * g, axis=0) / n_cols
+        c2 = tl.sum(g, axis=0) / n_cols
+        tl.store(dx_ptr + offsets, (g - (x_hat * c1 + c2)) * row_rstd, mask=mask)
+        dw_acc += dy * x_hat
+        db_acc += dy
+    slot = pid * n_cols + cols
+    tl.store(partial_dw_ptr + slot, dw_acc, mask=mask)
+    tl.store(partial_db_ptr + slot, db_acc, mask=mask)
+
+
+@triton.jit
+def _layernorm_bwd_dwdb_kernel(partial_dw_ptr, partial_db_ptr, dw_ptr, db_ptr, n_partials, n_cols,
+                               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    dw_acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    db_acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for start in range(0, n_partials, BLOCK_M):
+        rows = start + tl.arange(0, BLOCK_M)
+        mask = (rows[:, None] < n_partials) & (cols[None, :] < n_cols)
+        offsets = rows[:, None] * n_cols + cols[None, :]
+        dw_acc += tl.load(partial_dw_ptr + offsets, mask=mask, other=0.0)
+        db_acc += tl.load(partial_db_ptr + offsets, mask=mask, other=0.0)
+    col_mask = cols < n_cols
+    tl.store(dw_ptr + cols, tl.sum(dw_acc, axis=0), mask=col_mask)
+    tl.store(db_ptr + cols, tl.sum(db_acc, axis=0), mask=col_mask)
+
+
+def layernorm_bwd(x, dy, weight, mean, rstd, dx, dw, db, partial_dw, partial_db, rows_per_program,
+                  block_m=32, block_n=128):
+    """partial_dw/partial_db: [cdiv(rows, rows_per_program), cols] scratch buffers."""
+    rows, cols = x.shape
+    block = next_power_of_2(cols)
+    programs = triton.cdiv(rows, rows_per_program)
+    _layernorm_bwd_dx_kernel[(programs,)](x, dy, dx, weight, mean, rstd, partial_dw, partial_db, x.stride(0), rows,
+                                          cols, rows_per_program, BLOCK=block, num_warps=num_warps_for(block))
+    _layernorm_bwd_dwdb_kernel[(triton.cdiv(cols, block_n),)](partial_dw, partial_db, dw, db, programs, cols,
+                                                              BLOCK_M=block_m, BLOCK_N=block_n, num_warps=4)
+    return dx, dw, db
+
+
+# --- matmul -----------------------------------------------------------------------------------------------------
+
+@triton.jit
+def _matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BM)
+    num_pid_n = tl.cdiv(N, BN)
+    programs_per_group = GROUP_M * num_pid_n
+    first_pm = (pid // programs_per_group) * GROUP_M
+    group_rows = tl.minimum(num_pid_m - first_pm, GROUP_M)
+    pm = first_pm + (pid % programs_per_group) % group_rows
+    pn = (pid % programs_per_group) // group_rows
+
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None].to(tl.int64) * stride_am + rk[None, :] * stride_ak
+    b_ptrs = b_ptr + rk[:, None].to(tl.int64) * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros([BM, BN], dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] + k < K), other=0.0)
+        b = tl.load(b_ptrs, mask=(rk[:, None] + k < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK * stride_ak
+        b_ptrs += BK * stride_bk
+    c_ptrs = c_ptr + rm[:, None].to(tl.int64) * stride_cm + rn[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+# One fixed configuration (no autotuning), a common good choice for large f16/bf16 problems on recent GPUs.
+MATMUL_CONFIG = dict(BM=128, BN=128, BK=64, GROUP_M=8, num_warps=8, num_stages=3)
+
+
+def matmul(a, b, c):
+    """c = a @ b for f16 or bf16 a and b, accumulated in f32, stored in c's dtype."""
+    M, K = a.shape
+    N = b.shape[1]
+    cfg = MATMUL_CONFIG
+    grid = (triton.cdiv(M, cfg["BM"]) * triton.cdiv(N, cfg["BN"]),)
+    _matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                         c.stride(1), **cfg)
+    return c
+
+
+__all__ = ["layernorm_bwd", "layernorm_fwd", "matmul", "softmax", "vector_add"]

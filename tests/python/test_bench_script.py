@@ -1,0 +1,244 @@
+"""benchmarks/bench_tutorials.py without a GPU: its pure parts (sweeps, work and rate math, the table, CSV, targets,
+argument parsing) and its clear exit without torch. The GPU part only runs on a GPU machine."""
+
+import csv
+import importlib.util
+import pathlib
+import subprocess
+import sys
+import types
+
+import pytest
+
+BENCH_DIR = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("bench_tutorials", BENCH_DIR / "bench_tutorials.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _load()
+
+
+def test_importing_the_script_imports_no_gpu_library():
+    # A fresh interpreter: this test process may already have imported tessera (conftest) or torch.
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import bench_tutorials; "
+            "print(*sorted(m for m in ('torch', 'triton', 'tessera', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code, str(BENCH_DIR)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+@pytest.mark.parametrize("benchmark", bench.BENCHMARKS)
+def test_sweeps(benchmark):
+    full, quick = bench.sweep(benchmark), bench.sweep(benchmark, quick=True)
+    assert len(quick) == 2 and len(full) > len(quick)
+    assert set(quick) <= set(full)
+    assert full == sorted(full)
+    bench.sweep(benchmark).clear()  # callers get a copy: the table of sweeps stays intact
+    assert bench.sweep(benchmark) == full
+
+
+def test_sweeps_cover_the_targets():
+    for quick in (False, True):
+        assert (4096, 4096, 4096) in bench.sweep("matmul", quick)
+        for b in ("softmax", "layernorm_fwd"):
+            assert max(cols for _, cols in bench.sweep(b, quick)) >= 8192  # "large rows"
+
+
+def test_size_labels():
+    assert bench.size_label("vector_add", (1 << 20,)) == "n=1048576"
+    assert bench.size_label("softmax", (4096, 1024)) == "4096x1024"
+    assert bench.size_label("matmul", (4096, 4096, 4096)) == "M=N=K=4096"
+    assert bench.size_label("matmul", (128, 256, 64)) == "M=128 N=256 K=64"
+
+
+def test_bytes_and_flops():
+    assert bench.bytes_moved("vector_add", (1000,)) == 12000
+    assert bench.bytes_moved("softmax", (10, 100)) == 2 * 10 * 100 * 4
+    assert bench.bytes_moved("layernorm_fwd", (10, 100)) == (2 * 1000 + 200 + 20) * 4
+    assert bench.bytes_moved("layernorm_bwd", (10, 100)) == (3 * 1000 + 300 + 20) * 4
+    with pytest.raises(ValueError, match="not a bandwidth benchmark"):
+        bench.bytes_moved("matmul", (4, 4, 4))
+    assert bench.matmul_flops(2, 3, 4) == 48
+    assert bench.work("matmul", (2, 3, 4)) == 48
+    assert bench.work("softmax", (10, 100)) == 8000
+    assert bench.unit_of("matmul") == "TFLOP/s" and bench.unit_of("layernorm_bwd") == "GB/s"
+
+
+def test_rates():
+    assert bench.rate(1e9, 1.0, "GB/s") == pytest.approx(1000.0)      # 1 GB in 1 ms
+    assert bench.rate(2e12, 10.0, "TFLOP/s") == pytest.approx(200.0)  # 2 TFLOP in 10 ms
+    assert bench.rate(bench.matmul_flops(4096, 4096, 4096), 1.0, "TFLOP/s") == pytest.approx(137.438953472)
+    # A copy counts the bytes read and the bytes written.
+    assert bench.copy_bandwidth(512 << 20, 1.0) == pytest.approx(2 * (512 << 20) / 1e6)
+    for ms in (0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="time must be positive"):
+            bench.rate(1e9, ms, "GB/s")
+    with pytest.raises(ValueError, match="unknown unit"):
+        bench.rate(1e9, 1.0, "GiB/s")
+
+
+def test_fraction():
+    assert bench.fraction(850.0, 1000.0) == pytest.approx(0.85)
+    assert bench.fraction(bench.FAIL, 1000.0) is None
+    assert bench.fraction(500.0, bench.ERROR) is None
+    assert bench.fraction(500.0, None) is None
+    assert bench.fraction(500.0, 0.0) is None
+
+
+def test_launch_parameters():
+    assert [bench.next_power_of_2(n) for n in (1, 2, 3, 781, 1024, 1025)] == [1, 2, 4, 1024, 1024, 2048]
+    assert [bench.num_warps_for(b) for b in (256, 2048, 4096, 8192, 16384)] == [4, 8, 8, 16, 16]
+    assert bench.layernorm_fwd_block(1000) == 1024 and bench.layernorm_fwd_block(16384) == 4096
+    assert bench.layernorm_bwd_rows_per_program(4096, 132) == 8    # 528 programs wanted -> 8 rows each
+    assert bench.layernorm_bwd_rows_per_program(100, 132) == 1     # never fewer rows than programs
+    assert bench.layernorm_bwd_rows_per_program(1, 0) == 1
+
+
+def test_parse_matmul_config():
+    assert bench.parse_matmul_config("64,128,32,4") == (64, 128, 32, 4)
+    for bad, pattern in [("64,128,32", "expected BM,BN,BK,num_warps"), ("64,a,32,4", "four integers"),
+                         ("64,96,32,4", "powers of two"), ("64,128,0,4", "powers of two")]:
+        with pytest.raises(ValueError, match=pattern):
+            bench.parse_matmul_config(bad)
+
+
+def _rows():
+    R = bench.Row
+    return [
+        R("softmax", "4096x1024", "f32", "GB/s", {"tessera": 2500.4, "torch": 3000.0, "triton": bench.FAIL},
+          4000.0, "copy", 1024),
+        R("softmax", "4096x8192", "f32", "GB/s", {"tessera": 3600.0, "torch": 3500.0, "triton": 3700.0},
+          4000.0, "copy", 8192),
+        R("matmul", "M=N=K=4096", "f16", "TFLOP/s", {"tessera": 300.04, "torch": 600.0, "triton": 550.0},
+          600.0, "cuBLAS"),
+        R("matmul", "M=N=K=4096", "bf16", "TFLOP/s", {"tessera": bench.NA, "torch": 610.0, "triton": bench.ERROR},
+          610.0, "cuBLAS"),
+    ]
+
+
+def test_format_table():
+    lines = bench.format_table(_rows()).splitlines()
+    assert len(lines) == 2 + 4
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines]
+    assert cells[0] == ["benchmark", "size", "dtype", "unit", "Tessera", "torch", "Triton", "Tessera / ref",
+                        "torch / ref", "Triton / ref", "ref"]
+    assert all(len(c) == len(cells[0]) for c in cells)
+    assert len({len(line) for line in lines}) == 1  # padded: every line equally long
+    assert cells[2] == ["softmax", "4096x1024", "f32", "GB/s", "2500", "3000", "FAIL", "63%", "75%", "-",
+                        "copy 4000"]
+    assert cells[4] == ["matmul", "M=N=K=4096", "f16", "TFLOP/s", "300.0", "600.0", "550.0", "50%", "100%", "92%",
+                        "cuBLAS 600.0"]
+    assert cells[5][4:7] == ["n/a", "610.0", "error"] and cells[5][7] == "-"
+    # Markdown: text columns left-aligned, numbers right-aligned.
+    assert cells[1][0].startswith("-") and not cells[1][0].endswith(":")
+    assert cells[1][4].endswith(":")
+    assert lines[2].split("|")[5].startswith(" ") and lines[2].split("|")[5].endswith("2500 ")
+
+
+def test_targets():
+    lines = bench.target_lines(_rows())
+    # softmax is judged at its largest rows only; matmul at 4096 per dtype.
+    assert lines == [
+        "* softmax at 4096x8192 >= 85% of copy bandwidth: met (90%)",
+        "* matmul f16 at M=N=K=4096 >= 60% of cuBLAS: missed (50%)",
+        "* matmul bf16 at M=N=K=4096 >= 60% of cuBLAS: not judged (Tessera: n/a)",
+    ]
+    rows = _rows()
+    rows[1].values["tessera"] = bench.FAIL
+    assert bench.target_lines(rows)[0] == "* softmax at 4096x8192 >= 85% of copy bandwidth: not judged (Tessera: FAIL)"
+
+
+def test_failed():
+    rows = _rows()
+    assert bench.failed(rows)  # a FAIL and an error
+    clean = [r for r in rows if bench.FAIL not in r.values.values() and bench.ERROR not in r.values.values()]
+    assert len(clean) == 2 and not bench.failed(clean)
+    na_only = bench.Row("matmul", "x", "bf16", "TFLOP/s", {"tessera": bench.NA, "torch": 1.0, "triton": 1.0})
+    assert not bench.failed([na_only])  # n/a is honest, not a failure
+
+
+def test_notes_lines():
+    notes = {("tessera", "ValueError: unknown backend 'cuda'"): ["a", "b", "c", "d", "e"],
+             ("triton", "wrong result: output 0"): ["softmax 4096x1024 f32"]}
+    assert bench.notes_lines(notes) == [
+        "* Tessera, a, b, c and 2 more: ValueError: unknown backend 'cuda'",
+        "* Triton, softmax 4096x1024 f32: wrong result: output 0",
+    ]
+
+
+def test_csv(tmp_path):
+    path = tmp_path / "out.csv"
+    bench.write_csv(_rows(), path)
+    with open(path, newline="") as f:
+        records = list(csv.DictReader(f))
+    assert len(records) == 4
+    assert records[0]["benchmark"] == "softmax" and records[0]["triton"] == "FAIL"
+    assert float(records[0]["tessera"]) == pytest.approx(2500.4)
+    assert float(records[0]["tessera_fraction"]) == pytest.approx(0.6251)
+    assert records[0]["triton_fraction"] == ""
+    assert records[3]["tessera"] == "n/a" and records[3]["reference_name"] == "cuBLAS"
+
+
+def test_header_lines():
+    info = {"date": "2030-01-02 03:04 UTC", "gpu": "NVIDIA H200", "sm_count": 132, "driver": "999.1", "cuda": "13.0",
+            "torch": "2.11.0", "triton": "3.6.0", "tessera": "abc1234", "copy_gbps": 4012.6, "quick": True}
+    text = "\n".join(bench.header_lines(info))
+    for fact in ("2030-01-02 03:04 UTC", "--quick", "NVIDIA H200 (132 SMs)", "driver 999.1", "CUDA 13.0",
+                 "torch 2.11.0", "triton 3.6.0", "tessera abc1234", "4013 GB/s", "512 MiB", "median"):
+        assert fact in text
+    assert "--quick" not in "\n".join(bench.header_lines(dict(info, quick=False)))
+
+
+def test_parse_args():
+    options = bench.parse_args([])
+    assert options.only == list(bench.BENCHMARKS) and not options.quick and options.csv is None
+    assert options.tessera_backend == "cuda" and options.tessera_matmul == bench.DEFAULT_TESSERA_MATMUL
+    options = bench.parse_args(["--quick", "--only", "matmul, softmax,matmul", "--csv", "x.csv",
+                                "--tessera-matmul", "64,64,32,4"])
+    assert options.quick and options.only == ["softmax", "matmul"]  # table order, no duplicates
+    assert options.csv == pathlib.Path("x.csv") and options.tessera_matmul == (64, 64, 32, 4)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--only", "softmax,gemm"], "unknown benchmark 'gemm'; choose from vector_add"),
+    (["--only", ","], "no benchmark named"),
+    (["--tessera-matmul", "1,2,3"], "expected BM,BN,BK,num_warps"),
+    (["--bogus"], "unrecognized arguments"),
+])
+def test_bad_arguments(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        bench.parse_args(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_without_torch_exits_2_with_a_message(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "torch", None)  # makes `import torch` raise ImportError
+    assert bench.main(["--quick"]) == 2
+    err = capsys.readouterr().err
+    assert "needs PyTorch with CUDA" in err and "Traceback" not in err
+
+
+def test_without_a_gpu_exits_2_with_a_message(monkeypatch, capsys):
+    fake = types.ModuleType("torch")
+    fake.__version__ = "0.0-fake"
+    fake.version = types.SimpleNamespace(cuda=None)
+    fake.cuda = types.SimpleNamespace(is_available=lambda: False)
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    assert bench.main([]) == 2
+    assert "needs a CUDA GPU, and torch sees none (torch 0.0-fake" in capsys.readouterr().err
+
+
+def test_script_exit_status_without_torch():
+    # As a program, in a fresh interpreter that has no torch here (skipped where torch is installed).
+    probe = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True)
+    if probe.returncode == 0:
+        pytest.skip("torch is installed here")
+    out = subprocess.run([sys.executable, str(BENCH_DIR / "bench_tutorials.py"), "--quick"], capture_output=True,
+                         text=True)
+    assert out.returncode == 2
+    assert "needs PyTorch with CUDA" in out.stderr and "Traceback" not in out.stderr
