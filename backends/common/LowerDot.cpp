@@ -1,7 +1,8 @@
-// dot: acc + a·b. The portable strategy stages both operands through shared memory (row-major), then every
-// thread accumulates its own accumulator registers with FMAs over K, in f32 for float inputs (exact products
-// for f16/bf16/fp8) and i32 for i8. Tensor-core strategies (mma.sync with ldmatrix, later wgmma) would be chosen
-// here per target and dtype, with the same operand staging contract (the op's scratch at smem_offset).
+// dot: acc + a·b. The target gets the first say (LoweringHooks::lowerDot: tensor cores, e.g. NVPTX's mma.sync
+// with ldmatrix, later wgmma), with the same operand staging contract (the op's scratch at smem_offset). The
+// portable strategy stages both operands through shared memory (row-major), then every thread accumulates its
+// own accumulator registers with FMAs over K, in f32 for float inputs (exact products for f16/bf16/fp8) and i32
+// for i8.
 #include "backends/common/KernelLowering.h"
 
 #include <map>
@@ -33,6 +34,7 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   const bool toTF32 = precision == "tf32" && inElem.scalarKind() == ir::ScalarKind::F32;
   const bool isInt = inElem.isInt();
   if (isInt != accElem.isInt()) fail(op, "integer inputs need an integer accumulator and floats a float one");
+  if (hooks.lowerDot(*this, op)) return;  // the target's tensor cores took it
 
   // Stage a and b row-major in shared memory.
   const int64_t inBytes = memBytes(inElem);

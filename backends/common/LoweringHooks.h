@@ -9,11 +9,13 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include "ir/IR.h"
 #include "ir/OpInfo.h"
 
 namespace tessera::backends {
 
 using IRBuilder = llvm::IRBuilder<>;
+class KernelLowering;
 
 class LoweringHooks {
  public:
@@ -52,6 +54,15 @@ class LoweringHooks {
 
   // LLVM sync scope for an atomic of scope "cta", "gpu" or "sys".
   virtual llvm::SyncScope::ID atomicScope(llvm::LLVMContext& ctx, const std::string& scope) = 0;
+
+  // A target-specific lowering of `dot` (tensor cores), with the same shared-memory staging contract as the
+  // portable one. Returns false, having emitted nothing, when the target has none for this dot's dtypes, shapes
+  // or layouts; the common code then uses its FMA lowering.
+  virtual bool lowerDot(KernelLowering& lowering, const ir::Op& dot) {
+    (void)lowering;
+    (void)dot;
+    return false;
+  }
 };
 
 }  // namespace tessera::backends

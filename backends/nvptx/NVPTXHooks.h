@@ -26,6 +26,8 @@ class NVPTXHooks : public LoweringHooks {
   void assertFail(IRBuilder& b, const std::string& message, const std::string& file, unsigned line,
                   const std::string& function) override;
   llvm::SyncScope::ID atomicScope(llvm::LLVMContext& ctx, const std::string& scope) override;
+  // mma.sync m16n8k16 with ldmatrix for f16/bf16 dots (MmaDot.cpp).
+  bool lowerDot(KernelLowering& lowering, const ir::Op& dot) override;
 
  private:
   llvm::Module& module(IRBuilder& b) { return *b.GetInsertBlock()->getModule(); }

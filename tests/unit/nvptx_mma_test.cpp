@@ -1,0 +1,382 @@
+// The mma.sync m16n8k16 lowering of `dot`. No GPU runs here, so correctness is checked on the host:
+//  * the index arithmetic (MmaFragments.h) against the PTX ISA's fragment tables and ldmatrix semantics, which
+//    this file encodes independently, through a simulation of a whole dot (staging, ldmatrix, mma, accumulator
+//    registers) compared with A·B + C;
+//  * the emitted PTX: ptxas accepts it for sm_80 and sm_90a, mma/ldmatrix appear exactly for f16/bf16 dots with
+//    a fitting accumulator layout, no spills;
+//  * the tutorial matmul through the layout pipeline with the NVPTX layout policy reaches mma.sync.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+#include "NVPTXTestUtil.h"
+#include "backends/common/ThreadMap.h"
+#include "backends/nvptx/MmaFragments.h"
+#include "backends/nvptx/MmaLayoutPolicy.h"
+#include "ir/Layout.h"
+#include "ir/Printer.h"
+#include "transforms/AssignLayouts.h"
+#include "transforms/PassManager.h"
+#include "tutorials/kernels/matmul.h"
+
+namespace tessera {
+namespace {
+
+using backends::ThreadMap;
+using namespace backends::nvptx;
+using namespace tessera::testing;
+
+// ---- PTX ISA facts, written out here independently of the code under test.
+// mma.m16n8k16 (.f16/.bf16): groupID = lane / 4, threadID_in_group = lane % 4.
+struct RC {
+  int64_t row, col;
+};
+RC ptxAElement(int64_t lane, int i) {  // a0..a7, A is 16x16
+  int64_t g = lane / 4, t = lane % 4;
+  int64_t row = (i == 0 || i == 1 || i == 4 || i == 5) ? g : g + 8;
+  int64_t col = t * 2 + (i & 1) + (i >= 4 ? 8 : 0);
+  return {row, col};
+}
+RC ptxBElement(int64_t lane, int i) {  // b0..b3, B is 16x8 (K x N)
+  int64_t g = lane / 4, t = lane % 4;
+  return {t * 2 + (i & 1) + (i >= 2 ? 8 : 0), g};
+}
+RC ptxCElement(int64_t lane, int i) {  // c0..c3 / d0..d3, C is 16x8
+  int64_t g = lane / 4, t = lane % 4;
+  return {i < 2 ? g : g + 8, t * 2 + (i & 1)};
+}
+// ldmatrix.m8n8.b16: lanes 8q..8q+7 give the row addresses of matrix q (16 contiguous bytes each); register q of
+// lane l receives row l/4, elements 2(l%4), 2(l%4)+1 of matrix q, or with .trans, elements (2(l%4), l/4) and
+// (2(l%4)+1, l/4).
+using Pair = std::array<double, 2>;
+std::vector<std::array<Pair, 4>> simulateLdmatrix(const std::vector<double>& smem, const std::vector<int64_t>& rowAddr,
+                                                  int count, bool trans) {
+  std::vector<std::array<Pair, 4>> out(32);
+  for (int q = 0; q < count; ++q) {
+    auto at = [&](int64_t r, int64_t c) { return smem.at(rowAddr.at(8 * q + r) + c); };
+    for (int64_t l = 0; l < 32; ++l)
+      for (int e = 0; e < 2; ++e)
+        out[l][q][e] = trans ? at(2 * (l % 4) + e, l / 4) : at(l / 4, 2 * (l % 4) + e);
+  }
+  return out;
+}
+
+ir::Layout mmaLayout(int64_t warps) { return ir::Layout::blocked({1, 2}, {8, 4}, {1, warps}, {1, 0}); }
+
+// ---- pure arithmetic
+
+TEST(MmaFragments, SwizzleIsAPermutationWithinRowsAndMatchesTheSharedLayout) {
+  for (int64_t rowLength : {8, 16, 32, 64, 128, 256}) {
+    MmaSwizzle s = mmaSwizzleFor(rowLength);
+    ir::Layout shared = ir::Layout::shared(kMmaChunkElements, s.perPhase, s.maxPhase, {1, 0});
+    const int64_t rows = 32;
+    for (int64_t r = 0; r < rows; ++r) {
+      std::set<int64_t> seen;
+      for (int64_t c = 0; c < rowLength; ++c) {
+        int64_t idx = mmaSwizzledIndex(s, r, c);
+        EXPECT_EQ(idx / rowLength, r);
+        seen.insert(idx);
+        EXPECT_EQ(idx, shared.sharedOffset({rows, rowLength}, {r, c})) << rowLength << " " << r << " " << c;
+      }
+      EXPECT_EQ(static_cast<int64_t>(seen.size()), rowLength);
+    }
+    // One ldmatrix phase (8 rows, 16 bytes each, same logical chunk) hits 8 distinct 16-byte bank groups.
+    for (int64_t r0 = 0; r0 < rows; r0 += 8)
+      for (int64_t c = 0; c < rowLength; c += 8) {
+        std::set<int64_t> groups;
+        for (int64_t r = r0; r < r0 + 8; ++r) groups.insert((mmaSwizzledIndex(s, r, c) * 2 / 16) % 8);
+        EXPECT_EQ(groups.size(), 8u) << "row length " << rowLength << ", rows from " << r0 << ", col " << c;
+      }
+  }
+}
+
+TEST(MmaFragments, LdmatrixLaneOffsetsFollowTheTileOrder) {
+  // A x4: tile q = lane / 8 is (0,0) (8,0) (0,8) (8,8), whose delivery gives a0..a3 of the A fragment.
+  const RC aTiles[4] = {{0, 0}, {8, 0}, {0, 8}, {8, 8}};
+  for (int64_t lane = 0; lane < 32; ++lane) {
+    MatrixCoord a = mmaALaneOffset(lane);
+    EXPECT_EQ(a.row, aTiles[lane / 8].row + lane % 8);
+    EXPECT_EQ(a.col, aTiles[lane / 8].col);
+    for (int64_t tiles : {2, 4}) {
+      MatrixCoord b = mmaBLaneOffset(lane, tiles);
+      EXPECT_EQ(b.row, 8 * ((lane / 8) % tiles) + lane % 8);
+      EXPECT_EQ(b.col, 0);
+    }
+  }
+}
+
+TEST(MmaFragments, PlanAcceptsOnlyFragmentShapedAccumulators) {
+  ThreadMap good = ThreadMap::build(mmaLayout(4), {64, 64}, "test");
+  std::optional<MmaAccumulatorPlan> plan = planMmaAccumulator(good);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->fragments.size(), 8u);  // 64x64 / (16x8) blocks / 4 warps
+  EXPECT_EQ(plan->regSlot.size(), 32u);
+  EXPECT_EQ(plan->fragmentRows.size(), 4u);
+  EXPECT_EQ(plan->fragmentCols.size(), 2u);
+  // The default layout, warps along M, and 2x2-element threads are not mma fragments.
+  EXPECT_FALSE(planMmaAccumulator(ThreadMap::build(ir::defaultBlockedLayout({64, 64}, 4, 32), {64, 64}, "t")));
+  EXPECT_FALSE(planMmaAccumulator(
+      ThreadMap::build(ir::Layout::blocked({1, 2}, {8, 4}, {2, 2}, {1, 0}), {64, 64}, "t")));
+  EXPECT_FALSE(planMmaAccumulator(
+      ThreadMap::build(ir::Layout::blocked({2, 2}, {8, 4}, {1, 4}, {1, 0}), {64, 64}, "t")));
+  EXPECT_FALSE(planMmaAccumulator(
+      ThreadMap::build(ir::Layout::blocked({1, 2}, {4, 8}, {1, 4}, {1, 0}), {64, 64}, "t")));
+}
+
+// Simulates the whole lowering of acc + a·b for one accumulator layout, with the documented ldmatrix and mma
+// semantics, and compares every thread's result registers with the reference.
+void simulateDot(int64_t M, int64_t N, int64_t K, int64_t warps, uint32_t seed) {
+  SCOPED_TRACE("M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) +
+               " warps=" + std::to_string(warps));
+  ThreadMap acc = ThreadMap::build(mmaLayout(warps), {M, N}, "sim");
+  std::optional<MmaAccumulatorPlan> plan = planMmaAccumulator(acc);
+  ASSERT_TRUE(plan);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> small(-4, 4);  // integer values: every sum is exact in double
+  std::vector<double> A(M * K), B(K * N), C(M * N);
+  for (double& x : A) x = small(rng);
+  for (double& x : B) x = small(rng);
+  for (double& x : C) x = small(rng);
+
+  // Staging: element (r, c) at its swizzled index.
+  MmaSwizzle as = mmaSwizzleFor(K), bs = mmaSwizzleFor(N);
+  std::vector<double> aSmem(M * K, NAN), bSmem(K * N, NAN);
+  for (int64_t r = 0; r < M; ++r)
+    for (int64_t c = 0; c < K; ++c) aSmem.at(mmaSwizzledIndex(as, r, c)) = A[r * K + c];
+  for (int64_t r = 0; r < K; ++r)
+    for (int64_t c = 0; c < N; ++c) bSmem.at(mmaSwizzledIndex(bs, r, c)) = B[r * N + c];
+
+  const int64_t bTiles = K % 32 == 0 ? 4 : 2;
+  std::vector<bool> covered(M * N, false);
+  for (int64_t w = 0; w < warps; ++w) {
+    // The warp's part of the accumulator coordinates (what MmaDot.cpp computes from the warp bases).
+    int64_t warpRow = 0, warpCol = 0;
+    for (size_t j = 0; j < acc.warpBases.size(); ++j)
+      if ((w >> j) & 1) {
+        warpRow ^= acc.warpBases[j][0];
+        warpCol ^= acc.warpBases[j][1];
+      }
+    // d[lane][fragment][slot], initialised from the thread's accumulator registers.
+    std::vector<std::vector<std::array<double, 4>>> d(32, std::vector<std::array<double, 4>>(plan->fragments.size()));
+    for (int64_t l = 0; l < 32; ++l)
+      for (size_t f = 0; f < plan->fragments.size(); ++f)
+        for (int s = 0; s < 4; ++s) {
+          backends::Coords c = acc.coordsOf(plan->fragments[f].regs[s], w, l);
+          d[l][f][s] = C[c[0] * N + c[1]];
+        }
+    std::map<int64_t, std::vector<std::array<Pair, 4>>> bRegs;
+    for (int64_t k0 = 0; k0 < K; k0 += 16) {
+      const int64_t step = k0 / 16;
+      std::map<int64_t, std::vector<std::array<Pair, 4>>> aRegs;
+      for (int64_t row : plan->fragmentRows) {
+        std::vector<int64_t> addr(32);
+        for (int64_t l = 0; l < 32; ++l) {
+          MatrixCoord o = mmaALaneOffset(l);
+          addr[l] = mmaSwizzledIndex(as, warpRow + row + o.row, k0 + o.col);
+          ASSERT_EQ(addr[l] % 8, 0) << "ldmatrix rows must be 16-byte aligned";
+        }
+        aRegs[row] = simulateLdmatrix(aSmem, addr, 4, false);
+      }
+      if (bTiles == 2 || step % 2 == 0)
+        for (int64_t col : plan->fragmentCols) {
+          std::vector<int64_t> addr(32);
+          for (int64_t l = 0; l < 32; ++l) {
+            MatrixCoord o = mmaBLaneOffset(l, bTiles);
+            addr[l] = mmaSwizzledIndex(bs, k0 + o.row, warpCol + col + o.col);
+            ASSERT_EQ(addr[l] % 8, 0);
+          }
+          bRegs[col] = simulateLdmatrix(bSmem, addr, static_cast<int>(bTiles), true);
+        }
+      const int bFirst = bTiles == 4 ? 2 * (step % 2) : 0;
+      for (size_t f = 0; f < plan->fragments.size(); ++f) {
+        // Assemble the warp's A (16x16), B (16x8), C (16x8) from the lanes' registers per the ISA tables.
+        double a[16][16], b[16][8], c[16][8];
+        for (int64_t l = 0; l < 32; ++l) {
+          const auto& ar = aRegs[plan->fragments[f].row][l];
+          const auto& br = bRegs[plan->fragments[f].col][l];
+          for (int i = 0; i < 8; ++i) {
+            RC e = ptxAElement(l, i);
+            a[e.row][e.col] = ar[i / 2][i % 2];
+          }
+          for (int i = 0; i < 4; ++i) {
+            RC e = ptxBElement(l, i);
+            b[e.row][e.col] = br[bFirst + i / 2][i % 2];
+          }
+          for (int i = 0; i < 4; ++i) {
+            RC e = ptxCElement(l, i);
+            c[e.row][e.col] = d[l][f][i];
+          }
+        }
+        for (int64_t l = 0; l < 32; ++l)
+          for (int i = 0; i < 4; ++i) {
+            RC e = ptxCElement(l, i);
+            double sum = c[e.row][e.col];
+            for (int kk = 0; kk < 16; ++kk) sum += a[e.row][kk] * b[kk][e.col];
+            d[l][f][i] = sum;
+          }
+      }
+    }
+    // Every result register of every thread: (A·B + C) at that register's coordinates.
+    for (int64_t l = 0; l < 32; ++l)
+      for (int64_t r = 0; r < acc.numRegs(); ++r) {
+        backends::Coords c = acc.coordsOf(r, w, l);
+        double want = C[c[0] * N + c[1]];
+        for (int64_t k = 0; k < K; ++k) want += A[c[0] * K + k] * B[k * N + c[1]];
+        auto [frag, slot] = plan->regSlot[r];
+        ASSERT_EQ(d[l][frag][slot], want) << "warp " << w << " lane " << l << " reg " << r << " at (" << c[0]
+                                          << ", " << c[1] << ")";
+        covered[c[0] * N + c[1]] = true;
+      }
+  }
+  for (bool c : covered) ASSERT_TRUE(c);
+}
+
+TEST(MmaFragments, SimulatedDotMatchesReference) {
+  uint32_t seed = 1;
+  for (auto [M, N, K, warps] : std::vector<std::array<int64_t, 4>>{
+           {16, 8, 16, 1}, {16, 32, 16, 4}, {64, 64, 32, 4}, {32, 64, 16, 4}, {32, 32, 128, 4}, {128, 64, 64, 8},
+           {16, 16, 32, 4} /* N < 8 * warps: replicated warps */, {64, 128, 16, 2}})
+    simulateDot(M, N, K, warps, seed++);
+}
+
+// ---- emitted PTX
+
+std::string dotKernel(const std::string& in, int64_t M, int64_t N, int64_t K, const std::string& accLayout) {
+  const std::string L = "#blocked{order = [1, 0], spt = [1, 4], tpw = [4, 8], wpc = [4, 1]}";
+  const std::string inBytes = in == "f32" ? "4" : in == "i8" ? "1" : "2";
+  const std::string acc = in == "i8" ? "i32" : "f32";
+  const int64_t b = std::stoi(inBytes);
+  const int64_t need = (M * K * b + 15) / 16 * 16 + (K * N * b + 15) / 16 * 16;
+  std::string s = "func @dot(%a: ptr<" + in + "> {divisibility = 16}, %b: ptr<" + in + "> {divisibility = 16}, %c: ptr<" +
+                  acc + "> {divisibility = 16}) attributes {num_warps = 4, smem_bytes = " + std::to_string(need) + "} {\n";
+  auto load = [&](const std::string& name, const std::string& ptr, const std::string& elem, int64_t rows, int64_t cols,
+                  const std::string& lay) {
+    const std::string R = std::to_string(rows), Cs = std::to_string(cols), t = "tile<" + R + "x" + Cs;
+    std::string r;
+    r += "  %" + name + "i = arange {end = " + R + ", start = 0} : tile<" + R + "xi32, #slice{dim = 1, parent = " + lay + "}>\n";
+    r += "  %" + name + "j = arange {end = " + Cs + ", start = 0} : tile<" + Cs + "xi32, #slice{dim = 0, parent = " + lay + "}>\n";
+    r += "  %" + name + "i2 = expand_dims %" + name + "i {axis = 1} : tile<" + R + "x1xi32, " + lay + ">\n";
+    r += "  %" + name + "j2 = expand_dims %" + name + "j {axis = 0} : tile<1x" + Cs + "xi32, " + lay + ">\n";
+    r += "  %" + name + "k = constant {value = " + Cs + "} : tile<" + R + "x1xi32, " + lay + ">\n";
+    r += "  %" + name + "ik = mul %" + name + "i2, %" + name + "k : tile<" + R + "x1xi32, " + lay + ">\n";
+    r += "  %" + name + "ib = broadcast %" + name + "ik : " + t + "xi32, " + lay + ">\n";
+    r += "  %" + name + "jb = broadcast %" + name + "j2 : " + t + "xi32, " + lay + ">\n";
+    r += "  %" + name + "o = add %" + name + "ib, %" + name + "jb : " + t + "xi32, " + lay + ">\n";
+    r += "  %" + name + "s = splat %" + ptr + " : " + t + "xptr<" + elem + ">, " + lay + ">\n";
+    r += "  %" + name + "p = addptr %" + name + "s, %" + name + "o : " + t + "xptr<" + elem + ">, " + lay + ">\n";
+    r += "  %" + name + "v = load %" + name + "p : " + t + "x" + elem + ", " + lay + ">\n";
+    return r;
+  };
+  s += load("x", "a", in, M, K, L) + load("y", "b", in, K, N, L) + load("z", "c", acc, M, N, accLayout);
+  s += "  %d = dot %xv, %yv, %zv {input_precision = \"ieee\", smem_bytes = " + std::to_string(need) +
+       ", smem_offset = 0} : tile<" + std::to_string(M) + "x" + std::to_string(N) + "x" + acc + ", " + accLayout + ">\n";
+  s += "  store %zp, %d\n  return\n}\n";
+  return s;
+}
+
+const std::string kMmaLayoutText = "#blocked{order = [1, 0], spt = [1, 2], tpw = [8, 4], wpc = [1, 4]}";
+
+TEST(NVPTXMma, F16AndBf16DotsUseMmaAndLdmatrixWithoutSpills) {
+  if (!havePtxas()) GTEST_SKIP() << "ptxas not found at " << kPtxas;
+  for (const char* in : {"f16", "bf16"}) {
+    SCOPED_TRACE(in);
+    // A 64x64x32 tile at 4 warps: each warp 4 x 2 blocks of 16x8, two K steps.
+    Compiled c = compileAndAssemble(dotKernel(in, 64, 64, 32, kMmaLayoutText), /*clean=*/true);
+    const std::string mma = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") + in + "." + in + ".f32";
+    EXPECT_EQ(countOccurrences(c.ptx, mma), 4 * 2 * 2) << c.ptx;
+    EXPECT_EQ(countOccurrences(c.ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 4 * 2) << c.ptx;
+    EXPECT_EQ(countOccurrences(c.ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), 2) << c.ptx;
+    EXPECT_EQ(countOccurrences(c.ptx, "fma.rn.f32"), 0) << "no FMA fallback expected";
+    EXPECT_EQ(countOccurrences(c.ptx, "bar.sync"), 1) << c.ptx;
+  }
+}
+
+TEST(NVPTXMma, OddKStepsUseX2TransForB) {
+  if (!havePtxas()) GTEST_SKIP() << "ptxas not found at " << kPtxas;
+  Compiled c = compileAndAssemble(dotKernel("f16", 32, 32, 16, kMmaLayoutText), /*clean=*/true);
+  // 32x32: per warp 2 row blocks x 1 column block; one K step, so B is loaded with x2.trans.
+  EXPECT_EQ(countOccurrences(c.ptx, "mma.sync.aligned.m16n8k16"), 2) << c.ptx;
+  EXPECT_EQ(countOccurrences(c.ptx, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"), 1) << c.ptx;
+  EXPECT_EQ(countOccurrences(c.ptx, "ldmatrix.sync.aligned.m8n8.x4.trans"), 0) << c.ptx;
+}
+
+TEST(NVPTXMma, OtherDtypesAndLayoutsFallBackToFma) {
+  if (!havePtxas()) GTEST_SKIP() << "ptxas not found at " << kPtxas;
+  // f32 and i8 inputs: no mma even with the fragment-shaped accumulator.
+  for (const char* in : {"f32", "i8"}) {
+    SCOPED_TRACE(in);
+    Compiled c = compileAndAssemble(dotKernel(in, 32, 32, 16, kMmaLayoutText), /*clean=*/false);
+    EXPECT_EQ(c.ptx.find("mma.sync"), std::string::npos);
+    EXPECT_EQ(c.ptx.find("ldmatrix"), std::string::npos);
+    EXPECT_NE(c.ptx.find(std::string(in) == "i8" ? "mad.lo.s32" : "fma.rn.f32"), std::string::npos);
+  }
+  // f16 with an accumulator layout that is not made of mma fragments: the FMA path, still correct.
+  Compiled c = compileAndAssemble(
+      dotKernel("f16", 32, 32, 16, "#blocked{order = [1, 0], spt = [1, 4], tpw = [4, 8], wpc = [4, 1]}"), false);
+  EXPECT_EQ(c.ptx.find("mma.sync"), std::string::npos);
+  EXPECT_NE(c.ptx.find("fma.rn.f32"), std::string::npos);
+}
+
+// ---- the layout policy and the tutorial matmul
+
+TEST(NVPTXMma, PolicyChoosesFragmentLayoutOnlyForMmaDots) {
+  transforms::PassOptions options;
+  options.numWarps = 4;
+  auto dotOf = [](const std::string& in, int64_t M, int64_t N, int64_t K) {
+    std::string text = dotKernel(in, M, N, K, kMmaLayoutText);
+    return ir::parseModule(text, "policy.tir");
+  };
+  NVPTXLayoutPolicy policy(options);
+  auto findDot = [](ir::Module& m) -> const ir::Op* {
+    for (const auto& op : m.functions().at(0)->body()->ops())
+      if (op->is(ir::OpKind::Dot)) return op.get();
+    return nullptr;
+  };
+  std::unique_ptr<ir::Module> f16 = dotOf("f16", 64, 64, 32);
+  const ir::Op* d = findDot(*f16);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(policy.resultLayout(*d, 0), mmaLayout(4));
+  EXPECT_EQ(policy.operandLayout(*d, 2), mmaLayout(4));
+  for (const char* in : {"f32", "i8"}) {
+    std::unique_ptr<ir::Module> other = dotOf(in, 64, 64, 32);
+    const ir::Op* od = findDot(*other);
+    EXPECT_EQ(policy.resultLayout(*od, 0), ir::defaultBlockedLayout({64, 64}, 4, 32)) << in;
+  }
+}
+
+TEST(NVPTXMma, TutorialMatmulThroughThePipelineUsesMma) {
+  if (!havePtxas()) GTEST_SKIP() << "ptxas not found at " << kPtxas;
+  Constants constants{{"BM", 64}, {"BN", 64}, {"BK", 32}, {"GROUP_M", 8}};
+  std::unique_ptr<ir::Module> m = tutorials::matmul_kernel().trace(constants);
+  ir::Function& f = *m->functions().at(0);
+  f.attrs()["num_warps"] = ir::Attr::integer(4);
+  for (unsigned i = 0; i < f.numArguments(); ++i)
+    if (f.argument(i)->type().isPtr()) f.argAttrs(i)["divisibility"] = ir::Attr::integer(16);
+  transforms::PassOptions options;
+  options.numWarps = 4;
+  transforms::PassManager pm;
+  pm.setVerifyEach(true);
+  pm.add(transforms::createPass("coalesce", options));
+  pm.add(transforms::createAssignLayoutsPass(options, std::make_shared<NVPTXLayoutPolicy>(options)));
+  for (const char* name : {"remove-layout-conversions", "canonicalize", "cse", "dce", "allocate-shared-memory",
+                           "insert-barriers"})
+    pm.add(transforms::createPass(name, options));
+  pm.run(*m);
+  const std::string text = ir::print(*m);
+  ASSERT_NE(text.find("spt = [1, 2], tpw = [8, 4], wpc = [1, 4]"), std::string::npos) << text;
+  for (const char* arch : {"sm_90a", "sm_80"}) {
+    SCOPED_TRACE(arch);
+    Compiled c = compileIR(text, arch, 4);
+    EXPECT_EQ(countOccurrences(c.ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), 16) << c.ptx;
+    EXPECT_GT(countOccurrences(c.ptx, "ldmatrix.sync.aligned.m8n8.x4"), 0);
+    PtxasReport r = runPtxas(c.ptx, arch);
+    EXPECT_EQ(r.status, 0) << r.log;
+    EXPECT_EQ(r.spillStores, 0) << r.log;
+    EXPECT_EQ(r.spillLoads, 0) << r.log;
+    EXPECT_EQ(r.stackFrame, 0) << r.log;
+  }
+}
+
+}  // namespace
+}  // namespace tessera
