@@ -16,9 +16,8 @@
 namespace py = pybind11;
 using namespace tessera;
 
-namespace {
-
-Constants toConstants(const KernelDef& k, const py::dict& d) {
+// Const values from a Python dict (also used by bindings_jit.cpp).
+Constants constantsFromPython(const KernelDef& k, const py::dict& d) {
   Constants c;
   for (auto [key, value] : d) {
     std::string name = key.cast<std::string>();
@@ -34,6 +33,8 @@ Constants toConstants(const KernelDef& k, const py::dict& d) {
   }
   return c;
 }
+
+namespace {
 
 struct RuntimeSignature {
   std::vector<ir::Type> types;
@@ -93,13 +94,14 @@ void bindKernels(py::module_& m) {
                                return out;
                              },
                              "[(name, 'pointer' | 'scalar' | 'constant', type)]")
-      .def("trace", [](const KernelDef& k, const py::dict& constants) { return k.trace(toConstants(k, constants)); },
+      .def("trace",
+           [](const KernelDef& k, const py::dict& constants) { return k.trace(constantsFromPython(k, constants)); },
            py::arg("constants"), "Traces the kernel for these Const values; returns a verified ir.Module")
       .def("run_interpreter",
            [](const KernelDef& k, py::handle grid, const py::sequence& args, const py::dict& constants) {
              interp::Grid g = python::toGrid(grid);
              std::vector<interp::Arg> a = convertRuntimeArgs(k.name(), runtimeSignature(k), args);
-             Constants c = toConstants(k, constants);
+             Constants c = constantsFromPython(k, constants);
              py::gil_scoped_release release;
              k.runInterpreter(g, a, c);
            },
@@ -108,14 +110,14 @@ void bindKernels(py::module_& m) {
            [](const KernelDef& k, py::handle grid, const py::sequence& args, const py::dict& constants) {
              interp::Grid g = python::toGrid(grid);
              std::vector<interp::Arg> a = convertRuntimeArgs(k.name(), runtimeSignature(k), args);
-             Constants c = toConstants(k, constants);
+             Constants c = constantsFromPython(k, constants);
              py::gil_scoped_release release;
              k.runEager(g, a, c);
            },
            py::arg("grid"), py::arg("args"), py::arg("constants"))
       .def("specialize",
            [](const KernelDef& k, const py::dict& constants) {
-             return Specialization{k.name(), runtimeSignature(k), k.trace(toConstants(k, constants))};
+             return Specialization{k.name(), runtimeSignature(k), k.trace(constantsFromPython(k, constants))};
            },
            py::arg("constants"), "Traces the kernel once for these Const values; launch the result with run()");
 

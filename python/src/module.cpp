@@ -8,6 +8,7 @@ namespace py = pybind11;
 
 void bindIR(py::module_& m);
 void bindKernels(py::module_& m);
+void bindJit(py::module_& m);
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Tessera tile-kernel DSL: compiled core";
@@ -23,4 +24,5 @@ PYBIND11_MODULE(_C, m) {
   py::module_ ir = m.def_submodule("ir", "The tile IR: parse, print, verify, build, run passes, interpret");
   bindIR(ir);
   bindKernels(m);
+  bindJit(m);
 }

@@ -1,6 +1,31 @@
 """Triton-style launches of C++ kernels: kernel[grid](*args, CONST=..., num_warps=...)."""
 
-BACKENDS = ("interpreter", "eager")
+import numpy as _np
+
+from . import _C
+
+BACKENDS = ("interpreter", "eager", "cuda")
+# Argument types that are never GPU arrays: checked by type first, since hasattr() on them is comparatively slow.
+_HOST_TYPES = frozenset([int, float, bool, _np.ndarray])
+_DL_CUDA, _DL_CUDA_MANAGED = 2, 13
+
+
+def _is_gpu_array(value):
+    if type(value) in _HOST_TYPES:
+        return False
+    if hasattr(value, "__cuda_array_interface__"):
+        return True
+    dev = getattr(value, "__dlpack_device__", None)
+    return dev is not None and hasattr(value, "__dlpack__") and dev()[0] in (_DL_CUDA, _DL_CUDA_MANAGED)
+
+
+def _producer_stream(args):
+    """The current stream of the first torch tensor among args (torch's __cuda_array_interface__ names none)."""
+    for a in args:
+        if type(a).__module__.startswith("torch") and getattr(a, "is_cuda", False):
+            import torch
+            return torch.cuda.current_stream(a.device).cuda_stream
+    return None
 
 
 def cdiv(a, b):
@@ -17,11 +42,16 @@ def _key_part(value):
 class Kernel:
     """A kernel written in the C++ DSL (a bound tessera._C.KernelDef).
 
-    kernel[grid](*args, CONST=..., num_warps=4, backend="interpreter") launches it. Runtime arguments go
-    positionally or by keyword, Const parameters by keyword. grid is an int, a tuple of 1 to 3 ints, or a callable
-    taking the launch's meta-parameters (a dict of the Const values and num_warps) and returning one of those.
-    The interpreter backend traces the kernel once per set of Const values and reuses the traced IR; "eager"
-    runs the C++ kernel function op by op.
+    kernel[grid](*args, CONST=..., num_warps=4, backend=None) launches it. Runtime arguments go positionally or
+    by keyword, Const parameters by keyword. grid is an int, a tuple of 1 to 3 ints, or a callable taking the
+    launch's meta-parameters (a dict of the Const values and num_warps) and returning one of those.
+
+    Backends: None picks "cuda" when an argument is a GPU array (__cuda_array_interface__, or DLPack on a CUDA
+    device: torch and CuPy tensors) and "interpreter" otherwise. "interpreter" traces the kernel once per set of
+    Const values and runs the traced IR on numpy arrays; "eager" runs the C++ kernel function op by op; "cuda"
+    JIT-compiles per specialization and launches on the GPU, on the producer's current stream (asynchronous,
+    like any CUDA launch); with numpy arrays it copies them to the GPU and back (synchronously).
+    kernel.compile(...) shows what the JIT makes of a kernel, without a GPU.
     """
 
     def __init__(self, kernel_def):
@@ -33,6 +63,7 @@ class Kernel:
         self._arg_set = frozenset(self.arg_names)
         self._const_set = frozenset(self.const_names)
         self._specializations = {}
+        self._jit = None
 
     def __repr__(self):
         sig = ", ".join(f"{n}: {t}" if k != "constant" else f"{n}=<const>" for n, k, t in self.params)
@@ -50,6 +81,31 @@ class Kernel:
         """The cached specialization for these Const values (traced on first use): .ir, .module(), .run()."""
         self._check_constants(constants)
         return self._specialization(constants)
+
+    def compile(self, target="nvptx", arch=None, num_warps=4, fast_math=True, specialization=None, **constants):
+        """Compiles the kernel for these Const values without a GPU; returns a CompiledKernel with .ptx (.binary,
+        .format), .llvm_ir, .optimized_llvm_ir, .ir_stages [(stage, tile IR)], .shared_bytes and .num_warps.
+
+        specialization maps runtime parameter names to the facts a launch would find (jit/Specialization.h):
+        16 for a pointer aligned to 16 bytes or an integer divisible by 16, 1 for an integer equal to 1, None
+        for no fact. Unnamed pointers default to 16 (what allocators return), unnamed integers to None.
+        """
+        self._check_constants(constants)
+        if type(num_warps) is not int or num_warps <= 0 or num_warps & (num_warps - 1):
+            raise ValueError(f"num_warps must be a positive power of two, got {num_warps!r}")
+        specialization = dict(specialization or {})
+        unknown = sorted(set(specialization) - self._arg_set)
+        if unknown:
+            raise TypeError(f"kernel '{self.name}' has no runtime parameter {unknown[0]!r} to specialize "
+                            f"(its runtime parameters: {', '.join(self.arg_names)})")
+        facts = [specialization.get(name, 16 if kind == "pointer" else None)
+                 for name, kind, _ in self.params if kind != "constant"]
+        return self._jit_kernel().compile(facts, constants, num_warps, target, arch or "", bool(fast_math))
+
+    def _jit_kernel(self):
+        if self._jit is None:
+            self._jit = _C.JitKernel(self._def)
+        return self._jit
 
     def _specialization(self, constants):
         key = tuple([_key_part(constants[name]) for name in self.const_names])
@@ -96,7 +152,7 @@ class _Launcher:
         self.kernel = kernel
         self.grid = grid
 
-    def __call__(self, *args, num_warps=4, backend="interpreter", **kwargs):
+    def __call__(self, *args, num_warps=4, backend=None, **kwargs):
         k = self.kernel
         runtime, constants = k._bind(args, kwargs)
         k._check_constants(constants)
@@ -105,8 +161,12 @@ class _Launcher:
         grid = self.grid
         if callable(grid):
             grid = grid(dict(constants, num_warps=num_warps))
+        if backend is None:
+            backend = "cuda" if any(map(_is_gpu_array, runtime)) else "interpreter"
         if backend == "interpreter":
             k._specialization(constants).run(grid, runtime)
+        elif backend == "cuda":
+            k._jit_kernel().launch(grid, runtime, constants, num_warps, _producer_stream(runtime), "", True)
         elif backend == "eager":
             k._def.run_eager(grid, runtime, constants)
         else:

@@ -51,6 +51,15 @@ def _cache_dir():
     return path
 
 
+def _pybind11_include():
+    """pybind11's headers when pip installed them (Debian's are on the compiler's default path)."""
+    try:
+        import pybind11
+    except ImportError:
+        return []
+    return [f"-I{pybind11.get_include()}"]
+
+
 def _c_string(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -114,7 +123,8 @@ def load(header, extra_flags=(), compiler=None, verbose=False):
         tmp = out_dir / f"{module_name}.{os.getpid()}.tmp"
         cmd = [compiler, "-std=c++20", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
                f"-I{root}", f"-I{root / 'frontend'}", f"-I{root / 'python' / 'include'}",
-               f"-I{sysconfig.get_paths()['include']}", f"-I{header.parent}", str(source), "-o", str(tmp),
+               f"-I{sysconfig.get_paths()['include']}", *_pybind11_include(), f"-I{header.parent}", str(source),
+               "-o", str(tmp),
                f"-L{_package_dir()}", "-ltessera", f"-Wl,-rpath,{_package_dir()}", *extra_flags]
         if verbose:
             print(" ".join(cmd), file=sys.stderr)

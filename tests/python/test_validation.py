@@ -67,7 +67,7 @@ class FakeCudaArray:
 def test_gpu_array_on_the_interpreter_path_is_a_type_error():
     x, y, out = _inputs()
     with pytest.raises(TypeError, match="argument 'out' is a GPU array.*interpreter"):
-        add[1](x, y, FakeCudaArray(), 64, BLOCK=64)
+        add[1](x, y, FakeCudaArray(), 64, BLOCK=64, backend="interpreter")
 
 
 @pytest.mark.parametrize("bad, error, pattern", [
@@ -166,8 +166,8 @@ def test_bad_num_warps(num_warps):
 
 def test_unknown_backend():
     x, y, out = _inputs()
-    with pytest.raises(ValueError, match="unknown backend 'cuda'; available here: interpreter, eager"):
-        add[1](x, y, out, 64, BLOCK=64, backend="cuda")
+    with pytest.raises(ValueError, match="unknown backend 'opencl'; available here: interpreter, eager, cuda"):
+        add[1](x, y, out, 64, BLOCK=64, backend="opencl")
 
 
 def test_nothing_is_written_when_validation_fails():

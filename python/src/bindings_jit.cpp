@@ -1,0 +1,194 @@
+// Python access to the CUDA JIT: compile a kernel's specialization without a GPU (PTX, LLVM IR, the tile IR after
+// every pass) and launch kernels on GPU arrays through jit::JitKernel. The choice of backend, the grid callable
+// and the producer's stream (torch) are decided in python/tessera/kernel.py.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+
+#include "CudaArgConversion.h"
+#include "jit/JitKernel.h"
+
+namespace py = pybind11;
+using namespace tessera;
+
+Constants constantsFromPython(const KernelDef& k, const py::dict& d);  // bindings_kernel.cpp
+
+namespace {
+
+using CompiledPtr = std::shared_ptr<const jit::CompiledKernel>;
+
+// A fact stands in for an argument: compileOnly only reads the facts, never the value (docs/JIT.md).
+// 16: a pointer aligned to 16 bytes or an integer divisible by 16; 1: an integer equal to 1; None: no fact.
+jit::KernelArg argumentForFact(const ParamInfo& p, py::handle fact) {
+  int64_t f = 0;
+  if (!fact.is_none()) {
+    if (!python::isIntegerLike(fact)) throw py::type_error("specialization of '" + p.name + "' must be 16, 1 or None");
+    f = fact.cast<int64_t>();
+  }
+  if (f != 0 && f != 16 && f != 1)
+    throw py::value_error("specialization of '" + p.name + "' must be 16, 1 or None, got " + std::to_string(f));
+  if (p.kind == ParamKind::Pointer) {
+    if (f == 1) throw py::value_error("pointer '" + p.name + "' can only be specialized as 16 (aligned) or None");
+    return jit::KernelArg::pointer(f == 16 ? 256 : 260);
+  }
+  if (p.type.isFloat()) {
+    if (f != 0) throw py::value_error("float argument '" + p.name + "' carries no specialization facts");
+    return jit::KernelArg(0.0);
+  }
+  if (p.type.isBool()) return jit::KernelArg(int64_t(f == 1));
+  return jit::KernelArg(int64_t(f == 0 ? 3 : f));  // 3: neither divisible by 16 nor 1, and fits every int type
+}
+
+jit::LaunchOptions launchOptions(int numWarps, const std::string& target, const std::string& arch, bool fastMath) {
+  jit::LaunchOptions o;
+  o.numWarps = numWarps;
+  o.target = target;
+  o.arch = arch;
+  o.fastMath = fastMath;
+  return o;
+}
+
+// Launches with GPU arrays, or with numpy arrays staged through device buffers (copied in, launched, synchronized
+// and copied back), never a mix of the two.
+void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
+                int numWarps, py::object stream, const std::string& arch, bool fastMath) {
+  const KernelDef& def = kernel.definition();
+  const std::vector<ParamInfo>& params = def.runtimeParams();
+  if (py::len(args) != params.size())
+    throw py::type_error("kernel '" + def.name() + "' takes " + std::to_string(params.size()) +
+                         " runtime arguments, got " + std::to_string(py::len(args)));
+  interp::Grid g = python::toGrid(grid);
+  Constants constants = constantsFromPython(def, constantsDict);
+  jit::CudaDriver& driver = jit::CudaDriver::instance();
+
+  python::CudaLaunchContext ctx;
+  std::vector<py::object> capsules;  // DLPack exports, alive until the launch is enqueued
+  std::vector<jit::KernelArg> kernelArgs;
+  struct Staged {
+    py::array host;
+    size_t index;
+  };
+  std::vector<Staged> staged;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ParamInfo& p = params[i];
+    py::handle value = args[i];
+    if (!p.type.isPtr()) {
+      kernelArgs.push_back(python::scalarKernelArg(p.type, p.name, value));
+      continue;
+    }
+    if (py::isinstance<py::array>(value)) {
+      if (ctx.firstHostArg.empty()) ctx.firstHostArg = p.name;
+      python::checkMixing(ctx);
+      // The same checks as an interpreter launch (dtype, contiguity, writable); the copy comes below.
+      python::convertArg(p.type, p.name, value);
+      staged.push_back({py::reinterpret_borrow<py::array>(value), i});
+      kernelArgs.push_back(jit::KernelArg::pointer(0));
+      continue;
+    }
+    if (py::hasattr(value, "__cuda_array_interface__")) {
+      kernelArgs.push_back(python::fromCudaArrayInterface(p.type, p.name, value, ctx));
+    } else if (std::optional<int> dev = python::dlpackCudaDevice(value); dev && py::hasattr(value, "__dlpack__")) {
+      kernelArgs.push_back(python::fromDLPack(p.type, p.name, value, *dev, ctx, capsules));
+    } else {
+      throw py::type_error("argument '" + p.name + "' must be a GPU array (__cuda_array_interface__ or DLPack on a "
+                           "CUDA device) or a numpy array for " + p.type.str() + ", got " + python::typeName(value));
+    }
+    if (ctx.firstGpuArg.empty()) ctx.firstGpuArg = p.name;
+    python::checkMixing(ctx);
+  }
+  if (!driver.available())
+    throw Error("cannot launch kernel '" + def.name() + "': CUDA is not available: " + driver.unavailableReason());
+  const char* deviceEnv = std::getenv("TESSERA_CUDA_DEVICE");
+  int driverDevice = deviceEnv && *deviceEnv ? std::atoi(deviceEnv) : 0;
+  if (ctx.device && *ctx.device != driverDevice)
+    throw py::value_error("argument '" + ctx.deviceArg + "' is on cuda:" + std::to_string(*ctx.device) +
+                          " but Tessera launches on cuda:" + std::to_string(driverDevice) +
+                          " (set TESSERA_CUDA_DEVICE before the first launch)");
+
+  // An explicit stream (torch's current stream) wins over the producer's __cuda_array_interface__ stream;
+  // 1 and 2 are CUDA's legacy and per-thread default stream handles, valid as they are.
+  uint64_t streamValue = !stream.is_none() ? stream.cast<uint64_t>() : ctx.stream.value_or(0);
+  jit::LaunchOptions options = launchOptions(numWarps, "nvptx", arch, fastMath);
+  options.stream = reinterpret_cast<jit::cu::Stream>(streamValue);
+
+  std::vector<jit::DeviceBuffer> buffers;
+  buffers.reserve(staged.size());
+  for (const Staged& s : staged) {
+    buffers.emplace_back(std::max<size_t>(s.host.nbytes(), 1), driver);
+    buffers.back().copyFromHost(s.host.data(), s.host.nbytes());
+    kernelArgs[s.index] = buffers.back();
+  }
+  {
+    py::gil_scoped_release release;
+    kernel.launch({g[0], g[1], g[2]}, kernelArgs, constants, options);
+    if (!staged.empty()) driver.synchronize(options.stream, def.name());
+  }
+  for (size_t i = 0; i < staged.size(); ++i)
+    buffers[i].copyToHost(staged[i].host.mutable_data(), staged[i].host.nbytes());
+}
+
+}  // namespace
+
+void bindJit(py::module_& m) {
+  py::class_<jit::CompiledKernel, std::shared_ptr<jit::CompiledKernel>>(m, "CompiledKernel",
+                                                                         "A kernel compiled by the JIT")
+      .def_readonly("name", &jit::CompiledKernel::name)
+      .def_readonly("target", &jit::CompiledKernel::target)
+      .def_readonly("arch", &jit::CompiledKernel::arch)
+      .def_readonly("format", &jit::CompiledKernel::format, "'ptx' or 'hsaco'")
+      .def_readonly("num_warps", &jit::CompiledKernel::numWarps)
+      .def_readonly("warp_size", &jit::CompiledKernel::warpSize)
+      .def_readonly("shared_bytes", &jit::CompiledKernel::sharedBytes, "Dynamic shared memory per program")
+      .def_property_readonly("binary", [](const jit::CompiledKernel& k) { return py::bytes(k.binary); })
+      .def_property_readonly("ptx",
+                             [](const jit::CompiledKernel& k) {
+                               if (k.format != "ptx")
+                                 throw py::attribute_error("a " + k.target + " kernel has no PTX (its binary is " +
+                                                           k.format + "; see .binary)");
+                               return k.binary;
+                             })
+      .def_readonly("llvm_ir", &jit::CompiledKernel::llvmIR, "LLVM IR as lowered, before LLVM's optimizations")
+      .def_readonly("optimized_llvm_ir", &jit::CompiledKernel::optimizedLLVMIR)
+      .def_readonly("ir_stages", &jit::CompiledKernel::irAfterPass, "[(stage, tile IR text)] in pipeline order")
+      .def("__repr__", [](const jit::CompiledKernel& k) {
+        return "<tessera compiled kernel " + k.name + " for " + k.target + " " + k.arch + ", " +
+               std::to_string(k.numWarps) + " warps, " + std::to_string(k.sharedBytes) + " B shared>";
+      });
+
+  py::class_<jit::JitKernel>(m, "JitKernel", "A kernel on the CUDA JIT: compiles per specialization, launches")
+      .def(py::init([](const KernelDef& def) { return std::make_unique<jit::JitKernel>(def); }))
+      .def(
+          "compile",
+          [](jit::JitKernel& k, const py::sequence& facts, const py::dict& constants, int numWarps,
+             const std::string& target, const std::string& arch, bool fastMath) {
+            const std::vector<ParamInfo>& params = k.definition().runtimeParams();
+            if (py::len(facts) != params.size())
+              throw py::value_error("expected one specialization fact per runtime parameter (" +
+                                    std::to_string(params.size()) + "), got " + std::to_string(py::len(facts)));
+            std::vector<jit::KernelArg> args;
+            for (size_t i = 0; i < params.size(); ++i) args.push_back(argumentForFact(params[i], facts[i]));
+            Constants c = constantsFromPython(k.definition(), constants);
+            jit::LaunchOptions options = launchOptions(numWarps, target, arch, fastMath);
+            CompiledPtr compiled;
+            {
+              py::gil_scoped_release release;
+              compiled = k.compileOnly(args, c, options);
+            }
+            return std::const_pointer_cast<jit::CompiledKernel>(compiled);  // exposed read-only
+          },
+          py::arg("facts"), py::arg("constants"), py::arg("num_warps"), py::arg("target"), py::arg("arch"),
+          py::arg("fast_math"),
+          "Compiles without a GPU; facts: per runtime parameter 16 (aligned / divisible by 16), 1 or None")
+      .def("launch", &launchCuda, py::arg("grid"), py::arg("args"), py::arg("constants"), py::arg("num_warps"),
+           py::arg("stream"), py::arg("arch"), py::arg("fast_math"))
+      .def_property_readonly("loaded_variants", &jit::JitKernel::loadedVariants);
+
+  m.def("cuda_available", [] { return jit::CudaDriver::instance().available(); });
+  m.def("cuda_unavailable_reason", [] { return jit::CudaDriver::instance().unavailableReason(); });
+  m.def("cuda_synchronize", [] {
+    py::gil_scoped_release release;
+    jit::CudaDriver::instance().synchronize(nullptr);
+  });
+}

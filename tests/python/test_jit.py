@@ -1,0 +1,249 @@
+"""The CUDA JIT from Python without a GPU: compile artifacts (PTX, LLVM IR, the IR after every pass), the
+specialization facts, backend selection for GPU arrays, and the argument checks of CUDA launches, exercised with
+stand-in GPU arrays (objects with __cuda_array_interface__ or DLPack) that are rejected, or reach the launch,
+before any memory is touched."""
+
+import re
+
+import numpy as np
+import pytest
+
+import tessera
+
+K = tessera.kernels
+MATMUL = dict(BM=16, BN=16, BK=16, GROUP_M=2)
+TUTORIAL_CONSTANTS = {
+    "vector_add": dict(BLOCK=1024),
+    "softmax": dict(BLOCK=128),
+    "layernorm_fwd": dict(BLOCK=128),
+    "layernorm_bwd_dx": dict(BLOCK=128),
+    "layernorm_bwd_dwdb": dict(BLOCK_M=2, BLOCK_N=32),
+    "layernorm_bwd_atomic": dict(BLOCK=128),
+    "matmul": MATMUL,
+    "matmul_epilogue": dict(MATMUL, ACTIVATION=1),
+    "matmul_epilogue_f16": dict(MATMUL, ACTIVATION=1),
+}
+CUDA_PRESENT = tessera._C.cuda_available()
+
+
+def test_every_tutorial_kernel_has_constants_here():
+    assert sorted(TUTORIAL_CONSTANTS) == sorted(n for n in dir(K) if not n.startswith("_"))
+
+
+@pytest.mark.parametrize("name", sorted(TUTORIAL_CONSTANTS))
+def test_tutorial_kernel_compiles_to_ptx(name):
+    c = getattr(K, name).compile(target="nvptx", arch="sm_90a", num_warps=4, **TUTORIAL_CONSTANTS[name])
+    assert re.search(rf"\.entry {name}\(", c.ptx), c.ptx[:2000]
+    assert ".target sm_90a" in c.ptx
+    assert c.format == "ptx" and c.binary == c.ptx.encode()
+    assert c.num_warps == 4 and c.warp_size == 32 and c.arch == "sm_90a" and c.name == name
+    assert f"@{name}" in c.llvm_ir and f"@{name}" in c.optimized_llvm_ir
+
+
+def test_vector_add_with_aligned_pointers_uses_vector_loads():
+    c = K.vector_add.compile(num_warps=4, specialization={"n": 16}, BLOCK=1024)
+    assert "ld.global.v4.f32" in c.ptx
+    assert "st.global.v4.f32" in c.ptx
+
+
+def test_unaligned_pointer_falls_back_to_scalar_loads():
+    c = K.vector_add.compile(num_warps=4, specialization={"x": None, "y": None, "out": None, "n": 16}, BLOCK=1024)
+    assert "ld.global.v4.f32" not in c.ptx
+    assert "ld.global.f32" in c.ptx
+
+
+def test_specialization_facts_are_argument_attributes():
+    c = K.vector_add.compile(specialization={"x": None, "n": 16}, BLOCK=256)
+    first_ir = c.ir_stages[0][1]
+    assert re.search(r"%x: ptr<f32>[,)]", first_ir), first_ir  # no fact on x
+    assert re.search(r"%y: ptr<f32> \{divisibility = 16\}", first_ir), first_ir
+    assert re.search(r"%n: i32 \{divisibility = 16\}", first_ir), first_ir
+    one = K.vector_add.compile(specialization={"n": 1}, BLOCK=256)
+    assert "equal_to_1 = true" in one.ir_stages[0][1]
+
+
+def test_ir_stages_follow_the_pipeline():
+    c = K.softmax.compile(BLOCK=128)
+    stages = [name for name, _ in c.ir_stages]
+    for expected in ("canonicalize", "coalesce", "assign-layouts", "allocate-shared-memory", "insert-barriers"):
+        assert expected in stages, stages
+    assert stages.index("coalesce") < stages.index("allocate-shared-memory")
+    assert stages[0] == "input"
+    assert all("@softmax" in text for _, text in c.ir_stages)
+    # After allocation, the function records the shared memory the launch must provide.
+    assert c.shared_bytes > 0  # the row reductions exchange partial results through shared memory
+    assert f"smem_bytes = {c.shared_bytes}" in dict(c.ir_stages)["allocate-shared-memory"]
+
+
+def test_num_warps_and_arch_reach_the_ptx():
+    c = K.vector_add.compile(arch="sm_80", num_warps=8, BLOCK=1024)
+    assert ".target sm_80" in c.ptx
+    assert ".maxntid 256, 1, 1" in c.ptx
+    assert c.num_warps == 8
+    assert re.fullmatch(r"<tessera compiled kernel vector_add for nvptx sm_80, 8 warps, \d+ B shared>", repr(c))
+
+
+def test_compile_errors():
+    with pytest.raises(TypeError, match="needs Const parameter 'BLOCK'"):
+        K.vector_add.compile()
+    with pytest.raises(TypeError, match="no runtime parameter 'z'"):
+        K.vector_add.compile(specialization={"z": 16}, BLOCK=64)
+    with pytest.raises(ValueError, match="16, 1 or None"):
+        K.vector_add.compile(specialization={"n": 8}, BLOCK=64)
+    with pytest.raises(ValueError, match="pointer 'x' can only be specialized as 16"):
+        K.vector_add.compile(specialization={"x": 1}, BLOCK=64)
+    with pytest.raises(ValueError, match="num_warps"):
+        K.vector_add.compile(num_warps=3, BLOCK=64)
+    with pytest.raises(tessera.Error, match="unknown target 'x86'"):
+        K.vector_add.compile(target="x86", BLOCK=64)
+
+
+class FakeCudaArray:
+    """A stand-in for a GPU array: only its __cuda_array_interface__ (v3), no memory behind the pointer."""
+
+    def __init__(self, shape, typestr="<f4", strides=None, readonly=False, ptr=0x7F0000000000, stream=None,
+                 device=None):
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr, "strides": strides,
+                                         "data": (ptr, readonly), "version": 3}
+        if stream is not None:
+            self.__cuda_array_interface__["stream"] = stream
+        if device is not None:
+            self.__dlpack_device__ = lambda: (2, device)
+
+
+def add_args(n=64, **overrides):
+    args = dict(x=FakeCudaArray((n,)), y=FakeCudaArray((n,)), out=FakeCudaArray((n,)), n=n)
+    args.update(overrides)
+    return args
+
+
+def launch(**args):
+    K.vector_add[1](**args, BLOCK=64)
+
+
+@pytest.mark.skipif(CUDA_PRESENT, reason="checks the message given where CUDA is missing")
+def test_gpu_arrays_choose_cuda_and_report_the_missing_driver():
+    reason = tessera._C.cuda_unavailable_reason()
+    assert reason
+    with pytest.raises(tessera.Error, match=r"cannot launch kernel 'vector_add': CUDA is not available: ") as e:
+        launch(**add_args())
+    assert reason in str(e.value)
+    assert "libcuda" in str(e.value) or "GPU" in str(e.value)
+
+
+@pytest.mark.skipif(CUDA_PRESENT, reason="checks the message given where CUDA is missing")
+def test_numpy_with_backend_cuda_reports_the_missing_driver():
+    x = np.ones(64, np.float32)
+    with pytest.raises(tessera.Error, match="CUDA is not available"):
+        K.vector_add[1](x, x, np.zeros_like(x), 64, BLOCK=64, backend="cuda")
+    np.testing.assert_array_equal(x, 1.0)
+
+
+def test_gpu_array_dtype_is_checked():
+    with pytest.raises(TypeError, match=r"argument 'y' must be a float32 array .*got typestr '<f2'"):
+        launch(**add_args(y=FakeCudaArray((64,), typestr="<f2")))
+    with pytest.raises(TypeError, match=r"argument 'x' must be a float32 array .*'<i4'"):
+        launch(**add_args(x=FakeCudaArray((64,), typestr="<i4")))
+
+
+def test_gpu_array_contiguity_is_checked():
+    strided = FakeCudaArray((64,), strides=(8,))
+    with pytest.raises(ValueError, match="argument 'out' must be C-contiguous"):
+        launch(**add_args(out=strided))
+    transposed = FakeCudaArray((4, 16), strides=(4, 16))
+    with pytest.raises(ValueError, match="argument 'x' must be C-contiguous"):
+        launch(**add_args(x=transposed))
+
+
+@pytest.mark.skipif(CUDA_PRESENT, reason="a C-contiguous stand-in would be launched on a real GPU")
+def test_contiguous_strides_and_unit_dims_are_accepted():
+    explicit = FakeCudaArray((4, 1, 16), strides=(64, 7, 4))  # the extent-1 dimension's stride is irrelevant
+    with pytest.raises(tessera.Error, match="CUDA is not available"):
+        launch(**add_args(x=explicit))
+
+
+def test_read_only_and_masked_gpu_arrays_are_refused():
+    with pytest.raises(ValueError, match="argument 'out' is read-only"):
+        launch(**add_args(out=FakeCudaArray((64,), readonly=True)))
+    masked = FakeCudaArray((64,))
+    masked.__cuda_array_interface__["mask"] = FakeCudaArray((64,), typestr="|b1")
+    with pytest.raises(ValueError, match="argument 'y' is a masked array"):
+        launch(**add_args(y=masked))
+
+
+def test_gpu_arrays_on_different_devices_are_refused():
+    with pytest.raises(ValueError, match=r"argument 'y' is on cuda:1 but argument 'x' is on cuda:0"):
+        launch(**add_args(x=FakeCudaArray((64,), device=0), y=FakeCudaArray((64,), device=1)))
+
+
+def test_mixing_numpy_and_gpu_arrays_is_a_type_error():
+    host = np.zeros(64, np.float32)
+    with pytest.raises(TypeError, match=r"argument 'y' is a numpy \(host\) array but argument 'x' is a GPU array"):
+        launch(**add_args(y=host))
+    with pytest.raises(TypeError, match=r"argument 'x' is a numpy \(host\) array but argument 'y' is a GPU array"):
+        launch(**add_args(x=host))
+    with pytest.raises(TypeError, match="not both"):
+        K.vector_add[1](host, FakeCudaArray((64,)), host, 64, BLOCK=64, backend="cuda")
+
+
+def test_other_objects_and_scalars_are_checked_for_cuda_launches():
+    with pytest.raises(TypeError, match=r"argument 'y' must be a GPU array .* got list"):
+        launch(**add_args(y=[1.0] * 64))
+    with pytest.raises(ValueError, match=r"argument 'n' = 4294967296 does not fit in i32"):
+        launch(**dict(add_args(), n=2 ** 32))
+    with pytest.raises(TypeError, match=r"argument 'n' must be an int"):
+        launch(**dict(add_args(), n=64.0))
+
+
+def test_interpreter_backend_still_refuses_gpu_arrays():
+    with pytest.raises(TypeError, match="argument 'x' is a GPU array"):
+        K.vector_add[1](**add_args(), BLOCK=64, backend="interpreter")
+
+
+class FakeDLPackCapsuleOwner:
+    """An object that only speaks DLPack and says it lives on a CUDA device."""
+
+    def __init__(self, device):
+        self.device = device
+        self.exported = 0
+
+    def __dlpack_device__(self):
+        return (2, self.device)
+
+    def __dlpack__(self, stream=None):
+        self.exported += 1
+        raise BufferError("this stand-in has no memory to export")
+
+
+def test_dlpack_on_cuda_selects_the_cuda_backend():
+    owner = FakeDLPackCapsuleOwner(0)
+    with pytest.raises(BufferError, match="no memory to export"):
+        launch(**add_args(x=owner))
+    assert owner.exported == 1  # the launch went the CUDA way and asked for the capsule
+
+
+def test_dlpack_on_the_cpu_stays_on_the_interpreter():
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    K.vector_add[1](x, x, out, 64, BLOCK=64)  # numpy arrays speak DLPack too (on the CPU): interpreter
+    np.testing.assert_array_equal(out, 2 * x)
+
+
+def test_numpy_dlpack_capsules_are_parsed_for_dtype_checks():
+    # A numpy array seen through a wrapper that claims a CUDA device: the capsule's dtype is read and checked.
+    class ClaimsCuda:
+        def __init__(self, arr):
+            self.arr = arr
+
+        def __dlpack_device__(self):
+            return (2, 0)
+
+        def __dlpack__(self, stream=None):
+            return self.arr.__dlpack__()
+
+    if not hasattr(np.ndarray, "__dlpack__"):
+        pytest.skip("this numpy has no DLPack export")
+    with pytest.raises(TypeError, match=r"argument 'y' must be a float32 array .*DLPack dtype code 0 with 32 bits"):
+        launch(**add_args(y=ClaimsCuda(np.zeros(64, np.int32))))
+    with pytest.raises(ValueError, match="argument 'y' must be C-contiguous"):
+        launch(**add_args(y=ClaimsCuda(np.zeros(128, np.float32)[::2])))
