@@ -1,5 +1,6 @@
 #include "backends/Target.h"
 
+#include "backends/amdgpu/AMDGPUTarget.h"
 #include "backends/nvptx/NVPTXTarget.h"
 #include "ir/Error.h"
 
@@ -7,7 +8,8 @@ namespace tessera::backends {
 
 std::unique_ptr<Target> createTarget(const std::string& name) {
   if (name == "nvptx") return std::make_unique<nvptx::NVPTXTarget>();
-  throw Error("unknown target '" + name + "' (known: nvptx)");
+  if (name == "amdgpu") return std::make_unique<amdgpu::AMDGPUTarget>();
+  throw Error("unknown target '" + name + "' (known: nvptx, amdgpu)");
 }
 
 }  // namespace tessera::backends

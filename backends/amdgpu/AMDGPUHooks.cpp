@@ -1,0 +1,101 @@
+#include "backends/amdgpu/AMDGPUHooks.h"
+
+#include <llvm/IR/IntrinsicsAMDGPU.h>
+
+#include "backends/amdgpu/AMDGPUMath.h"
+#include "ir/Error.h"
+
+namespace tessera::backends::amdgpu {
+
+using ir::OpKind;
+
+void AMDGPUHooks::configureKernel(llvm::Function& kernel, int numWarps) {
+  kernel.setCallingConv(llvm::CallingConv::AMDGPU_KERNEL);
+  // The launch always uses numWarps * 64 work-items in x; telling the backend lets it size registers for it.
+  kernel.addFnAttr("amdgpu-flat-work-group-size", "1," + std::to_string(numWarps * warpSize()));
+  kernel.addFnAttr("uniform-work-group-size", "true");
+  kernel.addFnAttr(llvm::Attribute::NoUnwind);
+}
+
+llvm::Value* AMDGPUHooks::threadId(IRBuilder& b) {
+  return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workitem_id_x, {}, {});
+}
+
+llvm::Value* AMDGPUHooks::programId(IRBuilder& b, int axis) {
+  static const llvm::Intrinsic::ID ids[] = {llvm::Intrinsic::amdgcn_workgroup_id_x,
+                                            llvm::Intrinsic::amdgcn_workgroup_id_y,
+                                            llvm::Intrinsic::amdgcn_workgroup_id_z};
+  return b.CreateIntrinsic(ids[axis], {}, {});
+}
+
+// HSA dispatch packets give the grid in work-items (u32 grid_size_{x,y,z} at byte 12) and the workgroup size
+// (u16 workgroup_size_{x,y,z} at byte 4); the number of programs is their rounded-up quotient.
+llvm::Value* AMDGPUHooks::numPrograms(IRBuilder& b, int axis) {
+  llvm::Value* packet = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_dispatch_ptr, {}, {});
+  auto field = [&](int offset, llvm::Type* ty) -> llvm::Value* {
+    llvm::Value* p = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), packet, static_cast<uint64_t>(offset));
+    llvm::LoadInst* load = b.CreateAlignedLoad(ty, p, llvm::Align(ty->getPrimitiveSizeInBits() / 8));
+    load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(b.getContext(), {}));
+    return b.CreateZExt(load, b.getInt32Ty());
+  };
+  llvm::Value* grid = field(12 + 4 * axis, b.getInt32Ty());
+  llvm::Value* group = field(4 + 2 * axis, b.getInt16Ty());
+  return b.CreateUDiv(b.CreateAdd(grid, b.CreateSub(group, b.getInt32(1))), group);
+}
+
+llvm::Value* AMDGPUHooks::laneId(IRBuilder& b) {
+  llvm::Value* lo = b.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_lo, {}, {b.getInt32(-1), b.getInt32(0)});
+  return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_mbcnt_hi, {}, {b.getInt32(-1), lo});
+}
+
+// ds_bpermute reads the value of the lane whose byte address (lane * 4) this lane supplies.
+llvm::Value* AMDGPUHooks::shuffleXorI32(IRBuilder& b, llvm::Value* v, int laneMask) {
+  llvm::Value* source = b.CreateXor(laneId(b), b.getInt32(static_cast<uint32_t>(laneMask)));
+  return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_bpermute, {},
+                           {b.CreateShl(source, b.getInt32(2)), v});
+}
+
+// s_barrier alone does not order memory: the workgroup-scope release/acquire fences make LDS writes before the
+// barrier visible to reads after it (they become s_waitcnt lgkmcnt(0) around s_barrier).
+void AMDGPUHooks::barrier(IRBuilder& b) {
+  llvm::SyncScope::ID workgroup = b.getContext().getOrInsertSyncScopeID("workgroup");
+  b.CreateFence(llvm::AtomicOrdering::Release, workgroup);
+  b.CreateIntrinsic(llvm::Intrinsic::amdgcn_s_barrier, {}, {});
+  b.CreateFence(llvm::AtomicOrdering::Acquire, workgroup);
+}
+
+llvm::Value* AMDGPUHooks::sharedMemoryBase(IRBuilder& b) {
+  llvm::Module& m = *b.GetInsertBlock()->getModule();
+  if (llvm::GlobalVariable* g = m.getNamedGlobal(kSharedMemorySymbol)) return g;
+  auto* ty = llvm::ArrayType::get(b.getInt8Ty(), 0);
+  auto* g = new llvm::GlobalVariable(m, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr, kSharedMemorySymbol,
+                                     nullptr, llvm::GlobalValue::NotThreadLocal, kLdsAddrSpace);
+  g->setAlignment(llvm::Align(16));
+  return g;
+}
+
+llvm::Value* AMDGPUHooks::unaryMath(IRBuilder& b, OpKind op, llvm::Value* x, bool fast) {
+  return amdgpu::unaryMath(b, op, x, fast);
+}
+
+llvm::Value* AMDGPUHooks::fmod(IRBuilder& b, llvm::Value* x, llvm::Value* y) { return exactFmod(b, x, y); }
+
+void AMDGPUHooks::print(IRBuilder&, const std::string&, const std::vector<llvm::Value*>&) {
+  throw Error("debug_print is not supported on target amdgpu (amdgcn-amd-amdhsa): device printf needs the ROCm "
+              "device libraries' hostcall buffer, which this build does not have; use the interpreter to print");
+}
+
+void AMDGPUHooks::assertFail(IRBuilder&, const std::string& message, const std::string&, unsigned, const std::string&) {
+  throw Error("device_assert ('" + message + "') is not supported on target amdgpu (amdgcn-amd-amdhsa): reporting "
+              "the message needs the ROCm device libraries, which this build does not have; use the interpreter "
+              "to check assertions");
+}
+
+llvm::SyncScope::ID AMDGPUHooks::atomicScope(llvm::LLVMContext& ctx, const std::string& scope) {
+  if (scope == "sys") return llvm::SyncScope::System;
+  if (scope == "gpu") return ctx.getOrInsertSyncScopeID("agent");
+  if (scope == "cta") return ctx.getOrInsertSyncScopeID("workgroup");
+  throw Error("unknown atomic scope '" + scope + "' (expected cta, gpu or sys)");
+}
+
+}  // namespace tessera::backends::amdgpu

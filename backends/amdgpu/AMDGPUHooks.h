@@ -1,0 +1,39 @@
+// LoweringHooks for AMD GPUs (amdgcn, wave64): workitem/workgroup intrinsics, lane ids from mbcnt, cross-lane
+// exchange with ds_bpermute, s_barrier between workgroup fences, LDS (address space 3) for shared memory, and
+// math from LLVM intrinsics plus expansions written here (no ROCm device libraries: see AMDGPUMath.h).
+// Device printf and assert need the ROCm device libraries (hostcall buffers), so debug_print and device_assert
+// are rejected with a tessera::Error instead of emitting something that cannot work.
+#pragma once
+
+#include "backends/common/LoweringHooks.h"
+
+namespace tessera::backends::amdgpu {
+
+// The LDS array every kernel indexes. The hooks declare it unsized; AMDGPUTarget gives it the function's
+// `smem_bytes` so the code object's group segment size is exactly the allocator's figure.
+inline constexpr const char* kSharedMemorySymbol = "tessera_lds";
+inline constexpr unsigned kLdsAddrSpace = 3;
+inline constexpr unsigned kConstantAddrSpace = 4;
+
+class AMDGPUHooks : public LoweringHooks {
+ public:
+  int warpSize() const override { return 64; }
+  void configureKernel(llvm::Function& kernel, int numWarps) override;
+  llvm::Value* threadId(IRBuilder& b) override;
+  llvm::Value* programId(IRBuilder& b, int axis) override;
+  llvm::Value* numPrograms(IRBuilder& b, int axis) override;
+  llvm::Value* shuffleXorI32(IRBuilder& b, llvm::Value* v, int laneMask) override;
+  void barrier(IRBuilder& b) override;
+  llvm::Value* sharedMemoryBase(IRBuilder& b) override;
+  llvm::Value* unaryMath(IRBuilder& b, ir::OpKind op, llvm::Value* x, bool fast) override;
+  llvm::Value* fmod(IRBuilder& b, llvm::Value* x, llvm::Value* y) override;
+  void print(IRBuilder& b, const std::string& format, const std::vector<llvm::Value*>& args) override;
+  void assertFail(IRBuilder& b, const std::string& message, const std::string& file, unsigned line,
+                  const std::string& function) override;
+  llvm::SyncScope::ID atomicScope(llvm::LLVMContext& ctx, const std::string& scope) override;
+
+  // The lane within the wavefront (0..63), from mbcnt over a full mask.
+  static llvm::Value* laneId(IRBuilder& b);
+};
+
+}  // namespace tessera::backends::amdgpu

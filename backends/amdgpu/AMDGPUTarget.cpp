@@ -1,0 +1,221 @@
+#include "backends/amdgpu/AMDGPUTarget.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/IPO/Internalize.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
+
+#include "backends/amdgpu/AMDGPUHooks.h"
+#include "backends/common/LowerToLLVM.h"
+#include "ir/Error.h"
+
+extern char** environ;
+
+namespace tessera::backends::amdgpu {
+
+namespace {
+
+void initializeLLVM() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeAMDGPUTargetInfo();
+    LLVMInitializeAMDGPUTarget();
+    LLVMInitializeAMDGPUTargetMC();
+    LLVMInitializeAMDGPUAsmPrinter();
+  });
+}
+
+std::string checkedArch(const TargetOptions& opts) {
+  std::string arch = opts.arch.empty() ? "gfx90a" : opts.arch;
+  if (arch != "gfx90a" && arch != "gfx942")
+    throw Error("amdgpu: unsupported arch '" + arch + "' (expected gfx90a or gfx942)");
+  return arch;
+}
+
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string& arch) {
+  initializeLLVM();
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, err);
+  if (!target) throw Error("amdgpu: LLVM has no AMDGPU target: " + err);
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      kTriple, arch, "+wavefrontsize64", options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!tm) throw Error("amdgpu: cannot create a target machine for " + arch);
+  return tm;
+}
+
+// The hooks declare the LDS array unsized; give it the function's smem_bytes so the code object's
+// group_segment_fixed_size is the allocator's figure (launches then pass no dynamic LDS).
+void sizeSharedMemory(llvm::Module& m, const ir::Function& f) {
+  llvm::GlobalVariable* placeholder = m.getNamedGlobal(kSharedMemorySymbol);
+  if (!placeholder) return;
+  int64_t bytes = f.attrs().count("smem_bytes") && f.attrs().at("smem_bytes").isInt() ? f.attrs().at("smem_bytes").getInt() : 0;
+  if (bytes <= 0)
+    throw Error("amdgpu: kernel '" + f.name() + "' uses shared memory but has no positive 'smem_bytes' "
+                "(run allocate-shared-memory)");
+  if (bytes > kMaxLdsBytes)
+    throw Error("amdgpu: kernel '" + f.name() + "' needs " + std::to_string(bytes) +
+                " bytes of shared memory (LDS), more than the " + std::to_string(kMaxLdsBytes) +
+                " a workgroup can have on gfx90a/gfx942; use smaller tiles");
+  auto* ty = llvm::ArrayType::get(llvm::Type::getInt8Ty(m.getContext()), static_cast<uint64_t>(bytes));
+  auto* g = new llvm::GlobalVariable(m, ty, false, llvm::GlobalValue::InternalLinkage, llvm::PoisonValue::get(ty), "",
+                                     nullptr, llvm::GlobalValue::NotThreadLocal, kLdsAddrSpace);
+  g->setAlignment(llvm::Align(16));
+  placeholder->replaceAllUsesWith(g);
+  placeholder->eraseFromParent();
+  g->setName(kSharedMemorySymbol);
+  // Keep the whole allocation: global optimizations would otherwise shrink the array to the bytes touched.
+  llvm::appendToCompilerUsed(m, {g});
+}
+
+void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(m, mam);
+}
+
+std::string readFile(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A private temporary directory, removed with everything in it when this goes out of scope.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "tessera_hsaco_XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw Error("amdgpu: cannot create a temporary directory under " + pattern);
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Runs ld.lld -shared on the object; its output (stdout and stderr) goes into the error on failure.
+std::string linkCodeObject(const std::string& object, const std::string& kernelName) {
+  std::string lld = lldPath();
+  if (lld.empty())
+    throw Error("amdgpu: linking the code object needs ld.lld (looked for $TESSERA_LD_LLD, /usr/bin/ld.lld-19 and "
+                "/usr/lib/llvm-19/bin/ld.lld; install lld-19)");
+  TempDir dir;
+  const std::filesystem::path in = dir.path() / "kernel.o", out = dir.path() / "kernel.hsaco", log = dir.path() / "lld.log";
+  {
+    std::ofstream o(in, std::ios::binary);
+    o.write(object.data(), static_cast<std::streamsize>(object.size()));
+    if (!o) throw Error("amdgpu: cannot write " + in.string());
+  }
+  std::vector<std::string> argv = {lld, "-shared", "--no-undefined", "-o", out.string(), in.string()};
+  std::vector<char*> cargv;
+  for (std::string& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, lld.c_str(), &actions, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw Error("amdgpu: cannot run " + lld + ": " + std::strerror(rc));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Error("amdgpu: " + lld + " -shared failed to link the code object of kernel '" + kernelName + "':\n" +
+                readFile(log));
+  std::string hsaco = readFile(out);
+  if (hsaco.size() < 4 || hsaco.compare(0, 4, "\x7f" "ELF") != 0)
+    throw Error("amdgpu: " + lld + " produced no ELF code object for kernel '" + kernelName + "'");
+  return hsaco;
+}
+
+}  // namespace
+
+std::string lldPath() {
+  if (const char* env = std::getenv("TESSERA_LD_LLD"); env && *env) return std::filesystem::exists(env) ? env : "";
+  for (const char* p : {"/usr/bin/ld.lld-19", "/usr/lib/llvm-19/bin/ld.lld"})
+    if (std::filesystem::exists(p)) return p;
+  return "";
+}
+
+std::unique_ptr<llvm::Module> AMDGPUTarget::lowerToLLVM(const ir::Function& f, llvm::LLVMContext& ctx,
+                                                        const TargetOptions& opts) const {
+  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
+  AMDGPUHooks hooks;
+  LoweringOptions lo;
+  lo.numWarps = opts.numWarps;
+  lo.fastMath = opts.fastMath;
+  if (opts.numWarps * 64 > 1024)
+    throw Error("amdgpu: num_warps = " + std::to_string(opts.numWarps) +
+                " gives more than 1024 work-items per workgroup (wave64); use at most 16");
+  std::unique_ptr<llvm::Module> m = lowerFunction(f, ctx, hooks, lo);
+  sizeSharedMemory(*m, f);
+  m->setTargetTriple(kTriple);
+  m->setDataLayout(tm->createDataLayout());
+  // Code object v4: the version the Debian HIP 5.2 runtime loads.
+  m->addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version", uint32_t(400));
+  return m;
+}
+
+std::string AMDGPUTarget::emitBinary(llvm::Module& m, const TargetOptions& opts) const {
+  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
+  m.setTargetTriple(kTriple);
+  m.setDataLayout(tm->createDataLayout());
+  if (!m.getModuleFlag("amdhsa_code_object_version"))
+    m.addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version", uint32_t(400));
+  llvm::internalizeModule(m, [](const llvm::GlobalValue& g) {
+    if (const auto* f = llvm::dyn_cast<llvm::Function>(&g))
+      return f->getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL || f->isDeclaration();
+    return g.isDeclaration();
+  });
+  optimize(m, *tm);
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  if (llvm::verifyModule(m, &es)) throw Error("amdgpu: invalid LLVM IR after optimization: " + es.str());
+  llvm::SmallString<0> object;
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager pm;
+  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
+    throw Error("amdgpu: the target machine cannot emit an object file");
+  pm.run(m);
+  std::string kernelName;
+  for (const llvm::Function& f : m)
+    if (f.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL) kernelName = f.getName().str();
+  return linkCodeObject(std::string(object.str()), kernelName);
+}
+
+}  // namespace tessera::backends::amdgpu

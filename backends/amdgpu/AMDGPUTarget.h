@@ -1,0 +1,30 @@
+// The AMDGPU target: lowers laid-out tile IR through the shared lowering with AMDGPUHooks (wave64), gives the
+// LDS array the allocator's size, optimizes at O3, emits an ELF object with LLVM's AMDGPU backend and links it
+// with ld.lld into an HSA code object (object version 4, what the HIP 5.2 runtime loads).
+#pragma once
+
+#include <string>
+
+#include "backends/Target.h"
+
+namespace tessera::backends::amdgpu {
+
+inline constexpr const char* kTriple = "amdgcn-amd-amdhsa";
+inline constexpr int kMaxLdsBytes = 65536;  // per workgroup on gfx90a and gfx942
+
+// ld.lld used to link code objects: $TESSERA_LD_LLD, /usr/bin/ld.lld-19 or /usr/lib/llvm-19/bin/ld.lld; empty
+// when none exists.
+std::string lldPath();
+
+class AMDGPUTarget : public Target {
+ public:
+  const char* name() const override { return "amdgpu"; }
+  int warpSize() const override { return 64; }
+  std::string defaultArch() const override { return "gfx90a"; }
+  std::string binaryFormat() const override { return "hsaco"; }
+  std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Function& f, llvm::LLVMContext& ctx,
+                                            const TargetOptions& opts) const override;
+  std::string emitBinary(llvm::Module& m, const TargetOptions& opts) const override;
+};
+
+}  // namespace tessera::backends::amdgpu
