@@ -1,0 +1,86 @@
+// The HIP runtime, loaded at run time with dlopen("libamdhip64.so", then "libamdhip64.so.5"). Tessera never
+// links it and needs no HIP headers. It loads the HSA code objects the AMDGPU target emits (code object v4, as
+// the Debian HIP 5.2 runtime expects) and launches them.
+//
+// Without the library or without an AMD GPU (the case on every machine this was developed on: nothing here has
+// run on AMD hardware), available() is false, unavailableReason() says why, and every other entry point throws
+// tessera::Error with that reason. Failing HIP calls throw tessera::Error naming the call, the hipError_t's name
+// and description, and the kernel when there is one.
+//
+// JitKernel (jit/JitKernel.h) is written against CudaDriver; AMD launches go through HipRuntime::launchKernel
+// with a CompiledKernel from jit::compile(f, *createTarget("amdgpu"), ...) and the same argument packing
+// (packKernelArgument) as CUDA launches.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/Types.h"
+#include "jit/CompiledKernel.h"
+#include "jit/KernelArg.h"
+
+namespace tessera::jit {
+
+namespace hip {
+using Error = int;  // hipError_t
+using Module = struct ihipModule_t*;
+using Function = struct ihipModuleSymbol_t*;
+using Stream = struct ihipStream_t*;  // null = the default stream
+using DevicePtr = void*;
+constexpr int kSuccess = 0;
+constexpr int kMemcpyHostToDevice = 1;
+constexpr int kMemcpyDeviceToHost = 2;
+}  // namespace hip
+
+class HipRuntime {
+ public:
+  // The process-wide runtime over $TESSERA_LIBAMDHIP (default: libamdhip64.so, then libamdhip64.so.5). Never
+  // throws; check available().
+  static HipRuntime& instance();
+  // A runtime over a specific library list (tests point this at libraries that are not HIP).
+  explicit HipRuntime(const std::vector<std::string>& libraryPaths);
+  ~HipRuntime();
+  HipRuntime(const HipRuntime&) = delete;
+  HipRuntime& operator=(const HipRuntime&) = delete;
+
+  bool available() const { return available_; }
+  const std::string& unavailableReason() const { return reason_; }
+  int deviceCount() const;
+
+  hip::DevicePtr allocate(size_t bytes);
+  void release(hip::DevicePtr p) noexcept;
+  void copyToDevice(hip::DevicePtr dst, const void* src, size_t bytes);
+  void copyToHost(void* dst, hip::DevicePtr src, size_t bytes);
+  hip::Stream createStream();
+  void synchronize(hip::Stream s, const std::string& kernelName = "");
+
+  hip::Module loadModule(const std::string& codeObject, const std::string& kernelName);
+  hip::Function getFunction(hip::Module m, const std::string& kernelName);
+  void launch(hip::Function f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes, hip::Stream stream,
+              void** params, const std::string& kernelName);
+
+  // Loads (once per HipRuntime and code object) and launches a kernel compiled for the amdgpu target with
+  // numWarps * 64 work-items per program; `paramTypes` are the kernel function's argument types.
+  void launchKernel(const CompiledKernel& kernel, const std::vector<ir::Type>& paramTypes,
+                    const std::array<int64_t, 3>& grid, const std::vector<KernelArg>& args, hip::Stream stream = nullptr);
+
+ private:
+  struct Api;
+  void require(const char* what) const;
+  void check(hip::Error e, const char* call, const std::string& kernelName = "") const;
+  std::unique_ptr<Api> api_;
+  void* library_ = nullptr;
+  bool available_ = false;
+  std::string reason_;
+  std::vector<std::pair<std::string, hip::Module>> modules_;  // by code object bytes
+};
+
+// The target a user gets without choosing: "nvptx" when the CUDA driver has a GPU, else "amdgpu" when HIP has
+// one. Throws tessera::Error giving both reasons when neither does.
+std::string firstAvailableTarget();
+
+}  // namespace tessera::jit
