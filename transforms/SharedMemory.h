@@ -8,8 +8,8 @@
 //   dynamic shared memory) on every op with `scratchBytes(op) > 0`, and `smem_bytes` (the total) on the function.
 //   Offsets and sizes are multiples of 16. Ops that need no scratch carry neither attribute.
 // * An op's scratch is live only while the op runs. Its lowering accesses it as: a write phase, a barrier, a read
-//   phase. The lowering emits that internal barrier itself (scan, which scans in place between its write and read
-//   phases, emits one after the scan too; an atomic's broadcast may emit one before its write).
+//   phase. The lowering emits that internal barrier itself (scan's serial fallback, which scans in place between
+//   its write and read phases, emits one after the scan too; an atomic's broadcast may emit one before its write).
 // * `insert-barriers` inserts `barrier` ops *between* ops: before an op that accesses bytes written since the last
 //   barrier, or that writes bytes read since the last barrier. For that analysis an op with scratch both reads and
 //   writes all of [smem_offset, smem_offset + smem_bytes); its internal barriers are private to it and are not
@@ -38,8 +38,11 @@
 //       base_i = alignTo(base_{i-1} + E * P * B(input_{i-1}), 16),  base_0 = 0,  E = max(1, result elements),
 //   slot (output element e in row-major order, warp position p) at base_i + (e * P + p) * B(input_i);
 //   scratchBytes = alignTo(base_{n-1} + E * P * B(input_{n-1}), 16). 0 when P = 1 (shuffles suffice).
-// * scan: always (each thread scans whole lines in shared memory): operand i's full tile, row-major, at
-//   base_i = alignTo(base_{i-1} + N * B(input_{i-1}), 16), N = elements; scratchBytes = alignTo(sum, 16).
+// * scan: always, sized for the lowering's serial fallback (each thread scans whole lines in shared memory):
+//   operand i's full tile, row-major, at base_i = alignTo(base_{i-1} + N * B(input_{i-1}), 16), N = elements;
+//   scratchBytes = alignTo(sum, 16). The parallel scan uses a prefix of it: when warps split the axis, the
+//   warp totals, L * H * P slots per operand (L lines, H register chunks per thread, P warp positions along
+//   the axis; L * H * P <= N) packed the same way; otherwise none.
 // * dot: operand staging: A (M x K) row-major at 0, B (K x N) row-major at alignTo(M*K*B(A), 16);
 //   scratchBytes = alignTo(M*K*B(A), 16) + alignTo(K*N*B(B), 16).
 // * atomic_rmw / atomic_cas whose result is used and whose pointer operand is replicated (a scalar pointer, or a
