@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ir/IR.h"
+#include "transforms/PassManager.h"
 
 namespace llvm {
 class LLVMContext;
@@ -30,6 +31,12 @@ class Target {
   virtual int warpSize() const = 0;         // 32 or 64
   virtual std::string defaultArch() const = 0;
   virtual std::string binaryFormat() const = 0;  // "ptx" or "hsaco"
+
+  // The layouts this target's lowering wants for particular ops (tensor-core dot accumulators, ...), used by
+  // assign-layouts; null means the target-independent default.
+  virtual std::shared_ptr<const transforms::LayoutPolicy> layoutPolicy(const transforms::PassOptions&) const {
+    return nullptr;
+  }
 
   // Lowers a function whose tiles all carry layouts and whose shared-memory buffers have offsets (the output
   // of the layout and allocation passes) to an LLVM module holding one kernel named after the function.

@@ -153,7 +153,8 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   inStage(context, "verify input", [&] { ir::verify(*f); });
   record.tileIR("input", ir::print(*f));
 
-  const transforms::PassOptions passOptions{options.numWarps, target.warpSize()};
+  transforms::PassOptions passOptions{options.numWarps, target.warpSize(), nullptr};
+  passOptions.layoutPolicy = target.layoutPolicy(passOptions);  // e.g. mma.sync accumulators on NVPTX
   auto runPasses = [&](const std::vector<std::string>& names) {
     for (const std::string& name : names) {
       std::unique_ptr<transforms::Pass> pass = transforms::createPass(name, passOptions);

@@ -42,9 +42,13 @@ class PassManager {
 };
 
 // Parameters of the target-independent GPU passes (layouts depend on the warp size and the warp count).
+class LayoutPolicy;  // transforms/AssignLayouts.h
+
 struct PassOptions {
   int numWarps = 4;
   int warpSize = 32;  // 32 on NVIDIA, 64 on AMD
+  // The target's layout preferences for assign-layouts (e.g. tensor-core accumulators); null = the default.
+  std::shared_ptr<const LayoutPolicy> layoutPolicy;
 };
 
 // Registry of passes by name (add new passes to the table in PassRegistry.cpp).

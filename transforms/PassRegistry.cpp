@@ -1,5 +1,6 @@
 #include <map>
 
+#include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
 
 namespace tessera::transforms {
@@ -10,7 +11,8 @@ using PassFactory = std::unique_ptr<Pass> (*)(const PassOptions&);
 static const std::map<std::string, PassFactory>& registry() {
   static const std::map<std::string, PassFactory> passes = {
       {"allocate-shared-memory", [](const PassOptions& o) { return createAllocateSharedMemoryPass(o); }},
-      {"assign-layouts", [](const PassOptions& o) { return createAssignLayoutsPass(o); }},
+      {"assign-layouts",
+       [](const PassOptions& o) { return o.layoutPolicy ? createAssignLayoutsPass(o, o.layoutPolicy) : createAssignLayoutsPass(o); }},
       {"canonicalize", [](const PassOptions&) { return createCanonicalizePass(); }},
       {"coalesce", [](const PassOptions& o) { return createCoalescePass(o); }},
       {"cse", [](const PassOptions&) { return createCSEPass(); }},

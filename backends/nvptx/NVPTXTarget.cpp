@@ -1,5 +1,7 @@
 #include "backends/nvptx/NVPTXTarget.h"
 
+#include "backends/nvptx/MmaLayoutPolicy.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -138,6 +140,10 @@ std::string NVPTXTarget::emitBinary(llvm::Module& m, const TargetOptions& opts) 
     throw Error("nvptx: the target machine cannot emit PTX");
   pm.run(m);
   return std::string(ptx.str());
+}
+
+std::shared_ptr<const transforms::LayoutPolicy> NVPTXTarget::layoutPolicy(const transforms::PassOptions& options) const {
+  return std::make_shared<NVPTXLayoutPolicy>(options);
 }
 
 }  // namespace tessera::backends::nvptx
