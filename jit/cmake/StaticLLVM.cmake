@@ -4,6 +4,10 @@
 llvm_map_components_to_libnames(TESSERA_STATIC_LLVM_LIBS
   core support irreader bitreader bitwriter linker passes target analysis transformutils scalaropts instcombine ipo
   codegen asmprinter mc mcparser nvptxcodegen nvptxdesc nvptxinfo)
+if(TARGET tessera_amdgpu)  # the AMDGPU backend is behind the same createTarget factory
+  llvm_map_components_to_libnames(amdgpu_libs amdgpucodegen amdgpuasmparser amdgpudesc amdgpuinfo)
+  list(APPEND TESSERA_STATIC_LLVM_LIBS ${amdgpu_libs})
+endif()
 
 # The imported target must keep a location: an empty archive ("!<arch>\n" is a valid one) stands in for
 # libLLVM.so, and the static libraries come through its interface.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Step 2 of the GPU flow, on the GPU machine: unpacks .gpu-bundle/bundle.tar.xz (made by build_bundle.sh) and
 # runs every GPU test binary and tessera-gpu-check, which compares every tutorial kernel and op case against the
-# reference interpreter on random inputs and prints a table, then benchmarks/bench_tutorials.py when a built tessera
-# Python package is at hand. Exit status 0 when everything passed.
+# reference interpreter on random inputs and prints a table; then compiles the Python extension _C against the
+# machine's python3 and pybind11 and runs the pytest suite (tests/python/test_gpu.py compares tessera launches on
+# torch tensors with torch). Exit status 0 when everything passed.
 #
 #   scripts/gpu/run_on_gpu.sh [bundle.tar.xz]     (default: .gpu-bundle/bundle.tar.xz of this checkout)
 set -uo pipefail
@@ -36,6 +37,32 @@ echo "== tessera-gpu-check (GPU vs reference interpreter)"
 "$work/bin/tessera-gpu-check"; rc=$?
 [ $rc -eq 0 ] || status=1
 summary+=("$(printf '%-28s exit %d' tessera-gpu-check "$rc")")
+
+echo
+echo "== python: build _C, run the pytest suite (GPU tests compare with torch)"
+py=$work/python
+if [ ! -d "$py" ]; then
+  summary+=("$(printf '%-28s not in this bundle' python)")
+elif ! pybind_includes=$(python3 -m pybind11 --includes 2>&1); then
+  echo "$pybind_includes"
+  status=1
+  summary+=("$(printf '%-28s python3 has no pybind11' python)")
+else
+  ext=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+  echo "$py" > "$py/tessera/source_root.txt"  # the headers tessera.load compiles against
+  # shellcheck disable=SC2086  # the includes are several flags
+  if ${CXX:-c++} -O2 -std=c++20 -shared -fPIC -fvisibility=hidden $pybind_includes -I"$py" -I"$py/frontend" \
+      -I"$py/python/include" "$py"/python/src/*.cpp -L"$py/tessera" -ltessera -Wl,-rpath,'$ORIGIN' \
+      -o "$py/tessera/_C$ext"; then
+    (cd "$py" && PYTHONPATH="$py" PYTHONDONTWRITEBYTECODE=1 TESSERA_CACHE_DIR="$work/cache" \
+      python3 -m pytest -q -rs -p no:cacheprovider tests/python); rc=$?
+    [ $rc -eq 0 ] || status=1
+    summary+=("$(printf '%-28s pytest exit %d' python "$rc")")
+  else
+    status=1
+    summary+=("$(printf '%-28s _C failed to compile' python)")
+  fi
+fi
 
 # Benchmarks (benchmarks/bench_tutorials.py, see benchmarks/README.md): they need torch and a tessera package with
 # its _C built, in the bundle's python/ or in TESSERA_BENCH_PYTHONPATH. TESSERA_BENCH_ARGS: their arguments
