@@ -31,6 +31,8 @@ class AMDGPUHooks : public LoweringHooks {
   void assertFail(IRBuilder& b, const std::string& message, const std::string& file, unsigned line,
                   const std::string& function) override;
   llvm::SyncScope::ID atomicScope(llvm::LLVMContext& ctx, const std::string& scope) override;
+  // v_mfma_f32_16x16x16 (f16 / bf16_1k) for f16/bf16 dots with an f32 accumulator (MfmaDot.cpp).
+  bool lowerDot(KernelLowering& lowering, const ir::Op& dot) override;
 
   // The lane within the wavefront (0..63), from mbcnt over a full mask.
   static llvm::Value* laneId(IRBuilder& b);

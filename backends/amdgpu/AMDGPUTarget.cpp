@@ -25,6 +25,7 @@
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include "backends/amdgpu/AMDGPUHooks.h"
+#include "backends/amdgpu/MfmaLayoutPolicy.h"
 #include "backends/common/LowerToLLVM.h"
 #include "ir/Error.h"
 
@@ -216,6 +217,10 @@ std::string AMDGPUTarget::emitBinary(llvm::Module& m, const TargetOptions& opts)
   for (const llvm::Function& f : m)
     if (f.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL) kernelName = f.getName().str();
   return linkCodeObject(std::string(object.str()), kernelName);
+}
+
+std::shared_ptr<const transforms::LayoutPolicy> AMDGPUTarget::layoutPolicy(const transforms::PassOptions& options) const {
+  return std::make_shared<AMDGPULayoutPolicy>(options);
 }
 
 }  // namespace tessera::backends::amdgpu

@@ -1,0 +1,120 @@
+// AMDGPUHooks::lowerDot: `dot` on matrix cores with v_mfma_f32_16x16x16{f16,bf16_1k} (wave64). A is staged
+// row-major and B transposed in the dot's LDS scratch so each lane reads its 4-element operand vectors with one
+// 8-byte LDS load. The index arithmetic is MfmaFragments.h's, emitted as LLVM IR here.
+#include <llvm/IR/IntrinsicsAMDGPU.h>
+
+#include <array>
+#include <map>
+
+#include "backends/amdgpu/AMDGPUHooks.h"
+#include "backends/amdgpu/MfmaFragments.h"
+#include "backends/common/KernelLowering.h"
+
+namespace tessera::backends::amdgpu {
+
+namespace {
+
+llvm::Value* i32(IRBuilder& b, int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); }
+
+// XOR over the set bits j of `warp` of bases[j][dim]: the warp's part of a coordinate.
+llvm::Value* warpPart(IRBuilder& b, llvm::Value* warp, const std::vector<Coords>& bases, int dim) {
+  llvm::Value* acc = i32(b, 0);
+  for (size_t j = 0; j < bases.size(); ++j) {
+    if (bases[j][dim] == 0) continue;
+    llvm::Value* bit = b.CreateAnd(b.CreateLShr(warp, i32(b, static_cast<int64_t>(j))), i32(b, 1));
+    acc = b.CreateXor(acc, b.CreateMul(bit, i32(b, bases[j][dim])));
+  }
+  return acc;
+}
+
+}  // namespace
+
+bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
+  const ir::Value* a = op.operand(0);
+  const ir::Value* bv = op.operand(1);
+  const ir::Value* acc = op.operand(2);
+  ir::Type aTy = a->type(), bTy = bv->type(), accTy = acc->type();
+  if (op.result(0)->type() != accTy) return false;
+  if (aTy.element().isPtr() || bTy.element().isPtr() || accTy.element().isPtr()) return false;
+  const ir::ScalarKind in = aTy.element().scalarKind();
+  if ((in != ir::ScalarKind::F16 && in != ir::ScalarKind::BF16) || bTy.element().scalarKind() != in ||
+      accTy.element().scalarKind() != ir::ScalarKind::F32)
+    return false;
+  const int64_t M = aTy.shape()[0], K = aTy.shape()[1], N = bTy.shape()[1];
+  if (M % kMfmaM != 0 || N % kMfmaN != 0 || K % kMfmaK != 0) return false;
+  const ThreadMap& cmap = L.mapOf(accTy, op.name());
+  std::optional<MfmaAccumulatorPlan> plan = planMfmaAccumulator(cmap);
+  if (!plan) return false;
+
+  IRBuilder& b = L.b;
+  const bool bf16 = in == ir::ScalarKind::BF16;
+  llvm::Type* elemTy = L.memType(aTy.element());
+
+  // 1. Stage A row-major and B transposed (each thread writes the elements it owns), inside the byte ranges of the
+  // portable lowering (transforms/SharedMemory.h's dot rule): B's range has the same size, only permuted.
+  const int64_t bOffset = alignTo(M * K * 2, 16);
+  llvm::Value* base = L.scratch(op, bOffset + K * N * 2);
+  llvm::Value* aBase = base;
+  llvm::Value* bBase = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, static_cast<uint64_t>(bOffset));
+  auto stage = [&](const ir::Value* v, llvm::Value* buf, bool transposed) {
+    const ThreadMap& map = L.mapOf(v->type(), op.name());
+    const Regs& regs = L.get(v);
+    for (int64_t r = 0; r < map.numRegs(); ++r) {
+      if (!map.regOwner[r]) continue;
+      llvm::Value* row = L.coord(map, r, 0);
+      llvm::Value* col = L.coord(map, r, 1);
+      // mfmaAStageIndex(K, row, k) = row * K + k; mfmaBStageIndex(K, k, col) = col * K + k.
+      llvm::Value* idx = transposed ? b.CreateAdd(b.CreateMul(col, i32(b, K)), row)
+                                    : b.CreateAdd(b.CreateMul(row, i32(b, K)), col);
+      b.CreateStore(regs[r], L.smemElementPtr(buf, elemTy, idx));
+    }
+  };
+  stage(a, aBase, false);
+  stage(bv, bBase, true);
+  barrier(b);
+
+  // 2. Per-thread parts: the warp's accumulator block origin and mfmaOperandOrigin(lane) = (lane % 16, 4 * (lane / 16)).
+  llvm::Value* lane = L.laneId();
+  llvm::Value* warp = L.warpId();
+  llvm::Value* warpRow = warpPart(b, warp, cmap.warpBases, 0);
+  llvm::Value* warpCol = warpPart(b, warp, cmap.warpBases, 1);
+  llvm::Value* laneOuter = b.CreateAnd(lane, i32(b, 15));
+  llvm::Value* laneK = b.CreateShl(b.CreateLShr(lane, i32(b, 4)), i32(b, 2));
+
+  // The intrinsic's operand vectors: <4 x half> for f16, <4 x i16> (bf16 bit patterns) for the bf16 "1k" form.
+  llvm::Type* operandTy = llvm::FixedVectorType::get(bf16 ? b.getInt16Ty() : b.getHalfTy(), kMfmaOperandElements);
+  auto loadOperand = [&](llvm::Value* buf, llvm::Value* outer, int64_t k0) -> llvm::Value* {
+    llvm::Value* idx = b.CreateAdd(b.CreateMul(outer, i32(b, K)), b.CreateAdd(laneK, i32(b, k0)));
+    return b.CreateAlignedLoad(operandTy, L.smemElementPtr(buf, elemTy, idx), llvm::Align(8));
+  };
+
+  // 3. The accumulator's fragments as <4 x float>, updated by one MFMA per 16x16 block per K step.
+  llvm::Type* accVecTy = llvm::FixedVectorType::get(b.getFloatTy(), 4);
+  const Regs& accRegs = L.get(acc);
+  std::vector<llvm::Value*> d(plan->fragments.size());
+  for (size_t f = 0; f < plan->fragments.size(); ++f) {
+    llvm::Value* v = llvm::PoisonValue::get(accVecTy);
+    for (int s = 0; s < 4; ++s) v = b.CreateInsertElement(v, accRegs[plan->fragments[f].regs[s]], uint64_t(s));
+    d[f] = v;
+  }
+  const llvm::Intrinsic::ID mfma =
+      bf16 ? llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k : llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16;
+  for (int64_t k0 = 0; k0 < K; k0 += kMfmaK) {
+    std::map<int64_t, llvm::Value*> aVec, bVec;
+    for (int64_t row : plan->fragmentRows)
+      aVec[row] = loadOperand(aBase, b.CreateAdd(b.CreateAdd(warpRow, i32(b, row)), laneOuter), k0);
+    for (int64_t col : plan->fragmentCols)
+      bVec[col] = loadOperand(bBase, b.CreateAdd(b.CreateAdd(warpCol, i32(b, col)), laneOuter), k0);
+    for (size_t f = 0; f < plan->fragments.size(); ++f)
+      // cbsz, abid, blgp = 0: no broadcast between blocks, plain B lane pattern.
+      d[f] = b.CreateIntrinsic(mfma, {}, {aVec[plan->fragments[f].row], bVec[plan->fragments[f].col], d[f],
+                                          i32(b, 0), i32(b, 0), i32(b, 0)});
+  }
+
+  Regs result;
+  for (const auto& [frag, slot] : plan->regSlot) result.push_back(b.CreateExtractElement(d[frag], uint64_t(slot)));
+  L.set(op.result(0), std::move(result));
+  return true;
+}
+
+}  // namespace tessera::backends::amdgpu

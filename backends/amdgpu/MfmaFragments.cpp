@@ -1,0 +1,54 @@
+#include "backends/amdgpu/MfmaFragments.h"
+
+#include <algorithm>
+#include <map>
+
+namespace tessera::backends::amdgpu {
+
+MfmaOperandOrigin mfmaOperandOrigin(int64_t lane) {
+  return {lane % 16, kMfmaOperandElements * (lane / 16)};
+}
+
+std::optional<MfmaAccumulatorPlan> planMfmaAccumulator(const ThreadMap& acc) {
+  if (acc.rank() != 2 || acc.warpSize != kMfmaWaveSize) return std::nullopt;
+  const std::vector<Coords> lanePattern = {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {4, 0}, {8, 0}};
+  if (acc.laneBases != lanePattern) return std::nullopt;
+  if (acc.shape[0] % kMfmaM != 0 || acc.shape[1] % kMfmaN != 0) return std::nullopt;
+  for (const Coords& w : acc.warpBases)
+    if ((w[0] % kMfmaM) != 0 || (w[1] % kMfmaN) != 0) return std::nullopt;
+  std::map<std::pair<int64_t, int64_t>, int64_t> firstRegAt;
+  for (int64_t r = 0; r < acc.numRegs(); ++r) {
+    const Coords& c = acc.regCoords[r];
+    if ((c[0] & 12) != 0 || (c[1] & 15) != 0) return std::nullopt;  // those bits belong to the lanes
+    firstRegAt.emplace(std::make_pair(c[0], c[1]), r);
+  }
+  MfmaAccumulatorPlan plan;
+  std::map<std::pair<int64_t, int64_t>, int64_t> fragmentAt;
+  for (const auto& [at, reg] : firstRegAt) {
+    const int64_t row = at.first & ~int64_t(3), col = at.second;
+    if (fragmentAt.count({row, col})) continue;
+    MfmaFragment f;
+    f.row = row;
+    f.col = col;
+    for (int v = 0; v < 4; ++v) {
+      auto it = firstRegAt.find({row + v, col});
+      if (it == firstRegAt.end()) return std::nullopt;
+      f.regs[v] = it->second;
+    }
+    fragmentAt[{row, col}] = static_cast<int64_t>(plan.fragments.size());
+    plan.fragments.push_back(f);
+  }
+  for (int64_t r = 0; r < acc.numRegs(); ++r) {
+    const Coords& c = acc.regCoords[r];
+    plan.regSlot.emplace_back(fragmentAt.at({c[0] & ~int64_t(3), c[1]}), static_cast<int>(c[0] & 3));
+  }
+  for (const MfmaFragment& f : plan.fragments) {
+    if (std::find(plan.fragmentRows.begin(), plan.fragmentRows.end(), f.row) == plan.fragmentRows.end())
+      plan.fragmentRows.push_back(f.row);
+    if (std::find(plan.fragmentCols.begin(), plan.fragmentCols.end(), f.col) == plan.fragmentCols.end())
+      plan.fragmentCols.push_back(f.col);
+  }
+  return plan;
+}
+
+}  // namespace tessera::backends::amdgpu

@@ -1,0 +1,58 @@
+// The index arithmetic of the MFMA lowering of `dot` on AMD GPUs (wave64), as pure functions (no LLVM), so it can
+// be unit-tested on the host against AMD's documented register layouts. MfmaDot.cpp emits exactly this arithmetic.
+//
+// Instruction: v_mfma_f32_16x16x16f16 (llvm.amdgcn.mfma.f32.16x16x16f16) or its bf16 twin
+// v_mfma_f32_16x16x16bf16_1k; both exist on gfx90a and gfx942. One wavefront computes D = A * B + C for a 16x16
+// block with K = 16. Per AMD's register layout for this instruction, lane l holds
+//   A: the 4 elements A[l % 16][4 * (l / 16) + v], v = 0..3 (one 4-vector),
+//   B: the 4 elements B[4 * (l / 16) + v][l % 16],
+//   C/D: the 4 floats D[4 * (l / 16) + v][l % 16].
+//
+// Strategy: A (M x K) is staged row-major and B (K x N) transposed (column-major, N x K) in the dot's LDS scratch
+// (each inside the byte range the portable lowering uses), so both operand vectors are 4 consecutive elements:
+// one 8-byte LDS load each per block and K step. The accumulator stays in its distributed (blocked) layout;
+// planMfmaAccumulator finds its 16x16 blocks.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "backends/common/ThreadMap.h"
+
+namespace tessera::backends::amdgpu {
+
+inline constexpr int64_t kMfmaM = 16, kMfmaN = 16, kMfmaK = 16;
+inline constexpr int64_t kMfmaWaveSize = 64;
+inline constexpr int64_t kMfmaOperandElements = 4;  // per lane, per operand, per instruction
+
+// Where lane `lane` reads its operand vector within a 16x16 block at K step origin 0: A row and first K index;
+// B column and first K index (the vector covers K indices first .. first + 3).
+struct MfmaOperandOrigin {
+  int64_t outer = 0;  // A: row, B: column
+  int64_t k = 0;      // first K index
+  bool operator==(const MfmaOperandOrigin&) const = default;
+};
+MfmaOperandOrigin mfmaOperandOrigin(int64_t lane);
+
+// LDS element indices of the staged operands: A row-major (M x K), B transposed (N x K).
+inline int64_t mfmaAStageIndex(int64_t K, int64_t row, int64_t k) { return row * K + k; }
+inline int64_t mfmaBStageIndex(int64_t K, int64_t k, int64_t col) { return col * K + k; }
+
+// ---- the accumulator: which registers of each thread form which MFMA C/D fragments.
+struct MfmaFragment {
+  int64_t row = 0, col = 0;        // register part of the 16x16 block's origin (the warp part is added per thread)
+  int64_t regs[4] = {0, 0, 0, 0};  // accumulator registers holding D elements v = 0..3
+};
+struct MfmaAccumulatorPlan {
+  std::vector<MfmaFragment> fragments;
+  std::vector<std::pair<int64_t, int>> regSlot;  // per accumulator register: (fragment, v 0..3)
+  std::vector<int64_t> fragmentRows;             // distinct MfmaFragment::row values (A loads)
+  std::vector<int64_t> fragmentCols;             // distinct MfmaFragment::col values (B loads)
+};
+// The plan when `acc` (the accumulator's thread map, rank 2, wave64) has the MFMA C/D fragment's shape: lane bits
+// 0-3 select columns 1, 2, 4, 8 and lane bits 4-5 rows 4, 8 of each 16x16 block, each thread's registers cover
+// row offsets 0..3 of its blocks, and warp bits only select whole blocks (or replicate). nullopt otherwise.
+std::optional<MfmaAccumulatorPlan> planMfmaAccumulator(const ThreadMap& acc);
+
+}  // namespace tessera::backends::amdgpu
