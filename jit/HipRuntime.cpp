@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "ir/Error.h"
-#include "jit/CudaDriver.h"
+#include "jit/DeviceRuntime.h"
 #include "jit/LoadedKernel.h"
 
 namespace tessera::jit {
@@ -16,6 +16,7 @@ struct HipRuntime::Api {
   hip::Error (*init)(unsigned);
   hip::Error (*getDeviceCount)(int*);
   hip::Error (*moduleLoadData)(hip::Module*, const void*);
+  hip::Error (*moduleUnload)(hip::Module);
   hip::Error (*moduleGetFunction)(hip::Function*, hip::Module, const char*);
   hip::Error (*moduleLaunchKernel)(hip::Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                    hip::Stream, void**, void**);
@@ -55,6 +56,7 @@ HipRuntime::HipRuntime(const std::vector<std::string>& libraryPaths) : api_(std:
   resolve(api_->init, "hipInit");
   resolve(api_->getDeviceCount, "hipGetDeviceCount");
   resolve(api_->moduleLoadData, "hipModuleLoadData");
+  resolve(api_->moduleUnload, "hipModuleUnload");
   resolve(api_->moduleGetFunction, "hipModuleGetFunction");
   resolve(api_->moduleLaunchKernel, "hipModuleLaunchKernel");
   resolve(api_->malloc, "hipMalloc");
@@ -138,6 +140,12 @@ hip::Module HipRuntime::loadModule(const std::string& codeObject, const std::str
   return m;
 }
 
+void HipRuntime::unloadModule(hip::Module m) noexcept {
+  if (!available_ || !m) return;
+  if (hip::Error e = api_->moduleUnload(m); e != hip::kSuccess)
+    std::fprintf(stderr, "tessera: hipModuleUnload failed: %s\n", api_->getErrorName(e));
+}
+
 hip::Function HipRuntime::getFunction(hip::Module m, const std::string& kernelName) {
   require(("hipModuleGetFunction (kernel '" + kernelName + "')").c_str());
   hip::Function f = nullptr;
@@ -185,12 +193,6 @@ void HipRuntime::launchKernel(const CompiledKernel& kernel, const std::vector<ir
   launch(f, g, block, 0, stream, params.data(), kernel.name);
 }
 
-std::string firstAvailableTarget() {
-  CudaDriver& cuda = CudaDriver::instance();
-  if (cuda.available()) return "nvptx";
-  HipRuntime& hip = HipRuntime::instance();
-  if (hip.available()) return "amdgpu";
-  throw Error("no GPU is available: CUDA: " + cuda.unavailableReason() + "; HIP: " + hip.unavailableReason());
-}
+std::string firstAvailableTarget() { return selectRuntime("auto").target(); }
 
 }  // namespace tessera::jit

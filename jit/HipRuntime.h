@@ -7,9 +7,9 @@
 // tessera::Error with that reason. Failing HIP calls throw tessera::Error naming the call, the hipError_t's name
 // and description, and the kernel when there is one.
 //
-// JitKernel (jit/JitKernel.h) is written against CudaDriver; AMD launches go through HipRuntime::launchKernel
-// with a CompiledKernel from jit::compile(f, *createTarget("amdgpu"), ...) and the same argument packing
-// (packKernelArgument) as CUDA launches.
+// JitKernel launches through this runtime for target "amdgpu" via the DeviceRuntime adapter (jit/DeviceRuntime.h),
+// with the same cache, specialization and argument packing (packKernelArgument) as CUDA launches.
+// launchKernel below launches a CompiledKernel directly, without a JitKernel.
 #pragma once
 
 #include <array>
@@ -59,6 +59,7 @@ class HipRuntime {
   void synchronize(hip::Stream s, const std::string& kernelName = "");
 
   hip::Module loadModule(const std::string& codeObject, const std::string& kernelName);
+  void unloadModule(hip::Module m) noexcept;  // errors are reported on stderr: it runs in destructors
   hip::Function getFunction(hip::Module m, const std::string& kernelName);
   void launch(hip::Function f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes, hip::Stream stream,
               void** params, const std::string& kernelName);
@@ -80,7 +81,7 @@ class HipRuntime {
 };
 
 // The target a user gets without choosing: "nvptx" when the CUDA driver has a GPU, else "amdgpu" when HIP has
-// one. Throws tessera::Error giving both reasons when neither does.
+// one. Throws tessera::Error giving both reasons when neither does (selectRuntime("auto"), jit/DeviceRuntime.h).
 std::string firstAvailableTarget();
 
 }  // namespace tessera::jit

@@ -20,7 +20,10 @@ const backends::Target& targetNamed(const std::string& name) {
 }  // namespace
 
 JitKernel::JitKernel(KernelDef def, KernelCache& cache, CudaDriver& driver)
-    : def_(std::move(def)), cache_(cache), driver_(driver) {}
+    : JitKernel(std::move(def), cache, driver, HipRuntime::instance()) {}
+
+JitKernel::JitKernel(KernelDef def, KernelCache& cache, CudaDriver& driver, HipRuntime& hip)
+    : def_(std::move(def)), cache_(cache), cuda_(makeCudaDeviceRuntime(driver)), hip_(makeHipDeviceRuntime(hip)) {}
 
 JitKernel::~JitKernel() = default;
 
@@ -30,8 +33,8 @@ Specialization JitKernel::specialize(const std::vector<KernelArg>& args, const C
   s.constants = constants;
   s.args = argumentFacts(def_.name(), def_.runtimeParams(), args);
   s.numWarps = options.numWarps;
-  s.target = options.target;
-  s.arch = options.arch.empty() ? targetNamed(options.target).defaultArch() : options.arch;
+  s.target = resolveTarget(options.target);
+  s.arch = options.arch.empty() ? targetNamed(s.target).defaultArch() : options.arch;
   s.fastMath = options.fastMath;
   return s;
 }
@@ -65,24 +68,43 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileOnly(const std::vector<K
   return compileSpecialization(specialize(args, constants, options));
 }
 
+DeviceRuntime& JitKernel::runtimeFor(const std::string& target) const {
+  return selectRuntime(target, {cuda_.get(), hip_.get()});
+}
+
+// "auto" becomes the first target with a device; explicit names pass through (compileOnly needs no device).
+std::string JitKernel::resolveTarget(const std::string& target) const {
+  return target == "auto" ? runtimeFor(target).target() : target;
+}
+
 LaunchOptions JitKernel::resolveForLaunch(const LaunchOptions& options) const {
-  if (!driver_.available())
-    throw Error("cannot launch kernel '" + def_.name() + "': CUDA is not available: " + driver_.unavailableReason());
   LaunchOptions resolved = options;
-  if (resolved.arch.empty()) resolved.arch = driver_.nativeArch();
+  resolved.target = resolveTarget(options.target);
+  DeviceRuntime* runtime = nullptr;
+  for (DeviceRuntime* r : {cuda_.get(), hip_.get()})
+    if (r->target() == resolved.target) runtime = r;
+  if (!runtime)
+    throw Error("cannot launch kernel '" + def_.name() + "': unknown GPU target '" + resolved.target +
+                "': expected 'auto', 'nvptx' or 'amdgpu'");
+  if (!runtime->available())
+    throw Error("cannot launch kernel '" + def_.name() + "': " + runtime->apiName() +
+                " is not available: " + runtime->unavailableReason());
+  if (resolved.arch.empty()) resolved.arch = runtime->nativeArch();
   return resolved;
 }
 
 LoadedKernel& JitKernel::prepare(const std::vector<KernelArg>& args, const Constants& constants,
                                  const LaunchOptions& options) {
-  Specialization s = specialize(args, constants, resolveForLaunch(options));
+  LaunchOptions resolved = resolveForLaunch(options);
+  Specialization s = specialize(args, constants, resolved);
   std::string key = s.key();
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = loaded_.find(key);
   if (it == loaded_.end()) {
     std::vector<ir::Type> paramTypes;
     for (const ParamInfo& p : def_.runtimeParams()) paramTypes.push_back(p.type);
-    it = loaded_.emplace(key, std::make_unique<LoadedKernel>(compileSpecialization(s), paramTypes, driver_)).first;
+    DeviceRuntime& runtime = runtimeFor(resolved.target);
+    it = loaded_.emplace(key, std::make_unique<LoadedKernel>(compileSpecialization(s), paramTypes, runtime)).first;
   }
   return *it->second;
 }

@@ -1,13 +1,14 @@
 // A GPU kernel handle over a KernelDef: compiles on the first launch of each specialization (see
-// Specialization.h), through the compiled-kernel cache (memory, then disk), loads the PTX with the CUDA driver
-// and launches it.
+// Specialization.h), through the compiled-kernel cache (memory, then disk), loads the binary through the target's
+// DeviceRuntime (the CUDA driver for nvptx PTX, the HIP runtime for amdgpu code objects) and launches it.
+// LaunchOptions::target picks the target; "auto" takes the first with a device (nvptx, then amdgpu).
 //
 //   tessera::jit::JitKernel add(tutorials::vector_add_kernel());
 //   DeviceBuffer x = DeviceBuffer::fromHost(hx), y = ..., out(n * 4);
 //   add.launch({cdiv(n, 1024), 1, 1}, {x, y, out, n}, {{"BLOCK", 1024}}, {.numWarps = 4});
 //
 // compileOnly() runs the same specialization and compilation without a GPU, for inspecting the IR after every
-// pass, the LLVM IR and the PTX.
+// pass, the LLVM IR and the PTX or code object.
 #pragma once
 
 #include <map>
@@ -20,6 +21,8 @@
 #include "jit/Cache.h"
 #include "jit/CompiledKernel.h"
 #include "jit/CudaDriver.h"
+#include "jit/DeviceRuntime.h"
+#include "jit/HipRuntime.h"
 #include "jit/KernelArg.h"
 #include "jit/LoadedKernel.h"
 #include "jit/Specialization.h"
@@ -29,9 +32,9 @@ namespace tessera::jit {
 
 struct LaunchOptions {
   int numWarps = 4;
-  cu::Stream stream = nullptr;   // null: the default stream
-  std::string target = "nvptx";
-  std::string arch;              // empty: the GPU's own arch when launching, the target's default in compileOnly
+  DeviceStream stream = nullptr;  // a cu::Stream or hip::Stream of the target's runtime; null: the default stream
+  std::string target = "nvptx";   // "nvptx", "amdgpu", or "auto": the first target with a device
+  std::string arch;               // empty: the GPU's own arch when launching, the target's default in compileOnly
   bool fastMath = true;
 };
 
@@ -39,6 +42,8 @@ class JitKernel {
  public:
   explicit JitKernel(KernelDef def, KernelCache& cache = KernelCache::global(),
                      CudaDriver& driver = CudaDriver::instance());
+  // Launches amdgpu kernels through `hip` (tests pass runtimes over libraries that are not HIP).
+  JitKernel(KernelDef def, KernelCache& cache, CudaDriver& driver, HipRuntime& hip);
   ~JitKernel();
 
   // Compiles (first use of this specialization) and enqueues the launch on options.stream. Asynchronous.
@@ -60,14 +65,18 @@ class JitKernel {
 
   const KernelDef& definition() const { return def_; }
   size_t loadedVariants() const;  // specializations loaded on the GPU so far
+  // The runtime a launch with `target` ("auto" included) would use; throws like selectRuntime.
+  DeviceRuntime& runtimeFor(const std::string& target) const;
 
  private:
   std::shared_ptr<const CompiledKernel> compileSpecialization(const Specialization& s);
   LaunchOptions resolveForLaunch(const LaunchOptions& options) const;
+  std::string resolveTarget(const std::string& target) const;
 
   KernelDef def_;
   KernelCache& cache_;
-  CudaDriver& driver_;
+  std::unique_ptr<DeviceRuntime> cuda_;
+  std::unique_ptr<DeviceRuntime> hip_;
   mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<LoadedKernel>> loaded_;  // by Specialization::key()
 };

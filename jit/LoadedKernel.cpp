@@ -54,39 +54,40 @@ std::vector<uint8_t> packKernelArgument(ir::Type t, const KernelArg& arg, const 
 
 LoadedKernel::LoadedKernel(std::shared_ptr<const CompiledKernel> kernel, std::vector<ir::Type> paramTypes,
                            CudaDriver& driver)
-    : kernel_(std::move(kernel)), paramTypes_(std::move(paramTypes)), driver_(driver) {
-  if (kernel_->format != "ptx")
+    : kernel_(std::move(kernel)),
+      paramTypes_(std::move(paramTypes)),
+      ownedRuntime_(makeCudaDeviceRuntime(driver)),
+      runtime_(*ownedRuntime_) {
+  load();
+}
+
+LoadedKernel::LoadedKernel(std::shared_ptr<const CompiledKernel> kernel, std::vector<ir::Type> paramTypes,
+                           DeviceRuntime& runtime)
+    : kernel_(std::move(kernel)), paramTypes_(std::move(paramTypes)), runtime_(runtime) {
+  load();
+}
+
+void LoadedKernel::load() {
+  if (kernel_->format != runtime_.binaryFormat())
     throw Error("kernel '" + kernel_->name + "' was compiled for " + kernel_->target + " (" + kernel_->format +
-                "); the CUDA driver loads only PTX");
-  module_ = driver_.loadModule(kernel_->binary, kernel_->name);
+                "); the " + runtime_.apiName() + " runtime loads only " + runtime_.binaryFormat());
+  module_ = runtime_.loadModule(kernel_->binary, kernel_->name);
   try {
-    function_ = driver_.getFunction(module_, kernel_->name);
-    if (kernel_->sharedBytes > kDefaultDynamicSharedLimit) {
-      int limit = driver_.maxSharedBytesPerBlockOptin();
-      int staticBytes = driver_.functionAttribute(function_, cu::kFuncAttrSharedSizeBytes, kernel_->name);
-      if (kernel_->sharedBytes + staticBytes > limit)
-        throw Error("kernel '" + kernel_->name + "' needs " + std::to_string(kernel_->sharedBytes) +
-                    " bytes of shared memory (plus " + std::to_string(staticBytes) + " static), more than the " +
-                    std::to_string(limit) + " bytes this GPU allows per block; use smaller blocks or fewer stages");
-      driver_.setFunctionAttribute(function_, cu::kFuncAttrMaxDynamicSharedSizeBytes,
-                                   static_cast<int>(kernel_->sharedBytes), kernel_->name);
-    }
+    function_ = runtime_.getFunction(module_, kernel_->name);
+    if (runtime_.launchesWithDynamicSharedMemory() && kernel_->sharedBytes > kDefaultDynamicSharedLimit)
+      runtime_.raiseSharedMemoryLimit(function_, kernel_->sharedBytes, kernel_->name);
   } catch (...) {
-    driver_.unloadModule(module_);
+    runtime_.unloadModule(module_);
     throw;
   }
 }
 
-LoadedKernel::~LoadedKernel() { driver_.unloadModule(module_); }
+LoadedKernel::~LoadedKernel() { runtime_.unloadModule(module_); }
 
-int LoadedKernel::registersPerThread() const {
-  return driver_.functionAttribute(function_, cu::kFuncAttrNumRegs, kernel_->name);
-}
-int LoadedKernel::localBytesPerThread() const {
-  return driver_.functionAttribute(function_, cu::kFuncAttrLocalSizeBytes, kernel_->name);
-}
+int LoadedKernel::registersPerThread() const { return runtime_.registersPerThread(function_, kernel_->name); }
+int LoadedKernel::localBytesPerThread() const { return runtime_.localBytesPerThread(function_, kernel_->name); }
 
-void LoadedKernel::launch(const LaunchGrid& grid, const std::vector<KernelArg>& args, cu::Stream stream) {
+void LoadedKernel::launch(const LaunchGrid& grid, const std::vector<KernelArg>& args, DeviceStream stream) {
   const std::string& name = kernel_->name;
   if (args.size() != paramTypes_.size())
     throw Error("kernel '" + name + "' takes " + std::to_string(paramTypes_.size()) + " arguments, got " +
@@ -108,8 +109,9 @@ void LoadedKernel::launch(const LaunchGrid& grid, const std::vector<KernelArg>& 
     params.push_back(storage.back().data());
   }
   unsigned block[3] = {static_cast<unsigned>(kernel_->threadsPerProgram()), 1, 1};
-  driver_.launch(function_, g, block, static_cast<unsigned>(kernel_->sharedBytes), stream,
-                 params.empty() ? nullptr : params.data(), name);
+  const unsigned dynamicShared =
+      runtime_.launchesWithDynamicSharedMemory() ? static_cast<unsigned>(kernel_->sharedBytes) : 0;
+  runtime_.launch(function_, g, block, dynamicShared, stream, params.empty() ? nullptr : params.data(), name);
 }
 
 }  // namespace tessera::jit

@@ -1,7 +1,8 @@
-// A compiled kernel loaded into the GPU: owns the CUDA module, knows how to pack arguments for the kernel's
-// parameters (the tile-IR function's arguments, in order: pointers as 64-bit addresses, i1 as a byte, other
-// scalars in their own width) and launches it with numWarps * warpSize threads and sharedBytes of dynamic
-// shared memory, raising the kernel's dynamic shared-memory limit first when it needs more than 48 KB.
+// A compiled kernel loaded into the GPU through a DeviceRuntime (CUDA or HIP): owns the module, knows how to pack
+// arguments for the kernel's parameters (the tile-IR function's arguments, in order: pointers as 64-bit
+// addresses, i1 as a byte, other scalars in their own width) and launches it with numWarps * warpSize threads.
+// On CUDA the launch passes sharedBytes of dynamic shared memory, raising the kernel's limit first when it needs
+// more than 48 KB; on HIP the LDS size is static in the code object.
 #pragma once
 
 #include <array>
@@ -11,6 +12,7 @@
 #include "ir/Types.h"
 #include "jit/CompiledKernel.h"
 #include "jit/CudaDriver.h"
+#include "jit/DeviceRuntime.h"
 #include "jit/KernelArg.h"
 
 namespace tessera::jit {
@@ -22,23 +24,28 @@ class LoadedKernel {
   // `paramTypes`: the kernel function's argument types (scalars and pointers).
   LoadedKernel(std::shared_ptr<const CompiledKernel> kernel, std::vector<ir::Type> paramTypes,
                CudaDriver& driver = CudaDriver::instance());
+  // Loads through `runtime`, which must outlive this object and load the kernel's binary format.
+  LoadedKernel(std::shared_ptr<const CompiledKernel> kernel, std::vector<ir::Type> paramTypes, DeviceRuntime& runtime);
   ~LoadedKernel();
   LoadedKernel(const LoadedKernel&) = delete;
   LoadedKernel& operator=(const LoadedKernel&) = delete;
 
   // Enqueues one launch on `stream` (asynchronous: synchronize the stream to wait and to see faults).
-  void launch(const LaunchGrid& grid, const std::vector<KernelArg>& args, cu::Stream stream = nullptr);
+  void launch(const LaunchGrid& grid, const std::vector<KernelArg>& args, DeviceStream stream = nullptr);
 
   const CompiledKernel& compiled() const { return *kernel_; }
   int registersPerThread() const;
   int localBytesPerThread() const;  // spills and local arrays; 0 for a well-compiled kernel
 
  private:
+  void load();
+
   std::shared_ptr<const CompiledKernel> kernel_;
   std::vector<ir::Type> paramTypes_;
-  CudaDriver& driver_;
-  cu::Module module_ = nullptr;
-  cu::Function function_ = nullptr;
+  std::unique_ptr<DeviceRuntime> ownedRuntime_;  // the CUDA adapter when constructed over a CudaDriver
+  DeviceRuntime& runtime_;
+  DeviceModule module_ = nullptr;
+  DeviceFunction function_ = nullptr;
 };
 
 // The bytes one kernel parameter of type `t` receives for `arg` (exposed for tests). Throws tessera::Error

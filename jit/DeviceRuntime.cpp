@@ -1,0 +1,162 @@
+#include "jit/DeviceRuntime.h"
+
+#include <cstdlib>
+
+#include "ir/Error.h"
+
+namespace tessera::jit {
+
+namespace {
+
+// CUDA: PTX modules, dynamic shared memory passed at launch (with an opt-in above 48 KB).
+class CudaDeviceRuntime final : public DeviceRuntime {
+ public:
+  explicit CudaDeviceRuntime(CudaDriver& driver) : driver_(driver) {}
+
+  std::string target() const override { return "nvptx"; }
+  std::string apiName() const override { return "CUDA"; }
+  std::string binaryFormat() const override { return "ptx"; }
+  bool available() const override { return driver_.available(); }
+  std::string unavailableReason() const override { return driver_.unavailableReason(); }
+  std::string nativeArch() const override { return driver_.nativeArch(); }
+
+  DeviceAddress allocate(size_t bytes) override { return driver_.allocate(bytes); }
+  void release(DeviceAddress p) noexcept override { driver_.release(p); }
+  void copyToDevice(DeviceAddress dst, const void* src, size_t bytes) override { driver_.copyToDevice(dst, src, bytes); }
+  void copyToHost(void* dst, DeviceAddress src, size_t bytes) override { driver_.copyToHost(dst, src, bytes); }
+  void synchronize(DeviceStream stream, const std::string& kernelName) override {
+    driver_.synchronize(stream, kernelName);
+  }
+
+  DeviceModule loadModule(const std::string& binary, const std::string& kernelName) override {
+    return driver_.loadModule(binary, kernelName);
+  }
+  void unloadModule(DeviceModule m) noexcept override { driver_.unloadModule(static_cast<cu::Module>(m)); }
+  DeviceFunction getFunction(DeviceModule m, const std::string& kernelName) override {
+    return driver_.getFunction(static_cast<cu::Module>(m), kernelName);
+  }
+
+  bool launchesWithDynamicSharedMemory() const override { return true; }
+  void raiseSharedMemoryLimit(DeviceFunction f, int64_t bytes, const std::string& kernelName) override {
+    auto function = static_cast<cu::Function>(f);
+    int limit = driver_.maxSharedBytesPerBlockOptin();
+    int staticBytes = driver_.functionAttribute(function, cu::kFuncAttrSharedSizeBytes, kernelName);
+    if (bytes + staticBytes > limit)
+      throw Error("kernel '" + kernelName + "' needs " + std::to_string(bytes) + " bytes of shared memory (plus " +
+                  std::to_string(staticBytes) + " static), more than the " + std::to_string(limit) +
+                  " bytes this GPU allows per block; use smaller blocks or fewer stages");
+    driver_.setFunctionAttribute(function, cu::kFuncAttrMaxDynamicSharedSizeBytes, static_cast<int>(bytes), kernelName);
+  }
+  int registersPerThread(DeviceFunction f, const std::string& kernelName) override {
+    return driver_.functionAttribute(static_cast<cu::Function>(f), cu::kFuncAttrNumRegs, kernelName);
+  }
+  int localBytesPerThread(DeviceFunction f, const std::string& kernelName) override {
+    return driver_.functionAttribute(static_cast<cu::Function>(f), cu::kFuncAttrLocalSizeBytes, kernelName);
+  }
+
+  void launch(DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,
+              DeviceStream stream, void** params, const std::string& kernelName) override {
+    driver_.launch(static_cast<cu::Function>(f), grid, block, sharedBytes, stream, params, kernelName);
+  }
+
+ private:
+  CudaDriver& driver_;
+};
+
+// HIP: HSA code objects whose LDS size is static, so launches pass no dynamic shared memory.
+class HipDeviceRuntime final : public DeviceRuntime {
+ public:
+  explicit HipDeviceRuntime(HipRuntime& hip) : hip_(hip) {}
+
+  std::string target() const override { return "amdgpu"; }
+  std::string apiName() const override { return "HIP"; }
+  std::string binaryFormat() const override { return "hsaco"; }
+  bool available() const override { return hip_.available(); }
+  std::string unavailableReason() const override { return hip_.unavailableReason(); }
+  std::string nativeArch() const override {
+    // HipRuntime does not read the device's gfx name (it would need hipDeviceProp_t's layout), so the arch comes
+    // from the caller or the environment rather than being guessed.
+    if (const char* env = std::getenv("TESSERA_HIP_ARCH"); env && *env) return env;
+    throw Error("the HIP runtime cannot tell Tessera the GPU's arch: pass LaunchOptions::arch (e.g. gfx90a or gfx942) "
+                "or set TESSERA_HIP_ARCH");
+  }
+
+  DeviceAddress allocate(size_t bytes) override { return reinterpret_cast<DeviceAddress>(hip_.allocate(bytes)); }
+  void release(DeviceAddress p) noexcept override { hip_.release(reinterpret_cast<hip::DevicePtr>(p)); }
+  void copyToDevice(DeviceAddress dst, const void* src, size_t bytes) override {
+    hip_.copyToDevice(reinterpret_cast<hip::DevicePtr>(dst), src, bytes);
+  }
+  void copyToHost(void* dst, DeviceAddress src, size_t bytes) override {
+    hip_.copyToHost(dst, reinterpret_cast<hip::DevicePtr>(src), bytes);
+  }
+  void synchronize(DeviceStream stream, const std::string& kernelName) override {
+    hip_.synchronize(stream.hip(), kernelName);
+  }
+
+  DeviceModule loadModule(const std::string& binary, const std::string& kernelName) override {
+    return hip_.loadModule(binary, kernelName);
+  }
+  void unloadModule(DeviceModule m) noexcept override { hip_.unloadModule(static_cast<hip::Module>(m)); }
+  DeviceFunction getFunction(DeviceModule m, const std::string& kernelName) override {
+    return hip_.getFunction(static_cast<hip::Module>(m), kernelName);
+  }
+
+  bool launchesWithDynamicSharedMemory() const override { return false; }
+  void raiseSharedMemoryLimit(DeviceFunction, int64_t, const std::string&) override {}  // LDS is static
+  int registersPerThread(DeviceFunction, const std::string& kernelName) override { throw unsupported(kernelName); }
+  int localBytesPerThread(DeviceFunction, const std::string& kernelName) override { throw unsupported(kernelName); }
+
+  void launch(DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,
+              DeviceStream stream, void** params, const std::string& kernelName) override {
+    hip_.launch(static_cast<hip::Function>(f), grid, block, sharedBytes, stream.hip(), params, kernelName);
+  }
+
+ private:
+  static Error unsupported(const std::string& kernelName) {
+    return Error("kernel '" + kernelName + "': per-thread register and scratch figures are not available through "
+                 "HIP's module API; read them from the code object with llvm-readelf --notes");
+  }
+  HipRuntime& hip_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceRuntime> makeCudaDeviceRuntime(CudaDriver& driver) {
+  return std::make_unique<CudaDeviceRuntime>(driver);
+}
+std::unique_ptr<DeviceRuntime> makeHipDeviceRuntime(HipRuntime& hip) { return std::make_unique<HipDeviceRuntime>(hip); }
+
+const std::vector<std::string>& deviceTargets() {
+  static const std::vector<std::string> targets = {"nvptx", "amdgpu"};
+  return targets;
+}
+
+DeviceRuntime& selectRuntime(const std::string& target, const std::vector<DeviceRuntime*>& candidates) {
+  if (target == "auto") {
+    std::string reasons;
+    for (const std::string& name : deviceTargets())
+      for (DeviceRuntime* r : candidates) {
+        if (r->target() != name) continue;
+        if (r->available()) return *r;
+        reasons += (reasons.empty() ? "" : "; ") + name + " (" + r->apiName() + ": " + r->unavailableReason() + ")";
+      }
+    throw Error("no GPU is available for target 'auto' (tried nvptx, then amdgpu): " +
+                (reasons.empty() ? std::string("no runtimes were given") : reasons));
+  }
+  for (DeviceRuntime* r : candidates) {
+    if (r->target() != target) continue;
+    if (!r->available())
+      throw Error("target '" + target + "' cannot run kernels here: " + r->apiName() + " is not available: " +
+                  r->unavailableReason());
+    return *r;
+  }
+  throw Error("unknown GPU target '" + target + "': expected 'auto', 'nvptx' or 'amdgpu'");
+}
+
+DeviceRuntime& selectRuntime(const std::string& target) {
+  static const std::unique_ptr<DeviceRuntime> cuda = makeCudaDeviceRuntime(CudaDriver::instance());
+  static const std::unique_ptr<DeviceRuntime> hip = makeHipDeviceRuntime(HipRuntime::instance());
+  return selectRuntime(target, {cuda.get(), hip.get()});
+}
+
+}  // namespace tessera::jit

@@ -1,0 +1,94 @@
+// The target-neutral face of a GPU runtime: what JitKernel and LoadedKernel need to load a CompiledKernel's
+// binary and launch it, implemented by thin adapters over the CUDA driver (nvptx, PTX) and the HIP runtime
+// (amdgpu, HSA code objects). With it CUDA and HIP share one cache, one specialization and one launch path.
+//
+// selectRuntime("nvptx" | "amdgpu" | "auto") picks the runtime of a target, or for "auto" the first one with a
+// device (nvptx, then amdgpu). It throws tessera::Error saying why each candidate is unavailable.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "jit/CudaDriver.h"
+#include "jit/HipRuntime.h"
+
+namespace tessera::jit {
+
+// A stream of either API; null is the default stream. It converts from cu::Stream and hip::Stream, and back to
+// cu::Stream so that code written against the CUDA driver (LaunchOptions::stream into CudaDriver) still compiles.
+class DeviceStream {
+ public:
+  DeviceStream() = default;
+  DeviceStream(std::nullptr_t) {}                   // NOLINT: implicit on purpose
+  DeviceStream(cu::Stream s) : handle_(s) {}        // NOLINT
+  DeviceStream(hip::Stream s) : handle_(s) {}       // NOLINT
+  static DeviceStream fromHandle(void* handle) {
+    DeviceStream s;
+    s.handle_ = handle;
+    return s;
+  }
+  void* handle() const { return handle_; }
+  operator cu::Stream() const { return static_cast<cu::Stream>(handle_); }  // NOLINT
+  hip::Stream hip() const { return static_cast<hip::Stream>(handle_); }
+
+ private:
+  void* handle_ = nullptr;
+};
+
+using DeviceModule = void*;
+using DeviceFunction = void*;
+using DeviceAddress = uint64_t;  // a device pointer, as KernelArg::pointer takes it
+
+class DeviceRuntime {
+ public:
+  virtual ~DeviceRuntime() = default;
+
+  virtual std::string target() const = 0;        // "nvptx", "amdgpu"
+  virtual std::string apiName() const = 0;       // "CUDA", "HIP": used in messages
+  virtual std::string binaryFormat() const = 0;  // the CompiledKernel::format it loads: "ptx", "hsaco"
+  virtual bool available() const = 0;
+  virtual std::string unavailableReason() const = 0;
+  // The arch to compile for when LaunchOptions::arch is empty. Throws when the runtime cannot tell.
+  virtual std::string nativeArch() const = 0;
+
+  virtual DeviceAddress allocate(size_t bytes) = 0;
+  virtual void release(DeviceAddress p) noexcept = 0;
+  virtual void copyToDevice(DeviceAddress dst, const void* src, size_t bytes) = 0;
+  virtual void copyToHost(void* dst, DeviceAddress src, size_t bytes) = 0;
+  virtual void synchronize(DeviceStream stream, const std::string& kernelName = "") = 0;
+
+  virtual DeviceModule loadModule(const std::string& binary, const std::string& kernelName) = 0;
+  virtual void unloadModule(DeviceModule m) noexcept = 0;
+  virtual DeviceFunction getFunction(DeviceModule m, const std::string& kernelName) = 0;
+
+  // CUDA takes a kernel's shared memory as dynamic bytes at launch, and must raise the kernel's limit first when
+  // it needs more than 48 KB; HIP's LDS size is static in the code object (launches pass 0 dynamic bytes).
+  virtual bool launchesWithDynamicSharedMemory() const = 0;
+  // Throws when the device cannot give `bytes` to one block.
+  virtual void raiseSharedMemoryLimit(DeviceFunction f, int64_t bytes, const std::string& kernelName) = 0;
+  // Per-thread resources of a loaded kernel; throws where the API cannot report them.
+  virtual int registersPerThread(DeviceFunction f, const std::string& kernelName) = 0;
+  virtual int localBytesPerThread(DeviceFunction f, const std::string& kernelName) = 0;
+
+  virtual void launch(DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,
+                      DeviceStream stream, void** params, const std::string& kernelName) = 0;
+};
+
+// Adapters over a specific driver or runtime (which must outlive them).
+std::unique_ptr<DeviceRuntime> makeCudaDeviceRuntime(CudaDriver& driver);
+std::unique_ptr<DeviceRuntime> makeHipDeviceRuntime(HipRuntime& hip);
+
+// The known target names, in "auto" preference order.
+const std::vector<std::string>& deviceTargets();  // {"nvptx", "amdgpu"}
+
+// Picks the runtime for `target` among `candidates` (one per target): "auto" means the first available one.
+// Throws tessera::Error for an unknown target, an unavailable requested target (with its reason), or, for
+// "auto", when none is available (listing every candidate's reason).
+DeviceRuntime& selectRuntime(const std::string& target, const std::vector<DeviceRuntime*>& candidates);
+// The same over the process-wide CudaDriver::instance() and HipRuntime::instance().
+DeviceRuntime& selectRuntime(const std::string& target);
+
+}  // namespace tessera::jit

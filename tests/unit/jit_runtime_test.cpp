@@ -1,0 +1,294 @@
+// The target-neutral device runtime (jit/DeviceRuntime.h): choosing a runtime by target name or "auto", the HIP
+// path's errors through JitKernel on machines without HIP, compileOnly for nvptx and amdgpu through one
+// JitKernel and one cache, and LoadedKernel's shared launch path over a recording runtime (no GPU needed).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "backends/Target.h"
+#include "ir/Error.h"
+#include "jit/DeviceRuntime.h"
+#include "jit/JitKernel.h"
+#include "tutorials/kernels/vector_add.h"
+
+using namespace tessera;
+using namespace tessera::jit;
+
+namespace {
+
+std::string messageOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no tessera::Error thrown)";
+}
+
+bool contains(const std::string& text, const std::string& piece) { return text.find(piece) != std::string::npos; }
+
+// A runtime that records what it is asked to do; `available` and `reason` are set by each test.
+class RecordingRuntime final : public DeviceRuntime {
+ public:
+  RecordingRuntime(std::string target, std::string api, std::string format)
+      : target_(std::move(target)), api_(std::move(api)), format_(std::move(format)) {}
+
+  std::string target() const override { return target_; }
+  std::string apiName() const override { return api_; }
+  std::string binaryFormat() const override { return format_; }
+  bool available() const override { return isAvailable; }
+  std::string unavailableReason() const override { return reason; }
+  std::string nativeArch() const override { return "native"; }
+  DeviceAddress allocate(size_t) override { return 0x1000; }
+  void release(DeviceAddress) noexcept override {}
+  void copyToDevice(DeviceAddress, const void*, size_t) override {}
+  void copyToHost(void*, DeviceAddress, size_t) override {}
+  void synchronize(DeviceStream, const std::string&) override {}
+  DeviceModule loadModule(const std::string& binary, const std::string&) override {
+    loadedBinary = binary;
+    ++modulesLoaded;
+    return &modulesLoaded;
+  }
+  void unloadModule(DeviceModule m) noexcept override {
+    if (m == &modulesLoaded) --modulesLoaded;
+  }
+  DeviceFunction getFunction(DeviceModule, const std::string& kernelName) override {
+    functionName = kernelName;
+    return &functionName;
+  }
+  bool launchesWithDynamicSharedMemory() const override { return dynamicShared; }
+  void raiseSharedMemoryLimit(DeviceFunction, int64_t bytes, const std::string&) override { raisedTo = bytes; }
+  int registersPerThread(DeviceFunction, const std::string&) override { return 32; }
+  int localBytesPerThread(DeviceFunction, const std::string&) override { return 0; }
+  void launch(DeviceFunction, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,
+              DeviceStream stream, void** params, const std::string&) override {
+    for (int d = 0; d < 3; ++d) lastGrid[d] = grid[d], lastBlock[d] = block[d];
+    lastShared = sharedBytes;
+    lastStream = stream.handle();
+    lastFirstParam = params ? *static_cast<uint64_t*>(params[0]) : 0;
+    ++launches;
+  }
+
+  bool isAvailable = false;
+  std::string reason = "no device";
+  bool dynamicShared = true;
+  std::string loadedBinary, functionName;
+  int modulesLoaded = 0, launches = 0;
+  int64_t raisedTo = -1;
+  unsigned lastGrid[3] = {}, lastBlock[3] = {}, lastShared = 0;
+  void* lastStream = nullptr;
+  uint64_t lastFirstParam = 0;
+
+ private:
+  std::string target_, api_, format_;
+};
+
+std::vector<KernelArg> vectorAddArgs() {
+  return {KernelArg::pointer(256), KernelArg::pointer(512), KernelArg::pointer(768), int32_t(4096)};
+}
+
+bool targetAvailable(const char* name, std::string& why) {
+  try {
+    backends::createTarget(name);
+    return true;
+  } catch (const Error& e) {
+    why = std::string("no ") + name + " target: " + e.what();
+    return false;
+  }
+}
+
+}  // namespace
+
+TEST(JitRuntimeSelection, AutoWithoutAnyDeviceListsWhyEachTargetIsUnavailable) {
+  RecordingRuntime cuda("nvptx", "CUDA", "ptx"), hip("amdgpu", "HIP", "hsaco");
+  cuda.reason = "libcuda.so.1 is missing";
+  hip.reason = "libamdhip64.so is missing";
+  std::string msg = messageOf([&] { selectRuntime("auto", {&hip, &cuda}); });
+  EXPECT_TRUE(contains(msg, "no GPU is available for target 'auto'")) << msg;
+  size_t nvptx = msg.find("nvptx (CUDA: libcuda.so.1 is missing)");
+  size_t amdgpu = msg.find("amdgpu (HIP: libamdhip64.so is missing)");
+  ASSERT_NE(nvptx, std::string::npos) << msg;
+  ASSERT_NE(amdgpu, std::string::npos) << msg;
+  EXPECT_LT(nvptx, amdgpu) << "reasons follow the preference order, whatever order the candidates come in";
+}
+
+TEST(JitRuntimeSelection, AutoPrefersNvptxThenAmdgpu) {
+  RecordingRuntime cuda("nvptx", "CUDA", "ptx"), hip("amdgpu", "HIP", "hsaco");
+  hip.isAvailable = true;
+  EXPECT_EQ(&selectRuntime("auto", {&cuda, &hip}), &hip);
+  cuda.isAvailable = true;
+  EXPECT_EQ(&selectRuntime("auto", {&hip, &cuda}), &cuda);
+}
+
+TEST(JitRuntimeSelection, AnExplicitTargetIsNeverReplacedByAnother) {
+  RecordingRuntime cuda("nvptx", "CUDA", "ptx"), hip("amdgpu", "HIP", "hsaco");
+  cuda.isAvailable = true;
+  hip.reason = "the HIP runtime found no AMD GPU";
+  EXPECT_EQ(&selectRuntime("nvptx", {&cuda, &hip}), &cuda);
+  std::string msg = messageOf([&] { selectRuntime("amdgpu", {&cuda, &hip}); });
+  EXPECT_TRUE(contains(msg, "target 'amdgpu' cannot run kernels here: HIP is not available: "
+                            "the HIP runtime found no AMD GPU"))
+      << msg;
+}
+
+TEST(JitRuntimeSelection, UnknownTargetNamesTheChoices) {
+  RecordingRuntime cuda("nvptx", "CUDA", "ptx");
+  std::string msg = messageOf([&] { selectRuntime("cuda", {&cuda}); });
+  EXPECT_TRUE(contains(msg, "unknown GPU target 'cuda': expected 'auto', 'nvptx' or 'amdgpu'")) << msg;
+}
+
+// The process-wide selection over the real CUDA driver and HIP runtime. Neither has a device on the machines
+// this was written on; where one does, the test checks that it is chosen instead.
+TEST(JitRuntimeSelection, ProcessWideAutoOnThisMachine) {
+  CudaDriver& cuda = CudaDriver::instance();
+  HipRuntime& hip = HipRuntime::instance();
+  if (cuda.available()) {
+    EXPECT_EQ(selectRuntime("auto").target(), "nvptx");
+    EXPECT_EQ(firstAvailableTarget(), "nvptx");
+    return;
+  }
+  if (hip.available()) {
+    EXPECT_EQ(selectRuntime("auto").target(), "amdgpu");
+    return;
+  }
+  std::string msg = messageOf([] { selectRuntime("auto"); });
+  EXPECT_TRUE(contains(msg, "nvptx (CUDA: " + cuda.unavailableReason() + ")")) << msg;
+  EXPECT_TRUE(contains(msg, "amdgpu (HIP: " + hip.unavailableReason() + ")")) << msg;
+  EXPECT_EQ(messageOf([] { firstAvailableTarget(); }), msg);
+  msg = messageOf([] { selectRuntime("amdgpu"); });
+  EXPECT_TRUE(contains(msg, "HIP is not available: " + hip.unavailableReason())) << msg;
+}
+
+TEST(JitRuntimeHipPath, LaunchWithoutHipSaysWhyAndLoadsNothing) {
+  CudaDriver cuda("libcuda-that-does-not-exist.so.1");
+  HipRuntime hip({"/nonexistent/libamdhip64.so"});
+  KernelCache cache{std::filesystem::path()};
+  JitKernel k(tutorials::vector_add_kernel(), cache, cuda, hip);
+  LaunchOptions options;
+  options.target = "amdgpu";
+  options.arch = "gfx90a";
+  std::string msg = messageOf([&] { k.launch({4, 1, 1}, vectorAddArgs(), {{"BLOCK", 1024}}, options); });
+  EXPECT_TRUE(contains(msg, "cannot launch kernel 'vector_add': HIP is not available: " + hip.unavailableReason()))
+      << msg;
+  msg = messageOf([&] { k.prepare(vectorAddArgs(), {{"BLOCK", 1024}}, options); });
+  EXPECT_TRUE(contains(msg, "HIP is not available")) << msg;
+  // The CUDA path of the same kernel still reports CUDA's reason, not HIP's.
+  options.target = "nvptx";
+  options.arch = "";
+  msg = messageOf([&] { k.launch({4, 1, 1}, vectorAddArgs(), {{"BLOCK", 1024}}, options); });
+  EXPECT_TRUE(contains(msg, "cannot launch kernel 'vector_add': CUDA is not available: " + cuda.unavailableReason()))
+      << msg;
+  options.target = "auto";
+  msg = messageOf([&] { k.launch({4, 1, 1}, vectorAddArgs(), {{"BLOCK", 1024}}, options); });
+  EXPECT_TRUE(contains(msg, "no GPU is available for target 'auto'")) << msg;
+  EXPECT_TRUE(contains(msg, "amdgpu (HIP: " + hip.unavailableReason() + ")")) << msg;
+  EXPECT_EQ(k.loadedVariants(), 0u);
+  EXPECT_EQ(cache.stats().compiles, 0) << "nothing is compiled for a launch that cannot happen";
+}
+
+TEST(JitRuntimeCompileOnly, OneJitKernelCompilesForNvptxAndAmdgpuThroughOneCache) {
+  std::string why;
+  if (!targetAvailable("nvptx", why) || !targetAvailable("amdgpu", why)) GTEST_SKIP() << why;
+  CudaDriver cuda("libcuda-that-does-not-exist.so.1");
+  HipRuntime hip({"/nonexistent/libamdhip64.so"});
+  KernelCache cache{std::filesystem::path()};
+  JitKernel k(tutorials::vector_add_kernel(), cache, cuda, hip);
+  const Constants constants = {{"BLOCK", 1024}};
+
+  LaunchOptions nv;
+  nv.arch = "sm_90a";
+  auto ptx = k.compileOnly(vectorAddArgs(), constants, nv);
+  EXPECT_EQ(ptx->target, "nvptx");
+  EXPECT_EQ(ptx->format, "ptx");
+  EXPECT_EQ(ptx->warpSize, 32);
+  EXPECT_TRUE(contains(ptx->binary, ".entry vector_add"));
+
+  for (const char* arch : {"gfx90a", "gfx942"}) {
+    SCOPED_TRACE(arch);
+    LaunchOptions amd;
+    amd.target = "amdgpu";
+    amd.arch = arch;
+    auto hsaco = k.compileOnly(vectorAddArgs(), constants, amd);
+    EXPECT_EQ(hsaco->target, "amdgpu");
+    EXPECT_EQ(hsaco->arch, arch);
+    EXPECT_EQ(hsaco->format, "hsaco");
+    EXPECT_EQ(hsaco->warpSize, 64);
+    EXPECT_EQ(hsaco->threadsPerProgram(), 256);
+    EXPECT_EQ(hsaco->binary.substr(0, 4), "\x7f" "ELF");
+    EXPECT_TRUE(contains(hsaco->binary, "vector_add"));
+    EXPECT_EQ(k.compileOnly(vectorAddArgs(), constants, amd).get(), hsaco.get()) << "second compile is a cache hit";
+  }
+  // An empty arch falls back to the target's default without touching a device.
+  LaunchOptions amdDefault;
+  amdDefault.target = "amdgpu";
+  EXPECT_EQ(k.compileOnly(vectorAddArgs(), constants, amdDefault)->arch, backends::createTarget("amdgpu")->defaultArch());
+  EXPECT_EQ(k.compileOnly(vectorAddArgs(), constants, nv).get(), ptx.get());
+  KernelCache::Stats stats = cache.stats();
+  EXPECT_GE(stats.compiles, 3);  // ptx, gfx90a, gfx942 (and the default arch, unless it is one of those)
+  EXPECT_GE(stats.memoryHits, 3);
+  EXPECT_EQ(stats.compiles + stats.memoryHits, 7);
+  EXPECT_EQ(k.loadedVariants(), 0u);
+}
+
+TEST(JitRuntimeLoadedKernel, HipStyleRuntimeLaunchesWavefrontsWithStaticLds) {
+  auto compiled = std::make_shared<CompiledKernel>();
+  compiled->name = "scale";
+  compiled->target = "amdgpu";
+  compiled->format = "hsaco";
+  compiled->numWarps = 4;
+  compiled->warpSize = 64;
+  compiled->sharedBytes = 96 * 1024;
+  compiled->binary = "\x7f" "ELF code object";
+  RecordingRuntime hip("amdgpu", "HIP", "hsaco");
+  hip.isAvailable = true;
+  hip.dynamicShared = false;
+  std::vector<ir::Type> params = {ir::Type::ptr(ir::Type::f32()), ir::Type::i32()};
+  {
+    LoadedKernel loaded(compiled, params, hip);
+    EXPECT_EQ(hip.loadedBinary, compiled->binary);
+    EXPECT_EQ(hip.functionName, "scale");
+    EXPECT_EQ(hip.raisedTo, -1) << "LDS is static: no limit to raise";
+    int fakeStream = 0;
+    loaded.launch({3, 2, 1}, {KernelArg::pointer(0xabc0), 7}, DeviceStream::fromHandle(&fakeStream));
+    EXPECT_EQ(hip.launches, 1);
+    EXPECT_EQ(hip.lastBlock[0], 256u);
+    EXPECT_EQ(hip.lastGrid[0], 3u);
+    EXPECT_EQ(hip.lastGrid[1], 2u);
+    EXPECT_EQ(hip.lastShared, 0u);
+    EXPECT_EQ(hip.lastStream, &fakeStream);
+    EXPECT_EQ(hip.lastFirstParam, 0xabc0u);
+    std::string msg = messageOf([&] { loaded.launch({1, 1, 1}, {KernelArg::pointer(0xabc0)}, nullptr); });
+    EXPECT_TRUE(contains(msg, "takes 2 arguments, got 1")) << msg;
+    EXPECT_EQ(hip.modulesLoaded, 1);
+  }
+  EXPECT_EQ(hip.modulesLoaded, 0) << "the module is unloaded with the LoadedKernel";
+}
+
+TEST(JitRuntimeLoadedKernel, CudaStyleRuntimeRaisesTheSharedLimitAndPassesDynamicBytes) {
+  auto compiled = std::make_shared<CompiledKernel>();
+  compiled->name = "big_smem";
+  compiled->target = "nvptx";
+  compiled->format = "ptx";
+  compiled->numWarps = 8;
+  compiled->warpSize = 32;
+  compiled->sharedBytes = 64 * 1024;
+  RecordingRuntime cuda("nvptx", "CUDA", "ptx");
+  cuda.isAvailable = true;
+  LoadedKernel loaded(compiled, {ir::Type::i32()}, cuda);
+  EXPECT_EQ(cuda.raisedTo, 64 * 1024);
+  loaded.launch({1, 1, 1}, {5}, nullptr);
+  EXPECT_EQ(cuda.lastBlock[0], 256u);
+  EXPECT_EQ(cuda.lastShared, 64u * 1024);
+}
+
+TEST(JitRuntimeLoadedKernel, ABinaryOfTheOtherTargetIsRefusedBeforeLoading) {
+  auto compiled = std::make_shared<CompiledKernel>();
+  compiled->name = "k";
+  compiled->target = "nvptx";
+  compiled->format = "ptx";
+  RecordingRuntime hip("amdgpu", "HIP", "hsaco");
+  hip.isAvailable = true;
+  std::string msg = messageOf([&] { LoadedKernel loaded(compiled, {}, hip); });
+  EXPECT_TRUE(contains(msg, "kernel 'k' was compiled for nvptx (ptx); the HIP runtime loads only hsaco")) << msg;
+  EXPECT_EQ(hip.modulesLoaded, 0);
+}
