@@ -19,6 +19,7 @@
 #include <llvm/Transforms/IPO/Internalize.h>
 
 #include "backends/common/LowerToLLVM.h"
+#include "backends/common/OptimizeModule.h"
 #include "backends/nvptx/NVPTXHooks.h"
 #include "ir/Error.h"
 
@@ -88,21 +89,6 @@ void linkLibdevice(llvm::Module& m) {
   });
 }
 
-void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  mpm.run(m, mam);
-}
-
 }  // namespace
 
 std::string libdevicePath() {
@@ -129,7 +115,7 @@ std::string NVPTXTarget::emitBinary(llvm::Module& m, const TargetOptions& opts) 
   m.setTargetTriple(kTriple);
   m.setDataLayout(tm->createDataLayout());
   linkLibdevice(m);
-  optimize(m, *tm);
+  optimizeModule(m, *tm);
   std::string err;
   llvm::raw_string_ostream es(err);
   if (llvm::verifyModule(m, &es)) throw Error("nvptx: invalid LLVM IR after optimization: " + es.str());
