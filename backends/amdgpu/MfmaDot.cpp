@@ -73,7 +73,8 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   stage(bv, bBase, true);
   barrier(b);
 
-  // 2. Per-thread parts: the warp's accumulator block origin and mfmaOperandOrigin(lane) = (lane % 16, 4 * (lane / 16)).
+  // 2. Per-thread parts: the warp's accumulator block origin, and
+  // mfmaOperandOrigin(lane) = (lane % 16, 4 * (lane / 16)).
   llvm::Value* lane = L.laneId();
   llvm::Value* warp = L.warpId();
   llvm::Value* warpRow = warpPart(b, warp, cmap.warpBases, 0);

@@ -10,6 +10,10 @@
 #include <random>
 #include <set>
 
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+
 #include "AMDGPUTestUtil.h"
 #include "backends/amdgpu/MfmaFragments.h"
 #include "backends/amdgpu/MfmaLayoutPolicy.h"
@@ -226,12 +230,18 @@ TEST(AMDGPUMfma, F16AndBf16DotsUseMfmaWithoutSpills) {
       SCOPED_TRACE(std::string(in) + " " + arch);
       // 64x64x32 at 4 warps: each warp 4 row blocks x 1 column block, two K steps.
       jit::CompiledKernel k = compileTextForAmdgpu(dotKernel(in, 64, 64, 32), arch, 4);
-      EXPECT_NE(k.llvmIR.find(std::string("llvm.amdgcn.mfma.f32.16x16x16") + (std::string(in) == "f16" ? "f16" : "bf16.1k")),
-                std::string::npos);
+      const std::string intrinsic =
+          std::string("llvm.amdgcn.mfma.f32.16x16x16") + (in == std::string("f16") ? "f16" : "bf16.1k");
+      EXPECT_NE(k.llvmIR.find(intrinsic), std::string::npos);
       expectGoodCodeObject(k, arch, /*noSpills=*/true);
       if (!haveLlvmTools()) GTEST_SKIP() << "llvm-objdump-19 not installed";
       const std::string dis = disassemble(k.binary);
       EXPECT_EQ(countOccurrences(dis, "v_mfma_f32_16x16x16"), 4 * 2) << dis;
+      // Each lane reads its operand vectors from LDS as 8-byte loads (the backend pairs them into ds_read2_b64):
+      // per K step 4 A vectors (one per row block) and 1 B vector, two K steps.
+      const int b64Reads = countOccurrences(dis, "ds_read_b64") + 2 * countOccurrences(dis, "ds_read2_b64") +
+                           2 * countOccurrences(dis, "ds_read2st64_b64");
+      EXPECT_EQ(b64Reads, (4 + 1) * 2) << dis;
       EXPECT_EQ(readNotes(k.binary).privateSegmentBytes, 0);
     }
 }
@@ -245,6 +255,72 @@ TEST(AMDGPUMfma, F32AndI8DotsDoNotUseMfma) {
       if (!haveLlvmTools()) GTEST_SKIP() << "llvm-objdump-19 not installed";
       EXPECT_EQ(disassemble(k.binary).find("v_mfma"), std::string::npos);
     }
+}
+
+// A laid-out dot kernel (operands in a plain wave64 layout, the accumulator in `accLayout`, scratch allocated as
+// the allocator would), lowered straight to LLVM IR: exercises lowerDot's own checks, without the layout policy.
+std::string loweredDot(const std::string& in, int64_t M, int64_t N, int64_t K, const std::string& accLayout) {
+  const std::string L = "#blocked{order = [1, 0], spt = [1, 4], tpw = [8, 8], wpc = [4, 1]}";
+  const int64_t bytes = in == "f32" ? 4 : 2;
+  const int64_t need = (M * K * bytes + 15) / 16 * 16 + (K * N * bytes + 15) / 16 * 16;
+  auto load = [&](const std::string& name, const std::string& ptr, const std::string& elem, int64_t rows,
+                  int64_t cols, const std::string& lay) {
+    const std::string R = std::to_string(rows), C = std::to_string(cols), t = "tile<" + R + "x" + C;
+    std::string r;
+    r += "  %" + name + "i = arange {end = " + R + ", start = 0} : tile<" + R + "xi32, #slice{dim = 1, parent = " +
+         lay + "}>\n";
+    r += "  %" + name + "j = arange {end = " + C + ", start = 0} : tile<" + C + "xi32, #slice{dim = 0, parent = " +
+         lay + "}>\n";
+    r += "  %" + name + "i2 = expand_dims %" + name + "i {axis = 1} : tile<" + R + "x1xi32, " + lay + ">\n";
+    r += "  %" + name + "j2 = expand_dims %" + name + "j {axis = 0} : tile<1x" + C + "xi32, " + lay + ">\n";
+    r += "  %" + name + "k = constant {value = " + C + "} : tile<" + R + "x1xi32, " + lay + ">\n";
+    r += "  %" + name + "ik = mul %" + name + "i2, %" + name + "k : tile<" + R + "x1xi32, " + lay + ">\n";
+    r += "  %" + name + "ib = broadcast %" + name + "ik : " + t + "xi32, " + lay + ">\n";
+    r += "  %" + name + "jb = broadcast %" + name + "j2 : " + t + "xi32, " + lay + ">\n";
+    r += "  %" + name + "o = add %" + name + "ib, %" + name + "jb : " + t + "xi32, " + lay + ">\n";
+    r += "  %" + name + "s = splat %" + ptr + " : " + t + "xptr<" + elem + ">, " + lay + ">\n";
+    r += "  %" + name + "p = addptr %" + name + "s, %" + name + "o : " + t + "xptr<" + elem + ">, " + lay + ">\n";
+    r += "  %" + name + "v = load %" + name + "p : " + t + "x" + elem + ", " + lay + ">\n";
+    return r;
+  };
+  std::string s = "func @dot(%a: ptr<" + in + "> {divisibility = 16}, %b: ptr<" + in +
+                  "> {divisibility = 16}, %c: ptr<f32> {divisibility = 16}) attributes {num_warps = 4, smem_bytes = " +
+                  std::to_string(need) + "} {\n";
+  s += load("x", "a", in, M, K, L) + load("y", "b", in, K, N, L) + load("z", "c", "f32", M, N, accLayout);
+  s += "  %d = dot %xv, %yv, %zv {input_precision = \"ieee\", smem_bytes = " + std::to_string(need) +
+       ", smem_offset = 0} : tile<" + std::to_string(M) + "x" + std::to_string(N) + "xf32, " + accLayout + ">\n";
+  s += "  store %zp, %d\n  return\n}\n";
+  std::unique_ptr<ir::Module> m = ir::parseModule(s, "lowered_dot.tir");
+  ir::verify(*m);
+  std::unique_ptr<backends::Target> target = backends::createTarget("amdgpu");
+  backends::TargetOptions opts;
+  opts.arch = "gfx942";
+  opts.numWarps = 4;
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> lm = target->lowerToLLVM(*m->functions().at(0), ctx, opts);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  lm->print(os, nullptr);
+  return os.str();
+}
+
+TEST(AMDGPUMfma, LoweringUsesMfmaOnlyForFragmentAccumulators) {
+  const std::string fragment = "#blocked{order = [1, 0], spt = [4, 1], tpw = [4, 16], wpc = [1, 4]}";
+  const std::string plain = "#blocked{order = [1, 0], spt = [1, 4], tpw = [8, 8], wpc = [4, 1]}";
+  // 32x64x32, 4 warps along N: per warp 2 row blocks x 1 column block, two K steps.
+  EXPECT_EQ(countOccurrences(loweredDot("f16", 32, 64, 32, fragment),
+                             "call <4 x float> @llvm.amdgcn.mfma.f32.16x16x16f16"),
+            2 * 2);
+  EXPECT_EQ(countOccurrences(loweredDot("bf16", 32, 64, 32, fragment),
+                             "call <4 x float> @llvm.amdgcn.mfma.f32.16x16x16bf16.1k"),
+            2 * 2);
+  // Not an MFMA fragment layout, or f32 inputs: the portable FMA lowering.
+  for (const auto& [in, layout] : std::vector<std::pair<std::string, std::string>>{{"f16", plain}, {"f32", fragment}}) {
+    SCOPED_TRACE(in + " " + layout);
+    const std::string ir = loweredDot(in, 32, 64, 32, layout);
+    EXPECT_EQ(ir.find("llvm.amdgcn.mfma"), std::string::npos);
+    EXPECT_NE(ir.find("llvm.fma"), std::string::npos) << ir;
+  }
 }
 
 TEST(AMDGPUMfma, TutorialF16MatmulUsesMfma) {
