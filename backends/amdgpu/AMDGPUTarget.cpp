@@ -1,3 +1,4 @@
+#include "backends/common/OptimizeModule.h"
 #include "backends/amdgpu/AMDGPUTarget.h"
 
 #include <fcntl.h>
@@ -86,21 +87,6 @@ void sizeSharedMemory(llvm::Module& m, const ir::Function& f) {
   g->setName(kSharedMemorySymbol);
   // Keep the whole allocation: global optimizations would otherwise shrink the array to the bytes touched.
   llvm::appendToCompilerUsed(m, {g});
-}
-
-void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(&tm);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  mpm.run(m, mam);
 }
 
 std::string readFile(const std::filesystem::path& p) {
@@ -203,7 +189,7 @@ std::string AMDGPUTarget::emitBinary(llvm::Module& m, const TargetOptions& opts)
       return f->getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL || f->isDeclaration();
     return g.isDeclaration();
   });
-  optimize(m, *tm);
+  optimizeModule(m, *tm);
   std::string err;
   llvm::raw_string_ostream es(err);
   if (llvm::verifyModule(m, &es)) throw Error("amdgpu: invalid LLVM IR after optimization: " + es.str());

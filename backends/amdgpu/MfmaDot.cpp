@@ -6,6 +6,7 @@
 #include <array>
 #include <map>
 
+#include "backends/common/TensorCoreDot.h"
 #include "backends/amdgpu/AMDGPUHooks.h"
 #include "backends/amdgpu/MfmaFragments.h"
 #include "backends/common/KernelLowering.h"
@@ -16,32 +17,17 @@ namespace {
 
 llvm::Value* i32(IRBuilder& b, int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); }
 
-// XOR over the set bits j of `warp` of bases[j][dim]: the warp's part of a coordinate.
-llvm::Value* warpPart(IRBuilder& b, llvm::Value* warp, const std::vector<Coords>& bases, int dim) {
-  llvm::Value* acc = i32(b, 0);
-  for (size_t j = 0; j < bases.size(); ++j) {
-    if (bases[j][dim] == 0) continue;
-    llvm::Value* bit = b.CreateAnd(b.CreateLShr(warp, i32(b, static_cast<int64_t>(j))), i32(b, 1));
-    acc = b.CreateXor(acc, b.CreateMul(bit, i32(b, bases[j][dim])));
-  }
-  return acc;
-}
-
 }  // namespace
 
 bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
+  std::optional<TensorCoreDot> shape = matchTensorCoreDot(op, kMfmaM, kMfmaN, kMfmaK);
+  if (!shape) return false;
   const ir::Value* a = op.operand(0);
   const ir::Value* bv = op.operand(1);
   const ir::Value* acc = op.operand(2);
-  ir::Type aTy = a->type(), bTy = bv->type(), accTy = acc->type();
-  if (op.result(0)->type() != accTy) return false;
-  if (aTy.element().isPtr() || bTy.element().isPtr() || accTy.element().isPtr()) return false;
-  const ir::ScalarKind in = aTy.element().scalarKind();
-  if ((in != ir::ScalarKind::F16 && in != ir::ScalarKind::BF16) || bTy.element().scalarKind() != in ||
-      accTy.element().scalarKind() != ir::ScalarKind::F32)
-    return false;
-  const int64_t M = aTy.shape()[0], K = aTy.shape()[1], N = bTy.shape()[1];
-  if (M % kMfmaM != 0 || N % kMfmaN != 0 || K % kMfmaK != 0) return false;
+  ir::Type aTy = a->type(), accTy = acc->type();
+  const ir::ScalarKind in = shape->input;
+  const int64_t M = shape->M, K = shape->K, N = shape->N;
   const ThreadMap& cmap = L.mapOf(accTy, op.name());
   std::optional<MfmaAccumulatorPlan> plan = planMfmaAccumulator(cmap);
   if (!plan) return false;
@@ -77,8 +63,8 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   // mfmaOperandOrigin(lane) = (lane % 16, 4 * (lane / 16)).
   llvm::Value* lane = L.laneId();
   llvm::Value* warp = L.warpId();
-  llvm::Value* warpRow = warpPart(b, warp, cmap.warpBases, 0);
-  llvm::Value* warpCol = warpPart(b, warp, cmap.warpBases, 1);
+  llvm::Value* warpRow = warpCoordinatePart(b, warp, cmap.warpBases, 0);
+  llvm::Value* warpCol = warpCoordinatePart(b, warp, cmap.warpBases, 1);
   llvm::Value* laneOuter = b.CreateAnd(lane, i32(b, 15));
   llvm::Value* laneK = b.CreateShl(b.CreateLShr(lane, i32(b, 4)), i32(b, 2));
 

@@ -1,0 +1,28 @@
+#include "backends/common/TensorCoreDot.h"
+
+namespace tessera::backends {
+
+std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, int64_t tileM, int64_t tileN, int64_t tileK) {
+  ir::Type aTy = dot.operand(0)->type(), bTy = dot.operand(1)->type(), accTy = dot.operand(2)->type();
+  if (dot.result(0)->type() != accTy) return std::nullopt;
+  if (aTy.element().isPtr() || bTy.element().isPtr() || accTy.element().isPtr()) return std::nullopt;
+  const ir::ScalarKind in = aTy.element().scalarKind();
+  if ((in != ir::ScalarKind::F16 && in != ir::ScalarKind::BF16) || bTy.element().scalarKind() != in ||
+      accTy.element().scalarKind() != ir::ScalarKind::F32)
+    return std::nullopt;
+  const int64_t M = aTy.shape()[0], K = aTy.shape()[1], N = bTy.shape()[1];
+  if (M % tileM != 0 || N % tileN != 0 || K % tileK != 0) return std::nullopt;
+  return TensorCoreDot{in, M, N, K};
+}
+
+llvm::Value* warpCoordinatePart(IRBuilder& b, llvm::Value* warp, const std::vector<Coords>& bases, int dim) {
+  llvm::Value* acc = b.getInt32(0);
+  for (size_t j = 0; j < bases.size(); ++j) {
+    if (bases[j][dim] == 0) continue;
+    llvm::Value* bit = b.CreateAnd(b.CreateLShr(warp, b.getInt32(static_cast<uint32_t>(j))), b.getInt32(1));
+    acc = b.CreateXor(acc, b.CreateMul(bit, b.getInt32(static_cast<uint32_t>(bases[j][dim]))));
+  }
+  return acc;
+}
+
+}  // namespace tessera::backends
