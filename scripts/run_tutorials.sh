@@ -22,10 +22,16 @@ for t in "${tutorials[@]}"; do
   "$build/tutorials/tutorial_$t"
   record $? "$t  C++"
 done
+# A CUDA GPU, if present, also runs the Python tutorials (the C++ programs add it themselves).
+gpu=$(PYTHONPATH="$build/python" /usr/bin/python3 -c 'import tessera; print(int(tessera._C.cuda_available()))' 2>/dev/null || echo 0)
 for t in "${tutorials[@]}"; do
   echo "== tutorial $t (Python)"
   PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" /usr/bin/python3 "$root/tutorials/$t.py"
   record $? "$t  Python"
+  if [ "$gpu" = 1 ]; then  # the same script on the GPU (numpy arrays copied to the device by the CUDA JIT)
+    PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" /usr/bin/python3 "$root/tutorials/$t.py" --backend cuda
+    record $? "$t  Python (GPU)"
+  fi
 done
 echo
 echo "== tutorials"

@@ -1,5 +1,5 @@
 // Tutorial 1: vector add. Traces the kernel, round-trips its IR, and runs it on the reference interpreter and
-// in eager mode against a plain C++ loop. See 01_vector_add.md for the walk-through.
+// in eager mode (and on the GPU when a CUDA device is present) against a plain C++ loop. See 01_vector_add.md.
 #include "tutorials/TutorialSupport.h"
 #include "tutorials/kernels/vector_add.h"
 
@@ -17,13 +17,12 @@ int main() {
   report.check("trace, verify, print, parse, print", checkRoundTrip(*k.trace(constants)));
 
   tessera::interp::Grid grid{(n + block - 1) / block, 1, 1};
-  for (bool eager : {false, true}) {
+  for (Backend backend : availableBackends()) {
     std::vector<float> out(n, NAN);
     std::vector<tessera::interp::Arg> args{buffer(x), buffer(y), buffer(out), n};
-    if (eager) k.runEager(grid, args, constants);
-    else k.runInterpreter(grid, args, constants);
+    runOn(backend, k, grid, args, constants);
     double err = worstError(out, want, 1e-6, 1e-6);
-    report.check(std::string(eager ? "eager mode" : "interpreter") + " matches C++ (n=" + std::to_string(n) + ")",
+    report.check(backendName(backend) + " matches C++ (n=" + std::to_string(n) + ")",
                  err <= 1, fmtError(err));
   }
   return report.finish();

@@ -18,13 +18,12 @@ int main() {
   tessera::KernelDef k = softmax_kernel();
   tessera::Constants constants{{"BLOCK", block}};
   report.check("trace, verify, print, parse, print", checkRoundTrip(*k.trace(constants)));
-  for (bool eager : {false, true}) {
+  for (Backend backend : availableBackends()) {
     std::vector<float> out(rows * cols, NAN);
     std::vector<tessera::interp::Arg> args{buffer(out), buffer(in), cols, cols, cols};
-    if (eager) k.runEager({rows, 1, 1}, args, constants);
-    else k.runInterpreter({rows, 1, 1}, args, constants);
+    runOn(backend, k, {rows, 1, 1}, args, constants);
     double err = worstError(out, want, 1e-7, 1e-5);
-    report.check(std::string(eager ? "eager mode" : "interpreter") + " matches C++ (" + std::to_string(rows) + "x" +
+    report.check(backendName(backend) + " matches C++ (" + std::to_string(rows) + "x" +
                      std::to_string(cols) + ")",
                  err <= 1, fmtError(err));
   }

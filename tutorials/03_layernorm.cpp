@@ -53,12 +53,11 @@ Reference reference(const std::vector<float>& x, const std::vector<float>& w, co
 }
 
 void launch(const tessera::KernelDef& k, int64_t programs, const std::vector<Arg>& args,
-            const tessera::Constants& constants, bool eager) {
-  if (eager) k.runEager({programs, 1, 1}, args, constants);
-  else k.runInterpreter({programs, 1, 1}, args, constants);
+            const tessera::Constants& constants, Backend backend) {
+  runOn(backend, k, {programs, 1, 1}, args, constants);
 }
 
-std::string modeName(bool eager) { return eager ? "eager mode" : "interpreter"; }
+std::string modeName(Backend backend) { return backendName(backend); }
 
 }  // namespace
 
@@ -80,28 +79,28 @@ int main() {
   report.check("backward (atomics): round trip", checkRoundTrip(*bwdAtomic.trace(bwdConstants)));
 
   const int64_t bwdPrograms = (kRows + kRowsPerProgram - 1) / kRowsPerProgram;
-  for (bool eager : {false, true}) {
+  for (Backend backend : availableBackends()) {
     // Forward; its mean and rstd are what the backward consumes.
     std::vector<float> y(kRows * kCols, NAN), mean(kRows, NAN), rstd(kRows, NAN);
     launch(fwd, kRows, {buffer(x), buffer(y), buffer(w), buffer(b), buffer(mean), buffer(rstd), kCols, kCols,
                         static_cast<double>(kEps)},
-           fwdConstants, eager);
+           fwdConstants, backend);
     double err = std::max({worstError(y, ref.y, 1e-5, 1e-4), worstError(mean, ref.mean, 1e-6, 1e-5),
                            worstError(rstd, ref.rstd, 1e-6, 1e-5)});
-    report.check("forward, " + modeName(eager) + " matches C++" + size, err <= 1, fmtError(err));
+    report.check("forward, " + modeName(backend) + " matches C++" + size, err <= 1, fmtError(err));
 
     // Backward, two stages: per-program partial sums, then a column sum over them.
     std::vector<float> dx(kRows * kCols, NAN), partialDw(bwdPrograms * kCols, NAN),
         partialDb(bwdPrograms * kCols, NAN), dw(kCols, NAN), db(kCols, NAN);
     launch(bwdDx, bwdPrograms, {buffer(x), buffer(dy), buffer(dx), buffer(w), buffer(mean), buffer(rstd),
                                 buffer(partialDw), buffer(partialDb), kCols, kRows, kCols, kRowsPerProgram},
-           bwdConstants, eager);
+           bwdConstants, backend);
     launch(bwdDwDb, (kCols + 255) / 256, {buffer(partialDw), buffer(partialDb), buffer(dw), buffer(db), bwdPrograms,
                                           kCols},
-           dwdbConstants, eager);
+           dwdbConstants, backend);
     err = std::max({worstError(dx, ref.dx, 1e-5, 1e-4), worstError(dw, ref.dw, 1e-5, 1e-4),
                     worstError(db, ref.db, 1e-5, 1e-4)});
-    report.check("backward two-stage, " + modeName(eager) + " matches", err <= 1, fmtError(err));
+    report.check("backward two-stage, " + modeName(backend) + " matches", err <= 1, fmtError(err));
 
     // Backward with atomics straight into zeroed dw/db.
     std::fill(dx.begin(), dx.end(), NAN);
@@ -109,10 +108,10 @@ int main() {
     std::fill(db.begin(), db.end(), 0.0f);
     launch(bwdAtomic, bwdPrograms, {buffer(x), buffer(dy), buffer(dx), buffer(w), buffer(mean), buffer(rstd),
                                     buffer(dw), buffer(db), kCols, kRows, kCols, kRowsPerProgram},
-           bwdConstants, eager);
+           bwdConstants, backend);
     err = std::max({worstError(dx, ref.dx, 1e-5, 1e-4), worstError(dw, ref.dw, 1e-5, 1e-4),
                     worstError(db, ref.db, 1e-5, 1e-4)});
-    report.check("backward atomics, " + modeName(eager) + " matches", err <= 1, fmtError(err));
+    report.check("backward atomics, " + modeName(backend) + " matches", err <= 1, fmtError(err));
   }
   return report.finish();
 }

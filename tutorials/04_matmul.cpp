@@ -33,13 +33,12 @@ const char* activationName(int activation) {
 }
 
 void launch(const tessera::KernelDef& k, const std::vector<Arg>& args, const tessera::Constants& constants,
-            bool eager) {
+            Backend backend) {
   const tessera::interp::Grid grid{((M + BM - 1) / BM) * ((N + BN - 1) / BN), 1, 1};
-  if (eager) k.runEager(grid, args, constants);
-  else k.runInterpreter(grid, args, constants);
+  runOn(backend, k, grid, args, constants);
 }
 
-std::string modeName(bool eager) { return eager ? "eager mode" : "interpreter"; }
+std::string modeName(Backend backend) { return backendName(backend); }
 
 }  // namespace
 
@@ -61,11 +60,11 @@ int main() {
   tessera::KernelDef plain = matmul_kernel();
   tessera::Constants constants{{"BM", BM}, {"BN", BN}, {"BK", BK}, {"GROUP_M", GROUP_M}};
   report.check("trace, verify, print, parse, print", checkRoundTrip(*plain.trace(constants)));
-  for (bool eager : {false, true}) {
+  for (Backend backend : availableBackends()) {
     std::vector<float> c(M * N, NAN);
-    launch(plain, {aBuf, bBuf, buffer(c), M, N, K, K, int64_t(1), N, int64_t(1), N, int64_t(1)}, constants, eager);
+    launch(plain, {aBuf, bBuf, buffer(c), M, N, K, K, int64_t(1), N, int64_t(1), N, int64_t(1)}, constants, backend);
     double err = worstError(c, want, 1e-5, 1e-5);
-    report.check(modeName(eager) + " matches C++" + size, err <= 1, fmtError(err));
+    report.check(modeName(backend) + " matches C++" + size, err <= 1, fmtError(err));
   }
 
   // Fused epilogue: f32 output (tolerance of f32 accumulation) and f16 output (half an f16 ulp, 2^-11 relative,
@@ -80,20 +79,20 @@ int main() {
     report.check(name + ": round trip (f32, f16 C)", roundTrips);
     std::vector<double> activated(M * N);
     for (int64_t i = 0; i < M * N; ++i) activated[i] = activate(want[i], activation);
-    for (bool eager : {false, true}) {
+    for (Backend backend : availableBackends()) {
       std::vector<float> c(M * N, NAN);
       launch(epilogue, {aBuf, bBuf, buffer(c), M, N, K, K, int64_t(1), N, int64_t(1), N, int64_t(1)},
-             withActivation, eager);
+             withActivation, backend);
       double err = worstError(c, activated, 1e-5, 1e-5);
 
       std::vector<uint16_t> c16(M * N, 0x7e00);  // f16 NaN until written
       launch(epilogueF16,
              {aBuf, bBuf, Buffer{c16.data(), c16.size() * 2}, M, N, K, K, int64_t(1), N, int64_t(1), N, int64_t(1)},
-             withActivation, eager);
+             withActivation, backend);
       std::vector<float> c16AsFloat(M * N);
       for (int64_t i = 0; i < M * N; ++i) c16AsFloat[i] = tessera::interp::decodeF16(c16[i]);
       double err16 = worstError(c16AsFloat, activated, 1e-4, 1e-3);
-      report.check(name + ", " + modeName(eager) + " f32/f16 C", err <= 1 && err16 <= 1,
+      report.check(name + ", " + modeName(backend) + " f32/f16 C", err <= 1 && err16 <= 1,
                    fmtError(err) + " / f16 " + fmtError(err16));
     }
   }

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cmath>
+#include <map>
+#include <memory>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -11,6 +13,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "jit/JitKernel.h"
 #include "tessera/tessera.h"
 
 namespace tutorials {
@@ -46,6 +49,58 @@ inline bool checkRoundTrip(const tessera::ir::Module& m) {
   auto reparsed = tessera::ir::parseModule(text, "<traced>");
   tessera::ir::verify(*reparsed);
   return tessera::ir::print(*reparsed) == text;
+}
+
+// Where a tutorial runs its kernels: always the reference interpreter and eager mode, plus the GPU (through the
+// CUDA JIT) when a CUDA device is present.
+enum class Backend { Interpreter, Eager, Gpu };
+
+inline std::vector<Backend> availableBackends() {
+  std::vector<Backend> b{Backend::Interpreter, Backend::Eager};
+  if (tessera::jit::CudaDriver::instance().available()) b.push_back(Backend::Gpu);
+  return b;
+}
+
+inline std::string backendName(Backend b) {
+  switch (b) {
+    case Backend::Interpreter: return "interpreter";
+    case Backend::Eager: return "eager mode";
+    case Backend::Gpu: return "GPU";
+  }
+  return "";
+}
+
+// Runs `k` on `backend` over host buffers. On the GPU every buffer is copied to the device, the kernel is JIT-compiled
+// (once per specialization) and launched, and every buffer is copied back, so callers read results the same way.
+inline void runOn(Backend backend, const tessera::KernelDef& k, tessera::interp::Grid grid,
+                  const std::vector<tessera::interp::Arg>& args, const tessera::Constants& constants, int numWarps = 4) {
+  if (backend == Backend::Interpreter) return k.runInterpreter(grid, args, constants);
+  if (backend == Backend::Eager) return k.runEager(grid, args, constants);
+  namespace jit = tessera::jit;
+  std::vector<jit::DeviceBuffer> device;
+  device.reserve(args.size());
+  std::vector<jit::KernelArg> kernelArgs;
+  for (const tessera::interp::Arg& a : args) {
+    if (auto* b = std::get_if<tessera::interp::Buffer>(&a)) {
+      device.emplace_back(b->bytes);
+      device.back().copyFromHost(b->data, b->bytes);
+      kernelArgs.emplace_back(device.back());
+    } else if (auto* i = std::get_if<int64_t>(&a)) {
+      kernelArgs.emplace_back(*i);
+    } else {
+      kernelArgs.emplace_back(std::get<double>(a));
+    }
+  }
+  static std::map<std::string, std::unique_ptr<jit::JitKernel>> kernels;  // one handle (and its cache) per kernel
+  auto& handle = kernels[k.name()];
+  if (!handle) handle = std::make_unique<jit::JitKernel>(k);
+  jit::LaunchOptions options;
+  options.numWarps = numWarps;
+  handle->launch({grid[0], grid[1], grid[2]}, kernelArgs, constants, options);
+  jit::CudaDriver::instance().synchronize(nullptr, k.name());
+  size_t next = 0;
+  for (const tessera::interp::Arg& a : args)
+    if (auto* b = std::get_if<tessera::interp::Buffer>(&a)) device[next++].copyToHost(b->data, b->bytes);
 }
 
 struct Report {

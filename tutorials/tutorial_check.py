@@ -9,8 +9,8 @@ import argparse
 import numpy as np
 import tessera
 
-# What tessera.kernel can launch on here. A GPU path (torch tensors, backend="cuda") plugs in once the CUDA JIT
-# adds "cuda" to this tuple; until then every tutorial runs on the reference interpreter (or in eager mode).
+# Where a tutorial can run: the reference interpreter (default), eager mode, or "cuda" (numpy arrays copied to the
+# GPU and back by the CUDA JIT; scripts/run_tutorials.sh adds it when tessera._C.cuda_available()).
 BACKENDS = tessera.kernel.BACKENDS
 
 
