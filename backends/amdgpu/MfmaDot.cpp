@@ -21,13 +21,14 @@ llvm::Value* i32(IRBuilder& b, int64_t v) { return b.getInt32(static_cast<uint32
 
 bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   std::optional<TensorCoreDot> shape = matchTensorCoreDot(op, kMfmaM, kMfmaN, kMfmaK);
-  if (!shape) return false;
+  // The fragments are read from the accumulator's layout and written back in it: the result must share it.
+  if (!shape || op.result(0)->type() != op.operand(2)->type()) return false;
   const ir::Value* a = op.operand(0);
   const ir::Value* bv = op.operand(1);
   const ir::Value* acc = op.operand(2);
   ir::Type aTy = a->type(), accTy = acc->type();
   const ir::ScalarKind in = shape->input;
-  const int64_t M = shape->M, K = shape->K, N = shape->N;
+  const int64_t K = shape->K;
   const ThreadMap& cmap = L.mapOf(accTy, op.name());
   std::optional<MfmaAccumulatorPlan> plan = planMfmaAccumulator(cmap);
   if (!plan) return false;
@@ -38,10 +39,9 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
 
   // 1. Stage A row-major and B transposed (each thread writes the elements it owns), inside the byte ranges of the
   // portable lowering (transforms/SharedMemory.h's dot rule): B's range has the same size, only permuted.
-  const int64_t bOffset = alignTo(M * K * 2, 16);
-  llvm::Value* base = L.scratch(op, bOffset + K * N * 2);
-  llvm::Value* aBase = base;
-  llvm::Value* bBase = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, static_cast<uint64_t>(bOffset));
+  const DotStaging staging = dotStagingBuffers(L, op, *shape);
+  llvm::Value* aBase = staging.a;
+  llvm::Value* bBase = staging.b;
   auto stage = [&](const ir::Value* v, llvm::Value* buf, bool transposed) {
     const ThreadMap& map = L.mapOf(v->type(), op.name());
     const Regs& regs = L.get(v);

@@ -7,6 +7,7 @@
 
 #include <optional>
 
+#include "backends/common/TensorCoreDot.h"
 #include "transforms/AssignLayouts.h"
 
 namespace tessera::backends::amdgpu {
@@ -14,15 +15,9 @@ namespace tessera::backends::amdgpu {
 // The MFMA accumulator layout for `dot`, or nullopt when the dot is not an MFMA candidate.
 std::optional<ir::Layout> mfmaAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options);
 
-class AMDGPULayoutPolicy : public transforms::LayoutPolicy {
+class AMDGPULayoutPolicy : public TensorCoreLayoutPolicy {
  public:
-  explicit AMDGPULayoutPolicy(const transforms::PassOptions& options) : options_(options), fallback_(options) {}
-  std::optional<ir::Layout> operandLayout(const ir::Op& op, unsigned index) const override;
-  std::optional<ir::Layout> resultLayout(const ir::Op& op, unsigned index) const override;
-
- private:
-  transforms::PassOptions options_;
-  transforms::DefaultLayoutPolicy fallback_;
+  explicit AMDGPULayoutPolicy(const transforms::PassOptions& options) : TensorCoreLayoutPolicy(options, &mfmaAccumulatorLayout) {}
 };
 
 }  // namespace tessera::backends::amdgpu

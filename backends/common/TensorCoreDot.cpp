@@ -1,10 +1,15 @@
 #include "backends/common/TensorCoreDot.h"
 
+#include "backends/common/KernelLowering.h"
+
 namespace tessera::backends {
 
 std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, int64_t tileM, int64_t tileN, int64_t tileK) {
+  if (!dot.is(ir::OpKind::Dot) || dot.numOperands() != 3 || dot.numResults() != 1) return std::nullopt;
   ir::Type aTy = dot.operand(0)->type(), bTy = dot.operand(1)->type(), accTy = dot.operand(2)->type();
-  if (dot.result(0)->type() != accTy) return std::nullopt;
+  if (aTy.rank() != 2 || bTy.rank() != 2 || accTy.rank() != 2) return std::nullopt;
+  // Layouts may differ between the accumulator and the result before assign-layouts has run.
+  if (dot.result(0)->type().withoutEncoding() != accTy.withoutEncoding()) return std::nullopt;
   if (aTy.element().isPtr() || bTy.element().isPtr() || accTy.element().isPtr()) return std::nullopt;
   const ir::ScalarKind in = aTy.element().scalarKind();
   if ((in != ir::ScalarKind::F16 && in != ir::ScalarKind::BF16) || bTy.element().scalarKind() != in ||
@@ -13,6 +18,24 @@ std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, int64_t tileM
   const int64_t M = aTy.shape()[0], K = aTy.shape()[1], N = bTy.shape()[1];
   if (M % tileM != 0 || N % tileN != 0 || K % tileK != 0) return std::nullopt;
   return TensorCoreDot{in, M, N, K};
+}
+
+DotStaging dotStagingBuffers(KernelLowering& L, const ir::Op& dot, const TensorCoreDot& shape) {
+  const int64_t bOffset = alignTo(shape.M * shape.K * 2, 16);
+  llvm::Value* base = L.scratch(dot, bOffset + shape.K * shape.N * 2);
+  return {base, L.b.CreateConstInBoundsGEP1_64(L.b.getInt8Ty(), base, static_cast<uint64_t>(bOffset))};
+}
+
+std::optional<ir::Layout> TensorCoreLayoutPolicy::operandLayout(const ir::Op& op, unsigned index) const {
+  if (index == 2)
+    if (std::optional<ir::Layout> l = accumulatorLayout_(op, options_)) return l;
+  return fallback_.operandLayout(op, index);
+}
+
+std::optional<ir::Layout> TensorCoreLayoutPolicy::resultLayout(const ir::Op& op, unsigned index) const {
+  if (index == 0)
+    if (std::optional<ir::Layout> l = accumulatorLayout_(op, options_)) return l;
+  return fallback_.resultLayout(op, index);
 }
 
 llvm::Value* warpCoordinatePart(IRBuilder& b, llvm::Value* warp, const std::vector<Coords>& bases, int dim) {

@@ -7,6 +7,7 @@
 
 #include "backends/common/LoweringHooks.h"
 #include "backends/common/ThreadMap.h"
+#include "transforms/AssignLayouts.h"
 
 namespace tessera::backends {
 
@@ -15,9 +16,34 @@ struct TensorCoreDot {
   int64_t M, N, K;
 };
 
-// The dot's shape if it is a tensor-core candidate: f16 or bf16 operands of one type, an f32 accumulator equal to
-// the result type, and M, N, K multiples of the instruction's tile; nullopt otherwise (the FMA path runs).
+// The dot's shape if it is a tensor-core candidate: f16 or bf16 rank-2 operands of one type, an f32 accumulator
+// equal to the result type, and M, N, K multiples of the instruction's tile; nullopt otherwise (the FMA path runs).
+// Used both by the layout policies (before layouts exist) and by the lowerings.
 std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, int64_t tileM, int64_t tileN, int64_t tileK);
+
+// Where a tensor-core lowering stages A and B: inside the byte ranges of transforms/SharedMemory.h's dot rule
+// (A first, B at A's size rounded up to 16), each target permuting elements within its own range.
+struct DotStaging {
+  llvm::Value* a;
+  llvm::Value* b;
+};
+DotStaging dotStagingBuffers(KernelLowering& L, const ir::Op& dot, const TensorCoreDot& shape);
+
+// A target's layout policy for tensor-core dots: the accumulator (operand 2) and the result of a qualifying dot get
+// `accumulatorLayout`'s layout (the instruction's output fragments); everything else follows the default policy.
+class TensorCoreLayoutPolicy : public transforms::LayoutPolicy {
+ public:
+  using AccumulatorLayoutFn = std::optional<ir::Layout> (*)(const ir::Op&, const transforms::PassOptions&);
+  TensorCoreLayoutPolicy(const transforms::PassOptions& options, AccumulatorLayoutFn accumulatorLayout)
+      : options_(options), accumulatorLayout_(accumulatorLayout), fallback_(options) {}
+  std::optional<ir::Layout> operandLayout(const ir::Op& op, unsigned index) const override;
+  std::optional<ir::Layout> resultLayout(const ir::Op& op, unsigned index) const override;
+
+ private:
+  transforms::PassOptions options_;
+  AccumulatorLayoutFn accumulatorLayout_;
+  transforms::DefaultLayoutPolicy fallback_;
+};
 
 // The warp's part of coordinate `dim`: the XOR over the set bits j of `warp` of bases[j][dim] (ThreadMap's
 // linear description of how warps spread over the tile).

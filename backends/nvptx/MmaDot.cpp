@@ -29,13 +29,14 @@ llvm::Value* swizzledIndex(IRBuilder& b, const MmaSwizzle& s, llvm::Value* row, 
 
 bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   std::optional<TensorCoreDot> shape = matchTensorCoreDot(op, kMmaM, kMmaN, kMmaK);
-  if (!shape) return false;
+  // The fragments are read from the accumulator's layout and written back in it: the result must share it.
+  if (!shape || op.result(0)->type() != op.operand(2)->type()) return false;
   const ir::Value* a = op.operand(0);
   const ir::Value* bv = op.operand(1);
   const ir::Value* acc = op.operand(2);
   ir::Type aTy = a->type(), accTy = acc->type();
   const ir::ScalarKind in = shape->input;
-  const int64_t M = shape->M, K = shape->K, N = shape->N;
+  const int64_t K = shape->K, N = shape->N;
   const ThreadMap& cmap = L.mapOf(accTy, op.name());
   std::optional<MmaAccumulatorPlan> plan = planMmaAccumulator(cmap);
   if (!plan) return false;
@@ -46,10 +47,9 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
 
   // 1. Stage A and B (each thread writes the elements it owns) at their swizzled places; the byte ranges are the
   // portable lowering's (transforms/SharedMemory.h's dot rule), permuted within each row.
-  const int64_t bOffset = alignTo(M * K * 2, 16);
-  llvm::Value* base = L.scratch(op, bOffset + K * N * 2);
-  llvm::Value* aBase = base;
-  llvm::Value* bBase = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, static_cast<uint64_t>(bOffset));
+  const DotStaging staging = dotStagingBuffers(L, op, *shape);
+  llvm::Value* aBase = staging.a;
+  llvm::Value* bBase = staging.b;
   const MmaSwizzle aSwizzle = mmaSwizzleFor(K), bSwizzle = mmaSwizzleFor(N);
   auto stage = [&](const ir::Value* v, llvm::Value* buf, const MmaSwizzle& s) {
     const ThreadMap& map = L.mapOf(v->type(), op.name());

@@ -7,6 +7,7 @@
 
 #include <optional>
 
+#include "backends/common/TensorCoreDot.h"
 #include "transforms/AssignLayouts.h"
 
 namespace tessera::backends::nvptx {
@@ -14,15 +15,9 @@ namespace tessera::backends::nvptx {
 // The mma accumulator layout for `dot`, or nullopt when the dot is not an mma candidate.
 std::optional<ir::Layout> mmaAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options);
 
-class NVPTXLayoutPolicy : public transforms::LayoutPolicy {
+class NVPTXLayoutPolicy : public TensorCoreLayoutPolicy {
  public:
-  explicit NVPTXLayoutPolicy(const transforms::PassOptions& options) : options_(options), fallback_(options) {}
-  std::optional<ir::Layout> operandLayout(const ir::Op& op, unsigned index) const override;
-  std::optional<ir::Layout> resultLayout(const ir::Op& op, unsigned index) const override;
-
- private:
-  transforms::PassOptions options_;
-  transforms::DefaultLayoutPolicy fallback_;
+  explicit NVPTXLayoutPolicy(const transforms::PassOptions& options) : TensorCoreLayoutPolicy(options, &mmaAccumulatorLayout) {}
 };
 
 }  // namespace tessera::backends::nvptx

@@ -225,7 +225,7 @@ TEST(LayoutPipeline, TransposeKeepsResultsWithOneConversion) {
     auto before = parse(kTranspose);
     auto after = parse(kTranspose);
     ir::Function& f = *after->functions().front();
-    runLayoutPipeline(f, {numWarps, 32});
+    runLayoutPipeline(f, {numWarps, 32, nullptr});
     expectEveryTileHasLayout(f);
     EXPECT_EQ(countConversions(f), 1) << ir::print(*after);
 
