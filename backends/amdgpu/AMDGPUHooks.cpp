@@ -3,6 +3,7 @@
 #include <llvm/IR/IntrinsicsAMDGPU.h>
 
 #include "backends/amdgpu/AMDGPUMath.h"
+#include "backends/amdgpu/PrintfBuffer.h"
 #include "ir/Error.h"
 
 namespace tessera::backends::amdgpu {
@@ -80,15 +81,26 @@ llvm::Value* AMDGPUHooks::unaryMath(IRBuilder& b, OpKind op, llvm::Value* x, boo
 
 llvm::Value* AMDGPUHooks::fmod(IRBuilder& b, llvm::Value* x, llvm::Value* y) { return exactFmod(b, x, y); }
 
-void AMDGPUHooks::print(IRBuilder&, const std::string&, const std::vector<llvm::Value*>&) {
-  throw Error("debug_print is not supported on target amdgpu (amdgcn-amd-amdhsa): device printf needs the ROCm "
-              "device libraries' hostcall buffer, which this build does not have; use the interpreter to print");
+// Through the runtime's printf buffer (PrintfBuffer.h): the formats travel in the code object, the values in
+// records the runtime prints on the host when the dispatch completes.
+void AMDGPUHooks::print(IRBuilder& b, const std::string& format, const std::vector<llvm::Value*>& args) {
+  unsigned id = registerPrintfFormat(*b.GetInsertBlock()->getModule(), format, args);
+  writePrintfRecord(b, printfBufferPointer(b), id, args);
 }
 
-void AMDGPUHooks::assertFail(IRBuilder&, const std::string& message, const std::string&, unsigned, const std::string&) {
-  throw Error("device_assert ('" + message + "') is not supported on target amdgpu (amdgcn-amd-amdhsa): reporting "
-              "the message needs the ROCm device libraries, which this build does not have; use the interpreter "
-              "to check assertions");
+// The failing thread records the message through the printf buffer and traps (s_trap), which aborts the
+// dispatch as HIP's own device assert does. The text is part of the format; only the ids are arguments.
+void AMDGPUHooks::assertFail(IRBuilder& b, const std::string& message, const std::string& file, unsigned line,
+                             const std::string& function) {
+  auto literal = [](const std::string& text) {
+    std::string s;
+    for (char c : text) s += c == '%' ? "%%" : std::string(1, c);
+    return s;
+  };
+  std::string format = literal(file) + ":" + std::to_string(line) + ": " + literal(function) +
+                       ": block [%u,%u,%u], thread [%u]: Assertion `" + literal(message) + "` failed.\n";
+  print(b, format, {programId(b, 0), programId(b, 1), programId(b, 2), threadId(b)});
+  b.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
 }
 
 llvm::SyncScope::ID AMDGPUHooks::atomicScope(llvm::LLVMContext& ctx, const std::string& scope) {

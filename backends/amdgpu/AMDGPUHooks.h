@@ -1,8 +1,8 @@
 // LoweringHooks for AMD GPUs (amdgcn, wave64): workitem/workgroup intrinsics, lane ids from mbcnt, cross-lane
 // exchange with ds_bpermute, s_barrier between workgroup fences, LDS (address space 3) for shared memory, and
 // math from LLVM intrinsics plus expansions written here (no ROCm device libraries: see AMDGPUMath.h).
-// Device printf and assert need the ROCm device libraries (hostcall buffers), so debug_print and device_assert
-// are rejected with a tessera::Error instead of emitting something that cannot work.
+// debug_print and device_assert write to the runtime's printf buffer (PrintfBuffer.h), which needs no device
+// library; device_assert then traps.
 #pragma once
 
 #include "backends/common/LoweringHooks.h"
