@@ -1,8 +1,10 @@
 #include "jit/DeviceRuntime.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "ir/Error.h"
+#include "jit/KfdTopology.h"
 
 namespace tessera::jit {
 
@@ -74,11 +76,17 @@ class HipDeviceRuntime final : public DeviceRuntime {
   bool available() const override { return hip_.available(); }
   std::string unavailableReason() const override { return hip_.unavailableReason(); }
   std::string nativeArch() const override {
-    // HipRuntime does not read the device's gfx name (it would need hipDeviceProp_t's layout), so the arch comes
-    // from the caller or the environment rather than being guessed.
+    // TESSERA_HIP_ARCH wins; otherwise the GPUs' arch from the driver's KFD topology (HipRuntime does not read
+    // hipDeviceProp_t, whose layout changes between HIP versions). Mixed archs are not guessed between.
     if (const char* env = std::getenv("TESSERA_HIP_ARCH"); env && *env) return env;
-    throw Error("the HIP runtime cannot tell Tessera the GPU's arch: pass LaunchOptions::arch (e.g. gfx90a or gfx942) "
-                "or set TESSERA_HIP_ARCH");
+    std::vector<std::string> archs = kfdGpuArchs();
+    if (!archs.empty() && std::all_of(archs.begin(), archs.end(), [&](const std::string& a) { return a == archs[0]; }))
+      return archs[0];
+    std::string found;
+    for (const std::string& a : archs) found += (found.empty() ? "" : ", ") + a;
+    throw Error("cannot tell which AMD GPU arch to compile for (" +
+                (archs.empty() ? std::string("no GPU in ") + kKfdTopologyNodes : "GPUs of several archs: " + found) +
+                "): pass LaunchOptions::arch (e.g. gfx90a or gfx942) or set TESSERA_HIP_ARCH");
   }
 
   DeviceAddress allocate(size_t bytes) override { return reinterpret_cast<DeviceAddress>(hip_.allocate(bytes)); }
