@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "CudaArgConversion.h"
+#include "jit/DeviceRuntime.h"
 #include "jit/JitKernel.h"
 
 namespace py = pybind11;
@@ -129,6 +130,62 @@ void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& arg
     buffers[i].copyToHost(staged[i].host.mutable_data(), staged[i].host.nbytes());
 }
 
+// Launches with numpy arrays on `target`'s runtime (used for amdgpu, through HIP): each array is copied to a
+// device buffer, the kernel runs, the runtime synchronizes and the arrays are copied back.
+void launchStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
+                  int numWarps, const std::string& target, const std::string& arch, bool fastMath) {
+  const KernelDef& def = kernel.definition();
+  const std::vector<ParamInfo>& params = def.runtimeParams();
+  if (py::len(args) != params.size())
+    throw py::type_error("kernel '" + def.name() + "' takes " + std::to_string(params.size()) +
+                         " runtime arguments, got " + std::to_string(py::len(args)));
+  interp::Grid g = python::toGrid(grid);
+  Constants constants = constantsFromPython(def, constantsDict);
+  std::vector<jit::KernelArg> kernelArgs;
+  std::vector<std::pair<py::array, size_t>> staged;  // (array, argument index)
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ParamInfo& p = params[i];
+    py::handle value = args[i];
+    if (!p.type.isPtr()) {
+      kernelArgs.push_back(python::scalarKernelArg(p.type, p.name, value));
+      continue;
+    }
+    if (!py::isinstance<py::array>(value))
+      throw py::type_error("argument '" + p.name + "' must be a numpy array for " + p.type.str() + " (launches on " +
+                           target + " stage numpy arrays through device buffers), got " + python::typeName(value));
+    python::convertArg(p.type, p.name, value);  // dtype, contiguity and writability checks
+    staged.emplace_back(py::reinterpret_borrow<py::array>(value), i);
+    kernelArgs.push_back(jit::KernelArg::pointer(0));
+  }
+  jit::DeviceRuntime* runtime = nullptr;
+  try {
+    runtime = &kernel.runtimeFor(target);
+  } catch (const Error& e) {
+    throw Error("cannot launch kernel '" + def.name() + "': " + e.message());
+  }
+  // Device buffers, released however the launch ends.
+  struct Buffers {
+    jit::DeviceRuntime& runtime;
+    std::vector<jit::DeviceAddress> addresses;
+    ~Buffers() {
+      for (jit::DeviceAddress a : addresses) runtime.release(a);
+    }
+  } buffers{*runtime, {}};
+  for (const auto& [array, index] : staged) {
+    buffers.addresses.push_back(runtime->allocate(std::max<size_t>(array.nbytes(), 1)));
+    runtime->copyToDevice(buffers.addresses.back(), array.data(), array.nbytes());
+    kernelArgs[index] = jit::KernelArg::pointer(buffers.addresses.back());
+  }
+  jit::LaunchOptions options = launchOptions(numWarps, target, arch, fastMath);
+  {
+    py::gil_scoped_release release;
+    kernel.launch({g[0], g[1], g[2]}, kernelArgs, constants, options);
+    runtime->synchronize(options.stream, def.name());
+  }
+  for (size_t i = 0; i < staged.size(); ++i)
+    runtime->copyToHost(staged[i].first.mutable_data(), buffers.addresses[i], staged[i].first.nbytes());
+}
+
 }  // namespace
 
 void bindJit(py::module_& m) {
@@ -183,10 +240,15 @@ void bindJit(py::module_& m) {
           "Compiles without a GPU; facts: per runtime parameter 16 (aligned / divisible by 16), 1 or None")
       .def("launch", &launchCuda, py::arg("grid"), py::arg("args"), py::arg("constants"), py::arg("num_warps"),
            py::arg("stream"), py::arg("arch"), py::arg("fast_math"))
+      .def("launch_staged", &launchStaged, py::arg("grid"), py::arg("args"), py::arg("constants"),
+           py::arg("num_warps"), py::arg("target"), py::arg("arch"), py::arg("fast_math"),
+           "Launches on numpy arrays through `target`'s runtime (copies in, launches, synchronizes, copies back)")
       .def_property_readonly("loaded_variants", &jit::JitKernel::loadedVariants);
 
   m.def("cuda_available", [] { return jit::CudaDriver::instance().available(); });
   m.def("cuda_unavailable_reason", [] { return jit::CudaDriver::instance().unavailableReason(); });
+  m.def("hip_available", [] { return jit::HipRuntime::instance().available(); });
+  m.def("hip_unavailable_reason", [] { return jit::HipRuntime::instance().unavailableReason(); });
   m.def("cuda_synchronize", [] {
     py::gil_scoped_release release;
     jit::CudaDriver::instance().synchronize(nullptr);

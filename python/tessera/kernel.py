@@ -4,7 +4,7 @@ import numpy as _np
 
 from . import _C
 
-BACKENDS = ("interpreter", "eager", "cuda")
+BACKENDS = ("interpreter", "eager", "cuda", "hip")
 # Argument types that are never GPU arrays: checked by type first, since hasattr() on them is comparatively slow.
 _HOST_TYPES = frozenset([int, float, bool, _np.ndarray])
 _DL_CUDA, _DL_CUDA_MANAGED = 2, 13
@@ -50,7 +50,8 @@ class Kernel:
     device: torch and CuPy tensors) and "interpreter" otherwise. "interpreter" traces the kernel once per set of
     Const values and runs the traced IR on numpy arrays; "eager" runs the C++ kernel function op by op; "cuda"
     JIT-compiles per specialization and launches on the GPU, on the producer's current stream (asynchronous,
-    like any CUDA launch); with numpy arrays it copies them to the GPU and back (synchronously).
+    like any CUDA launch); with numpy arrays it copies them to the GPU and back (synchronously). "hip" does the
+    same on an AMD GPU through the HIP runtime, for numpy arrays.
     kernel.compile(...) shows what the JIT makes of a kernel, without a GPU.
     """
 
@@ -169,5 +170,9 @@ class _Launcher:
             k._jit_kernel().launch(grid, runtime, constants, num_warps, _producer_stream(runtime), "", True)
         elif backend == "eager":
             k._def.run_eager(grid, runtime, constants)
+        elif backend == "hip":
+            # AMD GPUs through the HIP runtime, on numpy arrays (copied in and back). The arch comes from
+            # TESSERA_HIP_ARCH or the GPU (see jit/DeviceRuntime.h).
+            k._jit_kernel().launch_staged(grid, runtime, constants, num_warps, "amdgpu", "", True)
         else:
             raise ValueError(f"unknown backend {backend!r}; available here: {', '.join(BACKENDS)}")
