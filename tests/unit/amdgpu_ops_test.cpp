@@ -307,20 +307,7 @@ TEST(AMDGPUOpsNoHardware, IfAndWhile) {
   EXPECT_NE(k.llvmIR.find("if.then"), std::string::npos);
 }
 
-TEST(AMDGPUOpsNoHardware, DebugPrintAndAssertAreClearErrors) {
-  for (const auto& [line, opName] : {std::pair<std::string, std::string>{"  debug_print %v0 {prefix = \"v\"}\n", "debug_print"},
-                                     {"  %ok = cmp %v0, %v0 {pred = \"eq\"} : tile<256xi1>\n  device_assert %ok {msg = \"nan\"}\n",
-                                      "device_assert"}}) {
-    SCOPED_TRACE(opName);
-    try {
-      compileTextForAmdgpu(elementwiseKernel("f32", 1, line + "  %r = neg %v0 : " + tileOf("f32") + "\n", "f32"), "gfx942");
-      ADD_FAILURE() << opName << " compiled for amdgpu";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(opName + " "), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("amdgpu"), std::string::npos) << e.what();
-    }
-  }
-}
+// debug_print and device_assert: amdgpu_printf_test.cpp.
 
 TEST(AMDGPUOpsNoHardware, CodeObjectVersion4AndKernelAbi) {
   jit::CompiledKernel k = compileTextForAmdgpu(binary("f32", "add"), "gfx942");
