@@ -2,6 +2,8 @@
 
 #include <llvm/IR/IntrinsicsAMDGPU.h>
 
+#include "backends/common/ScalarMath.h"
+
 namespace tessera::backends::amdgpu {
 
 using ir::OpKind;
@@ -54,7 +56,7 @@ llvm::Value* unaryMath(IRBuilder& b, OpKind op, llvm::Value* x, bool fast) {
   llvm::Type* t = x->getType();
   if (t->isDoubleTy()) {
     if (op == OpKind::Rsqrt) return b.CreateFDiv(llvm::ConstantFP::get(t, 1.0), unary(b, llvm::Intrinsic::sqrt, x));
-    return nullptr;  // needs ocml
+    return expandF64Math(b, op, x);  // portable inline expansions (no ocml); `fast` does not apply to them
   }
   if (!t->isFloatTy()) return nullptr;
   if (fast) {

@@ -10,7 +10,9 @@
 //                          within a few 1e-7.
 //   erf                    Taylor polynomial below |x| = 0.5, Abramowitz-Stegun 7.1.26 above: absolute error
 //                          below 2e-7.
-// f64: only rsqrt (1 / sqrt) has a lowering; exp/log/sin/cos/tanh/erf on f64 need ocml and are rejected.
+// f64: rsqrt is 1 / sqrt (two correctly rounded steps); exp, exp2, log, log2, sin, cos, tanh and erf are the
+//   portable inline expansions of backends/common/ScalarMath.h (ocml's are not available): at most 0.63 ulp as
+//   measured on the host, sin/cos for |x| < 2^50 only (no Payne-Hanek reduction). Fast math does not change them.
 // fmod (f32 and f64): exact, by long division over the significand bits (integer arithmetic, no rounding).
 #pragma once
 
