@@ -51,15 +51,19 @@ jit::LaunchOptions launchOptions(int numWarps, const std::string& target, const 
   return o;
 }
 
+void checkArgumentCount(const KernelDef& def, const py::sequence& args) {
+  if (py::len(args) != def.runtimeParams().size())
+    throw py::type_error("kernel '" + def.name() + "' takes " + std::to_string(def.runtimeParams().size()) +
+                         " runtime arguments, got " + std::to_string(py::len(args)));
+}
+
 // Launches with GPU arrays, or with numpy arrays staged through device buffers (copied in, launched, synchronized
 // and copied back), never a mix of the two.
 void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
                 int numWarps, py::object stream, const std::string& arch, bool fastMath) {
   const KernelDef& def = kernel.definition();
   const std::vector<ParamInfo>& params = def.runtimeParams();
-  if (py::len(args) != params.size())
-    throw py::type_error("kernel '" + def.name() + "' takes " + std::to_string(params.size()) +
-                         " runtime arguments, got " + std::to_string(py::len(args)));
+  checkArgumentCount(def, args);
   interp::Grid g = python::toGrid(grid);
   Constants constants = constantsFromPython(def, constantsDict);
   jit::CudaDriver& driver = jit::CudaDriver::instance();
@@ -136,9 +140,7 @@ void launchStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& a
                   int numWarps, const std::string& target, const std::string& arch, bool fastMath) {
   const KernelDef& def = kernel.definition();
   const std::vector<ParamInfo>& params = def.runtimeParams();
-  if (py::len(args) != params.size())
-    throw py::type_error("kernel '" + def.name() + "' takes " + std::to_string(params.size()) +
-                         " runtime arguments, got " + std::to_string(py::len(args)));
+  checkArgumentCount(def, args);
   interp::Grid g = python::toGrid(grid);
   Constants constants = constantsFromPython(def, constantsDict);
   std::vector<jit::KernelArg> kernelArgs;
