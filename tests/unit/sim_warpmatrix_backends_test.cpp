@@ -126,32 +126,35 @@ ThreadMap accumulatorMap(bool amdgpu, int64_t M, int64_t N, int64_t K, int warps
   return ThreadMap::build(*layout, {M, N}, "accumulator");
 }
 
-Coords warpPartOf(const ThreadMap& map, int64_t warp) {
-  Coords part(2, 0);
-  for (size_t j = 0; j < map.warpBases.size(); ++j)
-    if ((warp >> j) & 1) part = backends::xorCoords(part, map.warpBases[j]);
-  return part;
+// For every warp, block and lane: the accumulator registers a backend's plan assigns to slot s of a block hold the
+// element that the emulator's C/D fragment map of `kind` puts in register s of that lane, at the block's origin
+// (the plan's register part plus the warp's part, as MmaDot / MfmaDot add them).
+template <typename Plan>
+void expectPlanMatchesFragment(const ThreadMap& acc, const Plan& plan, MmaKind kind) {
+  const MmaShape& s = mmaShape(kind);
+  for (int64_t w = 0; w < acc.numWarps; ++w) {
+    Coords warpPart(2, 0);
+    for (size_t j = 0; j < acc.warpBases.size(); ++j)
+      if ((w >> j) & 1) warpPart = backends::xorCoords(warpPart, acc.warpBases[j]);
+    for (const auto& f : plan.fragments)
+      for (uint32_t lane = 0; lane < s.lanes; ++lane)
+        for (uint32_t slot = 0; slot < s.registersOf(MmaOperand::C); ++slot) {
+          MatrixPosition at = fragmentElement(kind, MmaOperand::C, lane, slot, 0);
+          ASSERT_EQ(acc.coordsOf(f.regs[slot], w, lane),
+                    (Coords{warpPart[0] + f.row + at.row, warpPart[1] + f.col + at.col}))
+              << "warp " << w << " lane " << lane << " slot " << slot << " of the block at (" << f.row << ", "
+              << f.col << ")";
+        }
+  }
 }
 
-// The accumulator registers planMmaAccumulator assigns to slot s of a 16x8 block hold, in lane l, the element
-// the mma C/D fragment puts in register s of lane l.
 TEST(WarpMatrixVsBackend, NvptxAccumulatorPlanMatchesTheMmaCFragment) {
   for (auto [M, N, warps] : std::vector<std::array<int64_t, 3>>{{16, 8, 1}, {64, 64, 4}, {128, 128, 8}, {16, 16, 4}}) {
     SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + ", " + std::to_string(warps) + " warps");
     ThreadMap acc = accumulatorMap(false, M, N, 16, static_cast<int>(warps));
     std::optional<nv::MmaAccumulatorPlan> plan = nv::planMmaAccumulator(acc);
     ASSERT_TRUE(plan);
-    for (int64_t w = 0; w < warps; ++w) {
-      const Coords warpPart = warpPartOf(acc, w);
-      for (const nv::MmaFragment& f : plan->fragments)
-        for (uint32_t lane = 0; lane < 32; ++lane)
-          for (uint32_t s = 0; s < 4; ++s) {
-            MatrixPosition at = fragmentElement(kMmaM16N8K16_F16_F32, MmaOperand::C, lane, s, 0);
-            const Coords got = acc.coordsOf(f.regs[s], w, lane);
-            ASSERT_EQ(got, (Coords{warpPart[0] + f.row + at.row, warpPart[1] + f.col + at.col}))
-                << "warp " << w << " lane " << lane << " c" << s << " of the block at (" << f.row << ", " << f.col << ")";
-          }
-    }
+    expectPlanMatchesFragment(acc, *plan, kMmaM16N8K16_F16_F32);
   }
 }
 
@@ -179,18 +182,7 @@ TEST(WarpMatrixVsBackend, AmdgpuAccumulatorPlanMatchesTheMfmaDFragment) {
     ThreadMap acc = accumulatorMap(true, M, N, 16, static_cast<int>(warps));
     std::optional<amd::MfmaAccumulatorPlan> plan = amd::planMfmaAccumulator(acc);
     ASSERT_TRUE(plan);
-    for (int64_t w = 0; w < warps; ++w) {
-      const Coords warpPart = warpPartOf(acc, w);
-      for (const amd::MfmaFragment& f : plan->fragments)
-        for (uint32_t lane = 0; lane < 64; ++lane)
-          for (uint32_t v = 0; v < 4; ++v) {
-            MatrixPosition at = fragmentElement(kMfmaF32_16x16x16F16, MmaOperand::C, lane, v, 0);
-            ASSERT_EQ(acc.coordsOf(f.regs[v], w, lane),
-                      (Coords{warpPart[0] + f.row + at.row, warpPart[1] + f.col + at.col}))
-                << "wave " << w << " lane " << lane << " v" << v << " of the block at (" << f.row << ", " << f.col
-                << ")";
-          }
-    }
+    expectPlanMatchesFragment(acc, *plan, kMfmaF32_16x16x16F16);
   }
 }
 
