@@ -1,8 +1,8 @@
 // What the warp-level matrix operations compute, as the PTX ISA and AMD's CDNA ISA documents define them:
 // mma.sync fragments and products, ldmatrix / stmatrix (m8n8, b16) and MFMA (wave64). Written from the documents
 // and sharing nothing with the backends' fragment tables (backends/nvptx/MmaFragments.*,
-// backends/amdgpu/MfmaFragments.*), so a misreading in either is caught by the other (tests/unit/
-// sim_warpmatrix_test.cpp compares them).
+// backends/amdgpu/MfmaFragments.*), so a misreading in either is caught by the other
+// (tests/unit/sim_warpmatrix_backends_test.cpp compares them).
 //
 // Registers travel as SimABI.h says: per lane, the instruction's 32-bit registers in the order the ISA lists
 // them; packed 16-bit elements low half first, 8-bit elements low byte first; f32 and s32 as their bits. A warp's
@@ -62,7 +62,8 @@ inline constexpr uint32_t kMatrixLanes = 32;
 inline constexpr uint32_t kMatrixRowBytes = 16;
 
 // One row access of a matrix instruction: `lane` is the lane that supplied `address`. The runtime's shared-memory
-// checker and bank-conflict counter see each row through these.
+// checker and bank-conflict counter see each row through these; the row's alignment (the ISA requires 16 bytes)
+// is the checker's to judge.
 using MatrixRowRead = std::function<void(uint32_t lane, uint64_t address, uint32_t bytes, void* dst)>;
 using MatrixRowWrite = std::function<void(uint32_t lane, uint64_t address, uint32_t bytes, const void* src)>;
 
