@@ -57,6 +57,8 @@ class ProgramRunner {
   uint32_t numWarps() const { return numWarps_; }
   uint32_t numThreads() const { return static_cast<uint32_t>(threads_.size()); }
   const std::vector<SimThread>& threads() const { return threads_; }
+  // The threads of `warp`, lane by lane (collective results are written into their arrivals).
+  SimThread* warpThreads(uint32_t warp) { return &threads_[size_t{warp} * warpSize_]; }
   const std::vector<PendingCollective>& pendingCollectives(uint32_t warp) const { return pending_[warp]; }
   uint64_t liveLanes(uint32_t warp) const { return liveLanes_[warp]; }
   uint64_t fullWarpMask() const { return fullWarpMask_; }
