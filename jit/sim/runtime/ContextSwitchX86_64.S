@@ -51,4 +51,7 @@ tessera_sim_context_start:
         .size   tessera_sim_context_start, .-tessera_sim_context_start
 #endif
 
-        .section .note.GNU-stack,"",@progbits
+// No executable stack (the note every architecture's assembler accepts with %progbits).
+#if defined(__ELF__)
+        .section .note.GNU-stack,"",%progbits
+#endif
