@@ -11,11 +11,11 @@
 
 #include "backends/interpreter/FloatFormats.h"
 #include "jit/GpuCheck.h"
+#include "tessera/kernels/layernorm.h"
+#include "tessera/kernels/matmul.h"
+#include "tessera/kernels/softmax.h"
+#include "tessera/kernels/vector_add.h"
 #include "tessera/tessera.h"
-#include "tutorials/kernels/layernorm.h"
-#include "tutorials/kernels/matmul.h"
-#include "tutorials/kernels/softmax.h"
-#include "tutorials/kernels/vector_add.h"
 
 namespace tessera::jit::check {
 
@@ -188,7 +188,7 @@ inline void loop_kernel(Ptr<f32> a, Ptr<f32> out, Int n, Int steps, Const<int> B
 inline std::vector<CheckCase> tutorialCases() {
   std::vector<CheckCase> cases;
   for (int64_t n : {98432, 100003}) {
-    CheckCase c{"tutorial vector_add n=" + std::to_string(n), tutorials::vector_add_kernel(), {{"BLOCK", int64_t(1024)}},
+    CheckCase c{"tutorial vector_add n=" + std::to_string(n), kernels::vector_add_kernel(), {{"BLOCK", int64_t(1024)}},
                 {cdiv(n, 1024), 1, 1}, {}};
     c.args = {randomBuffer(ScalarKind::F32, n, 1), randomBuffer(ScalarKind::F32, n, 2), zeroBuffer(ScalarKind::F32, n), n};
     c.atol = c.rtol = 0;  // one exact add per element
@@ -196,7 +196,7 @@ inline std::vector<CheckCase> tutorialCases() {
   }
   for (int warps : {4, 8}) {
     const int64_t rows = 37, cols = 781;
-    CheckCase c{"tutorial softmax 37x781 warps=" + std::to_string(warps), tutorials::softmax_kernel(),
+    CheckCase c{"tutorial softmax 37x781 warps=" + std::to_string(warps), kernels::softmax_kernel(),
                 {{"BLOCK", int64_t(1024)}}, {rows, 1, 1}, {}};
     c.args = {zeroBuffer(ScalarKind::F32, rows * cols), randomBuffer(ScalarKind::F32, rows * cols, 3, -5, 5), cols, cols,
               cols};
@@ -207,7 +207,7 @@ inline std::vector<CheckCase> tutorialCases() {
   }
   {
     const int64_t rows = 23, cols = 1500;
-    CheckCase c{"tutorial layernorm 23x1500", tutorials::layernorm_fwd_kernel(), {{"BLOCK", int64_t(512)}}, {rows, 1, 1}, {}};
+    CheckCase c{"tutorial layernorm 23x1500", kernels::layernorm_fwd_kernel(), {{"BLOCK", int64_t(512)}}, {rows, 1, 1}, {}};
     c.args = {randomBuffer(ScalarKind::F32, rows * cols, 4), zeroBuffer(ScalarKind::F32, rows * cols),
               randomBuffer(ScalarKind::F32, cols, 5), randomBuffer(ScalarKind::F32, cols, 6),
               zeroBuffer(ScalarKind::F32, rows), zeroBuffer(ScalarKind::F32, rows), cols, cols, 1e-5};
@@ -221,7 +221,7 @@ inline std::vector<CheckCase> tutorialCases() {
     CheckCase c{"tutorial matmul " + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) +
                     " blocks " + std::to_string(s.BM) + "x" + std::to_string(s.BN) + "x" + std::to_string(s.BK) +
                     " warps=" + std::to_string(s.warps),
-                tutorials::matmul_kernel(),
+                kernels::matmul_kernel(),
                 {{"BM", int64_t(s.BM)}, {"BN", int64_t(s.BN)}, {"BK", int64_t(s.BK)}, {"GROUP_M", int64_t(4)}},
                 {cdiv(s.M, s.BM) * cdiv(s.N, s.BN), 1, 1}, {}};
     c.args = {randomBuffer(ScalarKind::F16, s.M * s.K, 7), randomBuffer(ScalarKind::F16, s.K * s.N, 8),
