@@ -18,11 +18,11 @@
 #include "ir/Printer.h"
 #include "jit/Compiler.h"
 #include "jit/JitKernel.h"
-#include "jit/check/Cases.h"
 #include "tessera/kernels/layernorm.h"
 #include "tessera/kernels/matmul.h"
 #include "tessera/kernels/softmax.h"
 #include "tessera/kernels/vector_add.h"
+#include "tests/gpucheck/Cases.h"
 #include "transforms/PassManager.h"
 
 namespace fs = std::filesystem;
@@ -266,7 +266,7 @@ TEST(JitCompileNvptx, TutorialKernelsCompileToPtxThatPtxasAcceptsWithoutSpills) 
   }
 }
 
-// Every GPU-vs-interpreter case (jit/check/Cases.h) compiles for sm_90a to PTX that ptxas accepts, and its
+// Every GPU-vs-interpreter case (tests/gpucheck/Cases.h) compiles for sm_90a to PTX that ptxas accepts, and its
 // interpreter reference runs, so that the GPU table only ever reports real mismatches.
 TEST(JitCompileNvptx, EveryGpuCheckCaseCompilesAndItsReferenceRuns) {
   std::string why;
@@ -274,14 +274,14 @@ TEST(JitCompileNvptx, EveryGpuCheckCaseCompilesAndItsReferenceRuns) {
   if (!target) GTEST_SKIP() << why;
   bool havePtxas = fs::exists("/usr/local/cuda/bin/ptxas");
   KernelCache cache{fs::path()};
-  for (const CheckCase& c : check::allCases()) {
+  for (const gpucheck::CheckCase& c : gpucheck::allCases()) {
     SCOPED_TRACE(c.name);
     std::vector<KernelArg> args;
     std::vector<interp::Arg> interpArgs;
     std::vector<std::vector<uint8_t>> copies;
     copies.reserve(c.args.size());
-    for (const CheckArg& a : c.args) {
-      if (const auto* b = std::get_if<HostBuffer>(&a)) {
+    for (const gpucheck::CheckArg& a : c.args) {
+      if (const auto* b = std::get_if<gpucheck::HostBuffer>(&a)) {
         args.push_back(KernelArg::pointer(0x10000 * (args.size() + 1)));
         copies.push_back(b->bytes);
         interpArgs.push_back(interp::Buffer{copies.back().data(), copies.back().size()});

@@ -1,18 +1,21 @@
-// Every tutorial kernel and op case of jit/check/Cases.h, run on the GPU and on the reference interpreter from
-// the same random inputs, compared element by element. Skips (with the reason) where there is no GPU.
+// Every tutorial kernel and op case of tests/gpucheck/Cases.h, run on the GPU and on the reference interpreter
+// from the same random inputs, compared element by element. Skips (with the reason) where there is no GPU.
 #include <gtest/gtest.h>
 
+#include "jit/CudaDriver.h"
+#include "jit/DeviceRuntime.h"
 #include "jit/JitKernel.h"
-#include "jit/check/Cases.h"
 #include "tessera/kernels/matmul.h"
 #include "tessera/kernels/vector_add.h"
+#include "tests/gpucheck/Cases.h"
 
+using namespace tessera::gpucheck;
 using namespace tessera::jit;
 
 namespace {
 
 const std::vector<CheckCase>& cases() {
-  static const std::vector<CheckCase> all = check::allCases();
+  static const std::vector<CheckCase> all = allCases();
   return all;
 }
 
@@ -27,7 +30,7 @@ TEST_P(JitGpu, MatchesTheInterpreter) {
   CudaDriver& driver = CudaDriver::instance();
   if (!driver.available()) GTEST_SKIP() << "no GPU: " << driver.unavailableReason();
   const CheckCase& c = cases()[GetParam()];
-  CheckResult r = checkAgainstInterpreter(c, testCache(), driver);
+  CheckResult r = checkAgainstInterpreter(c, testCache(), *makeCudaDeviceRuntime(driver));
   EXPECT_EQ(r.status, CheckResult::Status::Pass)
       << c.name << ": " << (r.status == CheckResult::Status::Error ? r.message : r.firstMismatch)
       << " (worst error " << r.worstError << " of tolerance, " << r.mismatches << " mismatches)";
