@@ -2,13 +2,16 @@
 """Tutorial kernels on the GPU: Tessera vs torch (cuBLAS for matmul) vs Triton, in one run on one GPU.
 
     PYTHONPATH=build/python python3 benchmarks/bench_tutorials.py [--quick] [--only softmax,matmul] [--csv out.csv]
+                                                                  [--results DIR]
 
 For each tutorial it sweeps sizes, checks every provider's result against a float64 (float32 for matmul)
 reference on fresh random inputs (a wrong result prints FAIL instead of a number), then times it with
 tessera.testing.do_bench (median, L2 flushed before each run). Vector add, softmax and layer norm are reported in
 GB/s and as a fraction of the device copy bandwidth measured at the start of the run; matmul in TFLOP/s and as
 a fraction of torch's (cuBLAS) rate at the same size and dtype. The table is Markdown, with a header naming the
-GPU, driver, versions and date, ready to paste into tutorials/README.md. See benchmarks/README.md.
+GPU, driver, versions and date, ready to paste into tutorials/README.md. --results DIR also writes, per benchmark
+(and matmul dtype), a CSV, a Markdown table and a PNG plot of rate against size (tessera.testing.write_report).
+See benchmarks/README.md.
 
 Exit status: 0 when every result was right, 1 when any was wrong or failed to run, 2 when torch or a CUDA
 GPU (or the tessera package) is missing. Importing this module imports neither torch nor triton nor tessera.
@@ -87,6 +90,19 @@ def bytes_moved(benchmark, size):
     if benchmark == "layernorm_fwd":  # x in, y out, weight and bias in, mean and rstd out
         return (2 * rows * cols + 2 * cols + 2 * rows) * F32_BYTES
     return (3 * rows * cols + 3 * cols + 2 * rows) * F32_BYTES  # x, dy in, dx out; w in, dw, db out; mean, rstd in
+
+
+def plot_x(benchmark, size):
+    """The size a plot puts on its x axis: n, the row length, or M (= N = K in the sweeps)."""
+    return size[1] if benchmark in ("softmax", "layernorm_fwd", "layernorm_bwd") else size[0]
+
+
+def plot_x_label(benchmark):
+    if benchmark == "vector_add":
+        return "n (elements)"
+    if benchmark == "matmul":
+        return "M = N = K"
+    return f"columns ({ROWS} rows)"
 
 
 def matmul_flops(m, n, k):
@@ -169,6 +185,7 @@ class Row:
     reference: object = None   # copy bandwidth (GB/s) or torch's cuBLAS rate (TFLOP/s); None or a str if unknown
     reference_name: str = ""   # "copy" or "cuBLAS"
     cols: int = 0              # the row length of softmax / layer norm problems, for the targets
+    x: int = 0                 # the size on a plot's x axis (plot_x)
 
     def fraction(self, provider):
         return fraction(self.values.get(provider), self.reference)
@@ -235,6 +252,29 @@ def write_csv(rows, path):
         writer = csv.DictWriter(f, fieldnames=CSV_FIELDS)
         writer.writeheader()
         writer.writerows(csv_records(rows))
+
+
+def plot_name(benchmark, dtype):
+    return f"{benchmark}-{dtype}" if benchmark == "matmul" else benchmark
+
+
+def write_results(rows, folder):
+    """Per benchmark (and matmul dtype): <name>.csv, .md and .png in folder, each provider's rate against size.
+    A FAIL, error or n/a cell is a gap in the plot and an empty (CSV) or "-" (Markdown) cell. Returns the paths."""
+    from tessera.testing import Benchmark, Report, write_report
+
+    groups = {}
+    for r in rows:
+        groups.setdefault((r.benchmark, r.dtype), []).append(r)
+    written = []
+    for (benchmark, dtype), group in groups.items():
+        spec = Benchmark(x_names=[plot_x_label(benchmark)], x_vals=[r.x for r in group], line_arg="provider",
+                         line_vals=list(PROVIDERS), line_names=[PROVIDER_TITLES[p] for p in PROVIDERS],
+                         plot_name=plot_name(benchmark, dtype), ylabel=f"{group[0].unit}, {dtype}", x_log=True)
+        results = [(r.x, [None if isinstance(r.values.get(p), str) else r.values.get(p) for p in PROVIDERS])
+                   for r in group]
+        written.extend(write_report(Report.from_results(spec, results), folder).values())
+    return written
 
 
 def header_lines(info):
@@ -316,6 +356,8 @@ def parse_args(argv=None):
     parser.add_argument("--only", type=parse_only, default=list(BENCHMARKS), metavar="NAMES",
                         help=f"comma-separated subset of: {', '.join(BENCHMARKS)}")
     parser.add_argument("--csv", type=pathlib.Path, default=None, metavar="PATH", help="also write the rows as CSV")
+    parser.add_argument("--results", type=pathlib.Path, default=None, metavar="DIR",
+                        help="also write a CSV, a Markdown table and a PNG plot per benchmark into DIR")
     parser.add_argument("--tessera-backend", default="cuda", help="the backend= of Tessera launches (default cuda)")
     parser.add_argument("--tessera-matmul", type=_matmul_config_arg, default=DEFAULT_TESSERA_MATMUL,
                         metavar="BM,BN,BK,WARPS", help="Tessera matmul tile sizes and warps (default %(default)s)")
@@ -399,7 +441,7 @@ def _run_row(ctx, benchmark, size, dtype, fns, expected, tolerances, reference=N
     elif reference is None:
         reference = ctx.copy_gbps
     cols = size[1] if benchmark in ("softmax", "layernorm_fwd", "layernorm_bwd") else 0
-    return Row(benchmark, label, dtype, unit, values, reference, reference_name, cols)
+    return Row(benchmark, label, dtype, unit, values, reference, reference_name, cols, plot_x(benchmark, size))
 
 
 def _nan_like(torch, t):
@@ -655,6 +697,9 @@ def main(argv=None):
     if options.csv:
         write_csv(rows, options.csv)
         print(f"\nbench_tutorials: wrote {options.csv}", file=sys.stderr)
+    if options.results:
+        written = write_results(rows, options.results)
+        print(f"bench_tutorials: wrote {len(written)} files to {options.results}", file=sys.stderr)
     return 1 if failed(rows) else 0
 
 

@@ -11,7 +11,7 @@
 namespace tessera::jit {
 
 namespace {
-constexpr const char* kVersion = "0.3.0";
+constexpr const char* kVersion = TESSERA_VERSION;  // project(VERSION), passed by jit/CMakeLists.txt
 
 // Identifies the binary this function lives in, so that a rebuilt compiler never trusts an older one's cache.
 std::string buildIdentity() {

@@ -3,6 +3,7 @@
 // without a GPU. scripts/gpu/run_on_gpu.sh runs it on the GPU machine.
 //
 //   tessera-gpu-check [substring]   only the cases whose name contains the substring
+//   tessera-gpu-check --version
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -12,8 +13,10 @@
 #include "jit/CudaDriver.h"
 #include "jit/DeviceRuntime.h"
 #include "tests/gpucheck/Cases.h"
+#include "tools/VersionFlag.h"
 
 int main(int argc, char** argv) {
+  if (tessera::tools::printVersionIfAsked(argc, argv, "tessera-gpu-check")) return 0;
   using namespace tessera::gpucheck;
   using namespace tessera::jit;
   CudaDriver& driver = CudaDriver::instance();

@@ -14,6 +14,7 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "tools/VersionFlag.h"
 #include "transforms/PassManager.h"
 
 namespace {
@@ -46,6 +47,7 @@ void printHelp(std::ostream& os) {
         "  --no-verify            do not verify the input or the IR after each pass\n"
         "  -o FILE                write the output to FILE instead of stdout\n"
         "  -h, --help             show this help\n"
+        "  --version              print the Tessera version\n"
         "\n"
         "passes:";
   for (const std::string& name : tessera::transforms::registeredPassNames()) os << " " << name;
@@ -176,6 +178,7 @@ int runTool(const Options& opts) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (tessera::tools::printVersionIfAsked(argc, argv, "tessera-opt")) return 0;
   Options opts;
   if (!parseArgs(argc, argv, opts)) return 1;
   try {

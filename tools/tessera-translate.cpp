@@ -22,6 +22,7 @@
 #include "backends/Target.h"
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
+#include "tools/VersionFlag.h"
 
 namespace {
 
@@ -37,7 +38,7 @@ struct Options {
 
 const char* kUsage =
     "usage: tessera-translate [input.tir|-] [--emit=llvm|llvm-opt|asm|ptx|hsaco] [--target=nvptx|amdgpu]\n"
-    "                         [--arch=ARCH] [--num-warps=N] [--no-fast-math] [-o FILE]\n";
+    "                         [--arch=ARCH] [--num-warps=N] [--no-fast-math] [-o FILE] [--version]\n";
 
 bool startsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
@@ -89,6 +90,7 @@ bool parseArgs(int argc, char** argv, Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (tessera::tools::printVersionIfAsked(argc, argv, "tessera-translate")) return 0;
   Options opts;
   if (!parseArgs(argc, argv, opts)) return 1;
   std::string text;

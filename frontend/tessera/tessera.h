@@ -12,6 +12,7 @@
 // See docs/DSL.md for the language and docs/IR.md for what it traces into.
 #pragma once
 
+#include "ir/Version.h"  // tessera::version()
 #include "tessera/Control.h"
 #include "tessera/DType.h"
 #include "tessera/Kernel.h"

@@ -1,6 +1,7 @@
 // Converting Python launch arguments to interpreter arguments, with Python exceptions for every mismatch:
-// TypeError for a wrong kind or dtype, ValueError for non-contiguous or read-only arrays, out-of-range
-// integers and bad grids. Nothing that reaches the interpreter can be silently reinterpreted.
+// TypeError for a wrong kind, dtype or device, ValueError for non-contiguous or read-only arrays, out-of-range
+// integers and bad grids. Nothing that reaches the interpreter can be silently reinterpreted. Pointer
+// parameters take numpy arrays and host arrays that speak DLPack (torch CPU tensors).
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "DLPack.h"
 #include "backends/interpreter/Interpreter.h"
 
 namespace tessera::python {
@@ -41,6 +43,50 @@ inline std::string expectedDtype(ir::Type elem) {
     case ir::ScalarKind::F64: return "float64";
     default: return (elem.isSigned() ? "int" : "uint") + std::to_string(elem.bitWidth());
   }
+}
+
+// Whether `strides` (in bytes, or in elements when itemsize is 1) describe a C-contiguous array of `shape`.
+// Dimensions of extent 1 may have any stride (torch gives them arbitrary ones).
+inline bool isCContiguous(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, int64_t itemsize) {
+  int64_t expected = itemsize;
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] == 0) return true;  // an empty array is trivially contiguous
+    if (shape[i] != 1 && strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+// A pointer argument from an array in host memory that speaks DLPack (a torch CPU tensor). The capsule is dropped
+// at once, unconsumed: the producer keeps the memory while `value` lives, and the caller's argument list holds
+// it for the whole (synchronous) run.
+inline interp::Arg fromHostDLPack(ir::Type param, const std::string& name, py::handle value) {
+  py::tuple device = value.attr("__dlpack_device__")();
+  int type = device[0].cast<int>();
+  if (type == kDLCUDA || type == kDLCUDAManaged)
+    throw py::type_error("argument '" + name + "' is a GPU array (DLPack device cuda:" +
+                         py::str(device[1]).cast<std::string>() + "); GPU launches need the CUDA JIT "
+                         "(backend='cuda'), while this launch runs on the host");
+  if (type != kDLCPU)
+    throw py::type_error("argument '" + name + "' is on DLPack device type " + std::to_string(type) +
+                         ", not in host memory; this launch runs on the host and takes numpy arrays or CPU tensors");
+  py::capsule capsule;
+  try {
+    capsule = value.attr("__dlpack__")();
+  } catch (py::error_already_set& e) {
+    throw py::type_error("argument '" + name + "' could not be exported through DLPack: " + e.what());
+  }
+  const DLPackTensor& t = capsule.get_pointer<DLPackManagedTensor>()->tensor;
+  ir::Type elem = param.pointee();
+  if (!dlpackDtypeMatches(elem, t.dtype))
+    throw py::type_error("argument '" + name + "' must be a " + expectedDtype(elem) + " tensor (parameter type " +
+                         param.str() + "), got " + dlpackDtypeName(t.dtype));
+  std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
+  if (t.strides && !isCContiguous(shape, std::vector<int64_t>(t.strides, t.strides + t.ndim), 1))
+    throw py::value_error("argument '" + name + "' must be C-contiguous (e.g. tensor.contiguous())");
+  size_t elements = 1;
+  for (int64_t extent : shape) elements *= static_cast<size_t>(extent);
+  return interp::Buffer{static_cast<char*>(t.data) + t.byteOffset, elements * (t.dtype.bits / 8)};
 }
 
 // Python ints, bools and anything with __index__ (numpy integer scalars), but not floats.
@@ -89,8 +135,10 @@ inline interp::Arg convertArg(ir::Type param, const std::string& name, py::handl
         throw py::type_error("argument '" + name +
                              "' is a GPU array; GPU launches need the CUDA JIT (backend='cuda'), while this launch "
                              "runs on the interpreter, which takes numpy arrays");
-      throw py::type_error("argument '" + name + "' must be a numpy array for " + param.str() + ", got " +
-                           typeName(value));
+      if (py::hasattr(value, "__dlpack__") && py::hasattr(value, "__dlpack_device__"))
+        return fromHostDLPack(param, name, value);
+      throw py::type_error("argument '" + name + "' must be a numpy array or a CPU tensor for " + param.str() +
+                           ", got " + typeName(value));
     }
     py::array arr = py::reinterpret_borrow<py::array>(value);
     ir::Type elem = param.pointee();

@@ -14,36 +14,10 @@
 #include <vector>
 
 #include "ArgConversion.h"
+#include "DLPack.h"
 #include "jit/KernelArg.h"
 
 namespace tessera::python {
-
-// DLPack's C ABI (dlpack.h, stable since v0.6): the few fields a launch reads from a capsule.
-struct DLPackDevice {
-  int32_t deviceType;  // kDLCUDA = 2, kDLCUDAManaged = 13
-  int32_t deviceId;
-};
-struct DLPackDataType {
-  uint8_t code;  // 0 int, 1 uint, 2 float, 4 bfloat, 6 bool
-  uint8_t bits;
-  uint16_t lanes;
-};
-struct DLPackTensor {
-  void* data;
-  DLPackDevice device;
-  int32_t ndim;
-  DLPackDataType dtype;
-  int64_t* shape;
-  int64_t* strides;  // in elements; null means C-contiguous
-  uint64_t byteOffset;
-};
-struct DLPackManagedTensor {
-  DLPackTensor tensor;
-  void* managerContext;
-  void (*deleter)(DLPackManagedTensor*);
-};
-constexpr int32_t kDLCUDA = 2;
-constexpr int32_t kDLCUDAManaged = 13;
 
 // The element type an array must have, as a __cuda_array_interface__ typestr check ("<f4", "|u1", ...).
 // bf16 and fp8 have no standard typestr: their bit patterns come as 2- and 1-byte unsigned or void elements.
@@ -57,28 +31,6 @@ inline bool typestrMatches(ir::Type elem, const std::string& typestr) {
   if (elem.isFloat()) return kind == 'f' && size * 8 == static_cast<int>(elem.bitWidth());
   if (elem.isSigned()) return kind == 'i' && size * 8 == static_cast<int>(elem.bitWidth());
   return kind == 'u' && size * 8 == static_cast<int>(elem.bitWidth());
-}
-
-inline bool dlpackDtypeMatches(ir::Type elem, DLPackDataType dt) {
-  if (dt.lanes != 1) return false;
-  if (elem.isBool()) return (dt.code == 6 || dt.code == 1) && dt.bits == 8;
-  if (elem.isFP8()) return dt.bits == 8 && dt.code != 2;
-  if (elem.scalarKind() == ir::ScalarKind::BF16) return dt.bits == 16 && (dt.code == 4 || dt.code == 1);
-  if (elem.isFloat()) return dt.code == 2 && dt.bits == elem.bitWidth();
-  if (elem.isSigned()) return dt.code == 0 && dt.bits == elem.bitWidth();
-  return dt.code == 1 && dt.bits == elem.bitWidth();
-}
-
-// Whether `strides` (in bytes, or in elements when itemsize is 1) describe a C-contiguous array of `shape`.
-// Dimensions of extent 1 may have any stride (torch gives them arbitrary ones).
-inline bool isCContiguous(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, int64_t itemsize) {
-  int64_t expected = itemsize;
-  for (size_t i = shape.size(); i-- > 0;) {
-    if (shape[i] == 0) return true;  // an empty array is trivially contiguous
-    if (shape[i] != 1 && strides[i] != expected) return false;
-    expected *= shape[i];
-  }
-  return true;
 }
 
 // Where the GPU arguments of one launch live and which stream their producer wants the launch on.
@@ -154,8 +106,7 @@ inline jit::KernelArg fromDLPack(ir::Type param, const std::string& name, py::ha
   ir::Type elem = param.pointee();
   if (!dlpackDtypeMatches(elem, t.dtype))
     throw py::type_error("argument '" + name + "' must be a " + expectedDtype(elem) + " array (parameter type " +
-                         param.str() + "), got DLPack dtype code " + std::to_string(t.dtype.code) + " with " +
-                         std::to_string(t.dtype.bits) + " bits");
+                         param.str() + "), got " + dlpackDtypeName(t.dtype));
   if (t.strides) {
     std::vector<int64_t> shape(t.shape, t.shape + t.ndim), strides(t.strides, t.strides + t.ndim);
     if (!isCContiguous(shape, strides, 1))

@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "ir/Error.h"
+#include "ir/Version.h"
 
 namespace py = pybind11;
 
@@ -12,6 +13,7 @@ void bindJit(py::module_& m);
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Tessera tile-kernel DSL: compiled core";
+  m.attr("__version__") = tessera::version();
   // tessera::Error becomes tessera.Error (a RuntimeError), keeping the located message.
   static py::exception<tessera::Error> error(m, "Error", PyExc_RuntimeError);
   py::register_exception_translator([](std::exception_ptr p) {

@@ -10,7 +10,7 @@ tessera/python.h and tessera.load). Exceptions from the compiler and runtime are
 """
 
 from . import _C
-from ._C import Error, ir
+from ._C import Error, __version__, ir
 from .kernel import Kernel, cdiv
 from .loader import load
 from . import testing
@@ -21,4 +21,4 @@ for _name in dir(_C.kernels):
     if not _name.startswith("_"):
         setattr(kernels, _name, Kernel(getattr(_C.kernels, _name)))
 
-__all__ = ["Error", "Kernel", "cdiv", "ir", "kernels", "load", "testing"]
+__all__ = ["__version__", "Error", "Kernel", "cdiv", "ir", "kernels", "load", "testing"]

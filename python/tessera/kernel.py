@@ -48,7 +48,8 @@ class Kernel:
 
     Backends: None picks "cuda" when an argument is a GPU array (__cuda_array_interface__, or DLPack on a CUDA
     device: torch and CuPy tensors) and "interpreter" otherwise. "interpreter" traces the kernel once per set of
-    Const values and runs the traced IR on numpy arrays; "eager" runs the C++ kernel function op by op; "cuda"
+    Const values and runs the traced IR on numpy arrays or CPU tensors (torch's, through DLPack: same dtype and
+    contiguity rules); "eager" runs the C++ kernel function op by op on the same; "cuda"
     JIT-compiles per specialization and launches on the GPU, on the producer's current stream (asynchronous,
     like any CUDA launch); with numpy arrays it copies them to the GPU and back (synchronously). "hip" does the
     same on an AMD GPU through the HIP runtime, for numpy arrays.

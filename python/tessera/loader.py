@@ -36,11 +36,12 @@ def _package_dir():
     return pathlib.Path(__file__).resolve().parent
 
 
-def _source_root():
-    marker = _package_dir() / "source_root.txt"
-    if not marker.exists():
-        raise Error("tessera.load needs the Tessera headers; this installation has no source_root.txt")
-    return pathlib.Path(marker.read_text().strip())
+def _include_dir():
+    """The headers the package ships (the DSL, the IR, tessera/python.h), in the build tree or installed."""
+    path = _package_dir() / "include"
+    if not (path / "tessera" / "python.h").is_file():
+        raise Error(f"tessera.load needs the Tessera headers, but {path} has no tessera/python.h")
+    return path
 
 
 def _cache_dir():
@@ -116,13 +117,13 @@ def load(header, extra_flags=(), compiler=None, verbose=False):
     out_dir = _cache_dir()
     target = out_dir / (module_name + sysconfig.get_config_var("EXT_SUFFIX"))
     if not target.exists():
-        root = _source_root()
+        include = _include_dir()
         # Per-process scratch names: concurrent loads of one header never write the same file.
         source = out_dir / f"{module_name}.{os.getpid()}.cpp"
         source.write_text(_binding_source(module_name, header, kernels))
         tmp = out_dir / f"{module_name}.{os.getpid()}.tmp"
         cmd = [compiler, "-std=c++20", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
-               f"-I{root}", f"-I{root / 'frontend'}", f"-I{root / 'python' / 'include'}",
+               f"-I{include}",
                f"-I{sysconfig.get_paths()['include']}", *_pybind11_include(), f"-I{header.parent}", str(source),
                "-o", str(tmp),
                f"-L{_package_dir()}", "-ltessera", f"-Wl,-rpath,{_package_dir()}", *extra_flags]

@@ -1,7 +1,10 @@
-"""Benchmarking and testing helpers."""
+"""Benchmarking and testing helpers: do_bench times a function; perf_report and Benchmark (perf_report.py) sweep
+and report benchmarks as CSV, Markdown and PNG plots."""
 
 import statistics
 import time
+
+from .perf_report import Benchmark, Report, perf_report, write_report  # noqa: F401 (the public API)
 
 
 def do_bench(fn, warmup=25, rep=100, device=None, flush_l2=True, return_mode="median"):

@@ -25,7 +25,7 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUT
   -DCMAKE_EXE_LINKER_FLAGS="-Wl,--gc-sections -static-libstdc++ -static-libgcc" \
   -DCMAKE_SHARED_LINKER_FLAGS="-Wl,--gc-sections" >/dev/null
 # libtessera.so keeps the GPU machine's libstdc++ (shared): _C, compiled there, and torch use that one too.
-ninja -C "$build" -j "$jobs" "${targets[@]}" tessera
+ninja -C "$build" -j "$jobs" "${targets[@]}" tessera tessera_python_files
 
 rm -rf "$bundle_dir/stage"
 mkdir -p "$bundle_dir/stage/bin" "$bundle_dir/stage/lib"
@@ -50,6 +50,7 @@ if ldd "$py_stage/tessera/libtessera.so" | grep -qi llvm; then
   exit 1
 fi
 cp "$root"/python/tessera/*.py "$py_stage/tessera/"
+cp -r "$build/python/tessera/include" "$py_stage/tessera/"  # the headers tessera.load compiles against
 (cd "$root" && find ir frontend transforms backends jit python/include \( -name '*.h' -o -name '*.def' \) \
   -print0 | xargs -0 cp --parents -t "$py_stage")
 (cd "$root" && cp --parents -t "$py_stage" python/src/*.cpp python/src/*.h tests/python/*.py tutorials/*.py \

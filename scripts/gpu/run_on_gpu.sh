@@ -50,7 +50,6 @@ elif ! pybind_includes=$(python3 -m pybind11 --includes 2>&1); then
   summary+=("$(printf '%-28s python3 has no pybind11' python)")
 else
   ext=$(python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-  echo "$py" > "$py/tessera/source_root.txt"  # the headers tessera.load compiles against
   # shellcheck disable=SC2086  # the includes are several flags
   if ${CXX:-c++} -O2 -std=c++20 -shared -fPIC -fvisibility=hidden $pybind_includes -I"$py" -I"$py/frontend" \
       -I"$py/python/include" "$py"/python/src/*.cpp -L"$py/tessera" -ltessera -Wl,-rpath,'$ORIGIN' \

@@ -11,6 +11,9 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "Inputs"]
 
 config.substitutions.append(("%tessera-opt", os.path.join(config.tessera_tools_dir, "tessera-opt")))
 config.substitutions.append(("%tessera-translate", os.path.join(config.tessera_tools_dir, "tessera-translate")))
+config.substitutions.append(("%tessera-gpu-check", os.path.join(config.tessera_tools_dir, "tessera-gpu-check")))
+# project(VERSION) of CMakeLists.txt, which every tool's --version must print.
+config.substitutions.append(("%tessera_version", config.tessera_version))
 config.substitutions.append(("FileCheck", config.filecheck))
 # FileCheck's folder (/usr/lib/llvm-19/bin) holds the other LLVM tools the tests use.
 llvm_bin = os.path.dirname(os.path.realpath(config.filecheck))

@@ -183,6 +183,37 @@ def test_csv(tmp_path):
     assert records[3]["tessera"] == "n/a" and records[3]["reference_name"] == "cuBLAS"
 
 
+def test_plot_x():
+    assert bench.plot_x("vector_add", (1 << 20,)) == 1 << 20
+    assert bench.plot_x("softmax", (4096, 1024)) == 1024
+    assert bench.plot_x("layernorm_bwd", (4096, 512)) == 512
+    assert bench.plot_x("matmul", (2048, 2048, 2048)) == 2048
+
+
+def test_write_results(tmp_path):
+    R = bench.Row
+    rows = [R("softmax", "4096x1024", "f32", "GB/s", {"tessera": 2500.4, "torch": 3000.0, "triton": bench.FAIL},
+              4000.0, "copy", 1024, 1024),
+            R("softmax", "4096x8192", "f32", "GB/s", {"tessera": 3600.0, "torch": 3500.0, "triton": 3700.0},
+              4000.0, "copy", 8192, 8192),
+            R("matmul", "M=N=K=4096", "f16", "TFLOP/s", {"tessera": 300.0, "torch": 600.0, "triton": 550.0},
+              600.0, "cuBLAS", 0, 4096),
+            R("matmul", "M=N=K=4096", "bf16", "TFLOP/s", {"tessera": bench.NA, "torch": 610.0, "triton": 500.0},
+              610.0, "cuBLAS", 0, 4096)]
+    written = bench.write_results(rows, tmp_path / "results")
+    names = sorted(p.name for p in (tmp_path / "results").iterdir())
+    assert names == sorted(f"{n}.{e}" for n in ("softmax", "matmul-f16", "matmul-bf16") for e in ("csv", "md", "png"))
+    assert sorted(p.name for p in written) == names
+    with open(tmp_path / "results" / "softmax.csv", newline="") as f:
+        records = list(csv.reader(f))
+    assert records == [["columns (4096 rows)", "Tessera", "torch", "Triton"],
+                       ["1024", "2500.4", "3000.0", ""], ["8192", "3600.0", "3500.0", "3700.0"]]
+    table = (tmp_path / "results" / "matmul-bf16.md").read_text().splitlines()
+    assert table[0] == "matmul-bf16 (TFLOP/s, bf16)"
+    assert [c.strip() for c in table[4].strip("|").split("|")] == ["4096", "-", "610.00", "500.00"]
+    assert (tmp_path / "results" / "matmul-f16.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_header_lines():
     info = {"date": "2030-01-02 03:04 UTC", "gpu": "NVIDIA H200", "sm_count": 132, "driver": "999.1", "cuda": "13.0",
             "torch": "2.11.0", "triton": "3.6.0", "tessera": "abc1234", "copy_gbps": 4012.6, "quick": True}
@@ -198,9 +229,10 @@ def test_parse_args():
     assert options.only == list(bench.BENCHMARKS) and not options.quick and options.csv is None
     assert options.tessera_backend == "cuda" and options.tessera_matmul == bench.DEFAULT_TESSERA_MATMUL
     options = bench.parse_args(["--quick", "--only", "matmul, softmax,matmul", "--csv", "x.csv",
-                                "--tessera-matmul", "64,64,32,4"])
+                                "--tessera-matmul", "64,64,32,4", "--results", "out"])
     assert options.quick and options.only == ["softmax", "matmul"]  # table order, no duplicates
     assert options.csv == pathlib.Path("x.csv") and options.tessera_matmul == (64, 64, 32, 4)
+    assert options.results == pathlib.Path("out") and bench.parse_args([]).results is None
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -243,7 +243,7 @@ def test_numpy_dlpack_capsules_are_parsed_for_dtype_checks():
 
     if not hasattr(np.ndarray, "__dlpack__"):
         pytest.skip("this numpy has no DLPack export")
-    with pytest.raises(TypeError, match=r"argument 'y' must be a float32 array .*DLPack dtype code 0 with 32 bits"):
+    with pytest.raises(TypeError, match=r"argument 'y' must be a float32 array .*got int32"):
         launch(**add_args(y=ClaimsCuda(np.zeros(64, np.int32))))
     with pytest.raises(ValueError, match="argument 'y' must be C-contiguous"):
         launch(**add_args(y=ClaimsCuda(np.zeros(128, np.float32)[::2])))

@@ -55,7 +55,7 @@ def test_read_only_array_is_a_value_error():
 
 def test_non_array_for_a_pointer_is_a_type_error():
     _, y, out = _inputs()
-    with pytest.raises(TypeError, match="argument 'x' must be a numpy array for ptr<f32>, got list"):
+    with pytest.raises(TypeError, match="argument 'x' must be a numpy array or a CPU tensor for ptr<f32>, got list"):
         add[1]([1.0] * 64, y, out, 64, BLOCK=64)
 
 
