@@ -331,6 +331,25 @@ TEST(DslErrors, TypeMismatches) {
   expectDslError([&] { k4.trace({}); }, "needs integer operands");
 }
 
+// Found by dsl_trace_fuzzer: an integer constant from a float C++ cannot convert (NaN, infinities, out of range)
+// was undefined behaviour; it is the author's error.
+TEST(DslErrors, FloatOutsideAnIntegerConstantsRange) {
+  for (double bad : std::initializer_list<double>{INFINITY, -INFINITY, NAN, 1e30, 3e9, -1.0}) {
+    ir::ScalarKind kind = bad == -1.0 ? ir::ScalarKind::U8 : ir::ScalarKind::I32;
+    KernelDef def("k", {}, [&](detail::ParamSource&) {
+      g_line = __LINE__ + 1;
+      Tensor t = full({4}, bad, ir::Type::scalar(kind));
+    });
+    expectDslError([&] { def.trace({}); }, "constant from");
+  }
+  auto module = KernelDef("k", {}, [](detail::ParamSource&) {
+                  Tensor t = full({4}, -2.75, ir::Type::scalar(ir::ScalarKind::I8));
+                }).trace({});
+  ir::Op* constant = firstOp(*module->functions()[0], ir::OpKind::Constant);
+  ASSERT_NE(constant, nullptr);
+  EXPECT_EQ(constant->attr("value"), ir::Attr::integer(-2));  // truncated, as in C++
+}
+
 TEST(DslErrors, BranchTypeMismatch) {
   auto k = kernel("k", +[](Ptr<f32> a, Int n) {
     Tensor v = full<f32>({}, 0.0f);
