@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "backends/common/Toolchain.h"
 #include "ir/IR.h"
 #include "transforms/PassManager.h"
 
@@ -31,6 +32,9 @@ class Target {
   virtual int warpSize() const = 0;         // 32 or 64
   virtual std::string defaultArch() const = 0;
   virtual std::string binaryFormat() const = 0;  // "ptx" or "hsaco"
+  // Everything outside Tessera that shapes the artifact (LLVM, and libdevice or ld.lld where the target uses
+  // them), down to the build: part of the JIT cache key (backends/common/Toolchain.h).
+  virtual std::string toolchainIdentity() const { return llvmIdentity(); }
 
   // The layouts this target's lowering wants for particular ops (tensor-core dot accumulators, ...), used by
   // assign-layouts; null means the target-independent default.

@@ -220,6 +220,12 @@ class Parser {
     return module;
   }
 
+  Attr parseWholeAttribute() {
+    Attr a = parseAttr();
+    if (!is(Tok::Eof)) failExpected("end of input after the attribute");
+    return a;
+  }
+
  private:
   // ---- token stream
   const Token& peek(size_t ahead = 0) {
@@ -636,6 +642,11 @@ class Parser {
 std::unique_ptr<Module> parseModule(const std::string& text, const std::string& fileName) {
   Parser parser(text, fileName);
   return parser.parseModule();
+}
+
+Attr parseAttribute(const std::string& text, const std::string& fileName) {
+  Parser parser(text, fileName);
+  return parser.parseWholeAttribute();
 }
 
 }  // namespace tessera::ir

@@ -13,4 +13,8 @@ namespace tessera::ir {
 
 std::unique_ptr<Module> parseModule(const std::string& text, const std::string& fileName = "<input>");
 
+// One attribute value as it appears in an attribute dictionary or a tile type: "#blocked{...}", "[1, 0]",
+// "tile<16x16xf32, #shared{...}>", ... The whole text must be that one value.
+Attr parseAttribute(const std::string& text, const std::string& fileName = "<attribute>");
+
 }  // namespace tessera::ir

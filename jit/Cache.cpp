@@ -1,13 +1,17 @@
 #include "jit/Cache.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
 #include <iostream>
+#include <optional>
 #include <random>
-#include <sstream>
 
 #include "ir/Error.h"
 #include "jit/Sha256.h"
@@ -59,13 +63,72 @@ bool isHexKey(const std::string& key) {
   return true;
 }
 
-std::string readFile(const std::filesystem::path& p, bool& ok) {
-  std::ifstream in(p, std::ios::binary);
-  ok = static_cast<bool>(in);
-  if (!ok) return {};
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// Temporary entries are named ".<key>.tmp.<writer>": hidden, and never mistaken for another program's files
+// when the directory is shared (tessera.load() keeps its extensions there too).
+constexpr const char* kTemporaryInfix = ".tmp.";
+bool isTemporaryName(const std::string& name) {
+  return name.size() > 65 + std::strlen(kTemporaryInfix) && name[0] == '.' && isHexKey(name.substr(1, 64)) &&
+         name.compare(65, std::strlen(kTemporaryInfix), kTemporaryInfix) == 0;
+}
+
+std::string errnoText(const std::string& what, const std::filesystem::path& p) {
+  return what + " '" + p.string() + "': " + std::strerror(errno);
+}
+
+// What an entry read from disk is: its bytes, and the file they came from (to delete that file only).
+struct EntryFile {
+  std::string bytes;
+  dev_t device = 0;
+  ino_t inode = 0;
+};
+
+// Reads a regular file whole; nullopt when there is none at `p`. Special files (a FIFO would block, a directory
+// cannot be read) come back empty, so that they fail verification like any other damage.
+std::optional<EntryFile> readEntryFile(const std::filesystem::path& p) {
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  EntryFile file;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) {
+    file.device = st.st_dev;
+    file.inode = st.st_ino;
+    if (S_ISREG(st.st_mode)) {
+      char buffer[1 << 16];
+      ssize_t n;
+      while ((n = ::read(fd, buffer, sizeof buffer)) != 0) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+          file.bytes.clear();  // an I/O error mid-file: treat as damaged
+          break;
+        }
+        file.bytes.append(buffer, static_cast<size_t>(n));
+      }
+    }
+  }
+  ::close(fd);
+  return file;
+}
+
+// Deletes `p` if it is still the file that was read: a concurrent writer may have renamed a good entry over it.
+void removeIfSameFile(const std::filesystem::path& p, const EntryFile& read) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) == 0 && st.st_dev == read.device && st.st_ino == read.inode) ::unlink(p.c_str());
+}
+
+bool sameTargetAs(const CompiledKernel& k, const CacheKeyInputs& in) {
+  return k.target == in.target && k.arch == in.arch && k.format == in.format && k.numWarps == in.numWarps;
+}
+
+std::string describeTarget(const std::string& target, const std::string& arch, const std::string& format, int numWarps) {
+  return target + " " + arch + " (" + format + ", num_warps " + std::to_string(numWarps) + ")";
+}
+
+// One line per process, however many caches and entries fail: the disk cache is an optimization.
+void warnOnce(const std::string& why) {
+  static std::atomic<bool> warned{false};
+  if (warned.exchange(true)) return;
+  std::cerr << "tessera: warning: JIT cache bypassed: " << why
+            << "; kernels are kept in memory only (set TESSERA_CACHE_DIR to a writable directory, or to 'off')\n";
 }
 
 }  // namespace
@@ -77,9 +140,11 @@ std::string cacheKey(const CacheKeyInputs& in) {
   putField(bytes, in.irText);
   putField(bytes, in.target);
   putField(bytes, in.arch);
+  putField(bytes, in.format);
   putField(bytes, std::to_string(in.numWarps));
   putField(bytes, in.options);
   putField(bytes, in.compilerVersion);
+  putField(bytes, in.toolchain);
   return sha256Hex(bytes);
 }
 
@@ -130,7 +195,12 @@ std::unique_ptr<CompiledKernel> parseCacheEntry(const std::string& key, const st
   return k;
 }
 
-KernelCache::KernelCache(std::filesystem::path directory) : directory_(std::move(directory)) {}
+KernelCache::FileOps KernelCache::systemFileOps() {
+  return {[](int fd, const char* data, size_t size) { return ::write(fd, data, size); }, ::fsync};
+}
+
+KernelCache::KernelCache(std::filesystem::path directory, FileOps ops)
+    : directory_(std::move(directory)), ops_(std::move(ops)) {}
 
 std::filesystem::path KernelCache::defaultDirectory() {
   if (const char* dir = std::getenv("TESSERA_CACHE_DIR"); dir && *dir)
@@ -160,52 +230,85 @@ void KernelCache::clearMemory() {
   memory_.clear();
 }
 
-std::shared_ptr<const CompiledKernel> KernelCache::loadFromDisk(const std::string& key) {
-  std::filesystem::path path = entryPath(key);
+void KernelCache::countCorrupt() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++stats_.corruptEntries;
+}
+
+void KernelCache::removeStaleTemporaries() {
   std::error_code ec;
-  if (path.empty() || !std::filesystem::exists(path, ec)) return nullptr;
-  bool ok = false;
-  std::string bytes = readFile(path, ok);
-  std::unique_ptr<CompiledKernel> kernel = ok ? parseCacheEntry(key, bytes) : nullptr;
-  if (!kernel) {
-    // Damaged (a crash mid-copy, a full disk, a stray edit): drop it so the recompiled entry replaces it.
-    std::filesystem::remove(path, ec);
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++stats_.corruptEntries;
+  auto now = std::filesystem::file_time_type::clock::now();
+  int64_t removed = 0;
+  for (std::filesystem::directory_iterator it(directory_, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!isTemporaryName(it->path().filename().string())) continue;
+    std::error_code fileError;
+    auto mtime = std::filesystem::last_write_time(it->path(), fileError);
+    if (!fileError && now - mtime > std::chrono::minutes(kStaleTemporaryMinutes) &&
+        std::filesystem::remove(it->path(), fileError))
+      ++removed;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.staleTemporariesRemoved += removed;
+}
+
+std::shared_ptr<const CompiledKernel> KernelCache::loadFromDisk(const std::string& key, const CacheKeyInputs& inputs) {
+  std::filesystem::path path = entryPath(key);
+  if (path.empty()) return nullptr;
+  std::call_once(swept_, [&] { removeStaleTemporaries(); });
+  std::optional<EntryFile> file = readEntryFile(path);
+  if (!file) return nullptr;
+  std::unique_ptr<CompiledKernel> kernel = parseCacheEntry(key, file->bytes);
+  // Damaged (a bad disk, a stray edit, a copy that stopped halfway) or made for something else than what was
+  // asked (another arch filed under this key by a buggy or foreign writer): drop it and recompile.
+  if (!kernel || !sameTargetAs(*kernel, inputs)) {
+    removeIfSameFile(path, *file);
+    countCorrupt();
     return nullptr;
   }
   return std::shared_ptr<const CompiledKernel>(std::move(kernel));
 }
 
-void KernelCache::writeToDisk(const std::string& key, const CompiledKernel& kernel) {
-  if (directory_.empty()) return;
-  static std::atomic<uint64_t> counter{0};
+std::string KernelCache::prepareDirectory() {
   std::error_code ec;
+  if (std::filesystem::is_symlink(directory_, ec) && !std::filesystem::exists(directory_, ec))
+    return "'" + directory_.string() + "' is a symbolic link to '" +
+           std::filesystem::read_symlink(directory_, ec).string() + "', which does not exist";
   std::filesystem::create_directories(directory_, ec);
-  // A unique temporary name per writer: concurrent processes compiling the same kernel each rename a complete
-  // file into place, and readers only ever see a complete entry.
-  std::filesystem::path tmp = directory_ / ("." + key + ".tmp." + std::to_string(::getpid()) + "." +
-                                            std::to_string(counter.fetch_add(1)) + "." +
-                                            std::to_string(std::random_device{}()));
-  bool written = false;
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << serializeCacheEntry(key, kernel);
-    out.flush();
-    written = static_cast<bool>(out);
-  }
-  if (written) std::filesystem::rename(tmp, entryPath(key), ec);
-  if (!written || ec) {
-    std::filesystem::remove(tmp, ec);
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (stats_.diskWriteFailures++ == 0)
-      std::cerr << "tessera: warning: cannot write the JIT cache directory '" << directory_.string()
-                << "'; kernels are cached in memory only (set TESSERA_CACHE_DIR to a writable directory)\n";
-  }
+  if (ec) return "cannot create the directory '" + directory_.string() + "': " + ec.message();
+  std::call_once(swept_, [&] { removeStaleTemporaries(); });
+  return "";
 }
 
-std::shared_ptr<const CompiledKernel> KernelCache::lookup(const std::string& key) {
-  if (!isHexKey(key)) throw Error("JIT cache: malformed key '" + key + "' (expected 64 lowercase hex digits)");
+std::string KernelCache::writeToDisk(const std::string& key, const CompiledKernel& kernel) {
+  if (std::string why = prepareDirectory(); !why.empty()) return why;
+  static std::atomic<uint64_t> counter{0};
+  // A unique temporary name per writer: concurrent processes compiling the same kernel each rename a complete
+  // file into place, and readers only ever see a complete entry.
+  std::filesystem::path tmp = directory_ / ("." + key + kTemporaryInfix + std::to_string(::getpid()) + "." +
+                                            std::to_string(counter.fetch_add(1)) + "." +
+                                            std::to_string(std::random_device{}()));
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return errnoText("cannot create", tmp);
+  const std::string bytes = serializeCacheEntry(key, kernel);
+  std::string why;
+  for (size_t done = 0; done < bytes.size() && why.empty();) {
+    ssize_t n = ops_.write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) why = errnoText("cannot write", tmp);
+    else if (n == 0) why = "cannot write '" + tmp.string() + "': no space written";
+    else done += static_cast<size_t>(n);
+  }
+  // The data must be on disk before the name is: after a power loss, a renamed but unwritten file would be an
+  // empty entry (verification would catch it, but every reader would pay a recompile).
+  if (why.empty() && ops_.fsync(fd) != 0) why = errnoText("cannot sync", tmp);
+  if (::close(fd) != 0 && why.empty()) why = errnoText("cannot close", tmp);  // NFS reports a full disk here
+  if (why.empty() && ::rename(tmp.c_str(), entryPath(key).c_str()) != 0) why = errnoText("cannot rename", tmp);
+  if (!why.empty()) ::unlink(tmp.c_str());
+  return why;
+}
+
+std::shared_ptr<const CompiledKernel> KernelCache::lookup(const CacheKeyInputs& inputs) {
+  std::string key = cacheKey(inputs);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = memory_.find(key); it != memory_.end()) {
@@ -213,7 +316,7 @@ std::shared_ptr<const CompiledKernel> KernelCache::lookup(const std::string& key
       return it->second;
     }
   }
-  std::shared_ptr<const CompiledKernel> kernel = loadFromDisk(key);
+  std::shared_ptr<const CompiledKernel> kernel = loadFromDisk(key, inputs);
   if (!kernel) return nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.diskHits;
@@ -221,24 +324,34 @@ std::shared_ptr<const CompiledKernel> KernelCache::lookup(const std::string& key
   return kernel;
 }
 
-std::shared_ptr<const CompiledKernel> KernelCache::insert(const std::string& key, const CompiledKernel& kernel) {
-  if (!isHexKey(key)) throw Error("JIT cache: malformed key '" + key + "' (expected 64 lowercase hex digits)");
-  writeToDisk(key, kernel);
+std::shared_ptr<const CompiledKernel> KernelCache::insert(const CacheKeyInputs& inputs, const CompiledKernel& kernel) {
+  if (!sameTargetAs(kernel, inputs))
+    throw Error("JIT cache: kernel '" + kernel.name + "' was compiled for " +
+                describeTarget(kernel.target, kernel.arch, kernel.format, kernel.numWarps) + " but " +
+                describeTarget(inputs.target, inputs.arch, inputs.format, inputs.numWarps) + " was asked");
+  std::string key = cacheKey(inputs);
+  if (!directory_.empty()) {
+    if (std::string why = writeToDisk(key, kernel); !why.empty()) {
+      warnOnce(why);
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++stats_.diskWriteFailures;
+    }
+  }
   auto stored = std::make_shared<const CompiledKernel>(kernel);
   std::lock_guard<std::mutex> lock(mutex_);
   memory_[key] = stored;
   return stored;
 }
 
-std::shared_ptr<const CompiledKernel> KernelCache::getOrCompile(const std::string& key,
+std::shared_ptr<const CompiledKernel> KernelCache::getOrCompile(const CacheKeyInputs& inputs,
                                                                 const std::function<CompiledKernel()>& compile) {
-  if (auto hit = lookup(key)) return hit;
+  if (auto hit = lookup(inputs)) return hit;
   CompiledKernel kernel = compile();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++stats_.compiles;
   }
-  return insert(key, kernel);
+  return insert(inputs, kernel);
 }
 
 }  // namespace tessera::jit

@@ -57,10 +57,12 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   keyInputs.irText = ir::print(f);
   keyInputs.target = s.target;
   keyInputs.arch = s.arch;
+  keyInputs.format = target.binaryFormat();
   keyInputs.numWarps = s.numWarps;
   keyInputs.options = std::string("fast_math=") + (s.fastMath ? "1" : "0");
   keyInputs.compilerVersion = compilerVersion();
-  return cache_.getOrCompile(cacheKey(keyInputs), [&] { return compile(f, target, options); });
+  keyInputs.toolchain = target.toolchainIdentity();
+  return cache_.getOrCompile(keyInputs, [&] { return compile(f, target, options); });
 }
 
 std::shared_ptr<const CompiledKernel> JitKernel::compileOnly(const std::vector<KernelArg>& args,

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include "backends/common/Toolchain.h"
+
 #ifndef TESSERA_GIT_DESCRIBE
 #define TESSERA_GIT_DESCRIBE "unknown"
 #endif
@@ -22,10 +24,7 @@ std::string buildIdentity() {
   // dladdr names the shared library when the compiler is one; for the main executable it may give argv[0].
   std::filesystem::path named(info.dli_fname);
   if (named.is_absolute() && std::filesystem::exists(named, ec)) binary = named;
-  auto size = std::filesystem::file_size(binary, ec);
-  if (ec) return "unknown-binary";
-  auto mtime = std::filesystem::last_write_time(binary, ec).time_since_epoch().count();
-  return std::to_string(size) + "-" + std::to_string(mtime) + " of " + binary.filename().string();
+  return backends::fileIdentity(binary.string());
 }
 }  // namespace
 

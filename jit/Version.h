@@ -6,7 +6,7 @@
 
 namespace tessera::jit {
 
-// "tessera <version> (<git describe at configure time>) build <size>-<mtime> of <binary>": the version constant,
+// "tessera <version> (<git describe at configure time>) build <binary> <size>-<mtime>": the version constant,
 // the source revision, and the size and modification time of the executable or shared library holding the
 // compiler. The last part changes whenever any compiler code is rebuilt, even without a new commit.
 const std::string& compilerVersion();

@@ -178,6 +178,10 @@ std::unique_ptr<llvm::Module> AMDGPUTarget::lowerToLLVM(const ir::Function& f, l
   return m;
 }
 
+std::string AMDGPUTarget::toolchainIdentity() const {
+  return llvmIdentity() + "; ld.lld " + fileIdentity(lldPath());
+}
+
 namespace {
 
 // What emitBinary and emitAssembly share: the module made ready for the arch (triple, data layout, code object

@@ -22,6 +22,7 @@ class AMDGPUTarget : public Target {
   int warpSize() const override { return 64; }
   std::string defaultArch() const override { return "gfx90a"; }
   std::string binaryFormat() const override { return "hsaco"; }
+  std::string toolchainIdentity() const override;  // LLVM and the ld.lld that links the code object
   std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Function& f, llvm::LLVMContext& ctx,
                                             const TargetOptions& opts) const override;
   std::string emitBinary(llvm::Module& m, const TargetOptions& opts) const override;

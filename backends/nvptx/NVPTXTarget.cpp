@@ -110,6 +110,10 @@ std::unique_ptr<llvm::Module> NVPTXTarget::lowerToLLVM(const ir::Function& f, ll
   return m;
 }
 
+std::string NVPTXTarget::toolchainIdentity() const {
+  return llvmIdentity() + "; libdevice " + fileIdentity(libdevicePath());
+}
+
 std::string NVPTXTarget::emitBinary(llvm::Module& m, const TargetOptions& opts) const {
   std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
   m.setTargetTriple(kTriple);

@@ -15,6 +15,7 @@ class NVPTXTarget : public Target {
   int warpSize() const override { return 32; }
   std::string defaultArch() const override { return "sm_90a"; }
   std::string binaryFormat() const override { return "ptx"; }
+  std::string toolchainIdentity() const override;  // LLVM and the libdevice it links
   // f16/bf16 dots get mma.sync accumulator layouts (MmaLayoutPolicy.h).
   std::shared_ptr<const transforms::LayoutPolicy> layoutPolicy(const transforms::PassOptions& options) const override;
   std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Function& f, llvm::LLVMContext& ctx,

@@ -1,5 +1,6 @@
 #include "tessera/Control.h"
 
+#include <algorithm>
 #include <exception>
 
 #include "backends/interpreter/Tile.h"
@@ -64,10 +65,12 @@ void closeLoop(Context& ctx, ir::Op* loop, unsigned regionWithYield, const Sourc
                       next[i]->type().str() + " inside a traced loop; loop-carried variables must keep their type",
                   detail::toLocation(loc));
 
-  // Remove trivial carried values (never reassigned): uses of the argument become uses of the initial value.
+  // Remove trivial carried values (never reassigned): uses of the argument become uses of the initial value,
+  // including the values still to be yielded (another variable may have been assigned this one).
   for (int i = static_cast<int>(carried.size()) - 1; i >= 0; --i) {
     ir::Value* bodyArg = loop->region(regionWithYield)->argument(firstArg + i);
     if (next[i] != bodyArg) continue;
+    std::replace(next.begin(), next.end(), bodyArg, carried[i].init);
     for (unsigned r = 0; r < loop->numRegions(); ++r) {
       ir::Value* a = loop->region(r)->argument(firstArg + i);
       a->replaceAllUsesWith(carried[i].init);

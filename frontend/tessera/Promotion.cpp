@@ -1,5 +1,8 @@
 #include "tessera/Promotion.h"
 
+#include <cmath>
+#include <sstream>
+
 #include "backends/interpreter/Tile.h"
 
 namespace tessera::detail {
@@ -114,8 +117,16 @@ Tensor constant(Type type, const TArg& value, const SourceLoc& loc) {
     attr = ir::Attr::boolean(v != 0);
   } else {
     if (value.kind() == TArg::Kind::Float) {
-      double v = value.floatValue();
-      attr = ir::Attr::integer(static_cast<int64_t>(v));  // C++ truncation, as the literal would convert
+      // C++ truncation, as the literal would convert; where C++ leaves the result undefined (NaN, infinities,
+      // values outside the type), the author gets an error instead of an arbitrary constant.
+      double v = std::trunc(value.floatValue());
+      int64_t i = v >= -0x1p63 && v < 0x1p63 ? static_cast<int64_t>(v) : 0;
+      if (static_cast<double>(i) != v || interp::canonicalInt(type, i) != i || (type.isUnsigned() && i < 0)) {
+        std::ostringstream text;
+        text << value.floatValue();
+        fail("cannot make a " + type.element().str() + " constant from " + text.str() + ": out of its range", loc);
+      }
+      attr = ir::Attr::integer(i);
     } else {
       attr = ir::Attr::integer(interp::canonicalInt(type, value.intValue()));
     }

@@ -84,6 +84,26 @@ TEST(Tracing, AssignedWithoutReadingIsCarried) {
   }
 }
 
+// Found by dsl_trace_fuzzer (a heap use after free under ASan): `last` is assigned `start`, which the body only
+// reads. start's loop argument is removed as trivial; the yield of `last` must then use start's value outside.
+TEST(Tracing, AssignedAVariableTheBodyOnlyReads) {
+  auto k = kernel("k", +[](Ptr<i32> out, Int n) {
+    Tensor start = full<i32>({}, 5), last = full<i32>({}, -1);
+    for (Tensor i : range(0, n)) last = start;
+    store(out, last);
+  }, {"out", "n"});
+  auto m = k.trace({});
+  ir::verify(*m);
+  ir::Op* loop = firstOp(*m->functions()[0], ir::OpKind::For);
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(loop->numResults(), 1u);  // last only
+  for (int64_t n : {0, 3}) {
+    int32_t out = 0;
+    interp::run(*m->functions()[0], {Buffer{&out, 4}, n}, {1, 1, 1});
+    EXPECT_EQ(out, n == 0 ? -1 : 5) << "n=" << n;
+  }
+}
+
 TEST(Tracing, NestedLoopsCarryThroughBothLevels) {
   auto k = kernel("k", +[](Ptr<i32> out, Int n, Int m) {
     Tensor total = full<i32>({}, 0);
@@ -329,6 +349,25 @@ TEST(DslErrors, TypeMismatches) {
     Tensor y = x << 2;
   }, {"a"});
   expectDslError([&] { k4.trace({}); }, "needs integer operands");
+}
+
+// Found by dsl_trace_fuzzer: an integer constant from a float C++ cannot convert (NaN, infinities, out of range)
+// was undefined behaviour; it is the author's error.
+TEST(DslErrors, FloatOutsideAnIntegerConstantsRange) {
+  for (double bad : std::initializer_list<double>{INFINITY, -INFINITY, NAN, 1e30, 3e9, -1.0}) {
+    ir::ScalarKind kind = bad == -1.0 ? ir::ScalarKind::U8 : ir::ScalarKind::I32;
+    KernelDef def("k", {}, [&](detail::ParamSource&) {
+      g_line = __LINE__ + 1;
+      Tensor t = full({4}, bad, ir::Type::scalar(kind));
+    });
+    expectDslError([&] { def.trace({}); }, "constant from");
+  }
+  auto module = KernelDef("k", {}, [](detail::ParamSource&) {
+                  Tensor t = full({4}, -2.75, ir::Type::scalar(ir::ScalarKind::I8));
+                }).trace({});
+  ir::Op* constant = firstOp(*module->functions()[0], ir::OpKind::Constant);
+  ASSERT_NE(constant, nullptr);
+  EXPECT_EQ(constant->attr("value"), ir::Attr::integer(-2));  // truncated, as in C++
 }
 
 TEST(DslErrors, BranchTypeMismatch) {

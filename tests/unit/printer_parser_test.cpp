@@ -431,6 +431,30 @@ TEST(ParserErrorsExtra, DeepNestingIsAnErrorNotACrash) {
   EXPECT_THROW(parseModule(text), Error);
 }
 
+// One attribute on its own, as the layout tools and the layout fuzzer read them.
+TEST(ParserAttribute, ParsesOneValueAndItsCanonicalText) {
+  Attr layout = parseAttribute("#slice{dim = 1, parent = #blocked{order = [1, 0], spt = [1, 4], tpw = [4, 8], wpc = [4, 1]}}");
+  ASSERT_TRUE(layout.isLayout());
+  EXPECT_EQ(layout.getString(), "slice");
+  EXPECT_EQ(parseAttribute(layout.str()), layout);
+  Attr tile = parseAttribute("tile<16x64xf16, #shared{max_phase = 8, order = [1, 0], per_phase = 1, vec = 8}>");
+  ASSERT_TRUE(tile.isType());
+  EXPECT_EQ(tile.getType().shape(), (std::vector<int64_t>{16, 64}));
+  EXPECT_EQ(parseAttribute("[1, -2, 3.5]").str(), "[1, -2, 3.5]");
+}
+
+TEST(ParserAttribute, TrailingTextIsAnErrorAtItsPosition) {
+  try {
+    parseAttribute("[1, 0] [2]", "attr.txt");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.location(), (Location{"attr.txt", 1, 8}));
+    EXPECT_NE(e.message().find("expected end of input after the attribute, found '['"), std::string::npos) << e.message();
+  }
+  EXPECT_THROW(parseAttribute(""), Error);
+  EXPECT_THROW(parseAttribute("#blocked{"), Error);
+}
+
 // ---------------------------------------------------------------- robustness
 
 // Parses `text`; if it is accepted, its printout must be a fixed point of parse + print.
