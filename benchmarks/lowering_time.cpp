@@ -1,7 +1,8 @@
 // Compile time of the tutorial kernels for NVPTX (sm_90a), beside ptxas's time on the PTX they produce: the whole
 // JIT compile (tracing excluded), and within it the tile-IR -> LLVM lowering and the LLVM optimization + PTX
-// emission, each the median of several runs. The arguments are specialized as a launch on large contiguous
-// row-major tensors would be (16-byte aligned pointers, sizes divisible by 16, unit strides equal to 1).
+// emission, each the median of several runs. Times are CPU seconds (of this thread; for ptxas, of its process), so
+// that other work on a shared machine does not inflate them. The arguments are specialized as a launch on large
+// contiguous row-major tensors would be (16-byte aligned pointers, sizes divisible by 16, unit strides equal to 1).
 //
 //   lowering_time                    prints the table
 //   lowering_time --ptx-dir DIR      also writes each case's PTX to DIR/<case>.ptx (to diff two builds)
@@ -10,7 +11,6 @@
 #include <llvm/IR/Module.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backends/Target.h"
@@ -85,10 +87,24 @@ std::unique_ptr<ir::Module> specialized(const Case& c) {
   return m;
 }
 
-double seconds(const std::function<void()>& body) {
-  auto start = std::chrono::steady_clock::now();
+double threadCpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// CPU time of the processes this one has waited for.
+double childrenCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_CHILDREN, &u);
+  auto sec = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return sec(u.ru_utime) + sec(u.ru_stime);
+}
+
+double cpuSeconds(const std::function<void()>& body) {
+  double start = threadCpuSeconds();
   body();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return threadCpuSeconds() - start;
 }
 
 double median(std::vector<double> v) {
@@ -111,12 +127,12 @@ Ptxas runPtxas(const std::string& ptx, const std::string& name) {
   std::vector<double> times;
   for (int run = 0; run < kRuns; ++run) {
     std::string log;
-    times.push_back(seconds([&] {
-      FILE* p = popen(cmd.c_str(), "r");
-      char buf[4096];
-      while (p && fgets(buf, sizeof buf, p)) log += buf;
-      if (p) pclose(p);
-    }));
+    double start = childrenCpuSeconds();
+    FILE* p = popen(cmd.c_str(), "r");
+    char buf[4096];
+    while (p && fgets(buf, sizeof buf, p)) log += buf;
+    if (p) pclose(p);  // waits: ptxas's CPU time is now in the children's
+    times.push_back(childrenCpuSeconds() - start);
     size_t at = log.find("Used ");
     if (at != std::string::npos) r.usage = log.substr(at, log.find('\n', at) - at);
   }
@@ -138,7 +154,7 @@ int main(int argc, char** argv) {
     }
   }
   std::unique_ptr<backends::Target> target = backends::createTarget("nvptx");
-  std::printf("%-40s %10s %10s %10s %10s  %s\n", "case (sm_90a)", "compile s", "lower s", "emit s", "ptxas s",
+  std::printf("%-40s %10s %10s %10s %10s  %s\n", "case (sm_90a), CPU seconds", "compile", "lower", "emit", "ptxas",
               "ptxas -v");
   for (const Case& c : cases()) {
     if (!only.empty() && c.name.find(only) == std::string::npos) continue;
@@ -150,15 +166,15 @@ int main(int argc, char** argv) {
     std::string ptx;
     for (int run = 0; run < kRuns; ++run) {
       jit::CompiledKernel k;
-      compileTimes.push_back(seconds([&] { k = jit::compile(*m->functions().at(0), *target, options); }));
+      compileTimes.push_back(cpuSeconds([&] { k = jit::compile(*m->functions().at(0), *target, options); }));
       ptx = k.binary;
       // The lowering alone, on the IR the pipeline handed to it.
       std::unique_ptr<ir::Module> laidOut = ir::parseModule(k.irAfterPass.back().second, "<laid out>");
       llvm::LLVMContext ctx;
       std::unique_ptr<llvm::Module> lm;
-      lowerTimes.push_back(seconds([&] { lm = target->lowerToLLVM(*laidOut->functions().at(0), ctx, options); }));
+      lowerTimes.push_back(cpuSeconds([&] { lm = target->lowerToLLVM(*laidOut->functions().at(0), ctx, options); }));
       std::string again;
-      emitTimes.push_back(seconds([&] { again = target->emitBinary(*lm, options); }));
+      emitTimes.push_back(cpuSeconds([&] { again = target->emitBinary(*lm, options); }));
       if (again != ptx) std::fprintf(stderr, "warning: %s: lowering the reparsed IR gave different PTX\n", c.name.c_str());
     }
     Ptxas p = runPtxas(ptx, c.name);
