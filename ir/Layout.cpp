@@ -391,11 +391,26 @@ LinearLayout blockedToLinear(const Layout& l, const std::vector<int64_t>& shape)
   return LinearLayout({reg, lane, warp}, tensorOutDims(shape));
 }
 
+// The one shape a layout is defined over, if it has one: that of a #linear layout, or of a slice of one.
+std::optional<std::vector<int64_t>> fixedShapeOf(const Layout& l) {
+  switch (l.kind()) {
+    case Layout::Kind::Linear: case Layout::Kind::LinearShared: return l.linearLayout().outShape();
+    case Layout::Kind::Slice: {
+      std::optional<std::vector<int64_t>> parent = fixedShapeOf(l.parent());
+      if (parent) parent->erase(parent->begin() + l.sliceDim());
+      return parent;
+    }
+    default: return std::nullopt;
+  }
+}
+
 // The parent over `shape` with a size-1 dimension at the sliced one, which leaves the parent's coordinate there 0:
 // drop that output, then the registers that only moved along it repeat earlier ones, and the slice holds each
-// element once (the first of the repeats, so register order is kept).
+// element once (the first of the repeats, so register order is kept). The size put back does not change the result
+// (every basis along that dimension goes), so a parent defined over one shape is evaluated over that one.
 LinearLayout sliceToLinear(const Layout& l, const std::vector<int64_t>& shape) {
-  LinearLayout parent = l.parent().toLinear(parentShapeOf(shape, l.sliceDim()));
+  LinearLayout parent =
+      l.parent().toLinear(fixedShapeOf(l.parent()).value_or(parentShapeOf(shape, l.sliceDim())));
   LinearLayout kept = parent.removeOutDim(tensorDimName(l.sliceDim())).withoutRedundantBases(kRegisterDim);
   return LinearLayout(kept.inDims(), tensorOutDims(shape));
 }
@@ -435,8 +450,8 @@ void Layout::requireShape(const std::vector<int64_t>& shape) const {
                 " has rank " + std::to_string(shape.size()));
   for (int64_t s : shape)
     if (s < 1) throw Error("layout query on a shape with a non-positive dimension: " + joined(shape));
-  if (linear_ && linear_->outShape() != shape)
-    throw Error("layout " + str() + " is over the shape " + joined(linear_->outShape()) + ", not " + joined(shape));
+  if (std::optional<std::vector<int64_t>> fixed = fixedShapeOf(*this); fixed && *fixed != shape)
+    throw Error("layout " + str() + " is over the shape " + joined(*fixed) + ", not " + joined(shape));
 }
 
 LinearLayout Layout::toLinear(const std::vector<int64_t>& shape) const {

@@ -90,7 +90,7 @@ class Layout {
   // the number of elements.
   LinearLayout toLinear(const std::vector<int64_t>& shape) const;
   // Throws tessera::Error unless this layout can lay out a tile of `shape`: the rank matches, and a linear layout
-  // is over exactly that shape.
+  // (or a slice of one) is over exactly that shape.
   void requireShape(const std::vector<int64_t>& shape) const;
 
   // ---- distributed layouts over a concrete tile shape

@@ -319,6 +319,30 @@ TEST(LinearLayoutProperty, LinearLayoutsOwnTheirLowestHolder) {
   });
 }
 
+TEST(LinearLayoutProperty, SlicesOfLinearLayoutsAreSlicesOfWhatTheySpell) {
+  // A #linear layout is defined over one shape; slicing it (what reduce does) gives the slice of the layout it
+  // spells, over that shape with the dimension removed.
+  forRandomCases([](std::mt19937& rng, int rank, Machine m) {
+    if (rank == 1) return;
+    Layout blocked = randomBlocked(rng, rank, m);
+    Shape shape = fitShape(blocked, randomShape(rng, rank, int64_t(1) << 10));
+    Layout linear = Layout::linear(blocked.toLinear(shape));
+    SCOPED_TRACE(linear.str());
+    for (int d = 0; d < rank; ++d) {
+      Shape sliced = shape;
+      sliced.erase(sliced.begin() + d);
+      EXPECT_EQ(Layout::slice(d, linear).toLinear(sliced), Layout::slice(d, blocked).toLinear(sliced));
+      if (rank == 3) {
+        EXPECT_EQ(Layout::slice(0, Layout::slice(d, linear)).toLinear({sliced[1]}),
+                  Layout::slice(0, Layout::slice(d, blocked)).toLinear({sliced[1]}));
+      }
+      Shape other = sliced;
+      other[0] *= 2;
+      EXPECT_THROW(Layout::slice(d, linear).registersPerThread(other), Error);
+    }
+  });
+}
+
 TEST(LinearLayoutProperty, BlockedLayoutsAreProductsOfIdentities) {
   // A 1-D blocked layout whose CTA tile is the shape is spt registers, then tpw lanes, then wpc warps, each an
   // identity placed above the previous ones.
