@@ -9,8 +9,10 @@
 // (l >> 1, 2 * (l & 1) + r).
 //
 // Costs: every operation works on the bases only (at most 63 input bits and 63 output bits in all), never on the
-// elements; apply is linear in the number of input bits, the algebra (compose, invert, masks) does at most one
-// 64-bit elimination step per basis and output bit. Elements per thread appear only as their log2.
+// elements, so elements per thread appear only as their log2. apply XORs one basis per set input bit; compose
+// applies the outer layout to each basis; the operations that solve (invert, invertAndCompose, freeVariableMasks,
+// the injectivity and surjectivity tests) reduce each basis, packed into one 64-bit word, against at most 63
+// pivot words. All are linear in the number of bases, times at most the number of output bits.
 #pragma once
 
 #include <cstdint>
