@@ -28,10 +28,10 @@
 #include "ir/Parser.h"
 #include "jit/Compiler.h"
 #include "jit/Specialization.h"
-#include "tutorials/kernels/layernorm.h"
-#include "tutorials/kernels/matmul.h"
-#include "tutorials/kernels/softmax.h"
-#include "tutorials/kernels/vector_add.h"
+#include "tessera/kernels/layernorm.h"
+#include "tessera/kernels/matmul.h"
+#include "tessera/kernels/softmax.h"
+#include "tessera/kernels/vector_add.h"
 
 namespace {
 
@@ -54,21 +54,21 @@ std::vector<Case> cases() {
   auto matmul = [&](int bm, int bn, int bk, int warps) {
     return Case{"matmul_" + std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + "_w" +
                     std::to_string(warps),
-                tutorials::matmul_kernel(), Constants{{"BM", bm}, {"BN", bn}, {"BK", bk}, {"GROUP_M", 8}}, warps,
+                kernels::matmul_kernel(), Constants{{"BM", bm}, {"BN", bn}, {"BK", bk}, {"GROUP_M", 8}}, warps,
                 matmulUnit};
   };
   return {
       matmul(128, 128, 64, 8),
       matmul(128, 256, 64, 8),
       matmul(64, 64, 32, 4),
-      {"matmul_epilogue_f16_gelu_128x128x64_w8", tutorials::matmul_epilogue_f16_kernel(),
-       Constants{{"BM", 128}, {"BN", 128}, {"BK", 64}, {"GROUP_M", 8}, {"ACTIVATION", tutorials::kActivationGeluTanh}},
+      {"matmul_epilogue_f16_gelu_128x128x64_w8", kernels::matmul_epilogue_f16_kernel(),
+       Constants{{"BM", 128}, {"BN", 128}, {"BK", 64}, {"GROUP_M", 8}, {"ACTIVATION", kernels::kActivationGeluTanh}},
        8, matmulUnit},
-      {"vector_add_1024_w4", tutorials::vector_add_kernel(), Constants{{"BLOCK", 1024}}, 4, {}},
-      {"softmax_1024_w4", tutorials::softmax_kernel(), Constants{{"BLOCK", 1024}}, 4, {}},
-      {"layernorm_fwd_512_w4", tutorials::layernorm_fwd_kernel(), Constants{{"BLOCK", 512}}, 4, {}},
-      {"layernorm_bwd_dx_2048_w8", tutorials::layernorm_bwd_dx_kernel(), Constants{{"BLOCK", 2048}}, 8, {}},
-      {"layernorm_bwd_dwdb_4x256_w4", tutorials::layernorm_bwd_dwdb_kernel(),
+      {"vector_add_1024_w4", kernels::vector_add_kernel(), Constants{{"BLOCK", 1024}}, 4, {}},
+      {"softmax_1024_w4", kernels::softmax_kernel(), Constants{{"BLOCK", 1024}}, 4, {}},
+      {"layernorm_fwd_512_w4", kernels::layernorm_fwd_kernel(), Constants{{"BLOCK", 512}}, 4, {}},
+      {"layernorm_bwd_dx_2048_w8", kernels::layernorm_bwd_dx_kernel(), Constants{{"BLOCK", 2048}}, 8, {}},
+      {"layernorm_bwd_dwdb_4x256_w4", kernels::layernorm_bwd_dwdb_kernel(),
        Constants{{"BLOCK_M", 4}, {"BLOCK_N", 256}}, 4, {}},
   };
 }

@@ -86,20 +86,25 @@ void __tsim_store(uint64_t address, const void* src, uint32_t bytes, uint32_t si
 // extended. Float ops reinterpret the bits (f16, f32, f64).
 uint64_t __tsim_atomic_rmw(uint32_t op, uint64_t address, uint64_t value, uint32_t bytes, uint32_t site);
 uint64_t __tsim_atomic_cas(uint64_t address, uint64_t expected, uint64_t desired, uint32_t bytes, uint32_t site);
-void __tsim_memset(uint64_t address, uint32_t value, uint64_t bytes, uint32_t site);
+void __tsim_memset(uint64_t address, uint32_t value, uint64_t bytes, uint32_t site);  // the low byte of value
+// memcpy and memmove: the ranges may overlap; both pointers are classified as generic ones (the site's address
+// space describes one pointer only).
 void __tsim_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t site);
 
 // ---- synchronization and warp exchanges. Each needs every thread it names to arrive (the whole program for
 // barriers, the mask's lanes for warp operations); what never arrives is reported.
 void __tsim_barrier(uint32_t site);                  // bar.sync 0 / barrier0 / s_barrier
 void __tsim_warp_sync(uint32_t mask, uint32_t site); // bar.warp.sync
-// shfl.sync: returns the value read; *valid is the PTX predicate (source lane in range).
+// shfl.sync (32-lane warps): returns the value read; *valid (may be null) is the PTX predicate (source lane in
+// range). Reading a lane outside the mask is reported and reads 0.
 uint32_t __tsim_shuffle(uint32_t mode, uint32_t mask, uint32_t value, uint32_t laneOrDelta, uint32_t clampSegment,
                         uint32_t* valid, uint32_t site);
 uint32_t __tsim_vote(uint32_t mode, uint32_t mask, uint32_t predicate, uint32_t site);
-uint32_t __tsim_bpermute(uint32_t byteAddress, uint32_t value, uint32_t site);  // AMD ds_bpermute_b32 (wave64)
+// AMD ds_bpermute_b32: lane (byteAddress / 4) mod wave size. AMD has no member mask: the lanes of the wave that
+// have not exited take part.
+uint32_t __tsim_bpermute(uint32_t byteAddress, uint32_t value, uint32_t site);
 
-// ---- warp-level matrix operations
+// ---- warp-level matrix operations (.aligned: every lane of the warp must arrive)
 // ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16: `address` is this lane's row address (host address in
 // the shared buffer); `out` receives `matrices` registers.
 void __tsim_ldmatrix(uint32_t matrices, uint32_t transpose, uint64_t address, uint32_t* out, uint32_t site);
@@ -111,10 +116,14 @@ void __tsim_mma(uint32_t kind, const uint32_t* a, const uint32_t* b, const uint3
 void __tsim_cp_async(uint64_t sharedAddress, uint64_t globalAddress, uint32_t bytes, uint32_t srcBytes,
                      uint32_t site);
 void __tsim_cp_async_commit(uint32_t site);
-void __tsim_cp_async_wait(uint32_t pendingGroups, uint32_t site);  // cp.async.wait_group N (wait_all: 0)
+// cp.async.wait_group N: lands every committed group but the N most recent. Copies not committed yet are not
+// waited for, so cp.async.wait_all is __tsim_cp_async_commit then __tsim_cp_async_wait(0).
+void __tsim_cp_async_wait(uint32_t pendingGroups, uint32_t site);
 
 // ---- debugging
-int32_t __tsim_vprintf(const char* format, const void* args, uint32_t site);  // CUDA vprintf's argument buffer
+// CUDA vprintf: `args` holds the arguments at their natural alignment (null without arguments); returns the
+// number of arguments read.
+int32_t __tsim_vprintf(const char* format, const void* args, uint32_t site);
 void __tsim_assert_fail(const char* message, const char* file, uint32_t line, const char* function, uint32_t site);
 void __tsim_trap(uint32_t site);
 

@@ -1,0 +1,113 @@
+// Matrix multiplication (tutorials/04_matmul.md): C = A x B with f16 inputs and an f32 accumulator. Each program
+// computes one BM x BN tile of C, walking K in BK steps; programs are ordered in groups of GROUP_M rows of tiles so
+// that programs running at the same time share rows of A and columns of B in the L2 cache.
+//
+// `matmul` stores the f32 accumulator. `matmul_epilogue` (f32 C) and `matmul_epilogue_f16` (f16 C) apply an
+// activation chosen by the Const ACTIVATION to the f32 accumulator while it is still in registers, then store
+// it: the activation costs no extra pass over C in memory.
+#pragma once
+
+#include <numbers>
+
+#include "tessera/tessera.h"
+
+namespace tessera::kernels {
+
+// Values of the epilogue kernels' ACTIVATION constant.
+enum Activation : int { kActivationNone = 0, kActivationRelu = 1, kActivationLeakyRelu = 2, kActivationGeluTanh = 3 };
+inline constexpr float kLeakyReluSlope = 0.01f;  // PyTorch's default negative slope
+
+// One program's BM x BN tile of A x B, accumulated in f32. Also returns the tile's row and column indices.
+struct MatmulTile {
+  Tensor acc, rows, cols;
+};
+
+inline MatmulTile matmul_tile(Ptr<f16> a, Ptr<f16> b, Int M, Int N, Int K, Int stride_am, Int stride_ak,
+                              Int stride_bk, Int stride_bn, int BM, int BN, int BK, int GROUP_M) {
+  // Grouped ordering: program id -> (pm, pn). Consecutive ids walk down a group of GROUP_M tile rows before
+  // moving one tile column to the right, instead of sweeping a whole row of C.
+  Tensor pid = program_id(0);
+  Tensor num_pid_m = cdiv(M, BM);
+  Tensor num_pid_n = cdiv(N, BN);
+  Tensor programs_per_group = GROUP_M * num_pid_n;
+  Tensor first_pm = (pid / programs_per_group) * GROUP_M;
+  Tensor group_rows = minimum(num_pid_m - first_pm, GROUP_M);  // the last group may be shorter
+  Tensor pm = first_pm + (pid % programs_per_group) % group_rows;
+  Tensor pn = (pid % programs_per_group) / group_rows;
+
+  Tensor rm = pm * BM + arange(0, BM);
+  Tensor rn = pn * BN + arange(0, BN);
+  Tensor rk = arange(0, BK);
+  Tensor a_ptrs = a + expand_dims(rm, 1) * stride_am + expand_dims(rk, 0) * stride_ak;  // [BM, BK]
+  Tensor b_ptrs = b + expand_dims(rk, 1) * stride_bk + expand_dims(rn, 0) * stride_bn;  // [BK, BN]
+
+  Tensor acc = zeros<f32>({BM, BN});
+  for (Tensor k : range(0, K, BK)) {  // acc, a_ptrs and b_ptrs become loop-carried values
+    Tensor a_mask = (expand_dims(rm, 1) < M) & (expand_dims(rk, 0) + k < K);
+    Tensor b_mask = (expand_dims(rk, 1) + k < K) & (expand_dims(rn, 0) < N);
+    acc = dot(load(a_ptrs, a_mask, 0.0), load(b_ptrs, b_mask, 0.0), acc);
+    a_ptrs += BK * stride_ak;
+    b_ptrs += BK * stride_bk;
+  }
+  return {acc, rm, rn};
+}
+
+inline void matmul(Ptr<f16> a, Ptr<f16> b, Ptr<f32> c, Int M, Int N, Int K, Int stride_am, Int stride_ak,
+                   Int stride_bk, Int stride_bn, Int stride_cm, Int stride_cn, Const<int> BM, Const<int> BN,
+                   Const<int> BK, Const<int> GROUP_M) {
+  MatmulTile t = matmul_tile(a, b, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, BM, BN, BK, GROUP_M);
+  Tensor c_ptrs = c + expand_dims(t.rows, 1) * stride_cm + expand_dims(t.cols, 0) * stride_cn;
+  store(c_ptrs, t.acc, (expand_dims(t.rows, 1) < M) & (expand_dims(t.cols, 0) < N));
+}
+
+// The activation, on the f32 accumulator. ACTIVATION is a Const, so this is ordinary C++ control flow that runs
+// while tracing: each specialization's IR holds only the ops of its own activation, and no branch.
+inline Tensor apply_activation(const Tensor& x, int activation) {
+  switch (activation) {
+    case kActivationNone: return x;
+    case kActivationRelu: return maximum(x, 0.0f);
+    case kActivationLeakyRelu: return where(x > 0.0f, x, x * kLeakyReluSlope);
+    case kActivationGeluTanh: {
+      // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+      const float k = static_cast<float>(std::numbers::sqrt2 * std::numbers::inv_sqrtpi);  // sqrt(2/pi)
+      return 0.5f * x * (1.0f + tanh(k * (x + 0.044715f * x * x * x)));
+    }
+  }
+  throw Error("ACTIVATION must be 0 (none), 1 (relu), 2 (leaky relu) or 3 (gelu-tanh), got " +
+              std::to_string(activation));
+}
+
+// Matmul with a fused epilogue; C's element type (f32, or f16 to halve the bytes written) is the template
+// argument: the accumulator is converted only at the store.
+template <class OutT>
+inline void matmul_epilogue(Ptr<f16> a, Ptr<f16> b, Ptr<OutT> c, Int M, Int N, Int K, Int stride_am,
+                            Int stride_ak, Int stride_bk, Int stride_bn, Int stride_cm, Int stride_cn, Const<int> BM,
+                            Const<int> BN, Const<int> BK, Const<int> GROUP_M, Const<int> ACTIVATION) {
+  MatmulTile t = matmul_tile(a, b, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, BM, BN, BK, GROUP_M);
+  Tensor result = cast<OutT>(apply_activation(t.acc, ACTIVATION));
+  Tensor c_ptrs = c + expand_dims(t.rows, 1) * stride_cm + expand_dims(t.cols, 0) * stride_cn;
+  store(c_ptrs, result, (expand_dims(t.rows, 1) < M) & (expand_dims(t.cols, 0) < N));
+}
+
+inline std::vector<std::string> matmul_param_names() {
+  return {"a", "b", "c", "M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm",
+          "stride_cn", "BM", "BN", "BK", "GROUP_M"};
+}
+
+inline KernelDef matmul_kernel() { return kernel("matmul", matmul, matmul_param_names()); }
+
+inline std::vector<std::string> matmul_epilogue_param_names() {
+  std::vector<std::string> names = matmul_param_names();
+  names.push_back("ACTIVATION");
+  return names;
+}
+
+inline KernelDef matmul_epilogue_kernel() {
+  return kernel("matmul_epilogue", matmul_epilogue<f32>, matmul_epilogue_param_names());
+}
+
+inline KernelDef matmul_epilogue_f16_kernel() {
+  return kernel("matmul_epilogue_f16", matmul_epilogue<f16>, matmul_epilogue_param_names());
+}
+
+}  // namespace tessera::kernels

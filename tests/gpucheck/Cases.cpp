@@ -1,0 +1,383 @@
+#include "tests/gpucheck/Cases.h"
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/interpreter/FloatFormats.h"
+#include "tessera/kernels/layernorm.h"
+#include "tessera/kernels/matmul.h"
+#include "tessera/kernels/softmax.h"
+#include "tessera/kernels/vector_add.h"
+#include "tessera/tessera.h"
+
+namespace tessera::gpucheck {
+
+namespace {
+
+using ir::ScalarKind;
+
+// ---- random host buffers (bytes in the element type's memory format)
+
+HostBuffer randomBuffer(ScalarKind kind, size_t n, uint32_t seed, double lo = -1, double hi = 1) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> real(lo, hi);
+  ir::Type t = ir::Type::scalar(kind);
+  size_t width = t.isBool() ? 1 : static_cast<size_t>(t.bitWidth() / 8);
+  HostBuffer b{kind, std::vector<uint8_t>(n * width)};
+  for (size_t i = 0; i < n; ++i) {
+    double v = real(rng);
+    uint64_t bits = 0;
+    switch (kind) {
+      case ScalarKind::F16: bits = interp::encodeF16(v); break;
+      case ScalarKind::BF16: bits = interp::encodeBF16(v); break;
+      case ScalarKind::F32: bits = interp::encodeF32(v); break;
+      case ScalarKind::F64: bits = interp::encodeF64(v); break;
+      default: bits = static_cast<uint64_t>(static_cast<int64_t>(std::floor(v))); break;  // ints in [lo, hi)
+    }
+    std::memcpy(b.bytes.data() + i * width, &bits, width);
+  }
+  return b;
+}
+HostBuffer zeroBuffer(ScalarKind kind, size_t n) {
+  ir::Type t = ir::Type::scalar(kind);
+  return HostBuffer{kind, std::vector<uint8_t>(n * (t.isBool() ? 1 : t.bitWidth() / 8))};
+}
+int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// ---- op kernels
+
+enum BinaryOp { kAdd, kSub, kMul, kDiv, kRem, kMin, kMax, kAnd, kOr, kXor, kShl, kShr };
+const char* binaryOpName(int op) {
+  static const char* names[] = {"add", "sub", "mul", "div", "rem", "min", "max", "and", "or", "xor", "shl", "shr"};
+  return names[op];
+}
+Tensor applyBinary(int op, const Tensor& x, const Tensor& y) {
+  switch (op) {
+    case kAdd: return x + y;
+    case kSub: return x - y;
+    case kMul: return x * y;
+    case kDiv: return x / y;
+    case kRem: return x % y;
+    case kMin: return minimum(x, y);
+    case kMax: return maximum(x, y);
+    case kAnd: return x & y;
+    case kOr: return x | y;
+    case kXor: return x ^ y;
+    case kShl: return x << y;
+    default: return x >> y;
+  }
+}
+template <class T>
+void binary_kernel(Ptr<T> a, Ptr<T> b, Ptr<T> out, Int n, Const<int> OP, Const<int> BLOCK) {
+  Tensor offs = program_id(0) * BLOCK + arange(0, BLOCK);
+  Tensor mask = offs < n;
+  store(out + offs, applyBinary(OP, load(a + offs, mask), load(b + offs, mask)), mask);
+}
+
+enum UnaryOp { kExp, kExp2, kLog, kLog2, kSqrt, kRsqrt, kSin, kCos, kTanh, kErf, kFloor, kCeil, kAbs, kNeg, kSigmoid };
+const char* unaryOpName(int op) {
+  static const char* names[] = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos",
+                                "tanh", "erf", "floor", "ceil", "abs", "neg", "sigmoid"};
+  return names[op];
+}
+Tensor applyUnary(int op, const Tensor& x) {
+  switch (op) {
+    case kExp: return exp(x);
+    case kExp2: return exp2(x);
+    case kLog: return log(x);
+    case kLog2: return log2(x);
+    case kSqrt: return sqrt(x);
+    case kRsqrt: return rsqrt(x);
+    case kSin: return sin(x);
+    case kCos: return cos(x);
+    case kTanh: return tanh(x);
+    case kErf: return erf(x);
+    case kFloor: return floor(x);
+    case kCeil: return ceil(x);
+    case kAbs: return abs(x);
+    case kNeg: return -x;
+    default: return sigmoid(x);
+  }
+}
+template <class T>
+void unary_kernel(Ptr<T> a, Ptr<T> out, Int n, Const<int> OP, Const<int> BLOCK) {
+  Tensor offs = program_id(0) * BLOCK + arange(0, BLOCK);
+  Tensor mask = offs < n;
+  store(out + offs, applyUnary(OP, load(a + offs, mask)), mask);
+}
+
+template <class From, class To>
+void cast_kernel(Ptr<From> a, Ptr<To> out, Int n, Const<int> BLOCK) {
+  Tensor offs = program_id(0) * BLOCK + arange(0, BLOCK);
+  Tensor mask = offs < n;
+  store(out + offs, cast<To>(load(a + offs, mask)), mask);
+}
+
+// Row-wise reductions and scans over an [R, C] row-major matrix, one BR x C block of rows per program.
+enum RowOp { kRowSum, kRowMax, kRowMin, kRowArgmax, kColSum, kRowCumsum, kRowCumsumReverse };
+const char* rowOpName(int op) {
+  static const char* names[] = {"sum(axis=1)", "max(axis=1)", "min(axis=1)", "argmax(axis=1)",
+                                "sum(axis=0)", "cumsum(axis=1)", "cumsum(axis=1, reverse)"};
+  return names[op];
+}
+void rows_kernel(Ptr<f32> a, Ptr<f32> out, Ptr<i32> idx, Int R, Const<int> OP, Const<int> BR, Const<int> C) {
+  Tensor rows = program_id(0) * BR + arange(0, BR);
+  Tensor cols = arange(0, C);
+  Tensor rmask = rows < R;
+  Tensor x = load(a + expand_dims(rows, 1) * C + expand_dims(cols, 0), expand_dims(rmask, 1), 0.0f);
+  if (OP == kColSum) {
+    atomic_add(out + cols, sum(x, 0));
+  } else if (OP == kRowCumsum || OP == kRowCumsumReverse) {
+    store(out + expand_dims(rows, 1) * C + expand_dims(cols, 0), cumsum(x, 1, OP == kRowCumsumReverse),
+          expand_dims(rmask, 1));
+  } else if (OP == kRowArgmax) {
+    store(idx + rows, argmax(x, 1), rmask);
+  } else {
+    store(out + rows, OP == kRowSum ? sum(x, 1) : OP == kRowMax ? max(x, 1) : min(x, 1), rmask);
+  }
+}
+
+// C[M, N] = A[M, K] . B[K, N] for one BM x BN block per program, whole K in one dot (K = BK).
+template <class In, class Acc>
+void dot_kernel(Ptr<In> a, Ptr<In> b, Ptr<Acc> c, Const<int> BM, Const<int> BN, Const<int> BK) {
+  Tensor rm = program_id(0) * BM + arange(0, BM);
+  Tensor rn = program_id(1) * BN + arange(0, BN);
+  Tensor rk = arange(0, BK);
+  Tensor x = load(a + expand_dims(rm, 1) * BK + expand_dims(rk, 0));
+  Tensor y = load(b + expand_dims(rk, 1) * (num_programs(1) * BN) + expand_dims(rn, 0));
+  Tensor acc = dot(x, y, zeros<Acc>({BM, BN}));
+  store(c + expand_dims(rm, 1) * (num_programs(1) * BN) + expand_dims(rn, 0), acc);
+}
+
+// out = transpose(in) for an [M, N] f32 matrix, one BM x BN block per program: loads coalesce along N, stores
+// along M, so the layouts must change through shared memory.
+void transpose_kernel(Ptr<f32> in, Ptr<f32> out, Int M, Int N, Const<int> BM, Const<int> BN) {
+  Tensor rm = program_id(0) * BM + arange(0, BM);
+  Tensor rn = program_id(1) * BN + arange(0, BN);
+  Tensor mask = (expand_dims(rm, 1) < M) & (expand_dims(rn, 0) < N);
+  Tensor x = load(in + expand_dims(rm, 1) * N + expand_dims(rn, 0), mask);
+  store(out + expand_dims(rn, 1) * M + expand_dims(rm, 0), trans(x), trans(mask));
+}
+
+// Integer atomics: a histogram of values into BINS bins (exact), and a running max.
+void histogram_kernel(Ptr<i32> values, Ptr<i32> bins, Ptr<i32> maxOut, Int n, Const<int> BINS, Const<int> BLOCK) {
+  Tensor offs = program_id(0) * BLOCK + arange(0, BLOCK);
+  Tensor mask = offs < n;
+  Tensor v = load(values + offs, mask, 0);
+  atomic_add(bins + (v % BINS + BINS) % BINS, 1, mask);
+  atomic_max(maxOut + offs * 0, v, mask);
+}
+
+// A loop with a loop-carried accumulator and a data-dependent select: out[i] = sum_k where(x>0, x, -x) * k.
+void loop_kernel(Ptr<f32> a, Ptr<f32> out, Int n, Int steps, Const<int> BLOCK) {
+  Tensor offs = program_id(0) * BLOCK + arange(0, BLOCK);
+  Tensor mask = offs < n;
+  Tensor x = load(a + offs, mask);
+  Tensor acc = zeros<f32>({BLOCK});
+  for (Tensor k : range(0, steps, 1)) acc += where(x > 0, x, -x) * cast<f32>(k);
+  store(out + offs, acc, mask);
+}
+
+// ---- the case lists
+
+std::vector<CheckCase> tutorialCases() {
+  std::vector<CheckCase> cases;
+  for (int64_t n : {98432, 100003}) {
+    CheckCase c{"tutorial vector_add n=" + std::to_string(n), kernels::vector_add_kernel(), {{"BLOCK", int64_t(1024)}},
+                {cdiv(n, 1024), 1, 1}, {}};
+    c.args = {randomBuffer(ScalarKind::F32, n, 1), randomBuffer(ScalarKind::F32, n, 2), zeroBuffer(ScalarKind::F32, n), n};
+    c.atol = c.rtol = 0;  // one exact add per element
+    cases.push_back(c);
+  }
+  for (int warps : {4, 8}) {
+    const int64_t rows = 37, cols = 781;
+    CheckCase c{"tutorial softmax 37x781 warps=" + std::to_string(warps), kernels::softmax_kernel(),
+                {{"BLOCK", int64_t(1024)}}, {rows, 1, 1}, {}};
+    c.args = {zeroBuffer(ScalarKind::F32, rows * cols), randomBuffer(ScalarKind::F32, rows * cols, 3, -5, 5), cols, cols,
+              cols};
+    c.numWarps = warps;
+    c.atol = 1e-7;
+    c.rtol = 1e-5;
+    cases.push_back(c);
+  }
+  {
+    const int64_t rows = 23, cols = 1500;
+    CheckCase c{"tutorial layernorm 23x1500", kernels::layernorm_fwd_kernel(), {{"BLOCK", int64_t(512)}}, {rows, 1, 1}, {}};
+    c.args = {randomBuffer(ScalarKind::F32, rows * cols, 4), zeroBuffer(ScalarKind::F32, rows * cols),
+              randomBuffer(ScalarKind::F32, cols, 5), randomBuffer(ScalarKind::F32, cols, 6),
+              zeroBuffer(ScalarKind::F32, rows), zeroBuffer(ScalarKind::F32, rows), cols, cols, 1e-5};
+    c.atol = 1e-5;
+    c.rtol = 1e-4;
+    cases.push_back(c);
+  }
+  struct MatmulShape { int64_t M, N, K; int BM, BN, BK, warps; };
+  for (MatmulShape s : {MatmulShape{131, 75, 90, 32, 32, 32, 4}, MatmulShape{512, 256, 128, 64, 64, 32, 4},
+                        MatmulShape{256, 256, 256, 128, 128, 32, 8}}) {
+    CheckCase c{"tutorial matmul " + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) +
+                    " blocks " + std::to_string(s.BM) + "x" + std::to_string(s.BN) + "x" + std::to_string(s.BK) +
+                    " warps=" + std::to_string(s.warps),
+                kernels::matmul_kernel(),
+                {{"BM", int64_t(s.BM)}, {"BN", int64_t(s.BN)}, {"BK", int64_t(s.BK)}, {"GROUP_M", int64_t(4)}},
+                {cdiv(s.M, s.BM) * cdiv(s.N, s.BN), 1, 1}, {}};
+    c.args = {randomBuffer(ScalarKind::F16, s.M * s.K, 7), randomBuffer(ScalarKind::F16, s.K * s.N, 8),
+              zeroBuffer(ScalarKind::F32, s.M * s.N), s.M, s.N, s.K, s.K, int64_t(1), s.N, int64_t(1), s.N, int64_t(1)};
+    c.numWarps = s.warps;
+    c.atol = 1e-4;
+    c.rtol = 1e-4;  // f32 accumulation in another order
+    cases.push_back(c);
+  }
+  return cases;
+}
+
+std::vector<CheckCase> opCases() {
+  std::vector<CheckCase> cases;
+  const int64_t n = 10007;  // not a multiple of the block: the last program is masked
+  const Constants block{{"BLOCK", int64_t(1024)}};
+  auto elementwise = [&](std::string name, KernelDef k, Constants constants, std::vector<CheckArg> args, double tol) {
+    for (const auto& [key, v] : block) constants[key] = v;
+    CheckCase c{std::move(name), std::move(k), std::move(constants), {cdiv(n, 1024), 1, 1}, std::move(args)};
+    c.atol = c.rtol = tol;
+    cases.push_back(std::move(c));
+  };
+
+  // Binary arithmetic on floats (exact: one IEEE operation each) and integers (exact, incl. division by zero).
+  for (int op : {kAdd, kSub, kMul, kDiv, kRem, kMin, kMax}) {
+    elementwise(std::string("binary ") + binaryOpName(op) + " f32", kernel("binary_f32", binary_kernel<f32>, {"a", "b", "out", "n", "OP", "BLOCK"}),
+                {{"OP", int64_t(op)}},
+                {randomBuffer(ScalarKind::F32, n, 10 + op, -8, 8), randomBuffer(ScalarKind::F32, n, 30 + op, 0.5, 4),
+                 zeroBuffer(ScalarKind::F32, n), n},
+                0);
+    elementwise(std::string("binary ") + binaryOpName(op) + " i32", kernel("binary_i32", binary_kernel<i32>, {"a", "b", "out", "n", "OP", "BLOCK"}),
+                {{"OP", int64_t(op)}},
+                {randomBuffer(ScalarKind::I32, n, 50 + op, -1000, 1000), randomBuffer(ScalarKind::I32, n, 70 + op, -9, 9),
+                 zeroBuffer(ScalarKind::I32, n), n},
+                0);
+  }
+  for (int op : {kAdd, kMul, kDiv, kMax}) {
+    elementwise(std::string("binary ") + binaryOpName(op) + " f16", kernel("binary_f16", binary_kernel<f16>, {"a", "b", "out", "n", "OP", "BLOCK"}),
+                {{"OP", int64_t(op)}},
+                {randomBuffer(ScalarKind::F16, n, 90 + op, -8, 8), randomBuffer(ScalarKind::F16, n, 95 + op, 0.5, 4),
+                 zeroBuffer(ScalarKind::F16, n), n},
+                0);
+    elementwise(std::string("binary ") + binaryOpName(op) + " bf16", kernel("binary_bf16", binary_kernel<bf16>, {"a", "b", "out", "n", "OP", "BLOCK"}),
+                {{"OP", int64_t(op)}},
+                {randomBuffer(ScalarKind::BF16, n, 100 + op, -8, 8), randomBuffer(ScalarKind::BF16, n, 105 + op, 0.5, 4),
+                 zeroBuffer(ScalarKind::BF16, n), n},
+                0);
+  }
+  for (int op : {kAnd, kOr, kXor, kShl, kShr, kDiv, kRem})
+    elementwise(std::string("binary ") + binaryOpName(op) + " i64", kernel("binary_i64", binary_kernel<i64>, {"a", "b", "out", "n", "OP", "BLOCK"}),
+                {{"OP", int64_t(op)}},
+                {randomBuffer(ScalarKind::I64, n, 110 + op, -1e12, 1e12), randomBuffer(ScalarKind::I64, n, 120 + op, 0, 70),
+                 zeroBuffer(ScalarKind::I64, n), n},
+                0);
+  for (int op : {kShr, kDiv})
+    elementwise(std::string("binary ") + binaryOpName(op) + " u32", kernel("binary_u32", binary_kernel<u32>, {"a", "b", "out", "n", "OP", "BLOCK"}),
+                {{"OP", int64_t(op)}},
+                {randomBuffer(ScalarKind::U32, n, 130 + op, 0, 4e9), randomBuffer(ScalarKind::U32, n, 140 + op, 0, 40),
+                 zeroBuffer(ScalarKind::U32, n), n},
+                0);
+
+  // Unary math on f32: approximate instructions are allowed within a small relative error.
+  for (int op = kExp; op <= kSigmoid; ++op) {
+    bool positive = op == kLog || op == kLog2 || op == kSqrt || op == kRsqrt;
+    bool exact = op == kFloor || op == kCeil || op == kAbs || op == kNeg;
+    elementwise(std::string("unary ") + unaryOpName(op) + " f32", kernel("unary_f32", unary_kernel<f32>, {"a", "out", "n", "OP", "BLOCK"}),
+                {{"OP", int64_t(op)}},
+                {randomBuffer(ScalarKind::F32, n, 150 + op, positive ? 0.01 : -4, 4), zeroBuffer(ScalarKind::F32, n), n},
+                exact ? 0 : 2e-6);
+  }
+  elementwise("unary exp f64 (libdevice)", kernel("unary_f64", unary_kernel<f64>, {"a", "out", "n", "OP", "BLOCK"}), {{"OP", int64_t(kExp)}},
+              {randomBuffer(ScalarKind::F64, n, 170, -4, 4), zeroBuffer(ScalarKind::F64, n), n}, 1e-14);
+
+  // Conversions.
+  elementwise("cast f32->f16", kernel("cast_f32_f16", cast_kernel<f32, f16>, {"a", "out", "n", "BLOCK"}), {},
+              {randomBuffer(ScalarKind::F32, n, 180, -70000, 70000), zeroBuffer(ScalarKind::F16, n), n}, 0);
+  elementwise("cast f32->bf16", kernel("cast_f32_bf16", cast_kernel<f32, bf16>, {"a", "out", "n", "BLOCK"}), {},
+              {randomBuffer(ScalarKind::F32, n, 181, -1e30, 1e30), zeroBuffer(ScalarKind::BF16, n), n}, 0);
+  elementwise("cast f32->i32 (saturating)", kernel("cast_f32_i32", cast_kernel<f32, i32>, {"a", "out", "n", "BLOCK"}), {},
+              {randomBuffer(ScalarKind::F32, n, 182, -4e9, 4e9), zeroBuffer(ScalarKind::I32, n), n}, 0);
+  elementwise("cast i32->f32", kernel("cast_i32_f32", cast_kernel<i32, f32>, {"a", "out", "n", "BLOCK"}), {},
+              {randomBuffer(ScalarKind::I32, n, 183, -2e9, 2e9), zeroBuffer(ScalarKind::F32, n), n}, 0);
+  elementwise("cast f16->f32", kernel("cast_f16_f32", cast_kernel<f16, f32>, {"a", "out", "n", "BLOCK"}), {},
+              {randomBuffer(ScalarKind::F16, n, 184, -100, 100), zeroBuffer(ScalarKind::F32, n), n}, 0);
+  elementwise("cast i8->i64 (sign extension)", kernel("cast_i8_i64", cast_kernel<i8, i64>, {"a", "out", "n", "BLOCK"}), {},
+              {randomBuffer(ScalarKind::I8, n, 185, -128, 128), zeroBuffer(ScalarKind::I64, n), n}, 0);
+
+  // Reductions and scans over rows and columns (cross-warp when a row spans warps).
+  for (int op = kRowSum; op <= kRowCumsumReverse; ++op) {
+    for (int C : {64, 512}) {
+      const int64_t R = 300, BR = C == 64 ? 16 : 2;
+      CheckCase c{std::string("reduce/scan ") + rowOpName(op) + " 300x" + std::to_string(C),
+                  kernel("rows", rows_kernel, {"a", "out", "idx", "R", "OP", "BR", "C"}),
+                  {{"OP", int64_t(op)}, {"BR", BR}, {"C", int64_t(C)}}, {cdiv(R, BR), 1, 1}, {}};
+      c.args = {randomBuffer(ScalarKind::F32, R * C, 200 + op), zeroBuffer(ScalarKind::F32, R * C),
+                zeroBuffer(ScalarKind::I32, R), R};
+      c.atol = 1e-5;
+      c.rtol = 1e-5;  // another summation order
+      cases.push_back(c);
+    }
+  }
+
+  // dot: tensor cores for f16/bf16, FMA for f32 (ieee) and i8.
+  struct DotShape { int M, N, K, BM, BN, warps; };
+  for (DotShape s : {DotShape{64, 64, 32, 64, 64, 4}, DotShape{128, 128, 64, 128, 64, 8}, DotShape{32, 32, 16, 16, 16, 1}}) {
+    std::string shape = std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) + " warps=" +
+                        std::to_string(s.warps);
+    auto add = [&](std::string name, KernelDef k, ScalarKind in, ScalarKind acc, double tol) {
+      CheckCase c{"dot " + name + " " + shape, std::move(k),
+                  {{"BM", int64_t(s.BM)}, {"BN", int64_t(s.BN)}, {"BK", int64_t(s.K)}},
+                  {s.M / s.BM, s.N / s.BN, 1}, {}};
+      bool isInt = in == ScalarKind::I8;
+      c.args = {randomBuffer(in, s.M * s.K, 300 + s.M, isInt ? -128 : -1, isInt ? 128 : 1),
+                randomBuffer(in, s.K * s.N, 400 + s.N, isInt ? -128 : -1, isInt ? 128 : 1), zeroBuffer(acc, s.M * s.N)};
+      c.numWarps = s.warps;
+      c.atol = c.rtol = tol;
+      cases.push_back(std::move(c));
+    };
+    add("f16->f32", kernel("dot_f16", dot_kernel<f16, f32>, {"a", "b", "c", "BM", "BN", "BK"}), ScalarKind::F16,
+        ScalarKind::F32, 1e-5);
+    add("bf16->f32", kernel("dot_bf16", dot_kernel<bf16, f32>, {"a", "b", "c", "BM", "BN", "BK"}),
+        ScalarKind::BF16, ScalarKind::F32, 1e-5);
+    add("f32->f32 ieee", kernel("dot_f32", dot_kernel<f32, f32>, {"a", "b", "c", "BM", "BN", "BK"}),
+        ScalarKind::F32, ScalarKind::F32, 1e-5);
+    add("i8->i32", kernel("dot_i8", dot_kernel<i8, i32>, {"a", "b", "c", "BM", "BN", "BK"}), ScalarKind::I8,
+        ScalarKind::I32, 0);
+  }
+
+  // Layout conversion through shared memory.
+  for (auto [M, N, BM, BN] : {std::array<int64_t, 4>{1000, 777, 32, 32}, std::array<int64_t, 4>{512, 512, 64, 128}}) {
+    CheckCase c{"transpose " + std::to_string(M) + "x" + std::to_string(N) + " blocks " + std::to_string(BM) + "x" +
+                    std::to_string(BN),
+                kernel("transpose", transpose_kernel, {"in", "out", "M", "N", "BM", "BN"}),
+                {{"BM", BM}, {"BN", BN}}, {cdiv(M, BM), cdiv(N, BN), 1}, {}};
+    c.args = {randomBuffer(ScalarKind::F32, M * N, 500), zeroBuffer(ScalarKind::F32, M * N), M, N};
+    c.atol = c.rtol = 0;
+    cases.push_back(c);
+  }
+
+  // Atomics (integers: the result does not depend on the order).
+  {
+    CheckCase c{"atomics add/max i32 histogram", kernel("histogram", histogram_kernel, {"v", "bins", "max", "n", "BINS", "BLOCK"}),
+                {{"BINS", int64_t(64)}, {"BLOCK", int64_t(1024)}}, {cdiv(n, 1024), 1, 1}, {}};
+    c.args = {randomBuffer(ScalarKind::I32, n, 600, -100000, 100000), zeroBuffer(ScalarKind::I32, 64),
+              zeroBuffer(ScalarKind::I32, 1), n};
+    cases.push_back(c);
+  }
+  // Loops with loop-carried tiles and selects.
+  elementwise("for loop + select", kernel("loop", loop_kernel, {"a", "out", "n", "steps", "BLOCK"}), {},
+              {randomBuffer(ScalarKind::F32, n, 700), zeroBuffer(ScalarKind::F32, n), n, int64_t(13)}, 1e-6);
+  return cases;
+}
+
+}  // namespace
+
+std::vector<CheckCase> allCases() {
+  std::vector<CheckCase> all = tutorialCases();
+  for (CheckCase& c : opCases()) all.push_back(std::move(c));
+  return all;
+}
+
+}  // namespace tessera::gpucheck
