@@ -93,6 +93,7 @@ ThreadMap ThreadMap::build(const ir::Layout& layout, const std::vector<int64_t>&
   for (int64_t r = 1; r < regs; ++r)
     m.regCoords.push_back(xorCoords(m.regCoords[r & (r - 1)], regBases[std::countr_zero(static_cast<uint64_t>(r))]));
   for (int64_t r = 0; r < regs; ++r) m.regOwner.push_back((static_cast<uint64_t>(r) & free[0]) == 0);
+  m.linear = std::move(linear);
   return m;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ir/Layout.h"
+#include "ir/LinearLayout.h"
 
 namespace tessera::backends {
 
@@ -29,6 +30,7 @@ struct ThreadMap {
   int64_t numWarps = 1;
   uint64_t laneFreeMask = 0;           // lane bits that only replicate: an owner has them all clear
   uint64_t warpFreeMask = 0;           // warp bits likewise
+  ir::LinearLayout linear;             // the layout's linear form over `shape` (none for scalars)
 
   int64_t numRegs() const { return static_cast<int64_t>(regCoords.size()); }
   int rank() const { return static_cast<int>(shape.size()); }

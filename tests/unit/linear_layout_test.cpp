@@ -1,8 +1,8 @@
 // Tests of ir/LinearLayout and of ir::Layout::toLinear. Property tests over random layouts of every kind (ranks 1 to
 // 3, warps of 32 and 64 lanes, 1 to 16 warps, tiles smaller and larger than the CTA tile) compare the linear form
 // element by element with the definitions of docs/Layouts.md evaluated by brute force; the algebra (compose,
-// invert, invertAndCompose, products, reshapes, masks) is checked against evaluation. Every random case prints
-// its seed and layout when it fails.
+// invert, invertAndCompose, products, reshapes, masks) is checked against evaluation, and so are the conversion
+// plans of ir/LayoutConversion. Every random case prints its seed and layout when it fails.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 
 #include "ir/Error.h"
 #include "ir/Layout.h"
+#include "ir/LayoutConversion.h"
 #include "ir/LinearLayout.h"
 
 namespace {
@@ -463,6 +464,111 @@ TEST(LinearLayoutProperty, ConversionsThroughSharedMemoryReadEveryElement) {
         for (int64_t r = 0; r < dst.inDimSize(ir::kRegisterDim); ++r)
           ASSERT_EQ(buffer[reads.apply({r, ln, w})[0]], flatIndex(shape, dst.apply({r, ln, w})));
   });
+}
+
+// ------------------------------------------------------------------------------------ conversion plans
+
+// Runs `plan` on host arrays: destination register r of thread (warp, lane) reads source register
+// plan.sourceRegister[r] of its own thread (register permutation) or of lane plan.sourceLaneOf(r, lane) of its warp
+// (warp shuffle). Every destination slot must get its own element.
+void expectPlanMovesEveryElement(const ir::ConversionPlan& plan, const LinearLayout& src, const LinearLayout& dst) {
+  ASSERT_NE(plan.kind, ir::ConversionKind::SharedMemory);
+  ASSERT_EQ(static_cast<int64_t>(plan.sourceRegister.size()), dst.inDimSize(ir::kRegisterDim));
+  for (int64_t w = 0; w < dst.inDimSize(ir::kWarpDim); ++w)
+    for (int64_t ln = 0; ln < dst.inDimSize(ir::kLaneDim); ++ln)
+      for (int64_t r = 0; r < dst.inDimSize(ir::kRegisterDim); ++r) {
+        int64_t fromLane = plan.kind == ir::ConversionKind::WarpShuffle ? plan.sourceLaneOf(r, ln) : ln;
+        ASSERT_EQ(src.apply({plan.sourceRegister[r], fromLane, w}), dst.apply({r, ln, w}))
+            << ir::conversionKindName(plan.kind) << ": warp " << w << " lane " << ln << " register " << r;
+      }
+}
+
+// The definition of a register permutation, by brute force: each destination register is, in every thread, the
+// element of one fixed source register of that thread.
+bool remappableInRegisters(const LinearLayout& src, const LinearLayout& dst) {
+  for (int64_t r = 0; r < dst.inDimSize(ir::kRegisterDim); ++r) {
+    bool found = false;
+    for (int64_t q = 0; q < src.inDimSize(ir::kRegisterDim) && !found; ++q) {
+      found = true;
+      for (int64_t w = 0; w < dst.inDimSize(ir::kWarpDim) && found; ++w)
+        for (int64_t ln = 0; ln < dst.inDimSize(ir::kLaneDim) && found; ++ln)
+          found = src.apply({q, ln, w}) == dst.apply({r, ln, w});
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+// `l` with its lane bases mixed among themselves (an invertible change of lane numbering): the same elements in
+// each warp and register, held by other lanes.
+LinearLayout withLanesMixed(std::mt19937& rng, const LinearLayout& l) {
+  std::vector<LinearLayout::InDim> ins = l.inDims();
+  std::vector<LinearLayout::Basis>& lanes = ins[l.inDimIndex(ir::kLaneDim)].bases;
+  std::shuffle(lanes.begin(), lanes.end(), rng);
+  for (size_t i = 1; i < lanes.size(); ++i)
+    if (pick(rng, 0, 1) == 1)
+      for (size_t k = 0; k < lanes[i].size(); ++k) lanes[i][k] ^= lanes[pick(rng, 0, static_cast<int64_t>(i) - 1)][k];
+  return LinearLayout(std::move(ins), l.outDims());
+}
+
+TEST(LinearLayoutProperty, ConversionPlansMoveEveryElementAndFindEveryRegisterPermutation) {
+  int permutations = 0, shuffles = 0, viaShared = 0;
+  forRandomCases([&](std::mt19937& rng, int rank, Machine m) {
+    Layout a = randomDistributed(rng, rank, m), b = randomDistributed(rng, rank, m);
+    Shape shape = fitShape(b, fitShape(a, randomShape(rng, rank, int64_t(1) << 10)));
+    const LinearLayout la = a.toLinear(shape);
+    std::vector<LinearLayout> layouts = {la, b.toLinear(shape), randomLinear(rng, shape, m), withLanesMixed(rng, la)};
+    for (const LinearLayout& src : layouts)
+      for (const LinearLayout& dst : layouts) {
+        SCOPED_TRACE("from " + src.str() + " to " + dst.str());
+        ir::ConversionPlan plan = ir::planConversion(src, dst);
+        ASSERT_EQ(plan.kind == ir::ConversionKind::RegisterPermutation, remappableInRegisters(src, dst));
+        permutations += plan.kind == ir::ConversionKind::RegisterPermutation;
+        shuffles += plan.kind == ir::ConversionKind::WarpShuffle;
+        viaShared += plan.kind == ir::ConversionKind::SharedMemory;
+        if (plan.kind != ir::ConversionKind::SharedMemory) expectPlanMovesEveryElement(plan, src, dst);
+      }
+    // Lanes renumbered within each warp: never through shared memory.
+    EXPECT_NE(ir::planConversion(la, layouts[3]).kind, ir::ConversionKind::SharedMemory);
+  });
+  // Every kind occurs, so the comparisons mean something.
+  EXPECT_GT(permutations, 0);
+  EXPECT_GT(shuffles, 0);
+  EXPECT_GT(viaShared, 0);
+}
+
+TEST(LinearLayout, ConversionPlanWorkedExamples) {
+  const int64_t kWarp = 32;
+  const Shape shape = {8, 4};
+  auto blocked = [](std::vector<int64_t> tpw, std::vector<int64_t> order) {
+    return Layout::blocked({1, 1}, tpw, {1, 1}, order);
+  };
+  // 8x4 over one warp, row-major lanes (lane = 4 * row + col) -> column-major lanes (lane = 8 * col + row): lane l
+  // reads lane 4 * (l % 8) + l / 8, one shuffle.
+  LinearLayout rows = blocked({8, 4}, {1, 0}).toLinear(shape), cols = blocked({8, 4}, {0, 1}).toLinear(shape);
+  ir::ConversionPlan shuffle = ir::planConversion(rows, cols);
+  ASSERT_EQ(shuffle.kind, ir::ConversionKind::WarpShuffle);
+  EXPECT_EQ(shuffle.sourceRegister, std::vector<int64_t>{0});
+  for (int64_t l = 0; l < kWarp; ++l) EXPECT_EQ(shuffle.sourceLaneOf(0, l), 4 * (l % 8) + l / 8) << "lane " << l;
+  // The same layout: registers stay where they are.
+  ir::ConversionPlan same = ir::planConversion(rows, rows);
+  EXPECT_EQ(same.kind, ir::ConversionKind::RegisterPermutation);
+  EXPECT_EQ(same.sourceRegister, std::vector<int64_t>{0});
+  // 2 registers per thread along the row -> along the column, one warp of 16x2 threads over 32x4: each lane needs
+  // an element of another lane's other register, whose index depends on the reading lane: shared memory.
+  LinearLayout alongRows = Layout::blocked({1, 2}, {16, 2}, {1, 1}, {1, 0}).toLinear({32, 4});
+  LinearLayout alongCols = Layout::blocked({2, 1}, {16, 2}, {1, 1}, {0, 1}).toLinear({32, 4});
+  EXPECT_EQ(ir::planConversion(alongRows, alongCols).kind, ir::ConversionKind::SharedMemory);
+  // Registers renamed: a 4-register row read in the opposite register order is a permutation.
+  LinearLayout vec = Layout::blocked({4}, {32}, {1}, {0}).toLinear({128});
+  LinearLayout reversed({{ir::kRegisterDim, {{2}, {1}}}, {ir::kLaneDim, vec.inDim(ir::kLaneDim).bases},
+                         {ir::kWarpDim, {}}},
+                        vec.outDims());
+  ir::ConversionPlan renamed = ir::planConversion(vec, reversed);
+  ASSERT_EQ(renamed.kind, ir::ConversionKind::RegisterPermutation);
+  EXPECT_EQ(renamed.sourceRegister, (std::vector<int64_t>{0, 2, 1, 3}));
+  // Different warp counts are an error.
+  EXPECT_THROW(ir::planConversion(vec, Layout::blocked({4}, {32}, {2}, {0}).toLinear({256})), Error);
 }
 
 TEST(LinearLayoutProperty, ReshapeTransposeAndRemoveAgreeWithEvaluation) {
