@@ -187,7 +187,9 @@ TEST(MmaLinearLayouts, LdmatrixTilesPlacedAsMmaDotLoadsThemAreTheOperandFragment
     for (int64_t q = 1; q < tiles; q *= 2) matrices.bases.push_back({8 * q, 0});
     LinearLayout placeB({matrices, {"row", {{1, 0}, {2, 0}, {4, 0}}}, {"col", {{0, 1}, {0, 2}, {0, 4}}}},
                         {{"dim0", 8 * tiles}, {"dim1", 8}});
-    if (tiles == 2) EXPECT_EQ(ldmatrixFragment(2, true).compose(placeB), mmaOperandBFragment());
+    if (tiles == 2) {
+      EXPECT_EQ(ldmatrixFragment(2, true).compose(placeB), mmaOperandBFragment());
+    }
     LinearLayout bRows = ldmatrixAddresses(tiles).compose(placeB.sublayout({"matrix", "row"}, {"dim0", "dim1"}));
     for (int64_t lane = 0; lane < 32; ++lane) {
       MatrixCoord o = mmaBLaneOffset(lane, tiles);
