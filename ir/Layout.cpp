@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "ir/Error.h"
 
@@ -82,7 +83,73 @@ std::vector<int64_t> parentShapeOf(const std::vector<int64_t>& shape, int dim) {
   return s;
 }
 
+// A linear layout's bases as an attribute, e.g. [[0, 1], [2, 0]].
+Attr basesAttr(const std::vector<LinearLayout::Basis>& bases) {
+  std::vector<Attr> items;
+  for (const LinearLayout::Basis& b : bases) items.push_back(Attr::intArray(b));
+  return Attr::array(std::move(items));
+}
+
+std::vector<LinearLayout::Basis> basesParam(const Attr& a, const char* key) {
+  const Attr& v = param(a, key);
+  const Error bad("layout " + a.str() + ": '" + key + "' must be a list of integer lists (one basis per input bit)");
+  if (!v.isArray()) throw bad;
+  std::vector<LinearLayout::Basis> bases;
+  for (const Attr& b : v.getArray()) {
+    if (!b.isArray()) throw bad;
+    for (const Attr& x : b.getArray())
+      if (!x.isInt()) throw bad;
+    bases.push_back(b.getIntArray());
+  }
+  return bases;
+}
+
+// The linear layout a #linear / #linear_shared attribute spells: its input dimensions' bases, onto dim0.. with
+// the sizes the bases reach.
+LinearLayout linearFromAttr(const Attr& a, std::initializer_list<const char*> inDims) {
+  std::vector<LinearLayout::InDim> ins;
+  std::optional<size_t> rank;
+  for (const char* name : inDims) {
+    ins.push_back({name, basesParam(a, name)});
+    if (!rank && !ins.back().bases.empty()) rank = ins.back().bases[0].size();
+  }
+  if (!rank) throw Error("layout " + a.str() + " has no basis to tell its rank");
+  try {
+    return LinearLayout::withInferredSizes(std::move(ins), tensorDimNames(static_cast<int>(*rank)));
+  } catch (const Error& e) {
+    throw Error("layout " + a.str() + ": " + e.message());
+  }
+}
+
+// Checks that `l` has the input dimensions `ins` and the output dimensions dim0..dim{r-1} of a tile.
+void checkLinearDims(const LinearLayout& l, const std::vector<std::string>& ins, const char* what) {
+  std::vector<std::string> inNames, outNames;
+  for (const LinearLayout::InDim& d : l.inDims()) inNames.push_back(d.name);
+  for (const LinearLayout::OutDim& d : l.outDims()) outNames.push_back(d.name);
+  int rank = static_cast<int>(outNames.size());
+  if (inNames != ins || rank < 1 || rank > kMaxTileRank || outNames != tensorDimNames(rank)) {
+    std::string expected;
+    for (const std::string& n : ins) expected += (expected.empty() ? "" : ", ") + n;
+    throw Error(std::string(what) + " layout: expected input dimensions " + expected + " onto dim0..dim{r-1} with r from 1 to " +
+                std::to_string(kMaxTileRank) + ", got " + l.str());
+  }
+}
+
+std::vector<LinearLayout::OutDim> tensorOutDims(const std::vector<int64_t>& shape) {
+  std::vector<LinearLayout::OutDim> outs;
+  for (size_t d = 0; d < shape.size(); ++d) outs.push_back({tensorDimName(static_cast<int>(d)), shape[d]});
+  return outs;
+}
+
 }  // namespace
+
+std::string tensorDimName(int d) { return "dim" + std::to_string(d); }
+
+std::vector<std::string> tensorDimNames(int rank) {
+  std::vector<std::string> names;
+  for (int d = 0; d < rank; ++d) names.push_back(tensorDimName(d));
+  return names;
+}
 
 // ---------------------------------------------------------------------------------------------- construction
 
@@ -135,6 +202,31 @@ Layout Layout::shared(int64_t vec, int64_t perPhase, int64_t maxPhase, std::vect
   return l;
 }
 
+Layout Layout::linear(LinearLayout layout) {
+  checkLinearDims(layout, {kRegisterDim, kLaneDim, kWarpDim}, "linear");
+  if (!layout.isSurjective())
+    throw Error("linear layout: " + layout.str() + " does not hold every element of its tile");
+  Layout l;
+  l.kind_ = Kind::Linear;
+  l.linear_ = std::make_shared<const LinearLayout>(std::move(layout));
+  return l;
+}
+
+Layout Layout::linearShared(LinearLayout layout) {
+  checkLinearDims(layout, {kOffsetDim}, "linear_shared");
+  if (!layout.isInvertible())
+    throw Error("linear_shared layout: " + layout.str() + " does not give every element its own offset");
+  Layout l;
+  l.kind_ = Kind::LinearShared;
+  l.linear_ = std::make_shared<const LinearLayout>(std::move(layout));
+  return l;
+}
+
+const LinearLayout& Layout::linearLayout() const {
+  if (!linear_) throw Error("linearLayout() is only defined for #linear and #linear_shared layouts, not " + str());
+  return *linear_;
+}
+
 // ---------------------------------------------------------------------------------------------- attributes
 
 Attr Layout::toAttr() const {
@@ -151,6 +243,12 @@ Attr Layout::toAttr() const {
                                      {"order", Attr::intArray(order_)},
                                      {"per_phase", Attr::integer(perPhase_)},
                                      {"vec", Attr::integer(vec_)}});
+    case Kind::Linear:
+      return Attr::layout("linear", {{kLaneDim, basesAttr(linear_->inDim(kLaneDim).bases)},
+                                     {kRegisterDim, basesAttr(linear_->inDim(kRegisterDim).bases)},
+                                     {kWarpDim, basesAttr(linear_->inDim(kWarpDim).bases)}});
+    case Kind::LinearShared:
+      return Attr::layout("linear_shared", {{kOffsetDim, basesAttr(linear_->inDim(kOffsetDim).bases)}});
   }
   throw Error("unknown layout kind");
 }
@@ -171,7 +269,15 @@ Layout Layout::fromAttr(const Attr& a) {
     checkKeys(a, {"max_phase", "order", "per_phase", "vec"});
     return shared(intParam(a, "vec"), intParam(a, "per_phase"), intParam(a, "max_phase"), intArrayParam(a, "order"));
   }
-  throw Error("unknown layout '#" + name + "' (expected #blocked, #slice or #shared)");
+  if (name == "linear") {
+    checkKeys(a, {kLaneDim, kRegisterDim, kWarpDim});
+    return linear(linearFromAttr(a, {kRegisterDim, kLaneDim, kWarpDim}));
+  }
+  if (name == "linear_shared") {
+    checkKeys(a, {kOffsetDim});
+    return linearShared(linearFromAttr(a, {kOffsetDim}));
+  }
+  throw Error("unknown layout '#" + name + "' (expected #blocked, #slice, #shared, #linear or #linear_shared)");
 }
 
 std::optional<Layout> Layout::ofType(Type t) {
@@ -184,6 +290,7 @@ Type Layout::apply(Type tile) const {
   if (tile.rank() != rank())
     throw Error("layout " + str() + " has rank " + std::to_string(rank()) + " but the tile " + tile.str() +
                 " has rank " + std::to_string(tile.rank()));
+  requireShape(tile.shape());
   return tile.withEncoding(std::make_shared<const Attr>(toAttr()));
 }
 
@@ -192,6 +299,7 @@ int Layout::rank() const {
     case Kind::Blocked: return static_cast<int>(spt_.size());
     case Kind::Slice: return parent_->rank() - 1;
     case Kind::Shared: return static_cast<int>(order_.size());
+    case Kind::Linear: case Kind::LinearShared: return static_cast<int>(linear_->outDims().size());
   }
   return 0;
 }
@@ -203,6 +311,7 @@ bool Layout::operator==(const Layout& o) const {
     case Kind::Slice: return sliceDim_ == o.sliceDim_ && *parent_ == *o.parent_;
     case Kind::Shared:
       return vec_ == o.vec_ && perPhase_ == o.perPhase_ && maxPhase_ == o.maxPhase_ && order_ == o.order_;
+    case Kind::Linear: case Kind::LinearShared: return *linear_ == *o.linear_;
   }
   return false;
 }
@@ -213,14 +322,6 @@ namespace {
 
 void requireDistributed(const Layout& l, const char* what) {
   if (!l.isDistributed()) throw Error(std::string(what) + " is only defined for distributed layouts, not " + l.str());
-}
-
-void requireShapeRank(const Layout& l, const std::vector<int64_t>& shape) {
-  if (static_cast<int>(shape.size()) != l.rank())
-    throw Error("layout " + l.str() + " has rank " + std::to_string(l.rank()) + " but the shape " + joined(shape) +
-                " has rank " + std::to_string(shape.size()));
-  for (int64_t s : shape)
-    if (s < 1) throw Error("layout query on a shape with a non-positive dimension: " + joined(shape));
 }
 
 // Per-dimension repetitions of the CTA tile needed to cover `shape` (1 when the CTA tile covers it already).
@@ -266,21 +367,73 @@ std::vector<int64_t> blockedUnwrappedCoords(const Layout& l, const std::vector<i
   return c;
 }
 
-// For a slice layout over `shape`: the parent registers kept (duplicates dropped, first occurrence kept). Every
-// coordinate is (thread offset + register offset) mod shape per dimension, so which registers duplicate each other
-// does not depend on the thread; thread (0, 0) decides for all.
-std::vector<int64_t> sliceKeptParentRegisters(const Layout& l, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> parentShape = parentShapeOf(shape, l.sliceDim());
-  int64_t parentRegs = l.parent().registersPerThread(parentShape);
-  std::vector<int64_t> kept;
-  std::vector<std::vector<int64_t>> seen;
-  for (int64_t r = 0; r < parentRegs; ++r) {
-    std::vector<int64_t> c = l.parent().coords(parentShape, 0, 0, r);
-    if (std::find(seen.begin(), seen.end(), c) != seen.end()) continue;
-    seen.push_back(std::move(c));
-    kept.push_back(r);
+// Register r of a blocked layout: the bits of each dimension's within-spt index, then of its repetition index, in
+// `order`; lanes and warps: the bits of each dimension's index, in `order`. Coordinates wrap modulo the shape,
+// which for powers of two drops the high bits: a basis that wraps to 0 replicates.
+LinearLayout blockedToLinear(const Layout& l, const std::vector<int64_t>& shape) {
+  const std::vector<int64_t> reps = blockedReps(l, shape);
+  auto along = [&](int64_t d, int64_t v) {
+    LinearLayout::Basis b(shape.size(), 0);
+    b[d] = v & (shape[d] - 1);
+    return b;
+  };
+  LinearLayout::InDim reg{kRegisterDim, {}}, lane{kLaneDim, {}}, warp{kWarpDim, {}};
+  for (int64_t d : l.order()) {
+    const int64_t spt = l.sizePerThread()[d], ctaTile = spt * l.threadsPerWarp()[d] * l.warpsPerCTA()[d];
+    for (int64_t v = 1; v < spt; v *= 2) reg.bases.push_back(along(d, v));
+    for (int64_t v = 1; v < reps[d]; v *= 2) reg.bases.push_back(along(d, v * ctaTile));
   }
-  return kept;
+  for (int64_t d : l.order())
+    for (int64_t v = 1; v < l.threadsPerWarp()[d]; v *= 2) lane.bases.push_back(along(d, v * l.sizePerThread()[d]));
+  for (int64_t d : l.order())
+    for (int64_t v = 1; v < l.warpsPerCTA()[d]; v *= 2)
+      warp.bases.push_back(along(d, v * l.sizePerThread()[d] * l.threadsPerWarp()[d]));
+  return LinearLayout({reg, lane, warp}, tensorOutDims(shape));
+}
+
+// The one shape a layout is defined over, if it has one: that of a #linear layout, or of a slice of one.
+std::optional<std::vector<int64_t>> fixedShapeOf(const Layout& l) {
+  switch (l.kind()) {
+    case Layout::Kind::Linear: case Layout::Kind::LinearShared: return l.linearLayout().outShape();
+    case Layout::Kind::Slice: {
+      std::optional<std::vector<int64_t>> parent = fixedShapeOf(l.parent());
+      if (parent) parent->erase(parent->begin() + l.sliceDim());
+      return parent;
+    }
+    default: return std::nullopt;
+  }
+}
+
+// The parent over `shape` with a size-1 dimension at the sliced one, which leaves the parent's coordinate there 0:
+// drop that output, then the registers that only moved along it repeat earlier ones, and the slice holds each
+// element once (the first of the repeats, so register order is kept). The size put back does not change the result
+// (every basis along that dimension goes), so a parent defined over one shape is evaluated over that one.
+LinearLayout sliceToLinear(const Layout& l, const std::vector<int64_t>& shape) {
+  LinearLayout parent =
+      l.parent().toLinear(fixedShapeOf(l.parent()).value_or(parentShapeOf(shape, l.sliceDim())));
+  LinearLayout kept = parent.removeOutDim(tensorDimName(l.sliceDim())).withoutRedundantBases(kRegisterDim);
+  return LinearLayout(kept.inDims(), tensorOutDims(shape));
+}
+
+// Offset bits: first the position within a row (log2 of the row length), then the row index, whose bits move
+// along the other dimensions in `order` and XOR the row's phase into the vector index of the position.
+LinearLayout sharedToLinear(const Layout& l, const std::vector<int64_t>& shape) {
+  const std::vector<int64_t>& order = l.order();
+  const int64_t rowLength = shape[order[0]];
+  const int64_t phases = std::min(l.maxPhase(), std::max<int64_t>(1, rowLength / l.vec()));
+  LinearLayout::InDim offset{kOffsetDim, {}};
+  for (int64_t v = 1; v < rowLength; v *= 2) {
+    offset.bases.emplace_back(shape.size(), 0);
+    offset.bases.back()[order[0]] = v;
+  }
+  int64_t row = 1;
+  for (size_t i = 1; i < order.size(); ++i)
+    for (int64_t v = 1; v < shape[order[i]]; v *= 2, row *= 2) {
+      offset.bases.emplace_back(shape.size(), 0);
+      offset.bases.back()[order[i]] = v;
+      offset.bases.back()[order[0]] = ((row / l.perPhase()) % phases) * l.vec();
+    }
+  return LinearLayout({offset}, tensorOutDims(shape));
 }
 
 void requireThread(const Layout& l, int64_t warp, int64_t lane) {
@@ -291,20 +444,45 @@ void requireThread(const Layout& l, int64_t warp, int64_t lane) {
 
 }  // namespace
 
+void Layout::requireShape(const std::vector<int64_t>& shape) const {
+  if (static_cast<int>(shape.size()) != rank())
+    throw Error("layout " + str() + " has rank " + std::to_string(rank()) + " but the shape " + joined(shape) +
+                " has rank " + std::to_string(shape.size()));
+  for (int64_t s : shape)
+    if (s < 1) throw Error("layout query on a shape with a non-positive dimension: " + joined(shape));
+  if (std::optional<std::vector<int64_t>> fixed = fixedShapeOf(*this); fixed && *fixed != shape)
+    throw Error("layout " + str() + " is over the shape " + joined(*fixed) + ", not " + joined(shape));
+}
+
+LinearLayout Layout::toLinear(const std::vector<int64_t>& shape) const {
+  requireShape(shape);
+  for (int64_t s : shape)
+    if (!isPowerOfTwo(s)) throw Error("layout " + str() + ": the shape " + joined(shape) + " is not a tile shape");
+  switch (kind_) {
+    case Kind::Blocked: return blockedToLinear(*this, shape);
+    case Kind::Slice: return sliceToLinear(*this, shape);
+    case Kind::Shared: return sharedToLinear(*this, shape);
+    case Kind::Linear: case Kind::LinearShared: return *linear_;
+  }
+  throw Error("unknown layout kind");
+}
+
 int64_t Layout::warpSize() const {
   requireDistributed(*this, "warpSize");
+  if (kind_ == Kind::Linear) return linear_->inDimSize(kLaneDim);
   return kind_ == Kind::Slice ? parent_->warpSize() : product(tpw_);
 }
 
 int64_t Layout::numWarps() const {
   requireDistributed(*this, "numWarps");
+  if (kind_ == Kind::Linear) return linear_->inDimSize(kWarpDim);
   return kind_ == Kind::Slice ? parent_->numWarps() : product(wpc_);
 }
 
 int64_t Layout::registersPerThread(const std::vector<int64_t>& shape) const {
   requireDistributed(*this, "registersPerThread");
-  requireShapeRank(*this, shape);
-  if (kind_ == Kind::Slice) return static_cast<int64_t>(sliceKeptParentRegisters(*this, shape).size());
+  requireShape(shape);
+  if (kind_ != Kind::Blocked) return toLinear(shape).inDimSize(kRegisterDim);
   std::vector<int64_t> reps = blockedReps(*this, shape);
   int64_t n = 1;
   for (size_t d = 0; d < shape.size(); ++d) n *= spt_[d] * reps[d];
@@ -313,39 +491,34 @@ int64_t Layout::registersPerThread(const std::vector<int64_t>& shape) const {
 
 std::vector<int64_t> Layout::coords(const std::vector<int64_t>& shape, int64_t warp, int64_t lane, int64_t reg) const {
   requireDistributed(*this, "coords");
-  requireShapeRank(*this, shape);
+  requireShape(shape);
   requireThread(*this, warp, lane);
   int64_t regs = registersPerThread(shape);
   if (reg < 0 || reg >= regs)
     throw Error("register " + std::to_string(reg) + " is outside the " + std::to_string(regs) +
                 " registers of layout " + str() + " over " + joined(shape));
-  if (kind_ == Kind::Slice) {
-    std::vector<int64_t> kept = sliceKeptParentRegisters(*this, shape);
-    std::vector<int64_t> c = parent_->coords(parentShapeOf(shape, sliceDim_), warp, lane, kept[reg]);
-    c.erase(c.begin() + sliceDim_);
-    return c;
-  }
+  if (kind_ != Kind::Blocked) return toLinear(shape).apply({reg, lane, warp});
   std::vector<int64_t> c = blockedUnwrappedCoords(*this, shape, warp, lane, reg);
   for (size_t d = 0; d < shape.size(); ++d) c[d] %= shape[d];
   return c;
 }
 
 // The owner of an element is the lowest thread (warp-major, then lane) holding it, and within that thread the
-// lowest register holding it. Because lane and warp coordinates are independent digits per dimension, that is
-// the (thread, register) whose unwrapped coordinate lies inside the shape in every dimension: a closed form the
-// lowering can also emit as a predicate.
+// lowest register holding it. For a blocked layout, because lane and warp coordinates are independent digits per
+// dimension, that is the (thread, register) whose unwrapped coordinate lies inside the shape in every dimension.
+// In general it is the holder with no free variable of the linear form set (LinearLayout::freeVariableMasks).
 bool Layout::isOwner(const std::vector<int64_t>& shape, int64_t warp, int64_t lane, int64_t reg) const {
   requireDistributed(*this, "isOwner");
-  requireShapeRank(*this, shape);
+  requireShape(shape);
   requireThread(*this, warp, lane);
   int64_t regs = registersPerThread(shape);
   if (reg < 0 || reg >= regs)
     throw Error("register " + std::to_string(reg) + " is outside the " + std::to_string(regs) +
                 " registers of layout " + str() + " over " + joined(shape));
-  if (kind_ == Kind::Slice) {
-    // Dropped duplicates were never the first occurrence, so the kept register is the parent's owning one.
-    std::vector<int64_t> kept = sliceKeptParentRegisters(*this, shape);
-    return parent_->isOwner(parentShapeOf(shape, sliceDim_), warp, lane, kept[reg]);
+  if (kind_ != Kind::Blocked) {
+    std::vector<uint64_t> free = toLinear(shape).freeVariableMasks();  // register, lane, warp
+    return (static_cast<uint64_t>(reg) & free[0]) == 0 && (static_cast<uint64_t>(lane) & free[1]) == 0 &&
+           (static_cast<uint64_t>(warp) & free[2]) == 0;
   }
   std::vector<int64_t> c = blockedUnwrappedCoords(*this, shape, warp, lane, reg);
   for (size_t d = 0; d < shape.size(); ++d)
@@ -356,13 +529,15 @@ bool Layout::isOwner(const std::vector<int64_t>& shape, int64_t warp, int64_t la
 // ---------------------------------------------------------------------------------------------- shared
 
 int64_t Layout::sharedOffset(const std::vector<int64_t>& shape, const std::vector<int64_t>& coords) const {
-  if (kind_ != Kind::Shared) throw Error("sharedOffset is only defined for shared layouts, not " + str());
-  requireShapeRank(*this, shape);
+  if (kind_ != Kind::Shared && kind_ != Kind::LinearShared)
+    throw Error("sharedOffset is only defined for shared layouts, not " + str());
+  requireShape(shape);
   if (coords.size() != shape.size())
     throw Error("sharedOffset: coordinates " + joined(coords) + " do not match the shape " + joined(shape));
   for (size_t d = 0; d < shape.size(); ++d)
     if (coords[d] < 0 || coords[d] >= shape[d])
       throw Error("sharedOffset: coordinates " + joined(coords) + " are outside the shape " + joined(shape));
+  if (kind_ == Kind::LinearShared) return linear_->invert().apply(coords)[0];
   int64_t inner = order_[0];
   int64_t rowLength = shape[inner];
   // Row: the linear index over all but the fastest dimension, in `order`.

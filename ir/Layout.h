@@ -7,6 +7,10 @@
 // Distributed layouts map (warp, lane, register) -> element coordinates. A thread's registers hold the
 // elements it owns; when the layout covers more than the tile, several threads hold the same element
 // (replication), and only one of them (the owner) may write it to memory.
+//
+// Every layout over a concrete tile shape is a linear layout over F2 (ir/LinearLayout.h, toLinear): distributed
+// layouts from the bits of (register, lane, warp), shared layouts from the bits of the element offset. Blocked,
+// slice and shared layouts are readable sugar; #linear and #linear_shared spell any linear layout directly.
 #pragma once
 
 #include <memory>
@@ -15,13 +19,22 @@
 #include <vector>
 
 #include "ir/Attributes.h"
+#include "ir/LinearLayout.h"
 #include "ir/Types.h"
 
 namespace tessera::ir {
 
+// The input dimensions of the linear form of a layout, and the names of a tile's dimensions as its outputs.
+inline constexpr const char* kRegisterDim = "register";
+inline constexpr const char* kLaneDim = "lane";
+inline constexpr const char* kWarpDim = "warp";
+inline constexpr const char* kOffsetDim = "offset";
+std::string tensorDimName(int d);  // "dim0", "dim1", ...
+std::vector<std::string> tensorDimNames(int rank);
+
 class Layout {
  public:
-  enum class Kind { Blocked, Slice, Shared };
+  enum class Kind { Blocked, Slice, Shared, Linear, LinearShared };
 
   // Blocked: each thread holds sizePerThread[d] consecutive elements along d; threadsPerWarp[d] lanes and
   // warpsPerCTA[d] warps tile dimension d; `order` lists dimensions fastest-varying first (for registers,
@@ -35,6 +48,14 @@ class Layout {
   // index is xor'ed with (r / perPhase) % maxPhase, to avoid bank conflicts. vec=1, perPhase=1, maxPhase=1 is
   // the unswizzled layout.
   static Layout shared(int64_t vec, int64_t perPhase, int64_t maxPhase, std::vector<int64_t> order);
+  // Linear: a distributed layout given by its linear form over one tile shape: input dimensions register, lane
+  // and warp (in that order) onto dim0..dim{r-1}, reaching every element. Spelled
+  //   #linear{lane = [[0, 1], ...], register = [[1, 0], ...], warp = [...]}
+  // (one basis per input bit; the output sizes, i.e. the tile's shape, are the smallest the bases reach).
+  static Layout linear(LinearLayout layout);
+  // LinearShared: a shared layout given by its linear form: input dimension offset (the element offset) onto
+  // dim0..dim{r-1}, bijective. Spelled #linear_shared{offset = [[0, 1], ...]}.
+  static Layout linearShared(LinearLayout layout);
 
   // Encoding attribute <-> Layout. fromAttr throws tessera::Error on a malformed or unknown layout attribute.
   Attr toAttr() const;
@@ -43,7 +64,7 @@ class Layout {
   Type apply(Type tile) const;                  // the tile type with this layout as its encoding
 
   Kind kind() const { return kind_; }
-  bool isDistributed() const { return kind_ != Kind::Shared; }
+  bool isDistributed() const { return kind_ == Kind::Blocked || kind_ == Kind::Slice || kind_ == Kind::Linear; }
   int rank() const;
   bool operator==(const Layout& o) const;
   bool operator!=(const Layout& o) const { return !(*this == o); }
@@ -61,6 +82,16 @@ class Layout {
   int64_t vec() const { return vec_; }
   int64_t perPhase() const { return perPhase_; }
   int64_t maxPhase() const { return maxPhase_; }
+  // Linear and LinearShared: the layout itself.
+  const LinearLayout& linearLayout() const;
+
+  // This layout over a tile of `shape` as a linear layout, exactly: distributed layouts from (register, lane, warp),
+  // shared ones from offset, onto dim0..dim{r-1} (sizes: `shape`). Costs O(rank + log2 of the sizes), whatever
+  // the number of elements.
+  LinearLayout toLinear(const std::vector<int64_t>& shape) const;
+  // Throws tessera::Error unless this layout can lay out a tile of `shape`: the rank matches, and a linear layout
+  // (or a slice of one) is over exactly that shape.
+  void requireShape(const std::vector<int64_t>& shape) const;
 
   // ---- distributed layouts over a concrete tile shape
   int64_t warpSize() const;  // product of threadsPerWarp (through slices)
@@ -83,6 +114,7 @@ class Layout {
   int sliceDim_ = 0;
   std::shared_ptr<const Layout> parent_;
   int64_t vec_ = 1, perPhase_ = 1, maxPhase_ = 1;
+  std::shared_ptr<const LinearLayout> linear_;
 };
 
 // The blocked layout layout-assignment starts from for a tile of `shape`: `elemsPerThread` consecutive

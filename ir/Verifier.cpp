@@ -85,6 +85,7 @@ std::optional<std::string> typeProblem(Type t) {
       if (layout.rank() != t.rank())
         return "has type " + t.str() + " whose layout has rank " + std::to_string(layout.rank()) + ", not " +
                std::to_string(t.rank());
+      layout.requireShape(t.shape());  // a #linear layout is over one shape
     } catch (const Error& e) {
       return "has type " + t.str() + " whose encoding is not a valid layout: " + e.message();
     }

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "ir/Layout.h"
+#include "ir/LayoutConversion.h"
 
 namespace tessera::transforms {
 
@@ -192,7 +193,23 @@ int64_t exchangeBufferBytes(const std::vector<int64_t>& bufferShape, int64_t ele
   return alignToShared(p.rows * p.pitch);
 }
 
+namespace {
+
+// The plan of a convert_layout, from the linear forms of its operand's and result's layouts.
+ir::ConversionPlan conversionPlan(const Op& convert, const PassOptions& options) {
+  HeldValue in = heldValue(convert.operand(0), convert, options), out = heldValue(convert.result(0), convert, options);
+  if (!in.layout || !out.layout) fail(convert, "operand and result must be tiles");
+  try {
+    return ir::planConversion(in.layout->toLinear(in.shape), out.layout->toLinear(out.shape));
+  } catch (const Error& e) {
+    fail(convert, e.message());
+  }
+}
+
+}  // namespace
+
 bool canRemapInRegisters(const Op& op, const PassOptions& options) {
+  if (op.is(OpKind::ConvertLayout)) return conversionPlan(op, options).kind == ir::ConversionKind::RegisterPermutation;
   std::vector<ExchangeSide> sources, dests;
   exchangeSides(op, options, sources, dests);
   // Layouts are linear over the bits of (register, lane, warp) (docs/Layouts.md), so a register renaming that
@@ -220,6 +237,11 @@ bool canRemapInRegisters(const Op& op, const PassOptions& options) {
       }
   }
   return true;
+}
+
+bool exchangeNeedsSharedMemory(const Op& op, const PassOptions& options) {
+  if (op.is(OpKind::ConvertLayout)) return conversionPlan(op, options).kind == ir::ConversionKind::SharedMemory;
+  return !canRemapInRegisters(op, options);
 }
 
 int64_t reduceWarpParts(const Op& reduce, const PassOptions& options) {
@@ -253,7 +275,7 @@ bool isReplicated(const Value* ptr, const Op& op, const PassOptions& options) {
 
 int64_t scratchBytes(const Op& op, const PassOptions& options) {
   if (isExchangeOp(op)) {
-    if (canRemapInRegisters(op, options)) return 0;
+    if (!exchangeNeedsSharedMemory(op, options)) return 0;
     return exchangeBufferBytes(exchangeBufferShape(op), sharedElementBytes(op.result(0)->type()));
   }
   switch (op.kind()) {

@@ -21,7 +21,8 @@
 //
 // * Exchanges: convert_layout, broadcast, expand_dims, reshape, trans, cat, join, split. The op moves elements
 //   between threads. When every thread already holds the elements its result registers need, at register indices
-//   that are the same in every thread ("remappable in registers", see canRemapInRegisters), it needs no scratch.
+//   that are the same in every thread ("remappable in registers", see canRemapInRegisters), it needs no scratch;
+//   nor does a convert_layout that warp shuffles can do (ir/LayoutConversion.h, exchangeNeedsSharedMemory).
 //   Otherwise the elements go through one *exchange buffer* of shape exchangeBufferShape(op) (the operand's shape;
 //   for cat and join the result's shape) and element size B = B(element type), laid out row-padded:
 //       rows = product of all dimensions but the last (1 for rank 1), rowLength = last dimension,
@@ -85,6 +86,9 @@ int64_t exchangeBufferBytes(const std::vector<int64_t>& bufferShape, int64_t ele
 // tessera::Error if a tile operand or result has no distributed layout, or its layout's thread counts differ from
 // `options`.
 bool canRemapInRegisters(const ir::Op& op, const PassOptions& options);
+// Whether the exchange op goes through its exchange buffer: convert_layout unless ir::planConversion finds a
+// register permutation or warp shuffles, the other exchanges unless they can remap in registers.
+bool exchangeNeedsSharedMemory(const ir::Op& op, const PassOptions& options);
 
 // Warp positions holding distinct partials of one output element of `reduce` (1: no cross-warp step).
 int64_t reduceWarpParts(const ir::Op& reduce, const PassOptions& options);

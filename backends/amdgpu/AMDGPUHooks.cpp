@@ -51,9 +51,11 @@ llvm::Value* AMDGPUHooks::laneId(IRBuilder& b) {
 
 // ds_bpermute reads the value of the lane whose byte address (lane * 4) this lane supplies.
 llvm::Value* AMDGPUHooks::shuffleXorI32(IRBuilder& b, llvm::Value* v, int laneMask) {
-  llvm::Value* source = b.CreateXor(laneId(b), b.getInt32(static_cast<uint32_t>(laneMask)));
-  return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_bpermute, {},
-                           {b.CreateShl(source, b.getInt32(2)), v});
+  return shuffleIdxI32(b, v, b.CreateXor(laneId(b), b.getInt32(static_cast<uint32_t>(laneMask))));
+}
+
+llvm::Value* AMDGPUHooks::shuffleIdxI32(IRBuilder& b, llvm::Value* v, llvm::Value* lane) {
+  return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_ds_bpermute, {}, {b.CreateShl(lane, b.getInt32(2)), v});
 }
 
 // s_barrier alone does not order memory: the workgroup-scope release/acquire fences make LDS writes before the

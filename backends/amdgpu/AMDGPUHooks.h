@@ -23,6 +23,7 @@ class AMDGPUHooks : public LoweringHooks {
   llvm::Value* programId(IRBuilder& b, int axis) override;
   llvm::Value* numPrograms(IRBuilder& b, int axis) override;
   llvm::Value* shuffleXorI32(IRBuilder& b, llvm::Value* v, int laneMask) override;
+  llvm::Value* shuffleIdxI32(IRBuilder& b, llvm::Value* v, llvm::Value* lane) override;
   void barrier(IRBuilder& b) override;
   llvm::Value* sharedMemoryBase(IRBuilder& b) override;
   llvm::Value* unaryMath(IRBuilder& b, ir::OpKind op, llvm::Value* x, bool fast) override;

@@ -256,11 +256,6 @@ std::optional<std::vector<std::vector<std::pair<int, int64_t>>>> registerRemap(
 
 }  // namespace
 
-bool KernelLowering::canRemapInRegisters(const std::vector<ExchangeSource>& sources,
-                                         const std::vector<ExchangeDest>& dests) {
-  return registerRemap(sources, dests).has_value();
-}
-
 std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, const std::vector<int64_t>& bufferShape,
                                            const std::vector<ExchangeSource>& sources,
                                            const std::vector<ExchangeDest>& dests) {
@@ -398,8 +393,9 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpKind::Splat:
       return lowerConstantLike(op);
     case OpKind::Broadcast: case OpKind::ExpandDims: case OpKind::Reshape: case OpKind::Trans: case OpKind::Cat:
-    case OpKind::Join: case OpKind::Split: case OpKind::ConvertLayout:
+    case OpKind::Join: case OpKind::Split:
       return lowerShapeOp(op);
+    case OpKind::ConvertLayout: return lowerConvertLayout(op);
     case OpKind::Load: case OpKind::Store: case OpKind::AtomicRMW: case OpKind::AtomicCAS:
       return lowerMemoryOp(op);
     case OpKind::Reduce: return lowerReduce(op);

@@ -79,8 +79,6 @@ class KernelLowering {
   // row-padded exchange buffer of transforms/SharedMemory.h.
   std::vector<Regs> exchange(const ir::Op& op, ir::Type element, const std::vector<int64_t>& bufferShape,
                              const std::vector<ExchangeSource>& sources, const std::vector<ExchangeDest>& dests);
-  // Whether `exchange` can work without shared memory.
-  static bool canRemapInRegisters(const std::vector<ExchangeSource>& sources, const std::vector<ExchangeDest>& dests);
 
   // Runs `then` only where `pred` holds; `then` returns the value (or null) produced on that path, and the result
   // is that value where `pred` holds and `otherwise` elsewhere.
@@ -100,6 +98,7 @@ class KernelLowering {
   // ---- per-family entry points (one file each)
   void lowerConstantLike(const ir::Op& op);      // LowerShape.cpp: constant, ids, arange, splat
   void lowerShapeOp(const ir::Op& op);           // LowerShape.cpp: broadcast, expand_dims, reshape, trans, ...
+  void lowerConvertLayout(const ir::Op& op);     // LowerConvertLayout.cpp
   void lowerElementwise(const ir::Op& op);       // LowerArith.cpp
   llvm::Value* castScalar(llvm::Value* v, ir::Type from, ir::Type to);  // LowerArith.cpp
   void lowerMemoryOp(const ir::Op& op);          // LowerMemory.cpp

@@ -5,6 +5,7 @@
 #include "backends/common/KernelLowering.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace tessera::backends {
 
@@ -19,31 +20,26 @@ int64_t pow2Floor(int64_t x) {
 }
 
 // The dimension along which register r+1 follows register r, and the longest power-of-two run of registers
-// that are consecutive along it (aligned, and not broken by the thread part). 1 when there is none.
+// that are consecutive along it (aligned, and not broken by the thread part). 1 when there is none. From the
+// linear form: a run of 2^k needs the first k register bases to be 1, 2, .., 2^(k-1) along the dimension, and every
+// other basis to keep runs aligned (a multiple of 2^k along it).
 std::pair<int, int64_t> registerRuns(const ThreadMap& m) {
-  if (m.numRegs() < 2 || m.rank() == 0) return {0, 1};
-  int dim = -1;
   for (int d = 0; d < m.rank(); ++d) {
-    Coords expect = m.regCoords[0];
-    expect[d] += 1;
-    if (m.regCoords[1] == expect) dim = d;
+    int64_t run = m.linear.consecutiveAlong(ir::kRegisterDim, ir::tensorDimName(d));
+    if (run < 2) continue;
+    auto aligned = [&](int64_t len) {
+      const std::vector<ir::LinearLayout::Basis>& regBases = m.linear.inDim(ir::kRegisterDim).bases;
+      for (size_t i = std::countr_zero(static_cast<uint64_t>(len)); i < regBases.size(); ++i)
+        if (regBases[i][d] % len != 0) return false;
+      for (const auto* bases : {&m.laneBases, &m.warpBases})
+        for (const Coords& c : *bases)
+          if (c[d] % len != 0) return false;
+      return true;
+    };
+    while (run > 1 && !aligned(run)) run /= 2;
+    return {d, run};
   }
-  if (dim < 0) return {0, 1};
-  int64_t run = pow2Floor(m.numRegs());
-  auto ok = [&](int64_t len) {
-    for (int64_t r = 0; r < m.numRegs(); r += len)
-      for (int64_t j = 0; j < len; ++j) {
-        Coords expect = m.regCoords[r];
-        expect[dim] += j;
-        if (m.regCoords[r][dim] % len != 0 || m.regCoords[r + j] != expect) return false;
-      }
-    for (const auto* bases : {&m.laneBases, &m.warpBases})
-      for (const Coords& c : *bases)
-        if (c[dim] % len != 0) return false;
-    return true;
-  };
-  while (run > 1 && !ok(run)) run /= 2;
-  return {dim, run};
+  return {0, 1};
 }
 
 llvm::AtomicOrdering ordering(const ir::Op& op, const std::string& sem) {

@@ -7,6 +7,7 @@
 // scan order (the combine need not be commutative). Other layouts fall back to a serial scan through shared
 // memory, one thread per line.
 #include "backends/common/KernelLowering.h"
+#include "backends/common/WarpShuffle.h"
 
 #include <algorithm>
 #include <array>
@@ -17,28 +18,6 @@
 namespace tessera::backends {
 
 namespace {
-
-// Exchanges any scalar (<= 64 bits, or a pointer) with lane ^ mask, as 32-bit pieces.
-llvm::Value* shuffleXor(IRBuilder& b, LoweringHooks& hooks, llvm::Value* v, int laneMask) {
-  llvm::Type* t = v->getType();
-  llvm::Value* bits = v;
-  if (t->isPointerTy()) bits = b.CreatePtrToInt(v, b.getInt64Ty());
-  unsigned width = bits->getType()->getPrimitiveSizeInBits();
-  if (!bits->getType()->isIntegerTy()) bits = b.CreateBitCast(bits, b.getIntNTy(width));
-  llvm::Value* result;
-  if (width <= 32) {
-    llvm::Value* w = hooks.shuffleXorI32(b, b.CreateZExt(bits, b.getInt32Ty()), laneMask);
-    result = b.CreateTrunc(w, b.getIntNTy(width));
-  } else {
-    llvm::Value* lo = b.CreateTrunc(bits, b.getInt32Ty());
-    llvm::Value* hi = b.CreateTrunc(b.CreateLShr(bits, b.getInt64(32)), b.getInt32Ty());
-    lo = b.CreateZExt(hooks.shuffleXorI32(b, lo, laneMask), b.getInt64Ty());
-    hi = b.CreateZExt(hooks.shuffleXorI32(b, hi, laneMask), b.getInt64Ty());
-    result = b.CreateOr(lo, b.CreateShl(hi, b.getInt64(32)));
-  }
-  if (t->isPointerTy()) return b.CreateIntToPtr(result, t);
-  return b.CreateBitCast(result, t);
-}
 
 Coords dropDim(const Coords& c, int axis) {
   Coords r = c;

@@ -1,6 +1,7 @@
-// Constants, ids, ranges, and the ops that move elements between positions or layouts: splat, broadcast,
-// expand_dims, reshape, trans, cat, join, split, convert_layout. Each shape op is an exchange whose coordinate
-// maps encode the op's semantics; the exchange remaps registers when it can and uses shared memory otherwise.
+// Constants, ids, ranges, and the ops that move elements between positions: splat, broadcast, expand_dims,
+// reshape, trans, cat, join, split (convert_layout: LowerConvertLayout.cpp). Each shape op is an exchange whose
+// coordinate maps encode the op's semantics; the exchange remaps registers when it can and uses shared memory
+// otherwise.
 #include "backends/common/KernelLowering.h"
 
 namespace tessera::backends {
@@ -88,8 +89,6 @@ void KernelLowering::lowerShapeOp(const ir::Op& op) {
   };
 
   switch (op.kind()) {
-    case OpKind::ConvertLayout:
-      return single(identity);
     case OpKind::Broadcast:
       return single([inShape](const Coords& c) {
         Coords r = c;

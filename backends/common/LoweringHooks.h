@@ -34,6 +34,9 @@ class LoweringHooks {
 
   // Exchanges a 32-bit integer with the lane `lane ^ laneMask` of the same warp (all lanes participate).
   virtual llvm::Value* shuffleXorI32(IRBuilder& b, llvm::Value* v, int laneMask) = 0;
+  // Exchanges a 32-bit integer with lane `lane` (i32, per thread; in [0, warpSize)) of the same warp (all lanes
+  // participate).
+  virtual llvm::Value* shuffleIdxI32(IRBuilder& b, llvm::Value* v, llvm::Value* lane) = 0;
   // All threads of the program wait; shared-memory writes before are visible to reads after.
   virtual void barrier(IRBuilder& b) = 0;
   // The base of the kernel's dynamic shared memory (an i8 pointer in the shared address space), sized by the

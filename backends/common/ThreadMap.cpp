@@ -1,6 +1,6 @@
 #include "backends/common/ThreadMap.h"
 
-#include <random>
+#include <bit>
 
 #include "ir/Error.h"
 
@@ -20,35 +20,13 @@ bool isZero(const Coords& c) {
 
 namespace {
 
-bool isPowerOfTwo(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
-
 int log2Exact(int64_t x) {
   int n = 0;
   while ((int64_t(1) << n) < x) ++n;
   return n;
 }
 
-std::string shapeText(const std::vector<int64_t>& s) {
-  std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + "]";
-}
-
 }  // namespace
-
-uint64_t ThreadMap::replicatedLaneMask() const {
-  uint64_t m = 0;
-  for (size_t i = 0; i < laneBases.size(); ++i)
-    if (isZero(laneBases[i])) m |= uint64_t(1) << i;
-  return m;
-}
-
-uint64_t ThreadMap::replicatedWarpMask() const {
-  uint64_t m = 0;
-  for (size_t i = 0; i < warpBases.size(); ++i)
-    if (isZero(warpBases[i])) m |= uint64_t(1) << i;
-  return m;
-}
 
 Coords ThreadMap::coordsOf(int64_t reg, int64_t warp, int64_t lane) const {
   Coords c = regCoords[reg];
@@ -73,6 +51,8 @@ ThreadMap ThreadMap::scalar(int64_t numWarps, int64_t warpSize) {
   m.numWarps = numWarps;
   m.laneBases.assign(log2Exact(warpSize), Coords{});
   m.warpBases.assign(log2Exact(numWarps), Coords{});
+  m.laneFreeMask = static_cast<uint64_t>(warpSize - 1);  // every thread holds the value
+  m.warpFreeMask = static_cast<uint64_t>(numWarps - 1);
   return m;
 }
 
@@ -89,40 +69,31 @@ ThreadMap ThreadMap::of(ir::Type type, int64_t numWarps, int64_t warpSize, const
 }
 
 ThreadMap ThreadMap::build(const ir::Layout& layout, const std::vector<int64_t>& shape, const std::string& what) {
+  ir::LinearLayout linear;
+  try {
+    linear = layout.toLinear(shape);
+  } catch (const Error& e) {
+    throw Error(what + ": " + e.message());
+  }
   ThreadMap m;
   m.shape = shape;
   m.warpSize = layout.warpSize();
   m.numWarps = layout.numWarps();
-  if (!isPowerOfTwo(m.warpSize) || !isPowerOfTwo(m.numWarps))
-    throw Error(what + ": layout " + layout.str() + " needs a power-of-two warp size and warp count");
-  const int64_t regs = layout.registersPerThread(shape);
-  for (int64_t r = 0; r < regs; ++r) {
-    m.regCoords.push_back(layout.coords(shape, 0, 0, r));
-    m.regOwner.push_back(layout.isOwner(shape, 0, 0, r));
-  }
-  const Coords& origin = m.regCoords[0];
-  for (int i = 0; (int64_t(1) << i) < m.warpSize; ++i)
-    m.laneBases.push_back(xorCoords(layout.coords(shape, 0, int64_t(1) << i, 0), origin));
-  for (int i = 0; (int64_t(1) << i) < m.numWarps; ++i)
-    m.warpBases.push_back(xorCoords(layout.coords(shape, int64_t(1) << i, 0, 0), origin));
-
-  // Check the linear form against the layout: exhaustively for small tiles, on a fixed sample otherwise.
-  auto check = [&](int64_t w, int64_t l, int64_t r) {
-    if (layout.coords(shape, w, l, r) != m.coordsOf(r, w, l))
-      throw Error(what + ": layout " + layout.str() + " over " + shapeText(shape) +
-                  " is not linear in the thread and register bits; the lowering cannot distribute it");
-  };
-  const int64_t threads = m.warpSize * m.numWarps;
-  if (threads * regs <= (int64_t(1) << 14)) {
-    for (int64_t t = 0; t < threads; ++t)
-      for (int64_t r = 0; r < regs; ++r) check(t / m.warpSize, t % m.warpSize, r);
-  } else {
-    std::mt19937_64 rng(42);
-    for (int i = 0; i < 512; ++i) {
-      int64_t t = static_cast<int64_t>(rng() % threads);
-      check(t / m.warpSize, t % m.warpSize, static_cast<int64_t>(rng() % regs));
-    }
-  }
+  m.laneBases = linear.inDim(ir::kLaneDim).bases;
+  m.warpBases = linear.inDim(ir::kWarpDim).bases;
+  const std::vector<ir::LinearLayout::Basis>& regBases = linear.inDim(ir::kRegisterDim).bases;
+  const std::vector<uint64_t> free = linear.freeVariableMasks();  // register, lane, warp
+  m.laneFreeMask = free[1];
+  m.warpFreeMask = free[2];
+  // Register r differs from register r with its lowest set bit cleared by that bit's basis.
+  const int64_t regs = int64_t(1) << regBases.size();
+  m.regCoords.reserve(regs);
+  m.regOwner.reserve(regs);
+  m.regCoords.push_back(Coords(shape.size(), 0));
+  for (int64_t r = 1; r < regs; ++r)
+    m.regCoords.push_back(xorCoords(m.regCoords[r & (r - 1)], regBases[std::countr_zero(static_cast<uint64_t>(r))]));
+  for (int64_t r = 0; r < regs; ++r) m.regOwner.push_back((static_cast<uint64_t>(r) & free[0]) == 0);
+  m.linear = std::move(linear);
   return m;
 }
 

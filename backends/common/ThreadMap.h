@@ -1,11 +1,12 @@
 // The per-thread view of a distributed layout over one tile shape, in the form code generation needs.
 //
-// With power-of-two sizes, every layout the layout passes produce (blocked, and slices of it) is linear over
-// the bits of (register, lane, warp): the coordinates of register r in thread (warp, lane) are
+// Every distributed layout is linear over the bits of (register, lane, warp) (ir/LinearLayout.h): the coordinates
+// of register r in thread (warp, lane) are
 //     regCoords[r]  XOR  (XOR of laneBases[i] over set bits i of lane)  XOR  (XOR of warpBases[j] over set bits j of warp)
-// per dimension. A lane or warp bit whose base is all zero only replicates data; the owner of an element (the
-// thread allowed to write it) has all such bits clear. ThreadMap::build derives this form from ir::Layout's
-// concrete queries and checks it, so the lowering never re-implements a layout's definition.
+// per dimension. ThreadMap::build takes the bases from the layout's linear form (ir::Layout::toLinear), so the
+// lowering never re-implements a layout's definition and never enumerates a tile's elements. Lane and warp bits
+// that only replicate data (the free variables of the linear form) are clear in the owner of an element, the
+// thread allowed to write it.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "ir/Layout.h"
+#include "ir/LinearLayout.h"
 
 namespace tessera::backends {
 
@@ -26,19 +28,21 @@ struct ThreadMap {
   std::vector<Coords> warpBases;       // per warp bit
   int64_t warpSize = 1;
   int64_t numWarps = 1;
+  uint64_t laneFreeMask = 0;           // lane bits that only replicate: an owner has them all clear
+  uint64_t warpFreeMask = 0;           // warp bits likewise
+  ir::LinearLayout linear;             // the layout's linear form over `shape` (none for scalars)
 
   int64_t numRegs() const { return static_cast<int64_t>(regCoords.size()); }
   int rank() const { return static_cast<int>(shape.size()); }
-  // Lane (warp) bits that only replicate: an owner has them all clear.
-  uint64_t replicatedLaneMask() const;
-  uint64_t replicatedWarpMask() const;
+  uint64_t replicatedLaneMask() const { return laneFreeMask; }
+  uint64_t replicatedWarpMask() const { return warpFreeMask; }
   // Coordinates of register `reg` in thread (warp, lane), from the linear form.
   Coords coordsOf(int64_t reg, int64_t warp, int64_t lane) const;
   // Row-major linear index of `c` in `shape`.
   int64_t linearIndex(const Coords& c) const;
 
   // The map of `type` (a tile with a distributed layout, or a scalar). Throws tessera::Error naming `what` if
-  // the tile has no layout or the layout is not linear.
+  // the tile has no distributed layout for this kernel's warps.
   static ThreadMap of(ir::Type type, int64_t numWarps, int64_t warpSize, const std::string& what);
   static ThreadMap build(const ir::Layout& layout, const std::vector<int64_t>& shape, const std::string& what);
   static ThreadMap scalar(int64_t numWarps, int64_t warpSize);

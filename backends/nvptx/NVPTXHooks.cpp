@@ -51,6 +51,11 @@ llvm::Value* NVPTXHooks::shuffleXorI32(IRBuilder& b, llvm::Value* v, int laneMas
                            {b.getInt32(0xFFFFFFFFu), v, b.getInt32(static_cast<uint32_t>(laneMask)), b.getInt32(0x1F)});
 }
 
+llvm::Value* NVPTXHooks::shuffleIdxI32(IRBuilder& b, llvm::Value* v, llvm::Value* lane) {
+  return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
+                           {b.getInt32(0xFFFFFFFFu), v, lane, b.getInt32(0x1F)});
+}
+
 void NVPTXHooks::barrier(IRBuilder& b) { b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
 
 llvm::Value* NVPTXHooks::sharedMemoryBase(IRBuilder& b) {

@@ -14,6 +14,7 @@
 #include "AMDGPUTestUtil.h"
 #include "backends/amdgpu/MfmaFragments.h"
 #include "backends/amdgpu/MfmaLayoutPolicy.h"
+#include "backends/amdgpu/MfmaLinearLayouts.h"
 #include "backends/common/ThreadMap.h"
 #include "ir/Layout.h"
 #include "transforms/PassManager.h"
@@ -192,6 +193,44 @@ TEST(AMDGPUMfma, PlanRejectsLayoutsThatAreNotFragments) {
       planMfmaAccumulator(ThreadMap::build(ir::Layout::blocked({2, 1}, {4, 16}, {4, 1}, {1, 0}), {64, 64}, "h")));
   EXPECT_TRUE(
       planMfmaAccumulator(ThreadMap::build(ir::Layout::blocked({4, 1}, {4, 16}, {4, 1}, {1, 0}), {64, 64}, "r")));
+}
+
+// ---- the fragments as linear layouts (MfmaLinearLayouts.h), against the same register layout
+
+TEST(AMDGPUMfma, LinearFragmentsFollowTheRegisterLayout) {
+  ir::LinearLayout a = mfmaOperandAFragment(), b = mfmaOperandBFragment(), d = mfmaAccumulatorFragment();
+  for (int64_t lane = 0; lane < 64; ++lane)
+    for (int i = 0; i < 4; ++i) {
+      RC ea = amdAElement(lane, i), eb = amdBElement(lane, i), ed = amdDElement(lane, i);
+      EXPECT_EQ(a.apply({i, lane}), (Coords{ea.row, ea.col})) << "lane " << lane << " item " << i;
+      EXPECT_EQ(b.apply({i, lane}), (Coords{eb.row, eb.col})) << "lane " << lane << " item " << i;
+      EXPECT_EQ(d.apply({i, lane}), (Coords{ed.row, ed.col})) << "lane " << lane << " item " << i;
+      // The operand vector MfmaDot.cpp loads starts where the fragment's item 0 is.
+      MfmaOperandOrigin o = mfmaOperandOrigin(lane);
+      EXPECT_EQ(a.apply({0, lane}), (Coords{o.outer, o.k}));
+      EXPECT_EQ(b.apply({0, lane}), (Coords{o.k, o.outer}));
+    }
+  EXPECT_TRUE(a.isInvertible() && b.isInvertible() && d.isInvertible());
+  // Four consecutive items are four consecutive K indices: one vector load each.
+  EXPECT_EQ(a.consecutiveAlong("register", "dim1"), 4);
+  EXPECT_EQ(b.consecutiveAlong("register", "dim0"), 4);
+}
+
+TEST(AMDGPUMfma, PolicyAccumulatorRegistersAreMfmaFragments) {
+  ir::LinearLayout frag = mfmaAccumulatorFragment();
+  for (int warps : {1, 2, 4, 8}) {
+    std::optional<ir::Layout> layout = policyLayout("f16", 64, 128, 32, warps);
+    ASSERT_TRUE(layout.has_value());
+    ThreadMap acc = ThreadMap::build(*layout, {64, 128}, "test");
+    std::optional<MfmaAccumulatorPlan> plan = planMfmaAccumulator(acc);
+    ASSERT_TRUE(plan.has_value());
+    for (const MfmaFragment& f : plan->fragments)
+      for (int v = 0; v < 4; ++v)
+        for (int64_t lane = 0; lane < 64; ++lane) {
+          Coords in = frag.apply({v, lane});
+          EXPECT_EQ(acc.coordsOf(f.regs[v], 0, lane), (Coords{f.row + in[0], f.col + in[1]}));
+        }
+  }
 }
 
 // ---- code objects

@@ -10,6 +10,7 @@
 #include "ir/Layout.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "ir/Verifier.h"
 
 namespace {
 
@@ -301,6 +302,76 @@ TEST(LayoutAttr, MalformedAttributesThrow) {
                                                         {"vec", Attr::integer(4)},
                                                         {"bogus", Attr::integer(4)}})),
                Error);  // unknown key
+}
+
+TEST(LinearLayoutAttr, PrintsParsesAndRoundTrips) {
+  // The blocked layout of the worked example, spelled as its linear form.
+  Layout blocked = Layout::blocked({1, 4}, {2, 16}, {4, 1}, {1, 0});
+  Layout linear = Layout::linear(blocked.toLinear({8, 64}));
+  const std::string text =
+      "#linear{lane = [[0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], register = [[0, 1], [0, 2]], warp = [[2, 0], [4, 0]]}";
+  EXPECT_EQ(linear.str(), text);
+  EXPECT_EQ(Layout::fromAttr(linear.toAttr()), linear);
+  EXPECT_EQ(linear.kind(), Layout::Kind::Linear);
+  EXPECT_TRUE(linear.isDistributed());
+  EXPECT_EQ(linear.rank(), 2);
+  EXPECT_EQ(linear.warpSize(), 32);
+  EXPECT_EQ(linear.numWarps(), 4);
+  expectFullCoverageOneOwner(linear, {8, 64});
+  expectOwnerIsLowestThread(linear, {8, 64});
+  for (int64_t w = 0; w < 4; ++w)
+    for (int64_t l = 0; l < 32; ++l)
+      for (int64_t r = 0; r < 4; ++r) EXPECT_EQ(linear.coords({8, 64}, w, l, r), blocked.coords({8, 64}, w, l, r));
+  // A replicated linear layout (lane bits 1..3 and the warps hold copies) owns each element once.
+  Layout small = Layout::linear(blocked.toLinear({2, 8}));
+  expectFullCoverageOneOwner(small, {2, 8});
+  expectOwnerIsLowestThread(small, {2, 8});
+  // Shared: the swizzled worked example.
+  Layout shared = Layout::linearShared(Layout::shared(4, 1, 4, {1, 0}).toLinear({8, 16}));
+  EXPECT_EQ(shared.str(), "#linear_shared{offset = [[0, 1], [0, 2], [0, 4], [0, 8], [1, 4], [2, 8], [4, 0]]}");
+  EXPECT_EQ(Layout::fromAttr(shared.toAttr()), shared);
+  EXPECT_FALSE(shared.isDistributed());
+  EXPECT_EQ(shared.sharedOffset({8, 16}, {3, 5}), 57);
+  EXPECT_NE(linear, small);
+  EXPECT_NE(linear, blocked);
+}
+
+TEST(LinearLayoutAttr, TileTypesCarryLinearLayoutsThroughIRText) {
+  const std::string text =
+      "func @f(%a: tile<8x64xf32, #linear{lane = [[0, 4], [0, 8], [0, 16], [0, 32], [1, 0]], register = [[0, 1], "
+      "[0, 2]], warp = [[2, 0], [4, 0]]}>, %b: tile<8x16xf16, #linear_shared{offset = [[0, 1], [0, 2], [0, 4], "
+      "[0, 8], [1, 4], [2, 8], [4, 0]]}>) {\n  return\n}\n";
+  auto module = ir::parseModule(text);
+  EXPECT_EQ(ir::print(*module), text);
+  ir::Function& f = *module->functions().front();
+  std::optional<Layout> a = Layout::ofType(f.argument(0)->type());
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(*a, Layout::linear(Layout::blocked({1, 4}, {2, 16}, {4, 1}, {1, 0}).toLinear({8, 64})));
+  EXPECT_EQ(Layout::ofType(f.argument(1)->type())->kind(), Layout::Kind::LinearShared);
+  // A linear layout is over one shape: applying it to another tile is an error.
+  EXPECT_THROW(a->apply(ir::Type::tile({16, 64}, ir::Type::f32())), Error);
+}
+
+TEST(LinearLayoutAttr, MalformedLinearLayoutsThrowClearErrors) {
+  auto expectError = [](const std::string& attrText, const std::string& part) {
+    std::string text = "func @f(%a: tile<8xf32, " + attrText + ">) {\n  return\n}\n";
+    try {
+      auto module = ir::parseModule(text);
+      ir::verify(*module);
+      ADD_FAILURE() << attrText << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  const std::string lanes = "lane = [[1], [2], [4], [0], [0]]";
+  expectError("#linear{" + lanes + ", register = [[1, 0]], warp = []}", "coordinates but there are 2 output dimensions");
+  expectError("#linear{" + lanes + ", register = [], warp = [], cta = []}", "unknown parameter 'cta'");
+  expectError("#linear{" + lanes + ", warp = []}", "missing 'register'");
+  expectError("#linear{" + lanes + ", register = [1], warp = []}", "must be a list of integer lists");
+  expectError("#linear{lane = [[1], [4], [0], [0], [0]], register = [], warp = []}", "not surjective");
+  expectError("#linear{lane = [], register = [], warp = []}", "has no basis");
+  expectError("#linear{lane = [[1], [2], [0], [0], [0]], register = [], warp = []}", "is over the shape [4], not [8]");
+  expectError("#linear_shared{offset = [[1], [2], [2]]}", "does not give every element its own offset");
 }
 
 TEST(LayoutQueries, BadQueriesThrow) {

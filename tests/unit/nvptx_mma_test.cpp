@@ -15,6 +15,7 @@
 #include "backends/common/ThreadMap.h"
 #include "backends/nvptx/MmaFragments.h"
 #include "backends/nvptx/MmaLayoutPolicy.h"
+#include "backends/nvptx/MmaLinearLayouts.h"
 #include "ir/Layout.h"
 #include "ir/Printer.h"
 #include "transforms/AssignLayouts.h"
@@ -24,6 +25,7 @@
 namespace tessera {
 namespace {
 
+using backends::Coords;
 using backends::ThreadMap;
 using namespace backends::nvptx;
 using namespace tessera::testing;
@@ -123,6 +125,183 @@ TEST(MmaFragments, PlanAcceptsOnlyFragmentShapedAccumulators) {
       ThreadMap::build(ir::Layout::blocked({2, 2}, {8, 4}, {1, 4}, {1, 0}), {64, 64}, "t")));
   EXPECT_FALSE(planMmaAccumulator(
       ThreadMap::build(ir::Layout::blocked({1, 2}, {4, 8}, {1, 4}, {1, 0}), {64, 64}, "t")));
+}
+
+// ---- the formats as linear layouts (MmaLinearLayouts.h), against the same PTX ISA facts
+
+using ir::LinearLayout;
+
+TEST(MmaLinearLayouts, MmaFragmentsFollowThePtxTables) {
+  LinearLayout a = mmaOperandAFragment(), b = mmaOperandBFragment(), c = mmaAccumulatorFragment();
+  for (int64_t lane = 0; lane < 32; ++lane) {
+    for (int i = 0; i < 8; ++i) {
+      RC e = ptxAElement(lane, i);
+      EXPECT_EQ(a.apply({i, lane}), (Coords{e.row, e.col})) << "a" << i << " of lane " << lane;
+    }
+    for (int i = 0; i < 4; ++i) {
+      RC eb = ptxBElement(lane, i), ec = ptxCElement(lane, i);
+      EXPECT_EQ(b.apply({i, lane}), (Coords{eb.row, eb.col})) << "b" << i << " of lane " << lane;
+      EXPECT_EQ(c.apply({i, lane}), (Coords{ec.row, ec.col})) << "c" << i << " of lane " << lane;
+    }
+  }
+  // A warp holds each element of each operand exactly once.
+  EXPECT_TRUE(a.isInvertible() && b.isInvertible() && c.isInvertible());
+}
+
+TEST(MmaLinearLayouts, LdmatrixFragmentsMatchTheLdmatrixSimulation) {
+  // Matrices stored one after another, row-major: element (q, r, c) at 64 q + 8 r + c holds that same number.
+  std::vector<double> smem(4 * 64);
+  for (size_t i = 0; i < smem.size(); ++i) smem[i] = static_cast<double>(i);
+  for (int count : {1, 2, 4})
+    for (bool trans : {false, true}) {
+      SCOPED_TRACE("x" + std::to_string(count) + (trans ? ".trans" : ""));
+      LinearLayout tile = ldmatrixFragment(count, trans), rows = ldmatrixAddresses(count);
+      std::vector<int64_t> rowAddr(32);
+      for (int64_t l = 0; l < 32; ++l) {
+        Coords mr = rows.apply({l});  // (matrix, row) lane l addresses
+        rowAddr[l] = 64 * mr[0] + 8 * mr[1];
+      }
+      std::vector<std::array<Pair, 4>> got = simulateLdmatrix(smem, rowAddr, count, trans);
+      for (int64_t l = 0; l < 32; ++l)
+        for (int q = 0; q < count; ++q)
+          for (int e = 0; e < 2; ++e) {
+            Coords m = tile.apply({2 * q + e, l});  // (matrix, row, col)
+            EXPECT_EQ(got[l][q][e], static_cast<double>(64 * m[0] + 8 * m[1] + m[2])) << "lane " << l;
+          }
+    }
+}
+
+TEST(MmaLinearLayouts, LdmatrixTilesPlacedAsMmaDotLoadsThemAreTheOperandFragments) {
+  // A: ldmatrix.x4 with matrices at (0,0) (8,0) (0,8) (8,8) of the 16x16 block (mmaALaneOffset).
+  LinearLayout placeA({{"matrix", {{8, 0}, {0, 8}}}, {"row", {{1, 0}, {2, 0}, {4, 0}}}, {"col", {{0, 1}, {0, 2}, {0, 4}}}},
+                      {{"dim0", 16}, {"dim1", 16}});
+  EXPECT_EQ(ldmatrixFragment(4, false).compose(placeA), mmaOperandAFragment());
+  LinearLayout aRows = ldmatrixAddresses(4).compose(placeA.sublayout({"matrix", "row"}, {"dim0", "dim1"}));
+  for (int64_t lane = 0; lane < 32; ++lane) {
+    MatrixCoord o = mmaALaneOffset(lane);
+    EXPECT_EQ(aRows.apply({lane}), (Coords{o.row, o.col})) << "lane " << lane;
+  }
+  // B (K x N): ldmatrix.trans with matrix q at K rows 8q (mmaBLaneOffset); x2 is one K step's fragment.
+  for (int tiles : {2, 4}) {
+    LinearLayout::InDim matrices{"matrix", {}};
+    for (int64_t q = 1; q < tiles; q *= 2) matrices.bases.push_back({8 * q, 0});
+    LinearLayout placeB({matrices, {"row", {{1, 0}, {2, 0}, {4, 0}}}, {"col", {{0, 1}, {0, 2}, {0, 4}}}},
+                        {{"dim0", 8 * tiles}, {"dim1", 8}});
+    if (tiles == 2) {
+      EXPECT_EQ(ldmatrixFragment(2, true).compose(placeB), mmaOperandBFragment());
+    }
+    LinearLayout bRows = ldmatrixAddresses(tiles).compose(placeB.sublayout({"matrix", "row"}, {"dim0", "dim1"}));
+    for (int64_t lane = 0; lane < 32; ++lane) {
+      MatrixCoord o = mmaBLaneOffset(lane, tiles);
+      EXPECT_EQ(bRows.apply({lane}), (Coords{o.row, o.col})) << "lane " << lane << ", " << tiles << " tiles";
+    }
+  }
+}
+
+TEST(MmaLinearLayouts, PolicyAccumulatorRegistersAreMmaFragments) {
+  // Every fragment planMmaAccumulator finds in the policy's blocked layout holds c0..c3 where the mma.sync
+  // accumulator fragment says, in every lane.
+  LinearLayout frag = mmaAccumulatorFragment();
+  for (int64_t warps : {1, 2, 4, 8})
+    for (std::vector<int64_t> shape : {std::vector<int64_t>{64, 64}, {128, 256}, {16, 64}}) {
+      ThreadMap acc = ThreadMap::build(mmaLayout(warps), shape, "test");
+      std::optional<MmaAccumulatorPlan> plan = planMmaAccumulator(acc);
+      ASSERT_TRUE(plan);
+      for (const MmaFragment& f : plan->fragments)
+        for (int s = 0; s < 4; ++s)
+          for (int64_t lane = 0; lane < 32; ++lane) {
+            Coords in = frag.apply({s, lane});
+            EXPECT_EQ(acc.coordsOf(f.regs[s], 0, lane), (Coords{f.row + in[0], f.col + in[1]}));
+          }
+    }
+}
+
+TEST(MmaLinearLayouts, WgmmaFragmentsFollowThePtxTables) {
+  // wgmma.m64nNk16: warp w of the warpgroup holds rows 16w..16w+15; d_i sits in column block i / 4 of 8 columns, at
+  // row groupID + 8 * ((i / 2) % 2), column 2 * threadID_in_group + i % 2; a_i at the mma.sync A position.
+  for (int64_t n = 8; n <= 256; n *= 2) {
+    LinearLayout d = wgmmaAccumulatorFragment(n);
+    ASSERT_EQ(d.inDimSize("register"), n / 2);
+    EXPECT_TRUE(d.isInvertible());
+    for (int64_t w = 0; w < 4; ++w)
+      for (int64_t lane = 0; lane < 32; ++lane)
+        for (int64_t i = 0; i < n / 2; ++i) {
+          int64_t g = lane / 4, t = lane % 4;
+          EXPECT_EQ(d.apply({i, lane, w}), (Coords{16 * w + g + 8 * ((i / 2) % 2), 8 * (i / 4) + 2 * t + i % 2}))
+              << "n " << n << ", warp " << w << ", lane " << lane << ", d" << i;
+        }
+  }
+  LinearLayout a = wgmmaOperandAFragment();
+  for (int64_t w = 0; w < 4; ++w)
+    for (int64_t lane = 0; lane < 32; ++lane)
+      for (int i = 0; i < 8; ++i) {
+        RC e = ptxAElement(lane, i);
+        EXPECT_EQ(a.apply({i, lane, w}), (Coords{16 * w + e.row, e.col}));
+      }
+  EXPECT_THROW(wgmmaAccumulatorFragment(24), Error);
+}
+
+// The PTX ISA's swizzle modes as address arithmetic: within each 8 x swizzleBytes atom (8 lines of a tile whose lines
+// are stored one after another, column blocks of swizzleBytes one after another), the 16-byte chunk bits [4, 4 + b)
+// of the byte address are XOR-ed with bits [7, 7 + b), b = log2(swizzleBytes / 16).
+int64_t swizzledElementOffset(int64_t line, int64_t pos, int64_t lines, int64_t elementBytes, int64_t swizzleBytes) {
+  const int64_t lineElements = swizzleBytes / elementBytes;
+  int64_t byte = (pos / lineElements) * lines * swizzleBytes + line * swizzleBytes + (pos % lineElements) * elementBytes;
+  byte ^= ((byte >> 7) & (swizzleBytes / 16 - 1)) << 4;
+  return byte / elementBytes;
+}
+
+TEST(MmaLinearLayouts, NvmmaSharedLayoutsFollowTheSwizzleModes) {
+  for (int64_t swizzle : {32, 64, 128})
+    for (int64_t elementBytes : {1, 2, 4})
+      for (int contiguous : {0, 1})
+        for (int64_t blocks : {1, 2, 4})
+          for (int64_t lines : {8, 16, 64}) {
+            std::vector<int64_t> shape(2);
+            shape[contiguous] = blocks * swizzle / elementBytes;
+            shape[1 - contiguous] = lines;
+            SCOPED_TRACE(std::to_string(swizzle) + "B swizzle, " + std::to_string(elementBytes) + "-byte elements, " +
+                         std::to_string(shape[0]) + "x" + std::to_string(shape[1]) + ", contiguous dim " +
+                         std::to_string(contiguous));
+            LinearLayout l = nvmmaSharedLayout(shape, contiguous, elementBytes, swizzle);
+            ASSERT_TRUE(l.isInvertible());
+            LinearLayout offsetOf = l.invert();
+            for (int64_t line = 0; line < lines; ++line)
+              for (int64_t pos = 0; pos < shape[contiguous]; ++pos) {
+                Coords c(2);
+                c[contiguous] = pos;
+                c[1 - contiguous] = line;
+                ASSERT_EQ(offsetOf.apply(c)[0], swizzledElementOffset(line, pos, lines, elementBytes, swizzle))
+                    << "line " << line << ", position " << pos;
+              }
+            // 8 consecutive lines read at one 16-byte chunk (an ldmatrix phase) hit 8 distinct 16-byte bank groups.
+            for (int64_t line0 = 0; line0 < lines; line0 += 8)
+              for (int64_t pos = 0; pos < shape[contiguous]; pos += 16 / elementBytes) {
+                std::set<int64_t> groups;
+                for (int64_t line = line0; line < line0 + 8; ++line) {
+                  Coords c(2);
+                  c[contiguous] = pos;
+                  c[1 - contiguous] = line;
+                  groups.insert(offsetOf.apply(c)[0] * elementBytes / 16 % 8);
+                }
+                EXPECT_EQ(groups.size(), 8u) << "lines from " << line0 << ", position " << pos;
+              }
+          }
+  // One column block is the #shared sugar with 16-byte vectors.
+  EXPECT_EQ(nvmmaSharedLayout({64, 64}, 1, 2, 128), ir::Layout::shared(8, 1, 8, {1, 0}).toLinear({64, 64}));
+  EXPECT_EQ(nvmmaSharedLayout({16, 64}, 0, 4, 64), ir::Layout::shared(4, 2, 4, {0, 1}).toLinear({16, 64}));
+  EXPECT_THROW(nvmmaSharedLayout({64, 32}, 1, 2, 128), Error);  // 64 bytes per line, shorter than the swizzle
+  EXPECT_THROW(nvmmaSharedLayout({4, 64}, 1, 2, 128), Error);   // less than one 8-line atom
+  EXPECT_THROW(nvmmaSharedLayout({64, 64}, 1, 2, 16), Error);
+}
+
+TEST(MmaLinearLayouts, StagingLayoutIsMmaSwizzledIndex) {
+  for (int64_t rowLength : {8, 16, 32, 64, 128, 256}) {
+    LinearLayout offsetOf = mmaStagingLayout(32, rowLength).invert();
+    MmaSwizzle s = mmaSwizzleFor(rowLength);
+    for (int64_t r = 0; r < 32; ++r)
+      for (int64_t c = 0; c < rowLength; ++c) EXPECT_EQ(offsetOf.apply({r, c})[0], mmaSwizzledIndex(s, r, c));
+  }
 }
 
 // Simulates the whole lowering of acc + a·b for one accumulator layout, with the documented ldmatrix and mma

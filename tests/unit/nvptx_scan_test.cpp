@@ -157,6 +157,15 @@ extern "C" int32_t simShuffleXor(int32_t v, int32_t mask) {
   return r;
 }
 
+extern "C" int32_t simShuffleIdx(int32_t v, int32_t from) {
+  const int32_t warp = tThreadId / 32;
+  gSim->lanes[tThreadId] = v;
+  gSim->warps[warp]->arrive_and_wait();
+  int32_t r = gSim->lanes[warp * 32 + from];
+  gSim->warps[warp]->arrive_and_wait();
+  return r;
+}
+
 // Hooks that call the emulation's runtime functions instead of GPU intrinsics.
 class HostHooks : public backends::LoweringHooks {
  public:
@@ -167,6 +176,9 @@ class HostHooks : public backends::LoweringHooks {
   llvm::Value* numPrograms(backends::IRBuilder& b, int) override { return b.getInt32(1); }
   llvm::Value* shuffleXorI32(backends::IRBuilder& b, llvm::Value* v, int laneMask) override {
     return call(b, "simShuffleXor", b.getInt32Ty(), {v, b.getInt32(static_cast<uint32_t>(laneMask))});
+  }
+  llvm::Value* shuffleIdxI32(backends::IRBuilder& b, llvm::Value* v, llvm::Value* lane) override {
+    return call(b, "simShuffleIdx", b.getInt32Ty(), {v, lane});
   }
   void barrier(backends::IRBuilder& b) override { call(b, "simBarrier", b.getVoidTy(), {}); }
   llvm::Value* sharedMemoryBase(backends::IRBuilder& b) override {
@@ -214,6 +226,7 @@ void runOnHost(const ScanCase& c, std::vector<int32_t>& in0, std::vector<int32_t
   add("simBarrier", &simBarrier);
   add("simSharedMemory", &simSharedMemory);
   add("simShuffleXor", &simShuffleXor);
+  add("simShuffleIdx", &simShuffleIdx);
   llvm::cantFail(jd.define(llvm::orc::absoluteSymbols(std::move(symbols))));
   llvm::cantFail(jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(lm), std::move(ctx))));
   auto kernel = llvm::cantFail(jit->lookup("k")).toPtr<KernelFn>();

@@ -106,6 +106,23 @@ TEST(SharedMemoryRules, ConvertLayoutScratch) {
   EXPECT_EQ(transforms::scratchBytes(*same, kOptions), 0);
 }
 
+TEST(SharedMemoryRules, ConvertLayoutWithinEachWarpNeedsNoScratch) {
+  // 32x4 f32, a warp per 8 rows: lanes numbered row-major, then column-major. Each warp keeps its rows, so warp
+  // shuffles do the conversion (ir/LayoutConversion.h), although no register renaming can.
+  auto f = makeFunction();
+  Builder b(f->body());
+  std::vector<int64_t> shape = {32, 4};
+  Value* x = constantTile(b, laidOut(shape, Type::f32(), Layout::blocked({1, 1}, {8, 4}, {4, 1}, {1, 0})));
+  Op* lanesRenumbered = convert(b, x, Layout::blocked({1, 1}, {8, 4}, {4, 1}, {0, 1}));
+  EXPECT_FALSE(transforms::canRemapInRegisters(*lanesRenumbered, kOptions));
+  EXPECT_FALSE(transforms::exchangeNeedsSharedMemory(*lanesRenumbered, kOptions));
+  EXPECT_EQ(transforms::scratchBytes(*lanesRenumbered, kOptions), 0);
+  // Warps along the other dimension: elements change warps, so the conversion goes through shared memory.
+  Op* acrossWarps = convert(b, x, Layout::blocked({1, 1}, {8, 4}, {1, 4}, {0, 1}));
+  EXPECT_TRUE(transforms::exchangeNeedsSharedMemory(*acrossWarps, kOptions));
+  EXPECT_EQ(transforms::scratchBytes(*acrossWarps, kOptions), 32 * (4 * 4 + 4));
+}
+
 // Exact definition of "remappable in registers", by brute force over every thread: each result register is, in
 // every thread, the element at one fixed operand register index.
 bool remappableBruteForce(const Layout& from, const Layout& to, const std::vector<int64_t>& shape) {
@@ -149,7 +166,11 @@ TEST(SharedMemoryRules, RegisterRemapMatchesBruteForceOnRandomLayouts) {
     Op* op = convert(b, constantTile(b, laidOut(shape, Type::f32(), from)), to);
     bool expected = remappableBruteForce(from, to, shape);
     ASSERT_EQ(transforms::canRemapInRegisters(*op, kOptions), expected) << from.str() << " -> " << to.str();
-    ASSERT_EQ(transforms::scratchBytes(*op, kOptions) > 0, !expected);
+    // Scratch exactly when shared memory is needed, which a register renaming never needs.
+    ASSERT_EQ(transforms::scratchBytes(*op, kOptions) > 0, transforms::exchangeNeedsSharedMemory(*op, kOptions));
+    if (expected) {
+      ASSERT_FALSE(transforms::exchangeNeedsSharedMemory(*op, kOptions));
+    }
     remappable += expected;
     ++total;
   }
