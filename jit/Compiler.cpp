@@ -4,7 +4,6 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +15,7 @@
 #include "ir/Verifier.h"
 #include "jit/Sha256.h"
 #include "transforms/PassManager.h"
+#include "transforms/Pipeline.h"
 
 namespace tessera::jit {
 
@@ -27,11 +27,11 @@ bool envFlag(const char* name) {
 }
 
 // Keeps the IR of every stage in the result and dumps each artifact as soon as it exists (so a compile that
-// fails halfway still leaves the stages before the failure on disk), as the TESSERA_DUMP_* variables ask.
+// fails halfway still leaves the stages before the failure on disk), as the TESSERA_DUMP_* variables ask. The
+// tile IR is printed to stderr by the pass manager itself (TESSERA_DUMP_IR), as it is for tessera-opt.
 class StageRecorder {
  public:
   StageRecorder(CompiledKernel& kernel, const std::string& inputIR) : kernel_(kernel) {
-    dumpIR_ = envFlag("TESSERA_DUMP_IR");
     dumpLLVM_ = envFlag("TESSERA_DUMP_LLVM");
     dumpPTX_ = envFlag("TESSERA_DUMP_PTX");
     if (const char* dir = std::getenv("TESSERA_DUMP_DIR"); dir && *dir) {
@@ -45,7 +45,6 @@ class StageRecorder {
 
   void tileIR(const std::string& stage, const std::string& text) {
     kernel_.irAfterPass.emplace_back(stage, text);
-    if (dumpIR_) std::cerr << "// -----// Tessera IR after " << stage << " (@" << kernel_.name << ") //----- //\n" << text;
     char prefix[8];
     std::snprintf(prefix, sizeof prefix, "%02zu-", kernel_.irAfterPass.size() - 1);
     writeFile(prefix + stage + ".tir", text);
@@ -73,7 +72,7 @@ class StageRecorder {
   }
 
   CompiledKernel& kernel_;
-  bool dumpIR_ = false, dumpLLVM_ = false, dumpPTX_ = false;
+  bool dumpLLVM_ = false, dumpPTX_ = false;
   std::filesystem::path dumpDir_;
 };
 
@@ -96,34 +95,7 @@ void inStage(const std::string& kernelContext, const std::string& stage, const s
   }
 }
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string s;
-  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
-
-const std::vector<std::string> kCleanup = {"canonicalize", "cse", "dce"};
-const std::vector<std::string> kLayouts = {"coalesce", "assign-layouts", "remove-layout-conversions"};
-const std::vector<std::string> kSharedMemory = {"allocate-shared-memory", "insert-barriers"};
-
 }  // namespace
-
-const std::vector<std::string>& pipelinePassNames() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> all;
-    for (const auto* group : {&kCleanup, &kLayouts, &kCleanup, &kSharedMemory}) all.insert(all.end(), group->begin(), group->end());
-    return all;
-  }();
-  return names;
-}
-
-std::vector<std::string> missingPipelinePasses() {
-  std::vector<std::string> missing;
-  for (const std::string& name : pipelinePassNames())
-    if (!transforms::createPass(name) && std::find(missing.begin(), missing.end(), name) == missing.end())
-      missing.push_back(name);
-  return missing;
-}
 
 CompiledKernel compile(const ir::Function& input, const backends::Target& target,
                        const backends::TargetOptions& requested) {
@@ -133,10 +105,6 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   if (options.numWarps <= 0 || (options.numWarps & (options.numWarps - 1)) != 0 || options.numWarps > 32)
     throw Error(context + ": num_warps must be a power of two between 1 and 32, got " +
                 std::to_string(options.numWarps));
-  if (std::vector<std::string> missing = missingPipelinePasses(); !missing.empty())
-    throw Error(context + ": the pipeline needs pass" + (missing.size() > 1 ? "es " : " ") + "'" + joined(missing) +
-                "' but the pass registry has no such pass (registered: " + joined(transforms::registeredPassNames()) +
-                ")");
 
   CompiledKernel kernel;
   kernel.name = input.name();
@@ -146,35 +114,22 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   kernel.numWarps = options.numWarps;
   kernel.warpSize = target.warpSize();
 
-  // 1. Work on a copy that records the warp count the layout passes must plan for.
+  // 1. Work on a copy that records the warp count the layout passes must plan for; verify it.
   std::unique_ptr<ir::Function> f = input.clone();
   f->attrs()["num_warps"] = ir::Attr::integer(options.numWarps);
-  StageRecorder record(kernel, ir::print(*f));
+  const std::string inputIR = ir::print(*f);
+  StageRecorder record(kernel, inputIR);
+  record.tileIR("input", inputIR);
   inStage(context, "verify input", [&] { ir::verify(*f); });
-  record.tileIR("input", ir::print(*f));
 
+  // 2. The default pipeline (transforms/Pipeline.cpp) for this target's warps and layout preferences. The pass
+  // manager verifies after every pass; its callback keeps the IR after each one.
   transforms::PassOptions passOptions{options.numWarps, target.warpSize(), nullptr};
   passOptions.layoutPolicy = target.layoutPolicy(passOptions);  // e.g. mma.sync accumulators on NVPTX
-  auto runPasses = [&](const std::vector<std::string>& names) {
-    for (const std::string& name : names) {
-      std::unique_ptr<transforms::Pass> pass = transforms::createPass(name, passOptions);
-      inStage(context, name, [&] {
-        pass->run(*f);
-        ir::verify(*f);
-      });
-      record.tileIR(name, ir::print(*f));
-    }
-  };
-
-  // 2. Target-independent cleanup of what the frontend traced.
-  runPasses(kCleanup);
-  // 3. Layouts: coalesced memory accesses first, then every other tile, then drop conversions that cancel.
-  runPasses(kLayouts);
-  // 4. Clean up what the layout passes left behind (dead conversions, duplicated index math).
-  runPasses(kCleanup);
-  // 5. Shared memory: offsets for every scratch buffer, then the barriers between conflicting accesses.
-  runPasses(kSharedMemory);
-  inStage(context, "verify output", [&] { ir::verify(*f); });
+  transforms::PassManager passes;
+  transforms::addDefaultPipeline(passes, passOptions);
+  passes.setAfterPassCallback([&](const std::string& pass, const std::string& ir, double) { record.tileIR(pass, ir); });
+  inStage(context, "passes", [&] { passes.run(*f); });
   if (f->attrs().count("smem_bytes")) {
     const ir::Attr& smem = f->attrs().at("smem_bytes");
     if (!smem.isInt() || smem.getInt() < 0)
@@ -182,7 +137,7 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
     kernel.sharedBytes = smem.getInt();
   }
 
-  // 6. Lower to LLVM IR, then let the target optimize it and emit the artifact.
+  // 3. Lower to LLVM IR, then let the target optimize it and emit the artifact.
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> module;
   inStage(context, "lower to LLVM", [&] {
