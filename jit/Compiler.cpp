@@ -33,7 +33,7 @@ class StageRecorder {
  public:
   StageRecorder(CompiledKernel& kernel, const std::string& inputIR) : kernel_(kernel) {
     dumpLLVM_ = envFlag("TESSERA_DUMP_LLVM");
-    dumpPTX_ = envFlag("TESSERA_DUMP_PTX");
+    dumpAsm_ = envFlag("TESSERA_DUMP_ASM");
     if (const char* dir = std::getenv("TESSERA_DUMP_DIR"); dir && *dir) {
       // One folder per specialization: the same kernel compiled with other constants must not overwrite it.
       dumpDir_ = std::filesystem::path(dir) / (kernel.name + "-" + sha256Hex(inputIR).substr(0, 12));
@@ -56,10 +56,14 @@ class StageRecorder {
                 << ") //----- //\n" << text;
     writeFile(optimized ? "kernel.opt.ll" : "kernel.ll", text);
   }
+  bool wantsAssembly() const { return dumpAsm_; }
+  void assembly(const std::string& text) {
+    std::cerr << "// -----// Assembly (@" << kernel_.name << ", " << kernel_.target << " " << kernel_.arch
+              << ") //----- //\n" << text;
+    writeFile("kernel.s", text);
+  }
   void binary(const std::string& bytes) {
     kernel_.binary = bytes;
-    if (dumpPTX_ && kernel_.format == "ptx")
-      std::cerr << "// -----// PTX (@" << kernel_.name << ", " << kernel_.arch << ") //----- //\n" << bytes;
     writeFile("kernel." + kernel_.format, bytes);
   }
 
@@ -72,7 +76,7 @@ class StageRecorder {
   }
 
   CompiledKernel& kernel_;
-  bool dumpLLVM_ = false, dumpPTX_ = false;
+  bool dumpLLVM_ = false, dumpAsm_ = false;
   std::filesystem::path dumpDir_;
 };
 
@@ -137,7 +141,7 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
     kernel.sharedBytes = smem.getInt();
   }
 
-  // 3. Lower to LLVM IR, then let the target optimize it and emit the artifact.
+  // 3. Lower to LLVM IR.
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> module;
   inStage(context, "lower to LLVM", [&] {
@@ -145,10 +149,14 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
     if (!module) throw Error("the target returned no module");
   });
   record.llvmIR(printLLVM(*module), /*optimized=*/false);
-  std::string binary;
-  inStage(context, "emit " + kernel.format, [&] { binary = target.emitBinary(*module, options); });
+
+  // 4. Let the target optimize it (vendor libraries linked, O3, verified): exactly the module emitted next.
+  inStage(context, "optimize LLVM", [&] { target.optimize(*module, options); });
   record.llvmIR(printLLVM(*module), /*optimized=*/true);
-  record.binary(binary);
+  if (record.wantsAssembly()) inStage(context, "assembly", [&] { record.assembly(target.emitAssembly(*module, options)); });
+
+  // 5. Emit the artifact the runtime loads.
+  inStage(context, "emit " + kernel.format, [&] { record.binary(target.emit(*module, options)); });
   return kernel;
 }
 

@@ -1,11 +1,14 @@
 // The compile pipeline (jit/Compiler.cpp) against a stand-in target, so that the stage order, the recorded IR,
 // the dump variables and the error messages are tested independently of NVPTX; then the real NVPTX target on the
-// tutorial kernels: PTX that ptxas accepts for sm_90a and sm_80 with no spills and no local memory.
+// tutorial kernels: PTX that ptxas accepts for sm_90a and sm_80 with no spills and no local memory, and the
+// optimized LLVM IR as a stage of its own; last, the AMDGPU target's assembly dump.
 #include <gtest/gtest.h>
 
+#include <llvm/AsmParser/Parser.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Support/SourceMgr.h>
 #include <unistd.h>
 
 #include <array>
@@ -32,7 +35,8 @@ using namespace tessera::jit;
 
 namespace {
 
-// Records what it was asked to lower and emits a recognizable "binary".
+// Records what it was asked to lower, marks the module it optimizes, and emits a recognizable "binary" (only
+// from an optimized module).
 class StandInTarget : public backends::Target {
  public:
   const char* name() const override { return "stand-in"; }
@@ -48,10 +52,18 @@ class StandInTarget : public backends::Target {
                            llvm::GlobalValue::ExternalLinkage, f.name(), *m);
     return m;
   }
-  std::string emitBinary(llvm::Module& m, const backends::TargetOptions& opts) const override {
+  void optimize(llvm::Module& m, const backends::TargetOptions&) const override {
+    if (failOptimizing) throw Error("invalid LLVM IR after optimization (stand-in failure)");
+    m.getOrInsertNamedMetadata("stand_in.optimized");
+  }
+  std::string emit(llvm::Module& m, const backends::TargetOptions& opts) const override {
+    if (!m.getNamedMetadata("stand_in.optimized")) throw Error("emit() got a module that was not optimized");
     return "binary of " + m.getName().str() + " for " + opts.arch + " warps " + std::to_string(opts.numWarps);
   }
-  bool failLowering = false;
+  std::string emitAssembly(const llvm::Module& m, const backends::TargetOptions&) const override {
+    return "assembly of " + m.getName().str() + "\n";
+  }
+  bool failLowering = false, failOptimizing = false;
   mutable std::string lowered;
 };
 
@@ -110,6 +122,9 @@ TEST(JitCompile, RecordsEveryStageAndLeavesTheInputAlone) {
   EXPECT_EQ(k.threadsPerProgram(), 256);
   EXPECT_EQ(k.binary, "binary of vector_add for arch_1 warps 8");
   EXPECT_NE(k.llvmIR.find("declare void @vector_add()"), std::string::npos) << k.llvmIR;
+  // The optimized module is a stage of its own: recorded after optimize(), before emit().
+  EXPECT_EQ(k.llvmIR.find("stand_in.optimized"), std::string::npos) << k.llvmIR;
+  EXPECT_NE(k.optimizedLLVMIR.find("!stand_in.optimized"), std::string::npos) << k.optimizedLLVMIR;
   // sharedBytes is the function's smem_bytes after allocation (vector_add needs none).
   std::smatch match;
   if (std::regex_search(target.lowered, match, std::regex("smem_bytes = (\\d+)")))
@@ -119,17 +134,21 @@ TEST(JitCompile, RecordsEveryStageAndLeavesTheInputAlone) {
 }
 
 TEST(JitCompile, TargetFailuresNameKernelAndStage) {
-  StandInTarget target;
-  target.failLowering = true;
   auto m = vectorAddIR();
-  try {
-    compile(*m->functions()[0], target, {});
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    std::string what = e.what();
-    EXPECT_NE(what.find("JIT compile of @vector_add for stand-in arch_1, stage 'lower to LLVM': cannot lower op 'dot'"),
-              std::string::npos)
-        << what;
+  StandInTarget lowering;
+  lowering.failLowering = true;
+  StandInTarget optimizing;
+  optimizing.failOptimizing = true;
+  for (auto [target, message] :
+       {std::pair<StandInTarget*, std::string>{&lowering, "stage 'lower to LLVM': cannot lower op 'dot'"},
+        {&optimizing, "stage 'optimize LLVM': invalid LLVM IR after optimization (stand-in failure)"}}) {
+    try {
+      compile(*m->functions()[0], *target, {});
+      ADD_FAILURE() << "expected an error: " << message;
+    } catch (const Error& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find("JIT compile of @vector_add for stand-in arch_1, " + message), std::string::npos) << what;
+    }
   }
 }
 
@@ -167,7 +186,7 @@ TEST(JitCompile, DumpVariablesWriteEveryArtifact) {
     EnvVar dumpDir("TESSERA_DUMP_DIR", dir.string());
     EnvVar dumpIR("TESSERA_DUMP_IR", "1");
     EnvVar dumpLLVM("TESSERA_DUMP_LLVM", "1");
-    EnvVar dumpPTX("TESSERA_DUMP_PTX", "1");
+    EnvVar dumpAsm("TESSERA_DUMP_ASM", "1");
     testing::internal::CaptureStderr();
     compile(*m->functions()[0], target, {});
     err = testing::internal::GetCapturedStderr();
@@ -176,14 +195,16 @@ TEST(JitCompile, DumpVariablesWriteEveryArtifact) {
   EXPECT_NE(err.find("// -----// IR Dump Before canonicalize (@vector_add) //----- //"), std::string::npos) << err;
   EXPECT_NE(err.find("// -----// IR Dump After coalesce (@vector_add) //----- //"), std::string::npos) << err;
   EXPECT_NE(err.find("// -----// LLVM IR as lowered (@vector_add)"), std::string::npos);
-  EXPECT_NE(err.find("// -----// PTX (@vector_add, arch_1)"), std::string::npos);
-  EXPECT_NE(err.find("binary of vector_add"), std::string::npos);
+  EXPECT_NE(err.find("// -----// LLVM IR after optimization (@vector_add)"), std::string::npos);
+  EXPECT_NE(err.find("// -----// Assembly (@vector_add, stand-in arch_1) //----- //\nassembly of vector_add"),
+            std::string::npos)
+      << err;
   std::vector<fs::path> kernelDirs;
   for (const auto& e : fs::directory_iterator(dir)) kernelDirs.push_back(e.path());
   ASSERT_EQ(kernelDirs.size(), 1u);
   EXPECT_EQ(kernelDirs[0].filename().string().rfind("vector_add-", 0), 0u) << kernelDirs[0];
   for (const char* file : {"00-input.tir", "04-coalesce.tir", "11-insert-barriers.tir", "kernel.ll", "kernel.opt.ll",
-                           "kernel.ptx"})
+                           "kernel.s", "kernel.ptx"})
     EXPECT_TRUE(fs::exists(kernelDirs[0] / file)) << file;
   std::ifstream ptx(kernelDirs[0] / "kernel.ptx");
   std::string contents((std::istreambuf_iterator<char>(ptx)), std::istreambuf_iterator<char>());
@@ -323,6 +344,34 @@ TEST(JitCompileNvptx, EveryGpuCheckCaseCompilesAndItsReferenceRuns) {
   }
 }
 
+// optimize() and emit() are separate steps: the optimized LLVM IR the JIT records, read back on its own, emits
+// exactly the PTX the JIT produced; so does the LLVM IR as lowered after an optimize() of its own.
+TEST(JitCompileNvptx, OptimizedLLVMIRIsExactlyWhatIsEmitted) {
+  std::string why;
+  auto target = nvptxOrWhyNot(why);
+  if (!target) GTEST_SKIP() << why;
+  auto m = tutorials::softmax_kernel().trace({{"BLOCK", int64_t(256)}});
+  backends::TargetOptions options;
+  options.arch = "sm_90a";
+  options.numWarps = 4;
+  CompiledKernel c = compile(*m->functions()[0], *target, options);
+  auto parse = [](const std::string& text, llvm::LLVMContext& ctx) {
+    llvm::SMDiagnostic diag;
+    std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(text, diag, ctx);
+    if (!module) ADD_FAILURE() << diag.getMessage().str();
+    return module;
+  };
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> optimized = parse(c.optimizedLLVMIR, ctx);
+  ASSERT_NE(optimized, nullptr);
+  EXPECT_EQ(target->emitAssembly(*optimized, options), c.binary);
+  EXPECT_EQ(target->emit(*optimized, options), c.binary) << "emitAssembly() left the module as it was";
+  std::unique_ptr<llvm::Module> lowered = parse(c.llvmIR, ctx);
+  ASSERT_NE(lowered, nullptr);
+  target->optimize(*lowered, options);
+  EXPECT_EQ(target->emit(*lowered, options), c.binary);
+}
+
 // The JIT asks the target for its layout policy, so an f16 matmul gets mma.sync accumulators and tensor cores,
 // while an f32 one stays on the FMA path.
 TEST(JitCompileNvptx, F16MatmulUsesTensorCoresThroughThePipeline) {
@@ -342,4 +391,33 @@ TEST(JitCompileNvptx, F16MatmulUsesTensorCoresThroughThePipeline) {
   std::string report;
   ASSERT_EQ(runPtxas(c.binary, "sm_90a", report), 0) << report;
   EXPECT_NE(report.find("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << report;
+}
+
+// ---- the AMDGPU target: its assembly is not its artifact, so TESSERA_DUMP_ASM asks Target::emitAssembly for it.
+
+TEST(JitCompileAmdgpu, AssemblyDumpIsTheIsaOfTheOptimizedModule) {
+  std::unique_ptr<backends::Target> target = backends::createTarget("amdgpu");
+  auto m = vectorAddIR();
+  backends::TargetOptions options;
+  options.arch = "gfx90a";
+  std::string err;
+  CompiledKernel c;
+  {
+    EnvVar dumpAsm("TESSERA_DUMP_ASM", "1");
+    testing::internal::CaptureStderr();
+    c = compile(*m->functions()[0], *target, options);
+    err = testing::internal::GetCapturedStderr();
+  }
+  const std::string header = "// -----// Assembly (@vector_add, amdgpu gfx90a) //----- //\n";
+  ASSERT_EQ(err.rfind(header, 0), 0u) << err.substr(0, 2000);
+  std::string isa = err.substr(header.size());
+  EXPECT_NE(isa.find(".amdhsa_kernel vector_add"), std::string::npos) << isa.substr(0, 2000);
+  EXPECT_NE(isa.find("s_endpgm"), std::string::npos) << isa.substr(0, 2000);
+  EXPECT_EQ(c.binary.rfind("\x7f" "ELF", 0), 0u) << "the artifact is still the code object";
+  // The same text from the recorded optimized module, read back on its own.
+  llvm::LLVMContext ctx;
+  llvm::SMDiagnostic diag;
+  std::unique_ptr<llvm::Module> optimized = llvm::parseAssemblyString(c.optimizedLLVMIR, diag, ctx);
+  ASSERT_NE(optimized, nullptr) << diag.getMessage().str();
+  EXPECT_EQ(target->emitAssembly(*optimized, options), isa);
 }
