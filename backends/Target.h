@@ -38,6 +38,13 @@ class Target {
   virtual std::shared_ptr<const transforms::LayoutPolicy> layoutPolicy(const transforms::PassOptions&) const {
     return nullptr;
   }
+  // What the default pass pipeline needs from this target for `numWarps` warps: the warp size and the layout
+  // policy. The JIT and `tessera-opt --target` both build their passes from it.
+  transforms::PassOptions passOptions(int numWarps) const {
+    transforms::PassOptions options{numWarps, warpSize(), nullptr};
+    options.layoutPolicy = layoutPolicy(options);
+    return options;
+  }
 
   // Lowers a function whose tiles all carry layouts and whose shared-memory buffers have offsets (the output
   // of the layout and allocation passes) to an LLVM module holding one kernel named after the function.

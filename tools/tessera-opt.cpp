@@ -1,7 +1,11 @@
 // tessera-opt: reads textual tile IR, verifies it, runs a pass pipeline and prints the result (like mlir-opt).
 //
-//   tessera-opt [input.tir|-] [--pass=NAME ...] [-p NAME,NAME,...|-p default] [--dump-ir] [--verify-only]
-//               [--print-locations] [--no-verify] [--num-warps=N] [--warp-size=N] [-o FILE]
+//   tessera-opt [input.tir|-] [--pass=NAME ...] [-p NAME,NAME,...|-p default] [--target=nvptx|amdgpu]
+//               [--dump-ir] [--verify-only] [--print-locations] [--no-verify] [--num-warps=N] [--warp-size=N]
+//               [-o FILE]
+//
+// --target gives the passes what the JIT gives them for that target (its warp size and layout policy), so that
+// `tessera-opt --target=amdgpu -p default` is exactly what the JIT runs for AMD GPUs.
 //
 // Problems are reported as "file:line:col: error: message" on stderr with exit status 1.
 #include <filesystem>
@@ -11,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/Target.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
@@ -30,6 +35,8 @@ struct Options {
   bool printLocations = false;
   bool verify = true;
   tessera::transforms::PassOptions passOptions;  // --num-warps, --warp-size (for the layout passes)
+  bool warpSizeGiven = false;
+  std::string target;  // --target: the JIT's warp size and layout policy for it
 };
 
 void printHelp(std::ostream& os) {
@@ -39,8 +46,10 @@ void printHelp(std::ostream& os) {
         "options:\n"
         "  --pass=NAME            run pass NAME (repeatable; passes run in the order given)\n"
         "  -p NAME,NAME,...       run a comma-separated pipeline of passes; 'default' is the JIT's pipeline\n"
+        "  --target=nvptx|amdgpu  the JIT's pass options for that target: its warp size (32 or 64) and its\n"
+        "                         layout policy (tensor-core accumulators); none = warp size 32, default layouts\n"
         "  --num-warps=N          warps per program for the layout passes (default 4)\n"
-        "  --warp-size=N          threads per warp for the layout passes (default 32)\n"
+        "  --warp-size=N          threads per warp for the layout passes (default 32, or the target's)\n"
         "  --dump-ir              print the IR to stderr before the first pass and after every pass\n"
         "                         (as TESSERA_DUMP_IR=1 does)\n"
         "  --verify-only          parse and verify, print nothing on success\n"
@@ -95,6 +104,9 @@ bool parseArgs(int argc, char** argv, Options& opts) {
         std::cerr << "tessera-opt: error: " << arg << ": expected a positive power of two\n";
         return false;
       }
+      opts.warpSizeGiven |= !warps;
+    } else if (arg.rfind("--target=", 0) == 0) {
+      opts.target = arg.substr(9);
     } else if (arg == "--dump-ir") {
       opts.dumpIR = true;
     } else if (arg == "--verify-only") {
@@ -140,8 +152,16 @@ int runTool(const Options& opts) {
     fileName = opts.input;
   }
 
+  tessera::transforms::PassOptions passOptions = opts.passOptions;
+  if (!opts.target.empty()) {
+    std::unique_ptr<tessera::backends::Target> target = tessera::backends::createTarget(opts.target);
+    if (opts.warpSizeGiven && passOptions.warpSize != target->warpSize())
+      throw Error("--warp-size=" + std::to_string(passOptions.warpSize) + " contradicts --target=" + opts.target +
+                  ", whose warps have " + std::to_string(target->warpSize()) + " threads");
+    passOptions = target->passOptions(passOptions.numWarps);
+  }
   tessera::transforms::PassManager pm;
-  tessera::transforms::addPasses(pm, opts.passes, opts.passOptions);  // an unknown name throws before any work
+  tessera::transforms::addPasses(pm, opts.passes, passOptions);  // an unknown name throws before any work
   pm.setVerifyEach(opts.verify);
   if (opts.dumpIR) pm.setDumpIR(true);
 
