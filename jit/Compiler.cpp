@@ -14,17 +14,13 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "jit/Sha256.h"
+#include "jit/Timings.h"
 #include "transforms/PassManager.h"
 #include "transforms/Pipeline.h"
 
 namespace tessera::jit {
 
 namespace {
-
-bool envFlag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::string(v) != "0";
-}
 
 // Keeps the IR of every stage in the result and dumps each artifact as soon as it exists (so a compile that
 // fails halfway still leaves the stages before the failure on disk), as the TESSERA_DUMP_* variables ask. The
@@ -88,16 +84,26 @@ std::string printLLVM(const llvm::Module& m) {
   return text;
 }
 
-// Runs `stage`, turning any failure into a tessera::Error that says which kernel and which stage failed.
-void inStage(const std::string& kernelContext, const std::string& stage, const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    throw Error(kernelContext + ", stage '" + stage + "': " + e.message(), e.location());
-  } catch (const std::exception& e) {
-    throw Error(kernelContext + ", stage '" + stage + "': " + e.what());
+// Runs each stage, timing it for TESSERA_TIMINGS and turning any failure into a tessera::Error that says which
+// kernel and which stage failed.
+class StageRunner {
+ public:
+  StageRunner(std::string context, const StageTimings& timings) : context_(std::move(context)), timings_(timings) {}
+
+  void operator()(const std::string& stage, const std::function<void()>& body) const {
+    try {
+      timings_.time(stage, body);
+    } catch (const Error& e) {
+      throw Error(context_ + ", stage '" + stage + "': " + e.message(), e.location());
+    } catch (const std::exception& e) {
+      throw Error(context_ + ", stage '" + stage + "': " + e.what());
+    }
   }
-}
+
+ private:
+  std::string context_;
+  const StageTimings& timings_;
+};
 
 }  // namespace
 
@@ -117,6 +123,8 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   kernel.format = target.binaryFormat();
   kernel.numWarps = options.numWarps;
   kernel.warpSize = target.warpSize();
+  const StageTimings timings(kernel.name, kernel.target, kernel.arch);
+  const StageRunner stage(context, timings);
 
   // 1. Work on a copy that records the warp count the layout passes must plan for; verify it.
   std::unique_ptr<ir::Function> f = input.clone();
@@ -124,16 +132,17 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   const std::string inputIR = ir::print(*f);
   StageRecorder record(kernel, inputIR);
   record.tileIR("input", inputIR);
-  inStage(context, "verify input", [&] { ir::verify(*f); });
+  stage("verify input", [&] { ir::verify(*f); });
 
   // 2. The default pipeline (transforms/Pipeline.cpp) for this target's warps and layout preferences. The pass
-  // manager verifies after every pass; its callback keeps the IR after each one.
-  transforms::PassOptions passOptions{options.numWarps, target.warpSize(), nullptr};
-  passOptions.layoutPolicy = target.layoutPolicy(passOptions);  // e.g. mma.sync accumulators on NVPTX
+  // manager verifies after every pass; its callback keeps the IR after each one and times it.
   transforms::PassManager passes;
-  transforms::addDefaultPipeline(passes, passOptions);
-  passes.setAfterPassCallback([&](const std::string& pass, const std::string& ir, double) { record.tileIR(pass, ir); });
-  inStage(context, "passes", [&] { passes.run(*f); });
+  transforms::addDefaultPipeline(passes, target.passOptions(options.numWarps));  // e.g. mma.sync accumulators
+  passes.setAfterPassCallback([&](const std::string& pass, const std::string& ir, double seconds) {
+    timings.report("pass " + pass, seconds);
+    record.tileIR(pass, ir);
+  });
+  stage("passes", [&] { passes.run(*f); });
   if (f->attrs().count("smem_bytes")) {
     const ir::Attr& smem = f->attrs().at("smem_bytes");
     if (!smem.isInt() || smem.getInt() < 0)
@@ -144,19 +153,19 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   // 3. Lower to LLVM IR.
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> module;
-  inStage(context, "lower to LLVM", [&] {
+  stage("lower to LLVM", [&] {
     module = target.lowerToLLVM(*f, llvmContext, options);
     if (!module) throw Error("the target returned no module");
   });
   record.llvmIR(printLLVM(*module), /*optimized=*/false);
 
   // 4. Let the target optimize it (vendor libraries linked, O3, verified): exactly the module emitted next.
-  inStage(context, "optimize LLVM", [&] { target.optimize(*module, options); });
+  stage("optimize LLVM", [&] { target.optimize(*module, options); });
   record.llvmIR(printLLVM(*module), /*optimized=*/true);
-  if (record.wantsAssembly()) inStage(context, "assembly", [&] { record.assembly(target.emitAssembly(*module, options)); });
+  if (record.wantsAssembly()) stage("assembly", [&] { record.assembly(target.emitAssembly(*module, options)); });
 
   // 5. Emit the artifact the runtime loads.
-  inStage(context, "emit " + kernel.format, [&] { record.binary(target.emit(*module, options)); });
+  stage("emit " + kernel.format, [&] { record.binary(target.emit(*module, options)); });
   return kernel;
 }
 

@@ -1,5 +1,6 @@
 // The JIT compile pipeline: verified tile IR in, a loadable GPU artifact out. jit/Compiler.cpp reads top to
-// bottom as the list of stages; each stage's IR is kept in the result (and dumped when asked, see docs/JIT.md).
+// bottom as the list of stages; each stage's IR is kept in the result, dumped and timed when asked (docs/JIT.md,
+// "Dumps and timings").
 #pragma once
 
 #include "backends/Target.h"

@@ -17,7 +17,9 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
+#include "ScopedEnv.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "jit/Compiler.h"
@@ -74,11 +76,7 @@ const std::vector<std::string> kDefaultPipeline = {"canonicalize", "cse", "dce",
                                                    "remove-layout-conversions", "canonicalize", "cse", "dce",
                                                    "allocate-shared-memory", "insert-barriers"};
 
-struct EnvVar {
-  EnvVar(const char* n, const std::string& v) : name(n) { ::setenv(n, v.c_str(), 1); }
-  ~EnvVar() { ::unsetenv(name); }
-  const char* name;
-};
+using EnvVar = testing_support::ScopedEnv;
 
 }  // namespace
 
@@ -210,6 +208,49 @@ TEST(JitCompile, DumpVariablesWriteEveryArtifact) {
   std::string contents((std::istreambuf_iterator<char>(ptx)), std::istreambuf_iterator<char>());
   EXPECT_EQ(contents, "binary of vector_add for arch_1 warps 4");
   fs::remove_all(dir);
+}
+
+// TESSERA_TIMINGS=1 prints one line per stage, in the order the stages run; nothing without it.
+namespace {
+
+// The stage names of the "tessera timing: @kernel target arch: stage: N.NNN ms" lines in `err`; a line of any
+// other shape fails the test.
+std::vector<std::string> timedStages(const std::string& err, const std::string& subject) {
+  const std::regex line("tessera timing: " + subject + ": (.+): [0-9]+\\.[0-9]{3} ms");
+  std::vector<std::string> stages;
+  std::istringstream lines(err);
+  for (std::string l; std::getline(lines, l);) {
+    std::smatch m;
+    if (std::regex_match(l, m, line)) stages.push_back(m[1]);
+    else ADD_FAILURE() << "not a timing line: '" << l << "'";
+  }
+  return stages;
+}
+
+std::string compileCapturingStderr(const backends::Target& target, const ir::Function& f) {
+  testing::internal::CaptureStderr();
+  compile(f, target, {});
+  return testing::internal::GetCapturedStderr();
+}
+
+}  // namespace
+
+TEST(JitCompile, TimingsNameEveryStageInOrder) {
+  StandInTarget target;
+  auto m = vectorAddIR();
+  std::string err;
+  {
+    EnvVar timings("TESSERA_TIMINGS", "1");
+    err = compileCapturingStderr(target, *m->functions()[0]);
+  }
+  std::vector<std::string> want{"verify input"};
+  for (const std::string& pass : kDefaultPipeline) want.push_back("pass " + pass);
+  want.insert(want.end(), {"passes", "lower to LLVM", "optimize LLVM", "emit ptx"});
+  EXPECT_EQ(timedStages(err, "@vector_add stand-in arch_1"), want) << err;
+
+  EXPECT_EQ(compileCapturingStderr(target, *m->functions()[0]), "");
+  EnvVar off("TESSERA_TIMINGS", "0");
+  EXPECT_EQ(compileCapturingStderr(target, *m->functions()[0]), "");
 }
 
 // ---- the real NVPTX target
@@ -350,7 +391,7 @@ TEST(JitCompileNvptx, OptimizedLLVMIRIsExactlyWhatIsEmitted) {
   std::string why;
   auto target = nvptxOrWhyNot(why);
   if (!target) GTEST_SKIP() << why;
-  auto m = tutorials::softmax_kernel().trace({{"BLOCK", int64_t(256)}});
+  auto m = kernels::softmax_kernel().trace({{"BLOCK", int64_t(256)}});
   backends::TargetOptions options;
   options.arch = "sm_90a";
   options.numWarps = 4;
@@ -370,6 +411,29 @@ TEST(JitCompileNvptx, OptimizedLLVMIRIsExactlyWhatIsEmitted) {
   ASSERT_NE(lowered, nullptr);
   target->optimize(*lowered, options);
   EXPECT_EQ(target->emit(*lowered, options), c.binary);
+}
+
+// Through a JitKernel the timings start with the trace, which also runs for a cache hit (the traced IR is the key).
+TEST(JitCompileNvptx, TimingsStartWithTheTrace) {
+  std::string why;
+  if (!nvptxOrWhyNot(why)) GTEST_SKIP() << why;
+  CudaDriver noDriver("libcuda-that-does-not-exist.so.1");
+  KernelCache cache{fs::path()};
+  JitKernel k(kernels::vector_add_kernel(), cache, noDriver);
+  auto p = [](int i) { return KernelArg::pointer(0x10000 * (i + 1)); };
+  LaunchOptions options;
+  options.arch = "sm_80";
+  EnvVar timings("TESSERA_TIMINGS", "1");
+  for (bool cached : {false, true}) {
+    testing::internal::CaptureStderr();
+    k.compileOnly({p(0), p(1), p(2), 4096}, {{"BLOCK", int64_t(1024)}}, options);
+    std::vector<std::string> stages = timedStages(testing::internal::GetCapturedStderr(), "@vector_add nvptx sm_80");
+    ASSERT_FALSE(stages.empty());
+    EXPECT_EQ(stages.front(), "trace");
+    EXPECT_EQ(stages.back(), cached ? "trace" : "emit ptx");
+    EXPECT_EQ(stages.size(), cached ? 1u : 2 + kDefaultPipeline.size() + 4)
+        << "trace, verify input, each pass, passes, lower, optimize, emit";
+  }
 }
 
 // The JIT asks the target for its layout policy, so an f16 matmul gets mma.sync accumulators and tensor cores,
