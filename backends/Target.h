@@ -1,8 +1,9 @@
-// The interface every GPU backend implements (NVPTX today, AMDGPU next). Backend-internal: it may name LLVM
-// types, and nothing under frontend/ includes it.
+// The interface every GPU backend implements: NVPTX (PTX for NVIDIA GPUs) and AMDGPU (HSA code objects for AMD
+// GPUs). Backend-internal: it may name LLVM types, and nothing under frontend/ includes it.
 //
-// The JIT pipeline (jit/Compiler.cpp) runs the target-independent passes with the target's warp size, then
-// asks the target to lower the laid-out IR to LLVM IR and to emit the loadable artifact.
+// The JIT (jit/Compiler.cpp) runs the default pass pipeline with the target's warp size and layout policy, then
+// takes the kernel through three LLVM stages, each a call here so that each one's result can be seen on its own:
+// lowerToLLVM, optimize, emit.
 #pragma once
 
 #include <memory>
@@ -41,17 +42,29 @@ class Target {
   virtual std::shared_ptr<const transforms::LayoutPolicy> layoutPolicy(const transforms::PassOptions&) const {
     return nullptr;
   }
+  // What the default pass pipeline needs from this target for `numWarps` warps: the warp size and the layout
+  // policy. The JIT and `tessera-opt --target` both build their passes from it.
+  transforms::PassOptions passOptions(int numWarps) const {
+    transforms::PassOptions options{numWarps, warpSize(), nullptr};
+    options.layoutPolicy = layoutPolicy(options);
+    return options;
+  }
 
   // Lowers a function whose tiles all carry layouts and whose shared-memory buffers have offsets (the output
   // of the layout and allocation passes) to an LLVM module holding one kernel named after the function.
   // Throws tessera::Error naming the op for anything it cannot lower.
   virtual std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Function& f, llvm::LLVMContext& ctx,
                                                     const TargetOptions& opts) const = 0;
-  // Optimizes the module and emits the artifact: PTX text, or an ELF code object.
-  virtual std::string emitBinary(llvm::Module& m, const TargetOptions& opts) const = 0;
-  // Optimizes the module as emitBinary does and prints the target's assembly text (what llc -filetype=asm prints),
-  // for tools and tests. The default suits targets whose artifact already is assembly (PTX).
-  virtual std::string emitAssembly(llvm::Module& m, const TargetOptions& opts) const { return emitBinary(m, opts); }
+  // Prepares a lowered module for code generation, in place: links what the kernel calls from the vendor's
+  // bitcode libraries (libdevice on NVPTX), internalizes everything but the kernel, runs LLVM's O3 pipeline
+  // and verifies the result (tessera::Error if invalid). The module afterwards is exactly what emit() turns into
+  // the artifact, so it can be inspected or executed by other means.
+  virtual void optimize(llvm::Module& m, const TargetOptions& opts) const = 0;
+  // Generates the loadable artifact from an optimized module: PTX text, or an HSA code object (ELF). Code
+  // generation rewrites the module as it goes: keep a copy if you need the optimized module afterwards.
+  virtual std::string emit(llvm::Module& m, const TargetOptions& opts) const = 0;
+  // The target's assembly for an optimized module, for people to read (PTX, AMDGPU ISA); `m` is left unchanged.
+  virtual std::string emitAssembly(const llvm::Module& m, const TargetOptions& opts) const = 0;
 };
 
 // "nvptx" or "amdgpu"; throws tessera::Error for an unknown name.

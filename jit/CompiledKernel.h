@@ -19,7 +19,7 @@ struct CompiledKernel {
   int64_t sharedBytes = 0;  // dynamic shared memory the launch must provide (function attribute smem_bytes)
   std::string binary;       // PTX text or code-object bytes
   std::string llvmIR;       // LLVM IR as lowered, before LLVM's optimizations
-  std::string optimizedLLVMIR;  // LLVM IR after the target's optimization pipeline (what was emitted)
+  std::string optimizedLLVMIR;  // LLVM IR after Target::optimize: the module Target::emit turned into `binary`
   std::vector<std::pair<std::string, std::string>> irAfterPass;  // (stage, tile IR text), in pipeline order
 
   int threadsPerProgram() const { return numWarps * warpSize; }

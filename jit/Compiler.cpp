@@ -4,7 +4,6 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,25 +14,22 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "jit/Sha256.h"
+#include "jit/Timings.h"
 #include "transforms/PassManager.h"
+#include "transforms/Pipeline.h"
 
 namespace tessera::jit {
 
 namespace {
 
-bool envFlag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::string(v) != "0";
-}
-
 // Keeps the IR of every stage in the result and dumps each artifact as soon as it exists (so a compile that
-// fails halfway still leaves the stages before the failure on disk), as the TESSERA_DUMP_* variables ask.
+// fails halfway still leaves the stages before the failure on disk), as the TESSERA_DUMP_* variables ask. The
+// tile IR is printed to stderr by the pass manager itself (TESSERA_DUMP_IR), as it is for tessera-opt.
 class StageRecorder {
  public:
   StageRecorder(CompiledKernel& kernel, const std::string& inputIR) : kernel_(kernel) {
-    dumpIR_ = envFlag("TESSERA_DUMP_IR");
     dumpLLVM_ = envFlag("TESSERA_DUMP_LLVM");
-    dumpPTX_ = envFlag("TESSERA_DUMP_PTX");
+    dumpAsm_ = envFlag("TESSERA_DUMP_ASM");
     if (const char* dir = std::getenv("TESSERA_DUMP_DIR"); dir && *dir) {
       // One folder per specialization: the same kernel compiled with other constants must not overwrite it.
       dumpDir_ = std::filesystem::path(dir) / (kernel.name + "-" + sha256Hex(inputIR).substr(0, 12));
@@ -45,7 +41,6 @@ class StageRecorder {
 
   void tileIR(const std::string& stage, const std::string& text) {
     kernel_.irAfterPass.emplace_back(stage, text);
-    if (dumpIR_) std::cerr << "// -----// Tessera IR after " << stage << " (@" << kernel_.name << ") //----- //\n" << text;
     char prefix[8];
     std::snprintf(prefix, sizeof prefix, "%02zu-", kernel_.irAfterPass.size() - 1);
     writeFile(prefix + stage + ".tir", text);
@@ -57,10 +52,14 @@ class StageRecorder {
                 << ") //----- //\n" << text;
     writeFile(optimized ? "kernel.opt.ll" : "kernel.ll", text);
   }
+  bool wantsAssembly() const { return dumpAsm_; }
+  void assembly(const std::string& text) {
+    std::cerr << "// -----// Assembly (@" << kernel_.name << ", " << kernel_.target << " " << kernel_.arch
+              << ") //----- //\n" << text;
+    writeFile("kernel.s", text);
+  }
   void binary(const std::string& bytes) {
     kernel_.binary = bytes;
-    if (dumpPTX_ && kernel_.format == "ptx")
-      std::cerr << "// -----// PTX (@" << kernel_.name << ", " << kernel_.arch << ") //----- //\n" << bytes;
     writeFile("kernel." + kernel_.format, bytes);
   }
 
@@ -73,7 +72,7 @@ class StageRecorder {
   }
 
   CompiledKernel& kernel_;
-  bool dumpIR_ = false, dumpLLVM_ = false, dumpPTX_ = false;
+  bool dumpLLVM_ = false, dumpAsm_ = false;
   std::filesystem::path dumpDir_;
 };
 
@@ -85,45 +84,28 @@ std::string printLLVM(const llvm::Module& m) {
   return text;
 }
 
-// Runs `stage`, turning any failure into a tessera::Error that says which kernel and which stage failed.
-void inStage(const std::string& kernelContext, const std::string& stage, const std::function<void()>& body) {
-  try {
-    body();
-  } catch (const Error& e) {
-    throw Error(kernelContext + ", stage '" + stage + "': " + e.message(), e.location());
-  } catch (const std::exception& e) {
-    throw Error(kernelContext + ", stage '" + stage + "': " + e.what());
+// Runs each stage, timing it for TESSERA_TIMINGS and turning any failure into a tessera::Error that says which
+// kernel and which stage failed.
+class StageRunner {
+ public:
+  StageRunner(std::string context, const StageTimings& timings) : context_(std::move(context)), timings_(timings) {}
+
+  void operator()(const std::string& stage, const std::function<void()>& body) const {
+    try {
+      timings_.time(stage, body);
+    } catch (const Error& e) {
+      throw Error(context_ + ", stage '" + stage + "': " + e.message(), e.location());
+    } catch (const std::exception& e) {
+      throw Error(context_ + ", stage '" + stage + "': " + e.what());
+    }
   }
-}
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string s;
-  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
-
-const std::vector<std::string> kCleanup = {"canonicalize", "cse", "dce"};
-const std::vector<std::string> kLayouts = {"coalesce", "assign-layouts", "remove-layout-conversions"};
-const std::vector<std::string> kSharedMemory = {"allocate-shared-memory", "insert-barriers"};
+ private:
+  std::string context_;
+  const StageTimings& timings_;
+};
 
 }  // namespace
-
-const std::vector<std::string>& pipelinePassNames() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> all;
-    for (const auto* group : {&kCleanup, &kLayouts, &kCleanup, &kSharedMemory}) all.insert(all.end(), group->begin(), group->end());
-    return all;
-  }();
-  return names;
-}
-
-std::vector<std::string> missingPipelinePasses() {
-  std::vector<std::string> missing;
-  for (const std::string& name : pipelinePassNames())
-    if (!transforms::createPass(name) && std::find(missing.begin(), missing.end(), name) == missing.end())
-      missing.push_back(name);
-  return missing;
-}
 
 CompiledKernel compile(const ir::Function& input, const backends::Target& target,
                        const backends::TargetOptions& requested) {
@@ -133,10 +115,6 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   if (options.numWarps <= 0 || (options.numWarps & (options.numWarps - 1)) != 0 || options.numWarps > 32)
     throw Error(context + ": num_warps must be a power of two between 1 and 32, got " +
                 std::to_string(options.numWarps));
-  if (std::vector<std::string> missing = missingPipelinePasses(); !missing.empty())
-    throw Error(context + ": the pipeline needs pass" + (missing.size() > 1 ? "es " : " ") + "'" + joined(missing) +
-                "' but the pass registry has no such pass (registered: " + joined(transforms::registeredPassNames()) +
-                ")");
 
   CompiledKernel kernel;
   kernel.name = input.name();
@@ -145,36 +123,26 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   kernel.format = target.binaryFormat();
   kernel.numWarps = options.numWarps;
   kernel.warpSize = target.warpSize();
+  const StageTimings timings(kernel.name, kernel.target, kernel.arch);
+  const StageRunner stage(context, timings);
 
-  // 1. Work on a copy that records the warp count the layout passes must plan for.
+  // 1. Work on a copy that records the warp count the layout passes must plan for; verify it.
   std::unique_ptr<ir::Function> f = input.clone();
   f->attrs()["num_warps"] = ir::Attr::integer(options.numWarps);
-  StageRecorder record(kernel, ir::print(*f));
-  inStage(context, "verify input", [&] { ir::verify(*f); });
-  record.tileIR("input", ir::print(*f));
+  const std::string inputIR = ir::print(*f);
+  StageRecorder record(kernel, inputIR);
+  record.tileIR("input", inputIR);
+  stage("verify input", [&] { ir::verify(*f); });
 
-  transforms::PassOptions passOptions{options.numWarps, target.warpSize(), nullptr};
-  passOptions.layoutPolicy = target.layoutPolicy(passOptions);  // e.g. mma.sync accumulators on NVPTX
-  auto runPasses = [&](const std::vector<std::string>& names) {
-    for (const std::string& name : names) {
-      std::unique_ptr<transforms::Pass> pass = transforms::createPass(name, passOptions);
-      inStage(context, name, [&] {
-        pass->run(*f);
-        ir::verify(*f);
-      });
-      record.tileIR(name, ir::print(*f));
-    }
-  };
-
-  // 2. Target-independent cleanup of what the frontend traced.
-  runPasses(kCleanup);
-  // 3. Layouts: coalesced memory accesses first, then every other tile, then drop conversions that cancel.
-  runPasses(kLayouts);
-  // 4. Clean up what the layout passes left behind (dead conversions, duplicated index math).
-  runPasses(kCleanup);
-  // 5. Shared memory: offsets for every scratch buffer, then the barriers between conflicting accesses.
-  runPasses(kSharedMemory);
-  inStage(context, "verify output", [&] { ir::verify(*f); });
+  // 2. The default pipeline (transforms/Pipeline.cpp) for this target's warps and layout preferences. The pass
+  // manager verifies after every pass; its callback keeps the IR after each one and times it.
+  transforms::PassManager passes;
+  transforms::addDefaultPipeline(passes, target.passOptions(options.numWarps));  // e.g. mma.sync accumulators
+  passes.setAfterPassCallback([&](const std::string& pass, const std::string& ir, double seconds) {
+    timings.report("pass " + pass, seconds);
+    record.tileIR(pass, ir);
+  });
+  stage("passes", [&] { passes.run(*f); });
   if (f->attrs().count("smem_bytes")) {
     const ir::Attr& smem = f->attrs().at("smem_bytes");
     if (!smem.isInt() || smem.getInt() < 0)
@@ -182,18 +150,22 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
     kernel.sharedBytes = smem.getInt();
   }
 
-  // 6. Lower to LLVM IR, then let the target optimize it and emit the artifact.
+  // 3. Lower to LLVM IR.
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> module;
-  inStage(context, "lower to LLVM", [&] {
+  stage("lower to LLVM", [&] {
     module = target.lowerToLLVM(*f, llvmContext, options);
     if (!module) throw Error("the target returned no module");
   });
   record.llvmIR(printLLVM(*module), /*optimized=*/false);
-  std::string binary;
-  inStage(context, "emit " + kernel.format, [&] { binary = target.emitBinary(*module, options); });
+
+  // 4. Let the target optimize it (vendor libraries linked, O3, verified): exactly the module emitted next.
+  stage("optimize LLVM", [&] { target.optimize(*module, options); });
   record.llvmIR(printLLVM(*module), /*optimized=*/true);
-  record.binary(binary);
+  if (record.wantsAssembly()) stage("assembly", [&] { record.assembly(target.emitAssembly(*module, options)); });
+
+  // 5. Emit the artifact the runtime loads.
+  stage("emit " + kernel.format, [&] { record.binary(target.emit(*module, options)); });
   return kernel;
 }
 

@@ -3,6 +3,7 @@
 #include "backends/Target.h"
 #include "ir/Printer.h"
 #include "jit/Compiler.h"
+#include "jit/Timings.h"
 #include "jit/Version.h"
 
 namespace tessera::jit {
@@ -40,7 +41,8 @@ Specialization JitKernel::specialize(const std::vector<KernelArg>& args, const C
 }
 
 std::unique_ptr<ir::Module> JitKernel::specializedIR(const Specialization& s) const {
-  std::unique_ptr<ir::Module> m = def_.trace(s.constants);
+  std::unique_ptr<ir::Module> m;
+  StageTimings(def_.name(), s.target, s.arch).time("trace", [&] { m = def_.trace(s.constants); });
   applySpecialization(*m->functions()[0], s.args);
   return m;
 }

@@ -4,6 +4,7 @@
 
 #include "backends/interpreter/FloatFormats.h"
 #include "ir/Error.h"
+#include "jit/Timings.h"
 
 namespace tessera::jit {
 
@@ -71,7 +72,11 @@ void LoadedKernel::load() {
   if (kernel_->format != runtime_.binaryFormat())
     throw Error("kernel '" + kernel_->name + "' was compiled for " + kernel_->target + " (" + kernel_->format +
                 "); the " + runtime_.apiName() + " runtime loads only " + runtime_.binaryFormat());
-  module_ = runtime_.loadModule(kernel_->binary, kernel_->name);
+  // Loading PTX is where the CUDA driver compiles it to machine code (its built-in ptxas).
+  const char* stage = kernel_->format == "ptx" ? "ptxas and load module" : "load module";
+  StageTimings(kernel_->name, kernel_->target, kernel_->arch).time(stage, [&] {
+    module_ = runtime_.loadModule(kernel_->binary, kernel_->name);
+  });
   try {
     function_ = runtime_.getFunction(module_, kernel_->name);
     if (runtime_.launchesWithDynamicSharedMemory() && kernel_->sharedBytes > kDefaultDynamicSharedLimit)

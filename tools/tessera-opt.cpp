@@ -1,7 +1,11 @@
 // tessera-opt: reads textual tile IR, verifies it, runs a pass pipeline and prints the result (like mlir-opt).
 //
-//   tessera-opt [input.tir|-] [--pass=NAME ...] [-p NAME,NAME,...] [--print-ir-after-all] [--verify-only]
-//               [--print-locations] [--no-verify] [--num-warps=N] [--warp-size=N] [-o FILE]
+//   tessera-opt [input.tir|-] [--pass=NAME ...] [-p NAME,NAME,...|-p default] [--target=nvptx|amdgpu]
+//               [--dump-ir] [--verify-only] [--print-locations] [--no-verify] [--num-warps=N] [--warp-size=N]
+//               [-o FILE]
+//
+// --target gives the passes what the JIT gives them for that target (its warp size and layout policy), so that
+// `tessera-opt --target=amdgpu -p default` is exactly what the JIT runs for AMD GPUs.
 //
 // Problems are reported as "file:line:col: error: message" on stderr with exit status 1.
 #include <filesystem>
@@ -11,11 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "backends/Target.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "tools/VersionFlag.h"
 #include "transforms/PassManager.h"
+#include "transforms/Pipeline.h"
 
 namespace {
 
@@ -24,12 +30,14 @@ using tessera::Error;
 struct Options {
   std::string input = "-";
   std::string output = "-";
-  std::vector<std::string> passes;
-  bool printAfterAll = false;
+  std::string passes;  // comma-separated pass and pipeline names, in order
+  bool dumpIR = false;
   bool verifyOnly = false;
   bool printLocations = false;
   bool verify = true;
   tessera::transforms::PassOptions passOptions;  // --num-warps, --warp-size (for the layout passes)
+  bool warpSizeGiven = false;
+  std::string target;  // --target: the JIT's warp size and layout policy for it
 };
 
 void printHelp(std::ostream& os) {
@@ -38,10 +46,13 @@ void printHelp(std::ostream& os) {
         "\n"
         "options:\n"
         "  --pass=NAME            run pass NAME (repeatable; passes run in the order given)\n"
-        "  -p NAME,NAME,...       run a comma-separated pipeline of passes\n"
+        "  -p NAME,NAME,...       run a comma-separated pipeline of passes; 'default' is the JIT's pipeline\n"
+        "  --target=nvptx|amdgpu  the JIT's pass options for that target: its warp size (32 or 64) and its\n"
+        "                         layout policy (tensor-core accumulators); none = warp size 32, default layouts\n"
         "  --num-warps=N          warps per program for the layout passes (default 4)\n"
-        "  --warp-size=N          threads per warp for the layout passes (default 32)\n"
-        "  --print-ir-after-all   print the IR to stderr after every pass\n"
+        "  --warp-size=N          threads per warp for the layout passes (default 32, or the target's)\n"
+        "  --dump-ir              print the IR to stderr before the first pass and after every pass\n"
+        "                         (as TESSERA_DUMP_IR=1 does)\n"
         "  --verify-only          parse and verify, print nothing on success\n"
         "  --print-locations      print loc(...) source locations\n"
         "  --no-verify            do not verify the input or the IR after each pass\n"
@@ -51,15 +62,12 @@ void printHelp(std::ostream& os) {
         "\n"
         "passes:";
   for (const std::string& name : tessera::transforms::registeredPassNames()) os << " " << name;
+  os << "\npipelines:";
+  for (const std::string& name : tessera::transforms::pipelineNames()) os << " " << name;
   os << "\n";
 }
 
-void addPipeline(Options& opts, const std::string& list) {
-  std::stringstream ss(list);
-  std::string name;
-  while (std::getline(ss, name, ','))
-    if (!name.empty()) opts.passes.push_back(name);
-}
+void addPipeline(Options& opts, const std::string& list) { opts.passes += (opts.passes.empty() ? "" : ",") + list; }
 
 bool parsePowerOfTwo(const std::string& text, int& out) {
   if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos) return false;
@@ -85,12 +93,11 @@ bool parseArgs(int argc, char** argv, Options& opts) {
       printHelp(std::cout);
       std::exit(0);
     } else if (arg.rfind("--pass=", 0) == 0) {
-      opts.passes.push_back(arg.substr(7));
+      addPipeline(opts, arg.substr(7));
     } else if (arg == "--pass" || arg == "-p") {
       const char* v = needValue(arg);
       if (!v) return false;
-      if (arg == "--pass") opts.passes.push_back(v);
-      else addPipeline(opts, v);
+      addPipeline(opts, v);
     } else if (arg.rfind("-p=", 0) == 0) {
       addPipeline(opts, arg.substr(3));
     } else if (arg.rfind("--num-warps=", 0) == 0 || arg.rfind("--warp-size=", 0) == 0) {
@@ -99,8 +106,11 @@ bool parseArgs(int argc, char** argv, Options& opts) {
         std::cerr << "tessera-opt: error: " << arg << ": expected a positive power of two\n";
         return false;
       }
-    } else if (arg == "--print-ir-after-all") {
-      opts.printAfterAll = true;
+      opts.warpSizeGiven |= !warps;
+    } else if (arg.rfind("--target=", 0) == 0) {
+      opts.target = arg.substr(9);
+    } else if (arg == "--dump-ir") {
+      opts.dumpIR = true;
     } else if (arg == "--verify-only") {
       opts.verifyOnly = true;
     } else if (arg == "--print-locations") {
@@ -144,14 +154,18 @@ int runTool(const Options& opts) {
     fileName = opts.input;
   }
 
-  tessera::transforms::PassManager pm;
-  for (const std::string& name : opts.passes) {
-    std::unique_ptr<tessera::transforms::Pass> pass = tessera::transforms::createPass(name, opts.passOptions);
-    if (pass) pm.add(std::move(pass));
-    else pm.add(name);  // throws, listing the known names, before any work
+  tessera::transforms::PassOptions passOptions = opts.passOptions;
+  if (!opts.target.empty()) {
+    std::unique_ptr<tessera::backends::Target> target = tessera::backends::createTarget(opts.target);
+    if (opts.warpSizeGiven && passOptions.warpSize != target->warpSize())
+      throw Error("--warp-size=" + std::to_string(passOptions.warpSize) + " contradicts --target=" + opts.target +
+                  ", whose warps have " + std::to_string(target->warpSize()) + " threads");
+    passOptions = target->passOptions(passOptions.numWarps);
   }
+  tessera::transforms::PassManager pm;
+  tessera::transforms::addPasses(pm, opts.passes, passOptions);  // an unknown name throws before any work
   pm.setVerifyEach(opts.verify);
-  if (opts.printAfterAll) pm.setPrintAfterAll(true, &std::cerr);
+  if (opts.dumpIR) pm.setDumpIR(true);
 
   std::unique_ptr<tessera::ir::Module> module = tessera::ir::parseModule(text, fileName);
   if (opts.verify) tessera::ir::verify(*module);

@@ -4,11 +4,12 @@
 //   tessera-translate [input.tir|-] [--emit=llvm|llvm-opt|asm|ptx|hsaco] [--target=nvptx|amdgpu] [--arch=ARCH]
 //                     [--num-warps=N] [--no-fast-math] [-o FILE]
 //
-// --emit=llvm prints the lowered module before optimization; llvm-opt after linking libdevice and O3; asm the
-// target's assembly (PTX on nvptx, GCN assembly on amdgpu, like llc -filetype=asm); ptx and hsaco the artifact
-// the JIT loads, each valid for its own target only (ptx is nvptx's assembly; an hsaco code object holds one
-// kernel, so it needs a single-function input and is best written with -o). num_warps defaults to the
-// function's `num_warps` attribute, else 4.
+// --emit=llvm prints the lowered module (Target::lowerToLLVM); llvm-opt the optimized one (Target::optimize:
+// vendor libraries linked, O3); asm the target's assembly of that (Target::emitAssembly: PTX on nvptx, GCN
+// assembly on amdgpu, like llc -filetype=asm); ptx and hsaco what Target::emit makes of it, the artifact the JIT
+// loads, each valid for its own target only (ptx is nvptx's assembly; an hsaco code object holds one kernel, so
+// it needs a single-function input and is best written with -o). num_warps defaults to the function's
+// `num_warps` attribute, else 4.
 // Problems are reported as "file:line:col: error: message" on stderr with exit status 1.
 #include <fstream>
 #include <iostream>
@@ -131,12 +132,12 @@ int main(int argc, char** argv) {
       }
       llvm::LLVMContext ctx;
       std::unique_ptr<llvm::Module> m = target->lowerToLLVM(*f, ctx, to);
+      if (opts.emit != "llvm") target->optimize(*m, to);
       if (artifact) {
-        out += target->emitBinary(*m, to);
+        out += target->emit(*m, to);
       } else if (opts.emit == "asm") {
         out += target->emitAssembly(*m, to);
       } else {
-        if (opts.emit == "llvm-opt") target->emitBinary(*m, to);  // links, optimizes (the module keeps the result)
         llvm::raw_string_ostream os(out);
         m->print(os, nullptr);
       }

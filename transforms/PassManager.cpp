@@ -1,5 +1,6 @@
 #include "transforms/PassManager.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -10,8 +11,8 @@
 namespace tessera::transforms {
 
 PassManager::PassManager() {
-  const char* env = std::getenv("TESSERA_PRINT_IR_AFTER_ALL");
-  printAfterAll_ = env && std::strcmp(env, "") != 0 && std::strcmp(env, "0") != 0;
+  const char* env = std::getenv("TESSERA_DUMP_IR");
+  dumpIR_ = env && std::strcmp(env, "") != 0 && std::strcmp(env, "0") != 0;
 }
 
 void PassManager::add(std::unique_ptr<Pass> p) {
@@ -19,8 +20,8 @@ void PassManager::add(std::unique_ptr<Pass> p) {
   passes_.push_back(std::move(p));
 }
 
-void PassManager::add(const std::string& name) {
-  std::unique_ptr<Pass> p = createPass(name);
+void PassManager::add(const std::string& name, const PassOptions& options) {
+  std::unique_ptr<Pass> p = createPass(name, options);
   if (!p) {
     std::string known;
     for (const std::string& n : registeredPassNames()) known += (known.empty() ? "" : ", ") + n;
@@ -29,38 +30,60 @@ void PassManager::add(const std::string& name) {
   passes_.push_back(std::move(p));
 }
 
-void PassManager::setPrintAfterAll(bool on, std::ostream* os) {
-  printAfterAll_ = on;
-  printStream_ = os;
+void PassManager::setDumpIR(bool on, std::ostream* os) {
+  dumpIR_ = on;
+  dumpStream_ = os;
+}
+
+void PassManager::dump(const std::string& header, const std::string& text) const {
+  std::ostream& os = dumpStream_ ? *dumpStream_ : std::cerr;
+  os << "// -----// IR Dump " << header << " //----- //\n" << text;
+  if (!text.empty() && text.back() != '\n') os << '\n';
+  os.flush();
 }
 
 void PassManager::run(ir::Function& f) {
-  if (verifyEach_) ir::verify(f);  // blame a broken input on the input, not on the first pass
+  runPipeline({&f}, [&] { return ir::print(f); }, " (@" + f.name() + ")");
+}
+
+void PassManager::run(ir::Module& m) {
+  std::vector<ir::Function*> functions;
+  for (const auto& f : m.functions()) functions.push_back(f.get());
+  runPipeline(functions, [&] { return ir::print(m); }, "");
+}
+
+void PassManager::runPipeline(const std::vector<ir::Function*>& functions, const std::function<std::string()>& print,
+                              const std::string& scope) {
+  if (verifyEach_)
+    for (ir::Function* f : functions) ir::verify(*f);  // blame a broken input on the input, not on the first pass
+  if (dumpIR_ && !passes_.empty()) dump(std::string("Before ") + passes_.front()->name() + scope, print());
   for (const auto& pass : passes_) {
-    pass->run(f);
-    if (verifyEach_) {
+    double seconds = 0;
+    for (ir::Function* f : functions) {
+      auto start = std::chrono::steady_clock::now();
       try {
-        ir::verify(f);
+        pass->run(*f);
       } catch (const Error& e) {
-        throw Error(std::string("pass '") + pass->name() + "' left invalid IR in function @" + f.name() + ": " +
+        throw Error(std::string("pass '") + pass->name() + "' failed on function @" + f->name() + ": " + e.message(),
+                    e.location());
+      } catch (const std::exception& e) {
+        throw Error(std::string("pass '") + pass->name() + "' failed on function @" + f->name() + ": " + e.what());
+      }
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!verifyEach_) continue;
+      try {
+        ir::verify(*f);
+      } catch (const Error& e) {
+        throw Error(std::string("pass '") + pass->name() + "' left invalid IR in function @" + f->name() + ": " +
                         e.message(),
                     e.location());
       }
     }
-    if (!printAfterAll_ && !callback_) continue;
-    std::string text = ir::print(f);
-    if (printAfterAll_) {
-      std::ostream& os = printStream_ ? *printStream_ : std::cerr;
-      os << "// -----// IR Dump After " << pass->name() << " //----- //\n" << text;
-      if (!text.empty() && text.back() != '\n') os << '\n';
-      os.flush();
-    }
-    if (callback_) callback_(pass->name(), text);
+    if (!dumpIR_ && !callback_) continue;
+    std::string text = print();
+    if (dumpIR_) dump(std::string("After ") + pass->name() + scope, text);
+    if (callback_) callback_(pass->name(), text, seconds);
   }
-}
-
-void PassManager::run(ir::Module& m) {
-  for (const auto& f : m.functions()) run(*f);
 }
 
 }  // namespace tessera::transforms

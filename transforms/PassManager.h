@@ -1,6 +1,8 @@
-// Passes and the pass manager. A pass rewrites one Function in place. The pass manager runs a pipeline of
-// passes, verifies after each (optional), and can print the IR after every pass: set
-// TESSERA_PRINT_IR_AFTER_ALL=1 (to stderr) or PassManager::setPrintAfterAll.
+// Passes and the pass manager. A pass rewrites one Function in place. The pass manager is the one place that
+// runs passes: the JIT, tessera-opt and Python all go through it. It verifies the IR after each pass, times
+// each pass, hands (pass, IR, seconds) to an optional callback, and dumps the IR: with TESSERA_DUMP_IR=1 (or
+// setDumpIR) it prints the IR it was given and the IR after every pass to stderr (docs/JIT.md, "Dumps and
+// timings"). transforms/Pipeline.h builds the default list of passes.
 #pragma once
 
 #include <functional>
@@ -20,27 +22,6 @@ class Pass {
   virtual void run(ir::Function& f) = 0;
 };
 
-class PassManager {
- public:
-  PassManager();  // reads TESSERA_PRINT_IR_AFTER_ALL
-  void add(std::unique_ptr<Pass> p);
-  // Adds a pass by its registered name; throws tessera::Error listing the known names if unknown.
-  void add(const std::string& name);
-  void setPrintAfterAll(bool on, std::ostream* os = nullptr);  // os null = std::cerr
-  void setVerifyEach(bool on) { verifyEach_ = on; }
-  // Called after each pass with (pass name, IR text); used by the JIT to keep every stage's IR.
-  void setAfterPassCallback(std::function<void(const std::string&, const std::string&)> cb) { callback_ = std::move(cb); }
-  void run(ir::Function& f);
-  void run(ir::Module& m);
-
- private:
-  std::vector<std::unique_ptr<Pass>> passes_;
-  bool printAfterAll_ = false;
-  std::ostream* printStream_ = nullptr;
-  bool verifyEach_ = true;
-  std::function<void(const std::string&, const std::string&)> callback_;
-};
-
 // Parameters of the target-independent GPU passes (layouts depend on the warp size and the warp count).
 class LayoutPolicy;  // transforms/AssignLayouts.h
 
@@ -49,6 +30,36 @@ struct PassOptions {
   int warpSize = 32;  // 32 on NVIDIA, 64 on AMD
   // The target's layout preferences for assign-layouts (e.g. tensor-core accumulators); null = the default.
   std::shared_ptr<const LayoutPolicy> layoutPolicy;
+};
+
+class PassManager {
+ public:
+  // Called after each pass with the pass's name, the IR after it (the function's, or the whole module's when
+  // running over a module) and the wall time of the pass itself (not of verification or printing).
+  using AfterPassCallback = std::function<void(const std::string& pass, const std::string& ir, double seconds)>;
+
+  PassManager();  // dumps the IR when TESSERA_DUMP_IR is set
+  void add(std::unique_ptr<Pass> p);
+  // Adds a pass by its registered name; throws tessera::Error listing the known names if unknown.
+  void add(const std::string& name, const PassOptions& options = {});
+  void setDumpIR(bool on, std::ostream* os = nullptr);  // os null = std::cerr
+  void setVerifyEach(bool on) { verifyEach_ = on; }
+  void setAfterPassCallback(AfterPassCallback cb) { callback_ = std::move(cb); }
+  // Throws tessera::Error naming the pass (and the function) when a pass fails or leaves invalid IR.
+  void run(ir::Function& f);
+  // Runs each pass over every function before the next pass, so the callback and the dumps see the module.
+  void run(ir::Module& m);
+
+ private:
+  void runPipeline(const std::vector<ir::Function*>& functions, const std::function<std::string()>& print,
+                   const std::string& scope);
+  void dump(const std::string& header, const std::string& text) const;
+
+  std::vector<std::unique_ptr<Pass>> passes_;
+  bool dumpIR_ = false;
+  std::ostream* dumpStream_ = nullptr;
+  bool verifyEach_ = true;
+  AfterPassCallback callback_;
 };
 
 // Registry of passes by name (add new passes to the table in PassRegistry.cpp).

@@ -1,4 +1,3 @@
-#include "backends/common/OptimizeModule.h"
 #include "backends/amdgpu/AMDGPUTarget.h"
 
 #include <fcntl.h>
@@ -15,19 +14,19 @@
 #include <sstream>
 
 #include <llvm/IR/Constants.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
-#include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/Internalize.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include "backends/amdgpu/AMDGPUHooks.h"
 #include "backends/amdgpu/MfmaLayoutPolicy.h"
+#include "backends/common/CodeGen.h"
 #include "backends/common/LowerToLLVM.h"
+#include "backends/common/OptimizeModule.h"
 #include "ir/Error.h"
 
 extern char** environ;
@@ -182,13 +181,10 @@ std::string AMDGPUTarget::toolchainIdentity() const {
   return llvmIdentity() + "; ld.lld " + fileIdentity(lldPath());
 }
 
-namespace {
-
-// What emitBinary and emitAssembly share: the module made ready for the arch (triple, data layout, code object
-// version, everything but the kernels internalized), optimized at O3 and verified.
-void optimizeForArch(llvm::Module& m, llvm::TargetMachine& tm) {
+void AMDGPUTarget::optimize(llvm::Module& m, const TargetOptions& opts) const {
+  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
   m.setTargetTriple(kTriple);
-  m.setDataLayout(tm.createDataLayout());
+  m.setDataLayout(tm->createDataLayout());
   if (!m.getModuleFlag("amdhsa_code_object_version"))
     m.addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version", uint32_t(400));
   llvm::internalizeModule(m, [](const llvm::GlobalValue& g) {
@@ -196,39 +192,21 @@ void optimizeForArch(llvm::Module& m, llvm::TargetMachine& tm) {
       return f->getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL || f->isDeclaration();
     return g.isDeclaration();
   });
-  optimizeModule(m, tm);
-  std::string err;
-  llvm::raw_string_ostream es(err);
-  if (llvm::verifyModule(m, &es)) throw Error("amdgpu: invalid LLVM IR after optimization: " + es.str());
+  optimizeModule(m, *tm);
 }
 
-std::string generateCode(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFileType type) {
-  llvm::SmallString<0> code;
-  llvm::raw_svector_ostream os(code);
-  llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, os, nullptr, type))
-    throw Error(std::string("amdgpu: the target machine cannot emit ") +
-                (type == llvm::CodeGenFileType::ObjectFile ? "an object file" : "assembly"));
-  pm.run(m);
-  return std::string(code.str());
-}
-
-}  // namespace
-
-std::string AMDGPUTarget::emitBinary(llvm::Module& m, const TargetOptions& opts) const {
+std::string AMDGPUTarget::emit(llvm::Module& m, const TargetOptions& opts) const {
   std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
-  optimizeForArch(m, *tm);
-  std::string object = generateCode(m, *tm, llvm::CodeGenFileType::ObjectFile);
   std::string kernelName;
   for (const llvm::Function& f : m)
     if (f.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL) kernelName = f.getName().str();
-  return linkCodeObject(object, kernelName);
+  return linkCodeObject(generateCode(m, *tm, llvm::CodeGenFileType::ObjectFile), kernelName);
 }
 
-std::string AMDGPUTarget::emitAssembly(llvm::Module& m, const TargetOptions& opts) const {
+std::string AMDGPUTarget::emitAssembly(const llvm::Module& m, const TargetOptions& opts) const {
   std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
-  optimizeForArch(m, *tm);
-  return generateCode(m, *tm, llvm::CodeGenFileType::AssemblyFile);
+  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
+  return generateCode(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
 }
 
 std::shared_ptr<const transforms::LayoutPolicy> AMDGPUTarget::layoutPolicy(const transforms::PassOptions& options) const {

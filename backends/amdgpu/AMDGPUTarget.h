@@ -1,6 +1,6 @@
-// The AMDGPU target: lowers laid-out tile IR through the shared lowering with AMDGPUHooks (wave64), gives the
-// LDS array the allocator's size, optimizes at O3, emits an ELF object with LLVM's AMDGPU backend and links it
-// with ld.lld into an HSA code object (object version 4, what the HIP 5.2 runtime loads).
+// The AMDGPU target: lowers laid-out tile IR through the shared lowering with AMDGPUHooks (wave64) and gives the
+// LDS array the allocator's size; optimizing runs O3; emitting writes an ELF object with LLVM's AMDGPU backend
+// and links it with ld.lld into an HSA code object (object version 4, what the HIP 5.2 runtime loads).
 #pragma once
 
 #include <string>
@@ -25,9 +25,9 @@ class AMDGPUTarget : public Target {
   std::string toolchainIdentity() const override;  // LLVM and the ld.lld that links the code object
   std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Function& f, llvm::LLVMContext& ctx,
                                             const TargetOptions& opts) const override;
-  std::string emitBinary(llvm::Module& m, const TargetOptions& opts) const override;
-  // The GCN assembly of the optimized module (the code object's code and metadata, before linking).
-  std::string emitAssembly(llvm::Module& m, const TargetOptions& opts) const override;
+  void optimize(llvm::Module& m, const TargetOptions& opts) const override;
+  std::string emit(llvm::Module& m, const TargetOptions& opts) const override;
+  std::string emitAssembly(const llvm::Module& m, const TargetOptions& opts) const override;  // the GCN ISA
   // f16/bf16 dots get MFMA accumulator layouts (MfmaLayoutPolicy.h).
   std::shared_ptr<const transforms::LayoutPolicy> layoutPolicy(const transforms::PassOptions& options) const override;
 };

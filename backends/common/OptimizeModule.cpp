@@ -1,8 +1,12 @@
 #include "backends/common/OptimizeModule.h"
 
 #include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+
+#include "ir/Error.h"
 
 namespace tessera::backends {
 
@@ -19,6 +23,10 @@ void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(m, mam);
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  if (llvm::verifyModule(m, &es))
+    throw Error(tm.getTargetTriple().getArchName().str() + ": invalid LLVM IR after optimization: " + es.str());
 }
 
 }  // namespace tessera::backends

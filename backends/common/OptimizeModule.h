@@ -8,7 +8,8 @@ class TargetMachine;
 
 namespace tessera::backends {
 
-// LLVM's default O3 module pipeline, with the target machine's own analyses and passes registered.
+// LLVM's default O3 module pipeline, with the target machine's own analyses and passes registered, then the
+// verifier: throws tessera::Error if the result is not valid LLVM IR.
 void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm);
 
 }  // namespace tessera::backends

@@ -7,17 +7,16 @@
 #include <mutex>
 
 #include <llvm/Bitcode/BitcodeReader.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
-#include <llvm/IR/Verifier.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/Internalize.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 
+#include "backends/common/CodeGen.h"
 #include "backends/common/LowerToLLVM.h"
 #include "backends/common/OptimizeModule.h"
 #include "backends/nvptx/NVPTXHooks.h"
@@ -114,22 +113,22 @@ std::string NVPTXTarget::toolchainIdentity() const {
   return llvmIdentity() + "; libdevice " + fileIdentity(libdevicePath());
 }
 
-std::string NVPTXTarget::emitBinary(llvm::Module& m, const TargetOptions& opts) const {
+void NVPTXTarget::optimize(llvm::Module& m, const TargetOptions& opts) const {
   std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
   m.setTargetTriple(kTriple);
   m.setDataLayout(tm->createDataLayout());
   linkLibdevice(m);
   optimizeModule(m, *tm);
-  std::string err;
-  llvm::raw_string_ostream es(err);
-  if (llvm::verifyModule(m, &es)) throw Error("nvptx: invalid LLVM IR after optimization: " + es.str());
-  llvm::SmallString<0> ptx;
-  llvm::raw_svector_ostream os(ptx);
-  llvm::legacy::PassManager pm;
-  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
-    throw Error("nvptx: the target machine cannot emit PTX");
-  pm.run(m);
-  return std::string(ptx.str());
+}
+
+std::string NVPTXTarget::emit(llvm::Module& m, const TargetOptions& opts) const {
+  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
+  return generateCode(m, *tm, llvm::CodeGenFileType::AssemblyFile);
+}
+
+std::string NVPTXTarget::emitAssembly(const llvm::Module& m, const TargetOptions& opts) const {
+  std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
+  return emit(*copy, opts);
 }
 
 std::shared_ptr<const transforms::LayoutPolicy> NVPTXTarget::layoutPolicy(const transforms::PassOptions& options) const {

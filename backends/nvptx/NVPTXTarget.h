@@ -1,5 +1,5 @@
-// The NVPTX target: lowers laid-out tile IR through the shared lowering with NVPTXHooks, links the libdevice
-// functions it calls, optimizes at O3 and emits PTX with LLVM's NVPTX backend.
+// The NVPTX target: lowers laid-out tile IR through the shared lowering with NVPTXHooks; optimizing links the
+// libdevice functions it calls and runs O3; emitting writes PTX with LLVM's NVPTX backend.
 #pragma once
 
 #include "backends/Target.h"
@@ -20,7 +20,9 @@ class NVPTXTarget : public Target {
   std::shared_ptr<const transforms::LayoutPolicy> layoutPolicy(const transforms::PassOptions& options) const override;
   std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Function& f, llvm::LLVMContext& ctx,
                                             const TargetOptions& opts) const override;
-  std::string emitBinary(llvm::Module& m, const TargetOptions& opts) const override;
+  void optimize(llvm::Module& m, const TargetOptions& opts) const override;
+  std::string emit(llvm::Module& m, const TargetOptions& opts) const override;
+  std::string emitAssembly(const llvm::Module& m, const TargetOptions& opts) const override;  // the PTX
 };
 
 }  // namespace tessera::backends::nvptx

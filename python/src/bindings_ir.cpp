@@ -9,6 +9,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "transforms/PassManager.h"
+#include "transforms/Pipeline.h"
 #include "ArgConversion.h"
 
 namespace py = pybind11;
@@ -43,6 +44,17 @@ struct PyBuilder {
   ir::Builder builder;
   std::vector<ir::Block*> regionStack;
 };
+
+// Module.run_passes: the pass manager over the whole module, keeping the module's text after each pass.
+std::vector<std::pair<std::string, std::string>> runPasses(ir::Module& mod, const std::string& spec, int numWarps,
+                                                           int warpSize) {
+  transforms::PassManager pm;
+  transforms::addPasses(pm, spec, transforms::PassOptions{numWarps, warpSize});
+  std::vector<std::pair<std::string, std::string>> irAfterPass;
+  pm.setAfterPassCallback([&](const std::string& pass, const std::string& ir, double) { irAfterPass.emplace_back(pass, ir); });
+  pm.run(mod);
+  return irAfterPass;
+}
 
 }  // namespace
 
@@ -86,28 +98,17 @@ void bindIR(py::module_& m) {
            py::arg("locations") = false)
       .def("verify", [](const ir::Module& mod) { ir::verify(mod); })
       .def("clone", [](const ir::Module& mod) { return mod.clone(); })
+      .def("run_passes", &runPasses, py::arg("passes"), py::arg("num_warps") = 4, py::arg("warp_size") = 32,
+           "Runs passes on this module (in place), verifying after each; returns [(pass name, module IR text "
+           "after it)]. `passes` is a list of names or a comma-separated string; 'default' names the JIT's "
+           "pipeline (target-independent layouts)")
       .def("run_passes",
            [](ir::Module& mod, const std::vector<std::string>& passes, int numWarps, int warpSize) {
-             // One pass manager per pass, so the module's whole text can be kept after each one.
-             std::vector<std::unique_ptr<transforms::Pass>> pipeline;
-             for (const std::string& p : passes) {
-               auto pass = transforms::createPass(p, transforms::PassOptions{numWarps, warpSize});
-               if (!pass) transforms::PassManager().add(p);  // throws with the list of known passes
-               pipeline.push_back(std::move(pass));
-             }
-             std::vector<std::pair<std::string, std::string>> irAfterPass;
-             for (auto& pass : pipeline) {
-               std::string name = pass->name();
-               transforms::PassManager pm;
-               pm.add(std::move(pass));
-               pm.run(mod);
-               irAfterPass.emplace_back(name, ir::print(mod));
-             }
-             return irAfterPass;
+             std::string spec;
+             for (const std::string& p : passes) spec += (spec.empty() ? "" : ",") + p;
+             return runPasses(mod, spec, numWarps, warpSize);
            },
-           py::arg("passes"), py::arg("num_warps") = 4, py::arg("warp_size") = 32,
-           "Runs passes by name in order on this module (in place), verifying after each; returns "
-           "[(pass name, module IR text after it)]")
+           py::arg("passes"), py::arg("num_warps") = 4, py::arg("warp_size") = 32)
       .def("interpret",
            [](const ir::Module& mod, py::handle grid, const py::sequence& args, const std::string& function) {
              if (mod.functions().empty()) throw py::value_error("the module has no function to run");

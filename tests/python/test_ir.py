@@ -210,10 +210,28 @@ def test_layout_passes_on_a_traced_kernel():
     np.testing.assert_array_equal(out, x + y)
 
 
+def test_run_passes_default_is_the_jit_pipeline():
+    module = tessera.kernels.vector_add.trace(BLOCK=256)
+    stages = module.run_passes("default", num_warps=2)
+    assert [name for name, _ in stages] == [
+        "canonicalize", "cse", "dce", "coalesce", "assign-layouts", "remove-layout-conversions",
+        "canonicalize", "cse", "dce", "allocate-shared-memory", "insert-barriers"]
+    assert "wpc = [2]" in stages[-1][1] and "smem_bytes = " in stages[-1][1]
+    n = 300
+    x, y = np.arange(n, dtype=np.float32), np.ones(n, np.float32)
+    out = np.zeros(n, np.float32)
+    module.interpret(2, [x, y, out, n])
+    np.testing.assert_array_equal(out, x + y)
+    # A string is a comma-separated list, as for `tessera-opt -p`.
+    assert [name for name, _ in ir.parse(FOLDABLE).run_passes("cse,dce")] == ["cse", "dce"]
+
+
 def test_unknown_pass_lists_the_known_ones():
     module = ir.parse(FOLDABLE)
     with pytest.raises(tessera.Error, match="canonicalize"):
         module.run_passes(["canonicalise"])
+    with pytest.raises(tessera.Error, match="pipelines: default"):
+        module.run_passes("defualt")
     assert "cse" in ir.pass_names() and "dce" in ir.pass_names()
 
 

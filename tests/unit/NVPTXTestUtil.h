@@ -61,7 +61,8 @@ inline Compiled compileIR(const std::string& text, const std::string& arch = "sm
   Compiled c;
   llvm::raw_string_ostream os(c.llvm);
   lm->print(os, nullptr);
-  c.ptx = target->emitBinary(*lm, opts);
+  target->optimize(*lm, opts);
+  c.ptx = target->emit(*lm, opts);
   return c;
 }
 

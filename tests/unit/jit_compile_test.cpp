@@ -1,11 +1,14 @@
 // The compile pipeline (jit/Compiler.cpp) against a stand-in target, so that the stage order, the recorded IR,
 // the dump variables and the error messages are tested independently of NVPTX; then the real NVPTX target on the
-// tutorial kernels: PTX that ptxas accepts for sm_90a and sm_80 with no spills and no local memory.
+// tutorial kernels: PTX that ptxas accepts for sm_90a and sm_80 with no spills and no local memory, and the
+// optimized LLVM IR as a stage of its own; last, the AMDGPU target's assembly dump.
 #include <gtest/gtest.h>
 
+#include <llvm/AsmParser/Parser.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Support/SourceMgr.h>
 #include <unistd.h>
 
 #include <array>
@@ -14,7 +17,10 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
+#include "ScopedEnv.h"
+#include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "jit/Compiler.h"
 #include "jit/JitKernel.h"
@@ -31,7 +37,8 @@ using namespace tessera::jit;
 
 namespace {
 
-// Records what it was asked to lower and emits a recognizable "binary".
+// Records what it was asked to lower, marks the module it optimizes, and emits a recognizable "binary" (only
+// from an optimized module).
 class StandInTarget : public backends::Target {
  public:
   const char* name() const override { return "stand-in"; }
@@ -47,26 +54,29 @@ class StandInTarget : public backends::Target {
                            llvm::GlobalValue::ExternalLinkage, f.name(), *m);
     return m;
   }
-  std::string emitBinary(llvm::Module& m, const backends::TargetOptions& opts) const override {
+  void optimize(llvm::Module& m, const backends::TargetOptions&) const override {
+    if (failOptimizing) throw Error("invalid LLVM IR after optimization (stand-in failure)");
+    m.getOrInsertNamedMetadata("stand_in.optimized");
+  }
+  std::string emit(llvm::Module& m, const backends::TargetOptions& opts) const override {
+    if (!m.getNamedMetadata("stand_in.optimized")) throw Error("emit() got a module that was not optimized");
     return "binary of " + m.getName().str() + " for " + opts.arch + " warps " + std::to_string(opts.numWarps);
   }
-  bool failLowering = false;
+  std::string emitAssembly(const llvm::Module& m, const backends::TargetOptions&) const override {
+    return "assembly of " + m.getName().str() + "\n";
+  }
+  bool failLowering = false, failOptimizing = false;
   mutable std::string lowered;
 };
 
 std::unique_ptr<ir::Module> vectorAddIR() { return kernels::vector_add_kernel().trace({{"BLOCK", int64_t(1024)}}); }
 
-bool pipelineAvailable(std::string& why) {
-  std::vector<std::string> missing = missingPipelinePasses();
-  for (const std::string& m : missing) why += (why.empty() ? "passes not registered yet: " : ", ") + m;
-  return missing.empty();
-}
+// The default pipeline (transforms/Pipeline.cpp), as docs/JIT.md documents it.
+const std::vector<std::string> kDefaultPipeline = {"canonicalize", "cse", "dce", "coalesce", "assign-layouts",
+                                                   "remove-layout-conversions", "canonicalize", "cse", "dce",
+                                                   "allocate-shared-memory", "insert-barriers"};
 
-struct EnvVar {
-  EnvVar(const char* n, const std::string& v) : name(n) { ::setenv(n, v.c_str(), 1); }
-  ~EnvVar() { ::unsetenv(name); }
-  const char* name;
-};
+using EnvVar = testing_support::ScopedEnv;
 
 }  // namespace
 
@@ -84,21 +94,7 @@ TEST(JitCompile, NumWarpsMustBeAPowerOfTwo) {
   }
 }
 
-TEST(JitCompile, EveryPipelinePassIsRegistered) {
-  // compile() refuses to start, naming each missing pass, when this list is not empty.
-  EXPECT_EQ(missingPipelinePasses(), std::vector<std::string>{});
-}
-
-TEST(JitCompile, PipelineOrderIsTheDocumentedOne) {
-  EXPECT_EQ(pipelinePassNames(),
-            (std::vector<std::string>{"canonicalize", "cse", "dce", "coalesce", "assign-layouts",
-                                      "remove-layout-conversions", "canonicalize", "cse", "dce",
-                                      "allocate-shared-memory", "insert-barriers"}));
-}
-
 TEST(JitCompile, RecordsEveryStageAndLeavesTheInputAlone) {
-  std::string why;
-  if (!pipelineAvailable(why)) GTEST_SKIP() << why;
   StandInTarget target;
   auto m = vectorAddIR();
   const ir::Function& f = *m->functions()[0];
@@ -111,7 +107,7 @@ TEST(JitCompile, RecordsEveryStageAndLeavesTheInputAlone) {
   std::vector<std::string> stages;
   for (const auto& [stage, text] : k.irAfterPass) stages.push_back(stage);
   std::vector<std::string> want{"input"};
-  for (const std::string& p : pipelinePassNames()) want.push_back(p);
+  want.insert(want.end(), kDefaultPipeline.begin(), kDefaultPipeline.end());
   EXPECT_EQ(stages, want);
   EXPECT_NE(k.irAfterPass.front().second.find("num_warps = 8"), std::string::npos) << k.irAfterPass.front().second;
   EXPECT_EQ(target.lowered, k.irAfterPass.back().second) << "the target gets the IR after the last pass";
@@ -124,6 +120,9 @@ TEST(JitCompile, RecordsEveryStageAndLeavesTheInputAlone) {
   EXPECT_EQ(k.threadsPerProgram(), 256);
   EXPECT_EQ(k.binary, "binary of vector_add for arch_1 warps 8");
   EXPECT_NE(k.llvmIR.find("declare void @vector_add()"), std::string::npos) << k.llvmIR;
+  // The optimized module is a stage of its own: recorded after optimize(), before emit().
+  EXPECT_EQ(k.llvmIR.find("stand_in.optimized"), std::string::npos) << k.llvmIR;
+  EXPECT_NE(k.optimizedLLVMIR.find("!stand_in.optimized"), std::string::npos) << k.optimizedLLVMIR;
   // sharedBytes is the function's smem_bytes after allocation (vector_add needs none).
   std::smatch match;
   if (std::regex_search(target.lowered, match, std::regex("smem_bytes = (\\d+)")))
@@ -133,25 +132,49 @@ TEST(JitCompile, RecordsEveryStageAndLeavesTheInputAlone) {
 }
 
 TEST(JitCompile, TargetFailuresNameKernelAndStage) {
-  std::string why;
-  if (!pipelineAvailable(why)) GTEST_SKIP() << why;
-  StandInTarget target;
-  target.failLowering = true;
   auto m = vectorAddIR();
+  StandInTarget lowering;
+  lowering.failLowering = true;
+  StandInTarget optimizing;
+  optimizing.failOptimizing = true;
+  for (auto [target, message] :
+       {std::pair<StandInTarget*, std::string>{&lowering, "stage 'lower to LLVM': cannot lower op 'dot'"},
+        {&optimizing, "stage 'optimize LLVM': invalid LLVM IR after optimization (stand-in failure)"}}) {
+    try {
+      compile(*m->functions()[0], *target, {});
+      ADD_FAILURE() << "expected an error: " << message;
+    } catch (const Error& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find("JIT compile of @vector_add for stand-in arch_1, " + message), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(JitCompile, PassFailuresNameKernelAndPass) {
+  // Valid IR that assign-layouts rejects: a register value in a shared-memory layout.
+  const char* text = R"(func @k(%out: ptr<i32>) {
+  %a = arange {end = 64, start = 0} : tile<64xi32, #shared{max_phase = 1, order = [0], per_phase = 1, vec = 1}>
+  %os = splat %out : tile<64xptr<i32>>
+  %op = addptr %os, %a : tile<64xptr<i32>>
+  store %op, %a
+  return
+}
+)";
+  std::unique_ptr<ir::Module> m = ir::parseModule(text, "bad.tir");
+  StandInTarget target;
   try {
     compile(*m->functions()[0], target, {});
     FAIL() << "expected an error";
   } catch (const Error& e) {
     std::string what = e.what();
-    EXPECT_NE(what.find("JIT compile of @vector_add for stand-in arch_1, stage 'lower to LLVM': cannot lower op 'dot'"),
+    EXPECT_NE(what.find("JIT compile of @k for stand-in arch_1, stage 'passes': pass 'assign-layouts' failed on "
+                        "function @k: assign-layouts: tile value of type tile<64xi32, #shared"),
               std::string::npos)
         << what;
   }
 }
 
 TEST(JitCompile, DumpVariablesWriteEveryArtifact) {
-  std::string why;
-  if (!pipelineAvailable(why)) GTEST_SKIP() << why;
   std::string pattern = (fs::temp_directory_path() / "tessera-dump-XXXXXX").string();
   fs::path dir = ::mkdtemp(pattern.data());
   StandInTarget target;
@@ -161,21 +184,25 @@ TEST(JitCompile, DumpVariablesWriteEveryArtifact) {
     EnvVar dumpDir("TESSERA_DUMP_DIR", dir.string());
     EnvVar dumpIR("TESSERA_DUMP_IR", "1");
     EnvVar dumpLLVM("TESSERA_DUMP_LLVM", "1");
-    EnvVar dumpPTX("TESSERA_DUMP_PTX", "1");
+    EnvVar dumpAsm("TESSERA_DUMP_ASM", "1");
     testing::internal::CaptureStderr();
     compile(*m->functions()[0], target, {});
     err = testing::internal::GetCapturedStderr();
   }
-  EXPECT_NE(err.find("// -----// Tessera IR after coalesce (@vector_add) //----- //"), std::string::npos);
+  // The tile IR comes from the pass manager, as in tessera-opt: the input once, then after every pass.
+  EXPECT_NE(err.find("// -----// IR Dump Before canonicalize (@vector_add) //----- //"), std::string::npos) << err;
+  EXPECT_NE(err.find("// -----// IR Dump After coalesce (@vector_add) //----- //"), std::string::npos) << err;
   EXPECT_NE(err.find("// -----// LLVM IR as lowered (@vector_add)"), std::string::npos);
-  EXPECT_NE(err.find("// -----// PTX (@vector_add, arch_1)"), std::string::npos);
-  EXPECT_NE(err.find("binary of vector_add"), std::string::npos);
+  EXPECT_NE(err.find("// -----// LLVM IR after optimization (@vector_add)"), std::string::npos);
+  EXPECT_NE(err.find("// -----// Assembly (@vector_add, stand-in arch_1) //----- //\nassembly of vector_add"),
+            std::string::npos)
+      << err;
   std::vector<fs::path> kernelDirs;
   for (const auto& e : fs::directory_iterator(dir)) kernelDirs.push_back(e.path());
   ASSERT_EQ(kernelDirs.size(), 1u);
   EXPECT_EQ(kernelDirs[0].filename().string().rfind("vector_add-", 0), 0u) << kernelDirs[0];
   for (const char* file : {"00-input.tir", "04-coalesce.tir", "11-insert-barriers.tir", "kernel.ll", "kernel.opt.ll",
-                           "kernel.ptx"})
+                           "kernel.s", "kernel.ptx"})
     EXPECT_TRUE(fs::exists(kernelDirs[0] / file)) << file;
   std::ifstream ptx(kernelDirs[0] / "kernel.ptx");
   std::string contents((std::istreambuf_iterator<char>(ptx)), std::istreambuf_iterator<char>());
@@ -183,12 +210,54 @@ TEST(JitCompile, DumpVariablesWriteEveryArtifact) {
   fs::remove_all(dir);
 }
 
+// TESSERA_TIMINGS=1 prints one line per stage, in the order the stages run; nothing without it.
+namespace {
+
+// The stage names of the "tessera timing: @kernel target arch: stage: N.NNN ms" lines in `err`; a line of any
+// other shape fails the test.
+std::vector<std::string> timedStages(const std::string& err, const std::string& subject) {
+  const std::regex line("tessera timing: " + subject + ": (.+): [0-9]+\\.[0-9]{3} ms");
+  std::vector<std::string> stages;
+  std::istringstream lines(err);
+  for (std::string l; std::getline(lines, l);) {
+    std::smatch m;
+    if (std::regex_match(l, m, line)) stages.push_back(m[1]);
+    else ADD_FAILURE() << "not a timing line: '" << l << "'";
+  }
+  return stages;
+}
+
+std::string compileCapturingStderr(const backends::Target& target, const ir::Function& f) {
+  testing::internal::CaptureStderr();
+  compile(f, target, {});
+  return testing::internal::GetCapturedStderr();
+}
+
+}  // namespace
+
+TEST(JitCompile, TimingsNameEveryStageInOrder) {
+  StandInTarget target;
+  auto m = vectorAddIR();
+  std::string err;
+  {
+    EnvVar timings("TESSERA_TIMINGS", "1");
+    err = compileCapturingStderr(target, *m->functions()[0]);
+  }
+  std::vector<std::string> want{"verify input"};
+  for (const std::string& pass : kDefaultPipeline) want.push_back("pass " + pass);
+  want.insert(want.end(), {"passes", "lower to LLVM", "optimize LLVM", "emit ptx"});
+  EXPECT_EQ(timedStages(err, "@vector_add stand-in arch_1"), want) << err;
+
+  EXPECT_EQ(compileCapturingStderr(target, *m->functions()[0]), "");
+  EnvVar off("TESSERA_TIMINGS", "0");
+  EXPECT_EQ(compileCapturingStderr(target, *m->functions()[0]), "");
+}
+
 // ---- the real NVPTX target
 
 namespace {
 
 std::unique_ptr<backends::Target> nvptxOrWhyNot(std::string& why) {
-  if (!pipelineAvailable(why)) return nullptr;
   try {
     return backends::createTarget("nvptx");
   } catch (const Error& e) {
@@ -316,6 +385,57 @@ TEST(JitCompileNvptx, EveryGpuCheckCaseCompilesAndItsReferenceRuns) {
   }
 }
 
+// optimize() and emit() are separate steps: the optimized LLVM IR the JIT records, read back on its own, emits
+// exactly the PTX the JIT produced; so does the LLVM IR as lowered after an optimize() of its own.
+TEST(JitCompileNvptx, OptimizedLLVMIRIsExactlyWhatIsEmitted) {
+  std::string why;
+  auto target = nvptxOrWhyNot(why);
+  if (!target) GTEST_SKIP() << why;
+  auto m = kernels::softmax_kernel().trace({{"BLOCK", int64_t(256)}});
+  backends::TargetOptions options;
+  options.arch = "sm_90a";
+  options.numWarps = 4;
+  CompiledKernel c = compile(*m->functions()[0], *target, options);
+  auto parse = [](const std::string& text, llvm::LLVMContext& ctx) {
+    llvm::SMDiagnostic diag;
+    std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(text, diag, ctx);
+    if (!module) ADD_FAILURE() << diag.getMessage().str();
+    return module;
+  };
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> optimized = parse(c.optimizedLLVMIR, ctx);
+  ASSERT_NE(optimized, nullptr);
+  EXPECT_EQ(target->emitAssembly(*optimized, options), c.binary);
+  EXPECT_EQ(target->emit(*optimized, options), c.binary) << "emitAssembly() left the module as it was";
+  std::unique_ptr<llvm::Module> lowered = parse(c.llvmIR, ctx);
+  ASSERT_NE(lowered, nullptr);
+  target->optimize(*lowered, options);
+  EXPECT_EQ(target->emit(*lowered, options), c.binary);
+}
+
+// Through a JitKernel the timings start with the trace, which also runs for a cache hit (the traced IR is the key).
+TEST(JitCompileNvptx, TimingsStartWithTheTrace) {
+  std::string why;
+  if (!nvptxOrWhyNot(why)) GTEST_SKIP() << why;
+  CudaDriver noDriver("libcuda-that-does-not-exist.so.1");
+  KernelCache cache{fs::path()};
+  JitKernel k(kernels::vector_add_kernel(), cache, noDriver);
+  auto p = [](int i) { return KernelArg::pointer(0x10000 * (i + 1)); };
+  LaunchOptions options;
+  options.arch = "sm_80";
+  EnvVar timings("TESSERA_TIMINGS", "1");
+  for (bool cached : {false, true}) {
+    testing::internal::CaptureStderr();
+    k.compileOnly({p(0), p(1), p(2), 4096}, {{"BLOCK", int64_t(1024)}}, options);
+    std::vector<std::string> stages = timedStages(testing::internal::GetCapturedStderr(), "@vector_add nvptx sm_80");
+    ASSERT_FALSE(stages.empty());
+    EXPECT_EQ(stages.front(), "trace");
+    EXPECT_EQ(stages.back(), cached ? "trace" : "emit ptx");
+    EXPECT_EQ(stages.size(), cached ? 1u : 2 + kDefaultPipeline.size() + 4)
+        << "trace, verify input, each pass, passes, lower, optimize, emit";
+  }
+}
+
 // The JIT asks the target for its layout policy, so an f16 matmul gets mma.sync accumulators and tensor cores,
 // while an f32 one stays on the FMA path.
 TEST(JitCompileNvptx, F16MatmulUsesTensorCoresThroughThePipeline) {
@@ -335,4 +455,33 @@ TEST(JitCompileNvptx, F16MatmulUsesTensorCoresThroughThePipeline) {
   std::string report;
   ASSERT_EQ(runPtxas(c.binary, "sm_90a", report), 0) << report;
   EXPECT_NE(report.find("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << report;
+}
+
+// ---- the AMDGPU target: its assembly is not its artifact, so TESSERA_DUMP_ASM asks Target::emitAssembly for it.
+
+TEST(JitCompileAmdgpu, AssemblyDumpIsTheIsaOfTheOptimizedModule) {
+  std::unique_ptr<backends::Target> target = backends::createTarget("amdgpu");
+  auto m = vectorAddIR();
+  backends::TargetOptions options;
+  options.arch = "gfx90a";
+  std::string err;
+  CompiledKernel c;
+  {
+    EnvVar dumpAsm("TESSERA_DUMP_ASM", "1");
+    testing::internal::CaptureStderr();
+    c = compile(*m->functions()[0], *target, options);
+    err = testing::internal::GetCapturedStderr();
+  }
+  const std::string header = "// -----// Assembly (@vector_add, amdgpu gfx90a) //----- //\n";
+  ASSERT_EQ(err.rfind(header, 0), 0u) << err.substr(0, 2000);
+  std::string isa = err.substr(header.size());
+  EXPECT_NE(isa.find(".amdhsa_kernel vector_add"), std::string::npos) << isa.substr(0, 2000);
+  EXPECT_NE(isa.find("s_endpgm"), std::string::npos) << isa.substr(0, 2000);
+  EXPECT_EQ(c.binary.rfind("\x7f" "ELF", 0), 0u) << "the artifact is still the code object";
+  // The same text from the recorded optimized module, read back on its own.
+  llvm::LLVMContext ctx;
+  llvm::SMDiagnostic diag;
+  std::unique_ptr<llvm::Module> optimized = llvm::parseAssemblyString(c.optimizedLLVMIR, diag, ctx);
+  ASSERT_NE(optimized, nullptr) << diag.getMessage().str();
+  EXPECT_EQ(target->emitAssembly(*optimized, options), isa);
 }

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <regex>
+#include <tuple>
 
+#include "ScopedEnv.h"
 #include "backends/Target.h"
 #include "ir/Error.h"
 #include "jit/DeviceRuntime.h"
@@ -291,4 +294,28 @@ TEST(JitRuntimeLoadedKernel, ABinaryOfTheOtherTargetIsRefusedBeforeLoading) {
   std::string msg = messageOf([&] { LoadedKernel loaded(compiled, {}, hip); });
   EXPECT_TRUE(contains(msg, "kernel 'k' was compiled for nvptx (ptx); the HIP runtime loads only hsaco")) << msg;
   EXPECT_EQ(hip.modulesLoaded, 0);
+}
+
+// TESSERA_TIMINGS=1 times the module load; loading PTX is where the CUDA driver runs its ptxas.
+TEST(JitRuntimeLoadedKernel, TimingsNameTheModuleLoad) {
+  testing_support::ScopedEnv timings("TESSERA_TIMINGS", "1");
+  for (auto [target, api, format, stage] :
+       {std::tuple<const char*, const char*, const char*, const char*>{"nvptx", "CUDA", "ptx", "ptxas and load module"},
+        {"amdgpu", "HIP", "hsaco", "load module"}}) {
+    SCOPED_TRACE(target);
+    auto compiled = std::make_shared<CompiledKernel>();
+    compiled->name = "k";
+    compiled->target = target;
+    compiled->arch = "arch_1";
+    compiled->format = format;
+    RecordingRuntime runtime(target, api, format);
+    runtime.isAvailable = true;
+    testing::internal::CaptureStderr();
+    LoadedKernel loaded(compiled, {}, runtime);
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_TRUE(std::regex_match(err, std::regex(std::string("tessera timing: @k ") + target + " arch_1: " + stage +
+                                                 ": [0-9]+\\.[0-9]{3} ms\n")))
+        << err;
+    EXPECT_EQ(runtime.modulesLoaded, 1);
+  }
 }

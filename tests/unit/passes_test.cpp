@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "transforms/PassManager.h"
+#include "transforms/Pipeline.h"
 
 namespace {
 
@@ -49,7 +51,7 @@ int countAllOps(Function& f) {
 
 void runPipeline(Function& f, const std::vector<std::string>& passes) {
   PassManager pm;
-  pm.setPrintAfterAll(false);
+  pm.setDumpIR(false);
   for (const auto& p : passes) pm.add(p);
   pm.run(f);
 }
@@ -65,6 +67,27 @@ class RecordingPass : public transforms::Pass {
  private:
   const char* name_;
   std::vector<std::string>* log_;
+};
+
+// Takes at least `seconds` of wall time, so that the time the pass manager reports has a known lower bound.
+class SlowPass : public transforms::Pass {
+ public:
+  explicit SlowPass(double seconds) : seconds_(seconds) {}
+  const char* name() const override { return "slow"; }
+  void run(Function&) override {
+    auto start = std::chrono::steady_clock::now();
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds_) {}
+  }
+
+ private:
+  double seconds_;
+};
+
+// Throws, as a pass does on input it cannot handle.
+class ThrowingPass : public transforms::Pass {
+ public:
+  const char* name() const override { return "throwing"; }
+  void run(Function&) override { throw Error("cannot handle this input"); }
 };
 
 // Removes the function's `return`: leaves IR that the verifier must reject.
@@ -88,11 +111,11 @@ TEST(PassManager, RunsPassesInOrderAndCallsCallback) {
   std::vector<std::string> log;
   std::vector<std::pair<std::string, std::string>> seen;
   PassManager pm;
-  pm.setPrintAfterAll(false);
+  pm.setDumpIR(false);
   pm.add(std::make_unique<RecordingPass>("first", &log));
   pm.add(std::make_unique<RecordingPass>("second", &log));
   pm.add(std::make_unique<RecordingPass>("third", &log));
-  pm.setAfterPassCallback([&](const std::string& name, const std::string& ir) { seen.emplace_back(name, ir); });
+  pm.setAfterPassCallback([&](const std::string& name, const std::string& ir, double) { seen.emplace_back(name, ir); });
   auto f = makeTrivialKernel();
   pm.run(*f);
   EXPECT_EQ(log, (std::vector<std::string>{"first", "second", "third"}));
@@ -103,20 +126,40 @@ TEST(PassManager, RunsPassesInOrderAndCallsCallback) {
   EXPECT_NE(seen[1].second.find("func @trivial"), std::string::npos);
 }
 
-TEST(PassManager, PrintAfterAllShowsEachPassResult) {
+TEST(PassManager, CallbackGetsTheTimeOfEachPass) {
+  PassManager pm;
+  pm.setDumpIR(false);
+  pm.add(std::make_unique<SlowPass>(0.002));
+  pm.add("cse");
+  std::vector<std::pair<std::string, double>> seconds;
+  pm.setAfterPassCallback([&](const std::string& name, const std::string&, double s) { seconds.emplace_back(name, s); });
+  auto f = makeTrivialKernel();
+  pm.run(*f);
+  ASSERT_EQ(seconds.size(), 2u);
+  EXPECT_EQ(seconds[0].first, "slow");
+  EXPECT_GE(seconds[0].second, 0.002);
+  EXPECT_EQ(seconds[1].first, "cse");
+  EXPECT_GE(seconds[1].second, 0.0);
+}
+
+TEST(PassManager, DumpShowsTheInputAndEachPassResult) {
   PassManager pm;
   std::ostringstream os;
-  pm.setPrintAfterAll(true, &os);
+  pm.setDumpIR(true, &os);
   pm.add("canonicalize");
   pm.add("dce");
   auto f = makeTrivialKernel();
   pm.run(*f);
   std::string out = os.str();
-  size_t canon = out.find("// -----// IR Dump After canonicalize //----- //\nfunc @trivial");
-  size_t dce = out.find("// -----// IR Dump After dce //----- //\nfunc @trivial");
+  size_t input = out.find("// -----// IR Dump Before canonicalize (@trivial) //----- //\nfunc @trivial");
+  size_t canon = out.find("// -----// IR Dump After canonicalize (@trivial) //----- //\nfunc @trivial");
+  size_t dce = out.find("// -----// IR Dump After dce (@trivial) //----- //\nfunc @trivial");
+  ASSERT_NE(input, std::string::npos) << out;
   ASSERT_NE(canon, std::string::npos) << out;
   ASSERT_NE(dce, std::string::npos) << out;
+  EXPECT_LT(input, canon);
   EXPECT_LT(canon, dce);
+  EXPECT_NE(out.substr(input, canon - input).find("add"), std::string::npos) << "the input is unfolded";
   // After canonicalize the add is folded: the dump between the two headers shows the constant 5.
   std::string afterCanon = out.substr(canon, dce - canon);
   EXPECT_NE(afterCanon.find("value = 5"), std::string::npos) << afterCanon;
@@ -124,15 +167,15 @@ TEST(PassManager, PrintAfterAllShowsEachPassResult) {
 }
 
 TEST(PassManager, EnvironmentVariableEnablesPrinting) {
-  ::setenv("TESSERA_PRINT_IR_AFTER_ALL", "1", 1);
+  ::setenv("TESSERA_DUMP_IR", "1", 1);
   PassManager pm;
-  ::unsetenv("TESSERA_PRINT_IR_AFTER_ALL");
+  ::unsetenv("TESSERA_DUMP_IR");
   pm.add("cse");
   auto f = makeTrivialKernel();
   testing::internal::CaptureStderr();
   pm.run(*f);
   std::string err = testing::internal::GetCapturedStderr();
-  EXPECT_NE(err.find("// -----// IR Dump After cse //----- //"), std::string::npos) << err;
+  EXPECT_NE(err.find("// -----// IR Dump After cse (@trivial) //----- //"), std::string::npos) << err;
 
   PassManager quiet;  // variable unset: no output
   quiet.add("cse");
@@ -143,7 +186,7 @@ TEST(PassManager, EnvironmentVariableEnablesPrinting) {
 
 TEST(PassManager, PassThatBreaksTheIRIsNamed) {
   PassManager pm;
-  pm.setPrintAfterAll(false);
+  pm.setDumpIR(false);
   pm.add("canonicalize");
   pm.add(std::make_unique<BreakingPass>());
   auto f = makeTrivialKernel();
@@ -156,9 +199,22 @@ TEST(PassManager, PassThatBreaksTheIRIsNamed) {
   }
 }
 
+TEST(PassManager, PassThatThrowsIsNamed) {
+  PassManager pm;
+  pm.setDumpIR(false);
+  pm.add(std::make_unique<ThrowingPass>());
+  auto f = makeTrivialKernel();
+  try {
+    pm.run(*f);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.message(), "pass 'throwing' failed on function @trivial: cannot handle this input");
+  }
+}
+
 TEST(PassManager, NoVerifyLetsBrokenIRThrough) {
   PassManager pm;
-  pm.setPrintAfterAll(false);
+  pm.setDumpIR(false);
   pm.setVerifyEach(false);
   pm.add(std::make_unique<BreakingPass>());
   auto f = makeTrivialKernel();
@@ -198,10 +254,68 @@ TEST(PassManager, RunsOverEveryFunctionOfAModule) {
   second->setName("other");
   m.addFunction(std::move(second));
   PassManager pm;
-  pm.setPrintAfterAll(false);
+  pm.setDumpIR(false);
   pm.add("canonicalize");
+  pm.add("dce");
+  // Pass by pass over the whole module: the callback sees the module after each pass, once per pass.
+  std::vector<std::pair<std::string, std::string>> seen;
+  pm.setAfterPassCallback([&](const std::string& name, const std::string& ir, double) { seen.emplace_back(name, ir); });
   pm.run(m);
   for (const auto& f : m.functions()) EXPECT_EQ(countOps(*f, OpKind::Add), 0) << f->name();
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].first, "canonicalize");
+  EXPECT_EQ(seen[1].first, "dce");
+  EXPECT_EQ(seen[1].second, ir::print(m));
+  EXPECT_NE(seen[0].second.find("func @other"), std::string::npos) << seen[0].second;
+}
+
+// ---------------------------------------------------------------- the default pipeline
+
+// The passes a pass manager filled by `build` runs, in order.
+std::vector<std::string> passesRun(const std::function<void(PassManager&)>& build) {
+  PassManager pm;
+  pm.setDumpIR(false);
+  build(pm);
+  std::vector<std::string> names;
+  pm.setAfterPassCallback([&](const std::string& name, const std::string&, double) { names.push_back(name); });
+  auto f = makeTrivialKernel();
+  pm.run(*f);
+  return names;
+}
+
+std::vector<std::string> passNamesOf(const std::string& spec) {
+  return passesRun([&](PassManager& pm) { transforms::addPasses(pm, spec, {}); });
+}
+
+TEST(Pipeline, DefaultIsCleanupLayoutsCleanupSharedMemory) {
+  std::vector<std::string> names = passesRun([](PassManager& pm) { transforms::addDefaultPipeline(pm, {}); });
+  EXPECT_EQ(names, (std::vector<std::string>{"canonicalize", "cse", "dce", "coalesce", "assign-layouts",
+                                             "remove-layout-conversions", "canonicalize", "cse", "dce",
+                                             "allocate-shared-memory", "insert-barriers"}));
+  EXPECT_EQ(passNamesOf("default"), names);
+}
+
+TEST(Pipeline, NamesMixPassesAndPipelines) {
+  EXPECT_EQ(passNamesOf("cse,dce"), (std::vector<std::string>{"cse", "dce"}));
+  std::vector<std::string> mixed = passNamesOf("dce,default,,cse");
+  ASSERT_EQ(mixed.size(), 13u);
+  EXPECT_EQ(mixed.front(), "dce");
+  EXPECT_EQ(mixed[1], "canonicalize");
+  EXPECT_EQ(mixed.back(), "cse");
+  EXPECT_EQ(transforms::pipelineNames(), std::vector<std::string>{"default"});
+}
+
+TEST(Pipeline, UnknownNameListsPassesAndPipelines) {
+  PassManager pm;
+  try {
+    transforms::addPasses(pm, "cse,defualt", {});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("unknown pass 'defualt'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("insert-barriers"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("pipelines: default"), std::string::npos) << msg;
+  }
 }
 
 // ---------------------------------------------------------------- constant folding vs. the interpreter

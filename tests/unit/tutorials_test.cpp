@@ -428,7 +428,8 @@ std::string ptxFor(const ir::Module& laidOut, const std::string& arch = "sm_90a"
   opts.numWarps = 4;
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> lm = target->lowerToLLVM(*laidOut.functions().at(0), ctx, opts);
-  return target->emitBinary(*lm, opts);
+  target->optimize(*lm, opts);
+  return target->emit(*lm, opts);
 }
 
 // ptxas's exit status and output for the PTX.

@@ -1,0 +1,56 @@
+#include "transforms/Pipeline.h"
+
+#include <sstream>
+
+namespace tessera::transforms {
+
+void addDefaultPipeline(PassManager& pm, const PassOptions& options) {
+  // Cleanup of what the frontend traced. Folded constants and merged index arithmetic let the axis analysis
+  // see the contiguity and divisibility of pointers, which is what coalescing decides from.
+  pm.add("canonicalize", options);
+  pm.add("cse", options);
+  pm.add("dce", options);
+
+  // Layouts. Memory ops first, because their layout decides whether accesses are wide and coalesced; every
+  // other tile value then follows them (or the target's policy, e.g. tensor-core accumulators); last, the
+  // conversions that cancel or can be recomputed in place are removed, since each one may cost shared memory.
+  pm.add("coalesce", options);
+  pm.add("assign-layouts", options);
+  pm.add("remove-layout-conversions", options);
+
+  // Cleanup again: the layout passes leave dead conversions and duplicated index arithmetic behind, and
+  // anything left here would take registers and shared memory in the next stage.
+  pm.add("canonicalize", options);
+  pm.add("cse", options);
+  pm.add("dce", options);
+
+  // Shared memory, once the set of ops that need scratch is final: offsets for every buffer (reused where
+  // lifetimes do not overlap), then a barrier between every pair of accesses that could race.
+  pm.add("allocate-shared-memory", options);
+  pm.add("insert-barriers", options);
+}
+
+std::vector<std::string> pipelineNames() { return {"default"}; }
+
+void addPasses(PassManager& pm, const std::string& spec, const PassOptions& options) {
+  std::stringstream names(spec);
+  std::string name;
+  while (std::getline(names, name, ',')) {
+    if (name.empty()) continue;
+    if (name == "default") {
+      addDefaultPipeline(pm, options);
+    } else if (std::unique_ptr<Pass> pass = createPass(name, options)) {
+      pm.add(std::move(pass));
+    } else {
+      auto list = [](const std::vector<std::string>& all) {
+        std::string s;
+        for (const std::string& n : all) s += (s.empty() ? "" : ", ") + n;
+        return s;
+      };
+      throw Error("unknown pass '" + name + "' (known passes: " + list(registeredPassNames()) +
+                  "; pipelines: " + list(pipelineNames()) + ")");
+    }
+  }
+}
+
+}  // namespace tessera::transforms
