@@ -36,8 +36,6 @@ std::vector<int64_t> shapeOf(const Value* v) {
 
 bool isIntOrPtr(Type t) { return t.element().isInt() || t.element().isPtr(); }
 
-int64_t pointeeBytes(Type ptrType) { return std::max(1, ptrType.pointee().bitWidth() / 8); }
-
 std::string joined(const std::vector<int64_t>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
@@ -48,7 +46,7 @@ std::string joined(const std::vector<int64_t>& v) {
 // constancy never exceed a dimension (and are 1 along size-1 dimensions).
 AxisInfo normalized(AxisInfo info, const std::vector<int64_t>& shape, Type type) {
   bool tracksIntegers = isIntOrPtr(type);
-  info.elementBytes = type.element().isPtr() ? pointeeBytes(type) : 1;
+  info.elementBytes = type.element().isPtr() ? type.pointee().storageBytes() : 1;
   for (int d = 0; d < info.rank(); ++d) {
     if (info.constantValue) {
       info.contiguity[d] = 1;
@@ -290,7 +288,7 @@ AxisInfoAnalysis::AxisInfoAnalysis(const ir::Function& f) {
     const Value* arg = f.argument(i);
     Type t = arg->type();
     AxisInfo info = AxisInfo::unknown(std::max(1, t.rank()));
-    if (t.isPtr()) std::fill(info.divisibility.begin(), info.divisibility.end(), pointeeBytes(t));
+    if (t.isPtr()) std::fill(info.divisibility.begin(), info.divisibility.end(), t.pointee().storageBytes());
     const ir::AttrDict& attrs = f.argAttrs(i);
     if (auto it = attrs.find("divisibility"); it != attrs.end() && it->second.isInt() && isIntOrPtr(t))
       std::fill(info.divisibility.begin(), info.divisibility.end(), highestPow2Divisor(it->second.getInt()));
@@ -444,7 +442,7 @@ void AxisInfoAnalysis::analyzeOp(const Op& op) {
     case OpKind::Cmp: set(op.result(0), compare(in(0), in(1), op.stringAttr("pred"))); return;
     case OpKind::Select: set(op.result(0), select(in(0), in(1), in(2))); return;
     case OpKind::Cast: set(op.result(0), cast(in(0), op.operand(0)->type(), op.result(0)->type())); return;
-    case OpKind::AddPtr: set(op.result(0), addPtr(in(0), in(1), pointeeBytes(op.operand(0)->type()))); return;
+    case OpKind::AddPtr: set(op.result(0), addPtr(in(0), in(1), op.operand(0)->type().pointee().storageBytes())); return;
     case OpKind::For: analyzeLoop(op); return;
     case OpKind::While: analyzeWhile(op); return;
     case OpKind::If: {

@@ -140,13 +140,6 @@ void exchangeSides(const Op& op, const PassOptions& options, std::vector<Exchang
 
 }  // namespace
 
-int64_t sharedElementBytes(Type t) {
-  Type e = t.element();
-  if (e.isPtr()) return 8;
-  if (e.isBool() || e.isFP8()) return 1;
-  return e.bitWidth() / 8;
-}
-
 bool isExchangeOp(const Op& op) {
   switch (op.kind()) {
     case OpKind::ConvertLayout:
@@ -239,7 +232,7 @@ namespace {
 int64_t perOperandAreas(const Op& op, int64_t elementsPerOperand) {
   int64_t bytes = 0;
   for (const Value* v : op.operands())
-    bytes = alignToShared(bytes + elementsPerOperand * sharedElementBytes(v->type()));
+    bytes = alignToShared(bytes + elementsPerOperand * v->type().storageBytes());
   return bytes;
 }
 
@@ -254,7 +247,7 @@ bool isReplicated(const Value* ptr, const Op& op, const PassOptions& options) {
 int64_t scratchBytes(const Op& op, const PassOptions& options) {
   if (isExchangeOp(op)) {
     if (canRemapInRegisters(op, options)) return 0;
-    return exchangeBufferBytes(exchangeBufferShape(op), sharedElementBytes(op.result(0)->type()));
+    return exchangeBufferBytes(exchangeBufferShape(op), op.result(0)->type().storageBytes());
   }
   switch (op.kind()) {
     case OpKind::Reduce: {
@@ -266,14 +259,14 @@ int64_t scratchBytes(const Op& op, const PassOptions& options) {
       return perOperandAreas(op, op.operand(0)->type().numElements());
     case OpKind::Dot: {
       Type a = op.operand(0)->type(), b = op.operand(1)->type();
-      return alignToShared(a.numElements() * sharedElementBytes(a)) +
-             alignToShared(b.numElements() * sharedElementBytes(b));
+      return alignToShared(a.numElements() * a.storageBytes()) +
+             alignToShared(b.numElements() * b.storageBytes());
     }
     case OpKind::AtomicRMW:
     case OpKind::AtomicCAS: {
       if (!op.result(0)->hasUses() || !isReplicated(op.operand(0), op, options)) return 0;
       Type ptr = op.operand(0)->type();
-      return alignToShared(std::max<int64_t>(1, ptr.numElements()) * sharedElementBytes(ptr.pointee()));
+      return alignToShared(std::max<int64_t>(1, ptr.numElements()) * ptr.pointee().storageBytes());
     }
     default:
       return 0;

@@ -16,8 +16,8 @@
 //   relied on to order other ops' accesses. Loads, stores and atomics through `ptr<T, 3>` pointers read/write an
 //   unknown part of shared memory (treated as all of it).
 //
-// ## Scratch rules (scratchBytes), per op. B(T) is the in-memory size of an element (i1 and fp8: 1, pointers: 8,
-// others: bit width / 8). alignTo(x, 16) rounds up to a multiple of 16. Every result below is a multiple of 16.
+// ## Scratch rules (scratchBytes), per op. B(T) is the in-memory size of an element
+// (ir::Type::storageBytes: i1 and fp8 1, pointers 8, others bit width / 8). alignTo(x, 16) rounds up to a multiple of 16. Every result below is a multiple of 16.
 //
 // * Exchanges: convert_layout, broadcast, expand_dims, reshape, trans, cat, join, split. The op moves elements
 //   between threads. When every thread already holds the elements its result registers need, at register indices
@@ -68,9 +68,6 @@ constexpr int64_t kSharedAlignment = 16;
 inline int64_t alignToShared(int64_t bytes) {
   return (bytes + kSharedAlignment - 1) / kSharedAlignment * kSharedAlignment;
 }
-
-// In-memory bytes of one element of `t` (a scalar or tile type): i1 and fp8 1, pointers 8, others bitWidth / 8.
-int64_t sharedElementBytes(ir::Type t);
 
 // ---- exchanges
 bool isExchangeOp(const ir::Op& op);

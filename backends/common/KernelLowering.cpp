@@ -46,13 +46,6 @@ llvm::Type* KernelLowering::memType(ir::Type element) {
   return regType(element);
 }
 
-int64_t KernelLowering::memBytes(ir::Type element) {
-  element = element.element();
-  if (element.isPtr()) return 8;
-  if (element.isBool()) return 1;
-  return element.bitWidth() / 8;
-}
-
 llvm::Value* KernelLowering::toMemory(llvm::Value* v, ir::Type element) {
   element = element.element();
   if (element.isPtr()) return b.CreatePtrToInt(v, b.getInt64Ty());
@@ -275,7 +268,7 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
   }
   // Through shared memory: the row-padded exchange buffer of transforms/SharedMemory.h. Each row (a line along
   // the last dimension) is followed by max(4, B) bytes of padding, so threads reading a column hit distinct banks.
-  const int64_t elemBytes = memBytes(element);
+  const int64_t elemBytes = element.storageBytes();
   const int64_t rowLength = bufferShape.empty() ? 1 : bufferShape.back();
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < bufferShape.size(); ++d) rows *= bufferShape[d];

@@ -52,7 +52,6 @@ class KernelLowering {
   // i64, fp8 is i8).
   llvm::Type* regType(ir::Type element);
   llvm::Type* memType(ir::Type element);
-  int64_t memBytes(ir::Type element);
 
   Regs& get(const ir::Value* v);
   void set(const ir::Value* v, Regs regs);

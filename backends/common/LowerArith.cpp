@@ -3,6 +3,7 @@
 // formats are storage-only, held as i8 in registers).
 #include "backends/common/KernelLowering.h"
 #include "backends/common/FP8Conversions.h"
+#include "ir/FloatFormats.h"
 
 #include <cmath>
 
@@ -13,20 +14,6 @@ namespace tessera::backends {
 using ir::OpKind;
 
 namespace {
-
-// An OCP FP8 format, as the bit manipulations below need it.
-struct FP8Format {
-  int mantBits;
-  int bias;
-  double maxFinite;
-  uint8_t nanCode;  // canonical quiet NaN, positive
-};
-constexpr FP8Format kE4M3{3, 7, 448.0, 0x7F};
-constexpr FP8Format kE5M2{2, 15, 57344.0, 0x7E};
-
-const FP8Format& fp8Format(ir::Type t) {
-  return t.element().scalarKind() == ir::ScalarKind::F8E4M3 ? kE4M3 : kE5M2;
-}
 
 bool isHalfLike(llvm::Type* t) { return t->isHalfTy() || t->isBFloatTy(); }
 
@@ -50,7 +37,7 @@ llvm::Value* decodeFP8(IRBuilder& b, llvm::Value* byte, ir::Type from) {
 }
 
 llvm::Value* encodeFP8(IRBuilder& b, llvm::Value* x, ir::Type to) {
-  const FP8Format& f = fp8Format(to);
+  const ir::NarrowFloatFormat& f = ir::narrowFloatFormat(to.element().scalarKind());
   llvm::Type* ft = x->getType();
   const bool isDouble = ft->isDoubleTy();
   const int fracBits = isDouble ? 52 : 23, expBias = isDouble ? 1023 : 127, width = isDouble ? 64 : 32;
@@ -65,7 +52,7 @@ llvm::Value* encodeFP8(IRBuilder& b, llvm::Value* x, ir::Type to) {
                                ic(expBias));
   const int eMin = 1 - f.bias;
   e = b.CreateSelect(b.CreateICmpSLT(e, ic(eMin)), ic(eMin), e);
-  llvm::Value* quantum = b.CreateBitCast(b.CreateShl(b.CreateAdd(b.CreateSub(e, ic(f.mantBits)), ic(expBias)), ic(fracBits)), ft);
+  llvm::Value* quantum = b.CreateBitCast(b.CreateShl(b.CreateAdd(b.CreateSub(e, ic(f.mantissaBits)), ic(expBias)), ic(fracBits)), ft);
   llvm::Value* q = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, b.CreateFDiv(a, quantum));
   llvm::Value* r = b.CreateFMul(q, quantum);
   llvm::Value* maxFinite = llvm::ConstantFP::get(ft, f.maxFinite);
@@ -73,13 +60,13 @@ llvm::Value* encodeFP8(IRBuilder& b, llvm::Value* x, ir::Type to) {
   // Encode r (exactly representable now): subnormals are their quantum count, normals come from r's bits.
   llvm::Value* rBits = b.CreateBitCast(r, it);
   llvm::Value* rExp = b.CreateSub(b.CreateLShr(rBits, ic(fracBits)), ic(expBias));
-  llvm::Value* normal = b.CreateOr(b.CreateShl(b.CreateAdd(rExp, ic(f.bias)), ic(f.mantBits)),
-                                   b.CreateAnd(b.CreateLShr(rBits, ic(fracBits - f.mantBits)), ic((1 << f.mantBits) - 1)));
+  llvm::Value* normal = b.CreateOr(b.CreateShl(b.CreateAdd(rExp, ic(f.bias)), ic(f.mantissaBits)),
+                                   b.CreateAnd(b.CreateLShr(rBits, ic(fracBits - f.mantissaBits)), ic((1 << f.mantissaBits) - 1)));
   llvm::Value* smallestNormal = llvm::ConstantFP::get(ft, std::ldexp(1.0, eMin));
-  llvm::Value* subnormalQuantum = llvm::ConstantFP::get(ft, std::ldexp(1.0, eMin - f.mantBits));
+  llvm::Value* subnormalQuantum = llvm::ConstantFP::get(ft, std::ldexp(1.0, eMin - f.mantissaBits));
   llvm::Value* subnormal = b.CreateFPToUI(b.CreateFDiv(r, subnormalQuantum), it);
   llvm::Value* code = b.CreateSelect(b.CreateFCmpOLT(r, smallestNormal), subnormal, normal);
-  code = b.CreateSelect(isNan, ic(f.nanCode), code);
+  code = b.CreateSelect(isNan, ic(f.nanBits), code);
   return b.CreateOr(b.CreateTrunc(code, b.getInt8Ty()), b.CreateShl(sign, b.getInt8(7)));
 }
 

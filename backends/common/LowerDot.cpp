@@ -37,7 +37,7 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   if (hooks.lowerDot(*this, op)) return;  // the target's tensor cores took it
 
   // Stage a and b row-major in shared memory.
-  const int64_t inBytes = memBytes(inElem);
+  const int64_t inBytes = inElem.storageBytes();
   const int64_t bOffset = alignTo(M * K * inBytes, 16);
   llvm::Value* base = scratch(op, bOffset + K * N * inBytes);
   llvm::Value* aBase = base;

@@ -62,7 +62,7 @@ void KernelLowering::lowerMemoryOp(const ir::Op& op) {
   ir::Type elem = ptrType.element().pointee();
   const ThreadMap& map = mapOf(ptrType, op.name());
   const Regs& ptrs = get(ptrValue);
-  const int64_t bytes = memBytes(elem);
+  const int64_t bytes = elem.storageBytes();
   llvm::Type* mt = memType(elem);
 
   // Widest legal vector: consecutive registers, contiguous and aligned pointers, a uniform mask.

@@ -298,7 +298,7 @@ class ParallelScan {
     int64_t need = 0;
     for (unsigned i = 0; i < n_; ++i) {
       offsets.push_back(need);
-      need = alignTo(need + slots * k_.memBytes(op_.operand(i)->type()), 16);
+      need = alignTo(need + slots * op_.operand(i)->type().storageBytes(), 16);
     }
     llvm::Value* base = k_.scratch(op_, need);
     auto elementPtr = [&](unsigned i, llvm::Value* index) {
@@ -415,7 +415,7 @@ void KernelLowering::lowerReduce(const ir::Op& op) {
     int64_t need = 0;
     for (unsigned i = 0; i < n; ++i) {
       offsets.push_back(need);
-      need = alignTo(need + outElems * parts * memBytes(op.operand(i)->type()), 16);
+      need = alignTo(need + outElems * parts * op.operand(i)->type().storageBytes(), 16);
     }
     llvm::Value* base = scratch(op, need);
     llvm::Value* warpPos = b.getInt32(0);
@@ -490,7 +490,7 @@ void KernelLowering::lowerScan(const ir::Op& op) {
   int64_t need = 0;
   for (unsigned i = 0; i < n; ++i) {
     offsets.push_back(need);
-    need = alignTo(need + elements * memBytes(op.operand(i)->type()), 16);
+    need = alignTo(need + elements * op.operand(i)->type().storageBytes(), 16);
   }
   llvm::Value* base = scratch(op, need);
   auto elementPtr = [&](unsigned i, llvm::Value* index) {

@@ -1,6 +1,6 @@
 #include "tessera/Promotion.h"
 
-#include "backends/interpreter/Tile.h"
+#include "ir/IntegerSemantics.h"
 
 namespace tessera::detail {
 
@@ -117,7 +117,7 @@ Tensor constant(Type type, const TArg& value, const SourceLoc& loc) {
       double v = value.floatValue();
       attr = ir::Attr::integer(static_cast<int64_t>(v));  // C++ truncation, as the literal would convert
     } else {
-      attr = ir::Attr::integer(interp::canonicalInt(type, value.intValue()));
+      attr = ir::Attr::integer(ir::IntFormat(type).wrap(static_cast<uint64_t>(value.intValue())));
     }
   }
   return ctx.emit1(ir::OpKind::Constant, {}, type, {{"value", attr}}, loc);

@@ -59,14 +59,6 @@ int countOps(Function& f, OpKind kind) {
 
 // ------------------------------------------------------------------------------------------------ rules
 
-TEST(SharedMemoryRules, ElementBytes) {
-  EXPECT_EQ(transforms::sharedElementBytes(Type::i1()), 1);
-  EXPECT_EQ(transforms::sharedElementBytes(Type::scalar(ir::ScalarKind::F8E4M3)), 1);
-  EXPECT_EQ(transforms::sharedElementBytes(Type::f16()), 2);
-  EXPECT_EQ(transforms::sharedElementBytes(Type::tile({8}, Type::f32())), 4);
-  EXPECT_EQ(transforms::sharedElementBytes(Type::ptr(Type::f16())), 8);
-}
-
 TEST(SharedMemoryRules, PaddedExchangeBufferIsInjectiveAndBankConflictFreeForColumns) {
   for (int64_t bytes : {1, 2, 4, 8}) {
     std::vector<int64_t> shape = {4, 32, 32};
