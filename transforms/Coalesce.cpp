@@ -10,7 +10,7 @@
 
 #include "ir/Builder.h"
 #include "ir/Layout.h"
-#include "transforms/AxisInfo.h"
+#include "transforms/analysis/AxisInfo.h"
 #include "transforms/PassManager.h"
 
 namespace tessera::transforms {

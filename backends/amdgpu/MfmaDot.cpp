@@ -38,8 +38,8 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   llvm::Type* elemTy = L.memType(aTy.element());
 
   // 1. Stage A row-major and B transposed (each thread writes the elements it owns), inside the byte ranges of the
-  // portable lowering (transforms/SharedMemory.h's dot rule): B's range has the same size, only permuted.
-  const DotStaging staging = dotStagingBuffers(L, op, *shape);
+  // portable lowering (transforms/analysis/SharedScratch.h's dot rule): B's range has the same size, only permuted.
+  const DotStagingBuffers staging = dotStagingBuffers(L, op);
   llvm::Value* aBase = staging.a;
   llvm::Value* bBase = staging.b;
   auto stage = [&](const ir::Value* v, llvm::Value* buf, bool transposed) {

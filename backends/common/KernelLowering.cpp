@@ -266,14 +266,11 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
     }
     return out;
   }
-  // Through shared memory: the row-padded exchange buffer of transforms/SharedMemory.h. Each row (a line along
-  // the last dimension) is followed by max(4, B) bytes of padding, so threads reading a column hit distinct banks.
-  const int64_t elemBytes = element.storageBytes();
-  const int64_t rowLength = bufferShape.empty() ? 1 : bufferShape.back();
-  int64_t rows = 1;
-  for (size_t d = 0; d + 1 < bufferShape.size(); ++d) rows *= bufferShape[d];
-  const int64_t pitch = rowLength + std::max<int64_t>(4, elemBytes) / elemBytes;  // in elements
-  llvm::Value* base = scratch(op, alignTo(rows * pitch * elemBytes, 16));
+  // Through shared memory: the row-padded exchange buffer of transforms/analysis/SharedScratch.h, indexed in
+  // elements (row * pitch + column).
+  const transforms::ExchangeBuffer buffer{bufferShape, element.storageBytes()};
+  const int64_t pitch = buffer.pitchElements();
+  llvm::Value* base = scratch(op, buffer.bytes());
   llvm::Type* mt = memType(element);
   auto bufferIndex = [&](const ThreadMap& map, const CoordFn& fn, int64_t reg) -> llvm::Value* {
     // Buffer coordinates = fn(register part) XOR linear(fn)(thread part); the thread part is expressed through a

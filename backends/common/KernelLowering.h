@@ -14,7 +14,8 @@
 
 #include "backends/common/LowerToLLVM.h"
 #include "backends/common/ThreadMap.h"
-#include "transforms/AxisInfo.h"
+#include "transforms/analysis/AxisInfo.h"
+#include "transforms/analysis/SharedScratch.h"
 
 namespace tessera::backends {
 
@@ -75,7 +76,7 @@ class KernelLowering {
   // Moves elements between layouts: every destination register is the buffer element its coordinates map to,
   // written by the sources. Registers are remapped directly when each thread already holds what it needs;
   // otherwise the data goes through the op's shared-memory scratch (write, barrier, read), laid out as the
-  // row-padded exchange buffer of transforms/SharedMemory.h.
+  // row-padded exchange buffer of transforms/analysis/SharedScratch.h.
   std::vector<Regs> exchange(const ir::Op& op, ir::Type element, const std::vector<int64_t>& bufferShape,
                              const std::vector<ExchangeSource>& sources, const std::vector<ExchangeDest>& dests);
   // Whether `exchange` can work without shared memory.
@@ -120,8 +121,5 @@ class KernelLowering {
   auto inPrologue(F fn);
   void declareKernel();
 };
-
-// Alignment-aware rounding used for scratch layouts.
-inline int64_t alignTo(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
 }  // namespace tessera::backends

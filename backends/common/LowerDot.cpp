@@ -29,19 +29,17 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   ir::Type inElem = a->type().element(), accElem = acc->type().element();
   if (a->type().rank() != 2 || bv->type().rank() != 2 || acc->type().rank() != 2)
     fail(op, "operands must be 2-D tiles");
-  const int64_t M = a->type().shape()[0], K = a->type().shape()[1], N = bv->type().shape()[1];
+  const int64_t K = a->type().shape()[1], N = bv->type().shape()[1];
   const std::string precision = op.hasAttr("input_precision") ? op.stringAttr("input_precision") : "ieee";
   const bool toTF32 = precision == "tf32" && inElem.scalarKind() == ir::ScalarKind::F32;
   const bool isInt = inElem.isInt();
   if (isInt != accElem.isInt()) fail(op, "integer inputs need an integer accumulator and floats a float one");
   if (hooks.lowerDot(*this, op)) return;  // the target's tensor cores took it
 
-  // Stage a and b row-major in shared memory.
-  const int64_t inBytes = inElem.storageBytes();
-  const int64_t bOffset = alignTo(M * K * inBytes, 16);
-  llvm::Value* base = scratch(op, bOffset + K * N * inBytes);
-  llvm::Value* aBase = base;
-  llvm::Value* bBase = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, static_cast<uint64_t>(bOffset));
+  // Stage a and b row-major in shared memory (transforms/analysis/SharedScratch.h's dot staging).
+  const transforms::DotStaging staging = transforms::dotStaging(op);
+  llvm::Value* aBase = scratch(op, staging.bytes);
+  llvm::Value* bBase = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), aBase, static_cast<uint64_t>(staging.bOffset));
   llvm::Type* mt = memType(inElem);
   auto stage = [&](const ir::Value* v, llvm::Value* buf) {
     const ThreadMap& map = mapOf(v->type(), op.name());
@@ -105,7 +103,6 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   Regs out;
   for (llvm::PHINode* p : sums) out.push_back(castScalar(p, computeElem, accElem));
   set(op.result(0), std::move(out));
-  (void)M;
 }
 
 }  // namespace tessera::backends

@@ -179,8 +179,7 @@ void KernelLowering::lowerMemoryOp(const ir::Op& op) {
       bool replicated = map.replicatedLaneMask() || map.replicatedWarpMask() ||
                         std::find(map.regOwner.begin(), map.regOwner.end(), false) != map.regOwner.end();
       if (replicated && op.result(0)->hasUses()) {
-        int64_t elements = std::max<int64_t>(1, ptrType.numElements());
-        llvm::Value* base = scratch(op, elements * bytes);
+        llvm::Value* base = scratch(op, transforms::atomicBroadcastBytes(op));
         auto index = [&](int64_t r) {
           llvm::Value* idx = b.getInt32(0);
           for (int d = 0; d < map.rank(); ++d)

@@ -293,16 +293,11 @@ class ParallelScan {
     int64_t lineCount = 1;
     for (int d = 0; d < map_.rank(); ++d)
       if (d != axis_) lineCount *= map_.shape[d];
-    const int64_t slots = lineCount * plan_.chunks * warps;
-    std::vector<int64_t> offsets;
-    int64_t need = 0;
-    for (unsigned i = 0; i < n_; ++i) {
-      offsets.push_back(need);
-      need = alignTo(need + slots * op_.operand(i)->type().storageBytes(), 16);
-    }
-    llvm::Value* base = k_.scratch(op_, need);
+    // A prefix of the scan's scratch (transforms/analysis/SharedScratch.h): the same per-operand areas, smaller.
+    const transforms::OperandAreas areas = transforms::operandAreas(op_, lineCount * plan_.chunks * warps);
+    llvm::Value* base = k_.scratch(op_, areas.bytes);
     auto elementPtr = [&](unsigned i, llvm::Value* index) {
-      llvm::Value* p = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, static_cast<uint64_t>(offsets[i]));
+      llvm::Value* p = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, static_cast<uint64_t>(areas.offsets[i]));
       return k_.smemElementPtr(p, k_.memType(op_.operand(i)->type()), index);
     };
     const std::vector<llvm::Value*>& thread = k_.threadPart(map_);
@@ -410,14 +405,8 @@ void KernelLowering::lowerReduce(const ir::Op& op) {
     if (in.warpBases[i][axis] != 0) axisWarpBits.push_back(static_cast<int>(i));
   if (!axisWarpBits.empty()) {
     const int64_t parts = int64_t(1) << axisWarpBits.size();
-    const int64_t outElems = std::max<int64_t>(1, op.result(0)->type().numElements());
-    std::vector<int64_t> offsets;
-    int64_t need = 0;
-    for (unsigned i = 0; i < n; ++i) {
-      offsets.push_back(need);
-      need = alignTo(need + outElems * parts * op.operand(i)->type().storageBytes(), 16);
-    }
-    llvm::Value* base = scratch(op, need);
+    const transforms::OperandAreas areas = transforms::reduceScratch(op, parts);
+    llvm::Value* base = scratch(op, areas.bytes);
     llvm::Value* warpPos = b.getInt32(0);
     for (size_t k = 0; k < axisWarpBits.size(); ++k)
       warpPos = b.CreateOr(warpPos, b.CreateShl(b.CreateAnd(b.CreateLShr(warpId(), b.getInt32(axisWarpBits[k])),
@@ -434,7 +423,7 @@ void KernelLowering::lowerReduce(const ir::Op& op) {
       slot.push_back(b.CreateMul(idx, b.getInt32(static_cast<uint32_t>(parts))));
     }
     auto elementPtr = [&](unsigned i, llvm::Value* index) {
-      llvm::Value* p = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, static_cast<uint64_t>(offsets[i]));
+      llvm::Value* p = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, static_cast<uint64_t>(areas.offsets[i]));
       return smemElementPtr(p, memType(op.operand(i)->type()), index);
     };
     for (size_t g = 0; g < acc.size(); ++g)
@@ -486,15 +475,10 @@ void KernelLowering::lowerScan(const ir::Op& op) {
   for (size_t d = axis + 1; d < shape.size(); ++d) stride *= shape[d];
   const int64_t lines = elements / len;
 
-  std::vector<int64_t> offsets;
-  int64_t need = 0;
-  for (unsigned i = 0; i < n; ++i) {
-    offsets.push_back(need);
-    need = alignTo(need + elements * op.operand(i)->type().storageBytes(), 16);
-  }
-  llvm::Value* base = scratch(op, need);
+  const transforms::OperandAreas areas = transforms::scanScratch(op);
+  llvm::Value* base = scratch(op, areas.bytes);
   auto elementPtr = [&](unsigned i, llvm::Value* index) {
-    llvm::Value* p = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, static_cast<uint64_t>(offsets[i]));
+    llvm::Value* p = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, static_cast<uint64_t>(areas.offsets[i]));
     return smemElementPtr(p, memType(op.operand(i)->type()), index);
   };
   auto linear = [&](int64_t r) {

@@ -46,8 +46,8 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   llvm::Type* elemTy = L.memType(aTy.element());
 
   // 1. Stage A and B (each thread writes the elements it owns) at their swizzled places; the byte ranges are the
-  // portable lowering's (transforms/SharedMemory.h's dot rule), permuted within each row.
-  const DotStaging staging = dotStagingBuffers(L, op, *shape);
+  // portable lowering's (transforms/analysis/SharedScratch.h's dot rule), permuted within each row.
+  const DotStagingBuffers staging = dotStagingBuffers(L, op);
   llvm::Value* aBase = staging.a;
   llvm::Value* bBase = staging.b;
   const MmaSwizzle aSwizzle = mmaSwizzleFor(K), bSwizzle = mmaSwizzleFor(N);

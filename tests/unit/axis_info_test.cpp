@@ -1,4 +1,4 @@
-// Tests of the axis analysis (transforms/AxisInfo): contiguity, divisibility and constancy of the integer and
+// Tests of the axis analysis (transforms/analysis/AxisInfo): contiguity, divisibility and constancy of the integer and
 // pointer values of small kernels written as IR text, seeded by argument attributes and hints, and kept sound
 // through loops.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 
 #include "backends/interpreter/Interpreter.h"
 #include "ir/Parser.h"
-#include "transforms/AxisInfo.h"
+#include "transforms/analysis/AxisInfo.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "transforms/AxisInfo.h"
+#include "transforms/analysis/AxisInfo.h"
 
 #include <algorithm>
 #include <numeric>
