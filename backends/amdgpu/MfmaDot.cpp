@@ -33,7 +33,7 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   std::optional<MfmaAccumulatorPlan> plan = planMfmaAccumulator(cmap);
   if (!plan) return false;
 
-  IRBuilder& b = L.b;
+  IRBuilder& b = L.builder();
   const bool bf16 = in == ir::ScalarKind::BF16;
   llvm::Type* elemTy = L.memType(aTy.element());
 

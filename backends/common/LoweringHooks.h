@@ -1,6 +1,6 @@
 // Everything the shared tile-IR -> LLVM lowering needs from a GPU target: thread and program ids, warp
-// exchanges, barriers, shared memory, math, printing, assertions and atomic scopes. backends/nvptx implements it
-// for NVIDIA; the AMDGPU backend will implement it the same way. Backend-internal (names LLVM types).
+// exchanges, barriers, shared memory, math, printing, assertions, atomic scopes and tensor-core dots.
+// backends/nvptx (NVPTXHooks) and backends/amdgpu (AMDGPUHooks) implement it. Backend-internal (names LLVM types).
 #pragma once
 
 #include <string>

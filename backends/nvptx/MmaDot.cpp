@@ -41,7 +41,7 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   std::optional<MmaAccumulatorPlan> plan = planMmaAccumulator(cmap);
   if (!plan) return false;
 
-  IRBuilder& b = L.b;
+  IRBuilder& b = L.builder();
   const bool bf16 = in == ir::ScalarKind::BF16;
   llvm::Type* elemTy = L.memType(aTy.element());
 
@@ -62,7 +62,7 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   };
   stage(a, aBase, aSwizzle);
   stage(bv, bBase, bSwizzle);
-  L.hooks.barrier(b);
+  L.hooks().barrier(b);
 
   // 2. Per-thread address parts: the warp's accumulator block origin, and the rows this lane hands to ldmatrix.
   llvm::Value* lane = L.laneId();
@@ -79,7 +79,7 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
       b.CreateAdd(laneLow, b.CreateShl(b.CreateAnd(b.CreateLShr(lane, i32(b, 3)), i32(b, bTiles - 1)), i32(b, 3)));
 
   llvm::Module& m = *b.GetInsertBlock()->getModule();
-  llvm::Type* p3 = llvm::PointerType::get(L.ctx, 3);
+  llvm::Type* p3 = llvm::PointerType::get(L.context(), 3);
   auto ldmatrix = [&](llvm::Intrinsic::ID id, llvm::Value* buf, const MmaSwizzle& s, llvm::Value* row,
                       llvm::Value* col, int count) {
     llvm::Function* f = llvm::Intrinsic::getDeclaration(&m, id, {p3});
