@@ -49,6 +49,15 @@ std::string load2d(const std::string& name, const std::string& ptr, int64_t rows
          shape + "x" + element + ">\n";
 }
 
+// acc (32x32 f32) + a (32xK) . b (Kx32), inputs of element type `input`, stored back over acc.
+std::string dotKernel(const std::string& input, int64_t k) {
+  return "func @k(%a: ptr<" + input + "> {divisibility = 16}, %b: ptr<" + input + "> {divisibility = 16}, " +
+         "%c: ptr<f32> {divisibility = 16}) {\n" + load2d("x", "a", 32, k, input) + load2d("y", "b", k, 32, input) +
+         load2d("z", "c", 32, 32, "f32") +
+         "  %d = dot %x, %y, %z {input_precision = \"ieee\"} : tile<32x32xf32>\n"
+         "  store %z_ptr, %d\n  return\n}\n";
+}
+
 const char* kAddRegion = "^(%acc: f32, %elem: f32):\n    %sum = add %acc, %elem : f32\n    yield %sum\n  }\n";
 
 struct Family {
@@ -84,20 +93,8 @@ std::vector<Family> families() {
            "  %op = addptr %ob, %x_off : tile<32x32xptr<f32>>\n"
            "  store %op, %s\n  return\n}\n",
        is(OpKind::Scan), /*usesPrefix=*/true},
-      {"dot on FMAs (f32)",
-       "func @k(%a: ptr<f32> {divisibility = 16}, %b: ptr<f32> {divisibility = 16}, "
-       "%c: ptr<f32> {divisibility = 16}) {\n" +
-           load2d("x", "a", 32, 16, "f32") + load2d("y", "b", 16, 32, "f32") + load2d("z", "c", 32, 32, "f32") +
-           "  %d = dot %x, %y, %z {input_precision = \"ieee\"} : tile<32x32xf32>\n"
-           "  store %z_ptr, %d\n  return\n}\n",
-       is(OpKind::Dot)},
-      {"dot on tensor cores (f16)",
-       "func @k(%a: ptr<f16> {divisibility = 16}, %b: ptr<f16> {divisibility = 16}, "
-       "%c: ptr<f32> {divisibility = 16}) {\n" +
-           load2d("x", "a", 32, 32, "f16") + load2d("y", "b", 32, 32, "f16") + load2d("z", "c", 32, 32, "f32") +
-           "  %d = dot %x, %y, %z {input_precision = \"ieee\"} : tile<32x32xf32>\n"
-           "  store %z_ptr, %d\n  return\n}\n",
-       is(OpKind::Dot)},
+      {"dot on FMAs (f32)", dotKernel("f32", 16), is(OpKind::Dot)},
+      {"dot on tensor cores (f16)", dotKernel("f16", 32), is(OpKind::Dot)},
       {"atomic broadcast",
        header +
            "  %one = constant {value = 1.0} : f32\n"

@@ -324,38 +324,16 @@ void AxisInfoAnalysis::analyzeBlock(const ir::Block& b) {
 
 void AxisInfoAnalysis::analyzeOp(const Op& op) {
   switch (op.kind()) {
-    case OpKind::Constant:
-    case OpKind::Arange:
-    case OpKind::Splat:
+    case OpKind::Constant: case OpKind::Arange: case OpKind::Splat:
       set(op.result(0), constantLikeInfo(op));
       return;
-    case OpKind::Broadcast:
-    case OpKind::ExpandDims:
-    case OpKind::Trans:
-    case OpKind::Reshape:
-    case OpKind::Cat:
-    case OpKind::ConvertLayout:
-    case OpKind::Hint:
+    case OpKind::Broadcast: case OpKind::ExpandDims: case OpKind::Trans: case OpKind::Reshape: case OpKind::Cat:
+    case OpKind::ConvertLayout: case OpKind::Hint:
       set(op.result(0), shapeOpInfo(op));
       return;
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Div:
-    case OpKind::Rem:
-    case OpKind::Shl:
-    case OpKind::Shr:
-    case OpKind::And:
-    case OpKind::Or:
-    case OpKind::Xor:
-    case OpKind::Min:
-    case OpKind::Max:
-    case OpKind::Neg:
-    case OpKind::Abs:
-    case OpKind::Cmp:
-    case OpKind::Select:
-    case OpKind::Cast:
-    case OpKind::AddPtr:
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem: case OpKind::Shl:
+    case OpKind::Shr: case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Min: case OpKind::Max:
+    case OpKind::Neg: case OpKind::Abs: case OpKind::Cmp: case OpKind::Select: case OpKind::Cast: case OpKind::AddPtr:
       set(op.result(0), arithmeticInfo(op));
       return;
     case OpKind::For: analyzeLoop(op); return;
@@ -487,12 +465,7 @@ AxisInfo AxisInfoAnalysis::arithmeticInfo(const Op& op) const {
     default: info = addPtr(in(0), in(1), op.operand(0)->type().pointee().storageBytes()); break;  // addptr
   }
   switch (op.kind()) {
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Div:
-    case OpKind::Rem:
-    case OpKind::Shl:
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem: case OpKind::Shl:
     case OpKind::Shr: {
       std::optional<int64_t> a = in(0).constantValue, b = in(1).constantValue;
       if (a && b && type.element().isInt()) info.constantValue = ir::evalIntBinary(op.kind(), type.element(), *a, *b);
