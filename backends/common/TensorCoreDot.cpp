@@ -23,7 +23,8 @@ std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, int64_t tileM
 DotStagingBuffers dotStagingBuffers(KernelLowering& L, const ir::Op& dot) {
   const transforms::DotStaging staging = transforms::dotStaging(dot);
   llvm::Value* base = L.scratch(dot, staging.bytes);
-  return {base, L.builder().CreateConstInBoundsGEP1_64(L.builder().getInt8Ty(), base, static_cast<uint64_t>(staging.bOffset))};
+  IRBuilder& b = L.builder();
+  return {base, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, static_cast<uint64_t>(staging.bOffset))};
 }
 
 std::optional<ir::Layout> TensorCoreLayoutPolicy::operandLayout(const ir::Op& op, unsigned index) const {

@@ -1,5 +1,5 @@
-// Tests of the axis analysis (transforms/analysis/AxisInfo): contiguity, divisibility and constancy of the integer and
-// pointer values of small kernels written as IR text, seeded by argument attributes and hints, and kept sound
+// Tests of the axis analysis (transforms/analysis/AxisInfo): contiguity, divisibility and constancy of the integer
+// and pointer values of small kernels written as IR text, seeded by argument attributes and hints, and kept sound
 // through loops.
 #include <gtest/gtest.h>
 

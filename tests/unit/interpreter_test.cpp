@@ -387,7 +387,7 @@ TEST(Semantics, DotAccumulatesExactlyAndRoundsOnce) {
   const double fine = 1.0 + std::ldexp(1.0, -20);  // not representable in tf32: rounds to 1.0
   x.floats = {fine, 0, 0, 1};
   EXPECT_EQ(evalIn(k, tf32Dot->definingOp(), {x, x, zero})[0].floats[0], 1.0);
-  EXPECT_EQ(evalIn(k, ieeeDot->definingOp(), {x, x, zero})[0].floats[0], static_cast<double>(static_cast<float>(fine * fine)));
+  EXPECT_EQ(evalIn(k, ieeeDot->definingOp(), {x, x, zero})[0].floats[0], ir::roundToF32(fine * fine));
 }
 
 TEST(Semantics, AtomicsAreSequentialAndReturnOldValues) {
