@@ -45,6 +45,9 @@ class Target {
                                                     const TargetOptions& opts) const = 0;
   // Optimizes the module and emits the artifact: PTX text, or an ELF code object.
   virtual std::string emitBinary(llvm::Module& m, const TargetOptions& opts) const = 0;
+  // Optimizes the module as emitBinary does and prints the target's assembly text (what llc -filetype=asm prints),
+  // for tools and tests. The default suits targets whose artifact already is assembly (PTX).
+  virtual std::string emitAssembly(llvm::Module& m, const TargetOptions& opts) const { return emitBinary(m, opts); }
 };
 
 // "nvptx" or "amdgpu"; throws tessera::Error for an unknown name.

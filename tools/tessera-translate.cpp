@@ -1,11 +1,14 @@
 // tessera-translate: reads laid-out tile IR (the output of the layout and shared-memory passes) and prints the
-// LLVM IR or the PTX a GPU target produces for every function in it.
+// LLVM IR, the assembly or the artifact a GPU target produces for every function in it.
 //
-//   tessera-translate [input.tir|-] [--emit=llvm|llvm-opt|ptx] [--target=nvptx] [--arch=sm_90a]
+//   tessera-translate [input.tir|-] [--emit=llvm|llvm-opt|asm|ptx|hsaco] [--target=nvptx|amdgpu] [--arch=ARCH]
 //                     [--num-warps=N] [--no-fast-math] [-o FILE]
 //
-// --emit=llvm prints the lowered module before optimization; llvm-opt after linking libdevice and O3; ptx the
-// target's assembly. num_warps defaults to the function's `num_warps` attribute, else 4.
+// --emit=llvm prints the lowered module before optimization; llvm-opt after linking libdevice and O3; asm the
+// target's assembly (PTX on nvptx, GCN assembly on amdgpu, like llc -filetype=asm); ptx and hsaco the artifact
+// the JIT loads, each valid for its own target only (ptx is nvptx's assembly; an hsaco code object holds one
+// kernel, so it needs a single-function input and is best written with -o). num_warps defaults to the
+// function's `num_warps` attribute, else 4.
 // Problems are reported as "file:line:col: error: message" on stderr with exit status 1.
 #include <fstream>
 #include <iostream>
@@ -25,7 +28,7 @@ namespace {
 struct Options {
   std::string input = "-";
   std::string output = "-";
-  std::string emit = "ptx";
+  std::string emit = "asm";
   std::string target = "nvptx";
   std::string arch;
   int numWarps = 0;  // 0: from the function
@@ -33,8 +36,8 @@ struct Options {
 };
 
 const char* kUsage =
-    "usage: tessera-translate [input.tir|-] [--emit=llvm|llvm-opt|ptx] [--target=nvptx] [--arch=ARCH]\n"
-    "                         [--num-warps=N] [--no-fast-math] [-o FILE]\n";
+    "usage: tessera-translate [input.tir|-] [--emit=llvm|llvm-opt|asm|ptx|hsaco] [--target=nvptx|amdgpu]\n"
+    "                         [--arch=ARCH] [--num-warps=N] [--no-fast-math] [-o FILE]\n";
 
 bool startsWith(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
 
@@ -46,8 +49,9 @@ bool parseArgs(int argc, char** argv, Options& o) {
       std::exit(0);
     } else if (startsWith(a, "--emit=")) {
       o.emit = a.substr(7);
-      if (o.emit != "llvm" && o.emit != "llvm-opt" && o.emit != "ptx") {
-        std::cerr << "tessera-translate: error: unknown --emit value '" << o.emit << "' (llvm, llvm-opt or ptx)\n";
+      if (o.emit != "llvm" && o.emit != "llvm-opt" && o.emit != "asm" && o.emit != "ptx" && o.emit != "hsaco") {
+        std::cerr << "tessera-translate: error: unknown --emit value '" << o.emit
+                  << "' (llvm, llvm-opt, asm, ptx or hsaco)\n";
         return false;
       }
     } else if (startsWith(a, "--target=")) {
@@ -106,6 +110,13 @@ int main(int argc, char** argv) {
     std::unique_ptr<tessera::ir::Module> module = tessera::ir::parseModule(text, opts.input == "-" ? "<stdin>" : opts.input);
     tessera::ir::verify(*module);
     std::unique_ptr<tessera::backends::Target> target = tessera::backends::createTarget(opts.target);
+    const bool artifact = opts.emit == "ptx" || opts.emit == "hsaco";
+    if (artifact && opts.emit != target->binaryFormat())
+      throw tessera::Error("--emit=" + opts.emit + " is not what target '" + target->name() + "' emits (--emit=asm or --emit=" +
+                           target->binaryFormat() + ")");
+    if (opts.emit == "hsaco" && module->functions().size() != 1)
+      throw tessera::Error("--emit=hsaco needs an input with one function (a code object holds one kernel); it has " +
+                           std::to_string(module->functions().size()));
     std::string out;
     for (const auto& f : module->functions()) {
       tessera::backends::TargetOptions to;
@@ -118,8 +129,10 @@ int main(int argc, char** argv) {
       }
       llvm::LLVMContext ctx;
       std::unique_ptr<llvm::Module> m = target->lowerToLLVM(*f, ctx, to);
-      if (opts.emit == "ptx") {
+      if (artifact) {
         out += target->emitBinary(*m, to);
+      } else if (opts.emit == "asm") {
+        out += target->emitAssembly(*m, to);
       } else {
         if (opts.emit == "llvm-opt") target->emitBinary(*m, to);  // links, optimizes (the module keeps the result)
         llvm::raw_string_ostream os(out);
@@ -129,7 +142,7 @@ int main(int argc, char** argv) {
     if (opts.output == "-") {
       std::cout << out;
     } else {
-      std::ofstream os(opts.output);
+      std::ofstream os(opts.output, std::ios::binary);
       if (!os) {
         std::cerr << "tessera-translate: error: cannot write '" << opts.output << "'\n";
         return 1;

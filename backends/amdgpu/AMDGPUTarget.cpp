@@ -178,10 +178,13 @@ std::unique_ptr<llvm::Module> AMDGPUTarget::lowerToLLVM(const ir::Function& f, l
   return m;
 }
 
-std::string AMDGPUTarget::emitBinary(llvm::Module& m, const TargetOptions& opts) const {
-  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
+namespace {
+
+// What emitBinary and emitAssembly share: the module made ready for the arch (triple, data layout, code object
+// version, everything but the kernels internalized), optimized at O3 and verified.
+void optimizeForArch(llvm::Module& m, llvm::TargetMachine& tm) {
   m.setTargetTriple(kTriple);
-  m.setDataLayout(tm->createDataLayout());
+  m.setDataLayout(tm.createDataLayout());
   if (!m.getModuleFlag("amdhsa_code_object_version"))
     m.addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version", uint32_t(400));
   llvm::internalizeModule(m, [](const llvm::GlobalValue& g) {
@@ -189,20 +192,39 @@ std::string AMDGPUTarget::emitBinary(llvm::Module& m, const TargetOptions& opts)
       return f->getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL || f->isDeclaration();
     return g.isDeclaration();
   });
-  optimizeModule(m, *tm);
+  optimizeModule(m, tm);
   std::string err;
   llvm::raw_string_ostream es(err);
   if (llvm::verifyModule(m, &es)) throw Error("amdgpu: invalid LLVM IR after optimization: " + es.str());
-  llvm::SmallString<0> object;
-  llvm::raw_svector_ostream os(object);
+}
+
+std::string generateCode(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFileType type) {
+  llvm::SmallString<0> code;
+  llvm::raw_svector_ostream os(code);
   llvm::legacy::PassManager pm;
-  if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::ObjectFile))
-    throw Error("amdgpu: the target machine cannot emit an object file");
+  if (tm.addPassesToEmitFile(pm, os, nullptr, type))
+    throw Error(std::string("amdgpu: the target machine cannot emit ") +
+                (type == llvm::CodeGenFileType::ObjectFile ? "an object file" : "assembly"));
   pm.run(m);
+  return std::string(code.str());
+}
+
+}  // namespace
+
+std::string AMDGPUTarget::emitBinary(llvm::Module& m, const TargetOptions& opts) const {
+  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
+  optimizeForArch(m, *tm);
+  std::string object = generateCode(m, *tm, llvm::CodeGenFileType::ObjectFile);
   std::string kernelName;
   for (const llvm::Function& f : m)
     if (f.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL) kernelName = f.getName().str();
-  return linkCodeObject(std::string(object.str()), kernelName);
+  return linkCodeObject(object, kernelName);
+}
+
+std::string AMDGPUTarget::emitAssembly(llvm::Module& m, const TargetOptions& opts) const {
+  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
+  optimizeForArch(m, *tm);
+  return generateCode(m, *tm, llvm::CodeGenFileType::AssemblyFile);
 }
 
 std::shared_ptr<const transforms::LayoutPolicy> AMDGPUTarget::layoutPolicy(const transforms::PassOptions& options) const {

@@ -25,6 +25,8 @@ class AMDGPUTarget : public Target {
   std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Function& f, llvm::LLVMContext& ctx,
                                             const TargetOptions& opts) const override;
   std::string emitBinary(llvm::Module& m, const TargetOptions& opts) const override;
+  // The GCN assembly of the optimized module (the code object's code and metadata, before linking).
+  std::string emitAssembly(llvm::Module& m, const TargetOptions& opts) const override;
   // f16/bf16 dots get MFMA accumulator layouts (MfmaLayoutPolicy.h).
   std::shared_ptr<const transforms::LayoutPolicy> layoutPolicy(const transforms::PassOptions& options) const override;
 };

@@ -388,7 +388,15 @@ std::unique_ptr<llvm::Module> KernelLowering::run() {
 }
 
 void KernelLowering::lowerBlock(const ir::Block& block) {
-  for (const auto& op : block.ops()) lowerOp(*op);
+  for (const auto& op : block.ops()) {
+    try {
+      lowerOp(*op);
+    } catch (const Error& e) {
+      // Helpers that only know the op's name (thread maps, layouts) throw without a location: add the op's.
+      if (e.location().known()) throw;
+      throw Error(e.message(), op->loc());
+    }
+  }
 }
 
 void KernelLowering::lowerOp(const ir::Op& op) {

@@ -13,6 +13,7 @@
 #include <regex>
 #include <string>
 
+#include "BackendTestText.h"
 #include "backends/Target.h"
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
@@ -106,12 +107,6 @@ inline void expectGoodCodeObject(const jit::CompiledKernel& k, const std::string
     EXPECT_EQ(dis.find("scratch_"), std::string::npos) << "scratch access in " << k.name;
     EXPECT_FALSE(std::regex_search(dis, std::regex(R"(buffer_store\S*[^\n]*offen)"))) << "spill in " << k.name;
   }
-}
-
-inline int countOccurrences(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + needle.size())) ++n;
-  return n;
 }
 
 }  // namespace tessera::testing

@@ -15,6 +15,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "BackendTestText.h"
 #include "backends/Target.h"
 #include "ir/Parser.h"
 #include "ir/Verifier.h"
@@ -96,12 +97,6 @@ inline PtxasReport runPtxas(const std::string& ptx, const std::string& arch) {
   }
   if (std::regex_search(r.log, m, std::regex(R"(Used (\d+) registers)"))) r.registers = std::stoi(m[1]);
   return r;
-}
-
-inline int countOccurrences(const std::string& text, const std::string& needle) {
-  int n = 0;
-  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + needle.size())) ++n;
-  return n;
 }
 
 // Compiles for sm_90a and sm_80 and checks that ptxas accepts both; with `clean`, also that ptxas reports no

@@ -5,14 +5,11 @@
 //    whole dot (LDS staging, per-lane operand loads, MFMA semantics, accumulator registers) compared with A·B + C;
 //  * the code objects (llvm-objdump-19 -d, llvm-readelf-19 --notes): v_mfma appears for f16/bf16 dots and the
 //    tutorial matmul on gfx90a and gfx942, not for f32/i8 dots, and no private segment (no spills).
+// The lowering of laid-out dots to MFMA intrinsics (without the policy) is tests/lit/amdgpu/mfma-lowering.tir.
 #include <gtest/gtest.h>
 
 #include <random>
 #include <set>
-
-#include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
-#include <llvm/Support/raw_ostream.h>
 
 #include "AMDGPUTestUtil.h"
 #include "backends/amdgpu/MfmaFragments.h"
@@ -64,33 +61,8 @@ LaneVectors simulateMfma(const LaneVectors& a, const LaneVectors& b, const LaneV
 }
 
 // A dot kernel before layout assignment: loads a (M x K), b (K x N), c (M x N), stores dot(a, b, c) to c.
-std::string dotKernel(const std::string& in, int64_t M, int64_t N, int64_t K) {
-  const std::string acc = in == "i8" ? "i32" : "f32";
-  auto load = [&](const std::string& name, const std::string& ptr, const std::string& elem, int64_t rows,
-                  int64_t cols) {
-    const std::string R = std::to_string(rows), C = std::to_string(cols), t = "tile<" + R + "x" + C;
-    std::string r;
-    r += "  %" + name + "i = arange {end = " + R + ", start = 0} : tile<" + R + "xi32>\n";
-    r += "  %" + name + "j = arange {end = " + C + ", start = 0} : tile<" + C + "xi32>\n";
-    r += "  %" + name + "i2 = expand_dims %" + name + "i {axis = 1} : tile<" + R + "x1xi32>\n";
-    r += "  %" + name + "j2 = expand_dims %" + name + "j {axis = 0} : tile<1x" + C + "xi32>\n";
-    r += "  %" + name + "k = constant {value = " + C + "} : tile<" + R + "x1xi32>\n";
-    r += "  %" + name + "ik = mul %" + name + "i2, %" + name + "k : tile<" + R + "x1xi32>\n";
-    r += "  %" + name + "ib = broadcast %" + name + "ik : " + t + "xi32>\n";
-    r += "  %" + name + "jb = broadcast %" + name + "j2 : " + t + "xi32>\n";
-    r += "  %" + name + "o = add %" + name + "ib, %" + name + "jb : " + t + "xi32>\n";
-    r += "  %" + name + "s = splat %" + ptr + " : " + t + "xptr<" + elem + ">>\n";
-    r += "  %" + name + "p = addptr %" + name + "s, %" + name + "o : " + t + "xptr<" + elem + ">>\n";
-    r += "  %" + name + "v = load %" + name + "p : " + t + "x" + elem + ">\n";
-    return r;
-  };
-  std::string s = "func @dot(%a: ptr<" + in + "> {divisibility = 16}, %b: ptr<" + in +
-                  "> {divisibility = 16}, %c: ptr<" + acc + "> {divisibility = 16}) {\n";
-  s += load("x", "a", in, M, K) + load("y", "b", in, K, N) + load("z", "c", acc, M, N);
-  s += "  %d = dot %xv, %yv, %zv {input_precision = \"ieee\"} : tile<" + std::to_string(M) + "x" + std::to_string(N) +
-       "x" + acc + ">\n";
-  s += "  store %zp, %d\n  return\n}\n";
-  return s;
+std::string layoutFreeDot(const std::string& in, int64_t M, int64_t N, int64_t K) {
+  return dotKernel({in, in == "i8" ? "i32" : "f32", M, N, K});
 }
 
 const ir::Op* findDot(const ir::Module& m) {
@@ -108,7 +80,7 @@ transforms::PassOptions wave64(int numWarps) {
 
 // The accumulator layout the AMDGPU policy gives this dot.
 std::optional<ir::Layout> policyLayout(const std::string& in, int64_t M, int64_t N, int64_t K, int numWarps) {
-  std::unique_ptr<ir::Module> m = ir::parseModule(dotKernel(in, M, N, K), "policy.tir");
+  std::unique_ptr<ir::Module> m = ir::parseModule(layoutFreeDot(in, M, N, K), "policy.tir");
   const ir::Op* dot = findDot(*m);
   if (!dot) throw Error("no dot in the test kernel");
   AMDGPULayoutPolicy policy(wave64(numWarps));
@@ -229,7 +201,7 @@ TEST(AMDGPUMfma, F16AndBf16DotsUseMfmaWithoutSpills) {
     for (const char* arch : kAmdArchs) {
       SCOPED_TRACE(std::string(in) + " " + arch);
       // 64x64x32 at 4 warps: each warp 4 row blocks x 1 column block, two K steps.
-      jit::CompiledKernel k = compileTextForAmdgpu(dotKernel(in, 64, 64, 32), arch, 4);
+      jit::CompiledKernel k = compileTextForAmdgpu(layoutFreeDot(in, 64, 64, 32), arch, 4);
       const std::string intrinsic =
           std::string("llvm.amdgcn.mfma.f32.16x16x16") + (in == std::string("f16") ? "f16" : "bf16.1k");
       EXPECT_NE(k.llvmIR.find(intrinsic), std::string::npos);
@@ -250,77 +222,11 @@ TEST(AMDGPUMfma, F32AndI8DotsDoNotUseMfma) {
   for (const char* in : {"f32", "i8"})
     for (const char* arch : kAmdArchs) {
       SCOPED_TRACE(std::string(in) + " " + arch);
-      jit::CompiledKernel k = compileTextForAmdgpu(dotKernel(in, 32, 32, 16), arch, 4);
+      jit::CompiledKernel k = compileTextForAmdgpu(layoutFreeDot(in, 32, 32, 16), arch, 4);
       EXPECT_EQ(k.llvmIR.find("llvm.amdgcn.mfma"), std::string::npos);
       if (!haveLlvmTools()) GTEST_SKIP() << "llvm-objdump-19 not installed";
       EXPECT_EQ(disassemble(k.binary).find("v_mfma"), std::string::npos);
     }
-}
-
-// A laid-out dot kernel (operands in a plain wave64 layout, the accumulator in `accLayout`, scratch allocated as
-// the allocator would), lowered straight to LLVM IR: exercises lowerDot's own checks, without the layout policy.
-std::string loweredDot(const std::string& in, int64_t M, int64_t N, int64_t K, const std::string& accLayout) {
-  const std::string L = "#blocked{order = [1, 0], spt = [1, 4], tpw = [8, 8], wpc = [4, 1]}";
-  const int64_t bytes = in == "f32" ? 4 : 2;
-  const int64_t need = (M * K * bytes + 15) / 16 * 16 + (K * N * bytes + 15) / 16 * 16;
-  auto load = [&](const std::string& name, const std::string& ptr, const std::string& elem, int64_t rows,
-                  int64_t cols, const std::string& lay) {
-    const std::string R = std::to_string(rows), C = std::to_string(cols), t = "tile<" + R + "x" + C;
-    std::string r;
-    r += "  %" + name + "i = arange {end = " + R + ", start = 0} : tile<" + R + "xi32, #slice{dim = 1, parent = " +
-         lay + "}>\n";
-    r += "  %" + name + "j = arange {end = " + C + ", start = 0} : tile<" + C + "xi32, #slice{dim = 0, parent = " +
-         lay + "}>\n";
-    r += "  %" + name + "i2 = expand_dims %" + name + "i {axis = 1} : tile<" + R + "x1xi32, " + lay + ">\n";
-    r += "  %" + name + "j2 = expand_dims %" + name + "j {axis = 0} : tile<1x" + C + "xi32, " + lay + ">\n";
-    r += "  %" + name + "k = constant {value = " + C + "} : tile<" + R + "x1xi32, " + lay + ">\n";
-    r += "  %" + name + "ik = mul %" + name + "i2, %" + name + "k : tile<" + R + "x1xi32, " + lay + ">\n";
-    r += "  %" + name + "ib = broadcast %" + name + "ik : " + t + "xi32, " + lay + ">\n";
-    r += "  %" + name + "jb = broadcast %" + name + "j2 : " + t + "xi32, " + lay + ">\n";
-    r += "  %" + name + "o = add %" + name + "ib, %" + name + "jb : " + t + "xi32, " + lay + ">\n";
-    r += "  %" + name + "s = splat %" + ptr + " : " + t + "xptr<" + elem + ">, " + lay + ">\n";
-    r += "  %" + name + "p = addptr %" + name + "s, %" + name + "o : " + t + "xptr<" + elem + ">, " + lay + ">\n";
-    r += "  %" + name + "v = load %" + name + "p : " + t + "x" + elem + ", " + lay + ">\n";
-    return r;
-  };
-  std::string s = "func @dot(%a: ptr<" + in + "> {divisibility = 16}, %b: ptr<" + in +
-                  "> {divisibility = 16}, %c: ptr<f32> {divisibility = 16}) attributes {num_warps = 4, smem_bytes = " +
-                  std::to_string(need) + "} {\n";
-  s += load("x", "a", in, M, K, L) + load("y", "b", in, K, N, L) + load("z", "c", "f32", M, N, accLayout);
-  s += "  %d = dot %xv, %yv, %zv {input_precision = \"ieee\", smem_bytes = " + std::to_string(need) +
-       ", smem_offset = 0} : tile<" + std::to_string(M) + "x" + std::to_string(N) + "xf32, " + accLayout + ">\n";
-  s += "  store %zp, %d\n  return\n}\n";
-  std::unique_ptr<ir::Module> m = ir::parseModule(s, "lowered_dot.tir");
-  ir::verify(*m);
-  std::unique_ptr<backends::Target> target = backends::createTarget("amdgpu");
-  backends::TargetOptions opts;
-  opts.arch = "gfx942";
-  opts.numWarps = 4;
-  llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> lm = target->lowerToLLVM(*m->functions().at(0), ctx, opts);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  lm->print(os, nullptr);
-  return os.str();
-}
-
-TEST(AMDGPUMfma, LoweringUsesMfmaOnlyForFragmentAccumulators) {
-  const std::string fragment = "#blocked{order = [1, 0], spt = [4, 1], tpw = [4, 16], wpc = [1, 4]}";
-  const std::string plain = "#blocked{order = [1, 0], spt = [1, 4], tpw = [8, 8], wpc = [4, 1]}";
-  // 32x64x32, 4 warps along N: per warp 2 row blocks x 1 column block, two K steps.
-  EXPECT_EQ(countOccurrences(loweredDot("f16", 32, 64, 32, fragment),
-                             "call <4 x float> @llvm.amdgcn.mfma.f32.16x16x16f16"),
-            2 * 2);
-  EXPECT_EQ(countOccurrences(loweredDot("bf16", 32, 64, 32, fragment),
-                             "call <4 x float> @llvm.amdgcn.mfma.f32.16x16x16bf16.1k"),
-            2 * 2);
-  // Not an MFMA fragment layout, or f32 inputs: the portable FMA lowering.
-  for (const auto& [in, layout] : std::vector<std::pair<std::string, std::string>>{{"f16", plain}, {"f32", fragment}}) {
-    SCOPED_TRACE(in + " " + layout);
-    const std::string ir = loweredDot(in, 32, 64, 32, layout);
-    EXPECT_EQ(ir.find("llvm.amdgcn.mfma"), std::string::npos);
-    EXPECT_NE(ir.find("llvm.fma"), std::string::npos) << ir;
-  }
 }
 
 TEST(AMDGPUMfma, TutorialF16MatmulUsesMfma) {

@@ -4,8 +4,11 @@
 //  - the record writer's IR, JIT-compiled for the host and run on a host buffer, lays out records exactly as the
 //    format records in the module's metadata describe them (decoded here the way the runtime decodes them),
 //    reserves space with the buffer's used-bytes counter and drops records that do not fit;
-//  - kernels with debug_print / device_assert compile for gfx90a and gfx942, their code objects list the
-//    formats (amdhsa.printf) and a hidden_printf_buffer argument, and device_assert traps (s_trap 2).
+//  - format records escape their separator and control characters; printfArgumentBytes rejects the types printf
+//    cannot take.
+// That kernels with debug_print / device_assert compile for gfx90a and gfx942, with the formats in their code
+// objects (amdhsa.printf), a hidden_printf_buffer argument and device_assert trapping (s_trap 2), is checked by
+// tests/lit/amdgpu/printing.tir.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -15,7 +18,6 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/TargetSelect.h>
 
-#include "AMDGPUTestUtil.h"
 #include "backends/amdgpu/PrintfBuffer.h"
 #include "ir/Error.h"
 
@@ -208,63 +210,6 @@ TEST(AMDGPUPrintfRecordsOnHost, ANullBufferIsIgnored) {
   HostPrinter p = jitPrinter();
   p.print2(nullptr, 1, 2, 3.0);  // must not crash
   SUCCEED();
-}
-
-// A 256-element f32 kernel with `body` inserted after the load of %v0 (store of %v0 at the end).
-std::string kernelWith(const std::string& body) {
-  return "func @k(%in: ptr<f32> {divisibility = 16}, %out: ptr<f32> {divisibility = 16}) {\n"
-         "  %offs = arange {end = 256, start = 0} : tile<256xi32>\n"
-         "  %ib = splat %in : tile<256xptr<f32>>\n"
-         "  %p = addptr %ib, %offs : tile<256xptr<f32>>\n"
-         "  %v0 = load %p : tile<256xf32>\n" +
-         body +
-         "  %ob = splat %out : tile<256xptr<f32>>\n"
-         "  %op = addptr %ob, %offs : tile<256xptr<f32>>\n"
-         "  store %op, %v0\n  return\n}\n";
-}
-
-TEST(AMDGPUPrintfNoHardware, DebugPrintListsItsFormatsAndAPrintfBuffer) {
-  for (const char* arch : kAmdArchs) {
-    SCOPED_TRACE(arch);
-    jit::CompiledKernel k = compileTextForAmdgpu(kernelWith("  debug_print %v0 {prefix = \"v:\"}\n"), arch);
-    // Each thread owns 256 / 256 = 1 element: one print site, one format.
-    EXPECT_NE(k.llvmIR.find("!llvm.printf.fmts"), std::string::npos) << k.llvmIR;
-    EXPECT_NE(k.llvmIR.find("!{!\"1:5:4:4:4:4:8:pid (%d, %d, %d) idx (%d) v\\\\72\\\\72 %f\\\\n\"}"), std::string::npos)
-        << k.llvmIR;
-    EXPECT_NE(k.llvmIR.find("llvm.amdgcn.implicitarg.ptr"), std::string::npos);
-    EXPECT_NE(k.llvmIR.find("cmpxchg"), std::string::npos);
-    if (!haveLlvmTools()) GTEST_SKIP() << "llvm-readelf-19 not installed";
-    expectGoodCodeObject(k, arch);
-    CodeObjectNotes n = readNotes(k.binary);
-    EXPECT_NE(n.text.find("hidden_printf_buffer"), std::string::npos) << n.text;
-    EXPECT_NE(n.text.find("amdhsa.printf"), std::string::npos) << n.text;
-    EXPECT_NE(n.text.find("1:5:4:4:4:4:8:pid (%d, %d, %d) idx (%d) v"), std::string::npos) << n.text;
-    EXPECT_EQ(disassemble(k.binary).find("s_swappc"), std::string::npos) << "a call in the printing kernel";
-  }
-}
-
-TEST(AMDGPUPrintfNoHardware, DeviceAssertRecordsItsMessageAndTraps) {
-  const std::string body =
-      "  %ok = cmp %v0, %v0 {pred = \"eq\"} : tile<256xi1>\n  device_assert %ok {msg = \"x is NaN: 100%\"}\n";
-  for (const char* arch : kAmdArchs) {
-    SCOPED_TRACE(arch);
-    jit::CompiledKernel k = compileTextForAmdgpu(kernelWith(body), arch);
-    EXPECT_NE(k.llvmIR.find("block [%u,%u,%u], thread [%u]\\\\72 Assertion `x is NaN\\\\72 100%%` failed.\\\\n"),
-              std::string::npos)
-        << k.llvmIR;
-    EXPECT_NE(k.llvmIR.find("llvm.trap"), std::string::npos);
-    if (!haveLlvmTools()) GTEST_SKIP() << "llvm-objdump-19 not installed";
-    expectGoodCodeObject(k, arch);
-    EXPECT_NE(readNotes(k.binary).text.find("hidden_printf_buffer"), std::string::npos);
-    EXPECT_NE(disassemble(k.binary).find("s_trap 2"), std::string::npos);
-  }
-}
-
-TEST(AMDGPUPrintfNoHardware, KernelsWithoutPrintingDeclareNoPrintfBuffer) {
-  jit::CompiledKernel k = compileTextForAmdgpu(kernelWith(""), "gfx942");
-  EXPECT_EQ(k.llvmIR.find("llvm.printf.fmts"), std::string::npos);
-  if (!haveLlvmTools()) GTEST_SKIP() << "llvm-readelf-19 not installed";
-  EXPECT_EQ(readNotes(k.binary).text.find("hidden_printf_buffer"), std::string::npos);
 }
 
 }  // namespace

@@ -2,9 +2,10 @@
 //  * the index arithmetic (MmaFragments.h) against the PTX ISA's fragment tables and ldmatrix semantics, which
 //    this file encodes independently, through a simulation of a whole dot (staging, ldmatrix, mma, accumulator
 //    registers) compared with A·B + C;
-//  * the emitted PTX: ptxas accepts it for sm_80 and sm_90a, mma/ldmatrix appear exactly for f16/bf16 dots with
-//    a fitting accumulator layout, no spills;
-//  * the tutorial matmul through the layout pipeline with the NVPTX layout policy reaches mma.sync.
+//  * the layout policy: fragment layouts exactly for f16/bf16 dots;
+//  * the tutorial matmul through the layout pipeline with the NVPTX layout policy reaches mma.sync, and ptxas
+//    accepts it for sm_80 and sm_90a without spills.
+// The emitted PTX of fixed dots (mma/ldmatrix counts, the FMA fallbacks) is checked by tests/lit/nvptx/mma-*.tir.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -240,83 +241,7 @@ TEST(MmaFragments, SimulatedDotMatchesReference) {
     simulateDot(M, N, K, warps, seed++);
 }
 
-// ---- emitted PTX
-
-std::string dotKernel(const std::string& in, int64_t M, int64_t N, int64_t K, const std::string& accLayout) {
-  const std::string L = "#blocked{order = [1, 0], spt = [1, 4], tpw = [4, 8], wpc = [4, 1]}";
-  const std::string inBytes = in == "f32" ? "4" : in == "i8" ? "1" : "2";
-  const std::string acc = in == "i8" ? "i32" : "f32";
-  const int64_t b = std::stoi(inBytes);
-  const int64_t need = (M * K * b + 15) / 16 * 16 + (K * N * b + 15) / 16 * 16;
-  std::string s = "func @dot(%a: ptr<" + in + "> {divisibility = 16}, %b: ptr<" + in + "> {divisibility = 16}, %c: ptr<" +
-                  acc + "> {divisibility = 16}) attributes {num_warps = 4, smem_bytes = " + std::to_string(need) + "} {\n";
-  auto load = [&](const std::string& name, const std::string& ptr, const std::string& elem, int64_t rows, int64_t cols,
-                  const std::string& lay) {
-    const std::string R = std::to_string(rows), Cs = std::to_string(cols), t = "tile<" + R + "x" + Cs;
-    std::string r;
-    r += "  %" + name + "i = arange {end = " + R + ", start = 0} : tile<" + R + "xi32, #slice{dim = 1, parent = " + lay + "}>\n";
-    r += "  %" + name + "j = arange {end = " + Cs + ", start = 0} : tile<" + Cs + "xi32, #slice{dim = 0, parent = " + lay + "}>\n";
-    r += "  %" + name + "i2 = expand_dims %" + name + "i {axis = 1} : tile<" + R + "x1xi32, " + lay + ">\n";
-    r += "  %" + name + "j2 = expand_dims %" + name + "j {axis = 0} : tile<1x" + Cs + "xi32, " + lay + ">\n";
-    r += "  %" + name + "k = constant {value = " + Cs + "} : tile<" + R + "x1xi32, " + lay + ">\n";
-    r += "  %" + name + "ik = mul %" + name + "i2, %" + name + "k : tile<" + R + "x1xi32, " + lay + ">\n";
-    r += "  %" + name + "ib = broadcast %" + name + "ik : " + t + "xi32, " + lay + ">\n";
-    r += "  %" + name + "jb = broadcast %" + name + "j2 : " + t + "xi32, " + lay + ">\n";
-    r += "  %" + name + "o = add %" + name + "ib, %" + name + "jb : " + t + "xi32, " + lay + ">\n";
-    r += "  %" + name + "s = splat %" + ptr + " : " + t + "xptr<" + elem + ">, " + lay + ">\n";
-    r += "  %" + name + "p = addptr %" + name + "s, %" + name + "o : " + t + "xptr<" + elem + ">, " + lay + ">\n";
-    r += "  %" + name + "v = load %" + name + "p : " + t + "x" + elem + ", " + lay + ">\n";
-    return r;
-  };
-  s += load("x", "a", in, M, K, L) + load("y", "b", in, K, N, L) + load("z", "c", acc, M, N, accLayout);
-  s += "  %d = dot %xv, %yv, %zv {input_precision = \"ieee\", smem_bytes = " + std::to_string(need) +
-       ", smem_offset = 0} : tile<" + std::to_string(M) + "x" + std::to_string(N) + "x" + acc + ", " + accLayout + ">\n";
-  s += "  store %zp, %d\n  return\n}\n";
-  return s;
-}
-
 const std::string kMmaLayoutText = "#blocked{order = [1, 0], spt = [1, 2], tpw = [8, 4], wpc = [1, 4]}";
-
-TEST(NVPTXMma, F16AndBf16DotsUseMmaAndLdmatrixWithoutSpills) {
-  if (!havePtxas()) GTEST_SKIP() << "ptxas not found at " << kPtxas;
-  for (const char* in : {"f16", "bf16"}) {
-    SCOPED_TRACE(in);
-    // A 64x64x32 tile at 4 warps: each warp 4 x 2 blocks of 16x8, two K steps.
-    Compiled c = compileAndAssemble(dotKernel(in, 64, 64, 32, kMmaLayoutText), /*clean=*/true);
-    const std::string mma = std::string("mma.sync.aligned.m16n8k16.row.col.f32.") + in + "." + in + ".f32";
-    EXPECT_EQ(countOccurrences(c.ptx, mma), 4 * 2 * 2) << c.ptx;
-    EXPECT_EQ(countOccurrences(c.ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), 4 * 2) << c.ptx;
-    EXPECT_EQ(countOccurrences(c.ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), 2) << c.ptx;
-    EXPECT_EQ(countOccurrences(c.ptx, "fma.rn.f32"), 0) << "no FMA fallback expected";
-    EXPECT_EQ(countOccurrences(c.ptx, "bar.sync"), 1) << c.ptx;
-  }
-}
-
-TEST(NVPTXMma, OddKStepsUseX2TransForB) {
-  if (!havePtxas()) GTEST_SKIP() << "ptxas not found at " << kPtxas;
-  Compiled c = compileAndAssemble(dotKernel("f16", 32, 32, 16, kMmaLayoutText), /*clean=*/true);
-  // 32x32: per warp 2 row blocks x 1 column block; one K step, so B is loaded with x2.trans.
-  EXPECT_EQ(countOccurrences(c.ptx, "mma.sync.aligned.m16n8k16"), 2) << c.ptx;
-  EXPECT_EQ(countOccurrences(c.ptx, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16"), 1) << c.ptx;
-  EXPECT_EQ(countOccurrences(c.ptx, "ldmatrix.sync.aligned.m8n8.x4.trans"), 0) << c.ptx;
-}
-
-TEST(NVPTXMma, OtherDtypesAndLayoutsFallBackToFma) {
-  if (!havePtxas()) GTEST_SKIP() << "ptxas not found at " << kPtxas;
-  // f32 and i8 inputs: no mma even with the fragment-shaped accumulator.
-  for (const char* in : {"f32", "i8"}) {
-    SCOPED_TRACE(in);
-    Compiled c = compileAndAssemble(dotKernel(in, 32, 32, 16, kMmaLayoutText), /*clean=*/false);
-    EXPECT_EQ(c.ptx.find("mma.sync"), std::string::npos);
-    EXPECT_EQ(c.ptx.find("ldmatrix"), std::string::npos);
-    EXPECT_NE(c.ptx.find(std::string(in) == "i8" ? "mad.lo.s32" : "fma.rn.f32"), std::string::npos);
-  }
-  // f16 with an accumulator layout that is not made of mma fragments: the FMA path, still correct.
-  Compiled c = compileAndAssemble(
-      dotKernel("f16", 32, 32, 16, "#blocked{order = [1, 0], spt = [1, 4], tpw = [4, 8], wpc = [4, 1]}"), false);
-  EXPECT_EQ(c.ptx.find("mma.sync"), std::string::npos);
-  EXPECT_NE(c.ptx.find("fma.rn.f32"), std::string::npos);
-}
 
 // ---- the layout policy and the tutorial matmul
 
@@ -324,7 +249,8 @@ TEST(NVPTXMma, PolicyChoosesFragmentLayoutOnlyForMmaDots) {
   transforms::PassOptions options;
   options.numWarps = 4;
   auto dotOf = [](const std::string& in, int64_t M, int64_t N, int64_t K) {
-    std::string text = dotKernel(in, M, N, K, kMmaLayoutText);
+    const std::string operands = "#blocked{order = [1, 0], spt = [1, 4], tpw = [4, 8], wpc = [4, 1]}";
+    std::string text = dotKernel({in, in == "i8" ? "i32" : "f32", M, N, K, "ieee", operands, kMmaLayoutText});
     return ir::parseModule(text, "policy.tir");
   };
   NVPTXLayoutPolicy policy(options);

@@ -1,0 +1,134 @@
+// The contract between host code rewritten from a GPU kernel (jit/sim/HostModule.cpp) and the emulator runtime
+// (jit/sim/runtime/). The rewriting step replaces each GPU operation of the optimized LLVM module, and each
+// load, store and atomic, by a call of one of these functions; ORC resolves them to the runtime. docs/Sim.md
+// describes the model.
+//
+// The runtime knows which thread is calling (the current fiber), so no call passes a thread id. Calls that touch
+// memory or synchronize pass a *site*: an index into the kernel's site table, which says which instruction it is
+// (kind, address space, width), which tile-IR op produced it and the kernel author's file:line, so that findings
+// and counters can name them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessera::sim {
+
+// ---- sites
+
+enum class SiteKind : uint8_t {
+  Load, Store, AtomicRMW, AtomicCAS, MemSet, MemCopy,  // memory accesses
+  Barrier, WarpSync, Shuffle, Vote, Bpermute,         // synchronization and exchanges
+  LdMatrix, Mma, Mfma,                                 // warp-level matrix operations
+  CpAsync, CpAsyncCommit, CpAsyncWait,                 // asynchronous copies (sm_80+)
+  Print, Assert, Trap,                                 // debugging
+};
+
+// Address spaces, numbered as in the GPU module (NVPTX and AMDGPU agree on these four).
+enum class AddressSpace : uint8_t { Generic = 0, Global = 1, Shared = 3, Constant = 4 };
+
+struct Site {
+  SiteKind kind = SiteKind::Load;
+  AddressSpace space = AddressSpace::Generic;  // memory sites only
+  uint32_t bytes = 0;                          // access width (memory sites; per lane)
+  uint32_t align = 0;                          // alignment the instruction promises, in bytes
+  std::string op;                              // the tile-IR op that produced it ("load", "dot", ...), or ""
+  std::string file;                            // the kernel author's source location of that op, or ""
+  uint32_t line = 0, column = 0;
+  std::string instruction;                     // the GPU module's instruction, printed (for reports)
+};
+using SiteTable = std::vector<Site>;
+
+// ---- operation codes passed through the ABI
+
+enum AtomicOp : uint32_t {
+  kAtomicXchg, kAtomicAdd, kAtomicSub, kAtomicAnd, kAtomicOr, kAtomicXor, kAtomicMax, kAtomicMin,
+  kAtomicUMax, kAtomicUMin, kAtomicFAdd, kAtomicFMax, kAtomicFMin,
+};
+enum ShuffleMode : uint32_t { kShuffleIdx, kShuffleUp, kShuffleDown, kShuffleBfly };  // PTX shfl.sync modes
+enum VoteMode : uint32_t { kVoteAll, kVoteAny, kVoteUni, kVoteBallot };               // PTX vote.sync modes
+
+// Warp-level matrix multiply-accumulates (D = A * B + C). Names: shape, then A/B type, then C/D type. Operands
+// travel as the instruction's 32-bit registers per lane, in the order the PTX / AMD ISA lists them (packed
+// 16-bit and 8-bit elements in a register, low half first; f32 and s32 as their bits).
+enum MmaKind : uint32_t {
+  // NVIDIA mma.sync.aligned.*.row.col (sm_80+)
+  kMmaM16N8K16_F16_F32, kMmaM16N8K16_BF16_F32, kMmaM16N8K16_F16_F16,
+  kMmaM16N8K8_F16_F32, kMmaM16N8K8_BF16_F32,
+  kMmaM16N8K8_TF32_F32, kMmaM16N8K4_TF32_F32,
+  kMmaM16N8K32_S8_S32, kMmaM16N8K32_U8_S32, kMmaM16N8K16_S8_S32,
+  kMmaM16N8K32_E4M3_F32, kMmaM16N8K32_E5M2_F32,  // sm_89+
+  // AMD MFMA (wave64): v_mfma_<D>_<M>x<N>x<K><A/B>
+  kMfmaF32_16x16x16F16, kMfmaF32_16x16x16BF16, kMfmaF32_32x32x8F16, kMfmaF32_32x32x8BF16,
+  kMfmaI32_16x16x32I8,  // gfx942
+  kMfmaI32_16x16x16I8,  // gfx90a
+};
+
+}  // namespace tessera::sim
+
+extern "C" {
+
+// ---- identity of the calling thread (axis 0..2)
+uint32_t __tsim_thread_id(uint32_t axis);             // tid / workitem id
+uint32_t __tsim_threads_per_program(uint32_t axis);   // ntid / workgroup size
+uint32_t __tsim_program_id(uint32_t axis);            // ctaid / workgroup id
+uint32_t __tsim_num_programs(uint32_t axis);          // nctaid / number of workgroups
+uint32_t __tsim_lane_id(void);
+uint32_t __tsim_warp_id(void);
+
+// ---- memory. Every access of the kernel, one call per instruction (a vector access is one call). Addresses are
+// host addresses: global memory is host memory, shared memory is the program's buffer at __tsim_shared_base().
+void* __tsim_shared_base(void);
+void __tsim_load(void* dst, uint64_t address, uint32_t bytes, uint32_t site);
+void __tsim_store(uint64_t address, const void* src, uint32_t bytes, uint32_t site);
+// Read-modify-write on `bytes` (1..8) at `address`; `value` and the result (the old value) are raw bits, zero
+// extended. Float ops reinterpret the bits (f16, f32, f64).
+uint64_t __tsim_atomic_rmw(uint32_t op, uint64_t address, uint64_t value, uint32_t bytes, uint32_t site);
+uint64_t __tsim_atomic_cas(uint64_t address, uint64_t expected, uint64_t desired, uint32_t bytes, uint32_t site);
+void __tsim_memset(uint64_t address, uint32_t value, uint64_t bytes, uint32_t site);  // the low byte of value
+// memcpy and memmove: the ranges may overlap; both pointers are classified as generic ones (the site's address
+// space describes one pointer only).
+void __tsim_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t site);
+
+// ---- synchronization and warp exchanges. Each needs every thread it names to arrive (the whole program for
+// barriers, the mask's lanes for warp operations); what never arrives is reported.
+void __tsim_barrier(uint32_t site);                  // bar.sync 0 / barrier0 / s_barrier
+void __tsim_warp_sync(uint32_t mask, uint32_t site); // bar.warp.sync
+// shfl.sync (32-lane warps): returns the value read; *valid (may be null) is the PTX predicate (source lane in
+// range). Reading a lane outside the mask is reported and reads 0.
+uint32_t __tsim_shuffle(uint32_t mode, uint32_t mask, uint32_t value, uint32_t laneOrDelta, uint32_t clampSegment,
+                        uint32_t* valid, uint32_t site);
+uint32_t __tsim_vote(uint32_t mode, uint32_t mask, uint32_t predicate, uint32_t site);
+// AMD ds_bpermute_b32: lane (byteAddress / 4) mod wave size. AMD has no member mask: the lanes of the wave that
+// have not exited take part.
+uint32_t __tsim_bpermute(uint32_t byteAddress, uint32_t value, uint32_t site);
+
+// ---- warp-level matrix operations (.aligned: every lane of the warp must arrive)
+// ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16: `address` is this lane's row address (host address in
+// the shared buffer); `out` receives `matrices` registers.
+void __tsim_ldmatrix(uint32_t matrices, uint32_t transpose, uint64_t address, uint32_t* out, uint32_t site);
+// mma.sync / MFMA of `kind` (MmaKind); register counts per lane follow from the kind.
+void __tsim_mma(uint32_t kind, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* d, uint32_t site);
+
+// ---- asynchronous copies (cp.async): `bytes` (4, 8, 16) from global to shared, of which the first `srcBytes`
+// are read and the rest zero-filled; data lands when this thread waits for its group.
+void __tsim_cp_async(uint64_t sharedAddress, uint64_t globalAddress, uint32_t bytes, uint32_t srcBytes,
+                     uint32_t site);
+void __tsim_cp_async_commit(uint32_t site);
+// cp.async.wait_group N: lands every committed group but the N most recent. Copies not committed yet are not
+// waited for, so cp.async.wait_all is __tsim_cp_async_commit then __tsim_cp_async_wait(0).
+void __tsim_cp_async_wait(uint32_t pendingGroups, uint32_t site);
+
+// ---- debugging
+// CUDA vprintf: `args` holds the arguments at their natural alignment (null without arguments); returns the
+// number of arguments read.
+int32_t __tsim_vprintf(const char* format, const void* args, uint32_t site);
+void __tsim_assert_fail(const char* message, const char* file, uint32_t line, const char* function, uint32_t site);
+void __tsim_trap(uint32_t site);
+
+// ---- AMDGPU: the HSA dispatch packet and implicit kernel arguments (the printf buffer pointer at byte 24)
+const void* __tsim_dispatch_ptr(void);
+const void* __tsim_implicitarg_ptr(void);
+
+}  // extern "C"

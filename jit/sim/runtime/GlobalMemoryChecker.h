@@ -1,0 +1,40 @@
+// Where global memory may be touched: the allocations passed to the launch, plus the runtime's own blocks (the
+// AMD dispatch packet, implicit arguments and printf buffer), which are valid but not the kernel's data and so
+// not counted. An access must lie inside one region and be aligned for its width.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace tessera::sim {
+
+struct MemoryRange {
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+};
+
+enum class RegionKind : uint8_t { None, Allocation, RuntimeBlock };
+
+class GlobalMemoryChecker {
+ public:
+  GlobalMemoryChecker(const std::vector<MemoryRange>& allocations, const std::vector<MemoryRange>& runtimeBlocks);
+  // The region holding all of [address, address + bytes), or None.
+  RegionKind find(uint64_t address, uint64_t bytes) const;
+
+  // True when `address` is not a multiple of the access width (for power-of-two widths up to 16) or of the
+  // alignment the instruction promised.
+  static bool misaligned(uint64_t address, uint64_t bytes, uint32_t promisedAlign) {
+    bool naturalWidth = bytes <= 16 && (bytes & (bytes - 1)) == 0;
+    if (naturalWidth && bytes > 1 && (address & (bytes - 1))) return true;
+    return promisedAlign > 1 && address % promisedAlign != 0;
+  }
+
+ private:
+  struct Region {
+    uint64_t begin, end;
+    RegionKind kind;
+  };
+  std::vector<Region> regions_;  // sorted by begin, disjoint
+};
+
+}  // namespace tessera::sim

@@ -1,0 +1,213 @@
+#include "jit/sim/runtime/ProgramRunner.h"
+
+#include <exception>
+#include <string>
+
+namespace tessera::sim {
+
+namespace detail {
+constinit thread_local SimThread* tCurrentThread = nullptr;
+}
+
+const char* collectiveName(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::WarpSync: return "warp sync";
+    case CollectiveKind::Shuffle: return "shuffle";
+    case CollectiveKind::Vote: return "vote";
+    case CollectiveKind::Bpermute: return "ds_bpermute";
+    case CollectiveKind::LdMatrix: return "ldmatrix";
+    case CollectiveKind::Mma: return "mma";
+  }
+  return "collective";
+}
+
+ProgramRunner::ProgramRunner(uint32_t warpSize, uint32_t numWarps, size_t stackBytes, Worker* worker)
+    : warpSize_(warpSize),
+      numWarps_(numWarps),
+      fullWarpMask_(warpSize >= 64 ? ~uint64_t{0} : (uint64_t{1} << warpSize) - 1),
+      threads_(size_t{warpSize} * numWarps),
+      ready_(threads_.size()),
+      liveLanes_(numWarps),
+      pending_(numWarps) {
+  fibers_.reserve(threads_.size());
+  starts_.reserve(threads_.size());
+  barrierWaiters_.reserve(threads_.size());
+  for (uint32_t i = 0; i < threads_.size(); ++i) {
+    SimThread& t = threads_[i];
+    t.index = i;
+    t.warp = i / warpSize;
+    t.lane = i % warpSize;
+    t.worker = worker;
+    fibers_.push_back(std::make_unique<Fiber>(stackBytes));
+    starts_.push_back({this, i});
+  }
+}
+
+void ProgramRunner::run(Body body, void* context, Events& events) {
+  body_ = body;
+  bodyContext_ = context;
+  events_ = &events;
+  ended_ = false;
+  live_ = numThreads();
+  barrierArrived_ = 0;
+  barrierWaiters_.clear();
+  readyHead_ = readyCount_ = 0;
+  for (uint32_t w = 0; w < numWarps_; ++w) {
+    liveLanes_[w] = fullWarpMask_;
+    pending_[w].clear();
+  }
+  for (SimThread& t : threads_) {
+    t.state = ThreadState::Ready;
+    t.warpSyncGeneration = 0;
+    t.arrival = {};
+    fibers_[t.index]->arm(&ProgramRunner::fiberMain, &starts_[t.index]);
+    makeReady(t.index);
+  }
+  while (!ended_ && readyCount_ > 0) {
+    uint32_t next = ready_[readyHead_];
+    readyHead_ = (readyHead_ + 1) % ready_.size();
+    --readyCount_;
+    threads_[next].state = ThreadState::Running;
+    setCurrentThread(&threads_[next]);
+    fibers_[next]->resumeFrom(host_);
+  }
+  setCurrentThread(nullptr);
+  if (!ended_ && live_ > 0) {
+    events.deadlock();
+    ended_ = true;
+  }
+  events_ = nullptr;
+}
+
+void ProgramRunner::fiberMain(void* start) {
+  auto* s = static_cast<FiberStart*>(start);
+  s->runner->threadMain(s->runner->threads_[s->index]);
+}
+
+void ProgramRunner::threadMain(SimThread& t) {
+  // Nothing may unwind past this frame (there is no caller to unwind into): a failure becomes an event. The
+  // message is copied out so that the program ends outside the handler.
+  std::string failure;
+  bool failed = false;
+  try {
+    body_(bodyContext_);
+  } catch (const std::exception& e) {
+    failure = e.what();
+    failed = true;
+  } catch (...) {
+    failure = "an exception that is not a std::exception";
+    failed = true;
+  }
+  if (failed) {
+    events_->threadFailed(t, failure.c_str());
+    failure.clear();
+    failure.shrink_to_fit();
+    endProgram(t);
+  }
+  exitThread(t);
+}
+
+void ProgramRunner::exitThread(SimThread& t) {
+  t.state = ThreadState::Exited;
+  --live_;
+  liveLanes_[t.warp] &= ~(uint64_t{1} << t.lane);
+  // The threads still waiting at a barrier may be all that is left.
+  if (barrierArrived_ > 0 && barrierArrived_ == live_) releaseBarrier(t);
+  switchAway(t);
+  __builtin_unreachable();  // an exited thread is never resumed
+}
+
+void ProgramRunner::endProgram(SimThread& t) {
+  ended_ = true;
+  setCurrentThread(nullptr);
+  fibers_[t.index]->suspendTo(host_);
+  __builtin_unreachable();  // the host context never resumes a fiber of an ended program
+}
+
+void ProgramRunner::makeReady(uint32_t index) {
+  ready_[(readyHead_ + readyCount_) % ready_.size()] = index;
+  ++readyCount_;
+  threads_[index].state = ThreadState::Ready;
+}
+
+void ProgramRunner::switchAway(SimThread& t) {
+  if (readyCount_ == 0) {
+    setCurrentThread(nullptr);
+    fibers_[t.index]->suspendTo(host_);
+    return;
+  }
+  uint32_t next = ready_[readyHead_];
+  readyHead_ = (readyHead_ + 1) % ready_.size();
+  --readyCount_;
+  SimThread& n = threads_[next];
+  n.state = ThreadState::Running;
+  if (next == t.index) return;
+  setCurrentThread(&n);
+  fibers_[t.index]->suspendTo(*fibers_[next]);
+}
+
+void ProgramRunner::yield(SimThread& t) {
+  if (readyCount_ == 0) return;
+  makeReady(t.index);
+  switchAway(t);
+}
+
+void ProgramRunner::barrier(SimThread& t, uint32_t site) {
+  t.state = ThreadState::AtBarrier;
+  t.waitSite = site;
+  if (barrierArrived_ == 0) {
+    barrierSite_ = site;
+    barrierMixedSites_ = false;
+  } else if (site != barrierSite_) {
+    barrierMixedSites_ = true;
+  }
+  barrierWaiters_.push_back(t.index);
+  if (++barrierArrived_ == live_) {
+    releaseBarrier(t);
+    return;
+  }
+  switchAway(t);
+}
+
+void ProgramRunner::releaseBarrier(const SimThread& releaser) {
+  events_->barrierReleased(barrierSite_, live_ < numThreads(), barrierMixedSites_);
+  for (uint32_t index : barrierWaiters_) {
+    if (index == releaser.index) threads_[index].state = ThreadState::Running;
+    else makeReady(index);
+  }
+  barrierWaiters_.clear();
+  barrierArrived_ = 0;
+}
+
+void ProgramRunner::collective(SimThread& t, CollectiveKind kind, uint64_t mask, uint32_t site) {
+  const uint64_t lane = uint64_t{1} << t.lane;
+  std::vector<PendingCollective>& pending = pending_[t.warp];
+  PendingCollective* joined = nullptr;
+  for (PendingCollective& p : pending) {
+    if (!(p.mask & mask)) continue;  // a collective of other lanes of this warp
+    if (p.kind != kind || p.mask != mask || p.site != site) {
+      PendingCollective other = p;
+      events_->collectiveMismatch(t, kind, mask, site, other);
+      endProgram(t);
+    }
+    joined = &p;
+    break;
+  }
+  if (!joined) joined = &pending.emplace_back(PendingCollective{kind, site, mask, 0});
+  joined->arrived |= lane;
+  t.state = ThreadState::AtCollective;
+  t.waitSite = site;
+  if (joined->arrived != mask) {
+    switchAway(t);
+    return;  // resumed: the last lane to arrive resolved it
+  }
+  PendingCollective done = *joined;
+  pending.erase(pending.begin() + (joined - pending.data()));
+  events_->resolveCollective(t.warp, done);
+  t.state = ThreadState::Running;
+  uint32_t first = t.warp * warpSize_;
+  for (uint32_t l = 0; l < warpSize_; ++l)
+    if ((done.mask >> l & 1) && l != t.lane) makeReady(first + l);
+}
+
+}  // namespace tessera::sim

@@ -1,0 +1,120 @@
+// Runs one program (CTA / workgroup) of the emulator: one fiber per GPU thread, scheduled round-robin; a thread
+// runs until it blocks at a barrier or a warp collective, or exits. The runner releases barriers (every live
+// thread arrived), completes collectives (every lane of the mask arrived at the same kind, mask and site), and
+// notices when nothing can run while threads still wait: a deadlock, which on a GPU would hang. What these events
+// mean (counters, checks, collective results, findings) is the Events' business.
+//
+// Fibers switch directly to the next ready fiber; the host thread's own context is resumed only when nothing is
+// ready or the program ends. A fiber never resumes after its thread exited or its program ended.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "jit/sim/runtime/Fiber.h"
+#include "jit/sim/runtime/SimThread.h"
+
+namespace tessera::sim {
+
+enum class CollectiveKind : uint8_t { WarpSync, Shuffle, Vote, Bpermute, LdMatrix, Mma };
+const char* collectiveName(CollectiveKind kind);
+
+// A collective some lanes of a warp have arrived at.
+struct PendingCollective {
+  CollectiveKind kind = CollectiveKind::WarpSync;
+  uint32_t site = 0;
+  uint64_t mask = 0;     // the lanes it needs
+  uint64_t arrived = 0;  // the lanes there so far
+};
+
+class ProgramRunner {
+ public:
+  class Events {
+   public:
+    // The barrier every live thread reached (the first arrival's site); `threadsExited`: some threads of the
+    // program had exited before it; `mixedSites`: threads arrived from different barrier sites.
+    virtual void barrierReleased(uint32_t site, bool threadsExited, bool mixedSites) = 0;
+    // Every lane of `collective` arrived: compute each lane's results (their arrivals).
+    virtual void resolveCollective(uint32_t warp, const PendingCollective& collective) = 0;
+    // `thread` arrived at (kind, mask, site) while lanes it shares with `other` wait there. The program ends.
+    virtual void collectiveMismatch(const SimThread& thread, CollectiveKind kind, uint64_t mask, uint32_t site,
+                                    const PendingCollective& other) = 0;
+    // Nothing can run and threads still wait (read threads() and pendingCollectives()). The program ends.
+    virtual void deadlock() = 0;
+    // The kernel body threw on `thread` (only C++ test kernels can). The program ends.
+    virtual void threadFailed(const SimThread& thread, const char* what) = 0;
+
+   protected:
+    ~Events() = default;
+  };
+  using Body = void (*)(void* context);
+
+  // Threads are given `worker` (for the ABI functions to find their program's state).
+  ProgramRunner(uint32_t warpSize, uint32_t numWarps, size_t stackBytes, Worker* worker);
+
+  uint32_t warpSize() const { return warpSize_; }
+  uint32_t numWarps() const { return numWarps_; }
+  uint32_t numThreads() const { return static_cast<uint32_t>(threads_.size()); }
+  const std::vector<SimThread>& threads() const { return threads_; }
+  // The threads of `warp`, lane by lane (collective results are written into their arrivals).
+  SimThread* warpThreads(uint32_t warp) { return &threads_[size_t{warp} * warpSize_]; }
+  const std::vector<PendingCollective>& pendingCollectives(uint32_t warp) const { return pending_[warp]; }
+  uint64_t liveLanes(uint32_t warp) const { return liveLanes_[warp]; }
+  uint64_t fullWarpMask() const { return fullWarpMask_; }
+  const FiberStack& stackOf(const SimThread& t) const { return fibers_[t.index]->stack(); }
+  bool ended() const { return ended_; }
+
+  // Runs one program: each thread calls body(context) on its fiber. Returns when every thread exited or the
+  // program ended (endProgram, a mismatch, a deadlock, a failed thread).
+  void run(Body body, void* context, Events& events);
+
+  // Called by the running thread `t` (currentThreadOrNull()):
+  void barrier(SimThread& t, uint32_t site);
+  // `t.arrival` holds its operands; on return it holds its results. `mask` must include t's lane.
+  void collective(SimThread& t, CollectiveKind kind, uint64_t mask, uint32_t site);
+  // Lets the other ready threads run first.
+  void yield(SimThread& t);
+  // Ends the program now (after a fatal finding): no thread of it runs again.
+  [[noreturn]] void endProgram(SimThread& t);
+
+ private:
+  struct FiberStart {
+    ProgramRunner* runner;
+    uint32_t index;
+  };
+  static void fiberMain(void* start);
+  void threadMain(SimThread& t);
+  [[noreturn]] void exitThread(SimThread& t);
+  void releaseBarrier(const SimThread& releaser);
+  // Suspends `t` and runs the next ready thread (or, with none, the host context).
+  void switchAway(SimThread& t);
+  void makeReady(uint32_t index);
+
+  uint32_t warpSize_;
+  uint32_t numWarps_;
+  uint64_t fullWarpMask_;
+  std::vector<SimThread> threads_;
+  std::vector<std::unique_ptr<Fiber>> fibers_;
+  std::vector<FiberStart> starts_;
+  Fiber::Context host_;
+
+  // Ready queue: a ring of thread indices (each thread is in it at most once).
+  std::vector<uint32_t> ready_;
+  uint32_t readyHead_ = 0, readyCount_ = 0;
+
+  uint32_t live_ = 0;
+  std::vector<uint64_t> liveLanes_;
+  uint32_t barrierArrived_ = 0;
+  uint32_t barrierSite_ = 0;
+  bool barrierMixedSites_ = false;
+  std::vector<uint32_t> barrierWaiters_;
+  std::vector<std::vector<PendingCollective>> pending_;  // per warp; usually one full-warp collective at most
+
+  Body body_ = nullptr;
+  void* bodyContext_ = nullptr;
+  Events* events_ = nullptr;
+  bool ended_ = false;
+};
+
+}  // namespace tessera::sim

@@ -1,0 +1,144 @@
+// The `extern "C"` functions of SimABI.h: each finds the calling GPU thread and hands over to the runtime part
+// that implements it.
+#include "jit/sim/SimABI.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "jit/sim/runtime/KernelPrintf.h"
+#include "jit/sim/runtime/MemoryAccess.h"
+#include "jit/sim/runtime/WarpOperations.h"
+#include "jit/sim/runtime/Worker.h"
+
+using namespace tessera::sim;
+
+namespace {
+
+SimThread& current() {
+  SimThread* t = currentThreadOrNull();
+  if (!t) [[unlikely]] {
+    // Host code called the runtime outside an emulated program: a bug of the caller, not of a kernel.
+    std::fputs("tessera sim: a __tsim_* function was called outside an emulated program\n", stderr);
+    std::abort();
+  }
+  return *t;
+}
+
+uint32_t checkedAxis(SimThread& t, uint32_t axis, const char* what) {
+  if (axis > 2)
+    t.worker->fail(t, FindingKind::InvalidCall, std::nullopt, std::string(what) + " of axis " + std::to_string(axis));
+  return axis;
+}
+
+}  // namespace
+
+extern "C" {
+
+uint32_t __tsim_thread_id(uint32_t axis) {
+  SimThread& t = current();
+  return checkedAxis(t, axis, "thread id") == 0 ? t.index : 0;
+}
+
+uint32_t __tsim_threads_per_program(uint32_t axis) {
+  SimThread& t = current();
+  return checkedAxis(t, axis, "threads per program") == 0 ? t.worker->runner.numThreads() : 1;
+}
+
+uint32_t __tsim_program_id(uint32_t axis) {
+  SimThread& t = current();
+  return t.worker->programId[checkedAxis(t, axis, "program id")];
+}
+
+uint32_t __tsim_num_programs(uint32_t axis) {
+  SimThread& t = current();
+  return t.worker->launch.grid[checkedAxis(t, axis, "number of programs")];
+}
+
+uint32_t __tsim_lane_id(void) { return current().lane; }
+uint32_t __tsim_warp_id(void) { return current().warp; }
+
+void* __tsim_shared_base(void) { return current().worker->sharedBase(); }
+
+void __tsim_load(void* dst, uint64_t address, uint32_t bytes, uint32_t site) {
+  loadMemory(current(), dst, address, bytes, site);
+}
+
+void __tsim_store(uint64_t address, const void* src, uint32_t bytes, uint32_t site) {
+  storeMemory(current(), address, src, bytes, site);
+}
+
+uint64_t __tsim_atomic_rmw(uint32_t op, uint64_t address, uint64_t value, uint32_t bytes, uint32_t site) {
+  return atomicRmwMemory(current(), op, address, value, bytes, site);
+}
+
+uint64_t __tsim_atomic_cas(uint64_t address, uint64_t expected, uint64_t desired, uint32_t bytes, uint32_t site) {
+  return atomicCasMemory(current(), address, expected, desired, bytes, site);
+}
+
+void __tsim_memset(uint64_t address, uint32_t value, uint64_t bytes, uint32_t site) {
+  memsetMemory(current(), address, value, bytes, site);
+}
+
+void __tsim_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t site) {
+  memcpyMemory(current(), dst, src, bytes, site);
+}
+
+void __tsim_barrier(uint32_t site) { barrier(current(), site); }
+
+void __tsim_warp_sync(uint32_t mask, uint32_t site) { warpSync(current(), mask, site); }
+
+uint32_t __tsim_shuffle(uint32_t mode, uint32_t mask, uint32_t value, uint32_t laneOrDelta, uint32_t clampSegment,
+                        uint32_t* valid, uint32_t site) {
+  return shuffle(current(), mode, mask, value, laneOrDelta, clampSegment, valid, site);
+}
+
+uint32_t __tsim_vote(uint32_t mode, uint32_t mask, uint32_t predicate, uint32_t site) {
+  return vote(current(), mode, mask, predicate, site);
+}
+
+uint32_t __tsim_bpermute(uint32_t byteAddress, uint32_t value, uint32_t site) {
+  return bpermute(current(), byteAddress, value, site);
+}
+
+void __tsim_ldmatrix(uint32_t matrices, uint32_t transpose, uint64_t address, uint32_t* out, uint32_t site) {
+  ldmatrix(current(), matrices, transpose, address, out, site);
+}
+
+void __tsim_mma(uint32_t kind, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* d, uint32_t site) {
+  mma(current(), kind, a, b, c, d, site);
+}
+
+void __tsim_cp_async(uint64_t sharedAddress, uint64_t globalAddress, uint32_t bytes, uint32_t srcBytes,
+                     uint32_t site) {
+  asyncCopy(current(), sharedAddress, globalAddress, bytes, srcBytes, site);
+}
+
+void __tsim_cp_async_commit(uint32_t site) { asyncCopyCommit(current(), site); }
+
+void __tsim_cp_async_wait(uint32_t pendingGroups, uint32_t site) { asyncCopyWait(current(), pendingGroups, site); }
+
+int32_t __tsim_vprintf(const char* format, const void* args, uint32_t site) {
+  SimThread& t = current();
+  t.worker->site(t, site);
+  uint32_t consumed = 0;
+  t.worker->print(formatCudaPrintf(format, args, &consumed));
+  return static_cast<int32_t>(consumed);
+}
+
+void __tsim_assert_fail(const char* message, const char* file, uint32_t line, const char* function, uint32_t site) {
+  SimThread& t = current();
+  std::string text = std::string(message ? message : "") + " (" + (file ? file : "?") + ":" + std::to_string(line) +
+                     (function ? std::string(", in ") + function : std::string()) + ")";
+  t.worker->fail(t, FindingKind::AssertionFailed, site, text);
+}
+
+void __tsim_trap(uint32_t site) {
+  SimThread& t = current();
+  t.worker->fail(t, FindingKind::Trap, site, "the kernel trapped");
+}
+
+const void* __tsim_dispatch_ptr(void) { return current().worker->launch.amd.dispatchPacket(); }
+const void* __tsim_implicitarg_ptr(void) { return current().worker->launch.amd.implicitArguments(); }
+
+}  // extern "C"

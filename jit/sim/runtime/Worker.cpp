@@ -1,0 +1,252 @@
+#include "jit/sim/runtime/Worker.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <new>
+
+#include "jit/sim/runtime/WarpOperations.h"
+
+namespace tessera::sim {
+
+namespace {
+
+constexpr std::align_val_t kSharedAlignment{4096};
+
+// "0-3, 7, 9-10"
+std::string laneList(uint64_t lanes) {
+  std::string s;
+  for (uint32_t l = 0; l < 64;) {
+    if (!(lanes >> l & 1)) {
+      ++l;
+      continue;
+    }
+    uint32_t end = l;
+    while (end + 1 < 64 && (lanes >> (end + 1) & 1)) ++end;
+    if (!s.empty()) s += ", ";
+    s += end == l ? std::to_string(l) : std::to_string(l) + "-" + std::to_string(end);
+    l = end + 1;
+  }
+  return s;
+}
+
+std::string hexMask(uint64_t mask) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, mask);
+  return buf;
+}
+
+}  // namespace
+
+void Worker::AlignedFree::operator()(std::byte* p) const { ::operator delete[](p, kSharedAlignment); }
+
+Worker::Worker(const LaunchContext& l)
+    : launch(l),
+      sites(l.program.sites),
+      checks(l.config.checks),
+      runner(l.program.warpSize, l.program.numWarps, l.config.stackBytes, this),
+      counters(l.program.sites),
+      requests(static_cast<uint32_t>(l.program.sites.size()), l.program.numWarps, l.program.warpSize, counters),
+      sharedChecker(l.program.sharedBytes, l.program.warpSize),
+      asyncCopies(l.program.numWarps * l.program.warpSize),
+      findings(l.config.maxFindingsPerKind),
+      shared_(static_cast<std::byte*>(::operator new[](std::max<size_t>(l.program.sharedBytes, 1), kSharedAlignment))),
+      warpSyncGeneration_(l.program.numWarps) {}
+
+Worker::~Worker() = default;
+
+void Worker::runProgram(uint64_t index) {
+  programIndex = index;
+  programId = launch.programId(index);
+  // Shared memory holds stale data on a GPU; all-ones bytes are NaN as floats, so an unchecked read shows.
+  std::memset(shared_.get(), 0xFF, sharedBytes());
+  sharedChecker.beginProgram();
+  asyncCopies.beginProgram();
+  std::fill(warpSyncGeneration_.begin(), warpSyncGeneration_.end(), 0);
+  divergenceReported_ = false;
+  runner.run(&Worker::threadBody, this, *this);
+  finishProgram();
+}
+
+void Worker::threadBody(void* worker) {
+  auto* w = static_cast<Worker*>(worker);
+  w->launch.program.entry(w->launch.params);
+}
+
+void Worker::finishProgram() {
+  requests.flush();
+  // Copies never waited for are dropped; their bytes must not stay pending for the next program.
+  asyncCopies.forEachOutstanding([&](const AsyncCopy& c) { sharedChecker.clearPending(c.sharedOffset, c.bytes); });
+}
+
+void Worker::warpSynced(uint32_t warp, uint64_t mask) {
+  uint64_t live = runner.liveLanes(warp);
+  if ((mask & live) != live) return;  // a partial sync orders nothing (SharedMemoryChecker.h)
+  uint32_t generation = ++warpSyncGeneration_[warp];
+  SimThread* lanes = runner.warpThreads(warp);
+  for (uint32_t l = 0; l < runner.warpSize(); ++l)
+    if (mask >> l & 1) lanes[l].warpSyncGeneration = generation;
+}
+
+std::string Worker::describeSite(uint32_t id) const {
+  if (id >= sites.size()) return "site " + std::to_string(id);
+  const Site& s = sites[id];
+  std::string where = s.file.empty() ? "site " + std::to_string(id)
+                                     : s.file + ":" + std::to_string(s.line) + ":" + std::to_string(s.column);
+  if (!s.op.empty()) where += " (" + s.op + ")";
+  return where;
+}
+
+std::string Worker::describeThread(uint32_t thread) const {
+  return "warp " + std::to_string(thread / runner.warpSize()) + " lane " + std::to_string(thread % runner.warpSize());
+}
+
+void Worker::report(FindingKind kind, const SimThread* t, std::optional<uint32_t> site,
+                    const AccessDescription* access, const std::string& message) {
+  if (!findings.admit(kind)) return;
+  Finding f;
+  f.kind = kind;
+  f.kernel = launch.program.kernel;
+  f.program = programId;
+  f.programIndex = programIndex;
+  if (t) {
+    f.hasThread = true;
+    f.warp = t->warp;
+    f.lane = t->lane;
+  }
+  if (site && *site < sites.size()) {
+    const Site& s = sites[*site];
+    f.hasSite = true;
+    f.site = *site;
+    f.op = s.op;
+    f.file = s.file;
+    f.line = s.line;
+    f.column = s.column;
+    f.instruction = s.instruction;
+  }
+  if (access) {
+    f.hasAccess = true;
+    f.address = access->address;
+    f.bytes = access->bytes;
+    f.space = access->space;
+    f.write = access->write;
+  }
+  f.message = message;
+  findings.add(std::move(f));
+}
+
+void Worker::fail(SimThread& t, FindingKind kind, std::optional<uint32_t> site, const std::string& message) {
+  report(kind, &t, site, nullptr, message);
+  runner.endProgram(t);
+}
+
+void Worker::invalidSite(SimThread& t, uint32_t id) {
+  fail(t, FindingKind::InvalidCall, std::nullopt,
+       "site " + std::to_string(id) + " is not in the kernel's site table (" + std::to_string(sites.size()) +
+           " sites)");
+}
+
+void Worker::print(const std::string& text) {
+  if (output_.empty() || output_.back().first != programIndex) output_.emplace_back(programIndex, std::string());
+  output_.back().second += text;
+}
+
+void Worker::barrierReleased(uint32_t site, bool threadsExited, bool mixedSites) {
+  sharedChecker.barrier();
+  requests.flush();
+  if (site < sites.size()) counters.addBarrier(site);
+  if (!(threadsExited || mixedSites) || divergenceReported_) return;
+  divergenceReported_ = true;  // once per program: every later barrier would repeat it
+  const std::vector<SimThread>& threads = runner.threads();
+  const SimThread* firstExited = nullptr;
+  std::map<uint32_t, uint32_t> arrivalsBySite;
+  uint32_t exited = 0;
+  for (const SimThread& t : threads) {
+    if (t.state == ThreadState::Exited) {
+      ++exited;
+      if (!firstExited) firstExited = &t;
+    } else if (t.state == ThreadState::AtBarrier) {
+      ++arrivalsBySite[t.waitSite];
+    }
+  }
+  std::string message;
+  if (threadsExited) {
+    message = std::to_string(threads.size() - exited) + " of " + std::to_string(threads.size()) +
+              " threads reached it; the others had exited (";
+    std::string list;
+    for (uint32_t w = 0; w < runner.numWarps(); ++w) {
+      uint64_t gone = ~runner.liveLanes(w) & runner.fullWarpMask();
+      if (!gone) continue;
+      if (!list.empty()) list += "; ";
+      list += "warp " + std::to_string(w) + " lanes " + laneList(gone);
+    }
+    message += list + ")";
+  }
+  if (mixedSites) {
+    if (!message.empty()) message += "; ";
+    message += "threads arrived from different barriers:";
+    for (const auto& [s, n] : arrivalsBySite) message += " " + describeSite(s) + " (" + std::to_string(n) + " threads)";
+  }
+  report(FindingKind::BarrierDivergence, threadsExited ? firstExited : nullptr, site, nullptr, message);
+}
+
+void Worker::resolveCollective(uint32_t warp, const PendingCollective& collective) {
+  resolveWarpCollective(*this, warp, collective);
+}
+
+void Worker::collectiveMismatch(const SimThread& t, CollectiveKind kind, uint64_t mask, uint32_t site,
+                                const PendingCollective& other) {
+  report(FindingKind::CollectiveMismatch, &t, site, nullptr,
+         std::string(collectiveName(kind)) + " with mask " + hexMask(mask) + ", while lanes " +
+             laneList(other.arrived) + " of warp " + std::to_string(t.warp) + " wait at " +
+             collectiveName(other.kind) + " with mask " + hexMask(other.mask) + " at " + describeSite(other.site));
+}
+
+void Worker::deadlock() {
+  const std::vector<SimThread>& threads = runner.threads();
+  // Where a lane that a collective waits for is instead.
+  auto whereIs = [&](const SimThread& t) -> std::string {
+    switch (t.state) {
+      case ThreadState::Exited: return "exited";
+      case ThreadState::AtBarrier: return "waits at the barrier at " + describeSite(t.waitSite);
+      case ThreadState::AtCollective: return "waits at the collective at " + describeSite(t.waitSite);
+      default: return "is still running";
+    }
+  };
+  bool reported = false;
+  for (uint32_t w = 0; w < runner.numWarps(); ++w) {
+    for (const PendingCollective& p : runner.pendingCollectives(w)) {
+      uint64_t missing = p.mask & ~p.arrived;
+      std::map<std::string, uint64_t> lanesByPlace;
+      for (uint32_t l = 0; l < runner.warpSize(); ++l)
+        if (missing >> l & 1) lanesByPlace[whereIs(threads[w * runner.warpSize() + l])] |= uint64_t{1} << l;
+      std::string message = std::string(collectiveName(p.kind)) + " with mask " + hexMask(p.mask) +
+                            " never completes: lanes " + laneList(p.arrived) + " arrived; of the others,";
+      bool first = true;
+      for (const auto& [place, lanes] : lanesByPlace) {
+        message += std::string(first ? "" : ";") + " lanes " + laneList(lanes) + " " + place;
+        first = false;
+      }
+      const SimThread* firstArrived = nullptr;
+      for (uint32_t l = 0; l < runner.warpSize() && !firstArrived; ++l)
+        if (p.arrived >> l & 1) firstArrived = &threads[w * runner.warpSize() + l];
+      report(FindingKind::IncompleteCollective, firstArrived, p.site, nullptr, message);
+      reported = true;
+    }
+  }
+  if (reported) return;
+  // Without a pending collective every live thread would be at the barrier and it would have been released;
+  // say what the threads are doing all the same.
+  std::map<std::string, uint32_t> places;
+  for (const SimThread& t : threads) ++places[whereIs(t)];
+  std::string message = "no thread can run:";
+  for (const auto& [place, n] : places) message += " " + std::to_string(n) + " threads " + place + ";";
+  report(FindingKind::BarrierDivergence, nullptr, std::nullopt, nullptr, message);
+}
+
+void Worker::threadFailed(const SimThread& t, const char* what) {
+  report(FindingKind::KernelException, &t, std::nullopt, nullptr, what);
+}
+
+}  // namespace tessera::sim

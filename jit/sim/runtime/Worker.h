@@ -1,0 +1,104 @@
+// Everything one host thread needs to run programs of a launch: a runner with its fibers, the program's shared
+// memory and its shadow, request tracking and counters, cp.async state, findings and printed output. Programs
+// run one after another on a worker; no fiber ever leaves its worker's host thread. The `__tsim_*` functions
+// reach the running program's state through currentThread()->worker.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "jit/sim/runtime/AsyncCopies.h"
+#include "jit/sim/runtime/Finding.h"
+#include "jit/sim/runtime/LaunchContext.h"
+#include "jit/sim/runtime/ProgramRunner.h"
+#include "jit/sim/runtime/RequestTracker.h"
+#include "jit/sim/runtime/SharedMemoryChecker.h"
+#include "jit/sim/runtime/SiteCounters.h"
+
+namespace tessera::sim {
+
+// An access as findings describe it.
+struct AccessDescription {
+  uint64_t address = 0;  // the shared offset for shared memory
+  uint64_t bytes = 0;
+  const char* space = "global";
+  bool write = false;
+};
+
+class Worker final : public ProgramRunner::Events {
+ public:
+  explicit Worker(const LaunchContext& launch);
+  ~Worker();
+
+  void runProgram(uint64_t programIndex);
+
+  // ---- the running program, for the ABI functions
+  const LaunchContext& launch;
+  const SiteTable& sites;
+  const bool checks;
+  ProgramRunner runner;
+  SiteCounters counters;
+  RequestTracker requests;
+  SharedMemoryChecker sharedChecker;
+  AsyncCopies asyncCopies;
+  FindingLog findings;
+  std::array<uint32_t, 3> programId{};
+  uint64_t programIndex = 0;
+
+  std::byte* sharedBase() const { return shared_.get(); }
+  uint32_t sharedBytes() const { return launch.program.sharedBytes; }
+  SharedAccessor accessor(const SimThread& t) const { return {t.index, t.warp, t.warpSyncGeneration}; }
+  // A warp sync of every live lane of `warp` completed: later accesses of its lanes are ordered after earlier ones.
+  void warpSynced(uint32_t warp, uint64_t mask);
+
+  // The site `id`, or (after an InvalidCall finding) the end of the program.
+  const Site& site(SimThread& t, uint32_t id) {
+    if (id < sites.size()) [[likely]]
+      return sites[id];
+    invalidSite(t, id);
+  }
+  // Records a finding (if its kind is still under the cap). `site` and `access` are optional.
+  void report(FindingKind kind, const SimThread* t, std::optional<uint32_t> site, const AccessDescription* access,
+              const std::string& message);
+  // Records a finding and ends the program.
+  [[noreturn]] void fail(SimThread& t, FindingKind kind, std::optional<uint32_t> site, const std::string& message);
+  // "file:line:col (op)" or "site N" for messages.
+  std::string describeSite(uint32_t site) const;
+  std::string describeThread(uint32_t thread) const;
+
+  void print(const std::string& text);
+  // Printed text per program, in the order the programs ran here.
+  const std::vector<std::pair<uint64_t, std::string>>& output() const { return output_; }
+
+  // Scratch buffers for warp matrix operations (no allocation per operation).
+  std::vector<uint32_t> scratchA, scratchB, scratchC, scratchD;
+  std::vector<uint64_t> scratchRows;
+
+ private:
+  [[noreturn]] void invalidSite(SimThread& t, uint32_t id);
+  static void threadBody(void* worker);
+  void finishProgram();
+
+  // ProgramRunner::Events
+  void barrierReleased(uint32_t site, bool threadsExited, bool mixedSites) override;
+  void resolveCollective(uint32_t warp, const PendingCollective& collective) override;
+  void collectiveMismatch(const SimThread& thread, CollectiveKind kind, uint64_t mask, uint32_t site,
+                          const PendingCollective& other) override;
+  void deadlock() override;
+  void threadFailed(const SimThread& thread, const char* what) override;
+
+  struct AlignedFree {
+    void operator()(std::byte* p) const;
+  };
+  std::unique_ptr<std::byte[], AlignedFree> shared_;
+  std::vector<uint32_t> warpSyncGeneration_;
+  bool divergenceReported_ = false;
+  std::vector<std::pair<uint64_t, std::string>> output_;
+};
+
+}  // namespace tessera::sim

@@ -1,0 +1,190 @@
+// The emulator's warp-matrix semantics (jit/sim/runtime/WarpMatrix.h) against the backends' own index arithmetic
+// (backends/nvptx/MmaFragments.h, backends/amdgpu/MfmaFragments.h and the layout policies). The two were written
+// separately from the ISA documents; wherever the backend has a mapping for the same operation they must agree, so a
+// misreading in either shows up here.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "backends/amdgpu/MfmaFragments.h"
+#include "backends/amdgpu/MfmaLayoutPolicy.h"
+#include "backends/common/ThreadMap.h"
+#include "backends/nvptx/MmaFragments.h"
+#include "backends/nvptx/MmaLayoutPolicy.h"
+#include "ir/IR.h"
+#include "ir/Parser.h"
+#include "jit/sim/runtime/WarpMatrix.h"
+
+namespace tessera::sim {
+namespace {
+
+using backends::Coords;
+using backends::ThreadMap;
+namespace nv = backends::nvptx;
+namespace amd = backends::amdgpu;
+
+// A staged operand: `rows` x `rowLength` 16-bit elements at the backend's swizzled indices, each holding an id of
+// its logical (row, col), so what ldmatrix delivers says where it came from.
+struct StagedTile {
+  int64_t rows, rowLength;
+  nv::MmaSwizzle swizzle;
+  std::vector<uint16_t> smem;
+  StagedTile(int64_t rows, int64_t rowLength)
+      : rows(rows), rowLength(rowLength), swizzle(nv::mmaSwizzleFor(rowLength)), smem(rows * rowLength) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < rowLength; ++c) smem.at(nv::mmaSwizzledIndex(swizzle, r, c)) = idOf(r, c);
+  }
+  uint16_t idOf(int64_t row, int64_t col) const { return static_cast<uint16_t>(row * rowLength + col); }
+  uint64_t addressOf(int64_t row, int64_t col) const {
+    return reinterpret_cast<uint64_t>(smem.data()) + 2 * nv::mmaSwizzledIndex(swizzle, row, col);
+  }
+};
+
+const MatrixRowRead kReadHost = [](uint32_t, uint64_t address, uint32_t bytes, void* dst) {
+  ASSERT_EQ(address % kMatrixRowBytes, 0u) << "ldmatrix rows are 16-byte aligned";
+  std::memcpy(dst, reinterpret_cast<const void*>(address), bytes);
+};
+
+uint16_t halfOf(uint32_t reg, uint32_t half) { return static_cast<uint16_t>(reg >> (16 * half)); }
+
+// MmaDot: per 16-row block and K step, ldmatrix.x4 with the lanes' rows at mmaALaneOffset delivers a0..a3 of the
+// mma A fragment.
+TEST(WarpMatrixVsBackend, NvptxALoadsDeliverTheMmaAFragment) {
+  for (int64_t K : {16, 32, 64, 128}) {
+    SCOPED_TRACE("K = " + std::to_string(K));
+    StagedTile a(32, K);
+    for (int64_t row0 : {0, 16})
+      for (int64_t k0 = 0; k0 < K; k0 += 16) {
+        std::array<uint64_t, kMatrixLanes> addr;
+        for (uint32_t lane = 0; lane < kMatrixLanes; ++lane) {
+          nv::MatrixCoord o = nv::mmaALaneOffset(lane);
+          addr[lane] = a.addressOf(row0 + o.row, k0 + o.col);
+        }
+        std::vector<uint32_t> regs(kMatrixLanes * 4);
+        executeLdMatrix(4, false, addr, kReadHost, regs);
+        for (MmaKind kind : {kMmaM16N8K16_F16_F32, kMmaM16N8K16_BF16_F32, kMmaM16N8K16_F16_F16})
+          for (uint32_t lane = 0; lane < kMatrixLanes; ++lane)
+            for (uint32_t r = 0; r < 4; ++r)
+              for (uint32_t h = 0; h < 2; ++h) {
+                MatrixPosition at = fragmentElement(kind, MmaOperand::A, lane, r, h);
+                ASSERT_EQ(halfOf(regs[lane * 4 + r], h), a.idOf(row0 + at.row, k0 + at.col))
+                    << "lane " << lane << " a" << 2 * r + h << ", rows from " << row0 << ", k0 " << k0;
+              }
+      }
+  }
+}
+
+// MmaDot: per 8-column block, ldmatrix.x{2,4}.trans of B (row-major K x N) with the lanes' rows at
+// mmaBLaneOffset delivers b0, b1 of K step s in registers 2s, 2s + 1.
+TEST(WarpMatrixVsBackend, NvptxBLoadsDeliverTheMmaBFragment) {
+  for (int64_t N : {8, 16, 64, 128})
+    for (uint32_t tiles : {2u, 4u}) {
+      SCOPED_TRACE("N = " + std::to_string(N) + ", x" + std::to_string(tiles));
+      StagedTile b(64, N);
+      for (int64_t col0 = 0; col0 < N; col0 += 8)
+        for (int64_t k0 = 0; k0 + 8 * tiles <= 64; k0 += 8 * tiles) {
+          std::array<uint64_t, kMatrixLanes> addr;
+          for (uint32_t lane = 0; lane < kMatrixLanes; ++lane) {
+            nv::MatrixCoord o = nv::mmaBLaneOffset(lane, tiles);
+            addr[lane] = b.addressOf(k0 + o.row, col0 + o.col);
+          }
+          std::vector<uint32_t> regs(kMatrixLanes * tiles);
+          executeLdMatrix(tiles, true, addr, kReadHost, regs);
+          for (uint32_t step = 0; step < tiles / 2; ++step)
+            for (uint32_t lane = 0; lane < kMatrixLanes; ++lane)
+              for (uint32_t r = 0; r < 2; ++r)
+                for (uint32_t h = 0; h < 2; ++h) {
+                  MatrixPosition at = fragmentElement(kMmaM16N8K16_F16_F32, MmaOperand::B, lane, r, h);
+                  ASSERT_EQ(halfOf(regs[lane * tiles + 2 * step + r], h), b.idOf(k0 + 16 * step + at.row, col0 + at.col))
+                      << "lane " << lane << " b" << 2 * r + h << " of K step " << step << ", col0 " << col0;
+                }
+        }
+    }
+}
+
+// The accumulator layout a layout policy gives an f16 dot of these sizes (the real policy function).
+ThreadMap accumulatorMap(bool amdgpu, int64_t M, int64_t N, int64_t K, int warps) {
+  auto tile = [](int64_t rows, int64_t cols, const char* element) {
+    return "tile<" + std::to_string(rows) + "x" + std::to_string(cols) + "x" + element + ">";
+  };
+  const std::string text = "func @k() {\n  %a = constant {value = 0.0} : " + tile(M, K, "f16") +
+                           "\n  %b = constant {value = 0.0} : " + tile(K, N, "f16") +
+                           "\n  %c = constant {value = 0.0} : " + tile(M, N, "f32") +
+                           "\n  %d = dot %a, %b, %c {input_precision = \"ieee\"} : " + tile(M, N, "f32") +
+                           "\n  return\n}\n";
+  std::unique_ptr<ir::Module> m = ir::parseModule(text, "dot.tir");
+  const ir::Op* dot = nullptr;
+  for (const auto& op : m->functions().at(0)->body()->ops())
+    if (op->is(ir::OpKind::Dot)) dot = op.get();
+  if (!dot) throw Error("no dot in the test kernel");
+  transforms::PassOptions options;
+  options.numWarps = warps;
+  options.warpSize = amdgpu ? 64 : 32;
+  std::optional<ir::Layout> layout =
+      amdgpu ? amd::mfmaAccumulatorLayout(*dot, options) : nv::mmaAccumulatorLayout(*dot, options);
+  if (!layout) throw Error("the policy gave this dot no tensor-core accumulator layout");
+  return ThreadMap::build(*layout, {M, N}, "accumulator");
+}
+
+// For every warp, block and lane: the accumulator registers a backend's plan assigns to slot s of a block hold the
+// element that the emulator's C/D fragment map of `kind` puts in register s of that lane, at the block's origin
+// (the plan's register part plus the warp's part, as MmaDot / MfmaDot add them).
+template <typename Plan>
+void expectPlanMatchesFragment(const ThreadMap& acc, const Plan& plan, MmaKind kind) {
+  const MmaShape& s = mmaShape(kind);
+  for (int64_t w = 0; w < acc.numWarps; ++w) {
+    Coords warpPart(2, 0);
+    for (size_t j = 0; j < acc.warpBases.size(); ++j)
+      if ((w >> j) & 1) warpPart = backends::xorCoords(warpPart, acc.warpBases[j]);
+    for (const auto& f : plan.fragments)
+      for (uint32_t lane = 0; lane < s.lanes; ++lane)
+        for (uint32_t slot = 0; slot < s.registersOf(MmaOperand::C); ++slot) {
+          MatrixPosition at = fragmentElement(kind, MmaOperand::C, lane, slot, 0);
+          ASSERT_EQ(acc.coordsOf(f.regs[slot], w, lane),
+                    (Coords{warpPart[0] + f.row + at.row, warpPart[1] + f.col + at.col}))
+              << "warp " << w << " lane " << lane << " slot " << slot << " of the block at (" << f.row << ", "
+              << f.col << ")";
+        }
+  }
+}
+
+TEST(WarpMatrixVsBackend, NvptxAccumulatorPlanMatchesTheMmaCFragment) {
+  for (auto [M, N, warps] : std::vector<std::array<int64_t, 3>>{{16, 8, 1}, {64, 64, 4}, {128, 128, 8}, {16, 16, 4}}) {
+    SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + ", " + std::to_string(warps) + " warps");
+    ThreadMap acc = accumulatorMap(false, M, N, 16, static_cast<int>(warps));
+    std::optional<nv::MmaAccumulatorPlan> plan = nv::planMmaAccumulator(acc);
+    ASSERT_TRUE(plan);
+    expectPlanMatchesFragment(acc, *plan, kMmaM16N8K16_F16_F32);
+  }
+}
+
+// MfmaDot loads item v of a lane's operand vector from K index mfmaOperandOrigin(lane).k + v, as one <4 x half>
+// (two registers, item v in register v / 2, half v % 2).
+TEST(WarpMatrixVsBackend, AmdgpuOperandOriginsMatchTheMfmaFragments) {
+  for (MmaKind kind : {kMfmaF32_16x16x16F16, kMfmaF32_16x16x16BF16}) {
+    SCOPED_TRACE(mmaShape(kind).instruction);
+    for (uint32_t lane = 0; lane < 64; ++lane) {
+      amd::MfmaOperandOrigin o = amd::mfmaOperandOrigin(lane);
+      for (uint32_t v = 0; v < amd::kMfmaOperandElements; ++v) {
+        const uint32_t outer = static_cast<uint32_t>(o.outer), k = static_cast<uint32_t>(o.k) + v;
+        EXPECT_EQ(fragmentElement(kind, MmaOperand::A, lane, v / 2, v % 2), (MatrixPosition{outer, k}))
+            << "lane " << lane << " item " << v;
+        EXPECT_EQ(fragmentElement(kind, MmaOperand::B, lane, v / 2, v % 2), (MatrixPosition{k, outer}))
+            << "lane " << lane << " item " << v;
+      }
+    }
+  }
+}
+
+TEST(WarpMatrixVsBackend, AmdgpuAccumulatorPlanMatchesTheMfmaDFragment) {
+  for (auto [M, N, warps] : std::vector<std::array<int64_t, 3>>{{16, 16, 1}, {64, 64, 4}, {128, 64, 8}, {16, 64, 8}}) {
+    SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + ", " + std::to_string(warps) + " waves");
+    ThreadMap acc = accumulatorMap(true, M, N, 16, static_cast<int>(warps));
+    std::optional<amd::MfmaAccumulatorPlan> plan = amd::planMfmaAccumulator(acc);
+    ASSERT_TRUE(plan);
+    expectPlanMatchesFragment(acc, *plan, kMfmaF32_16x16x16F16);
+  }
+}
+
+}  // namespace
+}  // namespace tessera::sim
