@@ -1,6 +1,6 @@
 // The float formats live in ir/FloatFormats.h. These interp:: spellings remain only for the GPU check harness
-// (jit/GpuCheck.cpp, jit/check/Cases.h) and tests/unit/nvptx_fp8_test.cpp, which parallel changes are moving;
-// delete this header once they include ir/FloatFormats.h.
+// (jit/GpuCheck.cpp, jit/check/Cases.h), which a parallel change is moving; delete this header once it includes
+// ir/FloatFormats.h.
 #pragma once
 
 #include "ir/FloatFormats.h"
