@@ -39,9 +39,7 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
 
   // 1. Stage A row-major and B transposed (each thread writes the elements it owns), inside the byte ranges of the
   // portable lowering (transforms/analysis/SharedScratch.h's dot rule): B's range has the same size, only permuted.
-  const DotStagingBuffers staging = dotStagingBuffers(L, op);
-  llvm::Value* aBase = staging.a;
-  llvm::Value* bBase = staging.b;
+  const auto [aBase, bBase] = L.dotStagingBuffers(op);
   auto stage = [&](const ir::Value* v, llvm::Value* buf, bool transposed) {
     const ThreadMap& map = L.mapOf(v->type(), op.name());
     const Regs& regs = L.get(v);

@@ -209,19 +209,25 @@ int64_t KernelLowering::constIntOf(const ir::Value* v, bool* known) {
 // ------------------------------------------------------------------------------------------------ shared memory
 
 llvm::Value* KernelLowering::scratch(const ir::Op& op, int64_t need) {
-  if (!op.hasAttr("smem_offset"))
+  const std::optional<transforms::SharedRange> range = transforms::scratchRangeOf(op);
+  if (!range)
     fail(op, "needs " + std::to_string(need) +
                  " bytes of shared-memory scratch but has no 'smem_offset' (run allocate-shared-memory)");
-  if (op.hasAttr("smem_bytes") && op.intAttr("smem_bytes") < need)
+  if (range->bytes < need)
     fail(op, "needs " + std::to_string(need) + " bytes of shared-memory scratch but 'smem_bytes' is only " +
-                 std::to_string(op.intAttr("smem_bytes")));
-  int64_t offset = op.intAttr("smem_offset");
+                 std::to_string(range->bytes));
   int64_t total = func_.attrs().count("smem_bytes") ? func_.attrs().at("smem_bytes").getInt() : -1;
-  if (total >= 0 && offset + need > total)
-    fail(op, "scratch [" + std::to_string(offset) + ", " + std::to_string(offset + need) +
+  if (total >= 0 && range->offset + need > total)
+    fail(op, "scratch [" + std::to_string(range->offset) + ", " + std::to_string(range->offset + need) +
                  ") exceeds the function's smem_bytes = " + std::to_string(total));
   if (!smemBase_) smemBase_ = inPrologue([&] { return hooks_.sharedMemoryBase(b_); });
-  return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), smemBase_, static_cast<uint64_t>(offset));
+  return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), smemBase_, static_cast<uint64_t>(range->offset));
+}
+
+KernelLowering::DotStagingBuffers KernelLowering::dotStagingBuffers(const ir::Op& dot) {
+  const transforms::DotStaging staging = transforms::dotStaging(dot);
+  llvm::Value* a = scratch(dot, staging.bytes);
+  return {a, b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), a, static_cast<uint64_t>(staging.bOffset))};
 }
 
 llvm::Value* KernelLowering::smemElementPtr(llvm::Value* base, llvm::Type* elemTy, llvm::Value* index) {

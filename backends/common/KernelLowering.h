@@ -72,6 +72,13 @@ class KernelLowering {
   // `smem_offset` or its `smem_bytes` is smaller than `need`.
   llvm::Value* scratch(const ir::Op& op, int64_t need);
   llvm::Value* smemElementPtr(llvm::Value* base, llvm::Type* elemTy, llvm::Value* index);
+  // Where a dot stages A and B: the byte ranges of transforms::dotStaging in the dot's scratch. The FMA lowering
+  // writes them row-major; tensor-core lowerings permute elements within each range.
+  struct DotStagingBuffers {
+    llvm::Value* a;
+    llvm::Value* b;
+  };
+  DotStagingBuffers dotStagingBuffers(const ir::Op& dot);
 
   // Runs `then` only where `pred` holds; `then` returns the value (or null) produced on that path, and the result
   // is that value where `pred` holds and `otherwise` elsewhere.

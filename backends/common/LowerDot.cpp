@@ -37,9 +37,7 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   if (hooks_.lowerDot(*this, op)) return;  // the target's tensor cores took it
 
   // Stage a and b row-major in shared memory (transforms/analysis/SharedScratch.h's dot staging).
-  const transforms::DotStaging staging = transforms::dotStaging(op);
-  llvm::Value* aBase = scratch(op, staging.bytes);
-  llvm::Value* bBase = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), aBase, static_cast<uint64_t>(staging.bOffset));
+  const auto [aBase, bBase] = dotStagingBuffers(op);
   llvm::Type* mt = memType(inElem);
   auto stage = [&](const ir::Value* v, llvm::Value* buf) {
     const ThreadMap& map = mapOf(v->type(), op.name());

@@ -20,13 +20,6 @@ std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, int64_t tileM
   return TensorCoreDot{in, M, N, K};
 }
 
-DotStagingBuffers dotStagingBuffers(KernelLowering& L, const ir::Op& dot) {
-  const transforms::DotStaging staging = transforms::dotStaging(dot);
-  llvm::Value* base = L.scratch(dot, staging.bytes);
-  IRBuilder& b = L.builder();
-  return {base, b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, static_cast<uint64_t>(staging.bOffset))};
-}
-
 std::optional<ir::Layout> TensorCoreLayoutPolicy::operandLayout(const ir::Op& op, unsigned index) const {
   if (index == 2)
     if (std::optional<ir::Layout> l = accumulatorLayout_(op, options_)) return l;

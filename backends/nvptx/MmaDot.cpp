@@ -47,9 +47,7 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
 
   // 1. Stage A and B (each thread writes the elements it owns) at their swizzled places; the byte ranges are the
   // portable lowering's (transforms/analysis/SharedScratch.h's dot rule), permuted within each row.
-  const DotStagingBuffers staging = dotStagingBuffers(L, op);
-  llvm::Value* aBase = staging.a;
-  llvm::Value* bBase = staging.b;
+  const auto [aBase, bBase] = L.dotStagingBuffers(op);
   const MmaSwizzle aSwizzle = mmaSwizzleFor(K), bSwizzle = mmaSwizzleFor(N);
   auto stage = [&](const ir::Value* v, llvm::Value* buf, const MmaSwizzle& s) {
     const ThreadMap& map = L.mapOf(v->type(), op.name());

@@ -160,4 +160,33 @@ TEST(ScratchContract, AllocationEqualsWhatTheLoweringAsksFor) {
   }
 }
 
+// The lowering reads an op's range as the barrier analysis does (scratchRangeOf): a half-given or negative range is
+// an error naming the op, not a pointer into someone else's bytes.
+TEST(ScratchContract, TheLoweringRejectsAMalformedRange) {
+  std::unique_ptr<backends::Target> target = backends::createTarget("nvptx");
+  std::unique_ptr<ir::Module> m = laidOut(dotKernel("f32", 16), *target);
+  ir::Function& f = *m->functions().at(0);
+  Op* dot = nullptr;
+  f.walk([&](Op* op) {
+    if (op->is(OpKind::Dot)) dot = op;
+  });
+  ASSERT_NE(dot, nullptr);
+  const ir::Attr bytes = dot->attr("smem_bytes");
+  auto loweringError = [&] {
+    try {
+      lower(f, *target);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  dot->attrs().erase("smem_bytes");
+  EXPECT_NE(loweringError().find("'dot'"), std::string::npos) << loweringError();
+  EXPECT_NE(loweringError().find("has only one of 'smem_offset' and 'smem_bytes'"), std::string::npos)
+      << loweringError();
+  dot->setAttr("smem_bytes", bytes);
+  dot->setAttr("smem_offset", ir::Attr::integer(-16));
+  EXPECT_NE(loweringError().find("'smem_offset' must be a non-negative int"), std::string::npos) << loweringError();
+}
+
 }  // namespace
