@@ -10,6 +10,9 @@ using ir::OpKind;
 
 namespace {
 
+// The widest access one thread makes (128-bit loads and stores on both targets).
+constexpr int64_t kMaxVectorBytes = 16;
+
 int64_t pow2Floor(int64_t x) {
   int64_t p = 1;
   while (p * 2 <= x) p *= 2;
@@ -58,7 +61,7 @@ int64_t KernelLowering::vectorWidth(const ir::Value* ptr, const ThreadMap& map, 
   if (run == 1 || !ptr->type().isTile()) return 1;
   const int64_t bytes = ptr->type().pointee().storageBytes();
   const transforms::AxisInfo pf = axis_.get(ptr);
-  int64_t vec = std::min({run, pf.contiguity[dim], std::max<int64_t>(1, 16 / bytes)});
+  int64_t vec = std::min({run, pf.contiguity[dim], std::max<int64_t>(1, kMaxVectorBytes / bytes)});
   if (mask) vec = std::min(vec, axis_.get(mask).constancy[dim]);
   vec = pow2Floor(std::max<int64_t>(vec, 1));
   while (vec > 1 && pf.divisibilityAt(dim, vec) % (vec * bytes) != 0) vec /= 2;

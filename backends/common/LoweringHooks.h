@@ -37,7 +37,8 @@ class LoweringHooks {
   // All threads of the program wait; shared-memory writes before are visible to reads after.
   virtual void barrier(IRBuilder& b) = 0;
   // The base of the kernel's dynamic shared memory (an i8 pointer in the shared address space), sized by the
-  // function attribute `smem_bytes`.
+  // function attribute `smem_bytes` and aligned to transforms::kSharedAlignment, the alignment every scratch
+  // offset assumes (transforms/analysis/SharedScratch.h).
   virtual llvm::Value* sharedMemoryBase(IRBuilder& b) = 0;
 
   // Math on a float scalar `x` (f32 or f64; the common code widens f16/bf16 to f32 first). `fast` allows the
