@@ -159,6 +159,9 @@ int Type::bitWidth() const {
   return 0;
 }
 
+// Every element is a whole number of bytes in memory: i1 takes a byte holding 0 or 1.
+int Type::storageBytes() const { return (bitWidth() + 7) / 8; }
+
 const std::vector<int64_t>& Type::shape() const {
   static const std::vector<int64_t> kEmpty;
   return isTile() ? s_->shape : kEmpty;

@@ -74,6 +74,7 @@ class Type {
   Type pointee() const;                      // element must be a pointer
   int addrSpace() const;                     // element must be a pointer
   int bitWidth() const;                      // of the element (pointers: 64)
+  int storageBytes() const;                  // bytes one element occupies in memory (i1: 1, pointers: 8)
   const std::vector<int64_t>& shape() const; // empty for scalars
   int rank() const { return static_cast<int>(shape().size()); }
   int64_t numElements() const;

@@ -1,6 +1,7 @@
-// The IR verifier. One scoped walk per function checks SSA visibility and terminator placement; a per-op rule
-// (one switch case per OpKind with no default, so an op added to Ops.def without a rule is a compiler warning)
-// checks operand/result/region counts, required attributes and the type rules of docs/IR.md.
+// The IR verifier. One scoped walk per function checks SSA visibility and terminator placement; per op it checks
+// operand/result/region counts, required attributes and the type rules of docs/IR.md. The element types an op
+// accepts come from Ops.def's element column; ops with the kSameType trait are verified from the table alone,
+// every other op has a rule in checkKindRule (an op with neither is reported as having no rule).
 //
 // Every check reports through fail(), which either throws (verify) or records and carries on (verifyAll).
 // Within one op the checks stop at its first problem: later rules assume the earlier ones held (counts before
@@ -96,33 +97,6 @@ std::optional<std::string> typeProblem(Type t) {
   return std::nullopt;
 }
 
-// Element classes accepted by element-wise ops.
-enum ElementClass : unsigned {
-  kIntClass = 1u << 0,    // i8..i64, u8..u64 (not i1)
-  kBoolClass = 1u << 1,   // i1
-  kFloatClass = 1u << 2,  // f16 bf16 f32 f64 (fp8 is storage-only)
-  kPtrClass = 1u << 3,
-};
-
-bool inClass(Type t, unsigned classes) {
-  if (t.isPtr()) return classes & kPtrClass;
-  if (t.isBool()) return classes & kBoolClass;
-  if (t.isInt()) return classes & kIntClass;
-  return t.isArithmeticFloat() && (classes & kFloatClass);
-}
-
-std::string describeClasses(unsigned classes) {
-  std::vector<std::string> names;
-  if (classes & kIntClass) names.push_back("integer");
-  if (classes & kBoolClass) names.push_back("i1");
-  if (classes & kFloatClass) names.push_back("floating-point");
-  if (classes & kPtrClass) names.push_back("pointer");
-  std::string s;
-  for (size_t i = 0; i < names.size(); ++i) s += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  if ((classes & kIntClass) && !(classes & kBoolClass)) s += " (not i1)";
-  return s;
-}
-
 class Verifier {
  public:
   explicit Verifier(bool stopAtFirst) : stopAtFirst_(stopAtFirst) {}
@@ -215,13 +189,14 @@ class Verifier {
     return true;
   }
 
-  bool checkElementClass(const Op& op, Type t, unsigned classes, const std::string& what = "operands") {
-    if (inClass(t, classes)) return true;
+  // `t`'s element type is in the op's Ops.def element column.
+  bool checkElementType(const Op& op, Type t) {
+    const ElementTypeSet accepted = op.info().elements;
+    if (acceptsElement(accepted, t)) return true;
     if (t.isFP8())
-      return fail(op, "cannot operate on fp8 " + what + " (" + t.str() +
-                          "): fp8 is storage-only, cast to a wider "
-                          "float first");
-    return fail(op, "requires " + describeClasses(classes) + " " + what + ", got " + t.str());
+      return fail(op, "cannot operate on fp8 operands (" + t.str() +
+                          "): fp8 is storage-only, cast to a wider float first");
+    return fail(op, "requires " + describeElements(accepted) + " operands, got " + t.str());
   }
 
   // ---------------------------------------------------------------- the scoped walk (SSA, terminators)
@@ -375,7 +350,12 @@ class Verifier {
     return ok;
   }
 
+  // Ops with the kSameType trait are checked from Ops.def alone; every other op has its rule here.
   void checkKindRule(const Op& op) {
+    if (op.info().has(kSameType)) {
+      checkSameTypeOp(op);
+      return;
+    }
     switch (op.kind()) {
       case OpKind::Constant:
         checkConstant(op);
@@ -410,45 +390,6 @@ class Verifier {
         return;
       case OpKind::Split:
         checkSplit(op);
-        return;
-      case OpKind::Add:
-      case OpKind::Sub:
-      case OpKind::Mul:
-      case OpKind::Div:
-      case OpKind::Rem:
-      case OpKind::Min:
-      case OpKind::Max:
-      case OpKind::Neg:
-      case OpKind::Abs:
-        checkElementwise(op, kIntClass | kFloatClass);
-        return;
-      case OpKind::And:
-      case OpKind::Or:
-      case OpKind::Xor:
-      case OpKind::Not:
-        checkElementwise(op, kIntClass | kBoolClass);
-        return;
-      case OpKind::Shl:
-      case OpKind::Shr:
-        checkElementwise(op, kIntClass);
-        return;
-      case OpKind::UMulHi:
-        checkUMulHi(op);
-        return;
-      case OpKind::Exp:
-      case OpKind::Exp2:
-      case OpKind::Log:
-      case OpKind::Log2:
-      case OpKind::Sqrt:
-      case OpKind::Rsqrt:
-      case OpKind::Sin:
-      case OpKind::Cos:
-      case OpKind::Tanh:
-      case OpKind::Erf:
-      case OpKind::Floor:
-      case OpKind::Ceil:
-      case OpKind::Fma:
-        checkElementwise(op, kFloatClass);
         return;
       case OpKind::Cmp:
         checkCmp(op);
@@ -509,6 +450,9 @@ class Verifier {
         checkConvertLayout(op);
         return;
       case OpKind::Barrier:  // no operands, results or attributes (counts)
+        return;
+      default:
+        fail(op, "has no verifier rule (an op without the kSameType trait needs one in Verifier.cpp)");
         return;
     }
   }
@@ -643,21 +587,10 @@ class Verifier {
 
   // ---- element-wise
 
-  bool checkElementwise(const Op& op, unsigned classes) {
+  bool checkSameTypeOp(const Op& op) {
     if (!sameOperandTypes(op, 0, op.numOperands())) return false;
     Type t = operandType(op, 0);
-    if (!checkElementClass(op, t, classes)) return false;
-    if (resultType(op) != t)
-      return fail(op, "result type must be " + t.str() + " (the operands'), got " + resultType(op).str());
-    return true;
-  }
-
-  bool checkUMulHi(const Op& op) {
-    if (!sameOperandTypes(op, 0, 2)) return false;
-    Type t = operandType(op, 0);
-    bool ok = !t.isPtr() && (t.scalarKind() == ScalarKind::I32 || t.scalarKind() == ScalarKind::I64 ||
-                             t.scalarKind() == ScalarKind::U32 || t.scalarKind() == ScalarKind::U64);
-    if (!ok) return fail(op, "requires i32, i64, u32 or u64 operands, got " + t.str());
+    if (!checkElementType(op, t)) return false;
     if (resultType(op) != t)
       return fail(op, "result type must be " + t.str() + " (the operands'), got " + resultType(op).str());
     return true;
@@ -667,7 +600,7 @@ class Verifier {
     if (!checkEnum(op, "pred", {"eq", "ne", "lt", "le", "gt", "ge"}, true)) return false;
     if (!sameOperandTypes(op, 0, 2)) return false;
     Type t = operandType(op, 0);
-    if (!checkElementClass(op, t, kIntClass | kBoolClass | kFloatClass | kPtrClass)) return false;
+    if (!checkElementType(op, t)) return false;
     return expectResult(op, 0, t.shape(), Type::i1());
   }
 
@@ -784,10 +717,10 @@ class Verifier {
     const std::string& kind = op.attrs().at("kind").getString();
     Type value = operandType(op, 1);
     if (kind == "add" || kind == "max" || kind == "min") {
-      if (!inClass(value, kIntClass | kFloatClass))
+      if (!acceptsElement(kNumericElements, value))
         return fail(op, "kind \"" + kind + "\" requires integer (not i1) or floating-point values, got " + value.str());
     } else if (kind == "and" || kind == "or" || kind == "xor") {
-      if (!inClass(value, kIntClass))
+      if (!acceptsElement(kIntElements, value))
         return fail(op, "kind \"" + kind + "\" requires integer (not i1) values, got " + value.str());
     } else if (value.isPtr() || (value.bitWidth() != 16 && value.bitWidth() != 32 && value.bitWidth() != 64)) {
       return fail(op, "kind \"xchg\" requires a 16-, 32- or 64-bit non-pointer value, got " + value.str());
@@ -847,11 +780,9 @@ class Verifier {
     Type in = a.element();
     if (b.element() != in)
       return fail(op, "a and b must have the same element type, got " + a.str() + " and " + b.str());
-    if (in.isPtr()) return fail(op, "input element type must be f16, bf16, f32, i8, f8e4m3 or f8e5m2, got " + in.str());
+    if (!acceptsElement(op.info().elements, in))
+      return fail(op, "input element type must be " + describeElements(op.info().elements) + ", got " + in.str());
     ScalarKind ik = in.scalarKind();
-    bool inputOk = ik == ScalarKind::F16 || ik == ScalarKind::BF16 || ik == ScalarKind::F32 || ik == ScalarKind::I8 ||
-                   ik == ScalarKind::F8E4M3 || ik == ScalarKind::F8E5M2;
-    if (!inputOk) return fail(op, "input element type must be f16, bf16, f32, i8, f8e4m3 or f8e5m2, got " + in.str());
     Type c = acc.element();
     bool accOk =
         ik == ScalarKind::I8 ? c == Type::i32() : (c == Type::f32() || (ik == ScalarKind::F16 && c == Type::f16()));

@@ -2,8 +2,8 @@
 
 #include <cstring>
 
-#include "backends/interpreter/FloatFormats.h"
 #include "ir/Error.h"
+#include "ir/FloatFormats.h"
 #include "jit/Timings.h"
 
 namespace tessera::jit {
@@ -29,27 +29,19 @@ std::vector<uint8_t> packKernelArgument(ir::Type t, const KernelArg& arg, const 
     if (arg.kind() != KernelArg::Kind::Pointer) throw mismatch("a device pointer");
     return bytesOf<uint64_t>(arg.pointerValue());
   }
+  uint64_t bits;
   if (t.isFloat()) {
     if (arg.kind() != KernelArg::Kind::Float) throw mismatch("a floating-point number");
-    double v = arg.floatValue();
-    switch (t.scalarKind()) {
-      case ir::ScalarKind::F16: return bytesOf<uint16_t>(interp::encodeF16(v));
-      case ir::ScalarKind::BF16: return bytesOf<uint16_t>(interp::encodeBF16(v));
-      case ir::ScalarKind::F32: return bytesOf<uint32_t>(interp::encodeF32(v));
-      case ir::ScalarKind::F64: return bytesOf<double>(v);
-      case ir::ScalarKind::F8E4M3: return bytesOf<uint8_t>(interp::encodeF8E4M3(v));
-      case ir::ScalarKind::F8E5M2: return bytesOf<uint8_t>(interp::encodeF8E5M2(v));
-      default: break;
-    }
+    bits = ir::encodeFloat(t.scalarKind(), arg.floatValue());
+  } else {
+    if (arg.kind() != KernelArg::Kind::Int) throw mismatch("an integer");
+    bits = static_cast<uint64_t>(arg.intValue());  // the low bytes are the value in any integer width
   }
-  if (arg.kind() != KernelArg::Kind::Int) throw mismatch("an integer");
-  int64_t v = arg.intValue();
-  switch (t.bitWidth()) {
-    case 1:
-    case 8: return bytesOf<uint8_t>(static_cast<uint8_t>(v));
-    case 16: return bytesOf<uint16_t>(static_cast<uint16_t>(v));
-    case 32: return bytesOf<uint32_t>(static_cast<uint32_t>(v));
-    default: return bytesOf<int64_t>(v);
+  switch (t.storageBytes()) {
+    case 1: return bytesOf<uint8_t>(static_cast<uint8_t>(bits));
+    case 2: return bytesOf<uint16_t>(static_cast<uint16_t>(bits));
+    case 4: return bytesOf<uint32_t>(static_cast<uint32_t>(bits));
+    default: return bytesOf<uint64_t>(bits);
   }
 }
 

@@ -1,4 +1,4 @@
-// allocate-shared-memory: gives every op that needs shared-memory scratch (SharedMemory.h's rules) a byte range,
+// allocate-shared-memory: gives every op that needs shared-memory scratch (analysis/SharedScratch.h) a byte range,
 // so that buffers live at the same time never share bytes, and records the total on the function.
 //
 // Each scratch buffer is live only while its op runs (its interval is the op's number in OpNumbering), so
@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "transforms/PassManager.h"
-#include "transforms/SharedMemory.h"
+#include "transforms/SharedMemoryAllocator.h"
+#include "transforms/analysis/Liveness.h"
+#include "transforms/analysis/SharedScratch.h"
 
 namespace tessera::transforms {
 namespace {

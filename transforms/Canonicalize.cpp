@@ -1,19 +1,21 @@
 // Canonicalization: constant folding and exact algebraic simplification, iterated to a fixed point.
 //
-// Folding follows docs/IR.md exactly (it must agree with the interpreter): integers wrap to their type,
-// integer division by zero gives -1 / all-ones, shifts by at least the width give 0 (or the sign), floats are
-// computed in double precision and rounded to the type. Only identities that hold for every input are used:
+// Folding computes with the IR's scalar rules (ir/IntegerSemantics.h, ir/FloatSemantics.h, ir/FloatFormats.h),
+// the ones the interpreter uses: integers wrap to their type, integer division by zero gives -1 / all-ones,
+// shifts by at least the width give 0 (or the sign), floats are computed in double precision and rounded to the
+// type. Only identities that hold for every input are used:
 // `x * 0 -> 0` and `x - x -> 0` for integers only (NaN, infinities), and `x + c -> x` for floats only when c is
 // -0.0 (because -0.0 + 0.0 is +0.0). Whenever the spec leaves a case open (negative shift amounts, fmin of
 // zeros of different sign, NaN bit patterns under bitcast) nothing is folded.
-#include <bit>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <optional>
 #include <vector>
 
 #include "ir/Builder.h"
+#include "ir/FloatFormats.h"
+#include "ir/FloatSemantics.h"
+#include "ir/IntegerSemantics.h"
 #include "transforms/PassManager.h"
 
 namespace tessera::transforms {
@@ -23,62 +25,22 @@ using ir::Attr;
 using ir::Block;
 using ir::Op;
 using ir::OpKind;
-using ir::ScalarKind;
 using ir::Type;
 using ir::Value;
 
 // ---------------------------------------------------------------- numeric helpers
 
-// Wraps a 64-bit pattern to integer type t's width, then sign- or zero-extends (the interpreter's canonical form).
-int64_t wrapInt(Type t, uint64_t raw) {
-  int width = t.bitWidth();
-  if (width >= 64) return static_cast<int64_t>(raw);
-  uint64_t mask = (uint64_t(1) << width) - 1;
-  uint64_t low = raw & mask;
-  if (t.isSigned() && (low >> (width - 1)) & 1) low |= ~mask;
-  return static_cast<int64_t>(low);
-}
-
-// Round-to-nearest-even of `v` to a binary format with `mantissaBits` fraction bits, smallest normal exponent
-// `minExp` and largest `maxExp` (IEEE overflow to infinity).
-double roundToBinary(double v, int mantissaBits, int minExp, int maxExp) {
-  if (std::isnan(v) || std::isinf(v) || v == 0) return v;
-  double a = std::fabs(v);
-  int e = std::max(std::ilogb(a), minExp);
-  double quantum = std::ldexp(1.0, e - mantissaBits);
-  double r = std::nearbyint(a / quantum) * quantum;  // a / quantum is exact: scaling by a power of two
-  double maxFinite = std::ldexp(2.0 - std::ldexp(1.0, -mantissaBits), maxExp);
-  if (r > maxFinite) r = std::numeric_limits<double>::infinity();
-  return std::copysign(r, v);
-}
+int64_t wrapInt(Type t, uint64_t raw) { return ir::IntFormat(t).wrap(raw); }
 
 // Rounds to float type t; nullopt for fp8 (constants of fp8 types do not exist, so nothing folds to them).
 std::optional<double> roundToType(Type t, double v) {
-  switch (t.scalarKind()) {
-    case ScalarKind::F64: return v;
-    case ScalarKind::F32: return static_cast<double>(static_cast<float>(v));
-    case ScalarKind::F16: return roundToBinary(v, 10, -14, 15);
-    case ScalarKind::BF16: return roundToBinary(v, 7, -126, 127);
-    default: return std::nullopt;
-  }
+  if (t.isFP8()) return std::nullopt;
+  return ir::roundToFloat(t.scalarKind(), v);
 }
 
-// Integer -> float with a single rounding (converting through double first could round twice).
 std::optional<double> intToFloat(Type dst, int64_t v, bool isUnsigned) {
-  ScalarKind k = dst.scalarKind();
-  if (k == ScalarKind::F64) return isUnsigned ? static_cast<double>(static_cast<uint64_t>(v)) : static_cast<double>(v);
-  if (k == ScalarKind::F32)
-    return isUnsigned ? static_cast<double>(static_cast<float>(static_cast<uint64_t>(v)))
-                      : static_cast<double>(static_cast<float>(v));
-  bool negative = !isUnsigned && v < 0;
-  uint64_t magnitude = negative ? uint64_t(0) - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-  int shift = std::max(0, static_cast<int>(std::bit_width(magnitude)) - 53);
-  // Keep 53 significant bits and fold the dropped ones into a sticky bit: exact in double, and enough for
-  // correct rounding to formats of at most 24 significant bits.
-  uint64_t kept = magnitude >> shift;
-  if (shift > 0 && (magnitude & ((uint64_t(1) << shift) - 1)) != 0) kept |= 1;
-  double d = std::ldexp(static_cast<double>(kept), shift);
-  return roundToType(dst, negative ? -d : d);
+  if (dst.isFP8()) return std::nullopt;
+  return ir::intToFloat(v, isUnsigned, dst.scalarKind());
 }
 
 // ---------------------------------------------------------------- constants
@@ -139,94 +101,29 @@ bool isOne(const Value* v) {
 // ---------------------------------------------------------------- scalar folding
 
 std::optional<Scalar> foldIntBinary(OpKind kind, Type t, int64_t a, int64_t b) {
-  uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
-  bool isSigned = t.isSigned();
-  int width = t.bitWidth();
-  auto wrap = [&](uint64_t raw) { return Scalar::ofInt(wrapInt(t, raw)); };
-  switch (kind) {
-    case OpKind::Add: return wrap(ua + ub);
-    case OpKind::Sub: return wrap(ua - ub);
-    case OpKind::Mul: return wrap(ua * ub);
-    case OpKind::Div:
-      if (b == 0) return wrap(~uint64_t(0));  // -1 signed, all ones unsigned
-      if (isSigned) return b == -1 ? wrap(uint64_t(0) - ua) : wrap(static_cast<uint64_t>(a / b));
-      return wrap(ua / ub);
-    case OpKind::Rem:
-      if (b == 0) return Scalar::ofInt(a);
-      if (isSigned) return b == -1 ? Scalar::ofInt(0) : wrap(static_cast<uint64_t>(a % b));
-      return wrap(ua % ub);
-    case OpKind::Min: return Scalar::ofInt(isSigned ? std::min(a, b) : static_cast<int64_t>(std::min(ua, ub)));
-    case OpKind::Max: return Scalar::ofInt(isSigned ? std::max(a, b) : static_cast<int64_t>(std::max(ua, ub)));
-    case OpKind::And: return wrap(ua & ub);
-    case OpKind::Or: return wrap(ua | ub);
-    case OpKind::Xor: return wrap(ua ^ ub);
-    case OpKind::Shl:
-    case OpKind::Shr: {
-      if (t.isBool() || (isSigned && b < 0)) return std::nullopt;  // not defined by the spec: leave it
-      if (ub >= static_cast<uint64_t>(width)) {
-        bool fillSign = kind == OpKind::Shr && isSigned && a < 0;
-        return Scalar::ofInt(fillSign ? -1 : 0);
-      }
-      if (kind == OpKind::Shl) return wrap(ua << ub);
-      return isSigned ? Scalar::ofInt(a >> ub) : wrap(ua >> ub);
-    }
-    case OpKind::UMulHi: {
-      if (width == 64) return wrap(static_cast<uint64_t>((static_cast<unsigned __int128>(ua) * ub) >> 64));
-      if (width != 32) return std::nullopt;
-      return wrap(((ua & 0xffffffffu) * (ub & 0xffffffffu)) >> 32);
-    }
-    default: return std::nullopt;
-  }
+  // A negative amount of a signed type is left open by the spec: leave it to the target.
+  if ((kind == OpKind::Shl || kind == OpKind::Shr) && t.isSigned() && b < 0) return std::nullopt;
+  std::optional<int64_t> r = ir::evalIntBinary(kind, t, a, b);
+  return r ? std::optional<Scalar>(Scalar::ofInt(*r)) : std::nullopt;
 }
 
 std::optional<Scalar> foldFloatBinary(OpKind kind, Type t, double a, double b) {
-  double r;
-  switch (kind) {
-    case OpKind::Add: r = a + b; break;
-    case OpKind::Sub: r = a - b; break;
-    case OpKind::Mul: r = a * b; break;
-    case OpKind::Div: r = a / b; break;
-    case OpKind::Rem: r = std::fmod(a, b); break;
-    case OpKind::Min:
-    case OpKind::Max:
-      // fmin/fmax of +0.0 and -0.0 may return either: leave it to the target.
-      if (a == 0 && b == 0 && std::signbit(a) != std::signbit(b)) return std::nullopt;
-      r = kind == OpKind::Min ? std::fmin(a, b) : std::fmax(a, b);
-      break;
-    default: return std::nullopt;
-  }
-  return Scalar::ofFloat(roundToType(t, r));
+  // fmin/fmax of +0.0 and -0.0 may return either: leave it to the target.
+  if ((kind == OpKind::Min || kind == OpKind::Max) && a == 0 && b == 0 && std::signbit(a) != std::signbit(b))
+    return std::nullopt;
+  std::optional<Scalar> folded;
+  ir::withFloatBinaryRule(kind, [&](auto rule) { folded = Scalar::ofFloat(roundToType(t, rule(a, b))); });
+  return folded;
 }
 
 std::optional<Scalar> foldUnary(OpKind kind, Type t, const Scalar& x) {
   if (!x.isFloat) {
-    uint64_t u = static_cast<uint64_t>(x.i);
-    switch (kind) {
-      case OpKind::Neg: return Scalar::ofInt(wrapInt(t, uint64_t(0) - u));
-      case OpKind::Not: return Scalar::ofInt(wrapInt(t, ~u));
-      case OpKind::Abs: return Scalar::ofInt(t.isSigned() && x.i < 0 ? wrapInt(t, uint64_t(0) - u) : x.i);
-      default: return std::nullopt;
-    }
+    std::optional<int64_t> r = ir::evalIntUnary(kind, t, x.i);
+    return r ? std::optional<Scalar>(Scalar::ofInt(*r)) : std::nullopt;
   }
-  double v = x.f, r;
-  switch (kind) {
-    case OpKind::Neg: r = -v; break;
-    case OpKind::Abs: r = std::fabs(v); break;
-    case OpKind::Exp: r = std::exp(v); break;
-    case OpKind::Exp2: r = std::exp2(v); break;
-    case OpKind::Log: r = std::log(v); break;
-    case OpKind::Log2: r = std::log2(v); break;
-    case OpKind::Sqrt: r = std::sqrt(v); break;
-    case OpKind::Rsqrt: r = 1.0 / std::sqrt(v); break;
-    case OpKind::Sin: r = std::sin(v); break;
-    case OpKind::Cos: r = std::cos(v); break;
-    case OpKind::Tanh: r = std::tanh(v); break;
-    case OpKind::Erf: r = std::erf(v); break;
-    case OpKind::Floor: r = std::floor(v); break;
-    case OpKind::Ceil: r = std::ceil(v); break;
-    default: return std::nullopt;
-  }
-  return Scalar::ofFloat(roundToType(t, r));
+  std::optional<Scalar> folded;
+  ir::withFloatUnaryRule(kind, [&](auto rule) { folded = Scalar::ofFloat(roundToType(t, rule(x.f))); });
+  return folded;
 }
 
 std::optional<bool> foldCmp(const std::string& pred, Type t, const Scalar& a, const Scalar& b) {
@@ -252,59 +149,17 @@ std::optional<Scalar> foldCast(Type src, Type dst, const Scalar& x) {
     return Scalar::ofFloat(intToFloat(dst, x.i, src.isUnsigned()));
   }
   if (dst.isFloat()) return Scalar::ofFloat(roundToType(dst, x.f));
-  // float -> int: truncate toward zero, saturate, NaN -> 0.
-  if (std::isnan(x.f)) return Scalar::ofInt(0);
-  double t = std::trunc(x.f);
-  int width = dst.bitWidth();
-  if (dst.isSigned()) {
-    double lo = -std::ldexp(1.0, width - 1), hiExclusive = std::ldexp(1.0, width - 1);
-    if (t < lo) return Scalar::ofInt(wrapInt(dst, uint64_t(1) << (width - 1)));
-    if (t >= hiExclusive) return Scalar::ofInt(wrapInt(dst, (uint64_t(1) << (width - 1)) - 1));
-    return Scalar::ofInt(static_cast<int64_t>(t));
-  }
-  if (t <= 0) return Scalar::ofInt(0);
-  if (t >= std::ldexp(1.0, width)) return Scalar::ofInt(wrapInt(dst, ~uint64_t(0)));
-  return Scalar::ofInt(static_cast<int64_t>(static_cast<uint64_t>(t)));
+  return Scalar::ofInt(ir::floatToInt(x.f, ir::IntFormat(dst)));
 }
 
-// Bit patterns of binary16 values (bfloat16 is the top half of a binary32 pattern).
-double decodeF16(uint64_t bits) {
-  int exponent = static_cast<int>((bits >> 10) & 0x1f);
-  double mantissa = static_cast<double>(bits & 0x3ff);
-  double magnitude = exponent == 0    ? std::ldexp(mantissa, -24)
-                     : exponent == 31 ? (mantissa == 0 ? std::numeric_limits<double>::infinity() : std::nan(""))
-                                      : std::ldexp(mantissa + 1024, exponent - 25);
-  return (bits & 0x8000) ? -magnitude : magnitude;
-}
-uint64_t encodeF16(double v) {  // v is an f16 value, not NaN
-  uint64_t sign = std::signbit(v) ? 0x8000 : 0;
-  double a = std::fabs(v);
-  if (std::isinf(a)) return sign | 0x7c00;
-  if (a == 0) return sign;
-  int e = std::ilogb(a);
-  if (e < -14) return sign | static_cast<uint64_t>(std::ldexp(a, 24));
-  return sign | (static_cast<uint64_t>(e + 15) << 10) | (static_cast<uint64_t>(std::ldexp(a, 10 - e)) - 1024);
-}
-
+// NaN payloads are not kept by constants, so bit patterns of NaNs are not folded.
 std::optional<uint64_t> floatBits(Type t, double v) {
-  if (std::isnan(v)) return std::nullopt;  // NaN payloads are not kept by constants
-  switch (t.scalarKind()) {
-    case ScalarKind::F64: return std::bit_cast<uint64_t>(v);
-    case ScalarKind::F32: return std::bit_cast<uint32_t>(static_cast<float>(v));
-    case ScalarKind::BF16: return std::bit_cast<uint32_t>(static_cast<float>(v)) >> 16;
-    case ScalarKind::F16: return encodeF16(v);
-    default: return std::nullopt;
-  }
+  if (std::isnan(v) || t.isFP8()) return std::nullopt;
+  return ir::encodeFloat(t.scalarKind(), v);
 }
 std::optional<double> floatFromBits(Type t, uint64_t bits) {
-  double v;
-  switch (t.scalarKind()) {
-    case ScalarKind::F64: v = std::bit_cast<double>(bits); break;
-    case ScalarKind::F32: v = std::bit_cast<float>(static_cast<uint32_t>(bits)); break;
-    case ScalarKind::BF16: v = std::bit_cast<float>(static_cast<uint32_t>(bits << 16)); break;
-    case ScalarKind::F16: v = decodeF16(bits & 0xffff); break;
-    default: return std::nullopt;
-  }
+  if (t.isFP8()) return std::nullopt;
+  double v = ir::decodeFloat(t.scalarKind(), bits);
   if (std::isnan(v)) return std::nullopt;
   return v;
 }

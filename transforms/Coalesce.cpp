@@ -10,7 +10,7 @@
 
 #include "ir/Builder.h"
 #include "ir/Layout.h"
-#include "transforms/AxisInfo.h"
+#include "transforms/analysis/AxisInfo.h"
 #include "transforms/PassManager.h"
 
 namespace tessera::transforms {
@@ -54,7 +54,7 @@ class CoalescePass : public Pass {
     Value* ptr = op.operand(0);
     Type type = ptr->type();
     const std::vector<int64_t>& shape = type.shape();
-    int64_t elemBytes = std::max(1, type.pointee().bitWidth() / 8);
+    int64_t elemBytes = type.pointee().storageBytes();
     AxisInfo info = axis.get(ptr);
     std::vector<int64_t> order = axis.contiguityOrder(ptr);
     int64_t fastest = order[0];

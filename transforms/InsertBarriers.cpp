@@ -1,203 +1,33 @@
-// insert-barriers: a "membar" analysis. Walking the function in program order, it tracks the shared-memory byte
-// ranges written and read since the last barrier on any path, and inserts a `barrier` right before an op that
-// reads bytes written since then (RAW) or writes bytes read or written since then (WAR, WAW); the state then
-// starts afresh. What each op accesses is described in SharedMemory.h: an op with scratch reads and writes its
-// [smem_offset, smem_offset + smem_bytes) (the barrier between its own write and read phases is the lowering's),
-// and loads, stores and atomics through shared pointers touch an unknown part, treated as all of shared memory.
-//
-// Control flow: `if` joins the states of its two branches (union); a loop's body is analyzed from the union of
-// the state on entry and the state at the end of the body (the back edge), iterated to a fixed point, so a body
-// whose end touches bytes that its start touches gets a barrier at the conflicting op. A final sweep drops any
-// inserted barrier the program is correct without, so every barrier left is needed on some path. Barriers already
-// in the IR reset the state (and are kept), so running the pass twice adds nothing.
+// insert-barriers: a barrier between every pair of conflicting shared-memory accesses (the membar analysis of
+// analysis/Membar.h), and no more: every barrier it leaves is needed on some path. Barriers already in the IR are
+// kept, so running the pass twice adds nothing.
 #include <algorithm>
 #include <iterator>
-#include <limits>
-#include <utility>
-#include <vector>
+#include <memory>
 
-#include "ir/Builder.h"
 #include "transforms/PassManager.h"
-#include "transforms/SharedMemory.h"
+#include "transforms/analysis/Membar.h"
 
 namespace tessera::transforms {
 namespace {
 
 using ir::Block;
 using ir::Op;
-using ir::OpKind;
-
-// A set of byte ranges [first, second), kept sorted and merged.
-class ByteRanges {
- public:
-  static constexpr int64_t kEverything = std::numeric_limits<int64_t>::max();
-
-  void add(int64_t begin, int64_t end) {
-    if (begin >= end) return;
-    ranges_.push_back({begin, end});
-    std::sort(ranges_.begin(), ranges_.end());
-    std::vector<std::pair<int64_t, int64_t>> merged;
-    for (auto r : ranges_) {
-      if (!merged.empty() && r.first <= merged.back().second) {
-        merged.back().second = std::max(merged.back().second, r.second);
-      } else {
-        merged.push_back(r);
-      }
-    }
-    ranges_ = std::move(merged);
-  }
-  void add(const ByteRanges& o) {
-    for (auto r : o.ranges_) add(r.first, r.second);
-  }
-  bool intersects(const ByteRanges& o) const {
-    for (auto a : ranges_)
-      for (auto b : o.ranges_)
-        if (a.first < b.second && b.first < a.second) return true;
-    return false;
-  }
-  bool empty() const { return ranges_.empty(); }
-  bool operator==(const ByteRanges&) const = default;
-
- private:
-  std::vector<std::pair<int64_t, int64_t>> ranges_;
-};
-
-// Shared-memory accesses not yet ordered by a barrier.
-struct Pending {
-  ByteRanges reads, writes;
-  void add(const Pending& o) {
-    reads.add(o.reads);
-    writes.add(o.writes);
-  }
-  bool operator==(const Pending&) const = default;
-};
-
-bool pointsToShared(const ir::Value* ptr) {
-  return ptr->type().element().isPtr() && ptr->type().addrSpace() == ir::kSharedAddrSpace;
-}
-
-// What `op` itself (not its regions) reads and writes in shared memory.
-Pending accessesOf(const Op& op) {
-  Pending access;
-  if (std::optional<SharedRange> scratch = scratchRangeOf(op)) {
-    access.reads.add(scratch->offset, scratch->end());
-    access.writes.add(scratch->offset, scratch->end());
-  }
-  bool shared = op.numOperands() > 0 && pointsToShared(op.operand(0));
-  if (shared && op.is(OpKind::Load)) access.reads.add(0, ByteRanges::kEverything);
-  if (shared && op.is(OpKind::Store)) access.writes.add(0, ByteRanges::kEverything);
-  if (shared && (op.is(OpKind::AtomicRMW) || op.is(OpKind::AtomicCAS))) {
-    access.reads.add(0, ByteRanges::kEverything);
-    access.writes.add(0, ByteRanges::kEverything);
-  }
-  return access;
-}
-
-bool conflicts(const Pending& pending, const Pending& access) {
-  return access.reads.intersects(pending.writes) || access.writes.intersects(pending.writes) ||
-         access.writes.intersects(pending.reads);
-}
-
-// The analysis over one function. In `Mode::Insert` it inserts a barrier before each conflicting op (and the
-// state starts afresh there); in `Mode::Check` it only records whether some op conflicts, with the barriers as
-// they are.
-class MembarAnalysis {
- public:
-  enum class Mode { Insert, Check };
-  explicit MembarAnalysis(Mode mode) : mode_(mode) {}
-
-  // Analyzes `block` starting from `state`; returns the state at its end.
-  Pending run(Block& block, Pending state) {
-    for (auto it = block.ops().begin(); it != block.ops().end(); ++it) {
-      Op* op = it->get();
-      switch (op->kind()) {
-        case OpKind::Barrier:
-          state = {};
-          continue;
-        case OpKind::If: {
-          Pending thenEnd = run(*op->region(0), state);
-          Pending elseEnd = run(*op->region(1), state);
-          state = thenEnd;
-          state.add(elseEnd);
-          continue;
-        }
-        case OpKind::For:
-          state = runLoop(*op->region(0), nullptr, state);
-          continue;
-        case OpKind::While:
-          state = runLoop(*op->region(0), op->region(1), state);
-          continue;
-        default:
-          break;
-      }
-      for (unsigned r = 0; r < op->numRegions(); ++r) requireNoSharedAccess(*op->region(r));
-      Pending access = accessesOf(*op);
-      if (conflicts(state, access)) {
-        if (mode_ == Mode::Check) {
-          conflict_ = true;
-        } else {
-          inserted_.push_back(ir::Builder(&block, op).create(OpKind::Barrier, {}, {}));
-          state = {};
-        }
-      }
-      state.add(access);
-    }
-    return state;
-  }
-
-  bool foundConflict() const { return conflict_; }
-  const std::vector<Op*>& inserted() const { return inserted_; }
-
- private:
-  // A `for` body (`second` null) or a `while`'s before/after regions. The state at the loop head accumulates the
-  // entry state and the state at the back edge until neither it grows nor a barrier is added (byte ranges come
-  // from a finite set of endpoints and barriers are only added, so this ends). Returns the state at the exit.
-  Pending runLoop(Block& first, Block* second, const Pending& entry) {
-    Pending head = entry;
-    while (true) {
-      size_t barriersBefore = inserted_.size();
-      Pending firstEnd = run(first, head);
-      Pending backEdge = second ? run(*second, firstEnd) : firstEnd;
-      Pending next = head;
-      next.add(backEdge);
-      if (next == head && inserted_.size() == barriersBefore) return second ? firstEnd : head;
-      head = std::move(next);
-    }
-  }
-
-  // Reduce/scan combine regions run per element inside their op's lowering: shared memory there has no place.
-  void requireNoSharedAccess(Block& region) {
-    for (auto& inner : region.ops()) {
-      Pending access = accessesOf(*inner);
-      if (!access.reads.empty() || !access.writes.empty())
-        throw Error(inner->describe() + ": accesses shared memory inside a combine region", inner->loc());
-      for (unsigned r = 0; r < inner->numRegions(); ++r) requireNoSharedAccess(*inner->region(r));
-    }
-  }
-
-  Mode mode_;
-  bool conflict_ = false;
-  std::vector<Op*> inserted_;
-};
 
 class InsertBarriersPass : public Pass {
  public:
   const char* name() const override { return "insert-barriers"; }
 
   void run(ir::Function& f) override {
-    MembarAnalysis insertion(MembarAnalysis::Mode::Insert);
-    insertion.run(*f.body(), {});
     // Barriers were placed against states accumulated over the loop iterations of the analysis; one placed early
     // may have become redundant once a later iteration added another. Drop every inserted barrier the program
     // stays correct without (the check is exact for a fixed set of barriers), so each one left is needed.
-    for (Op* barrier : insertion.inserted()) {
+    for (Op* barrier : insertConflictBarriers(f)) {
       Block* block = barrier->parentBlock();
       Op* next = std::next(std::find_if(block->ops().begin(), block->ops().end(),
                                         [&](const std::unique_ptr<Op>& o) { return o.get() == barrier; }))->get();
       std::unique_ptr<Op> detached = block->remove(barrier);
-      MembarAnalysis check(MembarAnalysis::Mode::Check);
-      check.run(*f.body(), {});
-      if (check.foundConflict()) block->insertBefore(next, std::move(detached));
+      if (hasSharedMemoryConflict(f)) block->insertBefore(next, std::move(detached));
     }
   }
 };

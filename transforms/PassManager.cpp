@@ -15,6 +15,12 @@ PassManager::PassManager() {
   dumpIR_ = env && std::strcmp(env, "") != 0 && std::strcmp(env, "0") != 0;
 }
 
+std::vector<std::string> PassManager::passNames() const {
+  std::vector<std::string> names;
+  for (const auto& p : passes_) names.push_back(p->name());
+  return names;
+}
+
 void PassManager::add(std::unique_ptr<Pass> p) {
   if (!p) throw Error("PassManager::add: null pass");
   passes_.push_back(std::move(p));

@@ -45,6 +45,8 @@ class PassManager {
   void setDumpIR(bool on, std::ostream* os = nullptr);  // os null = std::cerr
   void setVerifyEach(bool on) { verifyEach_ = on; }
   void setAfterPassCallback(AfterPassCallback cb) { callback_ = std::move(cb); }
+  // The names of the added passes, in the order run() runs them.
+  std::vector<std::string> passNames() const;
   // Throws tessera::Error naming the pass (and the function) when a pass fails or leaves invalid IR.
   void run(ir::Function& f);
   // Runs each pass over every function before the next pass, so the callback and the dumps see the module.

@@ -1,6 +1,6 @@
 // Tutorial 4: tiled matmul with an f32 accumulator carried through the K loop and grouped program order, then
 // the same kernel with a fused activation epilogue, storing f32 or f16. See 04_matmul.md.
-#include "backends/interpreter/FloatFormats.h"
+#include "ir/FloatFormats.h"
 #include "tessera/kernels/matmul.h"
 #include "tutorials/TutorialSupport.h"
 
@@ -48,13 +48,13 @@ int main() {
   // f16 inputs: round random floats to f16 and keep their bit patterns for the kernel.
   std::vector<float> af = randomFloats(M * K, 7), bf = randomFloats(K * N, 8);
   std::vector<uint16_t> a(M * K), b(K * N);
-  for (int64_t i = 0; i < M * K; ++i) a[i] = tessera::interp::encodeF16(af[i]);
-  for (int64_t i = 0; i < K * N; ++i) b[i] = tessera::interp::encodeF16(bf[i]);
+  for (int64_t i = 0; i < M * K; ++i) a[i] = tessera::ir::encodeF16(af[i]);
+  for (int64_t i = 0; i < K * N; ++i) b[i] = tessera::ir::encodeF16(bf[i]);
   std::vector<double> want(M * N, 0.0);
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j)
       for (int64_t k = 0; k < K; ++k)
-        want[i * N + j] += tessera::interp::decodeF16(a[i * K + k]) * tessera::interp::decodeF16(b[k * N + j]);
+        want[i * N + j] += tessera::ir::decodeF16(a[i * K + k]) * tessera::ir::decodeF16(b[k * N + j]);
   const Buffer aBuf{a.data(), a.size() * 2}, bBuf{b.data(), b.size() * 2};
   const std::string size = " (" + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + ")";
 
@@ -91,7 +91,7 @@ int main() {
              {aBuf, bBuf, Buffer{c16.data(), c16.size() * 2}, M, N, K, K, int64_t(1), N, int64_t(1), N, int64_t(1)},
              withActivation, backend);
       std::vector<float> c16AsFloat(M * N);
-      for (int64_t i = 0; i < M * N; ++i) c16AsFloat[i] = tessera::interp::decodeF16(c16[i]);
+      for (int64_t i = 0; i < M * N; ++i) c16AsFloat[i] = tessera::ir::decodeF16(c16[i]);
       double err16 = worstError(c16AsFloat, activated, 1e-4, 1e-3);
       report.check(name + ", " + modeName(backend) + " f32/f16 C", err <= 1 && err16 <= 1,
                    fmtError(err) + " / f16 " + fmtError(err16));

@@ -5,6 +5,7 @@
 #include "backends/amdgpu/AMDGPUMath.h"
 #include "backends/amdgpu/PrintfBuffer.h"
 #include "ir/Error.h"
+#include "transforms/analysis/SharedScratch.h"
 
 namespace tessera::backends::amdgpu {
 
@@ -73,7 +74,7 @@ llvm::Value* AMDGPUHooks::sharedMemoryBase(IRBuilder& b) {
   auto* ty = llvm::ArrayType::get(b.getInt8Ty(), 0);
   auto* g = new llvm::GlobalVariable(m, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr, kSharedMemorySymbol,
                                      nullptr, llvm::GlobalValue::NotThreadLocal, kLdsAddrSpace);
-  g->setAlignment(llvm::Align(16));
+  g->setAlignment(llvm::Align(transforms::kSharedAlignment));  // scratch offsets are multiples of it
   return g;
 }
 

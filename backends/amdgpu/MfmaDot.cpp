@@ -33,15 +33,13 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   std::optional<MfmaAccumulatorPlan> plan = planMfmaAccumulator(cmap);
   if (!plan) return false;
 
-  IRBuilder& b = L.b;
+  IRBuilder& b = L.builder();
   const bool bf16 = in == ir::ScalarKind::BF16;
   llvm::Type* elemTy = L.memType(aTy.element());
 
   // 1. Stage A row-major and B transposed (each thread writes the elements it owns), inside the byte ranges of the
-  // portable lowering (transforms/SharedMemory.h's dot rule): B's range has the same size, only permuted.
-  const DotStaging staging = dotStagingBuffers(L, op, *shape);
-  llvm::Value* aBase = staging.a;
-  llvm::Value* bBase = staging.b;
+  // portable lowering (transforms/analysis/SharedScratch.h's dot rule): B's range has the same size, only permuted.
+  const auto [aBase, bBase] = L.dotStagingBuffers(op);
   auto stage = [&](const ir::Value* v, llvm::Value* buf, bool transposed) {
     const ThreadMap& map = L.mapOf(v->type(), op.name());
     const Regs& regs = L.get(v);

@@ -1,6 +1,7 @@
 // The driver of the lowering: kernel signature, value bookkeeping, per-layout thread coordinates, shared
 // memory scratch, the generic data exchange, and dispatch to the per-family files.
 #include "backends/common/KernelLowering.h"
+#include "backends/common/WarpShuffle.h"
 
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -13,7 +14,7 @@ using ir::OpKind;
 
 KernelLowering::KernelLowering(const ir::Function& f, llvm::LLVMContext& c, LoweringHooks& h,
                                const LoweringOptions& o)
-    : ctx(c), hooks(h), opts(o), func(f), b(c), warpSize(h.warpSize()), axis(f) {}
+    : ctx_(c), hooks_(h), opts_(o), func_(f), b_(c), warpSize_(h.warpSize()), axis_(f) {}
 
 [[noreturn]] void KernelLowering::fail(const ir::Op& op, const std::string& why) {
   throw Error("cannot lower '" + std::string(op.name()) + "': " + why, op.loc());
@@ -23,47 +24,40 @@ KernelLowering::KernelLowering(const ir::Function& f, llvm::LLVMContext& c, Lowe
 
 llvm::Type* KernelLowering::regType(ir::Type element) {
   element = element.element();
-  if (element.isPtr()) return llvm::PointerType::get(ctx, element.addrSpace());
+  if (element.isPtr()) return llvm::PointerType::get(ctx_, element.addrSpace());
   switch (element.scalarKind()) {
-    case ir::ScalarKind::I1: return b.getInt1Ty();
-    case ir::ScalarKind::I8: case ir::ScalarKind::U8: return b.getInt8Ty();
-    case ir::ScalarKind::I16: case ir::ScalarKind::U16: return b.getInt16Ty();
-    case ir::ScalarKind::I32: case ir::ScalarKind::U32: return b.getInt32Ty();
-    case ir::ScalarKind::I64: case ir::ScalarKind::U64: return b.getInt64Ty();
-    case ir::ScalarKind::F16: return b.getHalfTy();
-    case ir::ScalarKind::BF16: return b.getBFloatTy();
-    case ir::ScalarKind::F32: return b.getFloatTy();
-    case ir::ScalarKind::F64: return b.getDoubleTy();
-    case ir::ScalarKind::F8E4M3: case ir::ScalarKind::F8E5M2: return b.getInt8Ty();  // storage only
+    case ir::ScalarKind::I1: return b_.getInt1Ty();
+    case ir::ScalarKind::I8: case ir::ScalarKind::U8: return b_.getInt8Ty();
+    case ir::ScalarKind::I16: case ir::ScalarKind::U16: return b_.getInt16Ty();
+    case ir::ScalarKind::I32: case ir::ScalarKind::U32: return b_.getInt32Ty();
+    case ir::ScalarKind::I64: case ir::ScalarKind::U64: return b_.getInt64Ty();
+    case ir::ScalarKind::F16: return b_.getHalfTy();
+    case ir::ScalarKind::BF16: return b_.getBFloatTy();
+    case ir::ScalarKind::F32: return b_.getFloatTy();
+    case ir::ScalarKind::F64: return b_.getDoubleTy();
+    case ir::ScalarKind::F8E4M3: case ir::ScalarKind::F8E5M2: return b_.getInt8Ty();  // storage only
   }
   throw Error("unknown scalar kind");
 }
 
 llvm::Type* KernelLowering::memType(ir::Type element) {
   element = element.element();
-  if (element.isPtr()) return b.getInt64Ty();
-  if (element.isBool()) return b.getInt8Ty();
+  if (element.isPtr()) return b_.getInt64Ty();
+  if (element.isBool()) return b_.getInt8Ty();
   return regType(element);
-}
-
-int64_t KernelLowering::memBytes(ir::Type element) {
-  element = element.element();
-  if (element.isPtr()) return 8;
-  if (element.isBool()) return 1;
-  return element.bitWidth() / 8;
 }
 
 llvm::Value* KernelLowering::toMemory(llvm::Value* v, ir::Type element) {
   element = element.element();
-  if (element.isPtr()) return b.CreatePtrToInt(v, b.getInt64Ty());
-  if (element.isBool()) return b.CreateZExt(v, b.getInt8Ty());
+  if (element.isPtr()) return b_.CreatePtrToInt(v, b_.getInt64Ty());
+  if (element.isBool()) return b_.CreateZExt(v, b_.getInt8Ty());
   return v;
 }
 
 llvm::Value* KernelLowering::fromMemory(llvm::Value* v, ir::Type element) {
   element = element.element();
-  if (element.isPtr()) return b.CreateIntToPtr(v, regType(element));
-  if (element.isBool()) return b.CreateICmpNE(v, b.getInt8(0));
+  if (element.isPtr()) return b_.CreateIntToPtr(v, regType(element));
+  if (element.isBool()) return b_.CreateICmpNE(v, b_.getInt8(0));
   return v;
 }
 
@@ -83,18 +77,22 @@ void KernelLowering::set(const ir::Value* v, Regs regs) { values_[v] = std::move
 const ThreadMap& KernelLowering::mapOf(ir::Type t, const std::string& what) {
   auto it = maps_.find(t);
   if (it != maps_.end()) return it->second;
-  return maps_.emplace(t, ThreadMap::of(t, opts.numWarps, warpSize, what)).first->second;
+  return maps_.emplace(t, ThreadMap::of(t, opts_.numWarps, warpSize_, what)).first->second;
 }
 
 template <class F>
 auto KernelLowering::inPrologue(F fn) {
-  IRBuilder::InsertPointGuard guard(b);
-  b.SetInsertPoint(prologue_);
+  IRBuilder::InsertPointGuard guard(b_);
+  b_.SetInsertPoint(prologue_);
   return fn();
 }
 
 llvm::Value* KernelLowering::laneId() { return laneId_; }
 llvm::Value* KernelLowering::warpId() { return warpId_; }
+
+llvm::Value* KernelLowering::shuffleXor(llvm::Value* v, int laneMask) {
+  return backends::shuffleXor(b_, hooks_, v, laneMask);
+}
 
 // Builds XOR over bits of `id` of the per-bit constants `bases[i]`; runs of consecutive bits whose bases are
 // consecutive powers of two become one shift-and-mask.
@@ -132,7 +130,7 @@ const std::vector<llvm::Value*>& KernelLowering::threadPart(const ThreadMap& map
       std::vector<int64_t> lane, warp;
       for (const Coords& c : map.laneBases) lane.push_back(c[d]);
       for (const Coords& c : map.warpBases) warp.push_back(c[d]);
-      r.push_back(b.CreateXor(linearCombination(b, laneId_, lane), linearCombination(b, warpId_, warp)));
+      r.push_back(b_.CreateXor(linearCombination(b_, laneId_, lane), linearCombination(b_, warpId_, warp)));
     }
     return r;
   });
@@ -148,18 +146,18 @@ llvm::Value* KernelLowering::coord(const ThreadMap& map, int64_t reg, int dim) {
   const int64_t regPart = map.regCoords[reg][dim];
   llvm::Value* t = threadPart(map)[dim];
   if (regPart == 0) return t;
-  if ((regPart & threadBits) == 0) return b.CreateAdd(t, b.getInt32(static_cast<uint32_t>(regPart)), "", true, true);
-  return b.CreateXor(t, b.getInt32(static_cast<uint32_t>(regPart)));
+  if ((regPart & threadBits) == 0) return b_.CreateAdd(t, b_.getInt32(static_cast<uint32_t>(regPart)), "", true, true);
+  return b_.CreateXor(t, b_.getInt32(static_cast<uint32_t>(regPart)));
 }
 
 llvm::Value* KernelLowering::ownsRegister(const ThreadMap& map, int64_t reg) {
-  if (!map.regOwner[reg]) return b.getFalse();
+  if (!map.regOwner[reg]) return b_.getFalse();
   uint64_t laneMask = map.replicatedLaneMask(), warpMask = map.replicatedWarpMask();
-  if (laneMask == 0 && warpMask == 0) return b.getTrue();
+  if (laneMask == 0 && warpMask == 0) return b_.getTrue();
   return inPrologue([&] {
-    llvm::Value* bits = b.CreateOr(b.CreateAnd(laneId_, b.getInt32(static_cast<uint32_t>(laneMask))),
-                                   b.CreateAnd(warpId_, b.getInt32(static_cast<uint32_t>(warpMask))));
-    return b.CreateICmpEQ(bits, b.getInt32(0), "owner");
+    llvm::Value* bits = b_.CreateOr(b_.CreateAnd(laneId_, b_.getInt32(static_cast<uint32_t>(laneMask))),
+                                   b_.CreateAnd(warpId_, b_.getInt32(static_cast<uint32_t>(warpMask))));
+    return b_.CreateICmpEQ(bits, b_.getInt32(0), "owner");
   });
 }
 
@@ -169,17 +167,17 @@ llvm::Value* KernelLowering::predicated(llvm::Value* pred, const std::function<l
     if (c->isOne()) return then();
     return otherwise;
   }
-  llvm::BasicBlock* from = b.GetInsertBlock();
-  llvm::BasicBlock* thenBB = llvm::BasicBlock::Create(ctx, "pred.then", kernel);
-  llvm::BasicBlock* join = llvm::BasicBlock::Create(ctx, "pred.join", kernel);
-  b.CreateCondBr(pred, thenBB, join);
-  b.SetInsertPoint(thenBB);
+  llvm::BasicBlock* from = b_.GetInsertBlock();
+  llvm::BasicBlock* thenBB = llvm::BasicBlock::Create(ctx_, "pred.then", kernel_);
+  llvm::BasicBlock* join = llvm::BasicBlock::Create(ctx_, "pred.join", kernel_);
+  b_.CreateCondBr(pred, thenBB, join);
+  b_.SetInsertPoint(thenBB);
   llvm::Value* v = then();
-  llvm::BasicBlock* thenEnd = b.GetInsertBlock();
-  b.CreateBr(join);
-  b.SetInsertPoint(join);
+  llvm::BasicBlock* thenEnd = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
   if (!v || !otherwise) return nullptr;
-  llvm::PHINode* phi = b.CreatePHI(v->getType(), 2);
+  llvm::PHINode* phi = b_.CreatePHI(v->getType(), 2);
   phi->addIncoming(v, thenEnd);
   phi->addIncoming(otherwise, from);
   return phi;
@@ -194,23 +192,29 @@ int64_t KernelLowering::constIntOf(const ir::Value* v, bool* known) {
 // ------------------------------------------------------------------------------------------------ shared memory
 
 llvm::Value* KernelLowering::scratch(const ir::Op& op, int64_t need) {
-  if (!op.hasAttr("smem_offset"))
+  const std::optional<transforms::SharedRange> range = transforms::scratchRangeOf(op);
+  if (!range)
     fail(op, "needs " + std::to_string(need) +
                  " bytes of shared-memory scratch but has no 'smem_offset' (run allocate-shared-memory)");
-  if (op.hasAttr("smem_bytes") && op.intAttr("smem_bytes") < need)
+  if (range->bytes < need)
     fail(op, "needs " + std::to_string(need) + " bytes of shared-memory scratch but 'smem_bytes' is only " +
-                 std::to_string(op.intAttr("smem_bytes")));
-  int64_t offset = op.intAttr("smem_offset");
-  int64_t total = func.attrs().count("smem_bytes") ? func.attrs().at("smem_bytes").getInt() : -1;
-  if (total >= 0 && offset + need > total)
-    fail(op, "scratch [" + std::to_string(offset) + ", " + std::to_string(offset + need) +
+                 std::to_string(range->bytes));
+  int64_t total = func_.attrs().count("smem_bytes") ? func_.attrs().at("smem_bytes").getInt() : -1;
+  if (total >= 0 && range->offset + need > total)
+    fail(op, "scratch [" + std::to_string(range->offset) + ", " + std::to_string(range->offset + need) +
                  ") exceeds the function's smem_bytes = " + std::to_string(total));
-  if (!smemBase_) smemBase_ = inPrologue([&] { return hooks.sharedMemoryBase(b); });
-  return b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), smemBase_, static_cast<uint64_t>(offset));
+  if (!smemBase_) smemBase_ = inPrologue([&] { return hooks_.sharedMemoryBase(b_); });
+  return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), smemBase_, static_cast<uint64_t>(range->offset));
+}
+
+KernelLowering::DotStagingBuffers KernelLowering::dotStagingBuffers(const ir::Op& dot) {
+  const transforms::DotStaging staging = transforms::dotStaging(dot);
+  llvm::Value* a = scratch(dot, staging.bytes);
+  return {a, b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), a, static_cast<uint64_t>(staging.bOffset))};
 }
 
 llvm::Value* KernelLowering::smemElementPtr(llvm::Value* base, llvm::Type* elemTy, llvm::Value* index) {
-  return b.CreateInBoundsGEP(elemTy, base, index);
+  return b_.CreateInBoundsGEP(elemTy, base, index);
 }
 
 // ------------------------------------------------------------------------------------------------ exchange
@@ -268,14 +272,11 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
     }
     return out;
   }
-  // Through shared memory: the row-padded exchange buffer of transforms/SharedMemory.h. Each row (a line along
-  // the last dimension) is followed by max(4, B) bytes of padding, so threads reading a column hit distinct banks.
-  const int64_t elemBytes = memBytes(element);
-  const int64_t rowLength = bufferShape.empty() ? 1 : bufferShape.back();
-  int64_t rows = 1;
-  for (size_t d = 0; d + 1 < bufferShape.size(); ++d) rows *= bufferShape[d];
-  const int64_t pitch = rowLength + std::max<int64_t>(4, elemBytes) / elemBytes;  // in elements
-  llvm::Value* base = scratch(op, alignTo(rows * pitch * elemBytes, 16));
+  // Through shared memory: the row-padded exchange buffer of transforms/analysis/SharedScratch.h, indexed in
+  // elements (row * pitch + column).
+  const transforms::ExchangeBuffer buffer{bufferShape, element.storageBytes()};
+  const int64_t pitch = buffer.pitchElements();
+  llvm::Value* base = scratch(op, buffer.bytes());
   llvm::Type* mt = memType(element);
   auto bufferIndex = [&](const ThreadMap& map, const CoordFn& fn, int64_t reg) -> llvm::Value* {
     // Buffer coordinates = fn(register part) XOR linear(fn)(thread part); the thread part is expressed through a
@@ -287,28 +288,28 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
     for (const Coords& c : map.warpBases) image.warpBases.push_back(linearPart(fn, c, zero));
     Coords regPart = fn(map.regCoords[reg]);
     const std::vector<llvm::Value*>& thread = threadPart(image);
-    llvm::Value* row = b.getInt32(0);
-    llvm::Value* col = b.getInt32(0);
+    llvm::Value* row = b_.getInt32(0);
+    llvm::Value* col = b_.getInt32(0);
     for (size_t d = 0; d < bufferShape.size(); ++d) {
-      llvm::Value* c = b.CreateXor(thread[d], b.getInt32(static_cast<uint32_t>(regPart[d])));
+      llvm::Value* c = b_.CreateXor(thread[d], b_.getInt32(static_cast<uint32_t>(regPart[d])));
       if (d + 1 == bufferShape.size()) col = c;
-      else row = b.CreateAdd(b.CreateMul(row, b.getInt32(static_cast<uint32_t>(bufferShape[d]))), c);
+      else row = b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(bufferShape[d]))), c);
     }
-    return b.CreateAdd(b.CreateMul(row, b.getInt32(static_cast<uint32_t>(pitch))), col);
+    return b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(pitch))), col);
   };
   for (const ExchangeSource& s : sources)
     for (int64_t r = 0; r < s.map->numRegs(); ++r) {
       if (!s.map->regOwner[r]) continue;  // same element as an earlier register of this thread
       llvm::Value* p = smemElementPtr(base, mt, bufferIndex(*s.map, s.toBuffer, r));
-      b.CreateStore(toMemory((*s.regs)[r], element), p);
+      b_.CreateStore(toMemory((*s.regs)[r], element), p);
     }
-  hooks.barrier(b);
+  hooks_.barrier(b_);
   std::vector<Regs> out;
   for (const ExchangeDest& d : dests) {
     Regs regs;
     for (int64_t r = 0; r < d.map->numRegs(); ++r) {
       llvm::Value* p = smemElementPtr(base, mt, bufferIndex(*d.map, d.fromBuffer, r));
-      regs.push_back(fromMemory(b.CreateLoad(mt, p), element));
+      regs.push_back(fromMemory(b_.CreateLoad(mt, p), element));
     }
     out.push_back(std::move(regs));
   }
@@ -319,60 +320,60 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
 
 void KernelLowering::declareKernel() {
   std::vector<llvm::Type*> params;
-  for (unsigned i = 0; i < func.numArguments(); ++i) {
-    ir::Type t = func.argument(i)->type();
-    if (t.isTile()) throw Error("cannot lower kernel '" + func.name() + "': argument " + std::to_string(i) +
+  for (unsigned i = 0; i < func_.numArguments(); ++i) {
+    ir::Type t = func_.argument(i)->type();
+    if (t.isTile()) throw Error("cannot lower kernel '" + func_.name() + "': argument " + std::to_string(i) +
                                 " is a tile (" + t.str() + "); kernel arguments are scalars and pointers");
     // i1 travels as a byte: kernel parameters are at least byte-sized.
-    params.push_back(t.isBool() ? b.getInt8Ty() : regType(t));
+    params.push_back(t.isBool() ? b_.getInt8Ty() : regType(t));
   }
-  auto* fty = llvm::FunctionType::get(b.getVoidTy(), params, false);
-  kernel = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, func.name(), module.get());
-  hooks.configureKernel(*kernel, opts.numWarps);
-  for (unsigned i = 0; i < func.numArguments(); ++i) {
-    llvm::Argument* a = kernel->getArg(i);
-    a->setName(func.argument(i)->nameHint().empty() ? "arg" + std::to_string(i) : func.argument(i)->nameHint());
-    ir::Type t = func.argument(i)->type();
+  auto* fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+  kernel_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, func_.name(), module_.get());
+  hooks_.configureKernel(*kernel_, opts_.numWarps);
+  for (unsigned i = 0; i < func_.numArguments(); ++i) {
+    llvm::Argument* a = kernel_->getArg(i);
+    a->setName(func_.argument(i)->nameHint().empty() ? "arg" + std::to_string(i) : func_.argument(i)->nameHint());
+    ir::Type t = func_.argument(i)->type();
     if (t.isPtr()) {
       a->addAttr(llvm::Attribute::NoUndef);
-      const ir::AttrDict& attrs = func.argAttrs(i);
+      const ir::AttrDict& attrs = func_.argAttrs(i);
       auto it = attrs.find("divisibility");
       if (it != attrs.end() && it->second.isInt() && it->second.getInt() > 0)
-        a->addAttr(llvm::Attribute::getWithAlignment(ctx, llvm::Align(static_cast<uint64_t>(
+        a->addAttr(llvm::Attribute::getWithAlignment(ctx_, llvm::Align(static_cast<uint64_t>(
                                                               std::min<int64_t>(it->second.getInt(), 4096)))));
     }
   }
 }
 
 std::unique_ptr<llvm::Module> KernelLowering::run() {
-  if (func.attrs().count("num_warps") && func.attrs().at("num_warps").isInt() &&
-      func.attrs().at("num_warps").getInt() != opts.numWarps)
-    throw Error("kernel '" + func.name() + "' was laid out for num_warps = " +
-                std::to_string(func.attrs().at("num_warps").getInt()) + " but is lowered for " +
-                std::to_string(opts.numWarps));
-  module = std::make_unique<llvm::Module>(func.name(), ctx);
+  if (func_.attrs().count("num_warps") && func_.attrs().at("num_warps").isInt() &&
+      func_.attrs().at("num_warps").getInt() != opts_.numWarps)
+    throw Error("kernel '" + func_.name() + "' was laid out for num_warps = " +
+                std::to_string(func_.attrs().at("num_warps").getInt()) + " but is lowered for " +
+                std::to_string(opts_.numWarps));
+  module_ = std::make_unique<llvm::Module>(func_.name(), ctx_);
   declareKernel();
-  prologue_ = llvm::BasicBlock::Create(ctx, "prologue", kernel);
-  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "body", kernel);
-  b.SetInsertPoint(prologue_);
-  llvm::Value* tid = hooks.threadId(b);
-  laneId_ = b.CreateURem(tid, b.getInt32(static_cast<uint32_t>(warpSize)), "lane");
-  warpId_ = b.CreateUDiv(tid, b.getInt32(static_cast<uint32_t>(warpSize)), "warp");
-  for (unsigned i = 0; i < func.numArguments(); ++i) {
-    llvm::Value* a = kernel->getArg(i);
-    if (func.argument(i)->type().isBool()) a = b.CreateICmpNE(a, b.getInt8(0));
-    set(func.argument(i), {a});
+  prologue_ = llvm::BasicBlock::Create(ctx_, "prologue", kernel_);
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "body", kernel_);
+  b_.SetInsertPoint(prologue_);
+  llvm::Value* tid = hooks_.threadId(b_);
+  laneId_ = b_.CreateURem(tid, b_.getInt32(static_cast<uint32_t>(warpSize_)), "lane");
+  warpId_ = b_.CreateUDiv(tid, b_.getInt32(static_cast<uint32_t>(warpSize_)), "warp");
+  for (unsigned i = 0; i < func_.numArguments(); ++i) {
+    llvm::Value* a = kernel_->getArg(i);
+    if (func_.argument(i)->type().isBool()) a = b_.CreateICmpNE(a, b_.getInt8(0));
+    set(func_.argument(i), {a});
   }
-  b.SetInsertPoint(body);
-  lowerBlock(*func.body());
-  b.SetInsertPoint(prologue_);
-  b.CreateBr(body);
+  b_.SetInsertPoint(body);
+  lowerBlock(*func_.body());
+  b_.SetInsertPoint(prologue_);
+  b_.CreateBr(body);
 
   std::string err;
   llvm::raw_string_ostream os(err);
-  if (llvm::verifyModule(*module, &os))
-    throw Error("internal error: lowering kernel '" + func.name() + "' produced invalid LLVM IR: " + os.str());
-  return std::move(module);
+  if (llvm::verifyModule(*module_, &os))
+    throw Error("internal error: lowering kernel '" + func_.name() + "' produced invalid LLVM IR: " + os.str());
+  return std::move(module_);
 }
 
 void KernelLowering::lowerBlock(const ir::Block& block) {
@@ -396,8 +397,9 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpKind::Join: case OpKind::Split:
       return lowerShapeOp(op);
     case OpKind::ConvertLayout: return lowerConvertLayout(op);
-    case OpKind::Load: case OpKind::Store: case OpKind::AtomicRMW: case OpKind::AtomicCAS:
-      return lowerMemoryOp(op);
+    case OpKind::Load: return lowerLoad(op);
+    case OpKind::Store: return lowerStore(op);
+    case OpKind::AtomicRMW: case OpKind::AtomicCAS: return lowerAtomic(op);
     case OpKind::Reduce: return lowerReduce(op);
     case OpKind::Scan: return lowerScan(op);
     case OpKind::Dot: return lowerDot(op);
@@ -406,10 +408,10 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpKind::Yield:
       fail(op, "'yield' is lowered by its parent op");  // parents consume their terminators
     case OpKind::Return:
-      b.CreateRetVoid();
+      b_.CreateRetVoid();
       return;
     case OpKind::Barrier:
-      hooks.barrier(b);
+      hooks_.barrier(b_);
       return;
     case OpKind::Hint:
       set(op.result(0), get(op.operand(0)));

@@ -3,7 +3,8 @@
 // Representation: every tile value becomes, in each thread, the list of its registers (ThreadMap::numRegs of
 // its type) as LLVM scalars; a scalar IR value is one register, identical in every thread. The coordinates of
 // a register are its constant register part XOR the thread part, computed once per layout from the lane and
-// warp ids. The lowering is split by op family over several files; this class holds the shared state.
+// warp ids. The lowering is split by op family over several files (member functions of this class, which keeps
+// the shared state private); the targets' hooks use the public interface.
 #pragma once
 
 #include <functional>
@@ -14,7 +15,8 @@
 
 #include "backends/common/LowerToLLVM.h"
 #include "backends/common/ThreadMap.h"
-#include "transforms/AxisInfo.h"
+#include "transforms/analysis/AxisInfo.h"
+#include "transforms/analysis/SharedScratch.h"
 
 namespace tessera::backends {
 
@@ -37,25 +39,24 @@ class KernelLowering {
   KernelLowering(const ir::Function& f, llvm::LLVMContext& ctx, LoweringHooks& hooks, const LoweringOptions& opts);
   std::unique_ptr<llvm::Module> run();
 
-  // ---- shared state and helpers (used by the per-family files)
-  llvm::LLVMContext& ctx;
-  LoweringHooks& hooks;
-  LoweringOptions opts;
-  const ir::Function& func;
-  std::unique_ptr<llvm::Module> module;
-  llvm::Function* kernel = nullptr;
-  IRBuilder b;
-  int warpSize;
-  transforms::AxisInfoAnalysis axis;  // contiguity/alignment facts for vectorizing memory accesses
+  // ---- the interface of the per-family lowerings and of the targets' hooks (e.g. tensor-core dot)
+
+  IRBuilder& builder() { return b_; }
+  llvm::LLVMContext& context() { return ctx_; }
+  LoweringHooks& hooks() { return hooks_; }
 
   // Types: the register type of an element, and its in-memory type (i1 is a byte, pointers in shared memory are
   // i64, fp8 is i8).
   llvm::Type* regType(ir::Type element);
   llvm::Type* memType(ir::Type element);
-  int64_t memBytes(ir::Type element);
+  // Converts between register and memory representations (i1 <-> i8, pointer <-> i64).
+  llvm::Value* toMemory(llvm::Value* v, ir::Type element);
+  llvm::Value* fromMemory(llvm::Value* v, ir::Type element);
 
+  // The registers of a lowered value.
   Regs& get(const ir::Value* v);
   void set(const ir::Value* v, Regs regs);
+
   const ThreadMap& mapOf(ir::Type t, const std::string& what);
   // The thread-dependent part of every coordinate of `map`, per dimension (i32), computed in the prologue.
   const std::vector<llvm::Value*>& threadPart(const ThreadMap& map);
@@ -64,36 +65,36 @@ class KernelLowering {
   llvm::Value* ownsRegister(const ThreadMap& map, int64_t reg);
   llvm::Value* laneId();
   llvm::Value* warpId();
+  // Exchanges a scalar (<= 64 bits, or a pointer) with lane `lane ^ laneMask` of the same warp.
+  llvm::Value* shuffleXor(llvm::Value* v, int laneMask);
 
-  // Shared memory: a pointer `byteOffset` bytes into the op's scratch; throws if the op has no `smem_offset` or
-  // its `smem_bytes` is smaller than `need`.
+  // Shared memory: a pointer to the op's scratch (transforms/analysis/SharedScratch.h); throws if the op has no
+  // `smem_offset` or its `smem_bytes` is smaller than `need`.
   llvm::Value* scratch(const ir::Op& op, int64_t need);
   llvm::Value* smemElementPtr(llvm::Value* base, llvm::Type* elemTy, llvm::Value* index);
-  // Converts between register and memory representations (i1 <-> i8, pointer <-> i64).
-  llvm::Value* toMemory(llvm::Value* v, ir::Type element);
-  llvm::Value* fromMemory(llvm::Value* v, ir::Type element);
-
-  // Moves elements between layouts: every destination register is the buffer element its coordinates map to,
-  // written by the sources. Registers are remapped directly when each thread already holds what it needs;
-  // otherwise the data goes through the op's shared-memory scratch (write, barrier, read), laid out as the
-  // row-padded exchange buffer of transforms/SharedMemory.h.
-  std::vector<Regs> exchange(const ir::Op& op, ir::Type element, const std::vector<int64_t>& bufferShape,
-                             const std::vector<ExchangeSource>& sources, const std::vector<ExchangeDest>& dests);
+  // Where a dot stages A and B: the byte ranges of transforms::dotStaging in the dot's scratch. The FMA lowering
+  // writes them row-major; tensor-core lowerings permute elements within each range.
+  struct DotStagingBuffers {
+    llvm::Value* a;
+    llvm::Value* b;
+  };
+  DotStagingBuffers dotStagingBuffers(const ir::Op& dot);
 
   // Runs `then` only where `pred` holds; `then` returns the value (or null) produced on that path, and the result
   // is that value where `pred` holds and `otherwise` elsewhere.
   llvm::Value* predicated(llvm::Value* pred, const std::function<llvm::Value*()>& then, llvm::Value* otherwise);
 
-  [[noreturn]] void fail(const ir::Op& op, const std::string& why);
-  int64_t constIntOf(const ir::Value* v, bool* known);  // value of a `constant` scalar, if it is one
+  // Lowers a reduce/scan combine region on scalars; returns the yielded values.
+  Regs lowerCombine(const ir::Block& region, const Regs& args);
 
+  [[noreturn]] void fail(const ir::Op& op, const std::string& why);
+
+ private:
   // ---- control
   void lowerBlock(const ir::Block& block);
   void lowerOp(const ir::Op& op);
   // Lowers a region's ops except its final `yield`, whose operands' registers it returns.
   std::vector<Regs> lowerRegion(const ir::Block& region);
-  // Lowers a reduce/scan combine region on scalars; returns the yielded values.
-  Regs lowerCombine(const ir::Block& region, const Regs& args);
 
   // ---- per-family entry points (one file each)
   void lowerConstantLike(const ir::Op& op);      // LowerShape.cpp: constant, ids, arange, splat
@@ -101,14 +102,50 @@ class KernelLowering {
   void lowerConvertLayout(const ir::Op& op);     // LowerConvertLayout.cpp
   void lowerElementwise(const ir::Op& op);       // LowerArith.cpp
   llvm::Value* castScalar(llvm::Value* v, ir::Type from, ir::Type to);  // LowerArith.cpp
-  void lowerMemoryOp(const ir::Op& op);          // LowerMemory.cpp
+  void lowerLoad(const ir::Op& op);              // LowerMemory.cpp
+  void lowerStore(const ir::Op& op);             // LowerMemory.cpp
+  void lowerAtomic(const ir::Op& op);            // LowerAtomic.cpp: atomic_rmw, atomic_cas
   void lowerReduce(const ir::Op& op);            // LowerReduce.cpp
-  void lowerScan(const ir::Op& op);              // LowerReduce.cpp
+  void lowerScan(const ir::Op& op);              // LowerScan.cpp
   void lowerDot(const ir::Op& op);               // LowerDot.cpp
   void lowerControlFlow(const ir::Op& op);       // LowerControl.cpp: for, if, while
   void lowerDebugOp(const ir::Op& op);           // LowerControl.cpp: debug_print, device_assert
 
- private:
+  // What a memory op accesses: its pointer operand (registers and layout) and the element in memory.
+  struct MemoryAccess {
+    const ir::Value* ptr;
+    const ThreadMap& map;
+    const Regs& ptrs;
+    ir::Type elem;
+    int64_t bytes;
+    llvm::Type* memType;
+  };
+  MemoryAccess memoryAccess(const ir::Op& op);
+  // The widest vector (in elements) for accessing memory through `ptr` under `mask` (null: none).
+  int64_t vectorWidth(const ir::Value* ptr, const ThreadMap& map, const ir::Value* mask);
+
+  // Moves elements between layouts: every destination register is the buffer element its coordinates map to,
+  // written by the sources. Registers are remapped directly when each thread already holds what it needs;
+  // otherwise the data goes through the op's shared-memory scratch (write, barrier, read), laid out as the
+  // row-padded exchange buffer of transforms/analysis/SharedScratch.h.
+  std::vector<Regs> exchange(const ir::Op& op, ir::Type element, const std::vector<int64_t>& bufferShape,
+                             const std::vector<ExchangeSource>& sources, const std::vector<ExchangeDest>& dests);
+
+  int64_t constIntOf(const ir::Value* v, bool* known);  // value of a `constant` scalar, if it is one
+  template <class F>
+  auto inPrologue(F fn);
+  void declareKernel();
+
+  llvm::LLVMContext& ctx_;
+  LoweringHooks& hooks_;
+  LoweringOptions opts_;
+  const ir::Function& func_;
+  std::unique_ptr<llvm::Module> module_;
+  llvm::Function* kernel_ = nullptr;
+  IRBuilder b_;
+  int warpSize_;
+  transforms::AxisInfoAnalysis axis_;  // contiguity/alignment facts for vectorizing memory accesses
+
   std::unordered_map<const ir::Value*, Regs> values_;
   std::unordered_map<ir::Type, ThreadMap, ir::TypeHash> maps_;
   std::map<std::vector<Coords>, std::vector<llvm::Value*>> threadParts_;  // keyed by the thread bases
@@ -116,12 +153,6 @@ class KernelLowering {
   llvm::Value* laneId_ = nullptr;
   llvm::Value* warpId_ = nullptr;
   llvm::Value* smemBase_ = nullptr;
-  template <class F>
-  auto inPrologue(F fn);
-  void declareKernel();
 };
-
-// Alignment-aware rounding used for scratch layouts.
-inline int64_t alignTo(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
 }  // namespace tessera::backends

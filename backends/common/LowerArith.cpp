@@ -3,6 +3,7 @@
 // formats are storage-only, held as i8 in registers).
 #include "backends/common/KernelLowering.h"
 #include "backends/common/FP8Conversions.h"
+#include "ir/FloatFormats.h"
 
 #include <cmath>
 
@@ -13,20 +14,6 @@ namespace tessera::backends {
 using ir::OpKind;
 
 namespace {
-
-// An OCP FP8 format, as the bit manipulations below need it.
-struct FP8Format {
-  int mantBits;
-  int bias;
-  double maxFinite;
-  uint8_t nanCode;  // canonical quiet NaN, positive
-};
-constexpr FP8Format kE4M3{3, 7, 448.0, 0x7F};
-constexpr FP8Format kE5M2{2, 15, 57344.0, 0x7E};
-
-const FP8Format& fp8Format(ir::Type t) {
-  return t.element().scalarKind() == ir::ScalarKind::F8E4M3 ? kE4M3 : kE5M2;
-}
 
 bool isHalfLike(llvm::Type* t) { return t->isHalfTy() || t->isBFloatTy(); }
 
@@ -50,7 +37,7 @@ llvm::Value* decodeFP8(IRBuilder& b, llvm::Value* byte, ir::Type from) {
 }
 
 llvm::Value* encodeFP8(IRBuilder& b, llvm::Value* x, ir::Type to) {
-  const FP8Format& f = fp8Format(to);
+  const ir::NarrowFloatFormat& f = ir::narrowFloatFormat(to.element().scalarKind());
   llvm::Type* ft = x->getType();
   const bool isDouble = ft->isDoubleTy();
   const int fracBits = isDouble ? 52 : 23, expBias = isDouble ? 1023 : 127, width = isDouble ? 64 : 32;
@@ -65,7 +52,7 @@ llvm::Value* encodeFP8(IRBuilder& b, llvm::Value* x, ir::Type to) {
                                ic(expBias));
   const int eMin = 1 - f.bias;
   e = b.CreateSelect(b.CreateICmpSLT(e, ic(eMin)), ic(eMin), e);
-  llvm::Value* quantum = b.CreateBitCast(b.CreateShl(b.CreateAdd(b.CreateSub(e, ic(f.mantBits)), ic(expBias)), ic(fracBits)), ft);
+  llvm::Value* quantum = b.CreateBitCast(b.CreateShl(b.CreateAdd(b.CreateSub(e, ic(f.mantissaBits)), ic(expBias)), ic(fracBits)), ft);
   llvm::Value* q = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, b.CreateFDiv(a, quantum));
   llvm::Value* r = b.CreateFMul(q, quantum);
   llvm::Value* maxFinite = llvm::ConstantFP::get(ft, f.maxFinite);
@@ -73,13 +60,13 @@ llvm::Value* encodeFP8(IRBuilder& b, llvm::Value* x, ir::Type to) {
   // Encode r (exactly representable now): subnormals are their quantum count, normals come from r's bits.
   llvm::Value* rBits = b.CreateBitCast(r, it);
   llvm::Value* rExp = b.CreateSub(b.CreateLShr(rBits, ic(fracBits)), ic(expBias));
-  llvm::Value* normal = b.CreateOr(b.CreateShl(b.CreateAdd(rExp, ic(f.bias)), ic(f.mantBits)),
-                                   b.CreateAnd(b.CreateLShr(rBits, ic(fracBits - f.mantBits)), ic((1 << f.mantBits) - 1)));
+  llvm::Value* normal = b.CreateOr(b.CreateShl(b.CreateAdd(rExp, ic(f.bias)), ic(f.mantissaBits)),
+                                   b.CreateAnd(b.CreateLShr(rBits, ic(fracBits - f.mantissaBits)), ic((1 << f.mantissaBits) - 1)));
   llvm::Value* smallestNormal = llvm::ConstantFP::get(ft, std::ldexp(1.0, eMin));
-  llvm::Value* subnormalQuantum = llvm::ConstantFP::get(ft, std::ldexp(1.0, eMin - f.mantBits));
+  llvm::Value* subnormalQuantum = llvm::ConstantFP::get(ft, std::ldexp(1.0, eMin - f.mantissaBits));
   llvm::Value* subnormal = b.CreateFPToUI(b.CreateFDiv(r, subnormalQuantum), it);
   llvm::Value* code = b.CreateSelect(b.CreateFCmpOLT(r, smallestNormal), subnormal, normal);
-  code = b.CreateSelect(isNan, ic(f.nanCode), code);
+  code = b.CreateSelect(isNan, ic(f.nanBits), code);
   return b.CreateOr(b.CreateTrunc(code, b.getInt8Ty()), b.CreateShl(sign, b.getInt8(7)));
 }
 
@@ -90,37 +77,37 @@ llvm::Value* KernelLowering::castScalar(llvm::Value* v, ir::Type from, ir::Type 
   llvm::Type* toTy = regType(to);
   if (from.isPtr() || to.isPtr()) {
     if (from.isPtr() && to.isPtr())
-      return from.addrSpace() == to.addrSpace() ? v : b.CreateAddrSpaceCast(v, toTy);
-    if (to.isBool()) return b.CreateICmpNE(b.CreatePtrToInt(v, b.getInt64Ty()), b.getInt64(0));
-    if (from.isPtr()) return b.CreateZExtOrTrunc(b.CreatePtrToInt(v, b.getInt64Ty()), toTy);
-    return b.CreateIntToPtr(b.CreateZExtOrTrunc(v, b.getInt64Ty()), toTy);
+      return from.addrSpace() == to.addrSpace() ? v : b_.CreateAddrSpaceCast(v, toTy);
+    if (to.isBool()) return b_.CreateICmpNE(b_.CreatePtrToInt(v, b_.getInt64Ty()), b_.getInt64(0));
+    if (from.isPtr()) return b_.CreateZExtOrTrunc(b_.CreatePtrToInt(v, b_.getInt64Ty()), toTy);
+    return b_.CreateIntToPtr(b_.CreateZExtOrTrunc(v, b_.getInt64Ty()), toTy);
   }
   // fp8 sources decode to f32 first (exact); fp8 destinations encode from f32/f64.
   if (from.isFP8()) {
-    v = decodeFP8(b, v, from);
+    v = decodeFP8(b_, v, from);
     from = ir::Type::f32();
     if (from == to) return v;
   }
   if (to.isFP8()) {
-    if (from.isInt()) v = from.isSigned() ? b.CreateSIToFP(v, b.getDoubleTy()) : b.CreateUIToFP(v, b.getDoubleTy());
-    else if (isHalfLike(v->getType())) v = b.CreateFPExt(v, b.getFloatTy());
-    return encodeFP8(b, v, to);
+    if (from.isInt()) v = from.isSigned() ? b_.CreateSIToFP(v, b_.getDoubleTy()) : b_.CreateUIToFP(v, b_.getDoubleTy());
+    else if (isHalfLike(v->getType())) v = b_.CreateFPExt(v, b_.getFloatTy());
+    return encodeFP8(b_, v, to);
   }
   if (to.isBool()) {
-    if (from.isFloat()) return b.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
-    return b.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+    if (from.isFloat()) return b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+    return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
   }
-  if (from.isInt() && to.isInt()) return b.CreateIntCast(v, toTy, from.isSigned());
-  if (from.isInt()) return from.isSigned() ? b.CreateSIToFP(v, toTy) : b.CreateUIToFP(v, toTy);
+  if (from.isInt() && to.isInt()) return b_.CreateIntCast(v, toTy, from.isSigned());
+  if (from.isInt()) return from.isSigned() ? b_.CreateSIToFP(v, toTy) : b_.CreateUIToFP(v, toTy);
   if (to.isInt()) {
-    if (isHalfLike(v->getType())) v = b.CreateFPExt(v, b.getFloatTy());
+    if (isHalfLike(v->getType())) v = b_.CreateFPExt(v, b_.getFloatTy());
     auto id = to.isSigned() ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
-    return b.CreateIntrinsic(id, {toTy, v->getType()}, {v});
+    return b_.CreateIntrinsic(id, {toTy, v->getType()}, {v});
   }
   // float -> float: round to nearest even. bf16 <-> f16 goes through f32 (exact widening).
-  if (isHalfLike(v->getType()) && isHalfLike(toTy)) v = b.CreateFPExt(v, b.getFloatTy());
-  if (v->getType()->getPrimitiveSizeInBits() < toTy->getPrimitiveSizeInBits()) return b.CreateFPExt(v, toTy);
-  return b.CreateFPTrunc(v, toTy);
+  if (isHalfLike(v->getType()) && isHalfLike(toTy)) v = b_.CreateFPExt(v, b_.getFloatTy());
+  if (v->getType()->getPrimitiveSizeInBits() < toTy->getPrimitiveSizeInBits()) return b_.CreateFPExt(v, toTy);
+  return b_.CreateFPTrunc(v, toTy);
 }
 
 namespace {
@@ -197,21 +184,21 @@ void KernelLowering::lowerElementwise(const ir::Op& op) {
   // Float math on f16/bf16 is done in f32 (exact widening, one rounding back).
   auto unaryFloat = [&](llvm::Value* x) -> llvm::Value* {
     llvm::Type* t = x->getType();
-    llvm::Value* wide = isHalfLike(t) ? b.CreateFPExt(x, b.getFloatTy()) : x;
+    llvm::Value* wide = isHalfLike(t) ? b_.CreateFPExt(x, b_.getFloatTy()) : x;
     llvm::Value* r = nullptr;
     switch (op.kind()) {
-      case OpKind::Neg: return b.CreateFNeg(x);
-      case OpKind::Abs: return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-      case OpKind::Floor: return b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
-      case OpKind::Ceil: return b.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
+      case OpKind::Neg: return b_.CreateFNeg(x);
+      case OpKind::Abs: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+      case OpKind::Floor: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
+      case OpKind::Ceil: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
       case OpKind::Sqrt:
-        r = b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, wide);
+        r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, wide);
         break;
       default:
-        r = hooks.unaryMath(b, op.kind(), wide, opts.fastMath);
+        r = hooks_.unaryMath(b_, op.kind(), wide, opts_.fastMath);
         if (!r) fail(op, "the target has no lowering for this function on " + elem.str());
     }
-    return isHalfLike(t) ? b.CreateFPTrunc(r, t) : r;
+    return isHalfLike(t) ? b_.CreateFPTrunc(r, t) : r;
   };
 
   for (size_t i = 0; i < n; ++i) {
@@ -223,15 +210,15 @@ void KernelLowering::lowerElementwise(const ir::Op& op) {
       case OpKind::Bitcast: {
         llvm::Type* toTy = regType(elem);
         if (operandElem.isPtr() && elem.isPtr()) r = x;
-        else if (operandElem.isPtr()) r = b.CreatePtrToInt(x, toTy);
-        else if (elem.isPtr()) r = b.CreateIntToPtr(x, toTy);
-        else r = b.CreateBitCast(x, toTy);
+        else if (operandElem.isPtr()) r = b_.CreatePtrToInt(x, toTy);
+        else if (elem.isPtr()) r = b_.CreateIntToPtr(x, toTy);
+        else r = b_.CreateBitCast(x, toTy);
         break;
       }
       case OpKind::AddPtr: {
         ir::Type offElem = op.operand(1)->type().element();
-        llvm::Value* off = b.CreateIntCast(y, b.getInt64Ty(), offElem.isSigned());
-        r = b.CreateGEP(memType(elem.pointee()), x, off);
+        llvm::Value* off = b_.CreateIntCast(y, b_.getInt64Ty(), offElem.isSigned());
+        r = b_.CreateGEP(memType(elem.pointee()), x, off);
         break;
       }
       case OpKind::Cmp: {
@@ -246,12 +233,12 @@ void KernelLowering::lowerElementwise(const ir::Op& op) {
                                        : pred == "ge" ? llvm::CmpInst::FCMP_OGE
                                                       : llvm::CmpInst::BAD_FCMP_PREDICATE;
           if (p == llvm::CmpInst::BAD_FCMP_PREDICATE) fail(op, "unknown predicate '" + pred + "'");
-          r = b.CreateFCmp(p, x, y);
+          r = b_.CreateFCmp(p, x, y);
         } else {
           bool s = operandElem.isSigned();
           if (operandElem.isPtr()) {
-            x = b.CreatePtrToInt(x, b.getInt64Ty());
-            y = b.CreatePtrToInt(y, b.getInt64Ty());
+            x = b_.CreatePtrToInt(x, b_.getInt64Ty());
+            y = b_.CreatePtrToInt(y, b_.getInt64Ty());
           }
           llvm::CmpInst::Predicate p = pred == "eq" ? llvm::CmpInst::ICMP_EQ
                                        : pred == "ne" ? llvm::CmpInst::ICMP_NE
@@ -261,46 +248,46 @@ void KernelLowering::lowerElementwise(const ir::Op& op) {
                                        : pred == "ge" ? (s ? llvm::CmpInst::ICMP_SGE : llvm::CmpInst::ICMP_UGE)
                                                       : llvm::CmpInst::BAD_ICMP_PREDICATE;
           if (p == llvm::CmpInst::BAD_ICMP_PREDICATE) fail(op, "unknown predicate '" + pred + "'");
-          r = b.CreateICmp(p, x, y);
+          r = b_.CreateICmp(p, x, y);
         }
         break;
       }
-      case OpKind::Select: r = b.CreateSelect(x, y, (*in[2])[i]); break;
+      case OpKind::Select: r = b_.CreateSelect(x, y, (*in[2])[i]); break;
       case OpKind::Fma:
         if (!elem.isArithmeticFloat()) fail(op, "fma needs a float type, got " + elem.str());
-        r = b.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {x, y, (*in[2])[i]});
+        r = b_.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {x, y, (*in[2])[i]});
         break;
       default:
         if (elem.isFP8()) fail(op, "fp8 is storage-only; cast to an arithmetic type first");
         if (elem.isPtr()) fail(op, "arithmetic is not defined on pointers (use addptr)");
         if (op.numOperands() == 2 && elem.isInt()) {
-          r = intBinary(b, op.kind(), x, y, elem.isSigned());
+          r = intBinary(b_, op.kind(), x, y, elem.isSigned());
         } else if (op.numOperands() == 2) {
           switch (op.kind()) {
-            case OpKind::Add: r = b.CreateFAdd(x, y); break;
-            case OpKind::Sub: r = b.CreateFSub(x, y); break;
-            case OpKind::Mul: r = b.CreateFMul(x, y); break;
-            case OpKind::Div: r = b.CreateFDiv(x, y); break;
-            case OpKind::Min: r = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, y); break;
-            case OpKind::Max: r = b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, y); break;
+            case OpKind::Add: r = b_.CreateFAdd(x, y); break;
+            case OpKind::Sub: r = b_.CreateFSub(x, y); break;
+            case OpKind::Mul: r = b_.CreateFMul(x, y); break;
+            case OpKind::Div: r = b_.CreateFDiv(x, y); break;
+            case OpKind::Min: r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, y); break;
+            case OpKind::Max: r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, x, y); break;
             case OpKind::Rem: {
               llvm::Type* t = x->getType();
               bool narrow = isHalfLike(t);
-              llvm::Value* wx = narrow ? b.CreateFPExt(x, b.getFloatTy()) : x;
-              llvm::Value* wy = narrow ? b.CreateFPExt(y, b.getFloatTy()) : y;
-              r = hooks.fmod(b, wx, wy);
+              llvm::Value* wx = narrow ? b_.CreateFPExt(x, b_.getFloatTy()) : x;
+              llvm::Value* wy = narrow ? b_.CreateFPExt(y, b_.getFloatTy()) : y;
+              r = hooks_.fmod(b_, wx, wy);
               if (!r) fail(op, "the target has no fmod for " + elem.str());
-              if (narrow) r = b.CreateFPTrunc(r, t);  // exact: fmod's result is representable
+              if (narrow) r = b_.CreateFPTrunc(r, t);  // exact: fmod's result is representable
               break;
             }
             default: break;
           }
         } else if (elem.isInt()) {
           switch (op.kind()) {
-            case OpKind::Neg: r = b.CreateNeg(x); break;
-            case OpKind::Not: r = b.CreateNot(x); break;
+            case OpKind::Neg: r = b_.CreateNeg(x); break;
+            case OpKind::Not: r = b_.CreateNot(x); break;
             case OpKind::Abs:
-              r = elem.isSigned() ? b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b.getFalse()) : x;
+              r = elem.isSigned() ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse()) : x;
               break;
             default: break;
           }

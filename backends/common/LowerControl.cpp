@@ -1,5 +1,5 @@
-// Structured control flow (for, if, while) to LLVM blocks with one phi per register of every carried value,
-// and the debugging ops (debug_print, device_assert).
+// Regions: structured control flow (for, if, while) to LLVM blocks with one phi per register of every carried
+// value, reduce/scan combine regions on scalars, and the debugging ops (debug_print, device_assert).
 #include "backends/common/KernelLowering.h"
 
 namespace tessera::backends {
@@ -13,6 +13,16 @@ std::vector<Regs> KernelLowering::lowerRegion(const ir::Block& region) {
     if (op.get() != term) lowerOp(*op);
   std::vector<Regs> out;
   for (const ir::Value* v : term->operands()) out.push_back(get(v));
+  return out;
+}
+
+Regs KernelLowering::lowerCombine(const ir::Block& region, const Regs& args) {
+  if (region.numArguments() != args.size()) throw Error("combine region takes " + std::to_string(region.numArguments()) +
+                                                        " arguments, expected " + std::to_string(args.size()));
+  for (unsigned i = 0; i < args.size(); ++i) set(region.argument(i), {args[i]});
+  std::vector<Regs> yielded = lowerRegion(region);
+  Regs out;
+  for (const Regs& r : yielded) out.push_back(r.at(0));
   return out;
 }
 
@@ -47,50 +57,50 @@ void KernelLowering::lowerControlFlow(const ir::Op& op) {
       std::vector<Regs> inits;
       for (unsigned i = 3; i < op.numOperands(); ++i) inits.push_back(get(op.operand(i)));
       const ir::Block& body = *op.region(0);
-      llvm::BasicBlock* pre = b.GetInsertBlock();
-      llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx, "for.header", kernel);
-      llvm::BasicBlock* bodyBB = llvm::BasicBlock::Create(ctx, "for.body", kernel);
-      llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "for.exit", kernel);
-      b.CreateBr(header);
-      b.SetInsertPoint(header);
-      llvm::PHINode* iv = b.CreatePHI(lb->getType(), 2, "iv");
+      llvm::BasicBlock* pre = b_.GetInsertBlock();
+      llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, "for.header", kernel_);
+      llvm::BasicBlock* bodyBB = llvm::BasicBlock::Create(ctx_, "for.body", kernel_);
+      llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "for.exit", kernel_);
+      b_.CreateBr(header);
+      b_.SetInsertPoint(header);
+      llvm::PHINode* iv = b_.CreatePHI(lb->getType(), 2, "iv");
       iv->addIncoming(lb, pre);
-      auto phis = makePhis(b, inits, pre);
+      auto phis = makePhis(b_, inits, pre);
       bool isSigned = op.operand(0)->type().isSigned();
-      b.CreateCondBr(isSigned ? b.CreateICmpSLT(iv, ub) : b.CreateICmpULT(iv, ub), bodyBB, exit);
-      b.SetInsertPoint(bodyBB);
+      b_.CreateCondBr(isSigned ? b_.CreateICmpSLT(iv, ub) : b_.CreateICmpULT(iv, ub), bodyBB, exit);
+      b_.SetInsertPoint(bodyBB);
       set(body.argument(0), {iv});
       for (size_t i = 0; i < phis.size(); ++i) set(body.argument(static_cast<unsigned>(i + 1)), asRegs(phis[i]));
       std::vector<Regs> next = lowerRegion(body);
-      llvm::Value* ivNext = b.CreateAdd(iv, step);
-      llvm::BasicBlock* latch = b.GetInsertBlock();
+      llvm::Value* ivNext = b_.CreateAdd(iv, step);
+      llvm::BasicBlock* latch = b_.GetInsertBlock();
       iv->addIncoming(ivNext, latch);
       for (size_t i = 0; i < phis.size(); ++i)
         for (size_t r = 0; r < phis[i].size(); ++r) phis[i][r]->addIncoming(next[i].at(r), latch);
-      b.CreateBr(header);
-      b.SetInsertPoint(exit);
+      b_.CreateBr(header);
+      b_.SetInsertPoint(exit);
       for (size_t i = 0; i < phis.size(); ++i) set(op.result(static_cast<unsigned>(i)), asRegs(phis[i]));
       return;
     }
     case OpKind::If: {
       llvm::Value* cond = get(op.operand(0))[0];
-      llvm::BasicBlock* thenBB = llvm::BasicBlock::Create(ctx, "if.then", kernel);
-      llvm::BasicBlock* elseBB = llvm::BasicBlock::Create(ctx, "if.else", kernel);
-      llvm::BasicBlock* join = llvm::BasicBlock::Create(ctx, "if.join", kernel);
-      b.CreateCondBr(cond, thenBB, elseBB);
-      b.SetInsertPoint(thenBB);
+      llvm::BasicBlock* thenBB = llvm::BasicBlock::Create(ctx_, "if.then", kernel_);
+      llvm::BasicBlock* elseBB = llvm::BasicBlock::Create(ctx_, "if.else", kernel_);
+      llvm::BasicBlock* join = llvm::BasicBlock::Create(ctx_, "if.join", kernel_);
+      b_.CreateCondBr(cond, thenBB, elseBB);
+      b_.SetInsertPoint(thenBB);
       std::vector<Regs> thenVals = lowerRegion(*op.region(0));
-      llvm::BasicBlock* thenEnd = b.GetInsertBlock();
-      b.CreateBr(join);
-      b.SetInsertPoint(elseBB);
+      llvm::BasicBlock* thenEnd = b_.GetInsertBlock();
+      b_.CreateBr(join);
+      b_.SetInsertPoint(elseBB);
       std::vector<Regs> elseVals = lowerRegion(*op.region(1));
-      llvm::BasicBlock* elseEnd = b.GetInsertBlock();
-      b.CreateBr(join);
-      b.SetInsertPoint(join);
+      llvm::BasicBlock* elseEnd = b_.GetInsertBlock();
+      b_.CreateBr(join);
+      b_.SetInsertPoint(join);
       for (unsigned i = 0; i < op.numResults(); ++i) {
         Regs regs;
         for (size_t r = 0; r < thenVals[i].size(); ++r) {
-          llvm::PHINode* p = b.CreatePHI(thenVals[i][r]->getType(), 2);
+          llvm::PHINode* p = b_.CreatePHI(thenVals[i][r]->getType(), 2);
           p->addIncoming(thenVals[i][r], thenEnd);
           p->addIncoming(elseVals[i].at(r), elseEnd);
           regs.push_back(p);
@@ -102,27 +112,27 @@ void KernelLowering::lowerControlFlow(const ir::Op& op) {
     case OpKind::While: {
       std::vector<Regs> inits;
       for (const ir::Value* v : op.operands()) inits.push_back(get(v));
-      llvm::BasicBlock* pre = b.GetInsertBlock();
-      llvm::BasicBlock* before = llvm::BasicBlock::Create(ctx, "while.before", kernel);
-      llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx, "while.after", kernel);
-      llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "while.exit", kernel);
-      b.CreateBr(before);
-      b.SetInsertPoint(before);
-      auto phis = makePhis(b, inits, pre);
+      llvm::BasicBlock* pre = b_.GetInsertBlock();
+      llvm::BasicBlock* before = llvm::BasicBlock::Create(ctx_, "while.before", kernel_);
+      llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx_, "while.after", kernel_);
+      llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "while.exit", kernel_);
+      b_.CreateBr(before);
+      b_.SetInsertPoint(before);
+      auto phis = makePhis(b_, inits, pre);
       const ir::Block& beforeRegion = *op.region(0);
       const ir::Block& afterRegion = *op.region(1);
       for (size_t i = 0; i < phis.size(); ++i) set(beforeRegion.argument(static_cast<unsigned>(i)), asRegs(phis[i]));
       std::vector<Regs> cond = lowerRegion(beforeRegion);
       if (cond.size() != 1 || cond[0].size() != 1) fail(op, "'before' must yield one i1 scalar");
-      b.CreateCondBr(cond[0][0], after, exit);
-      b.SetInsertPoint(after);
+      b_.CreateCondBr(cond[0][0], after, exit);
+      b_.SetInsertPoint(after);
       for (size_t i = 0; i < phis.size(); ++i) set(afterRegion.argument(static_cast<unsigned>(i)), asRegs(phis[i]));
       std::vector<Regs> next = lowerRegion(afterRegion);
-      llvm::BasicBlock* latch = b.GetInsertBlock();
+      llvm::BasicBlock* latch = b_.GetInsertBlock();
       for (size_t i = 0; i < phis.size(); ++i)
         for (size_t r = 0; r < phis[i].size(); ++r) phis[i][r]->addIncoming(next[i].at(r), latch);
-      b.CreateBr(before);
-      b.SetInsertPoint(exit);
+      b_.CreateBr(before);
+      b_.SetInsertPoint(exit);
       for (size_t i = 0; i < phis.size(); ++i) set(op.result(static_cast<unsigned>(i)), asRegs(phis[i]));
       return;
     }
@@ -133,11 +143,11 @@ void KernelLowering::lowerControlFlow(const ir::Op& op) {
 
 void KernelLowering::lowerDebugOp(const ir::Op& op) {
   if (op.is(OpKind::DeviceAssert)) {
-    llvm::Value* ok = b.getTrue();
-    for (llvm::Value* v : get(op.operand(0))) ok = b.CreateAnd(ok, v);
+    llvm::Value* ok = b_.getTrue();
+    for (llvm::Value* v : get(op.operand(0))) ok = b_.CreateAnd(ok, v);
     std::string msg = op.hasAttr("msg") ? op.stringAttr("msg") : "device_assert failed";
-    predicated(b.CreateNot(ok), [&]() -> llvm::Value* {
-      hooks.assertFail(b, msg, op.loc().file.empty() ? "<unknown>" : op.loc().file, op.loc().line, func.name());
+    predicated(b_.CreateNot(ok), [&]() -> llvm::Value* {
+      hooks_.assertFail(b_, msg, op.loc().file.empty() ? "<unknown>" : op.loc().file, op.loc().line, func_.name());
       return nullptr;
     }, nullptr);
     return;
@@ -145,7 +155,7 @@ void KernelLowering::lowerDebugOp(const ir::Op& op) {
   // debug_print: one line per element, from its owner: program id, element index, prefix, value.
   std::string prefix;
   for (char ch : op.hasAttr("prefix") ? op.stringAttr("prefix") : std::string()) prefix += ch == '%' ? "%%" : std::string(1, ch);
-  std::vector<llvm::Value*> pid = {hooks.programId(b, 0), hooks.programId(b, 1), hooks.programId(b, 2)};
+  std::vector<llvm::Value*> pid = {hooks_.programId(b_, 0), hooks_.programId(b_, 1), hooks_.programId(b_, 2)};
   for (unsigned i = 0; i < op.numOperands(); ++i) {
     const ir::Value* v = op.operand(i);
     ir::Type elem = v->type().element();
@@ -169,10 +179,10 @@ void KernelLowering::lowerDebugOp(const ir::Op& op) {
           fmt += elem.isSigned() ? "%lld" : "%llu";
         } else {
           fmt += elem.isSigned() ? "%d" : "%u";
-          x = b.CreateIntCast(x, b.getInt32Ty(), elem.isSigned());
+          x = b_.CreateIntCast(x, b_.getInt32Ty(), elem.isSigned());
         }
         args.push_back(x);
-        hooks.print(b, fmt + "\n", args);
+        hooks_.print(b_, fmt + "\n", args);
         return nullptr;
       }, nullptr);
     }

@@ -25,14 +25,14 @@ void KernelLowering::lowerConvertLayout(const ir::Op& op) {
       break;
     case ir::ConversionKind::WarpShuffle: {
       // The reading lane's part of the source lane: the XOR of laneMap[i] over its set bits i.
-      llvm::Value* lanePart = b.getInt32(0);
+      llvm::Value* lanePart = b_.getInt32(0);
       for (size_t i = 0; i < plan.laneMap.size(); ++i) {
-        llvm::Value* bit = b.CreateAnd(b.CreateLShr(laneId(), b.getInt32(static_cast<uint32_t>(i))), b.getInt32(1));
-        lanePart = b.CreateXor(lanePart, b.CreateMul(bit, b.getInt32(static_cast<uint32_t>(plan.laneMap[i]))));
+        llvm::Value* bit = b_.CreateAnd(b_.CreateLShr(laneId(), b_.getInt32(static_cast<uint32_t>(i))), b_.getInt32(1));
+        lanePart = b_.CreateXor(lanePart, b_.CreateMul(bit, b_.getInt32(static_cast<uint32_t>(plan.laneMap[i]))));
       }
       for (size_t r = 0; r < plan.sourceRegister.size(); ++r) {
-        llvm::Value* from = b.CreateXor(lanePart, b.getInt32(static_cast<uint32_t>(plan.sourceLane[r])));
-        out.push_back(shuffleIdx(b, hooks, srcRegs[plan.sourceRegister[r]], from));
+        llvm::Value* from = b_.CreateXor(lanePart, b_.getInt32(static_cast<uint32_t>(plan.sourceLane[r])));
+        out.push_back(shuffleIdx(b_, hooks_, srcRegs[plan.sourceRegister[r]], from));
       }
       break;
     }

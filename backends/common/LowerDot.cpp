@@ -1,5 +1,5 @@
-// dot: acc + a·b. The target gets the first say (LoweringHooks::lowerDot: tensor cores, e.g. NVPTX's mma.sync
-// with ldmatrix, later wgmma), with the same operand staging contract (the op's scratch at smem_offset). The
+// dot: acc + a·b. The target gets the first say (LoweringHooks::lowerDot: tensor cores, NVPTX's mma.sync with
+// ldmatrix and AMDGPU's MFMA), with the same operand staging contract (the op's scratch at smem_offset). The
 // portable strategy stages both operands through shared memory (row-major), then every thread accumulates its
 // own accumulator registers with FMAs over K, in f32 for float inputs (exact products for f16/bf16/fp8) and i32
 // for i8.
@@ -29,54 +29,50 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   ir::Type inElem = a->type().element(), accElem = acc->type().element();
   if (a->type().rank() != 2 || bv->type().rank() != 2 || acc->type().rank() != 2)
     fail(op, "operands must be 2-D tiles");
-  const int64_t M = a->type().shape()[0], K = a->type().shape()[1], N = bv->type().shape()[1];
+  const int64_t K = a->type().shape()[1], N = bv->type().shape()[1];
   const std::string precision = op.hasAttr("input_precision") ? op.stringAttr("input_precision") : "ieee";
   const bool toTF32 = precision == "tf32" && inElem.scalarKind() == ir::ScalarKind::F32;
   const bool isInt = inElem.isInt();
   if (isInt != accElem.isInt()) fail(op, "integer inputs need an integer accumulator and floats a float one");
-  if (hooks.lowerDot(*this, op)) return;  // the target's tensor cores took it
+  if (hooks_.lowerDot(*this, op)) return;  // the target's tensor cores took it
 
-  // Stage a and b row-major in shared memory.
-  const int64_t inBytes = memBytes(inElem);
-  const int64_t bOffset = alignTo(M * K * inBytes, 16);
-  llvm::Value* base = scratch(op, bOffset + K * N * inBytes);
-  llvm::Value* aBase = base;
-  llvm::Value* bBase = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), base, static_cast<uint64_t>(bOffset));
+  // Stage a and b row-major in shared memory (transforms/analysis/SharedScratch.h's dot staging).
+  const auto [aBase, bBase] = dotStagingBuffers(op);
   llvm::Type* mt = memType(inElem);
   auto stage = [&](const ir::Value* v, llvm::Value* buf) {
     const ThreadMap& map = mapOf(v->type(), op.name());
     const Regs& regs = get(v);
     for (int64_t r = 0; r < map.numRegs(); ++r) {
       if (!map.regOwner[r]) continue;
-      llvm::Value* idx = b.CreateAdd(b.CreateMul(coord(map, r, 0), b.getInt32(static_cast<uint32_t>(map.shape[1]))),
+      llvm::Value* idx = b_.CreateAdd(b_.CreateMul(coord(map, r, 0), b_.getInt32(static_cast<uint32_t>(map.shape[1]))),
                                      coord(map, r, 1));
-      b.CreateStore(toMemory(regs[r], inElem), smemElementPtr(buf, mt, idx));
+      b_.CreateStore(toMemory(regs[r], inElem), smemElementPtr(buf, mt, idx));
     }
   };
   stage(a, aBase);
   stage(bv, bBase);
-  hooks.barrier(b);
+  hooks_.barrier(b_);
 
   // Accumulate: for (k = 0; k < K; ++k) acc[r] += a[m_r, k] * b[k, n_r].
   const ThreadMap& cmap = mapOf(acc->type(), op.name());
-  llvm::Type* computeTy = isInt ? b.getInt32Ty() : b.getFloatTy();
+  llvm::Type* computeTy = isInt ? b_.getInt32Ty() : b_.getFloatTy();
   ir::Type computeElem = isInt ? ir::Type::i32() : ir::Type::f32();
   auto toCompute = [&](llvm::Value* v) {
     v = castScalar(v, inElem, computeElem);
-    return toTF32 ? roundToTF32(b, v) : v;
+    return toTF32 ? roundToTF32(b_, v) : v;
   };
-  llvm::BasicBlock* pre = b.GetInsertBlock();
-  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, "dot.k", kernel);
-  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx, "dot.done", kernel);
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx_, "dot.k", kernel_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, "dot.done", kernel_);
   Regs init;
   for (llvm::Value* v : get(acc)) init.push_back(castScalar(v, accElem, computeElem));
-  b.CreateBr(loop);
-  b.SetInsertPoint(loop);
-  llvm::PHINode* k = b.CreatePHI(b.getInt32Ty(), 2, "k");
-  k->addIncoming(b.getInt32(0), pre);
+  b_.CreateBr(loop);
+  b_.SetInsertPoint(loop);
+  llvm::PHINode* k = b_.CreatePHI(b_.getInt32Ty(), 2, "k");
+  k->addIncoming(b_.getInt32(0), pre);
   std::vector<llvm::PHINode*> sums;
   for (llvm::Value* v : init) {
-    llvm::PHINode* p = b.CreatePHI(computeTy, 2);
+    llvm::PHINode* p = b_.CreatePHI(computeTy, 2);
     p->addIncoming(v, pre);
     sums.push_back(p);
   }
@@ -85,27 +81,26 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   for (int64_t r = 0; r < cmap.numRegs(); ++r) {
     int64_t mReg = cmap.regCoords[r][0], nReg = cmap.regCoords[r][1];
     if (!aVals.count(mReg)) {
-      llvm::Value* idx = b.CreateAdd(b.CreateMul(coord(cmap, r, 0), b.getInt32(static_cast<uint32_t>(K))), k);
-      aVals[mReg] = toCompute(fromMemory(b.CreateLoad(mt, smemElementPtr(aBase, mt, idx)), inElem));
+      llvm::Value* idx = b_.CreateAdd(b_.CreateMul(coord(cmap, r, 0), b_.getInt32(static_cast<uint32_t>(K))), k);
+      aVals[mReg] = toCompute(fromMemory(b_.CreateLoad(mt, smemElementPtr(aBase, mt, idx)), inElem));
     }
     if (!bVals.count(nReg)) {
-      llvm::Value* idx = b.CreateAdd(b.CreateMul(k, b.getInt32(static_cast<uint32_t>(N))), coord(cmap, r, 1));
-      bVals[nReg] = toCompute(fromMemory(b.CreateLoad(mt, smemElementPtr(bBase, mt, idx)), inElem));
+      llvm::Value* idx = b_.CreateAdd(b_.CreateMul(k, b_.getInt32(static_cast<uint32_t>(N))), coord(cmap, r, 1));
+      bVals[nReg] = toCompute(fromMemory(b_.CreateLoad(mt, smemElementPtr(bBase, mt, idx)), inElem));
     }
     llvm::Value* x = aVals[mReg];
     llvm::Value* y = bVals[nReg];
-    next.push_back(isInt ? b.CreateAdd(sums[r], b.CreateMul(x, y))
-                         : b.CreateIntrinsic(llvm::Intrinsic::fma, {computeTy}, {x, y, sums[r]}));
+    next.push_back(isInt ? b_.CreateAdd(sums[r], b_.CreateMul(x, y))
+                         : b_.CreateIntrinsic(llvm::Intrinsic::fma, {computeTy}, {x, y, sums[r]}));
   }
-  llvm::Value* kNext = b.CreateAdd(k, b.getInt32(1));
+  llvm::Value* kNext = b_.CreateAdd(k, b_.getInt32(1));
   k->addIncoming(kNext, loop);
   for (size_t r = 0; r < sums.size(); ++r) sums[r]->addIncoming(next[r], loop);
-  b.CreateCondBr(b.CreateICmpSLT(kNext, b.getInt32(static_cast<uint32_t>(K))), loop, exit);
-  b.SetInsertPoint(exit);
+  b_.CreateCondBr(b_.CreateICmpSLT(kNext, b_.getInt32(static_cast<uint32_t>(K))), loop, exit);
+  b_.SetInsertPoint(exit);
   Regs out;
   for (llvm::PHINode* p : sums) out.push_back(castScalar(p, computeElem, accElem));
   set(op.result(0), std::move(out));
-  (void)M;
 }
 
 }  // namespace tessera::backends

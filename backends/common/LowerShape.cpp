@@ -35,14 +35,14 @@ void KernelLowering::lowerConstantLike(const ir::Op& op) {
     case OpKind::NumPrograms: {
       int axis = static_cast<int>(op.intAttr("axis"));
       if (axis < 0 || axis > 2) fail(op, "axis must be 0, 1 or 2");
-      set(op.result(0), {op.is(OpKind::ProgramId) ? hooks.programId(b, axis) : hooks.numPrograms(b, axis)});
+      set(op.result(0), {op.is(OpKind::ProgramId) ? hooks_.programId(b_, axis) : hooks_.numPrograms(b_, axis)});
       return;
     }
     case OpKind::Arange: {
       int64_t start = op.intAttr("start");
       Regs regs;
       for (int64_t r = 0; r < map.numRegs(); ++r)
-        regs.push_back(b.CreateAdd(coord(map, r, 0), b.getInt32(static_cast<uint32_t>(start))));
+        regs.push_back(b_.CreateAdd(coord(map, r, 0), b_.getInt32(static_cast<uint32_t>(start))));
       set(op.result(0), regs);
       return;
     }

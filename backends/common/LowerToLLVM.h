@@ -1,6 +1,6 @@
 // Entry point of the shared lowering: a laid-out tile-IR function -> one LLVM kernel, with the target's
 // specifics supplied by LoweringHooks. See KernelLowering.h for how values are represented.
-// The shared-memory scratch each op uses follows the contract in transforms/SharedMemory.h.
+// The shared-memory scratch each op uses follows the contract in transforms/analysis/SharedScratch.h.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,6 @@
 // Everything the shared tile-IR -> LLVM lowering needs from a GPU target: thread and program ids, warp
-// exchanges, barriers, shared memory, math, printing, assertions and atomic scopes. backends/nvptx implements it
-// for NVIDIA; the AMDGPU backend will implement it the same way. Backend-internal (names LLVM types).
+// exchanges, barriers, shared memory, math, printing, assertions, atomic scopes and tensor-core dots.
+// backends/nvptx (NVPTXHooks) and backends/amdgpu (AMDGPUHooks) implement it. Backend-internal (names LLVM types).
 #pragma once
 
 #include <string>
@@ -40,7 +40,8 @@ class LoweringHooks {
   // All threads of the program wait; shared-memory writes before are visible to reads after.
   virtual void barrier(IRBuilder& b) = 0;
   // The base of the kernel's dynamic shared memory (an i8 pointer in the shared address space), sized by the
-  // function attribute `smem_bytes`.
+  // function attribute `smem_bytes` and aligned to transforms::kSharedAlignment, the alignment every scratch
+  // offset assumes (transforms/analysis/SharedScratch.h).
   virtual llvm::Value* sharedMemoryBase(IRBuilder& b) = 0;
 
   // Math on a float scalar `x` (f32 or f64; the common code widens f16/bf16 to f32 first). `fast` allows the

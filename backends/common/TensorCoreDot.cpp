@@ -20,12 +20,6 @@ std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, int64_t tileM
   return TensorCoreDot{in, M, N, K};
 }
 
-DotStaging dotStagingBuffers(KernelLowering& L, const ir::Op& dot, const TensorCoreDot& shape) {
-  const int64_t bOffset = alignTo(shape.M * shape.K * 2, 16);
-  llvm::Value* base = L.scratch(dot, bOffset + shape.K * shape.N * 2);
-  return {base, L.b.CreateConstInBoundsGEP1_64(L.b.getInt8Ty(), base, static_cast<uint64_t>(bOffset))};
-}
-
 std::optional<ir::Layout> TensorCoreLayoutPolicy::operandLayout(const ir::Op& op, unsigned index) const {
   if (index == 2)
     if (std::optional<ir::Layout> l = accumulatorLayout_(op, options_)) return l;

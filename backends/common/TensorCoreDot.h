@@ -21,14 +21,6 @@ struct TensorCoreDot {
 // Used both by the layout policies (before layouts exist) and by the lowerings.
 std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, int64_t tileM, int64_t tileN, int64_t tileK);
 
-// Where a tensor-core lowering stages A and B: inside the byte ranges of transforms/SharedMemory.h's dot rule
-// (A first, B at A's size rounded up to 16), each target permuting elements within its own range.
-struct DotStaging {
-  llvm::Value* a;
-  llvm::Value* b;
-};
-DotStaging dotStagingBuffers(KernelLowering& L, const ir::Op& dot, const TensorCoreDot& shape);
-
 // A target's layout policy for tensor-core dots: the accumulator (operand 2) and the result of a qualifying dot get
 // `accumulatorLayout`'s layout (the instruction's output fragments); everything else follows the default policy.
 class TensorCoreLayoutPolicy : public transforms::LayoutPolicy {

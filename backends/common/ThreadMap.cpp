@@ -18,6 +18,12 @@ bool isZero(const Coords& c) {
   return true;
 }
 
+Coords dropDim(const Coords& c, int dim) {
+  Coords r = c;
+  r.erase(r.begin() + dim);
+  return r;
+}
+
 namespace {
 
 int log2Exact(int64_t x) {

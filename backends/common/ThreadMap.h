@@ -50,5 +50,7 @@ struct ThreadMap {
 
 Coords xorCoords(const Coords& a, const Coords& b);
 bool isZero(const Coords& c);
+// `c` without dimension `dim` (the coordinates of a reduction's result).
+Coords dropDim(const Coords& c, int dim);
 
 }  // namespace tessera::backends

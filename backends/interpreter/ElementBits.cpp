@@ -2,87 +2,30 @@
 
 #include <cstring>
 
-#include "backends/interpreter/FloatFormats.h"
+#include "ir/FloatFormats.h"
 
 namespace tessera::interp {
 
-using ir::ScalarKind;
-
-int storageBytes(ir::Type element) {
-  if (element.isPtr()) return 8;
-  if (element.isBool()) return 1;
-  return element.bitWidth() / 8;
-}
-
-ElementCodec::ElementCodec(ir::Type element) : bytes_(storageBytes(element)) {
-  if (element.isPtr()) {
-    form_ = Form::Pointer;
-    return;
-  }
-  switch (element.scalarKind()) {
-    case ScalarKind::I1: form_ = Form::Bool; break;
-    case ScalarKind::F16: form_ = Form::F16; break;
-    case ScalarKind::BF16: form_ = Form::BF16; break;
-    case ScalarKind::F32: form_ = Form::F32; break;
-    case ScalarKind::F64: form_ = Form::F64; break;
-    case ScalarKind::F8E4M3: form_ = Form::F8E4M3; break;
-    case ScalarKind::F8E5M2: form_ = Form::F8E5M2; break;
-    default:
-      form_ = Form::Int;
-      width_ = element.bitWidth();
-      signed_ = element.isSigned();
-  }
+ElementCodec::ElementCodec(ir::Type element)
+    : format_(element), bytes_(element.storageBytes()), isFloat_(element.isFloat()), isBool_(element.isBool()) {
+  if (isFloat_) kind_ = element.scalarKind();
 }
 
 uint64_t ElementCodec::toBits(int64_t intValue, double floatValue) const {
-  switch (form_) {
-    case Form::Pointer: return static_cast<uint64_t>(intValue);
-    case Form::Bool: return intValue != 0 ? 1 : 0;
-    case Form::Int: {
-      auto bits = static_cast<uint64_t>(intValue);
-      return width_ == 64 ? bits : bits & ((uint64_t(1) << width_) - 1);
-    }
-    case Form::F16: return encodeF16(floatValue);
-    case Form::BF16: return encodeBF16(floatValue);
-    case Form::F32: return encodeF32(floatValue);
-    case Form::F64: return encodeF64(floatValue);
-    case Form::F8E4M3: return encodeF8E4M3(floatValue);
-    case Form::F8E5M2: return encodeF8E5M2(floatValue);
-  }
-  return 0;
+  if (isFloat_) return ir::encodeFloat(kind_, floatValue);
+  if (isBool_) return intValue != 0 ? 1 : 0;
+  return static_cast<uint64_t>(intValue) & format_.mask;
 }
 
 int64_t ElementCodec::toInt(uint64_t bits) const {
-  switch (form_) {
-    case Form::Bool: return bits != 0 ? 1 : 0;
-    case Form::Int: {
-      if (width_ == 64) return static_cast<int64_t>(bits);
-      uint64_t mask = (uint64_t(1) << width_) - 1;
-      bits &= mask;
-      if (signed_ && (bits >> (width_ - 1)) != 0) bits |= ~mask;  // sign-extend
-      return static_cast<int64_t>(bits);
-    }
-    default: return static_cast<int64_t>(bits);
-  }
+  if (isBool_) return bits != 0 ? 1 : 0;
+  return format_.wrap(bits);
 }
 
 double ElementCodec::toFloat(uint64_t bits) const {
-  switch (form_) {
-    case Form::F16: return decodeF16(static_cast<uint16_t>(bits));
-    case Form::BF16: return decodeBF16(static_cast<uint16_t>(bits));
-    case Form::F32: return decodeF32(static_cast<uint32_t>(bits));
-    case Form::F64: return decodeF64(bits);
-    case Form::F8E4M3: return decodeF8E4M3(static_cast<uint8_t>(bits));
-    case Form::F8E5M2: return decodeF8E5M2(static_cast<uint8_t>(bits));
-    default: return static_cast<double>(toInt(bits));
-  }
+  if (isFloat_) return ir::decodeFloat(kind_, bits);
+  return static_cast<double>(toInt(bits));
 }
-
-uint64_t elementToBits(ir::Type element, int64_t intValue, double floatValue) {
-  return ElementCodec(element).toBits(intValue, floatValue);
-}
-int64_t bitsToInt(ir::Type element, uint64_t bits) { return ElementCodec(element).toInt(bits); }
-double bitsToFloat(ir::Type element, uint64_t bits) { return ElementCodec(element).toFloat(bits); }
 
 uint64_t readBits(const void* address, int bytes) {
   switch (bytes) {

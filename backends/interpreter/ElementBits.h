@@ -1,25 +1,24 @@
 // The storage form of one tile element: how many bytes it occupies in memory and its bit pattern. Used by
 // load/store/atomics (which read and write real bytes) and by bitcast (which reinterprets bit patterns).
 //   f16/bf16: 2 bytes, fp8: 1 byte, i1: 1 byte holding 0 or 1, pointers: 8 bytes (the address).
+// The sizes are ir::Type::storageBytes and the float encodings ir/FloatFormats.h.
 #pragma once
 
 #include <cstdint>
 
+#include "ir/IntegerSemantics.h"
 #include "ir/Types.h"
 
 namespace tessera::interp {
 
-// Bytes one element of `element` (a scalar or pointer type) occupies in memory.
-int storageBytes(ir::Type element);
-
 // Encodes and decodes elements of one type; the type is inspected once, so loops over many elements pay
-// only a predictable switch per element.
+// only a predictable branch per element.
 class ElementCodec {
  public:
   explicit ElementCodec(ir::Type element);
 
   int bytes() const { return bytes_; }
-  bool isFloat() const { return form_ >= Form::F16; }
+  bool isFloat() const { return isFloat_; }
 
   // Bit pattern of an element in the Tile's canonical form (ints/pointers: intValue; floats: floatValue).
   // Only the low bit-width bits are set (i1: 0 or 1).
@@ -29,17 +28,12 @@ class ElementCodec {
   double toFloat(uint64_t bits) const;
 
  private:
-  enum class Form : uint8_t { Pointer, Bool, Int, F16, BF16, F32, F64, F8E4M3, F8E5M2 };
-  Form form_;
+  ir::ScalarKind kind_ = ir::ScalarKind::U64;  // floats: which format
+  ir::IntFormat format_;                       // ints and pointers
   int bytes_;
-  int width_ = 64;
-  bool signed_ = false;
+  bool isFloat_;
+  bool isBool_;
 };
-
-// One-off conveniences over ElementCodec.
-uint64_t elementToBits(ir::Type element, int64_t intValue, double floatValue);
-int64_t bitsToInt(ir::Type element, uint64_t bits);
-double bitsToFloat(ir::Type element, uint64_t bits);
 
 // Raw little-endian host memory access of 1, 2, 4 or 8 bytes.
 uint64_t readBits(const void* address, int bytes);

@@ -1,7 +1,6 @@
 // Element-wise ops: arithmetic, comparisons, select, casts, bitcast, addptr (docs/IR.md "Element-wise
 // arithmetic" and "Conversions"). Each op switches on its kind once and then loops over the elements.
 #include <cmath>
-#include <limits>
 
 #include "backends/interpreter/BinaryOps.h"
 #include "backends/interpreter/ElementBits.h"
@@ -67,12 +66,6 @@ Tile evalBinary(const ir::Op& op, OperandList operands, ir::Type type, const Pro
   return r;
 }
 
-template <class F>
-void mapFloats(const Tile& a, Tile& r, F f) {
-  const FloatRound round(r.type);
-  for (int64_t i = 0, n = r.size(); i < n; ++i) r.floats[i] = round(f(a.floats[i]));
-}
-
 Tile evalUnary(const ir::Op& op, OperandList operands, ir::Type type, const ProgramContext& ctx) {
   Tile r(type);
   const Tile& a = *operands[0];
@@ -80,40 +73,20 @@ Tile evalUnary(const ir::Op& op, OperandList operands, ir::Type type, const Prog
   if (a.type.element() != type.element() || type.isPtr())
     fail(op, ctx, "operand of type " + a.type.str() + " does not match the result type " + type.str());
   const int64_t n = r.size();
-  if (!type.isFloat()) {
-    const IntCanon canon(type);
-    auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
-    switch (op.kind()) {
-      case OpKind::Neg: for (int64_t i = 0; i < n; ++i) r.ints[i] = canon(0 - u(a.ints[i])); return r;
-      case OpKind::Not: for (int64_t i = 0; i < n; ++i) r.ints[i] = canon(~u(a.ints[i])); return r;
-      case OpKind::Abs:
-        if (type.isUnsigned()) {  // identity (u64 values may look negative as int64)
-          r.ints = a.ints;
-          return r;
-        }
-        for (int64_t i = 0; i < n; ++i) r.ints[i] = a.ints[i] < 0 ? canon(0 - u(a.ints[i])) : a.ints[i];
-        return r;
-      default:
-        fail(op, ctx, std::string("not defined on integer type ") + typeText(type));
-    }
+  bool defined;
+  if (type.isFloat()) {
+    const ir::ScalarKind kind = type.scalarKind();
+    defined = ir::withFloatUnaryRule(op.kind(), [&](auto rule) {
+      for (int64_t i = 0; i < n; ++i) r.floats[i] = ir::roundToFloat(kind, rule(a.floats[i]));
+    });
+  } else {
+    defined = ir::withIntUnaryRule(op.kind(), ir::IntFormat(type), [&](auto rule) {
+      for (int64_t i = 0; i < n; ++i) r.ints[i] = rule(a.ints[i]);
+    });
   }
-  switch (op.kind()) {
-    case OpKind::Neg: mapFloats(a, r, [](double x) { return -x; }); break;
-    case OpKind::Abs: mapFloats(a, r, [](double x) { return std::fabs(x); }); break;
-    case OpKind::Exp: mapFloats(a, r, [](double x) { return std::exp(x); }); break;
-    case OpKind::Exp2: mapFloats(a, r, [](double x) { return std::exp2(x); }); break;
-    case OpKind::Log: mapFloats(a, r, [](double x) { return std::log(x); }); break;
-    case OpKind::Log2: mapFloats(a, r, [](double x) { return std::log2(x); }); break;
-    case OpKind::Sqrt: mapFloats(a, r, [](double x) { return std::sqrt(x); }); break;
-    case OpKind::Rsqrt: mapFloats(a, r, [](double x) { return 1.0 / std::sqrt(x); }); break;
-    case OpKind::Sin: mapFloats(a, r, [](double x) { return std::sin(x); }); break;
-    case OpKind::Cos: mapFloats(a, r, [](double x) { return std::cos(x); }); break;
-    case OpKind::Tanh: mapFloats(a, r, [](double x) { return std::tanh(x); }); break;
-    case OpKind::Erf: mapFloats(a, r, [](double x) { return std::erf(x); }); break;
-    case OpKind::Floor: mapFloats(a, r, [](double x) { return std::floor(x); }); break;
-    case OpKind::Ceil: mapFloats(a, r, [](double x) { return std::ceil(x); }); break;
-    default: fail(op, ctx, std::string("not defined on floating-point type ") + typeText(type));
-  }
+  if (!defined)
+    fail(op, ctx, std::string("not defined on ") + (type.isFloat() ? "floating-point" : "integer") + " type " +
+                      typeText(type));
   return r;
 }
 
@@ -124,9 +97,9 @@ Tile evalFma(const ir::Op& op, OperandList operands, ir::Type type, const Progra
     checkSameSize(op, ctx, *t, r.size());
     if (t->type.element() != type.element()) fail(op, ctx, "operand type " + t->type.str() + " differs from " + type.str());
   }
-  const FloatRound round(type);
+  const ir::ScalarKind kind = type.scalarKind();
   const auto &a = operands[0]->floats, &b = operands[1]->floats, &c = operands[2]->floats;
-  for (int64_t i = 0, n = r.size(); i < n; ++i) r.floats[i] = round(std::fma(a[i], b[i], c[i]));
+  for (int64_t i = 0, n = r.size(); i < n; ++i) r.floats[i] = ir::roundToFloat(kind, std::fma(a[i], b[i], c[i]));
   return r;
 }
 
@@ -196,44 +169,6 @@ Tile evalSelect(const ir::Op& op, OperandList operands, ir::Type type, const Pro
   return r;
 }
 
-// Integer (canonical form) to double with round-to-odd to 53 bits, so that a second rounding to a narrower
-// float type is correctly rounded (plain int64 -> double -> f32 could double-round).
-double intToDoubleRoundOdd(uint64_t magnitude) {
-  if (magnitude < (uint64_t(1) << 53)) return static_cast<double>(magnitude);
-  int shift = 64 - __builtin_clzll(magnitude) - 53;
-  uint64_t kept = magnitude >> shift;
-  if ((magnitude & ((uint64_t(1) << shift) - 1)) != 0) kept |= 1;  // sticky bit
-  return std::ldexp(static_cast<double>(kept), shift);
-}
-
-double intToFloat(int64_t v, bool fromUnsigned, ir::Type dst) {
-  bool negative = !fromUnsigned && v < 0;
-  uint64_t magnitude = negative ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-  if (dst.scalarKind() == ir::ScalarKind::F64) {
-    double d = static_cast<double>(magnitude);  // correctly rounded by the hardware
-    return negative ? -d : d;
-  }
-  double d = intToDoubleRoundOdd(magnitude);
-  return roundToFloat(dst, negative ? -d : d);
-}
-
-// float -> int: truncate toward zero, saturate at the type's bounds, NaN -> 0.
-int64_t floatToInt(double v, ir::Type dst) {
-  if (std::isnan(v)) return 0;
-  double t = std::trunc(v);
-  int width = dst.bitWidth();
-  if (dst.isSigned()) {
-    double hi = std::ldexp(1.0, width - 1);  // 2^(w-1): first value above the max
-    if (t >= hi) return static_cast<int64_t>((uint64_t(1) << (width - 1)) - 1);
-    if (t < -hi) return canonicalInt(dst, static_cast<int64_t>(uint64_t(1) << (width - 1)));
-    return static_cast<int64_t>(t);
-  }
-  double hi = std::ldexp(1.0, width);
-  if (t <= 0) return 0;
-  if (t >= hi) return canonicalInt(dst, -1);  // all ones
-  return static_cast<int64_t>(static_cast<uint64_t>(t));
-}
-
 Tile evalCast(const ir::Op& op, OperandList operands, ir::Type type, const ProgramContext& ctx) {
   Tile r(type);
   const Tile& a = *operands[0];
@@ -249,19 +184,20 @@ Tile evalCast(const ir::Op& op, OperandList operands, ir::Type type, const Progr
     for (int64_t i = 0; i < n; ++i) r.ints[i] = a.ints[i];  // pointer or integer value is the address
   } else if (dst.isInt()) {
     if (src.isFloat()) {
-      for (int64_t i = 0; i < n; ++i) r.ints[i] = floatToInt(a.floats[i], dst);
+      const ir::IntFormat format(dst);
+      for (int64_t i = 0; i < n; ++i) r.ints[i] = ir::floatToInt(a.floats[i], format);
     } else {  // canonical source values are already extended by the source's signedness
-      const IntCanon canon(dst);
-      for (int64_t i = 0; i < n; ++i) r.ints[i] = canon(static_cast<uint64_t>(a.ints[i]));
+      const ir::IntFormat format(dst);
+      for (int64_t i = 0; i < n; ++i) r.ints[i] = format.wrap(static_cast<uint64_t>(a.ints[i]));
     }
   } else {  // dst is a float
     if (src.isPtr()) badCast();
+    const ir::ScalarKind kind = dst.scalarKind();
     if (src.isFloat()) {
-      const FloatRound round(dst);
-      for (int64_t i = 0; i < n; ++i) r.floats[i] = round(a.floats[i]);
+      for (int64_t i = 0; i < n; ++i) r.floats[i] = ir::roundToFloat(kind, a.floats[i]);
     } else {
-      bool fromUnsigned = src.isUnsigned();
-      for (int64_t i = 0; i < n; ++i) r.floats[i] = intToFloat(a.ints[i], fromUnsigned, dst);
+      const bool fromUnsigned = src.isUnsigned();
+      for (int64_t i = 0; i < n; ++i) r.floats[i] = ir::intToFloat(a.ints[i], fromUnsigned, kind);
     }
   }
   return r;
@@ -295,7 +231,7 @@ Tile evalAddPtr(const ir::Op& op, OperandList operands, ir::Type type, const Pro
   checkSameSize(op, ctx, offset, r.size());
   if (!type.isPtr() || !ptr.type.isPtr()) fail(op, ctx, "the first operand and the result must be pointers");
   if (!offset.type.isInt()) fail(op, ctx, "the offset must be an integer, not " + offset.type.str());
-  const uint64_t elementSize = static_cast<uint64_t>(storageBytes(type.pointee()));
+  const uint64_t elementSize = static_cast<uint64_t>(type.pointee().storageBytes());
   for (int64_t i = 0, n = r.size(); i < n; ++i)
     r.ints[i] = static_cast<int64_t>(static_cast<uint64_t>(ptr.ints[i]) +
                                      static_cast<uint64_t>(offset.ints[i]) * elementSize);

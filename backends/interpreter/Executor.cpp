@@ -155,7 +155,7 @@ struct Runner {
     auto below = [&](int64_t iv) {
       return isUnsigned ? static_cast<uint64_t>(iv) < static_cast<uint64_t>(ub) : iv < ub;
     };
-    const IntCanon canon(ivType);
+    const ir::IntFormat canon(ivType);
     for (int64_t iv = lb; below(iv);) {
       std::vector<Tile> args;
       args.reserve(numCarried + 1);
@@ -165,7 +165,7 @@ struct Runner {
       carried = runBlock(c.regions[0]);
       checkYieldCount(c, carried, numCarried);
       // Stop instead of wrapping when the next induction value leaves the type's range.
-      int64_t next = canon(static_cast<uint64_t>(iv) + static_cast<uint64_t>(step));
+      int64_t next = canon.wrap(static_cast<uint64_t>(iv) + static_cast<uint64_t>(step));
       if (isUnsigned ? static_cast<uint64_t>(next) <= static_cast<uint64_t>(iv) : next <= iv) break;
       iv = next;
     }

@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "backends/interpreter/FloatFormats.h"
 #include "backends/interpreter/Interpreter.h"
 #include "backends/interpreter/Tile.h"
+#include "ir/FloatFormats.h"
+#include "ir/IntegerSemantics.h"
 
 namespace tessera::interp::detail {
 
@@ -48,41 +49,5 @@ void binaryIntKernel(const ir::Op& op, const ProgramContext& ctx, ir::OpKind kin
                      const int64_t* a, const int64_t* b, int64_t* out, int64_t n);
 void binaryFloatKernel(const ir::Op& op, const ProgramContext& ctx, ir::OpKind kind, ir::Type element,
                        const double* a, const double* b, double* out, int64_t n);
-
-// Wraps a raw 64-bit value into an integer type's canonical form; the per-type work is done once up front.
-struct IntCanon {
-  uint64_t mask = ~uint64_t(0);
-  int width = 64;
-  bool isSigned = false;
-
-  explicit IntCanon(ir::Type t) {
-    if (t.isPtr()) return;
-    width = t.bitWidth();
-    isSigned = t.isSigned();
-    if (width < 64) mask = (uint64_t(1) << width) - 1;
-  }
-  int64_t operator()(uint64_t v) const {
-    if (width == 64) return static_cast<int64_t>(v);
-    v &= mask;
-    if (isSigned && (v >> (width - 1)) != 0) v |= ~mask;
-    return static_cast<int64_t>(v);
-  }
-};
-
-// Rounds a double to a float element type; the switch is on a loop-invariant kind, so it predicts well.
-struct FloatRound {
-  ir::ScalarKind kind;
-  explicit FloatRound(ir::Type t) : kind(t.scalarKind()) {}
-  double operator()(double v) const {
-    switch (kind) {
-      case ir::ScalarKind::F32: return static_cast<double>(static_cast<float>(v));
-      case ir::ScalarKind::F64: return v;
-      case ir::ScalarKind::F16: return roundToF16(v);
-      case ir::ScalarKind::BF16: return roundToBF16(v);
-      case ir::ScalarKind::F8E4M3: return roundToF8E4M3(v);
-      default: return roundToF8E5M2(v);
-    }
-  }
-};
 
 }  // namespace tessera::interp::detail

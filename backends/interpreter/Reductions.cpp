@@ -224,12 +224,12 @@ Tile evalDot(const ir::Op& op, OperandList operands, const EvalEnv& env) {
   const int64_t m = a.shape()[0], kDim = a.shape()[1], nDim = b.shape()[1];
   if (!a.usesFloats()) {
     if (r.usesFloats()) fail(op, ctx, "integer inputs need an integer accumulator");
-    const IntCanon canon(r.type);
+    const ir::IntFormat canon(r.type);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < nDim; ++j) {
         int64_t sum = acc.ints[i * nDim + j];  // exact: |i8 * i8| * K stays far below 2^63
         for (int64_t k = 0; k < kDim; ++k) sum += a.ints[i * kDim + k] * b.ints[k * nDim + j];
-        r.ints[i * nDim + j] = canon(static_cast<uint64_t>(sum));
+        r.ints[i * nDim + j] = canon.wrap(static_cast<uint64_t>(sum));
       }
     return r;
   }
@@ -242,17 +242,17 @@ Tile evalDot(const ir::Op& op, OperandList operands, const EvalEnv& env) {
   for (int64_t k = 0; k < kDim; ++k)
     for (int64_t j = 0; j < nDim; ++j) rhsT[j * kDim + k] = b.floats[k * nDim + j];
   if (toTF32) {
-    for (double& x : lhs) x = roundF32ToTF32(x);
-    for (double& x : rhsT) x = roundF32ToTF32(x);
+    for (double& x : lhs) x = ir::roundF32ToTF32(x);
+    for (double& x : rhsT) x = ir::roundF32ToTF32(x);
   }
-  const FloatRound round(r.type);
+  const ir::ScalarKind kind = r.type.scalarKind();
   for (int64_t i = 0; i < m; ++i) {
     const double* row = &lhs[i * kDim];
     for (int64_t j = 0; j < nDim; ++j) {
       const double* col = &rhsT[j * kDim];
       double sum = acc.floats[i * nDim + j];  // products of <= 24-bit significands are exact in double
       for (int64_t k = 0; k < kDim; ++k) sum += row[k] * col[k];
-      r.floats[i * nDim + j] = round(sum);
+      r.floats[i * nDim + j] = ir::roundToFloat(kind, sum);
     }
   }
   return r;

@@ -37,13 +37,13 @@ Tile evalConstant(const ir::Op& op, const EvalEnv& env) {
     if (value.isFloat()) v = value.getFloat();
     else if (value.isInt()) v = static_cast<double>(value.getInt());
     else fail(op, env.ctx, "'value' must be a number for type " + element.str());
-    std::fill(r.floats.begin(), r.floats.end(), roundToFloat(element, v));
+    std::fill(r.floats.begin(), r.floats.end(), ir::roundToFloat(element.scalarKind(), v));
   } else {
     int64_t v;
     if (value.isInt()) v = value.getInt();
     else if (value.isBool()) v = value.getBool() ? 1 : 0;
     else fail(op, env.ctx, "'value' must be an integer or bool for type " + element.str());
-    std::fill(r.ints.begin(), r.ints.end(), canonicalInt(element, v));
+    std::fill(r.ints.begin(), r.ints.end(), ir::IntFormat(element).wrap(static_cast<uint64_t>(v)));
   }
   return r;
 }
@@ -60,8 +60,8 @@ Tile evalArange(const ir::Op& op, const EvalEnv& env) {
   int64_t end = op.intAttr("end");
   if (end - start != r.size() || !r.type.isInt())
     fail(op, env.ctx, "range [" + std::to_string(start) + ", " + std::to_string(end) + ") does not fit " + r.type.str());
-  const IntCanon canon(r.type);
-  for (int64_t i = 0, n = r.size(); i < n; ++i) r.ints[i] = canon(static_cast<uint64_t>(start + i));
+  const ir::IntFormat canon(r.type);
+  for (int64_t i = 0, n = r.size(); i < n; ++i) r.ints[i] = canon.wrap(static_cast<uint64_t>(start + i));
   return r;
 }
 
@@ -112,7 +112,7 @@ std::vector<Tile> evaluate(const ir::Op& op, OperandList operands, const EvalEnv
       int64_t v = op.is(OpKind::ProgramId) ? env.ctx.programId[axis] : env.ctx.numPrograms[axis];
       Tile r(resultType(op, 0, env));
       if (!r.type.isInt()) fail(op, env.ctx, "result must be an integer");
-      std::fill(r.ints.begin(), r.ints.end(), canonicalInt(r.type, v));
+      std::fill(r.ints.begin(), r.ints.end(), ir::IntFormat(r.type).wrap(static_cast<uint64_t>(v)));
       return {std::move(r)};
     }
     case OpKind::Arange: return {evalArange(op, env)};

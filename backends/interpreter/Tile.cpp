@@ -5,11 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "backends/interpreter/FloatFormats.h"
+#include "ir/FloatFormats.h"
+#include "ir/IntegerSemantics.h"
 
 namespace tessera::interp {
-
-using ir::ScalarKind;
 
 Tile::Tile(ir::Type t) : type(t) {
   if (t.isFloat())
@@ -20,13 +19,15 @@ Tile::Tile(ir::Type t) : type(t) {
 
 Tile Tile::scalarInt(ir::Type t, int64_t v) {
   Tile tile(t);
-  for (int64_t& x : tile.ints) x = canonicalInt(t, v);
+  const int64_t canonical = ir::IntFormat(t).wrap(static_cast<uint64_t>(v));
+  for (int64_t& x : tile.ints) x = canonical;
   return tile;
 }
 
 Tile Tile::scalarFloat(ir::Type t, double v) {
   Tile tile(t);
-  for (double& x : tile.floats) x = roundToFloat(t, v);
+  const double rounded = ir::roundToFloat(t.scalarKind(), v);
+  for (double& x : tile.floats) x = rounded;
   return tile;
 }
 
@@ -45,7 +46,7 @@ std::string floatText(ir::Type element, double v) {
   char buf[40];
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (roundToFloat(element, std::strtod(buf, nullptr)) == v) break;
+    if (ir::roundToFloat(element.scalarKind(), std::strtod(buf, nullptr)) == v) break;
   }
   return buf;
 }
@@ -84,27 +85,6 @@ std::string Tile::str() const {
   std::string out;
   appendNested(*this, 0, 0, size(), out);
   return out;
-}
-
-int64_t canonicalInt(ir::Type t, int64_t v) {
-  if (t.isPtr()) return v;
-  int width = t.bitWidth();
-  if (width >= 64) return v;
-  uint64_t mask = (uint64_t(1) << width) - 1;
-  uint64_t low = static_cast<uint64_t>(v) & mask;
-  if (t.isSigned() && (low >> (width - 1)) != 0) low |= ~mask;  // sign-extend
-  return static_cast<int64_t>(low);
-}
-
-double roundToFloat(ir::Type t, double v) {
-  switch (t.scalarKind()) {
-    case ScalarKind::F16: return roundToF16(v);
-    case ScalarKind::BF16: return roundToBF16(v);
-    case ScalarKind::F32: return roundToF32(v);
-    case ScalarKind::F8E4M3: return roundToF8E4M3(v);
-    case ScalarKind::F8E5M2: return roundToF8E5M2(v);
-    default: return v;
-  }
 }
 
 }  // namespace tessera::interp

@@ -1,8 +1,8 @@
 // A concrete tile (or scalar) value on the host: the reference interpreter's and eager mode's runtime value.
 //
 // Elements are stored row-major in one of two canonical forms, chosen by the element type:
-//   ints  - i1 (0/1), signed ints sign-extended, unsigned ints zero-extended (u64 keeps its bit pattern),
-//           pointers as addresses;
+//   ints  - the canonical form of ir/IntegerSemantics.h: i1 (0/1), signed ints sign-extended, unsigned ints
+//           zero-extended (u64 keeps its bit pattern), pointers as addresses;
 //   floats - f16, bf16, f32, f64 and fp8 values, each exactly representable in its type (already rounded).
 // A scalar (rank-0) holds one element.
 #pragma once
@@ -38,11 +38,5 @@ struct Tile {
   // "[1, 2, 3]" / "[[1.5, 2], [3, 4]]" / "7" -- what debug_print and eager-mode printing show.
   std::string str() const;
 };
-
-// Canonicalizes a raw 64-bit integer to type t's range (wrap, then sign- or zero-extend).
-int64_t canonicalInt(ir::Type t, int64_t v);
-// Rounds a double to the nearest value of float type t (round-to-nearest-even; fp8 saturates to the largest
-// finite value, NaN stays NaN).
-double roundToFloat(ir::Type t, double v);
 
 }  // namespace tessera::interp

@@ -41,15 +41,13 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   std::optional<MmaAccumulatorPlan> plan = planMmaAccumulator(cmap);
   if (!plan) return false;
 
-  IRBuilder& b = L.b;
+  IRBuilder& b = L.builder();
   const bool bf16 = in == ir::ScalarKind::BF16;
   llvm::Type* elemTy = L.memType(aTy.element());
 
   // 1. Stage A and B (each thread writes the elements it owns) at their swizzled places; the byte ranges are the
-  // portable lowering's (transforms/SharedMemory.h's dot rule), permuted within each row.
-  const DotStaging staging = dotStagingBuffers(L, op, *shape);
-  llvm::Value* aBase = staging.a;
-  llvm::Value* bBase = staging.b;
+  // portable lowering's (transforms/analysis/SharedScratch.h's dot rule), permuted within each row.
+  const auto [aBase, bBase] = L.dotStagingBuffers(op);
   const MmaSwizzle aSwizzle = mmaSwizzleFor(K), bSwizzle = mmaSwizzleFor(N);
   auto stage = [&](const ir::Value* v, llvm::Value* buf, const MmaSwizzle& s) {
     const ThreadMap& map = L.mapOf(v->type(), op.name());
@@ -62,7 +60,7 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   };
   stage(a, aBase, aSwizzle);
   stage(bv, bBase, bSwizzle);
-  L.hooks.barrier(b);
+  L.hooks().barrier(b);
 
   // 2. Per-thread address parts: the warp's accumulator block origin, and the rows this lane hands to ldmatrix.
   llvm::Value* lane = L.laneId();
@@ -79,7 +77,7 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
       b.CreateAdd(laneLow, b.CreateShl(b.CreateAnd(b.CreateLShr(lane, i32(b, 3)), i32(b, bTiles - 1)), i32(b, 3)));
 
   llvm::Module& m = *b.GetInsertBlock()->getModule();
-  llvm::Type* p3 = llvm::PointerType::get(L.ctx, 3);
+  llvm::Type* p3 = llvm::PointerType::get(L.context(), 3);
   auto ldmatrix = [&](llvm::Intrinsic::ID id, llvm::Value* buf, const MmaSwizzle& s, llvm::Value* row,
                       llvm::Value* col, int count) {
     llvm::Function* f = llvm::Intrinsic::getDeclaration(&m, id, {p3});

@@ -3,6 +3,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "ir/Error.h"
+#include "transforms/analysis/SharedScratch.h"
 
 namespace tessera::backends::nvptx {
 
@@ -64,7 +65,7 @@ llvm::Value* NVPTXHooks::sharedMemoryBase(IRBuilder& b) {
   auto* ty = llvm::ArrayType::get(b.getInt8Ty(), 0);
   auto* g = new llvm::GlobalVariable(m, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr, kSharedMemorySymbol,
                                      nullptr, llvm::GlobalValue::NotThreadLocal, 3);
-  g->setAlignment(llvm::Align(16));
+  g->setAlignment(llvm::Align(transforms::kSharedAlignment));  // scratch offsets are multiples of it
   return g;
 }
 

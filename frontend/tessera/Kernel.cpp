@@ -64,9 +64,9 @@ class EagerSource : public detail::ParamSource {
       if (p.kind == ParamKind::Pointer)
         tiles_.push_back(interp::Tile::scalarInt(p.type, reinterpret_cast<int64_t>(std::get<interp::Buffer>(arg).data)));
       else if (p.type.isFloat())
-        tiles_.push_back(interp::Tile::scalarFloat(p.type, interp::roundToFloat(p.type, std::get<double>(arg))));
+        tiles_.push_back(interp::Tile::scalarFloat(p.type, std::get<double>(arg)));
       else
-        tiles_.push_back(interp::Tile::scalarInt(p.type, interp::canonicalInt(p.type, std::get<int64_t>(arg))));
+        tiles_.push_back(interp::Tile::scalarInt(p.type, std::get<int64_t>(arg)));
     }
   }
   Tensor tensor(size_t i) override { return Tensor::fromTile(tiles_[i]); }

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "backends/interpreter/Tile.h"
+#include "ir/IntegerSemantics.h"
 
 namespace tessera::detail {
 
@@ -121,14 +121,14 @@ Tensor constant(Type type, const TArg& value, const SourceLoc& loc) {
       // values outside the type), the author gets an error instead of an arbitrary constant.
       double v = std::trunc(value.floatValue());
       int64_t i = v >= -0x1p63 && v < 0x1p63 ? static_cast<int64_t>(v) : 0;
-      if (static_cast<double>(i) != v || interp::canonicalInt(type, i) != i || (type.isUnsigned() && i < 0)) {
+      if (static_cast<double>(i) != v || ir::IntFormat(type).wrap(static_cast<uint64_t>(i)) != i || (type.isUnsigned() && i < 0)) {
         std::ostringstream text;
         text << value.floatValue();
         fail("cannot make a " + type.element().str() + " constant from " + text.str() + ": out of its range", loc);
       }
       attr = ir::Attr::integer(i);
     } else {
-      attr = ir::Attr::integer(interp::canonicalInt(type, value.intValue()));
+      attr = ir::Attr::integer(ir::IntFormat(type).wrap(static_cast<uint64_t>(value.intValue())));
     }
   }
   return ctx.emit1(ir::OpKind::Constant, {}, type, {{"value", attr}}, loc);

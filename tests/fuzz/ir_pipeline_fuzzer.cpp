@@ -15,8 +15,8 @@
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
-#include "jit/Compiler.h"
 #include "transforms/PassManager.h"
+#include "transforms/Pipeline.h"
 
 namespace {
 
@@ -51,9 +51,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   const tessera::transforms::PassOptions options = optionsFor(text);
+  // The default pipeline's passes, run one by one here so that a non-Error exception is seen as the finding it
+  // is (PassManager::run would turn it into an Error).
+  tessera::transforms::PassManager pipeline;
+  tessera::transforms::addDefaultPipeline(pipeline, options);
   for (const auto& function : module->functions()) {
     ir::Function& f = *function;
-    for (const std::string& name : tessera::jit::pipelinePassNames()) {
+    for (const std::string& name : pipeline.passNames()) {
       auto pass = tessera::transforms::createPass(name, options);
       if (!accepted(name.c_str(), [&] { pass->run(f); })) break;
       try {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/interpreter/FloatFormats.h"
+#include "ir/FloatFormats.h"
 #include "tessera/kernels/layernorm.h"
 #include "tessera/kernels/matmul.h"
 #include "tessera/kernels/softmax.h"
@@ -24,25 +24,19 @@ HostBuffer randomBuffer(ScalarKind kind, size_t n, uint32_t seed, double lo = -1
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> real(lo, hi);
   ir::Type t = ir::Type::scalar(kind);
-  size_t width = t.isBool() ? 1 : static_cast<size_t>(t.bitWidth() / 8);
+  const size_t width = static_cast<size_t>(t.storageBytes());
   HostBuffer b{kind, std::vector<uint8_t>(n * width)};
   for (size_t i = 0; i < n; ++i) {
     double v = real(rng);
-    uint64_t bits = 0;
-    switch (kind) {
-      case ScalarKind::F16: bits = interp::encodeF16(v); break;
-      case ScalarKind::BF16: bits = interp::encodeBF16(v); break;
-      case ScalarKind::F32: bits = interp::encodeF32(v); break;
-      case ScalarKind::F64: bits = interp::encodeF64(v); break;
-      default: bits = static_cast<uint64_t>(static_cast<int64_t>(std::floor(v))); break;  // ints in [lo, hi)
-    }
+    // Floats in the element format; integers in [lo, hi).
+    const uint64_t bits = t.isFloat() ? ir::encodeFloat(kind, v)
+                                      : static_cast<uint64_t>(static_cast<int64_t>(std::floor(v)));
     std::memcpy(b.bytes.data() + i * width, &bits, width);
   }
   return b;
 }
 HostBuffer zeroBuffer(ScalarKind kind, size_t n) {
-  ir::Type t = ir::Type::scalar(kind);
-  return HostBuffer{kind, std::vector<uint8_t>(n * (t.isBool() ? 1 : t.bitWidth() / 8))};
+  return HostBuffer{kind, std::vector<uint8_t>(n * static_cast<size_t>(ir::Type::scalar(kind).storageBytes()))};
 }
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "backends/interpreter/FloatFormats.h"
+#include "ir/FloatFormats.h"
 #include "jit/JitKernel.h"
 
 namespace tessera::gpucheck {
@@ -49,23 +49,15 @@ std::optional<int> ifReported(Query query) {
   }
 }
 
-size_t elementBytes(ir::ScalarKind k) {
-  ir::Type t = ir::Type::scalar(k);
-  return t.isBool() ? 1 : static_cast<size_t>(t.bitWidth() / 8);
-}
+size_t elementBytes(ir::ScalarKind k) { return static_cast<size_t>(ir::Type::scalar(k).storageBytes()); }
 
 // The element at `i` as a double (floats decoded exactly; integers by their signedness).
 double elementValue(ir::ScalarKind k, const uint8_t* base, size_t i) {
   const uint8_t* p = base + i * elementBytes(k);
   uint64_t bits = 0;
   std::memcpy(&bits, p, elementBytes(k));
+  if (ir::Type::scalar(k).isFloat()) return ir::decodeFloat(k, bits);
   switch (k) {
-    case ir::ScalarKind::F16: return interp::decodeF16(static_cast<uint16_t>(bits));
-    case ir::ScalarKind::BF16: return interp::decodeBF16(static_cast<uint16_t>(bits));
-    case ir::ScalarKind::F32: return interp::decodeF32(static_cast<uint32_t>(bits));
-    case ir::ScalarKind::F64: return interp::decodeF64(bits);
-    case ir::ScalarKind::F8E4M3: return interp::decodeF8E4M3(static_cast<uint8_t>(bits));
-    case ir::ScalarKind::F8E5M2: return interp::decodeF8E5M2(static_cast<uint8_t>(bits));
     case ir::ScalarKind::I8: return static_cast<int8_t>(bits);
     case ir::ScalarKind::I16: return static_cast<int16_t>(bits);
     case ir::ScalarKind::I32: return static_cast<int32_t>(bits);

@@ -1,5 +1,5 @@
-// Tests of the axis analysis (transforms/AxisInfo): contiguity, divisibility and constancy of the integer and
-// pointer values of small kernels written as IR text, seeded by argument attributes and hints, and kept sound
+// Tests of the axis analysis (transforms/analysis/AxisInfo): contiguity, divisibility and constancy of the integer
+// and pointer values of small kernels written as IR text, seeded by argument attributes and hints, and kept sound
 // through loops.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "backends/interpreter/Interpreter.h"
 #include "ir/Parser.h"
-#include "transforms/AxisInfo.h"
+#include "transforms/analysis/AxisInfo.h"
 
 namespace {
 
@@ -197,6 +197,34 @@ func @k(%n: i32 {divisibility = 8}, %u: u32) {
   EXPECT_EQ(a.info("ur").contiguity, V{1}) << "a signedness change may wrap runs at zero";
   EXPECT_EQ(a.info("urem").contiguity, V{1}) << "the operand's runs are unknown after the cast";
   EXPECT_EQ(a.info("trunc").divisibility, V{4});
+}
+
+// Constant results follow the IR's integer rules (ir/IntegerSemantics.h): they wrap to the result type, and
+// division by zero and shifts past the width have their defined values.
+TEST(AxisInfo, ConstantsFoldWithTheIntegerRules) {
+  auto a = analyze(R"(
+func @k() {
+  %big = constant {value = 100} : i8
+  %sum = add %big, %big : i8
+  %min = constant {value = -2147483648} : i32
+  %neg1 = constant {value = -1} : i32
+  %quot = div %min, %neg1 : i32
+  %zero = constant {value = 0} : i32
+  %byzero = div %neg1, %zero : i32
+  %wide = constant {value = 40} : i32
+  %gone = shl %neg1, %wide : i32
+  %four = constant {value = 4} : u8
+  %t = constant {value = 200} : u8
+  %scaled = mul %t, %four : u8
+  return
+}
+)");
+  EXPECT_EQ(a.info("sum").constantValue, -56);
+  EXPECT_EQ(a.info("quot").constantValue, -2147483648);  // MIN / -1 wraps to MIN
+  EXPECT_EQ(a.info("byzero").constantValue, -1);
+  EXPECT_EQ(a.info("gone").constantValue, 0);
+  EXPECT_EQ(a.info("scaled").constantValue, 32);  // 800 mod 256
+  EXPECT_EQ(a.info("scaled").divisibility, V{32});
 }
 
 TEST(AxisInfo, SelectAndUnsignedRemainder) {

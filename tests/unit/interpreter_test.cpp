@@ -1,4 +1,4 @@
-// Tests of the reference interpreter's machinery: float formats, tiles, run() (arguments, grid, control
+// Tests of the reference interpreter's machinery: tiles, run() (arguments, grid, control
 // flow, memory checks, diagnostics) and the basics of reduce/scan/dot/atomics. The exhaustive per-op
 // semantics live in their own suite.
 #include <gtest/gtest.h>
@@ -9,10 +9,10 @@
 #include <limits>
 #include <sstream>
 
-#include "backends/interpreter/FloatFormats.h"
 #include "backends/interpreter/Interpreter.h"
 #include "backends/interpreter/Tile.h"
 #include "ir/Builder.h"
+#include "ir/FloatFormats.h"
 
 using namespace tessera;
 using namespace tessera::interp;
@@ -57,127 +57,7 @@ std::string errorOf(Fn&& fn) {
 
 Buffer bufferOf(std::vector<float>& v) { return Buffer{v.data(), v.size() * sizeof(float)}; }
 
-// ---------------------------------------------------------------- float formats
-
-TEST(FloatFormats, EveryF16PatternRoundTrips) {
-  for (uint32_t bits = 0; bits <= 0xFFFF; ++bits) {
-    double v = decodeF16(static_cast<uint16_t>(bits));
-    bool isNaN = (bits & 0x7C00) == 0x7C00 && (bits & 0x3FF) != 0;
-    ASSERT_EQ(std::isnan(v), isNaN) << std::hex << bits;
-    if (isNaN) {
-      EXPECT_EQ(encodeF16(v) & 0x7FFF, 0x7E00) << std::hex << bits;  // canonical quiet NaN
-    } else {
-      ASSERT_EQ(encodeF16(v), bits) << std::hex << bits << " decodes to " << v;
-      ASSERT_EQ(roundToF16(v), v);
-    }
-  }
-}
-
-TEST(FloatFormats, EveryBF16AndFP8PatternRoundTrips) {
-  for (uint32_t bits = 0; bits <= 0xFFFF; ++bits) {
-    double v = decodeBF16(static_cast<uint16_t>(bits));
-    if (!std::isnan(v)) {
-      ASSERT_EQ(encodeBF16(v), bits) << std::hex << bits;
-    }
-    // bf16 is the top half of an f32.
-    uint32_t f32 = bits << 16;
-    float asFloat;
-    std::memcpy(&asFloat, &f32, 4);
-    if (!std::isnan(v)) {
-      ASSERT_EQ(v, static_cast<double>(asFloat));
-    }
-  }
-  for (uint32_t bits = 0; bits <= 0xFF; ++bits) {
-    double e4 = decodeF8E4M3(static_cast<uint8_t>(bits));
-    EXPECT_EQ(std::isnan(e4), (bits & 0x7F) == 0x7F) << bits;
-    EXPECT_FALSE(std::isinf(e4));
-    if (!std::isnan(e4)) {
-      EXPECT_EQ(encodeF8E4M3(e4), bits) << bits;
-    }
-    double e5 = decodeF8E5M2(static_cast<uint8_t>(bits));
-    if (!std::isnan(e5)) {
-      EXPECT_EQ(encodeF8E5M2(e5), bits) << bits;
-    }
-  }
-}
-
-TEST(FloatFormats, F16RoundsToNearestEven) {
-  const double ulp = std::ldexp(1.0, -10);  // at 1.0
-  EXPECT_EQ(roundToF16(1.0 + ulp / 2), 1.0);                 // tie, 1.0 is even
-  EXPECT_EQ(roundToF16(1.0 + 3 * ulp / 2), 1.0 + 2 * ulp);   // tie, rounds up to even
-  EXPECT_EQ(roundToF16(1.0 + ulp / 2 + 1e-9), 1.0 + ulp);    // above the tie
-  EXPECT_EQ(roundToF16(-(1.0 + ulp / 2)), -1.0);
-  EXPECT_EQ(roundToF16(65504.0), 65504.0);
-  EXPECT_EQ(roundToF16(65519.0), 65504.0);  // below the overflow threshold
-  EXPECT_EQ(roundToF16(65520.0), kInf);     // the tie rounds to "even" 2^16, i.e. overflows
-  EXPECT_EQ(roundToF16(-1e10), -kInf);
-  EXPECT_EQ(encodeF16(-0.0), 0x8000);
-  EXPECT_EQ(encodeF16(kInf), 0x7C00);
-  EXPECT_EQ(encodeF16(1.0), 0x3C00);
-  EXPECT_EQ(encodeF16(0.1), 0x2E66);
-}
-
-TEST(FloatFormats, F16Subnormals) {
-  const double tiny = std::ldexp(1.0, -24);  // smallest subnormal
-  EXPECT_EQ(encodeF16(tiny), 0x0001);
-  EXPECT_EQ(decodeF16(0x03FF), std::ldexp(1023.0, -24));  // largest subnormal
-  EXPECT_EQ(decodeF16(0x0400), std::ldexp(1.0, -14));     // smallest normal
-  EXPECT_EQ(roundToF16(tiny / 2), 0.0);                   // tie with zero: zero is even
-  EXPECT_EQ(roundToF16(tiny * 1.5), tiny * 2);            // tie between 1 and 2 quanta: 2 is even
-  EXPECT_EQ(roundToF16(tiny * 0.75), tiny);
-  EXPECT_TRUE(std::signbit(roundToF16(-tiny / 4)));       // underflow keeps the sign
-}
-
-TEST(FloatFormats, BF16Rounding) {
-  const double ulp = std::ldexp(1.0, -7);
-  EXPECT_EQ(roundToBF16(1.0 + ulp / 2), 1.0);
-  EXPECT_EQ(roundToBF16(1.0 + 3 * ulp / 2), 1.0 + 2 * ulp);
-  EXPECT_EQ(encodeBF16(1.0), 0x3F80);
-  EXPECT_EQ(roundToBF16(1e39), kInf);
-  EXPECT_EQ(roundToBF16(std::ldexp(1.0, -133)), std::ldexp(1.0, -133));  // smallest bf16 subnormal
-}
-
-TEST(FloatFormats, FP8SaturatesAndKeepsNaN) {
-  EXPECT_EQ(decodeF8E4M3(0x7E), 448.0);
-  EXPECT_EQ(decodeF8E4M3(0x08), std::ldexp(1.0, -6));  // smallest normal
-  EXPECT_EQ(decodeF8E4M3(0x01), std::ldexp(1.0, -9));  // smallest subnormal
-  EXPECT_EQ(roundToF8E4M3(500.0), 448.0);
-  EXPECT_EQ(roundToF8E4M3(1e30), 448.0);
-  EXPECT_EQ(roundToF8E4M3(-kInf), -448.0);
-  EXPECT_EQ(encodeF8E4M3(kNaN), 0x7F);
-  EXPECT_TRUE(std::isnan(roundToF8E4M3(kNaN)));
-  EXPECT_EQ(roundToF8E4M3(1.0625), 1.0);  // tie between 1.0 and 1.125
-  EXPECT_EQ(roundToF8E4M3(1.1875), 1.25);
-
-  EXPECT_EQ(decodeF8E5M2(0x7B), 57344.0);
-  EXPECT_EQ(decodeF8E5M2(0x7C), kInf);
-  EXPECT_TRUE(std::isnan(decodeF8E5M2(0x7F)));
-  EXPECT_EQ(roundToF8E5M2(1e6), 57344.0);
-  EXPECT_EQ(roundToF8E5M2(kInf), 57344.0);  // conversions saturate, even from infinity...
-  EXPECT_EQ(encodeF8E5M2(-kInf), 0xFC);     // ...but an infinity already of the type is stored as one
-  EXPECT_EQ(encodeF8E5M2(-1e6), 0xFB);
-  EXPECT_TRUE(std::isnan(roundToF8E5M2(kNaN)));
-  EXPECT_EQ(decodeF8E5M2(0x01), std::ldexp(1.0, -16));
-}
-
-TEST(FloatFormats, TF32Rounding) {
-  EXPECT_EQ(roundF32ToTF32(1.0 + std::ldexp(1.0, -11)), 1.0);                         // tie to even
-  EXPECT_EQ(roundF32ToTF32(1.0 + 3 * std::ldexp(1.0, -11)), 1.0 + std::ldexp(1.0, -9));
-  EXPECT_EQ(roundF32ToTF32(1.0 + std::ldexp(1.0, -12)), 1.0);
-  EXPECT_EQ(roundF32ToTF32(kInf), kInf);
-}
-
 // ---------------------------------------------------------------- tiles
-
-TEST(TileTest, CanonicalIntAndRounding) {
-  EXPECT_EQ(canonicalInt(Type::scalar(ir::ScalarKind::I8), 200), -56);
-  EXPECT_EQ(canonicalInt(Type::scalar(ir::ScalarKind::U8), -1), 255);
-  EXPECT_EQ(canonicalInt(Type::i1(), 3), 1);
-  EXPECT_EQ(canonicalInt(Type::scalar(ir::ScalarKind::U64), -1), -1);  // u64 keeps its bit pattern
-  EXPECT_EQ(canonicalInt(Type::i32(), int64_t(1) << 32), 0);
-  EXPECT_EQ(roundToFloat(Type::f32(), 0.1), static_cast<double>(0.1f));
-  EXPECT_EQ(roundToFloat(Type::scalar(ir::ScalarKind::F64), 0.1), 0.1);
-}
 
 TEST(TileTest, PrintsNestedBrackets) {
   Tile t(tileOf({2, 2}, Type::f32()));
@@ -273,7 +153,7 @@ TEST(Run, ScalarArgumentsTakeTheParameterType) {
   b.ret();
   std::vector<float> out(3);
   run(*k.f, {bufferOf(out), int64_t(200), int64_t(2), 0.1}, {1, 1, 1});
-  EXPECT_EQ(out, (std::vector<float>{-56.0f, 1.0f, static_cast<float>(roundToF16(0.1))}));
+  EXPECT_EQ(out, (std::vector<float>{-56.0f, 1.0f, static_cast<float>(ir::roundToF16(0.1))}));
 }
 
 TEST(Run, ArgumentCountAndKindErrors) {
@@ -507,7 +387,7 @@ TEST(Semantics, DotAccumulatesExactlyAndRoundsOnce) {
   const double fine = 1.0 + std::ldexp(1.0, -20);  // not representable in tf32: rounds to 1.0
   x.floats = {fine, 0, 0, 1};
   EXPECT_EQ(evalIn(k, tf32Dot->definingOp(), {x, x, zero})[0].floats[0], 1.0);
-  EXPECT_EQ(evalIn(k, ieeeDot->definingOp(), {x, x, zero})[0].floats[0], roundToFloat(Type::f32(), fine * fine));
+  EXPECT_EQ(evalIn(k, ieeeDot->definingOp(), {x, x, zero})[0].floats[0], ir::roundToF32(fine * fine));
 }
 
 TEST(Semantics, AtomicsAreSequentialAndReturnOldValues) {

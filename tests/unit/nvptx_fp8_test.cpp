@@ -13,7 +13,7 @@
 #include <llvm/Support/TargetSelect.h>
 
 #include "backends/common/FP8Conversions.h"
-#include "backends/interpreter/FloatFormats.h"
+#include "ir/FloatFormats.h"
 
 namespace tessera::testing {
 namespace {
@@ -104,11 +104,11 @@ void checkFormat(ir::ScalarKind kind, uint8_t (*encodeBits)(double), double (*ro
 }
 
 TEST(NVPTXFp8, E4M3ConversionsMatchTheInterpreter) {
-  checkFormat(ir::ScalarKind::F8E4M3, interp::encodeF8E4M3, interp::roundToF8E4M3, interp::decodeF8E4M3);
+  checkFormat(ir::ScalarKind::F8E4M3, ir::encodeF8E4M3, ir::roundToF8E4M3, ir::decodeF8E4M3);
 }
 
 TEST(NVPTXFp8, E5M2ConversionsMatchTheInterpreter) {
-  checkFormat(ir::ScalarKind::F8E5M2, interp::encodeF8E5M2, interp::roundToF8E5M2, interp::decodeF8E5M2);
+  checkFormat(ir::ScalarKind::F8E5M2, ir::encodeF8E5M2, ir::roundToF8E5M2, ir::decodeF8E5M2);
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ struct ScanCase {
 };
 
 // A kernel (%in0, %in1, %out0, %out1) that loads a rows x cols row-major tile (two for Recurrence), scans it, and
-// stores the result(s). Scan scratch follows the transforms/SharedMemory.h rule (each operand's full tile).
+// stores the result(s). Scan scratch follows the transforms/analysis/SharedScratch.h rule (each operand's full tile).
 std::string scanKernel(const ScanCase& c) {
   const bool two = c.combine == Combine::Recurrence;
   const std::string elem = c.combine == Combine::Sum || c.combine == Combine::Max ? "f32" : "i32";

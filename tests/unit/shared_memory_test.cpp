@@ -1,4 +1,4 @@
-// Shared memory: the scratch rules (SharedMemory.h), the interval allocator, allocate-shared-memory and
+// Shared memory: the scratch rules (analysis/SharedScratch.h), the interval allocator, allocate-shared-memory and
 // insert-barriers. The barrier pass is checked against a path-sensitive reference that runs every path of small
 // random programs (loops unrolled up to three times): no path has two conflicting accesses without a barrier
 // between them, and every inserted barrier is needed by some path.
@@ -13,7 +13,9 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "transforms/PassManager.h"
-#include "transforms/SharedMemory.h"
+#include "transforms/SharedMemoryAllocator.h"
+#include "transforms/analysis/Liveness.h"
+#include "transforms/analysis/SharedScratch.h"
 
 namespace tessera {
 namespace {
@@ -59,24 +61,17 @@ int countOps(Function& f, OpKind kind) {
 
 // ------------------------------------------------------------------------------------------------ rules
 
-TEST(SharedMemoryRules, ElementBytes) {
-  EXPECT_EQ(transforms::sharedElementBytes(Type::i1()), 1);
-  EXPECT_EQ(transforms::sharedElementBytes(Type::scalar(ir::ScalarKind::F8E4M3)), 1);
-  EXPECT_EQ(transforms::sharedElementBytes(Type::f16()), 2);
-  EXPECT_EQ(transforms::sharedElementBytes(Type::tile({8}, Type::f32())), 4);
-  EXPECT_EQ(transforms::sharedElementBytes(Type::ptr(Type::f16())), 8);
-}
-
 TEST(SharedMemoryRules, PaddedExchangeBufferIsInjectiveAndBankConflictFreeForColumns) {
   for (int64_t bytes : {1, 2, 4, 8}) {
     std::vector<int64_t> shape = {4, 32, 32};
-    int64_t size = transforms::exchangeBufferBytes(shape, bytes);
+    const transforms::ExchangeBuffer buffer{shape, bytes};
+    int64_t size = buffer.bytes();
     EXPECT_EQ(size % 16, 0);
     std::set<int64_t> seen;
     for (int64_t i = 0; i < 4; ++i)
       for (int64_t j = 0; j < 32; ++j)
         for (int64_t k = 0; k < 32; ++k) {
-          int64_t off = transforms::exchangeByteOffset(shape, bytes, {i, j, k});
+          int64_t off = buffer.byteOffset({i, j, k});
           EXPECT_EQ(off % bytes, 0) << "element misaligned";
           EXPECT_LE(off + bytes, size);
           EXPECT_TRUE(seen.insert(off).second) << "two elements share bytes";
@@ -84,13 +79,16 @@ TEST(SharedMemoryRules, PaddedExchangeBufferIsInjectiveAndBankConflictFreeForCol
   }
   // A column of 32 rows of 32 f32 (the read side of a transpose) touches 32 distinct 4-byte banks.
   std::set<int64_t> banks;
-  for (int64_t row = 0; row < 32; ++row) banks.insert(transforms::exchangeByteOffset({32, 32}, 4, {row, 5}) / 4 % 32);
+  const transforms::ExchangeBuffer square{{32, 32}, 4};
+  for (int64_t row = 0; row < 32; ++row) banks.insert(square.byteOffset({row, 5}) / 4 % 32);
   EXPECT_EQ(banks.size(), 32u);
-  // The documented formula: pitch = 32 * 4 + 4.
-  EXPECT_EQ(transforms::exchangeByteOffset({32, 32}, 4, {3, 7}), 3 * 132 + 28);
-  EXPECT_EQ(transforms::exchangeBufferBytes({32, 32}, 4), 32 * 132);
-  EXPECT_EQ(transforms::exchangeBufferBytes({64}, 2), 144);  // 128 + 4, aligned to 16
-  EXPECT_THROW(transforms::exchangeByteOffset({32, 32}, 4, {1}), Error);
+  // The documented formula: pitch = 32 * 4 + 4, one word of padding, i.e. 33 elements.
+  EXPECT_EQ(square.byteOffset({3, 7}), 3 * 132 + 28);
+  EXPECT_EQ(square.pitchElements(), 33);
+  EXPECT_EQ(square.bytes(), 32 * 132);
+  EXPECT_EQ((transforms::ExchangeBuffer{{64}, 2}.bytes()), 144);  // 128 + 4, aligned to 16
+  EXPECT_EQ((transforms::ExchangeBuffer{{8, 16}, 8}.pitchElements()), 17);  // 8-byte elements pad by 8 bytes
+  EXPECT_THROW(square.byteOffset({1}), Error);
 }
 
 TEST(SharedMemoryRules, ConvertLayoutScratch) {
@@ -188,7 +186,7 @@ TEST(SharedMemoryRules, ShapeOpsUseTheirExchangeBuffer) {
   Op* trans = b.create(OpKind::Trans, {x}, {laidOut(shape, Type::f16(), rowMajor(shape))},
                        {{"perm", Attr::intArray({1, 0})}});
   EXPECT_EQ(transforms::exchangeBufferShape(*trans), shape);
-  EXPECT_EQ(transforms::scratchBytes(*trans, kOptions), transforms::exchangeBufferBytes(shape, 2));
+  EXPECT_EQ(transforms::scratchBytes(*trans, kOptions), (transforms::ExchangeBuffer{shape, 2}.bytes()));
   // trans into the mirrored layout: each thread already holds its elements.
   Op* transFree = b.create(OpKind::Trans, {x}, {laidOut(shape, Type::f16(), colMajor(shape))},
                            {{"perm", Attr::intArray({1, 0})}});
@@ -197,7 +195,7 @@ TEST(SharedMemoryRules, ShapeOpsUseTheirExchangeBuffer) {
   std::vector<int64_t> catShape = {64, 32};
   Op* cat = b.create(OpKind::Cat, {x, x}, {laidOut(catShape, Type::f16(), colMajor(catShape))});
   EXPECT_EQ(transforms::exchangeBufferShape(*cat), catShape);
-  EXPECT_EQ(transforms::scratchBytes(*cat, kOptions), transforms::exchangeBufferBytes(catShape, 2));
+  EXPECT_EQ(transforms::scratchBytes(*cat, kOptions), (transforms::ExchangeBuffer{catShape, 2}.bytes()));
   // expand_dims of a scalar: every thread holds the scalar.
   Value* s = b.constantFloat(2.0, Type::f32());
   Layout one = ir::defaultBlockedLayout({1}, 4, 32);

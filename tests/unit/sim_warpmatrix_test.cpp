@@ -12,7 +12,7 @@
 #include <random>
 #include <set>
 
-#include "backends/interpreter/FloatFormats.h"
+#include "ir/FloatFormats.h"
 #include "ir/Error.h"
 #include "jit/sim/runtime/WarpMatrix.h"
 
@@ -290,7 +290,7 @@ TEST(WarpMatrix, EveryKindComputesAB_PlusC) {
           } else {
             double exact = C[i * s.n + j].value;
             for (uint32_t k = 0; k < s.k; ++k) exact += A[i * s.k + k].value * B[k * s.n + j].value;
-            want = s.accumulator == MatrixElement::F16 ? interp::encodeF16(exact) : interp::encodeF32(exact);
+            want = s.accumulator == MatrixElement::F16 ? ir::encodeF16(exact) : ir::encodeF32(exact);
           }
           ASSERT_EQ(D[i * s.n + j], want) << "D[" << i << "][" << j << "], trial " << trial;
         }
@@ -353,8 +353,8 @@ TEST(WarpMatrix, F16AccumulatorRoundsOnceToNearestEven) {
   const uint16_t one = 0x3C00, two = 0x4000, three = 0x4200, c2048 = 0x6800;  // f16 1, 2, 3, 2048
   // Around 2048 the f16 spacing is 2: 2048 + 1 ties to 2048 (even), 2048 + 3 ties to 2052.
   EXPECT_EQ(singleProduct(kMmaM16N8K16_F16_F16, one, one, c2048), c2048);
-  EXPECT_EQ(singleProduct(kMmaM16N8K16_F16_F16, three, one, c2048), interp::encodeF16(2052));
-  EXPECT_EQ(singleProduct(kMmaM16N8K16_F16_F16, two, three, 0), interp::encodeF16(6));
+  EXPECT_EQ(singleProduct(kMmaM16N8K16_F16_F16, three, one, c2048), ir::encodeF16(2052));
+  EXPECT_EQ(singleProduct(kMmaM16N8K16_F16_F16, two, three, 0), ir::encodeF16(6));
 }
 
 TEST(WarpMatrix, Fp8InputsDecodeExactly) {

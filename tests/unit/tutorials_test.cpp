@@ -20,8 +20,8 @@
 #include <llvm/IR/Module.h>
 
 #include "backends/Target.h"
-#include "backends/interpreter/FloatFormats.h"
 #include "backends/interpreter/Interpreter.h"
+#include "ir/FloatFormats.h"
 #include "ir/Layout.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
@@ -56,7 +56,7 @@ class Workspace {
   }
   size_t addF16(const std::vector<float>& values) {  // rounded to f16
     std::vector<uint16_t> bits(values.size());
-    for (size_t i = 0; i < values.size(); ++i) bits[i] = interp::encodeF16(values[i]);
+    for (size_t i = 0; i < values.size(); ++i) bits[i] = ir::encodeF16(values[i]);
     return addBytes(bits.data(), bits.size() * sizeof(uint16_t));
   }
   void addInt(int64_t v) { args_.push_back(v); }
@@ -71,7 +71,7 @@ class Workspace {
     std::vector<uint16_t> bits(buffers_[buffer]->size() / sizeof(uint16_t));
     std::memcpy(bits.data(), buffers_[buffer]->data(), buffers_[buffer]->size());
     std::vector<float> out(bits.size());
-    for (size_t i = 0; i < bits.size(); ++i) out[i] = static_cast<float>(interp::decodeF16(bits[i]));
+    for (size_t i = 0; i < bits.size(); ++i) out[i] = static_cast<float>(ir::decodeF16(bits[i]));
     return out;
   }
   const std::vector<uint8_t>& bytes(size_t buffer) const { return *buffers_[buffer]; }

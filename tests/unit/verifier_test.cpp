@@ -845,7 +845,7 @@ std::vector<Rejection> rejections() {
          Value* a = k.b.constantInt(1, T({16, 16}, i8));
          return k.b.dot(a, a, k.b.constantFloat(0.0, T({16, 16}, f32)))->definingOp();
        }},
-      {"DotF64Inputs", "'dot' input element type must be f16, bf16, f32, i8, f8e4m3 or f8e5m2, got f64",
+      {"DotF64Inputs", "'dot' input element type must be i8, f16, bf16, f32, f8e4m3 or f8e5m2, got f64",
        [](Kernel& k) {
          Value* a = k.b.constantFloat(1.0, T({16, 16}, f64));
          return k.b.dot(a, a, k.b.constantFloat(0.0, T({16, 16}, f64)))->definingOp();
@@ -1180,6 +1180,40 @@ TEST(VerifierSSA, RegionCannotSeeLaterValuesOfEnclosingBlock) {
   EXPECT_NE(errors[0].message().find("'add' operand #1 is used before its definition"), std::string::npos)
       << errors[0].message();
   EXPECT_EQ(errors[0].location(), kBadLoc);
+}
+
+// Ops.def's element column is what the verifier enforces: each op with the kSameType trait accepts exactly the
+// element types of its column, checked here on a scalar of every kind and on a pointer.
+TEST(VerifierElementTypes, SameTypeOpsAcceptExactlyTheirColumn) {
+  std::vector<Type> types = {Type::ptr(f32)};
+  for (unsigned kind = 0; kind <= static_cast<unsigned>(ScalarKind::F8E5M2); ++kind)
+    types.push_back(S(static_cast<ScalarKind>(kind)));
+  int checked = 0;
+  for (int k = 0; k < numOpKinds(); ++k) {
+    const OpInfo& info = opInfo(static_cast<OpKind>(k));
+    if (!info.has(kSameType)) continue;
+    for (Type t : types) {
+      Function fn("k", {t});
+      Builder b(fn.body());
+      b.create(info.kind, std::vector<Value*>(info.numOperands, fn.argument(0)), {t});
+      b.ret();
+      std::vector<Error> errors = verifyAll(fn);
+      EXPECT_EQ(errors.empty(), acceptsElement(info.elements, t)) << info.name << " on " << t.str() << messages(errors);
+      if (!errors.empty()) {
+        EXPECT_NE(errors[0].message().find(std::string("'") + info.name + "' "), std::string::npos) << messages(errors);
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0);
+}
+
+TEST(VerifierElementTypes, DescribesSetsInWords) {
+  EXPECT_EQ(describeElements(kNumericElements), "integer or floating-point (not i1)");
+  EXPECT_EQ(describeElements(kIntElements | kBoolElements), "integer or i1");
+  EXPECT_EQ(describeElements(kIntElements), "integer (not i1)");
+  EXPECT_EQ(describeElements(kFloatElements | kPointerElements), "floating-point or pointer");
+  EXPECT_EQ(describeElements(elementsOf(ScalarKind::I32, ScalarKind::U64, ScalarKind::F8E5M2)), "i32, u64 or f8e5m2");
 }
 
 }  // namespace

@@ -4,37 +4,10 @@
 #include <cmath>
 #include <type_traits>
 
+#include "ir/FloatFormats.h"
 #include "jit/sim/SimABI.h"
 
 namespace tessera::sim {
-
-float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t{h & 0x8000u} << 16;
-  uint32_t exponent = h >> 10 & 0x1F;
-  uint32_t mantissa = h & 0x3FF;
-  if (exponent == 0x1F) return std::bit_cast<float>(sign | 0x7F800000u | mantissa << 13);  // inf, NaN
-  if (exponent == 0) {                                                                      // zero, subnormal
-    float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  return std::bit_cast<float>(sign | (exponent + 112) << 23 | mantissa << 13);
-}
-
-uint16_t floatToHalf(float value) {
-  uint32_t bits = std::bit_cast<uint32_t>(value);
-  uint16_t sign = static_cast<uint16_t>(bits >> 16 & 0x8000);
-  uint32_t magnitude = bits & 0x7FFFFFFF;
-  if (magnitude > 0x7F800000) return sign | 0x7E00;  // NaN
-  if (magnitude >= 0x477FF000) return sign | 0x7C00;  // rounds to infinity (65520 and above)
-  if (magnitude < 0x38800000) {                       // below the smallest normal half: a multiple of 2^-24
-    float scaled = std::nearbyint(std::fabs(value) * 16777216.0f);  // round to nearest even
-    return sign | static_cast<uint16_t>(scaled);
-  }
-  // Normal: rebias the exponent, round the 13 dropped mantissa bits to nearest even.
-  uint32_t rebiased = magnitude - (112u << 23);
-  uint32_t rounded = rebiased + 0xFFF + (rebiased >> 13 & 1);
-  return sign | static_cast<uint16_t>(rounded >> 13);
-}
 
 namespace {
 
@@ -49,7 +22,8 @@ T atomicUpdate(T* p, auto&& update) {
 template <class U, class F>
 U floatUpdate(U* p, U value, F op) {
   if constexpr (sizeof(U) == 2) {
-    return atomicUpdate(p, [&](U old) { return floatToHalf(op(halfToFloat(old), halfToFloat(value))); });
+    // Computed in double (exact for two halves), then rounded once to f16 as the hardware does.
+    return atomicUpdate(p, [&](U old) { return ir::encodeF16(op(ir::decodeF16(old), ir::decodeF16(value))); });
   } else {
     using Float = std::conditional_t<sizeof(U) == 4, float, double>;
     return atomicUpdate(p, [&](U old) {

@@ -14,8 +14,4 @@ std::optional<uint64_t> hostAtomicRmw(uint32_t op, void* address, uint64_t value
 // The old value; nullopt for a width other than 1, 2, 4 or 8.
 std::optional<uint64_t> hostAtomicCas(void* address, uint64_t expected, uint64_t desired, uint32_t bytes);
 
-// IEEE binary16 <-> binary32 (round to nearest even), for f16 atomics.
-float halfToFloat(uint16_t bits);
-uint16_t floatToHalf(float value);
-
 }  // namespace tessera::sim

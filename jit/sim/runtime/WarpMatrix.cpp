@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/interpreter/FloatFormats.h"
+#include "ir/FloatFormats.h"
 #include "ir/Error.h"
 
 namespace tessera::sim {
@@ -165,12 +165,12 @@ uint32_t partBits(uint32_t reg, uint32_t part, uint32_t bits) {
 
 double decodeFloat(E e, uint32_t bits) {
   switch (e) {
-    case E::F16: return interp::decodeF16(static_cast<uint16_t>(bits));
-    case E::BF16: return interp::decodeBF16(static_cast<uint16_t>(bits));
-    case E::TF32: return interp::decodeF32(bits & ~0x1FFFu);  // the low 13 mantissa bits are not read
-    case E::E4M3: return interp::decodeF8E4M3(static_cast<uint8_t>(bits));
-    case E::E5M2: return interp::decodeF8E5M2(static_cast<uint8_t>(bits));
-    case E::F32: return interp::decodeF32(bits);
+    case E::F16: return ir::decodeF16(static_cast<uint16_t>(bits));
+    case E::BF16: return ir::decodeBF16(static_cast<uint16_t>(bits));
+    case E::TF32: return ir::decodeF32(bits & ~0x1FFFu);  // the low 13 mantissa bits are not read
+    case E::E4M3: return ir::decodeF8E4M3(static_cast<uint8_t>(bits));
+    case E::E5M2: return ir::decodeF8E5M2(static_cast<uint8_t>(bits));
+    case E::F32: return ir::decodeF32(bits);
     default: break;
   }
   throw Error("mma: element format is not a float format");
@@ -187,7 +187,7 @@ int64_t decodeInt(E e, uint32_t bits) {
 }
 
 uint32_t encodeFloat(E e, double v) {
-  return e == E::F16 ? interp::encodeF16(v) : interp::encodeF32(v);  // accumulators are f16 or f32
+  return e == E::F16 ? ir::encodeF16(v) : ir::encodeF32(v);  // accumulators are f16 or f32
 }
 
 uint32_t encodeInt(E, int64_t v) { return static_cast<uint32_t>(v); }  // s32 wraps modulo 2^32

@@ -1,9 +1,7 @@
-// The scratch rules of SharedMemory.h, the op numbering used for liveness, and the interval allocator.
-#include "transforms/SharedMemory.h"
+#include "transforms/analysis/SharedScratch.h"
 
 #include <algorithm>
 #include <functional>
-#include <limits>
 #include <map>
 #include <numeric>
 
@@ -141,13 +139,6 @@ void exchangeSides(const Op& op, const PassOptions& options, std::vector<Exchang
 
 }  // namespace
 
-int64_t sharedElementBytes(Type t) {
-  Type e = t.element();
-  if (e.isPtr()) return 8;
-  if (e.isBool() || e.isFP8()) return 1;
-  return e.bitWidth() / 8;
-}
-
 bool isExchangeOp(const Op& op) {
   switch (op.kind()) {
     case OpKind::ConvertLayout:
@@ -169,28 +160,48 @@ std::vector<int64_t> exchangeBufferShape(const Op& op) {
   return op.operand(0)->type().shape();
 }
 
-namespace {
-struct PaddedRows {
-  int64_t rows, pitch;
-};
-PaddedRows paddedRows(const std::vector<int64_t>& shape, int64_t elementBytes) {
-  int64_t rowLength = shape.empty() ? 1 : shape.back();
-  int64_t rows = shape.empty() ? 1 : product(std::vector<int64_t>(shape.begin(), shape.end() - 1));
-  return {rows, rowLength * elementBytes + std::max<int64_t>(4, elementBytes)};
+ExchangeBuffer exchangeBufferOf(const Op& op) {
+  return {exchangeBufferShape(op), op.result(0)->type().storageBytes()};
 }
-}  // namespace
 
-int64_t exchangeByteOffset(const std::vector<int64_t>& bufferShape, int64_t elementBytes, const Coords& coords) {
-  if (coords.size() != bufferShape.size()) throw Error("exchangeByteOffset: coordinates and shape differ in rank");
+int64_t ExchangeBuffer::rows() const {
+  return shape.empty() ? 1 : product(std::vector<int64_t>(shape.begin(), shape.end() - 1));
+}
+
+int64_t ExchangeBuffer::byteOffset(const Coords& coords) const {
+  if (coords.size() != shape.size()) throw Error("exchange buffer: coordinates and shape differ in rank");
   if (coords.empty()) return 0;
   int64_t row = 0;
-  for (size_t d = 0; d + 1 < coords.size(); ++d) row = row * bufferShape[d] + coords[d];
-  return row * paddedRows(bufferShape, elementBytes).pitch + coords.back() * elementBytes;
+  for (size_t d = 0; d + 1 < coords.size(); ++d) row = row * shape[d] + coords[d];
+  return row * pitchBytes() + coords.back() * elementBytes;
 }
 
-int64_t exchangeBufferBytes(const std::vector<int64_t>& bufferShape, int64_t elementBytes) {
-  PaddedRows p = paddedRows(bufferShape, elementBytes);
-  return alignToShared(p.rows * p.pitch);
+OperandAreas operandAreas(const Op& op, int64_t slots) {
+  OperandAreas areas;
+  for (const Value* v : op.operands()) {
+    areas.offsets.push_back(areas.bytes);
+    areas.bytes = alignToShared(areas.bytes + slots * v->type().storageBytes());
+  }
+  return areas;
+}
+
+OperandAreas reduceScratch(const Op& reduce, int64_t warpParts) {
+  return operandAreas(reduce, std::max<int64_t>(1, reduce.result(0)->type().numElements()) * warpParts);
+}
+
+OperandAreas scanScratch(const Op& scan) { return operandAreas(scan, scan.operand(0)->type().numElements()); }
+
+DotStaging dotStaging(const Op& dot) {
+  Type a = dot.operand(0)->type(), b = dot.operand(1)->type();
+  DotStaging staging;
+  staging.bOffset = alignToShared(a.numElements() * a.storageBytes());
+  staging.bytes = staging.bOffset + alignToShared(b.numElements() * b.storageBytes());
+  return staging;
+}
+
+int64_t atomicBroadcastBytes(const Op& atomic) {
+  Type ptr = atomic.operand(0)->type();
+  return alignToShared(std::max<int64_t>(1, ptr.numElements()) * ptr.pointee().storageBytes());
 }
 
 namespace {
@@ -257,14 +268,6 @@ int64_t reduceWarpParts(const Op& reduce, const PassOptions& options) {
 
 namespace {
 
-// Consecutive per-operand areas, each starting 16-byte aligned, of `elementsPerOperand` elements each.
-int64_t perOperandAreas(const Op& op, int64_t elementsPerOperand) {
-  int64_t bytes = 0;
-  for (const Value* v : op.operands())
-    bytes = alignToShared(bytes + elementsPerOperand * sharedElementBytes(v->type()));
-  return bytes;
-}
-
 bool isReplicated(const Value* ptr, const Op& op, const PassOptions& options) {
   HeldValue held = heldValue(ptr, op, options);
   if (!held.layout) return true;  // a scalar is held by every thread
@@ -274,29 +277,20 @@ bool isReplicated(const Value* ptr, const Op& op, const PassOptions& options) {
 }  // namespace
 
 int64_t scratchBytes(const Op& op, const PassOptions& options) {
-  if (isExchangeOp(op)) {
-    if (!exchangeNeedsSharedMemory(op, options)) return 0;
-    return exchangeBufferBytes(exchangeBufferShape(op), sharedElementBytes(op.result(0)->type()));
-  }
+  if (isExchangeOp(op)) return exchangeNeedsSharedMemory(op, options) ? exchangeBufferOf(op).bytes() : 0;
   switch (op.kind()) {
     case OpKind::Reduce: {
       int64_t parts = reduceWarpParts(op, options);
-      if (parts == 1) return 0;
-      return perOperandAreas(op, std::max<int64_t>(1, op.result(0)->type().numElements()) * parts);
+      return parts == 1 ? 0 : reduceScratch(op, parts).bytes;
     }
     case OpKind::Scan:
-      return perOperandAreas(op, op.operand(0)->type().numElements());
-    case OpKind::Dot: {
-      Type a = op.operand(0)->type(), b = op.operand(1)->type();
-      return alignToShared(a.numElements() * sharedElementBytes(a)) +
-             alignToShared(b.numElements() * sharedElementBytes(b));
-    }
+      return scanScratch(op).bytes;
+    case OpKind::Dot:
+      return dotStaging(op).bytes;
     case OpKind::AtomicRMW:
-    case OpKind::AtomicCAS: {
+    case OpKind::AtomicCAS:
       if (!op.result(0)->hasUses() || !isReplicated(op.operand(0), op, options)) return 0;
-      Type ptr = op.operand(0)->type();
-      return alignToShared(std::max<int64_t>(1, ptr.numElements()) * sharedElementBytes(ptr.pointee()));
-    }
+      return atomicBroadcastBytes(op);
     default:
       return 0;
   }
@@ -310,85 +304,6 @@ std::optional<SharedRange> scratchRangeOf(const Op& op) {
     if (!op.attr(key).isInt() || op.attr(key).getInt() < 0)
       fail(op, std::string("attribute '") + key + "' must be a non-negative int, got " + op.attr(key).str());
   return SharedRange{op.intAttr("smem_offset"), op.intAttr("smem_bytes")};
-}
-
-// ------------------------------------------------------------------------------------------------ numbering
-
-OpNumbering::OpNumbering(ir::Function& f) { number(*f.body()); }
-
-void OpNumbering::number(ir::Block& block) {
-  for (auto& op : block.ops()) {
-    int64_t start = next_++;
-    for (unsigned i = 0; i < op->numRegions(); ++i) number(*op->region(i));
-    int64_t end = op->numRegions() ? next_++ : start;
-    numbers_[op.get()] = {start, end};
-  }
-}
-
-int64_t OpNumbering::start(const Op* op) const {
-  auto it = numbers_.find(op);
-  if (it == numbers_.end()) throw Error("shared-memory liveness: " + op->describe() + " is not in the function");
-  return it->second.first;
-}
-
-int64_t OpNumbering::end(const Op* op) const {
-  auto it = numbers_.find(op);
-  if (it == numbers_.end()) throw Error("shared-memory liveness: " + op->describe() + " is not in the function");
-  return it->second.second;
-}
-
-namespace {
-bool definedInside(const Value* v, const Op* region) {
-  const Op* p = v->definingOp() ? v->definingOp()->parentOp() : v->ownerBlock()->parentOp();
-  for (; p; p = p->parentOp())
-    if (p == region) return true;
-  return false;
-}
-}  // namespace
-
-LiveInterval OpNumbering::valueInterval(const Value* v) const {
-  const Op* owner = v->definingOp() ? v->definingOp() : v->ownerBlock()->parentOp();
-  LiveInterval live;
-  live.start = owner ? start(owner) : 0;  // function arguments are live from the entry
-  live.end = live.start;
-  for (const ir::Use& use : v->uses()) {
-    live.end = std::max(live.end, start(use.user));
-    for (const Op* p = use.user->parentOp(); p; p = p->parentOp())
-      if ((p->is(OpKind::For) || p->is(OpKind::While)) && !definedInside(v, p)) live.end = std::max(live.end, end(p));
-  }
-  return live;
-}
-
-// ------------------------------------------------------------------------------------------------ offsets
-
-int64_t assignSharedOffsets(std::vector<SharedBuffer>& buffers) {
-  std::vector<size_t> order(buffers.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (buffers[a].bytes != buffers[b].bytes) return buffers[a].bytes > buffers[b].bytes;
-    return buffers[a].live.start < buffers[b].live.start;
-  });
-  std::vector<size_t> placed;
-  int64_t total = 0;
-  for (size_t i : order) {
-    SharedBuffer& buffer = buffers[i];
-    if (buffer.bytes < 0) throw Error("shared-memory allocation: a buffer has a negative size");
-    int64_t bytes = alignToShared(buffer.bytes);
-    std::vector<const SharedBuffer*> conflicts;
-    for (size_t j : placed)
-      if (buffers[j].live.overlaps(buffer.live)) conflicts.push_back(&buffers[j]);
-    std::sort(conflicts.begin(), conflicts.end(),
-              [](const SharedBuffer* a, const SharedBuffer* b) { return a->offset < b->offset; });
-    int64_t offset = 0;  // lowest aligned offset past every conflicting buffer that starts below it
-    for (const SharedBuffer* c : conflicts) {
-      if (offset + bytes <= c->offset) break;
-      offset = std::max(offset, alignToShared(c->offset + alignToShared(c->bytes)));
-    }
-    buffer.offset = offset;
-    total = std::max(total, offset + bytes);
-    placed.push_back(i);
-  }
-  return total;
 }
 
 }  // namespace tessera::transforms

@@ -60,8 +60,14 @@ class AxisInfoAnalysis {
  private:
   void analyzeBlock(const ir::Block& b);
   void analyzeOp(const ir::Op& op);
+  // The transfer functions, per op family.
+  AxisInfo constantLikeInfo(const ir::Op& op) const;  // constant, arange, splat
+  AxisInfo shapeOpInfo(const ir::Op& op) const;       // shape ops, convert_layout, hint
+  AxisInfo arithmeticInfo(const ir::Op& op) const;    // element-wise integer and pointer ops
   void analyzeLoop(const ir::Op& op);
   void analyzeWhile(const ir::Op& op);
+  void analyzeIf(const ir::Op& op);
+  void analyzeOther(const ir::Op& op);
   void set(const ir::Value* v, AxisInfo info);
 
   std::unordered_map<const ir::Value*, AxisInfo> info_;

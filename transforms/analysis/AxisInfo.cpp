@@ -1,7 +1,9 @@
-#include "transforms/AxisInfo.h"
+#include "transforms/analysis/AxisInfo.h"
 
 #include <algorithm>
 #include <numeric>
+
+#include "ir/IntegerSemantics.h"
 
 namespace tessera::transforms {
 
@@ -36,8 +38,6 @@ std::vector<int64_t> shapeOf(const Value* v) {
 
 bool isIntOrPtr(Type t) { return t.element().isInt() || t.element().isPtr(); }
 
-int64_t pointeeBytes(Type ptrType) { return std::max(1, ptrType.pointee().bitWidth() / 8); }
-
 std::string joined(const std::vector<int64_t>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
@@ -48,7 +48,7 @@ std::string joined(const std::vector<int64_t>& v) {
 // constancy never exceed a dimension (and are 1 along size-1 dimensions).
 AxisInfo normalized(AxisInfo info, const std::vector<int64_t>& shape, Type type) {
   bool tracksIntegers = isIntOrPtr(type);
-  info.elementBytes = type.element().isPtr() ? pointeeBytes(type) : 1;
+  info.elementBytes = type.element().isPtr() ? type.pointee().storageBytes() : 1;
   for (int d = 0; d < info.rank(); ++d) {
     if (info.constantValue) {
       info.contiguity[d] = 1;
@@ -81,7 +81,9 @@ std::optional<int64_t> constantAttrValue(const Op& op) {
   return std::nullopt;
 }
 
-// ---- transfer functions of element-wise integer ops; `a`, `b` are the operands' facts, same rank as the result
+// ---- transfer functions of element-wise integer ops; `a`, `b` are the operands' facts, same rank as the result.
+// They derive runs, divisibility and constancy; the value of constant results is folded by the caller with the
+// IR's integer rules.
 
 AxisInfo addSub(const AxisInfo& a, const AxisInfo& b, bool isSub) {
   AxisInfo r = AxisInfo::unknown(a.rank());
@@ -93,8 +95,6 @@ AxisInfo addSub(const AxisInfo& a, const AxisInfo& b, bool isSub) {
     r.divisibility[d] = std::min(a.divisibilityAt(d, c), b.divisibilityAt(d, c));
     r.constancy[d] = std::min(a.constancy[d], b.constancy[d]);
   }
-  if (a.constantValue && b.constantValue)
-    r.constantValue = isSub ? *a.constantValue - *b.constantValue : *a.constantValue + *b.constantValue;
   return r;
 }
 
@@ -108,7 +108,6 @@ AxisInfo mul(const AxisInfo& a, const AxisInfo& b) {
     r.divisibility[d] = saturatingMul(a.divisibilityAt(d, c), b.divisibilityAt(d, c));
     r.constancy[d] = std::min(a.constancy[d], b.constancy[d]);
   }
-  if (a.constantValue && b.constantValue) r.constantValue = *a.constantValue * *b.constantValue;
   if (a.constantValue == 0 || b.constantValue == 0) r.constantValue = 0;
   return r;
 }
@@ -123,7 +122,6 @@ AxisInfo divide(const AxisInfo& a, const AxisInfo& b) {
         a.divisibilityAt(d, 1) >= *b.constantValue)
       r.divisibility[d] = a.divisibilityAt(d, 1) / *b.constantValue;
   }
-  if (a.constantValue && b.constantValue && *b.constantValue != 0) r.constantValue = *a.constantValue / *b.constantValue;
   return r;
 }
 
@@ -144,7 +142,6 @@ AxisInfo remainder(const AxisInfo& a, const AxisInfo& b, bool isUnsigned) {
       }
     }
   }
-  if (a.constantValue && b.constantValue && *b.constantValue != 0) r.constantValue = *a.constantValue % *b.constantValue;
   return r;
 }
 
@@ -163,8 +160,6 @@ AxisInfo shift(const AxisInfo& a, const AxisInfo& b, bool left) {
       if (!left && elementDiv == kMaxDivisibility) r.divisibility[d] = kMaxDivisibility;  // 0 stays 0
     }
   }
-  if (a.constantValue && amount && *amount >= 0 && *amount < 63)
-    r.constantValue = left ? *a.constantValue << *amount : *a.constantValue >> *amount;
   return r;
 }
 
@@ -290,7 +285,7 @@ AxisInfoAnalysis::AxisInfoAnalysis(const ir::Function& f) {
     const Value* arg = f.argument(i);
     Type t = arg->type();
     AxisInfo info = AxisInfo::unknown(std::max(1, t.rank()));
-    if (t.isPtr()) std::fill(info.divisibility.begin(), info.divisibility.end(), pointeeBytes(t));
+    if (t.isPtr()) std::fill(info.divisibility.begin(), info.divisibility.end(), t.pointee().storageBytes());
     const ir::AttrDict& attrs = f.argAttrs(i);
     if (auto it = attrs.find("divisibility"); it != attrs.end() && it->second.isInt() && isIntOrPtr(t))
       std::fill(info.divisibility.begin(), info.divisibility.end(), highestPow2Divisor(it->second.getInt()));
@@ -328,64 +323,80 @@ void AxisInfoAnalysis::analyzeBlock(const ir::Block& b) {
 }
 
 void AxisInfoAnalysis::analyzeOp(const Op& op) {
-  auto in = [&](unsigned i) { return get(op.operand(i)); };
-  int resultRank = op.numResults() ? std::max(1, op.result(0)->type().rank()) : 1;
-  std::vector<int64_t> shape = op.numResults() ? shapeOf(op.result(0)) : std::vector<int64_t>{1};
-  bool isUnsigned = op.numResults() && op.result(0)->type().element().isInt() && op.result(0)->type().isUnsigned();
-
   switch (op.kind()) {
-    case OpKind::Constant: {
-      AxisInfo info = AxisInfo::unknown(resultRank);
+    case OpKind::Constant: case OpKind::Arange: case OpKind::Splat:
+      set(op.result(0), constantLikeInfo(op));
+      return;
+    case OpKind::Broadcast: case OpKind::ExpandDims: case OpKind::Trans: case OpKind::Reshape: case OpKind::Cat:
+    case OpKind::ConvertLayout: case OpKind::Hint:
+      set(op.result(0), shapeOpInfo(op));
+      return;
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem: case OpKind::Shl:
+    case OpKind::Shr: case OpKind::And: case OpKind::Or: case OpKind::Xor: case OpKind::Min: case OpKind::Max:
+    case OpKind::Neg: case OpKind::Abs: case OpKind::Cmp: case OpKind::Select: case OpKind::Cast: case OpKind::AddPtr:
+      set(op.result(0), arithmeticInfo(op));
+      return;
+    case OpKind::For: analyzeLoop(op); return;
+    case OpKind::While: analyzeWhile(op); return;
+    case OpKind::If: analyzeIf(op); return;
+    default: analyzeOther(op); return;
+  }
+}
+
+// constant, arange, splat: values known from attributes, or the same value everywhere.
+AxisInfo AxisInfoAnalysis::constantLikeInfo(const Op& op) const {
+  const std::vector<int64_t> shape = shapeOf(op.result(0));
+  AxisInfo info = AxisInfo::unknown(static_cast<int>(shape.size()));
+  switch (op.kind()) {
+    case OpKind::Constant:
       info.constancy = shape;
       if (op.result(0)->type().element().isInt()) info.constantValue = constantAttrValue(op);
-      set(op.result(0), info);
-      return;
-    }
+      return info;
     case OpKind::Arange: {
-      AxisInfo info = AxisInfo::unknown(1);
       int64_t start = op.intAttr("start");
       info.contiguity[0] = shape[0];
       info.divisibility[0] = highestPow2Divisor(start);
       if (shape[0] == 1) info.constantValue = start;
-      set(op.result(0), info);
-      return;
+      return info;
     }
-    case OpKind::Splat: {
-      AxisInfo s = in(0);
-      AxisInfo info = AxisInfo::unknown(resultRank);
+    default: {  // splat
+      AxisInfo s = get(op.operand(0));
       info.constancy = shape;
       std::fill(info.divisibility.begin(), info.divisibility.end(), s.divisibilityAt(0, 1));
       info.constantValue = s.constantValue;
-      set(op.result(0), info);
-      return;
+      return info;
     }
+  }
+}
+
+// Shape ops, layout conversions and hints: the operand's facts, moved to the result's dimensions.
+AxisInfo AxisInfoAnalysis::shapeOpInfo(const Op& op) const {
+  const std::vector<int64_t> shape = shapeOf(op.result(0));
+  const int resultRank = static_cast<int>(shape.size());
+  AxisInfo a = get(op.operand(0));
+  switch (op.kind()) {
     case OpKind::Broadcast: {
-      AxisInfo info = in(0);
       std::vector<int64_t> inShape = shapeOf(op.operand(0));
-      for (int d = 0; d < info.rank(); ++d)
-        if (inShape[d] == 1 && shape[d] > 1) info.constancy[d] = shape[d];  // a size-1 dimension repeated
-      set(op.result(0), info);
-      return;
+      for (int d = 0; d < a.rank(); ++d)
+        if (inShape[d] == 1 && shape[d] > 1) a.constancy[d] = shape[d];  // a size-1 dimension repeated
+      return a;
     }
     case OpKind::ExpandDims: {
-      AxisInfo a = in(0);
       if (op.operand(0)->type().rank() == 0) {
         AxisInfo info = AxisInfo::unknown(1);
         info.divisibility[0] = a.divisibilityAt(0, 1);
         info.constantValue = a.constantValue;
-        set(op.result(0), info);
-        return;
+        return info;
       }
       int axis = static_cast<int>(op.intAttr("axis"));
       int64_t everyElement = elementDivisibility(a);
       a.contiguity.insert(a.contiguity.begin() + axis, 1);
       a.constancy.insert(a.constancy.begin() + axis, 1);
       a.divisibility.insert(a.divisibility.begin() + axis, everyElement);
-      set(op.result(0), a);
-      return;
+      return a;
     }
     case OpKind::Trans: {
-      AxisInfo a = in(0), info = AxisInfo::unknown(resultRank);
+      AxisInfo info = AxisInfo::unknown(resultRank);
       std::vector<int64_t> perm = op.attr("perm").getIntArray();
       for (int i = 0; i < resultRank; ++i) {
         info.contiguity[i] = a.contiguity[perm[i]];
@@ -393,77 +404,94 @@ void AxisInfoAnalysis::analyzeOp(const Op& op) {
         info.constancy[i] = a.constancy[perm[i]];
       }
       info.constantValue = a.constantValue;
-      set(op.result(0), info);
-      return;
+      return info;
     }
     case OpKind::Reshape: {
-      AxisInfo a = in(0), info = AxisInfo::unknown(resultRank);
+      AxisInfo info = AxisInfo::unknown(resultRank);
       std::fill(info.divisibility.begin(), info.divisibility.end(), elementDivisibility(a));
       info.constantValue = a.constantValue;
       if (a.constancy == shapeOf(op.operand(0))) info.constancy = shape;  // constant everywhere stays so
-      set(op.result(0), info);
-      return;
+      return info;
     }
-    case OpKind::Cat: set(op.result(0), AxisInfo::meet(in(0), in(1))); return;
-    case OpKind::ConvertLayout: set(op.result(0), in(0)); return;
+    case OpKind::Cat: return AxisInfo::meet(a, get(op.operand(1)));
     case OpKind::Hint: {
-      AxisInfo info = in(0);
-      int rank = info.rank();
+      int rank = a.rank();
       auto raise = [&](const char* key, std::vector<int64_t>& field, bool isDivisibility) {
         if (!op.hasAttr(key)) return;
         std::vector<int64_t> v = hintValues(op.attr(key), rank);
         for (int d = 0; d < rank; ++d)
           field[d] = std::max(field[d], isDivisibility ? highestPow2Divisor(v[d]) : floorPow2(v[d]));
       };
-      raise("multiple_of", info.divisibility, true);
-      raise("max_contiguous", info.contiguity, false);
-      raise("max_constancy", info.constancy, false);
-      set(op.result(0), info);
-      return;
+      raise("multiple_of", a.divisibility, true);
+      raise("max_contiguous", a.contiguity, false);
+      raise("max_constancy", a.constancy, false);
+      return a;
     }
-    case OpKind::Add: set(op.result(0), addSub(in(0), in(1), false)); return;
-    case OpKind::Sub: set(op.result(0), addSub(in(0), in(1), true)); return;
-    case OpKind::Mul: set(op.result(0), mul(in(0), in(1))); return;
-    case OpKind::Div: set(op.result(0), divide(in(0), in(1))); return;
-    case OpKind::Rem: set(op.result(0), remainder(in(0), in(1), isUnsigned)); return;
-    case OpKind::Shl: set(op.result(0), shift(in(0), in(1), true)); return;
-    case OpKind::Shr: set(op.result(0), shift(in(0), in(1), false)); return;
-    case OpKind::And: set(op.result(0), bitwiseOrMinMax(in(0), in(1), true)); return;
+    default: return a;  // convert_layout
+  }
+}
+
+// Element-wise integer and pointer ops (and select, cmp, cast): the transfer functions above, and a constant
+// result when both operands of an integer op are constants.
+AxisInfo AxisInfoAnalysis::arithmeticInfo(const Op& op) const {
+  auto in = [&](unsigned i) { return get(op.operand(i)); };
+  const Type type = op.result(0)->type();
+  const bool isUnsigned = type.element().isInt() && type.isUnsigned();
+  AxisInfo info;
+  switch (op.kind()) {
+    case OpKind::Add: info = addSub(in(0), in(1), false); break;
+    case OpKind::Sub: info = addSub(in(0), in(1), true); break;
+    case OpKind::Mul: info = mul(in(0), in(1)); break;
+    case OpKind::Div: info = divide(in(0), in(1)); break;
+    case OpKind::Rem: info = remainder(in(0), in(1), isUnsigned); break;
+    case OpKind::Shl: info = shift(in(0), in(1), true); break;
+    case OpKind::Shr: info = shift(in(0), in(1), false); break;
+    case OpKind::And: info = bitwiseOrMinMax(in(0), in(1), true); break;
     case OpKind::Or:
     case OpKind::Xor:
     case OpKind::Min:
-    case OpKind::Max: set(op.result(0), bitwiseOrMinMax(in(0), in(1), false)); return;
+    case OpKind::Max: info = bitwiseOrMinMax(in(0), in(1), false); break;
     case OpKind::Neg:
     case OpKind::Abs: {
-      AxisInfo a = in(0), info = AxisInfo::unknown(resultRank);
+      AxisInfo a = in(0);
+      info = AxisInfo::unknown(a.rank());
       info.constancy = a.constancy;
-      for (int d = 0; d < resultRank; ++d) info.divisibility[d] = a.divisibilityAt(d, 1);
-      set(op.result(0), info);
-      return;
+      for (int d = 0; d < a.rank(); ++d) info.divisibility[d] = a.divisibilityAt(d, 1);
+      break;
     }
-    case OpKind::Cmp: set(op.result(0), compare(in(0), in(1), op.stringAttr("pred"))); return;
-    case OpKind::Select: set(op.result(0), select(in(0), in(1), in(2))); return;
-    case OpKind::Cast: set(op.result(0), cast(in(0), op.operand(0)->type(), op.result(0)->type())); return;
-    case OpKind::AddPtr: set(op.result(0), addPtr(in(0), in(1), pointeeBytes(op.operand(0)->type()))); return;
-    case OpKind::For: analyzeLoop(op); return;
-    case OpKind::While: analyzeWhile(op); return;
-    case OpKind::If: {
-      analyzeBlock(*op.region(0));
-      analyzeBlock(*op.region(1));
-      Op* thenYield = op.region(0)->terminator();
-      Op* elseYield = op.region(1)->terminator();
-      for (unsigned i = 0; i < op.numResults(); ++i) {
-        AxisInfo info = AxisInfo::unknown(std::max(1, op.result(i)->type().rank()));
-        if (thenYield && elseYield && i < thenYield->numOperands() && i < elseYield->numOperands())
-          info = AxisInfo::meet(get(thenYield->operand(i)), get(elseYield->operand(i)));
-        set(op.result(i), info);
-      }
-      return;
+    case OpKind::Cmp: info = compare(in(0), in(1), op.stringAttr("pred")); break;
+    case OpKind::Select: info = select(in(0), in(1), in(2)); break;
+    case OpKind::Cast: info = cast(in(0), op.operand(0)->type(), type); break;
+    default: info = addPtr(in(0), in(1), op.operand(0)->type().pointee().storageBytes()); break;  // addptr
+  }
+  switch (op.kind()) {
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Rem: case OpKind::Shl:
+    case OpKind::Shr: {
+      std::optional<int64_t> a = in(0).constantValue, b = in(1).constantValue;
+      if (a && b && type.element().isInt()) info.constantValue = ir::evalIntBinary(op.kind(), type.element(), *a, *b);
+      break;
     }
     default: break;
   }
-  // Everything else: element-wise ops keep the constancy their operands share; other results are unknown.
-  // Values inside other regions (reduce/scan combiners) are analyzed with unknown arguments.
+  return info;
+}
+
+void AxisInfoAnalysis::analyzeIf(const Op& op) {
+  analyzeBlock(*op.region(0));
+  analyzeBlock(*op.region(1));
+  Op* thenYield = op.region(0)->terminator();
+  Op* elseYield = op.region(1)->terminator();
+  for (unsigned i = 0; i < op.numResults(); ++i) {
+    AxisInfo info = AxisInfo::unknown(std::max(1, op.result(i)->type().rank()));
+    if (thenYield && elseYield && i < thenYield->numOperands() && i < elseYield->numOperands())
+      info = AxisInfo::meet(get(thenYield->operand(i)), get(elseYield->operand(i)));
+    set(op.result(i), info);
+  }
+}
+
+// Everything else: element-wise ops keep the constancy their operands share; other results are unknown. Values
+// inside other regions (reduce/scan combiners) are analyzed with unknown arguments.
+void AxisInfoAnalysis::analyzeOther(const Op& op) {
   for (unsigned r = 0; r < op.numRegions(); ++r) analyzeBlock(*op.region(r));
   for (unsigned i = 0; i < op.numResults(); ++i) {
     AxisInfo info = AxisInfo::unknown(std::max(1, op.result(i)->type().rank()));
