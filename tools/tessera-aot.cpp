@@ -4,7 +4,8 @@
 //   tessera-aot --kernel vector_add --const BLOCK=1024 --divisible-by-16 x,y,out,n
 //               --target nvptx:sm_90a --target amdgpu:gfx942 -o exports/
 //
-// Problems are reported as "tessera-aot: error: message" on stderr with exit status 1.
+// Problems are reported as "tessera-aot: error: message" on stderr with exit status 1 (with the kernel source
+// location when the error has one).
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -158,7 +159,7 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const Error& e) {
-    std::cerr << "tessera-aot: error: " << e.what() << "\n";
+    std::cerr << "tessera-aot: " << e.what() << "\n";  // what() is "[file:line:col: ]error: message"
     return 1;
   }
 }

@@ -239,8 +239,8 @@ static int aot_open_hip(aot_state* s, char* why, size_t why_size) {
   }
   if (!library) {
     const char* error = dlerror();
-    snprintf(why, why_size, "cannot load the HIP runtime (%s): %s", override ? override : "libamdhip64.so",
-             error ? error : "unknown error");
+    snprintf(why, why_size, "cannot load the HIP runtime %s: %s",
+             override ? override : "(libamdhip64.so, .so.6 or .so.5)", error ? error : "unknown error");
     return TESSERA_AOT_ERROR_NO_DEVICE;
   }
   const aot_symbol_slot slots[] = {
