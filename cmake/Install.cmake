@@ -13,7 +13,7 @@ foreach(header ${TESSERA_PUBLIC_HEADERS})
 endforeach()
 
 install(TARGETS tessera EXPORT TesseraTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT cpp)
-install(TARGETS tessera-opt tessera-translate tessera-gpu-check RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+install(TARGETS tessera-opt tessera-translate tessera-gpu-check tessera-aot RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
         COMPONENT cpp)
 
 set(config_dir ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera)

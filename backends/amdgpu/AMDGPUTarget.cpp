@@ -1,17 +1,8 @@
 #include "backends/amdgpu/AMDGPUTarget.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Module.h>
@@ -25,11 +16,10 @@
 #include "backends/amdgpu/AMDGPUHooks.h"
 #include "backends/amdgpu/MfmaLayoutPolicy.h"
 #include "backends/common/CodeGen.h"
+#include "backends/common/ExternalTool.h"
 #include "backends/common/LowerToLLVM.h"
 #include "backends/common/OptimizeModule.h"
 #include "ir/Error.h"
-
-extern char** environ;
 
 namespace tessera::backends::amdgpu {
 
@@ -88,61 +78,19 @@ void sizeSharedMemory(llvm::Module& m, const ir::Function& f) {
   llvm::appendToCompilerUsed(m, {g});
 }
 
-std::string readFile(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A private temporary directory, removed with everything in it when this goes out of scope.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "tessera_hsaco_XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw Error("amdgpu: cannot create a temporary directory under " + pattern);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 // Runs ld.lld -shared on the object; its output (stdout and stderr) goes into the error on failure.
 std::string linkCodeObject(const std::string& object, const std::string& kernelName) {
   std::string lld = lldPath();
   if (lld.empty())
     throw Error("amdgpu: linking the code object needs ld.lld (looked for $TESSERA_LD_LLD, /usr/bin/ld.lld-19 and "
                 "/usr/lib/llvm-19/bin/ld.lld; install lld-19)");
-  TempDir dir;
-  const std::filesystem::path in = dir.path() / "kernel.o", out = dir.path() / "kernel.hsaco", log = dir.path() / "lld.log";
-  {
-    std::ofstream o(in, std::ios::binary);
-    o.write(object.data(), static_cast<std::streamsize>(object.size()));
-    if (!o) throw Error("amdgpu: cannot write " + in.string());
-  }
-  std::vector<std::string> argv = {lld, "-shared", "--no-undefined", "-o", out.string(), in.string()};
-  std::vector<char*> cargv;
-  for (std::string& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, lld.c_str(), &actions, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw Error("amdgpu: cannot run " + lld + ": " + std::strerror(rc));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+  TempDir dir("tessera_hsaco");
+  const std::filesystem::path in = dir.path() / "kernel.o", out = dir.path() / "kernel.hsaco";
+  writeFile(in, object);
+  ToolResult r = runTool({lld, "-shared", "--no-undefined", "-o", out.string(), in.string()}, dir.path() / "lld.log");
+  if (!r.exitedWithZero)
     throw Error("amdgpu: " + lld + " -shared failed to link the code object of kernel '" + kernelName + "':\n" +
-                readFile(log));
+                r.output);
   std::string hsaco = readFile(out);
   if (hsaco.size() < 4 || hsaco.compare(0, 4, "\x7f" "ELF") != 0)
     throw Error("amdgpu: " + lld + " produced no ELF code object for kernel '" + kernelName + "'");

@@ -10,6 +10,7 @@ namespace py = pybind11;
 void bindIR(py::module_& m);
 void bindKernels(py::module_& m);
 void bindJit(py::module_& m);
+void bindAot(py::module_& m);
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Tessera tile-kernel DSL: compiled core";
@@ -27,4 +28,5 @@ PYBIND11_MODULE(_C, m) {
   bindIR(ir);
   bindKernels(m);
   bindJit(m);
+  bindAot(m);
 }

@@ -13,7 +13,7 @@ from . import _C
 from ._C import Error, __version__, ir
 from .kernel import Kernel, cdiv
 from .loader import load
-from . import testing
+from . import aot, testing
 
 kernels = type("kernels", (), {})()
 """The tutorial kernels: vector_add, softmax, layernorm_fwd, matmul."""
@@ -21,4 +21,4 @@ for _name in dir(_C.kernels):
     if not _name.startswith("_"):
         setattr(kernels, _name, Kernel(getattr(_C.kernels, _name)))
 
-__all__ = ["__version__", "Error", "Kernel", "cdiv", "ir", "kernels", "load", "testing"]
+__all__ = ["__version__", "Error", "Kernel", "aot", "cdiv", "ir", "kernels", "load", "testing"]

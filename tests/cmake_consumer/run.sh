@@ -12,7 +12,7 @@ rm -rf "$work"
 mkdir -p "$work"
 
 cmake --install "$build" --component cpp --prefix "$prefix" >"$work/install.log"
-for tool in tessera-opt tessera-translate tessera-gpu-check; do
+for tool in tessera-opt tessera-translate tessera-gpu-check tessera-aot; do
   said=$("$prefix/bin/$tool" --version)
   [ "$said" = "$tool (Tessera) $version" ] || { echo "cmake_consumer: $tool --version said '$said'" >&2; exit 1; }
 done

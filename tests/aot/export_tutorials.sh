@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Exports every tutorial kernel (frontend/tessera/kernels) with tessera-aot for nvptx sm_80/sm_90a and amdgpu
+# gfx90a/gfx942, compiles smoke.c against all the exports with cc -std=c11 -Wall -Werror (nothing but libc,
+# libdl and pthreads: no Tessera, no LLVM) and runs it. The CUDA driver and HIP runtime are pointed at paths that
+# do not exist, so every launch must fail with "no device" on any machine (smoke.c passes fake device pointers);
+# tests/python/test_aot.py compares exports with the JIT where a GPU is present.
+#
+#   tests/aot/export_tutorials.sh <tessera-aot> <scratch dir>   (ctest runs it)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+aot=$1 work=$2
+rm -rf "$work"
+mkdir -p "$work/exports"
+targets=(--target nvptx:sm_80 --target nvptx:sm_90a --target amdgpu:gfx90a --target amdgpu:gfx942)
+matmul=(--const BM=64 --const BN=64 --const BK=32 --const GROUP_M=8 --divisible-by-16 a,b,c,K,stride_am,stride_bk,stride_cm)
+export_kernel() { "$aot" "${targets[@]}" -o "$work/exports" "$@" >>"$work/export.log"; }
+
+export_kernel --kernel vector_add --const BLOCK=1024 --divisible-by-16 x,y,out,n
+export_kernel --kernel softmax --const BLOCK=1024 --divisible-by-16 out,in,in_row_stride,out_row_stride
+export_kernel --kernel layernorm_fwd --const BLOCK=1024 --divisible-by-16 x,y,weight,bias,row_stride
+export_kernel --kernel layernorm_bwd_dx --const BLOCK=1024 --num-warps 8
+export_kernel --kernel layernorm_bwd_dwdb --const BLOCK_M=32 --const BLOCK_N=128
+export_kernel --kernel layernorm_bwd_atomic --const BLOCK=1024 --equal-to-1 rows_per_program
+export_kernel --kernel matmul "${matmul[@]}"
+export_kernel --kernel matmul_epilogue --name matmul_relu "${matmul[@]}" --const ACTIVATION=1
+export_kernel --kernel matmul_epilogue_f16 --name matmul_gelu_f16 "${matmul[@]}" --const ACTIVATION=3
+
+# Every export embeds a binary for each target (and a cubin per nvptx arch where ptxas is installed).
+for arch in "nvptx sm_80 ptx" "nvptx sm_90a ptx" "amdgpu gfx90a hsaco" "amdgpu gfx942 hsaco"; do
+  [ "$(grep -c "embedded: $arch\$" "$work/export.log")" = 9 ] || { echo "not every export embeds $arch" >&2; exit 1; }
+done
+if [ -x /usr/local/cuda/bin/ptxas ]; then
+  [ "$(grep -c "embedded: nvptx sm_90a cubin\$" "$work/export.log")" = 9 ] || { echo "cubins missing" >&2; exit 1; }
+fi
+
+${CC:-cc} -std=c11 -Wall -Wextra -Werror -pedantic -I "$work/exports" -o "$work/smoke" "$here/smoke.c" \
+  "$work/exports"/*.c -ldl -lpthread
+TESSERA_LIBCUDA=/nonexistent/libcuda.so.1 TESSERA_LIBAMDHIP=/nonexistent/libamdhip64.so "$work/smoke"
