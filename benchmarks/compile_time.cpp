@@ -11,10 +11,10 @@
 #include <llvm/IR/Module.h>
 
 #include <cstdio>
-#include <exception>
 
 #include "backends/Target.h"
 #include "benchmarks/support/BenchOptions.h"
+#include "benchmarks/support/CaseRunner.h"
 #include "benchmarks/support/CpuTime.h"
 #include "benchmarks/support/KernelCases.h"
 #include "benchmarks/support/Ptxas.h"
@@ -72,40 +72,24 @@ int main(int argc, char** argv) {
   ResultTable table({"case", "trace_ms", "passes_ms", "lower_ms", "optimize_ms", "emit_ms", "tessera_ms", "ptxas_ms",
                      "tessera/ptxas"});
   std::unique_ptr<backends::Target> target = backends::createTarget("nvptx");
-  bool failed = false;
-  for (const KernelCase& c : cases) {
-    if (!opts.selects(c.name())) continue;
-    try {
-      backends::TargetOptions options;
-      options.arch = c.arch;
-      options.numWarps = c.numWarps;
-      StageTimes t;
-      std::string ptx;
-      for (int run = 0; run < opts.runs; ++run) ptx = compileOnce(c, *target, options, t);
-      const std::unique_ptr<ir::Module> traced = traceSpecialized(c);
-      if (jit::compile(*traced->functions().at(0), *target, options).binary != ptx)
-        throw Error("the stages timed here produced other PTX than jit::compile: update compileOnce");
-      savePtx(opts, c.name(), ptx);
-      const double tessera = median(t.trace) + median(t.passes) + median(t.lower) + median(t.optimize) +
-                             median(t.emit);
-      std::string ptxasCell = "absent", ratioCell = "n/a";
-      if (havePtxas) {
-        const double ptxas = runPtxas(opts.ptxas, ptx, c.arch, opts.runs).cpuSeconds;
-        ptxasCell = ms(ptxas);
-        ratioCell = fixed(tessera / ptxas, 3);
-      }
-      table.addRow({c.name(), ms(median(t.trace)), ms(median(t.passes)), ms(median(t.lower)), ms(median(t.optimize)),
-                    ms(median(t.emit)), ms(tessera), ptxasCell, ratioCell});
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "%s: %s\n", c.name().c_str(), e.what());
-      failed = true;
+  return measureCases(cases, opts, table, [&](const KernelCase& c) -> std::vector<std::string> {
+    const backends::TargetOptions options = c.targetOptions();
+    StageTimes t;
+    std::string ptx;
+    for (int run = 0; run < opts.runs; ++run) ptx = compileOnce(c, *target, options, t);
+    const std::unique_ptr<ir::Module> traced = traceSpecialized(c);
+    if (jit::compile(*traced->functions().at(0), *target, options).binary != ptx)
+      throw Error("the stages timed here produced other PTX than jit::compile: update compileOnce");
+    savePtx(opts, c.name(), ptx);
+    const double tessera =
+        median(t.trace) + median(t.passes) + median(t.lower) + median(t.optimize) + median(t.emit);
+    std::string ptxasCell = "absent", ratioCell = "n/a";
+    if (havePtxas) {
+      const double ptxas = runPtxas(opts.ptxas, ptx, c.arch, opts.runs).cpuSeconds;
+      ptxasCell = ms(ptxas);
+      ratioCell = fixed(tessera / ptxas, 3);
     }
-  }
-  if (table.rows().empty() && !failed) {
-    std::fprintf(stderr, "no case matches --only '%s'\n", opts.only.c_str());
-    return 1;
-  }
-  table.printText(stdout);
-  if (!opts.csvPath.empty()) table.writeCsv(opts.csvPath);
-  return failed ? 1 : 0;
+    return {c.name(), ms(median(t.trace)), ms(median(t.passes)), ms(median(t.lower)), ms(median(t.optimize)),
+            ms(median(t.emit)), ms(tessera), ptxasCell, ratioCell};
+  });
 }

@@ -7,10 +7,10 @@
 //   kernel_resources [--csv FILE] [--only SUBSTRING] [--ptx-dir DIR] [--ptxas PATH] [--runs N]
 //   benchmarks/plot_results.py FILE    turns the CSV into a PNG bar plot
 #include <cstdio>
-#include <exception>
 
 #include "backends/Target.h"
 #include "benchmarks/support/BenchOptions.h"
+#include "benchmarks/support/CaseRunner.h"
 #include "benchmarks/support/KernelCases.h"
 #include "benchmarks/support/Ptxas.h"
 #include "benchmarks/support/ResultTable.h"
@@ -51,40 +51,23 @@ int main(int argc, char** argv) {
   ResultTable table({"case", "registers", "spill_stores_B", "spill_loads_B", "stack_B", "ptxas_smem_B",
                      "dynamic_smem_B", "ptxas_ms", "tensor_cores"});
   std::unique_ptr<backends::Target> target = backends::createTarget("nvptx");
-  bool failed = false;
-  for (const KernelCase& c : resourceCases()) {
-    if (!opts.selects(c.name())) continue;
-    try {
-      backends::TargetOptions options;
-      options.arch = c.arch;
-      options.numWarps = c.numWarps;
-      const std::unique_ptr<ir::Module> traced = traceSpecialized(c);
-      const jit::CompiledKernel k = jit::compile(*traced->functions().at(0), *target, options);
-      savePtx(opts, c.name(), k.binary);
-      std::vector<std::string> row{c.name()};
-      if (havePtxas) {
-        const PtxasReport r = runPtxas(opts.ptxas, k.binary, c.arch, opts.runs);
-        for (int v : {r.registers, r.spillStoreBytes, r.spillLoadBytes, r.stackBytes, r.staticSharedBytes})
-          row.push_back(std::to_string(v));
-        row.push_back(std::to_string(k.sharedBytes));
-        row.push_back(fixed(r.reportedMs, 2));
-      } else {
-        row.insert(row.end(), 5, "absent");
-        row.push_back(std::to_string(k.sharedBytes));
-        row.push_back("absent");
-      }
-      row.push_back(tensorCoreInstruction(k.binary));
-      table.addRow(std::move(row));
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "%s: %s\n", c.name().c_str(), e.what());
-      failed = true;
+  return measureCases(resourceCases(), opts, table, [&](const KernelCase& c) {
+    const std::unique_ptr<ir::Module> traced = traceSpecialized(c);
+    const jit::CompiledKernel k = jit::compile(*traced->functions().at(0), *target, c.targetOptions());
+    savePtx(opts, c.name(), k.binary);
+    std::vector<std::string> row{c.name()};
+    if (havePtxas) {
+      const PtxasReport r = runPtxas(opts.ptxas, k.binary, c.arch, opts.runs);
+      for (int v : {r.registers, r.spillStoreBytes, r.spillLoadBytes, r.stackBytes, r.staticSharedBytes})
+        row.push_back(std::to_string(v));
+      row.push_back(std::to_string(k.sharedBytes));
+      row.push_back(fixed(r.reportedMs, 2));
+    } else {
+      row.insert(row.end(), 5, "absent");
+      row.push_back(std::to_string(k.sharedBytes));
+      row.push_back("absent");
     }
-  }
-  if (table.rows().empty() && !failed) {
-    std::fprintf(stderr, "no case matches --only '%s'\n", opts.only.c_str());
-    return 1;
-  }
-  table.printText(stdout);
-  if (!opts.csvPath.empty()) table.writeCsv(opts.csvPath);
-  return failed ? 1 : 0;
+    row.push_back(tensorCoreInstruction(k.binary));
+    return row;
+  });
 }

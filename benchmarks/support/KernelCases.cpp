@@ -39,6 +39,13 @@ const std::vector<MatmulConfig>& standardMatmulConfigs() {
 
 std::string KernelCase::name() const { return kernel + "_" + dtype + "_" + config + "_" + arch; }
 
+backends::TargetOptions KernelCase::targetOptions() const {
+  backends::TargetOptions options;
+  options.arch = arch;
+  options.numWarps = numWarps;
+  return options;
+}
+
 KernelCase matmulCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch) {
   return KernelCase{"matmul", tileName(config), dtype,          arch, matmulFor(dtype), matmulConstants(config),
                     config.warps, kMatmulUnitStrides};
@@ -54,7 +61,7 @@ std::vector<KernelCase> tutorialCases(const std::string& arch) {
       {"layernorm_fwd", "BLOCK=512_w4", "f32", arch, kernels::layernorm_fwd_kernel(), {{"BLOCK", 512}}, 4, {}},
       {"layernorm_bwd_dx", "BLOCK=2048_w8", "f32", arch, kernels::layernorm_bwd_dx_kernel(), {{"BLOCK", 2048}}, 8,
        {}},
-      {"layernorm_bwd_dwdb", "BLOCK_M=4,BLOCK_N=256_w4", "f32", arch, kernels::layernorm_bwd_dwdb_kernel(),
+      {"layernorm_bwd_dwdb", "BLOCK=4x256_w4", "f32", arch, kernels::layernorm_bwd_dwdb_kernel(),
        {{"BLOCK_M", 4}, {"BLOCK_N", 256}}, 4, {}},
       {"matmul_epilogue_gelu", tileName(epilogueTiles), "f16", arch, kernels::matmul_epilogue_f16_kernel(), epilogue,
        epilogueTiles.warps, kMatmulUnitStrides},

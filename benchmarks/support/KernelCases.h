@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/Target.h"
 #include "ir/IR.h"
 #include "tessera/Kernel.h"
 
@@ -31,6 +32,7 @@ struct KernelCase {
   std::set<std::string> unitParams;  // integer parameters a launch passes as 1 (unit strides)
 
   std::string name() const;  // "matmul_f16_128x128x64_w8_sm_90a": unique, usable as a file name
+  backends::TargetOptions targetOptions() const;  // the arch and warp count
 };
 
 // The library matmul on `dtype` inputs ("f16", "bf16", "f8e4m3" or "i8"). Throws tessera::Error for another one.
