@@ -36,7 +36,7 @@ def new_figure(cases, panels):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(6 * panels, 1.0 + 0.32 * len(cases)), dpi=100)
+    figure = Figure(figsize=(4 + 5 * panels, 1.5 + 0.32 * len(cases)), dpi=100)  # 4 in. for the case names
     FigureCanvasAgg(figure)
     return figure, [figure.add_subplot(1, panels, i + 1) for i in range(panels)]
 
@@ -58,7 +58,7 @@ def plot_compile_time(rows, out):
     axes.invert_yaxis()
     axes.set_xlabel("CPU ms")
     axes.set_title("compile time: Tessera's stages vs ptxas")
-    axes.legend(loc="lower right", fontsize="small")
+    axes.legend(loc="upper right", fontsize="small")  # the tutorial kernels at the top have short bars
     figure.tight_layout()
     figure.savefig(out, format="png")
 
