@@ -45,11 +45,12 @@ int main(int argc, char** argv) {
   const BenchOptions opts = parseBenchOptions(
       argc, argv, "Registers, spills, stack and shared memory of the standard kernels, from ptxas -v.");
   const bool havePtxas = ptxasInstalled(opts.ptxas);
-  std::printf("kernel resources from ptxas -v; ptxas %s (%s); ptxas_ms is ptxas's \"Compile time\", median of %d "
-              "runs\nattention: not in the kernel library yet, not measured\n",
+  std::printf("kernel resources from ptxas -v; ptxas %s (%s)\n"
+              "ptxas_ms: ptxas's \"Compile time\" (wall); ptxas_cpu_ms: its process's CPU time; medians of %d runs\n"
+              "attention: not in the kernel library yet, not measured\n",
               ptxasVersion(opts.ptxas).c_str(), opts.ptxas.c_str(), opts.runs);
   ResultTable table({"case", "registers", "spill_stores_B", "spill_loads_B", "stack_B", "ptxas_smem_B",
-                     "dynamic_smem_B", "ptxas_ms", "tensor_cores"});
+                     "dynamic_smem_B", "ptxas_ms", "ptxas_cpu_ms", "tensor_cores"});
   std::unique_ptr<backends::Target> target = backends::createTarget("nvptx");
   return measureCases(resourceCases(), opts, table, [&](const KernelCase& c) {
     const std::unique_ptr<ir::Module> traced = traceSpecialized(c);
@@ -62,10 +63,11 @@ int main(int argc, char** argv) {
         row.push_back(std::to_string(v));
       row.push_back(std::to_string(k.sharedBytes));
       row.push_back(fixed(r.reportedMs, 2));
+      row.push_back(fixed(r.cpuSeconds * 1e3, 2));
     } else {
       row.insert(row.end(), 5, "absent");
       row.push_back(std::to_string(k.sharedBytes));
-      row.push_back("absent");
+      row.insert(row.end(), 2, "absent");
     }
     row.push_back(tensorCoreInstruction(k.binary));
     return row;

@@ -23,8 +23,9 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 COMPILE_TIME_COLUMNS = ["case", "trace_ms", "passes_ms", "lower_ms", "optimize_ms", "emit_ms", "tessera_ms",
                         "ptxas_ms", "tessera/ptxas"]
 KERNEL_RESOURCES_COLUMNS = ["case", "registers", "spill_stores_B", "spill_loads_B", "stack_B", "ptxas_smem_B",
-                            "dynamic_smem_B", "ptxas_ms", "tensor_cores"]
-PTXAS_RESOURCE_COLUMNS = ["registers", "spill_stores_B", "spill_loads_B", "stack_B", "ptxas_smem_B", "ptxas_ms"]
+                            "dynamic_smem_B", "ptxas_ms", "ptxas_cpu_ms", "tensor_cores"]
+PTXAS_RESOURCE_COLUMNS = ["registers", "spill_stores_B", "spill_loads_B", "stack_B", "ptxas_smem_B", "ptxas_ms",
+                          "ptxas_cpu_ms"]
 
 
 def binary(variable):
@@ -101,7 +102,7 @@ def test_kernel_resources_csv(tmp_path):
         return
     assert 0 < int(row["registers"]) <= 255
     assert all(int(row[c]) >= 0 for c in ["spill_stores_B", "spill_loads_B", "stack_B", "ptxas_smem_B"])
-    assert float(row["ptxas_ms"]) > 0
+    assert float(row["ptxas_ms"]) > 0 and float(row["ptxas_cpu_ms"]) > 0
     plot(out)
 
 
