@@ -47,8 +47,8 @@ backends::TargetOptions KernelCase::targetOptions() const {
 }
 
 KernelCase matmulCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch) {
-  return KernelCase{"matmul", tileName(config), dtype,          arch, matmulFor(dtype), matmulConstants(config),
-                    config.warps, kMatmulUnitStrides};
+  return KernelCase{"matmul",         tileName(config),        dtype,        arch,
+                    matmulFor(dtype), matmulConstants(config), config.warps, kMatmulUnitStrides};
 }
 
 std::vector<KernelCase> tutorialCases(const std::string& arch) {
