@@ -106,9 +106,14 @@ def test_kernel_resources_csv(tmp_path):
     plot(out)
 
 
-def test_kernel_resources_matmul_uses_tensor_cores(tmp_path):
-    _, _, rows, _ = measure("KERNEL_RESOURCES", "matmul_f16_64x64x32_w4_sm_80", tmp_path)
-    assert [r["tensor_cores"] for r in rows] == ["mma.sync"]
+# The library matmul on each input type compiles; f16 and bf16 dots use tensor cores, fp8 and i8 fall back to FMAs.
+@pytest.mark.parametrize("case, instruction", [("matmul_f16_64x64x32_w4_sm_80", "mma.sync"),
+                                               ("matmul_bf16_64x64x32_w4_sm_90a", "mma.sync"),
+                                               ("matmul_f8e4m3_64x64x32_w4_sm_90a", "none"),
+                                               ("matmul_i8_128x128x64_w8_sm_90a", "none")])
+def test_kernel_resources_matmul_inputs(case, instruction, tmp_path):
+    _, _, rows, _ = measure("KERNEL_RESOURCES", case, tmp_path)
+    assert [(r["case"], r["tensor_cores"]) for r in rows] == [(case, instruction)]
 
 
 def test_kernel_resources_without_ptxas(tmp_path):
