@@ -1,8 +1,9 @@
-// Matrix multiplication (tutorials/04_matmul.md): C = A x B with f16 inputs and an f32 accumulator. Each program
+// Matrix multiplication (tutorials/04_matmul.md): C = A x B with f16 inputs and an f32 accumulator (the tutorial's
+// kernels; `matmul_of<In>` takes other inputs: bf16, fp8 with an f32 accumulator, i8 with an i32 one). Each program
 // computes one BM x BN tile of C, walking K in BK steps; programs are ordered in groups of GROUP_M rows of tiles so
 // that programs running at the same time share rows of A and columns of B in the L2 cache.
 //
-// `matmul` stores the f32 accumulator. `matmul_epilogue` (f32 C) and `matmul_epilogue_f16` (f16 C) apply an
+// `matmul` (matmul_of<f16>) stores the f32 accumulator. `matmul_epilogue` (f32 C) and `matmul_epilogue_f16` (f16 C) apply an
 // activation chosen by the Const ACTIVATION to the f32 accumulator while it is still in registers, then store
 // it: the activation costs no extra pass over C in memory.
 #pragma once
@@ -17,12 +18,21 @@ namespace tessera::kernels {
 enum Activation : int { kActivationNone = 0, kActivationRelu = 1, kActivationLeakyRelu = 2, kActivationGeluTanh = 3 };
 inline constexpr float kLeakyReluSlope = 0.01f;  // PyTorch's default negative slope
 
-// One program's BM x BN tile of A x B, accumulated in f32. Also returns the tile's row and column indices.
+// One program's BM x BN tile of A x B. Also returns the tile's row and column indices.
 struct MatmulTile {
   Tensor acc, rows, cols;
 };
 
-inline MatmulTile matmul_tile(Ptr<f16> a, Ptr<f16> b, Int M, Int N, Int K, Int stride_am, Int stride_ak,
+// The accumulator of a dot on `In` inputs: f32 for floats, i32 for i8 (dot's own default).
+template <class In> struct MatmulAccumulator {
+  using type = f32;
+};
+template <> struct MatmulAccumulator<i8> {
+  using type = i32;
+};
+
+template <class In>
+inline MatmulTile matmul_tile(Ptr<In> a, Ptr<In> b, Int M, Int N, Int K, Int stride_am, Int stride_ak,
                               Int stride_bk, Int stride_bn, int BM, int BN, int BK, int GROUP_M) {
   // Grouped ordering: program id -> (pm, pn). Consecutive ids walk down a group of GROUP_M tile rows before
   // moving one tile column to the right, instead of sweeping a whole row of C.
@@ -41,20 +51,22 @@ inline MatmulTile matmul_tile(Ptr<f16> a, Ptr<f16> b, Int M, Int N, Int K, Int s
   Tensor a_ptrs = a + expand_dims(rm, 1) * stride_am + expand_dims(rk, 0) * stride_ak;  // [BM, BK]
   Tensor b_ptrs = b + expand_dims(rk, 1) * stride_bk + expand_dims(rn, 0) * stride_bn;  // [BK, BN]
 
-  Tensor acc = zeros<f32>({BM, BN});
+  Tensor acc = zeros<typename MatmulAccumulator<In>::type>({BM, BN});
   for (Tensor k : range(0, K, BK)) {  // acc, a_ptrs and b_ptrs become loop-carried values
     Tensor a_mask = (expand_dims(rm, 1) < M) & (expand_dims(rk, 0) + k < K);
     Tensor b_mask = (expand_dims(rk, 1) + k < K) & (expand_dims(rn, 0) < N);
-    acc = dot(load(a_ptrs, a_mask, 0.0), load(b_ptrs, b_mask, 0.0), acc);
+    acc = dot(load(a_ptrs, a_mask), load(b_ptrs, b_mask), acc);  // masked-off elements read as 0
     a_ptrs += BK * stride_ak;
     b_ptrs += BK * stride_bk;
   }
   return {acc, rm, rn};
 }
 
-inline void matmul(Ptr<f16> a, Ptr<f16> b, Ptr<f32> c, Int M, Int N, Int K, Int stride_am, Int stride_ak,
-                   Int stride_bk, Int stride_bn, Int stride_cm, Int stride_cn, Const<int> BM, Const<int> BN,
-                   Const<int> BK, Const<int> GROUP_M) {
+// C holds the accumulator as it is (f32, or i32 for i8 inputs).
+template <class In>
+inline void matmul_of(Ptr<In> a, Ptr<In> b, Ptr<typename MatmulAccumulator<In>::type> c, Int M, Int N, Int K,
+                      Int stride_am, Int stride_ak, Int stride_bk, Int stride_bn, Int stride_cm, Int stride_cn,
+                      Const<int> BM, Const<int> BN, Const<int> BK, Const<int> GROUP_M) {
   MatmulTile t = matmul_tile(a, b, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, BM, BN, BK, GROUP_M);
   Tensor c_ptrs = c + expand_dims(t.rows, 1) * stride_cm + expand_dims(t.cols, 0) * stride_cn;
   store(c_ptrs, t.acc, (expand_dims(t.rows, 1) < M) & (expand_dims(t.cols, 0) < N));
@@ -94,7 +106,13 @@ inline std::vector<std::string> matmul_param_names() {
           "stride_cn", "BM", "BN", "BK", "GROUP_M"};
 }
 
-inline KernelDef matmul_kernel() { return kernel("matmul", matmul, matmul_param_names()); }
+inline KernelDef matmul_kernel() { return kernel("matmul", matmul_of<f16>, matmul_param_names()); }
+
+// matmul on other inputs, named after them ("matmul_bf16", "matmul_i8", ...).
+template <class In>
+inline KernelDef matmul_kernel_of(const std::string& inputName) {
+  return kernel("matmul_" + inputName, matmul_of<In>, matmul_param_names());
+}
 
 inline std::vector<std::string> matmul_epilogue_param_names() {
   std::vector<std::string> names = matmul_param_names();

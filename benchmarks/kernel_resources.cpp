@@ -1,0 +1,75 @@
+// What ptxas says each standard kernel uses: registers, spill bytes (stored / loaded), stack frame, shared memory,
+// and ptxas's own compile time, for the standard matmul configurations (f16, bf16 and fp8 e4m3 inputs on sm_90a,
+// f16 on sm_80; i8 at 128x128x64) and the tutorial softmax and layer norm kernels (ISSUE 12, item 4). The
+// tensor-core column says which tensor-core instruction the PTX uses, if any: a dot without one runs on FMAs.
+// Attention is not in the kernel library yet, so it is not in the table.
+//
+//   kernel_resources [--csv FILE] [--only SUBSTRING] [--ptx-dir DIR] [--ptxas PATH] [--runs N]
+//   benchmarks/plot_results.py FILE    turns the CSV into a PNG bar plot
+#include <cstdio>
+
+#include "backends/Target.h"
+#include "benchmarks/support/BenchOptions.h"
+#include "benchmarks/support/CaseRunner.h"
+#include "benchmarks/support/KernelCases.h"
+#include "benchmarks/support/Ptxas.h"
+#include "benchmarks/support/ResultTable.h"
+#include "jit/Compiler.h"
+
+namespace {
+
+using namespace tessera;
+using namespace tessera::bench;
+
+std::vector<KernelCase> resourceCases() {
+  std::vector<KernelCase> cases;
+  const std::vector<std::pair<std::string, std::string>> matmulTypes{
+      {"f16", "sm_90a"}, {"bf16", "sm_90a"}, {"f8e4m3", "sm_90a"}, {"f16", "sm_80"}};
+  for (const auto& [dtype, arch] : matmulTypes)
+    for (const MatmulConfig& config : standardMatmulConfigs()) cases.push_back(matmulCase(dtype, config, arch));
+  cases.push_back(matmulCase("i8", {128, 128, 64, 8}, "sm_90a"));
+  for (KernelCase& c : tutorialCases("sm_90a"))
+    if (c.kernel == "softmax" || c.kernel.rfind("layernorm", 0) == 0) cases.push_back(std::move(c));
+  return cases;
+}
+
+std::string tensorCoreInstruction(const std::string& ptx) {
+  if (ptx.find("wgmma.") != std::string::npos) return "wgmma";
+  if (ptx.find("mma.sync") != std::string::npos) return "mma.sync";
+  return "none";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const BenchOptions opts = parseBenchOptions(
+      argc, argv, "Registers, spills, stack and shared memory of the standard kernels, from ptxas -v.");
+  const bool havePtxas = ptxasInstalled(opts.ptxas);
+  std::printf("kernel resources from ptxas -v; ptxas %s (%s)\n"
+              "ptxas_ms: ptxas's \"Compile time\" (wall); ptxas_cpu_ms: its process's CPU time; medians of %d runs\n"
+              "attention: not in the kernel library yet, not measured\n",
+              ptxasVersion(opts.ptxas).c_str(), opts.ptxas.c_str(), opts.runs);
+  ResultTable table({"case", "registers", "spill_stores_B", "spill_loads_B", "stack_B", "ptxas_smem_B",
+                     "dynamic_smem_B", "ptxas_ms", "ptxas_cpu_ms", "tensor_cores"});
+  std::unique_ptr<backends::Target> target = backends::createTarget("nvptx");
+  return measureCases(resourceCases(), opts, table, [&](const KernelCase& c) {
+    const std::unique_ptr<ir::Module> traced = traceSpecialized(c);
+    const jit::CompiledKernel k = jit::compile(*traced->functions().at(0), *target, c.targetOptions());
+    savePtx(opts, c.name(), k.binary);
+    std::vector<std::string> row{c.name()};
+    if (havePtxas) {
+      const PtxasReport r = runPtxas(opts.ptxas, k.binary, c.arch, opts.runs);
+      for (int v : {r.registers, r.spillStoreBytes, r.spillLoadBytes, r.stackBytes, r.staticSharedBytes})
+        row.push_back(std::to_string(v));
+      row.push_back(std::to_string(k.sharedBytes));
+      row.push_back(fixed(r.reportedMs, 2));
+      row.push_back(fixed(r.cpuSeconds * 1e3, 2));
+    } else {
+      row.insert(row.end(), 5, "absent");
+      row.push_back(std::to_string(k.sharedBytes));
+      row.insert(row.end(), 2, "absent");
+    }
+    row.push_back(tensorCoreInstruction(k.binary));
+    return row;
+  });
+}

@@ -1,0 +1,84 @@
+#include "benchmarks/support/KernelCases.h"
+
+#include "jit/Specialization.h"
+#include "tessera/kernels/layernorm.h"
+#include "tessera/kernels/matmul.h"
+#include "tessera/kernels/softmax.h"
+#include "tessera/kernels/vector_add.h"
+
+namespace tessera::bench {
+
+namespace {
+
+const std::set<std::string> kMatmulUnitStrides{"stride_ak", "stride_bn", "stride_cn"};
+
+std::string tileName(const MatmulConfig& c) {
+  return std::to_string(c.bm) + "x" + std::to_string(c.bn) + "x" + std::to_string(c.bk) + "_w" +
+         std::to_string(c.warps);
+}
+
+Constants matmulConstants(const MatmulConfig& c) {
+  return Constants{{"BM", c.bm}, {"BN", c.bn}, {"BK", c.bk}, {"GROUP_M", 8}};
+}
+
+KernelDef matmulFor(const std::string& dtype) {
+  if (dtype == "f16") return kernels::matmul_kernel();
+  if (dtype == "bf16") return kernels::matmul_kernel_of<bf16>(dtype);
+  if (dtype == "f8e4m3") return kernels::matmul_kernel_of<f8e4m3>(dtype);
+  if (dtype == "i8") return kernels::matmul_kernel_of<i8>(dtype);
+  throw Error("matmul benchmark: no matmul for input type '" + dtype + "' (f16, bf16, f8e4m3 or i8)");
+}
+
+}  // namespace
+
+const std::vector<MatmulConfig>& standardMatmulConfigs() {
+  static const std::vector<MatmulConfig> configs{{128, 128, 64, 4}, {128, 128, 64, 8}, {128, 256, 64, 8},
+                                                 {64, 256, 32, 4},  {128, 64, 64, 4},  {64, 64, 32, 4}};
+  return configs;
+}
+
+std::string KernelCase::name() const { return kernel + "_" + dtype + "_" + config + "_" + arch; }
+
+backends::TargetOptions KernelCase::targetOptions() const {
+  backends::TargetOptions options;
+  options.arch = arch;
+  options.numWarps = numWarps;
+  return options;
+}
+
+KernelCase matmulCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch) {
+  return KernelCase{"matmul",         tileName(config),        dtype,        arch,
+                    matmulFor(dtype), matmulConstants(config), config.warps, kMatmulUnitStrides};
+}
+
+std::vector<KernelCase> tutorialCases(const std::string& arch) {
+  const MatmulConfig epilogueTiles{128, 128, 64, 8};
+  Constants epilogue = matmulConstants(epilogueTiles);
+  epilogue["ACTIVATION"] = kernels::kActivationGeluTanh;
+  return {
+      {"vector_add", "BLOCK=1024_w4", "f32", arch, kernels::vector_add_kernel(), {{"BLOCK", 1024}}, 4, {}},
+      {"softmax", "BLOCK=1024_w4", "f32", arch, kernels::softmax_kernel(), {{"BLOCK", 1024}}, 4, {}},
+      {"layernorm_fwd", "BLOCK=512_w4", "f32", arch, kernels::layernorm_fwd_kernel(), {{"BLOCK", 512}}, 4, {}},
+      {"layernorm_bwd_dx", "BLOCK=2048_w8", "f32", arch, kernels::layernorm_bwd_dx_kernel(), {{"BLOCK", 2048}}, 8,
+       {}},
+      {"layernorm_bwd_dwdb", "BLOCK=4x256_w4", "f32", arch, kernels::layernorm_bwd_dwdb_kernel(),
+       {{"BLOCK_M", 4}, {"BLOCK_N", 256}}, 4, {}},
+      {"matmul_epilogue_gelu", tileName(epilogueTiles), "f16", arch, kernels::matmul_epilogue_f16_kernel(), epilogue,
+       epilogueTiles.warps, kMatmulUnitStrides},
+  };
+}
+
+std::unique_ptr<ir::Module> traceSpecialized(const KernelCase& c) {
+  std::unique_ptr<ir::Module> m = c.def.trace(c.constants);
+  std::vector<jit::ArgFacts> facts;
+  for (const ParamInfo& p : c.def.runtimeParams()) {
+    jit::ArgFacts f;
+    f.equalTo1 = c.unitParams.count(p.name) > 0;
+    f.divisibleBy16 = p.kind == ParamKind::Pointer || (p.type.isInt() && !f.equalTo1);
+    facts.push_back(f);
+  }
+  jit::applySpecialization(*m->functions().at(0), facts);
+  return m;
+}
+
+}  // namespace tessera::bench

@@ -1,0 +1,47 @@
+// The kernels that benchmarks/compile_time and benchmarks/kernel_resources measure: the tutorial kernels and the
+// standard matmul configurations (ISSUE 12's list), traced and specialized as a launch on large contiguous
+// row-major tensors would be (16-byte aligned pointers, sizes divisible by 16, unit strides equal to 1).
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends/Target.h"
+#include "ir/IR.h"
+#include "tessera/Kernel.h"
+
+namespace tessera::bench {
+
+struct MatmulConfig {
+  int bm, bn, bk, warps;
+};
+
+// (BM, BN, BK, warps): (128,128,64,4), (128,128,64,8), (128,256,64,8), (64,256,32,4), (128,64,64,4), (64,64,32,4).
+const std::vector<MatmulConfig>& standardMatmulConfigs();
+
+struct KernelCase {
+  std::string kernel;  // "matmul", "softmax", ...
+  std::string config;  // "128x128x64_w8", "BLOCK=1024_w4"
+  std::string dtype;   // the input element type: "f16", "bf16", "f8e4m3", "i8", "f32"
+  std::string arch;    // "sm_90a"
+  KernelDef def;
+  Constants constants;
+  int numWarps = 4;
+  std::set<std::string> unitParams;  // integer parameters a launch passes as 1 (unit strides)
+
+  std::string name() const;  // "matmul_f16_128x128x64_w8_sm_90a": unique, usable as a file name
+  backends::TargetOptions targetOptions() const;  // the arch and warp count
+};
+
+// The library matmul on `dtype` inputs ("f16", "bf16", "f8e4m3" or "i8"). Throws tessera::Error for another one.
+KernelCase matmulCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch);
+
+// vector_add, softmax, layer norm (forward and both backward kernels) and the tutorial's fused-epilogue matmul.
+std::vector<KernelCase> tutorialCases(const std::string& arch);
+
+// The case's kernel traced at its constants, its arguments specialized as the file comment says.
+std::unique_ptr<ir::Module> traceSpecialized(const KernelCase& c);
+
+}  // namespace tessera::bench
