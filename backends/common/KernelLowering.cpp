@@ -5,6 +5,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "backends/common/DebugLocations.h"
 #include "ir/Printer.h"
 
 namespace tessera::backends {
@@ -357,6 +358,7 @@ std::unique_ptr<llvm::Module> KernelLowering::run() {
                 std::to_string(opts.numWarps));
   module = std::make_unique<llvm::Module>(func.name(), ctx);
   declareKernel();
+  debugLocations_ = std::make_unique<DebugLocations>(*module, *kernel, func, hooks.lineDirectivesOnly());
   prologue_ = llvm::BasicBlock::Create(ctx, "prologue", kernel);
   llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx, "body", kernel);
   b.SetInsertPoint(prologue_);
@@ -372,6 +374,7 @@ std::unique_ptr<llvm::Module> KernelLowering::run() {
   lowerBlock(*func.body());
   b.SetInsertPoint(prologue_);
   b.CreateBr(body);
+  debugLocations_->finalize();
 
   std::string err;
   llvm::raw_string_ostream os(err);
@@ -393,6 +396,7 @@ void KernelLowering::lowerBlock(const ir::Block& block) {
 }
 
 void KernelLowering::lowerOp(const ir::Op& op) {
+  DebugLocations::OpScope located(*debugLocations_, op, b);
   switch (op.kind()) {
     case OpKind::Constant: case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Arange:
     case OpKind::Splat:
