@@ -23,6 +23,7 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/Internalize.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include "backends/amdgpu/AMDGPUHooks.h"
@@ -205,7 +206,9 @@ std::string generateCode(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGen
   if (tm.addPassesToEmitFile(pm, os, nullptr, type))
     throw Error(std::string("amdgpu: the target machine cannot emit ") +
                 (type == llvm::CodeGenFileType::ObjectFile ? "an object file" : "assembly"));
-  pm.run(m);
+  // Code generation rewrites the IR it runs on (CodeGenPrepare, AMDGPU's control-flow annotation, ...): it gets a
+  // copy, so `m` stays the optimized module (CompiledKernel::optimizedLLVMIR, what the emulator runs).
+  pm.run(*llvm::CloneModule(m));
   return std::string(code.str());
 }
 

@@ -17,6 +17,7 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/Internalize.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 
 #include "backends/common/LowerToLLVM.h"
 #include "backends/common/OptimizeModule.h"
@@ -124,7 +125,9 @@ std::string NVPTXTarget::emitBinary(llvm::Module& m, const TargetOptions& opts) 
   llvm::legacy::PassManager pm;
   if (tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
     throw Error("nvptx: the target machine cannot emit PTX");
-  pm.run(m);
+  // Code generation rewrites the IR it runs on (CodeGenPrepare, AMDGPU's control-flow annotation, ...): it gets a
+  // copy, so `m` stays the optimized module (CompiledKernel::optimizedLLVMIR, what the emulator runs).
+  pm.run(*llvm::CloneModule(m));
   return std::string(ptx.str());
 }
 
