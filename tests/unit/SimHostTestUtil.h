@@ -13,6 +13,7 @@
 #include "jit/JitKernel.h"
 #include "jit/check/Cases.h"
 #include "jit/sim/HostJit.h"
+#include "jit/sim/RuntimeSymbols.h"
 #include "tutorials/kernels/layernorm.h"
 #include "tutorials/kernels/matmul.h"
 #include "tutorials/kernels/softmax.h"
@@ -101,21 +102,11 @@ inline std::shared_ptr<const jit::CompiledKernel> compileCase(const SimKernelCas
   std::abort();
 }
 
-// Every function of SimABI.h (sizeof(&f) fails to compile for a name SimABI.h does not declare), all resolved
-// to runtimeStubCalled.
-#define TSIM_STUB(fn) {(static_cast<void>(sizeof(&fn)), #fn), reinterpret_cast<const void*>(&runtimeStubCalled)}
+// The runtime's functions, every one resolved to runtimeStubCalled.
 inline sim::RuntimeSymbols runtimeStubs() {
-  return {TSIM_STUB(__tsim_thread_id),       TSIM_STUB(__tsim_threads_per_program), TSIM_STUB(__tsim_program_id),
-          TSIM_STUB(__tsim_num_programs),    TSIM_STUB(__tsim_lane_id),             TSIM_STUB(__tsim_warp_id),
-          TSIM_STUB(__tsim_shared_base),     TSIM_STUB(__tsim_load),                TSIM_STUB(__tsim_store),
-          TSIM_STUB(__tsim_atomic_rmw),      TSIM_STUB(__tsim_atomic_cas),          TSIM_STUB(__tsim_memset),
-          TSIM_STUB(__tsim_memcpy),          TSIM_STUB(__tsim_barrier),             TSIM_STUB(__tsim_warp_sync),
-          TSIM_STUB(__tsim_shuffle),         TSIM_STUB(__tsim_vote),                TSIM_STUB(__tsim_bpermute),
-          TSIM_STUB(__tsim_ldmatrix),        TSIM_STUB(__tsim_mma),                 TSIM_STUB(__tsim_cp_async),
-          TSIM_STUB(__tsim_cp_async_commit), TSIM_STUB(__tsim_cp_async_wait),       TSIM_STUB(__tsim_vprintf),
-          TSIM_STUB(__tsim_assert_fail),     TSIM_STUB(__tsim_trap),                TSIM_STUB(__tsim_dispatch_ptr),
-          TSIM_STUB(__tsim_implicitarg_ptr)};
+  sim::RuntimeSymbols stubs = sim::runtimeSymbols();
+  for (auto& [name, address] : stubs) address = reinterpret_cast<const void*>(&runtimeStubCalled);
+  return stubs;
 }
-#undef TSIM_STUB
 
 }  // namespace tessera::testing

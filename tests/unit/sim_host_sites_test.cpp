@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 #include <set>
 
 #include <llvm/AsmParser/Parser.h>
@@ -201,6 +202,23 @@ TEST(SimHostErrors, ModulesThatAreNotOneGpuKernel) {
     EXPECT_EQ(e.location().file, "bad.ll");
     EXPECT_EQ(e.location().line, 1u);
   }
+}
+
+// runtimeSymbols() names every function SimABI.h declares, so no runtime call the rewriting emits goes unresolved.
+TEST(SimHostRuntimeSymbols, NameEveryFunctionOfSimABI) {
+  std::ifstream in(std::string(TESSERA_SOURCE_DIR) + "/jit/sim/SimABI.h");
+  std::set<std::string> declared;
+  const std::regex declaration(R"(^[a-z][\w ]*[\w*]\s*\*?(__tsim_\w+)\()");
+  std::smatch m;
+  for (std::string line; std::getline(in, line);)
+    if (std::regex_search(line, m, declaration)) declared.insert(m[1]);
+  EXPECT_GE(declared.size(), 28u);
+  std::set<std::string> named;
+  for (const auto& [name, address] : sim::runtimeSymbols()) {
+    named.insert(name);
+    EXPECT_NE(address, nullptr) << name;
+  }
+  EXPECT_EQ(named, declared);
 }
 
 // The module in memory and its printed text rewrite to the same sites.
