@@ -552,7 +552,7 @@ def bench_matmul(ctx, size):
                                                           GROUP_M=8, ACTIVATION=0, num_warps=warps, backend=backend)
             return [c]
 
-        # Tessera's matmul kernels take f16 inputs only (tutorials/kernels/matmul.h): no bf16 entry.
+        # Tessera's matmul kernels take f16 inputs only (frontend/tessera/kernels/matmul.h): no bf16 entry.
         if dtype_name != "f16":
             ctx.note("tessera", f"matmul {dtype_name}", "n/a: the tutorial matmul kernels take f16 inputs only")
         fns = _providers(ctx, tessera_fn if dtype_name == "f16" else None, lambda a=a, b=b: [torch.matmul(a, b)],

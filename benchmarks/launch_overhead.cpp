@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/interpreter/Interpreter.h"
 #include "benchmarks/empty_kernel.h"
 
 namespace {

@@ -1,8 +1,8 @@
 // The emulator runtime's own cost on the call pattern of a tiled matmul: M = N = K = 512 with 128x128x64 tiles and
 // 8 warps (16 programs of 256 threads), two-stage cp.async pipeline with XOR-swizzled shared tiles, ldmatrix x4
 // fragments and 65536 mma.sync m16n8k16 (the tutorial matmul's shape). The kernel is written against SimABI.h by
-// hand, and the mma semantics is a stand-in that does the same number of multiply-adds as a real m16n8k16 (2048 per
-// warp) on the registers, so the time is the runtime's (fibers, checks, counters) plus comparable arithmetic.
+// hand and the mma/ldmatrix semantics are the emulator's own (WarpMatrix.h), so the time is the runtime's (fibers,
+// checks, counters) plus the real fragment arithmetic, without the cost of running compiled kernel code.
 //   sim_runtime_matmul [host threads] [checks 0|1]   (defaults: 2, 1)
 #include <chrono>
 #include <cstdio>
@@ -13,7 +13,6 @@
 
 #include "jit/sim/SimABI.h"
 #include "jit/sim/runtime/Launch.h"
-#include "jit/sim/runtime/WarpMatrixSemantics.h"
 
 using namespace tessera::sim;
 
@@ -24,33 +23,6 @@ constexpr uint32_t kTileBytes = kBM * kBK * 2;  // A and B tiles are both 16 KiB
 constexpr uint32_t kStages = 2;
 
 enum SiteId : uint32_t { kCpA, kCpB, kCommit, kWait, kBarrier, kLdA, kLdB, kMma, kStoreC, kSiteCount };
-
-class MultiplyAddCost final : public WarpMatrixSemantics {
- public:
-  std::optional<Shape> shape(uint32_t kind) const override {
-    return kind == kMmaM16N8K16_F16_F32 ? std::optional<Shape>(Shape{32, 4, 2, 4}) : std::nullopt;
-  }
-  void mma(uint32_t, std::span<const uint32_t> a, std::span<const uint32_t> b, std::span<const uint32_t> c,
-           std::span<uint32_t> d) const override {
-    // 16 x 8 outputs, 16 products each, like m16n8k16.
-    float out[128];
-    for (int i = 0; i < 128; ++i) {
-      float acc;
-      std::memcpy(&acc, &c[i], 4);
-      for (int k = 0; k < 16; ++k) acc += static_cast<float>(a[(i * 16 + k) % a.size()] & 0xFF) *
-                                          static_cast<float>(b[(k * 8 + i) % b.size()] & 0xFF);
-      out[i] = acc;
-    }
-    std::memcpy(d.data(), out, sizeof out);
-  }
-  void ldmatrix(uint32_t matrices, bool, std::span<const uint64_t> rows, const RowRead& read,
-                std::span<uint32_t> out) const override {
-    uint8_t data[32][16];
-    for (uint32_t r = 0; r < 8 * matrices; ++r) read(r, rows[r], 16, data[r]);
-    for (uint32_t l = 0; l < 32; ++l)
-      for (uint32_t m = 0; m < matrices; ++m) std::memcpy(&out[l * matrices + m], &data[8 * m + l / 4][4 * (l % 4)], 4);
-  }
-};
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a tile with `chunksPerRow` chunks per row, XOR-swizzled.
 uint32_t swizzled(uint32_t row, uint32_t chunk, uint32_t chunksPerRow) {
@@ -165,14 +137,12 @@ int main(int argc, char** argv) {
              makeSite(SiteKind::LdMatrix, AddressSpace::Shared, 16, "dot", 4),
              makeSite(SiteKind::Mma, AddressSpace::Generic, 0, "dot", 4),
              makeSite(SiteKind::Store, AddressSpace::Global, 8, "store", 5)};
-  MultiplyAddCost semantics;
   LaunchConfig config;
   config.allocations = {{reinterpret_cast<uint64_t>(a), sizeof a},
                         {reinterpret_cast<uint64_t>(b), sizeof b},
                         {reinterpret_cast<uint64_t>(c), sizeof c}};
   config.threads = threads;
   config.checks = checks;
-  config.matrix = &semantics;
 
   auto start = std::chrono::steady_clock::now();
   Report r = launch(p, {(kSize / kBM) * (kSize / kBN), 1, 1}, params, config);

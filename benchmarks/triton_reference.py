@@ -1,8 +1,8 @@
 """Triton versions of the tutorial kernels, the third column of benchmarks/bench_tutorials.py.
 
-They follow the same algorithms as the Tessera kernels in tutorials/kernels/ (one row per program for softmax
-and layer norm, a chunked three-pass layer norm forward, a two-stage dw/db reduction in the backward, grouped
-tile ordering for matmul), so the comparison is about code generation rather than about the algorithm. Each
+They follow the same algorithms as the Tessera kernels in frontend/tessera/kernels/ (one row per program for
+softmax and layer norm, a chunked three-pass layer norm forward, a two-stage dw/db reduction in the backward,
+grouped tile ordering for matmul), so the comparison is about code generation rather than about the algorithm. Each
 wrapper writes into tensors the caller allocated, so benchmark timings exclude allocation.
 
 Importing this module imports triton; bench_tutorials.py imports it only once torch and a GPU were found.

@@ -4,6 +4,8 @@
 #include <cstdlib>
 
 #include "ir/Error.h"
+#include "jit/CudaDriver.h"
+#include "jit/HipRuntime.h"
 #include "jit/KfdTopology.h"
 
 namespace tessera::jit {

@@ -12,10 +12,20 @@
 #include <string>
 #include <vector>
 
-#include "jit/CudaDriver.h"
-#include "jit/HipRuntime.h"
+struct CUstream_st;
 
 namespace tessera::jit {
+
+// The implementations' stream handles and classes, declared here as jit/CudaDriver.h and jit/HipRuntime.h declare
+// them, so that this interface does not depend on either API.
+namespace cu {
+using Stream = CUstream_st*;
+}
+namespace hip {
+using Stream = struct ihipStream_t*;
+}
+class CudaDriver;
+class HipRuntime;
 
 // A stream of either API; null is the default stream. It converts from cu::Stream and hip::Stream, and back to
 // cu::Stream so that code written against the CUDA driver (LaunchOptions::stream into CudaDriver) still compiles.

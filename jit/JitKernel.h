@@ -3,7 +3,7 @@
 // DeviceRuntime (the CUDA driver for nvptx PTX, the HIP runtime for amdgpu code objects) and launches it.
 // LaunchOptions::target picks the target; "auto" takes the first with a device (nvptx, then amdgpu).
 //
-//   tessera::jit::JitKernel add(tutorials::vector_add_kernel());
+//   tessera::jit::JitKernel add(tessera::kernels::vector_add_kernel());
 //   DeviceBuffer x = DeviceBuffer::fromHost(hx), y = ..., out(n * 4);
 //   add.launch({cdiv(n, 1024), 1, 1}, {x, y, out, n}, {{"BLOCK", 1024}}, {.numWarps = 4});
 //

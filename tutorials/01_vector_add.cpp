@@ -1,10 +1,11 @@
 // Tutorial 1: vector add. Traces the kernel, round-trips its IR, and runs it on the reference interpreter and
 // in eager mode (and on the GPU when a CUDA device is present) against a plain C++ loop. See 01_vector_add.md.
+#include "tessera/kernels/vector_add.h"
 #include "tutorials/TutorialSupport.h"
-#include "tutorials/kernels/vector_add.h"
 
 int main() {
   using namespace tutorials;
+  using namespace tessera::kernels;
   Report report{"01 vector add"};
   const int64_t n = 98'432 + 17;  // not a multiple of the block: the last program is partly masked
   const int block = 1024;

@@ -1,9 +1,10 @@
 // Tutorial 2: fused row softmax (one row per program). See 02_softmax.md.
+#include "tessera/kernels/softmax.h"
 #include "tutorials/TutorialSupport.h"
-#include "tutorials/kernels/softmax.h"
 
 int main() {
   using namespace tutorials;
+  using namespace tessera::kernels;
   Report report{"02 softmax"};
   const int64_t rows = 37, cols = 781;  // BLOCK = 1024 > cols: the tail of each row is masked
   const int block = 1024;

@@ -2,12 +2,13 @@
 // across programs both in two stages and with atomics). See 03_layernorm.md.
 #include <algorithm>
 
+#include "tessera/kernels/layernorm.h"
 #include "tutorials/TutorialSupport.h"
-#include "tutorials/kernels/layernorm.h"
 
 namespace {
 
 using namespace tutorials;
+using namespace tessera::kernels;
 using tessera::interp::Arg;
 
 constexpr int64_t kRows = 23, kCols = 1500;  // forward BLOCK = 512: three chunks per row, the last one masked

@@ -1,12 +1,13 @@
 // Tutorial 4: tiled matmul with an f32 accumulator carried through the K loop and grouped program order, then
 // the same kernel with a fused activation epilogue, storing f32 or f16. See 04_matmul.md.
 #include "backends/interpreter/FloatFormats.h"
+#include "tessera/kernels/matmul.h"
 #include "tutorials/TutorialSupport.h"
-#include "tutorials/kernels/matmul.h"
 
 namespace {
 
 using namespace tutorials;
+using namespace tessera::kernels;
 using tessera::interp::Arg;
 using tessera::interp::Buffer;
 

@@ -13,7 +13,7 @@ import tessera
 
 import tutorial_check
 
-# The kernels' ACTIVATION values (tutorials/kernels/matmul.h).
+# The kernels' ACTIVATION values (frontend/tessera/kernels/matmul.h).
 ACTIVATIONS = {"none": 0, "relu": 1, "leaky_relu": 2, "gelu_tanh": 3}
 LEAKY_RELU_SLOPE = 0.01
 

@@ -7,29 +7,14 @@
 // the program id (integer division by zero is not an error: docs/IR.md gives its value).
 #pragma once
 
-#include <array>
-#include <cstdint>
-#include <functional>
 #include <iosfwd>
-#include <variant>
 #include <vector>
 
 #include "backends/interpreter/Tile.h"
 #include "ir/IR.h"
+#include "ir/LaunchArgs.h"
 
 namespace tessera::interp {
-
-// Host memory a pointer argument may point into.
-struct Buffer {
-  void* data = nullptr;
-  size_t bytes = 0;
-};
-
-// One kernel argument: an integer (for int parameters), a double (for float parameters) or a Buffer (for
-// pointer parameters: the pointer's value is the buffer's start address).
-using Arg = std::variant<int64_t, double, Buffer>;
-
-using Grid = std::array<int64_t, 3>;
 
 // Per-program execution state, shared by the interpreter and eager mode.
 struct ProgramContext {

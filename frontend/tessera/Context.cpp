@@ -4,7 +4,9 @@
 #include <atomic>
 #include <cassert>
 
+#include "backends/interpreter/Tile.h"
 #include "ir/Verifier.h"
+#include "tessera/Eager.h"
 #include "tessera/Promotion.h"
 
 namespace tessera::detail {
@@ -24,7 +26,7 @@ Context::Context(ir::Function* function, ir::Block* block)
   tlsContext = this;
 }
 
-Context::Context(interp::ProgramContext* program) : mode_(Mode::Eager), previous_(tlsContext), program_(program) {
+Context::Context(EagerEvaluator* eager) : mode_(Mode::Eager), previous_(tlsContext), eager_(eager) {
   tlsContext = this;
 }
 
@@ -206,7 +208,7 @@ std::vector<Tensor> Context::emit(ir::OpKind kind, const std::vector<Tensor>& op
   if (fillRegions) fillRegions(op);
   b.ret();
   ir::verify(scratch);
-  for (interp::Tile& t : interp::evaluateOp(*op, tiles, *program_)) results.push_back(Tensor::fromTile(std::move(t)));
+  for (interp::Tile& t : eager_->evaluate(*op, tiles)) results.push_back(Tensor::fromTile(std::move(t)));
   return results;
 }
 

@@ -9,14 +9,16 @@
 // assigned in either arm into `if` results.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
-#include "backends/interpreter/Interpreter.h"
 #include "ir/Builder.h"
 #include "tessera/Tensor.h"
 
 namespace tessera::detail {
+
+class EagerEvaluator;
 
 enum class Mode { Trace, Eager };
 enum class FrameKind { Function, Loop, IfThen, IfElse, WhileBefore, WhileAfter };
@@ -42,8 +44,8 @@ class Context {
  public:
   // Tracing into `block` of `function` (the function body, or a combine region).
   Context(ir::Function* function, ir::Block* block);
-  // Eager execution of one program.
-  explicit Context(interp::ProgramContext* program);
+  // Eager execution of one program, evaluating ops with `eager`.
+  explicit Context(EagerEvaluator* eager);
   ~Context();
   Context(const Context&) = delete;
 
@@ -51,7 +53,6 @@ class Context {
   static Context* currentOrNull();
 
   Mode mode() const { return mode_; }
-  interp::ProgramContext& program() { return *program_; }
 
   // Emits an op (tracing) or evaluates it (eager). Returns its results as Tensors.
   std::vector<Tensor> emit(ir::OpKind kind, const std::vector<Tensor>& operands,
@@ -90,7 +91,7 @@ class Context {
   ir::Builder builder_;
   std::vector<Frame> frames_;
   // eager
-  interp::ProgramContext* program_ = nullptr;
+  EagerEvaluator* eager_ = nullptr;
   std::unique_ptr<Error> pendingError_;
 };
 

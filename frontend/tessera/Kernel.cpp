@@ -1,7 +1,9 @@
 #include "tessera/Kernel.h"
 
+#include "backends/interpreter/Interpreter.h"
 #include "ir/Verifier.h"
 #include "tessera/Context.h"
+#include "tessera/Eager.h"
 
 namespace tessera {
 
@@ -134,17 +136,13 @@ void KernelDef::runEager(interp::Grid grid, const std::vector<interp::Arg>& args
   checkArgs(name_, runtime, args, loc);
   for (int64_t g : grid)
     if (g <= 0) throw Error("the launch grid must be positive in every dimension", detail::toLocation(loc));
-  interp::ProgramContext program;
-  program.numPrograms = grid;
-  program.out = debugOut;
-  for (const interp::Arg& a : args)
-    if (auto* b = std::get_if<interp::Buffer>(&a)) program.buffers.push_back(*b);
+  std::unique_ptr<detail::EagerEvaluator> eager = detail::interpreterEvaluator(grid, args, debugOut);
   EagerSource src(params_, args, constants);
   for (int64_t z = 0; z < grid[2]; ++z)
     for (int64_t y = 0; y < grid[1]; ++y)
       for (int64_t x = 0; x < grid[0]; ++x) {
-        program.programId = {x, y, z};
-        detail::Context ctx(&program);
+        eager->enterProgram({x, y, z});
+        detail::Context ctx(eager.get());
         invoke_(src);
         ctx.checkPendingError();
       }

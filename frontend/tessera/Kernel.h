@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <string>
@@ -15,7 +16,7 @@
 #include <variant>
 #include <vector>
 
-#include "backends/interpreter/Interpreter.h"
+#include "ir/LaunchArgs.h"
 #include "tessera/Tensor.h"
 
 namespace tessera {

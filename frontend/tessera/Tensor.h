@@ -64,7 +64,8 @@ class Tensor {
 
   template <class T> Tensor to(SourceLoc loc = SourceLoc::current()) const;
 
-  // Eager mode only: the concrete value (throws when tracing).
+  // Eager mode only: the concrete value (throws when tracing). Reading the tile needs its definition,
+  // backends/interpreter/Tile.h; str() does not.
   const interp::Tile& value(SourceLoc loc = SourceLoc::current()) const;
   // Eager: the tile's elements as text. Tracing: the IR value's type.
   std::string str() const;

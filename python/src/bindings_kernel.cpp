@@ -8,10 +8,10 @@
 #include "ArgConversion.h"
 #include "ir/Printer.h"
 #include "tessera/python.h"
-#include "tutorials/kernels/layernorm.h"
-#include "tutorials/kernels/matmul.h"
-#include "tutorials/kernels/softmax.h"
-#include "tutorials/kernels/vector_add.h"
+#include "tessera/kernels/layernorm.h"
+#include "tessera/kernels/matmul.h"
+#include "tessera/kernels/softmax.h"
+#include "tessera/kernels/vector_add.h"
 
 namespace py = pybind11;
 using namespace tessera;
@@ -131,13 +131,13 @@ void bindKernels(py::module_& m) {
 
   // The tutorial kernels, bound one line each as any user module would.
   py::module_ kernels = m.def_submodule("kernels", "The tutorial kernels");
-  python::bind(kernels, tutorials::vector_add_kernel());
-  python::bind(kernels, tutorials::softmax_kernel());
-  python::bind(kernels, tutorials::layernorm_fwd_kernel());
-  python::bind(kernels, tutorials::layernorm_bwd_dx_kernel());
-  python::bind(kernels, tutorials::layernorm_bwd_dwdb_kernel());
-  python::bind(kernels, tutorials::layernorm_bwd_atomic_kernel());
-  python::bind(kernels, tutorials::matmul_kernel());
-  python::bind(kernels, tutorials::matmul_epilogue_kernel());
-  python::bind(kernels, tutorials::matmul_epilogue_f16_kernel());
+  python::bind(kernels, tessera::kernels::vector_add_kernel());
+  python::bind(kernels, tessera::kernels::softmax_kernel());
+  python::bind(kernels, tessera::kernels::layernorm_fwd_kernel());
+  python::bind(kernels, tessera::kernels::layernorm_bwd_dx_kernel());
+  python::bind(kernels, tessera::kernels::layernorm_bwd_dwdb_kernel());
+  python::bind(kernels, tessera::kernels::layernorm_bwd_atomic_kernel());
+  python::bind(kernels, tessera::kernels::matmul_kernel());
+  python::bind(kernels, tessera::kernels::matmul_epilogue_kernel());
+  python::bind(kernels, tessera::kernels::matmul_epilogue_f16_kernel());
 }

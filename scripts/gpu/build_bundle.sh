@@ -50,7 +50,7 @@ if ldd "$py_stage/tessera/libtessera.so" | grep -qi llvm; then
   exit 1
 fi
 cp "$root"/python/tessera/*.py "$py_stage/tessera/"
-(cd "$root" && find ir frontend transforms backends jit tutorials/kernels python/include \( -name '*.h' -o -name '*.def' \) \
+(cd "$root" && find ir frontend transforms backends jit python/include \( -name '*.h' -o -name '*.def' \) \
   -print0 | xargs -0 cp --parents -t "$py_stage")
 (cd "$root" && cp --parents -t "$py_stage" python/src/*.cpp python/src/*.h tests/python/*.py tutorials/*.py \
   benchmarks/*.py benchmarks/*.h)

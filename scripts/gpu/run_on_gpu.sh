@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Step 2 of the GPU flow, on the GPU machine: unpacks .gpu-bundle/bundle.tar.xz (made by build_bundle.sh) and
-# runs every GPU test binary and tessera-gpu-check, which compares every tutorial kernel and op case against the
-# reference interpreter on random inputs and prints a table; then compiles the Python extension _C against the
-# machine's python3 and pybind11 and runs the pytest suite (tests/python/test_gpu.py compares tessera launches on
-# torch tensors with torch). Exit status 0 when everything passed.
+# runs every GPU test binary and tessera-gpu-check (tools/, over the cases of tests/gpucheck/), which compares
+# every tutorial kernel and op case against the reference interpreter on random inputs and prints a table; then
+# compiles the Python extension _C against the machine's python3 and pybind11 and runs the pytest suite
+# (tests/python/test_gpu.py compares tessera launches on torch tensors with torch). Exit status 0 when everything
+# passed.
 #
 #   scripts/gpu/run_on_gpu.sh [bundle.tar.xz]     (default: .gpu-bundle/bundle.tar.xz of this checkout)
 set -uo pipefail

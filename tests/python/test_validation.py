@@ -184,5 +184,5 @@ def test_dsl_misuse_is_a_tessera_error_at_the_kernel_header_line(backend):
     with pytest.raises(tessera.Error) as info:
         add[1](x, y, out, 100, BLOCK=100, backend=backend)
     message = str(info.value)
-    assert re.search(r"tutorials/kernels/vector_add\.h:\d+", message), message
+    assert re.search(r"tessera/kernels/vector_add\.h:\d+", message), message
     assert "power of two" in message

@@ -17,7 +17,7 @@
 #include "backends/common/ThreadMap.h"
 #include "ir/Layout.h"
 #include "transforms/PassManager.h"
-#include "tutorials/kernels/matmul.h"
+#include "tessera/kernels/matmul.h"
 
 namespace tessera {
 namespace {
@@ -231,7 +231,7 @@ TEST(AMDGPUMfma, F32AndI8DotsDoNotUseMfma) {
 
 TEST(AMDGPUMfma, TutorialF16MatmulUsesMfma) {
   Constants constants{{"BM", 64}, {"BN", 64}, {"BK", 32}, {"GROUP_M", 8}};
-  std::unique_ptr<ir::Module> m = tutorials::matmul_kernel().trace(constants);
+  std::unique_ptr<ir::Module> m = tessera::kernels::matmul_kernel().trace(constants);
   ir::Function& f = *m->functions().at(0);
   for (unsigned i = 0; i < f.numArguments(); ++i)
     if (f.argument(i)->type().isPtr()) f.argAttrs(i)["divisibility"] = ir::Attr::integer(16);

@@ -1,4 +1,4 @@
-// Every tutorial kernel (tutorials/kernels/*.h), traced and compiled through the JIT pipeline for gfx90a and
+// Every tutorial kernel (tessera/kernels/*.h), traced and compiled through the JIT pipeline for gfx90a and
 // gfx942. No AMD GPU exists here: the code objects are checked with llvm-readelf-19 --notes (kernel symbol,
 // wave64, LDS equal to the allocator's smem_bytes, no private segment) and llvm-objdump-19 (no scratch
 // accesses). Nothing is executed on AMD hardware.
@@ -7,10 +7,10 @@
 #include <functional>
 
 #include "AMDGPUTestUtil.h"
-#include "tutorials/kernels/layernorm.h"
-#include "tutorials/kernels/matmul.h"
-#include "tutorials/kernels/softmax.h"
-#include "tutorials/kernels/vector_add.h"
+#include "tessera/kernels/layernorm.h"
+#include "tessera/kernels/matmul.h"
+#include "tessera/kernels/softmax.h"
+#include "tessera/kernels/vector_add.h"
 
 namespace tessera::testing {
 namespace {
@@ -25,20 +25,20 @@ std::vector<TutorialKernelCase> cases() {
   const Constants blocks{{"BM", 16}, {"BN", 16}, {"BK", 16}, {"GROUP_M", 2}};
   const Constants big{{"BM", 64}, {"BN", 64}, {"BK", 32}, {"GROUP_M", 8}};
   std::vector<TutorialKernelCase> c = {
-      {"vector_add", tutorials::vector_add_kernel, {{"BLOCK", 1024}}},
-      {"softmax", tutorials::softmax_kernel, {{"BLOCK", 1024}}},
-      {"layernorm_fwd", tutorials::layernorm_fwd_kernel, {{"BLOCK", 1024}}},
-      {"layernorm_bwd_dx", tutorials::layernorm_bwd_dx_kernel, {{"BLOCK", 1024}}},
-      {"layernorm_bwd_dwdb", tutorials::layernorm_bwd_dwdb_kernel, {{"BLOCK_M", 32}, {"BLOCK_N", 128}}},
-      {"layernorm_bwd_atomic", tutorials::layernorm_bwd_atomic_kernel, {{"BLOCK", 1024}}},
-      {"matmul_16", tutorials::matmul_kernel, blocks},
-      {"matmul_64", tutorials::matmul_kernel, big},
+      {"vector_add", tessera::kernels::vector_add_kernel, {{"BLOCK", 1024}}},
+      {"softmax", tessera::kernels::softmax_kernel, {{"BLOCK", 1024}}},
+      {"layernorm_fwd", tessera::kernels::layernorm_fwd_kernel, {{"BLOCK", 1024}}},
+      {"layernorm_bwd_dx", tessera::kernels::layernorm_bwd_dx_kernel, {{"BLOCK", 1024}}},
+      {"layernorm_bwd_dwdb", tessera::kernels::layernorm_bwd_dwdb_kernel, {{"BLOCK_M", 32}, {"BLOCK_N", 128}}},
+      {"layernorm_bwd_atomic", tessera::kernels::layernorm_bwd_atomic_kernel, {{"BLOCK", 1024}}},
+      {"matmul_16", tessera::kernels::matmul_kernel, blocks},
+      {"matmul_64", tessera::kernels::matmul_kernel, big},
   };
   for (int activation = 0; activation < 4; ++activation) {
     Constants k = big;
     k["ACTIVATION"] = activation;
-    c.push_back({"matmul_epilogue_" + std::to_string(activation), tutorials::matmul_epilogue_kernel, k});
-    c.push_back({"matmul_epilogue_f16_" + std::to_string(activation), tutorials::matmul_epilogue_f16_kernel, k});
+    c.push_back({"matmul_epilogue_" + std::to_string(activation), tessera::kernels::matmul_epilogue_kernel, k});
+    c.push_back({"matmul_epilogue_f16_" + std::to_string(activation), tessera::kernels::matmul_epilogue_f16_kernel, k});
   }
   return c;
 }

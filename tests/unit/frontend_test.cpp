@@ -6,6 +6,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "backends/interpreter/Interpreter.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "tessera/tessera.h"

@@ -18,12 +18,12 @@
 #include "ir/Printer.h"
 #include "jit/Compiler.h"
 #include "jit/JitKernel.h"
-#include "jit/check/Cases.h"
+#include "tessera/kernels/layernorm.h"
+#include "tessera/kernels/matmul.h"
+#include "tessera/kernels/softmax.h"
+#include "tessera/kernels/vector_add.h"
+#include "tests/gpucheck/Cases.h"
 #include "transforms/PassManager.h"
-#include "tutorials/kernels/layernorm.h"
-#include "tutorials/kernels/matmul.h"
-#include "tutorials/kernels/softmax.h"
-#include "tutorials/kernels/vector_add.h"
 
 namespace fs = std::filesystem;
 using namespace tessera;
@@ -54,7 +54,7 @@ class StandInTarget : public backends::Target {
   mutable std::string lowered;
 };
 
-std::unique_ptr<ir::Module> vectorAddIR() { return tutorials::vector_add_kernel().trace({{"BLOCK", int64_t(1024)}}); }
+std::unique_ptr<ir::Module> vectorAddIR() { return kernels::vector_add_kernel().trace({{"BLOCK", int64_t(1024)}}); }
 
 bool pipelineAvailable(std::string& why) {
   std::vector<std::string> missing = missingPipelinePasses();
@@ -207,10 +207,10 @@ struct TutorialKernel {
 std::vector<TutorialKernel> tutorialKernels() {
   auto p = [](int i) { return KernelArg::pointer(0x10000 * (i + 1)); };  // 16-byte aligned fake addresses
   return {
-      {tutorials::vector_add_kernel(), {{"BLOCK", int64_t(1024)}}, {p(0), p(1), p(2), 98432}, 4},
-      {tutorials::softmax_kernel(), {{"BLOCK", int64_t(1024)}}, {p(0), p(1), 781, 781, 781}, 4},
-      {tutorials::layernorm_fwd_kernel(), {{"BLOCK", int64_t(512)}}, {p(0), p(1), p(2), p(3), p(4), p(5), 1500, 1500, 1e-5}, 4},
-      {tutorials::matmul_kernel(),
+      {kernels::vector_add_kernel(), {{"BLOCK", int64_t(1024)}}, {p(0), p(1), p(2), 98432}, 4},
+      {kernels::softmax_kernel(), {{"BLOCK", int64_t(1024)}}, {p(0), p(1), 781, 781, 781}, 4},
+      {kernels::layernorm_fwd_kernel(), {{"BLOCK", int64_t(512)}}, {p(0), p(1), p(2), p(3), p(4), p(5), 1500, 1500, 1e-5}, 4},
+      {kernels::matmul_kernel(),
        {{"BM", int64_t(64)}, {"BN", int64_t(64)}, {"BK", int64_t(32)}, {"GROUP_M", int64_t(4)}},
        {p(0), p(1), p(2), 512, 512, 512, 512, 1, 512, 1, 512, 1},
        4},
@@ -266,7 +266,7 @@ TEST(JitCompileNvptx, TutorialKernelsCompileToPtxThatPtxasAcceptsWithoutSpills) 
   }
 }
 
-// Every GPU-vs-interpreter case (jit/check/Cases.h) compiles for sm_90a to PTX that ptxas accepts, and its
+// Every GPU-vs-interpreter case (tests/gpucheck/Cases.h) compiles for sm_90a to PTX that ptxas accepts, and its
 // interpreter reference runs, so that the GPU table only ever reports real mismatches.
 TEST(JitCompileNvptx, EveryGpuCheckCaseCompilesAndItsReferenceRuns) {
   std::string why;
@@ -274,14 +274,14 @@ TEST(JitCompileNvptx, EveryGpuCheckCaseCompilesAndItsReferenceRuns) {
   if (!target) GTEST_SKIP() << why;
   bool havePtxas = fs::exists("/usr/local/cuda/bin/ptxas");
   KernelCache cache{fs::path()};
-  for (const CheckCase& c : check::allCases()) {
+  for (const gpucheck::CheckCase& c : gpucheck::allCases()) {
     SCOPED_TRACE(c.name);
     std::vector<KernelArg> args;
     std::vector<interp::Arg> interpArgs;
     std::vector<std::vector<uint8_t>> copies;
     copies.reserve(c.args.size());
-    for (const CheckArg& a : c.args) {
-      if (const auto* b = std::get_if<HostBuffer>(&a)) {
+    for (const gpucheck::CheckArg& a : c.args) {
+      if (const auto* b = std::get_if<gpucheck::HostBuffer>(&a)) {
         args.push_back(KernelArg::pointer(0x10000 * (args.size() + 1)));
         copies.push_back(b->bytes);
         interpArgs.push_back(interp::Buffer{copies.back().data(), copies.back().size()});
@@ -322,7 +322,7 @@ TEST(JitCompileNvptx, F16MatmulUsesTensorCoresThroughThePipeline) {
   std::string why;
   auto target = nvptxOrWhyNot(why);
   if (!target) GTEST_SKIP() << why;
-  auto m = tutorials::matmul_kernel().trace(
+  auto m = kernels::matmul_kernel().trace(
       {{"BM", int64_t(64)}, {"BN", int64_t(64)}, {"BK", int64_t(32)}, {"GROUP_M", int64_t(8)}});
   backends::TargetOptions options;
   options.arch = "sm_90a";

@@ -1,16 +1,21 @@
-// Every tutorial kernel and op case of jit/check/Cases.h, run on the GPU and on the reference interpreter from
-// the same random inputs, compared element by element. Skips (with the reason) where there is no GPU.
+// Every tutorial kernel and op case of tests/gpucheck/Cases.h, run on the GPU and on the reference interpreter
+// from the same random inputs, compared element by element. Skips (with the reason) where there is no GPU.
 #include <gtest/gtest.h>
 
+#include "jit/CudaDriver.h"
+#include "jit/DeviceRuntime.h"
 #include "jit/JitKernel.h"
-#include "jit/check/Cases.h"
+#include "tessera/kernels/matmul.h"
+#include "tessera/kernels/vector_add.h"
+#include "tests/gpucheck/Cases.h"
 
+using namespace tessera::gpucheck;
 using namespace tessera::jit;
 
 namespace {
 
 const std::vector<CheckCase>& cases() {
-  static const std::vector<CheckCase> all = check::allCases();
+  static const std::vector<CheckCase> all = allCases();
   return all;
 }
 
@@ -25,7 +30,7 @@ TEST_P(JitGpu, MatchesTheInterpreter) {
   CudaDriver& driver = CudaDriver::instance();
   if (!driver.available()) GTEST_SKIP() << "no GPU: " << driver.unavailableReason();
   const CheckCase& c = cases()[GetParam()];
-  CheckResult r = checkAgainstInterpreter(c, testCache(), driver);
+  CheckResult r = checkAgainstInterpreter(c, testCache(), *makeCudaDeviceRuntime(driver));
   EXPECT_EQ(r.status, CheckResult::Status::Pass)
       << c.name << ": " << (r.status == CheckResult::Status::Error ? r.message : r.firstMismatch)
       << " (worst error " << r.worstError << " of tolerance, " << r.mismatches << " mismatches)";
@@ -44,7 +49,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, JitGpu, testing::Range<size_t>(0, cases().size()
 TEST(JitGpuLaunch, SecondLaunchOfASpecializationReusesTheLoadedKernel) {
   CudaDriver& driver = CudaDriver::instance();
   if (!driver.available()) GTEST_SKIP() << "no GPU: " << driver.unavailableReason();
-  JitKernel k(tutorials::vector_add_kernel(), testCache(), driver);
+  JitKernel k(tessera::kernels::vector_add_kernel(), testCache(), driver);
   const int64_t n = 4096;
   std::vector<float> hx(n, 1.0f), hy(n, 2.0f);
   DeviceBuffer x = DeviceBuffer::fromHost(hx), y = DeviceBuffer::fromHost(hy), out(n * sizeof(float));
@@ -65,7 +70,7 @@ TEST(JitGpuLaunch, LargeSharedMemoryRaisesTheLimit) {
   CudaDriver& driver = CudaDriver::instance();
   if (!driver.available()) GTEST_SKIP() << "no GPU: " << driver.unavailableReason();
   // 128x128x128 f16 matmul blocks stage 64 KB of operands when dot operands go through shared memory.
-  JitKernel k(tutorials::matmul_kernel(), testCache(), driver);
+  JitKernel k(tessera::kernels::matmul_kernel(), testCache(), driver);
   const int64_t M = 256, N = 256, K = 256;
   std::vector<uint16_t> a(M * K, 0x3c00), b(K * N, 0x3c00);  // all ones
   DeviceBuffer da = DeviceBuffer::fromHost(a), db = DeviceBuffer::fromHost(b), dc(M * N * sizeof(float));

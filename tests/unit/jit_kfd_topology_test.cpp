@@ -7,6 +7,7 @@
 
 #include "ir/Error.h"
 #include "jit/DeviceRuntime.h"
+#include "jit/HipRuntime.h"
 #include "jit/KfdTopology.h"
 
 namespace tessera::testing {

@@ -9,7 +9,7 @@
 #include "ir/Error.h"
 #include "jit/DeviceRuntime.h"
 #include "jit/JitKernel.h"
-#include "tutorials/kernels/vector_add.h"
+#include "tessera/kernels/vector_add.h"
 
 using namespace tessera;
 using namespace tessera::jit;
@@ -163,7 +163,7 @@ TEST(JitRuntimeHipPath, LaunchWithoutHipSaysWhyAndLoadsNothing) {
   CudaDriver cuda("libcuda-that-does-not-exist.so.1");
   HipRuntime hip({"/nonexistent/libamdhip64.so"});
   KernelCache cache{std::filesystem::path()};
-  JitKernel k(tutorials::vector_add_kernel(), cache, cuda, hip);
+  JitKernel k(kernels::vector_add_kernel(), cache, cuda, hip);
   LaunchOptions options;
   options.target = "amdgpu";
   options.arch = "gfx90a";
@@ -192,7 +192,7 @@ TEST(JitRuntimeCompileOnly, OneJitKernelCompilesForNvptxAndAmdgpuThroughOneCache
   CudaDriver cuda("libcuda-that-does-not-exist.so.1");
   HipRuntime hip({"/nonexistent/libamdhip64.so"});
   KernelCache cache{std::filesystem::path()};
-  JitKernel k(tutorials::vector_add_kernel(), cache, cuda, hip);
+  JitKernel k(kernels::vector_add_kernel(), cache, cuda, hip);
   const Constants constants = {{"BLOCK", 1024}};
 
   LaunchOptions nv;

@@ -19,7 +19,7 @@
 #include "ir/Printer.h"
 #include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
-#include "tutorials/kernels/matmul.h"
+#include "tessera/kernels/matmul.h"
 
 namespace tessera {
 namespace {
@@ -274,7 +274,7 @@ TEST(NVPTXMma, PolicyChoosesFragmentLayoutOnlyForMmaDots) {
 TEST(NVPTXMma, TutorialMatmulThroughThePipelineUsesMma) {
   if (!havePtxas()) GTEST_SKIP() << "ptxas not found at " << kPtxas;
   Constants constants{{"BM", 64}, {"BN", 64}, {"BK", 32}, {"GROUP_M", 8}};
-  std::unique_ptr<ir::Module> m = tutorials::matmul_kernel().trace(constants);
+  std::unique_ptr<ir::Module> m = tessera::kernels::matmul_kernel().trace(constants);
   ir::Function& f = *m->functions().at(0);
   f.attrs()["num_warps"] = ir::Attr::integer(4);
   for (unsigned i = 0; i < f.numArguments(); ++i)

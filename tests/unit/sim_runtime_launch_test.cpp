@@ -291,8 +291,9 @@ TEST(SimRuntimeLaunch, LdMatrixRowsOutsideSharedMemoryAreReported) {
 TEST(SimRuntimeLaunch, WarpMatrixOperationsWithoutSemanticsAreUnsupported) {
   std::vector<uint32_t> out(64);
   void* params[] = {out.data()};
-  Report r = launch(program("mma", 1, 32 * 16, matrixSites(), &matrixKernel<16>), {1, 1, 1}, params,
-                    config({range(out)}));
+  LaunchConfig c = config({range(out)});
+  c.matrix = nullptr;
+  Report r = launch(program("mma", 1, 32 * 16, matrixSites(), &matrixKernel<16>), {1, 1, 1}, params, c);
   ASSERT_EQ(r.findingCount(FindingKind::Unsupported), 1u) << r.str();
   EXPECT_NE(r.findings[0].message.find("warp-matrix semantics"), std::string::npos);
 }

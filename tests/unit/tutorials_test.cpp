@@ -27,10 +27,10 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "transforms/PassManager.h"
-#include "tutorials/kernels/layernorm.h"
-#include "tutorials/kernels/matmul.h"
-#include "tutorials/kernels/softmax.h"
-#include "tutorials/kernels/vector_add.h"
+#include "tessera/kernels/layernorm.h"
+#include "tessera/kernels/matmul.h"
+#include "tessera/kernels/softmax.h"
+#include "tessera/kernels/vector_add.h"
 
 namespace {
 
@@ -129,7 +129,7 @@ TutorialCase vectorAddCase() {
     for (int64_t i = 0; i < n; ++i) want[i] = static_cast<double>(x[i]) + y[i];
     expectClose(ws.f32(2), want, 1e-6, 1e-6, "out");
   };
-  return {"vector_add", tutorials::vector_add_kernel, {{"BLOCK", 256}}, {4, 1, 1}, make, check};
+  return {"vector_add", kernels::vector_add_kernel, {{"BLOCK", 256}}, {4, 1, 1}, make, check};
 }
 
 // ---- softmax
@@ -155,7 +155,7 @@ TutorialCase softmaxCase() {
     }
     expectClose(ws.f32(0), want, 1e-7, 1e-5, "softmax");
   };
-  return {"softmax", tutorials::softmax_kernel, {{"BLOCK", 128}}, {rows, 1, 1}, make, check};
+  return {"softmax", kernels::softmax_kernel, {{"BLOCK", 128}}, {rows, 1, 1}, make, check};
 }
 
 // ---- layer norm: shared inputs and a double-precision reference
@@ -234,7 +234,7 @@ TutorialCase layerNormForwardCase() {
     expectClose(ws.f32(5), rstd, 1e-6, 1e-5, "rstd");
   };
   // BLOCK = 32: four chunks per row, the last one masked.
-  return {"layernorm_fwd", tutorials::layernorm_fwd_kernel, {{"BLOCK", 32}}, {kLnRows, 1, 1}, make, check};
+  return {"layernorm_fwd", kernels::layernorm_fwd_kernel, {{"BLOCK", 32}}, {kLnRows, 1, 1}, make, check};
 }
 
 constexpr int64_t kRowsPerProgram = 2;  // 7 rows -> 4 programs, the last with one row
@@ -270,7 +270,7 @@ TutorialCase layerNormBackwardDxCase() {
     expectClose(ws.f32(6), g.partialDw, 1e-5, 1e-4, "partial_dw");
     expectClose(ws.f32(7), g.partialDb, 1e-5, 1e-4, "partial_db");
   };
-  return {"layernorm_bwd_dx", tutorials::layernorm_bwd_dx_kernel, {{"BLOCK", 128}}, {kLnPrograms, 1, 1}, make, check};
+  return {"layernorm_bwd_dx", kernels::layernorm_bwd_dx_kernel, {{"BLOCK", 128}}, {kLnPrograms, 1, 1}, make, check};
 }
 
 TutorialCase layerNormBackwardAtomicCase() {
@@ -283,7 +283,7 @@ TutorialCase layerNormBackwardAtomicCase() {
     expectClose(ws.f32(6), g.dw, 1e-5, 1e-4, "dw");
     expectClose(ws.f32(7), g.db, 1e-5, 1e-4, "db");
   };
-  return {"layernorm_bwd_atomic", tutorials::layernorm_bwd_atomic_kernel, {{"BLOCK", 128}}, {kLnPrograms, 1, 1},
+  return {"layernorm_bwd_atomic", kernels::layernorm_bwd_atomic_kernel, {{"BLOCK", 128}}, {kLnPrograms, 1, 1},
           make, check};
 }
 
@@ -308,7 +308,7 @@ TutorialCase layerNormBackwardDwDbCase() {
       expectClose(ws.f32(2 + which), want, 1e-6, 1e-5, which ? "db" : "dw");
     }
   };
-  return {"layernorm_bwd_dwdb", tutorials::layernorm_bwd_dwdb_kernel, {{"BLOCK_M", 2}, {"BLOCK_N", 32}},
+  return {"layernorm_bwd_dwdb", kernels::layernorm_bwd_dwdb_kernel, {{"BLOCK_M", 2}, {"BLOCK_N", 32}},
           {4, 1, 1}, make, check};
 }
 
@@ -328,9 +328,9 @@ Workspace matmulWorkspace(bool f16Output) {
 
 double referenceActivation(double x, int activation) {
   switch (activation) {
-    case tutorials::kActivationRelu: return std::max(x, 0.0);
-    case tutorials::kActivationLeakyRelu: return x > 0 ? x : 0.01 * x;
-    case tutorials::kActivationGeluTanh:
+    case kernels::kActivationRelu: return std::max(x, 0.0);
+    case kernels::kActivationLeakyRelu: return x > 0 ? x : 0.01 * x;
+    case kernels::kActivationGeluTanh:
       return 0.5 * x * (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
     default: return x;
   }
@@ -349,8 +349,8 @@ void checkMatmul(const Workspace& ws, bool f16Output, int activation) {
 }
 
 TutorialCase matmulCase() {
-  return {"matmul", tutorials::matmul_kernel, kMatmulBlocks, {6, 1, 1}, [] { return matmulWorkspace(false); },
-          [](const Workspace& ws) { checkMatmul(ws, false, tutorials::kActivationNone); }};
+  return {"matmul", kernels::matmul_kernel, kMatmulBlocks, {6, 1, 1}, [] { return matmulWorkspace(false); },
+          [](const Workspace& ws) { checkMatmul(ws, false, kernels::kActivationNone); }};
 }
 
 TutorialCase matmulEpilogueCase(int activation, bool f16Output) {
@@ -358,7 +358,7 @@ TutorialCase matmulEpilogueCase(int activation, bool f16Output) {
   Constants constants = kMatmulBlocks;
   constants["ACTIVATION"] = activation;
   return {std::string(f16Output ? "matmul_epilogue_f16_" : "matmul_epilogue_") + names[activation],
-          f16Output ? tutorials::matmul_epilogue_f16_kernel : tutorials::matmul_epilogue_kernel,
+          f16Output ? kernels::matmul_epilogue_f16_kernel : kernels::matmul_epilogue_kernel,
           constants,
           {6, 1, 1},
           [f16Output] { return matmulWorkspace(f16Output); },
@@ -523,7 +523,7 @@ INSTANTIATE_TEST_SUITE_P(Tutorials, TutorialKernel, ::testing::ValuesIn(allCases
 TEST(TutorialLayerNorm, ForwardStatisticsFeedBothBackwardVariants) {
   LayerNormData d = layerNormData();
   Workspace fwd = layerNormForwardCase().makeWorkspace();
-  tutorials::layernorm_fwd_kernel().runInterpreter({kLnRows, 1, 1}, fwd.args(), {{"BLOCK", 32}});
+  kernels::layernorm_fwd_kernel().runInterpreter({kLnRows, 1, 1}, fwd.args(), {{"BLOCK", 32}});
   std::vector<float> mean = fwd.f32(4), rstd = fwd.f32(5);
 
   LayerNormData fromForward = d;
@@ -537,10 +537,10 @@ TEST(TutorialLayerNorm, ForwardStatisticsFeedBothBackwardVariants) {
   std::vector<interp::Arg> args = stage1.args();
   args[4] = interp::Buffer{mean.data(), mean.size() * sizeof(float)};
   args[5] = interp::Buffer{rstd.data(), rstd.size() * sizeof(float)};
-  tutorials::layernorm_bwd_dx_kernel().runInterpreter({kLnPrograms, 1, 1}, args, {{"BLOCK", 128}});
+  kernels::layernorm_bwd_dx_kernel().runInterpreter({kLnPrograms, 1, 1}, args, {{"BLOCK", 128}});
   std::vector<float> partialDw = stage1.f32(6), partialDb = stage1.f32(7);
   std::vector<float> dw(kLnCols, NAN), db(kLnCols, NAN);
-  tutorials::layernorm_bwd_dwdb_kernel().runInterpreter(
+  kernels::layernorm_bwd_dwdb_kernel().runInterpreter(
       {4, 1, 1},
       {interp::Buffer{partialDw.data(), partialDw.size() * 4}, interp::Buffer{partialDb.data(), partialDb.size() * 4},
        interp::Buffer{dw.data(), dw.size() * 4}, interp::Buffer{db.data(), db.size() * 4}, kLnPrograms, kLnCols},
@@ -553,7 +553,7 @@ TEST(TutorialLayerNorm, ForwardStatisticsFeedBothBackwardVariants) {
   args = atomic.args();
   args[4] = interp::Buffer{mean.data(), mean.size() * sizeof(float)};
   args[5] = interp::Buffer{rstd.data(), rstd.size() * sizeof(float)};
-  tutorials::layernorm_bwd_atomic_kernel().runInterpreter({kLnPrograms, 1, 1}, args, {{"BLOCK", 128}});
+  kernels::layernorm_bwd_atomic_kernel().runInterpreter({kLnPrograms, 1, 1}, args, {{"BLOCK", 128}});
   expectClose(atomic.f32(2), g.dx, 1e-5, 1e-4, "dx (atomics)");
   expectClose(atomic.f32(6), g.dw, 1e-5, 1e-4, "dw (atomics)");
   expectClose(atomic.f32(7), g.db, 1e-5, 1e-4, "db (atomics)");
@@ -562,7 +562,7 @@ TEST(TutorialLayerNorm, ForwardStatisticsFeedBothBackwardVariants) {
 // The atomics variant must start from zeroed dw/db: it adds into them (so a second launch doubles them).
 TEST(TutorialLayerNorm, AtomicVariantAccumulatesIntoDwDb) {
   Workspace ws = layerNormBackwardAtomicCase().makeWorkspace();
-  KernelDef k = tutorials::layernorm_bwd_atomic_kernel();
+  KernelDef k = kernels::layernorm_bwd_atomic_kernel();
   k.runInterpreter({kLnPrograms, 1, 1}, ws.args(), {{"BLOCK", 128}});
   std::vector<float> once = ws.f32(6);
   k.runInterpreter({kLnPrograms, 1, 1}, ws.args(), {{"BLOCK", 128}});
@@ -574,7 +574,7 @@ TEST(TutorialLayerNorm, AtomicVariantAccumulatesIntoDwDb) {
 // ACTIVATION is a trace-time choice: each specialization holds only its own activation's ops, and an unknown
 // value is a clear error.
 TEST(TutorialMatmul, ActivationIsSpecializedAtTraceTime) {
-  KernelDef k = tutorials::matmul_epilogue_kernel();
+  KernelDef k = kernels::matmul_epilogue_kernel();
   auto opsOf = [&](int activation) {
     Constants c = kMatmulBlocks;
     c["ACTIVATION"] = activation;
@@ -582,10 +582,10 @@ TEST(TutorialMatmul, ActivationIsSpecializedAtTraceTime) {
     return std::make_tuple(text.find(" tanh ") != std::string::npos, text.find(" max ") != std::string::npos,
                            text.find(" select ") != std::string::npos, text.find(" if ") != std::string::npos);
   };
-  EXPECT_EQ(opsOf(tutorials::kActivationNone), std::make_tuple(false, false, false, false));
-  EXPECT_EQ(opsOf(tutorials::kActivationRelu), std::make_tuple(false, true, false, false));
-  EXPECT_EQ(opsOf(tutorials::kActivationLeakyRelu), std::make_tuple(false, false, true, false));
-  EXPECT_EQ(opsOf(tutorials::kActivationGeluTanh), std::make_tuple(true, false, false, false));
+  EXPECT_EQ(opsOf(kernels::kActivationNone), std::make_tuple(false, false, false, false));
+  EXPECT_EQ(opsOf(kernels::kActivationRelu), std::make_tuple(false, true, false, false));
+  EXPECT_EQ(opsOf(kernels::kActivationLeakyRelu), std::make_tuple(false, false, true, false));
+  EXPECT_EQ(opsOf(kernels::kActivationGeluTanh), std::make_tuple(true, false, false, false));
 
   Constants bad = kMatmulBlocks;
   bad["ACTIVATION"] = 7;
@@ -600,8 +600,8 @@ TEST(TutorialMatmul, ActivationIsSpecializedAtTraceTime) {
 // The f16 variant stores f16 (half the bytes), converting the f32 accumulator only at the store.
 TEST(TutorialMatmul, F16VariantConvertsOnlyAtTheStore) {
   Constants c = kMatmulBlocks;
-  c["ACTIVATION"] = tutorials::kActivationRelu;
-  std::unique_ptr<ir::Module> m = tutorials::matmul_epilogue_f16_kernel().trace(c);
+  c["ACTIVATION"] = kernels::kActivationRelu;
+  std::unique_ptr<ir::Module> m = kernels::matmul_epilogue_f16_kernel().trace(c);
   int castsToF16 = 0;
   m->functions()[0]->walk([&](ir::Op* op) {
     if (op->is(ir::OpKind::Dot)) {

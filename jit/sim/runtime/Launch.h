@@ -12,11 +12,11 @@
 #include "jit/sim/SimABI.h"
 #include "jit/sim/runtime/FiberStack.h"
 #include "jit/sim/runtime/GlobalMemoryChecker.h"
+#include "jit/sim/runtime/IsaWarpMatrix.h"
 #include "jit/sim/runtime/Report.h"
 
 namespace tessera::sim {
 
-class WarpMatrixSemantics;
 
 // A compiled kernel as the emulator runs it. Programs are one-dimensional blocks of numWarps * warpSize threads
 // (thread ids on axes 1 and 2 are 0), as the backends launch them.
@@ -39,7 +39,8 @@ struct LaunchConfig {
   size_t stackBytes = kDefaultFiberStackBytes;  // per GPU thread
   bool echoOutput = false;                 // also print the kernel's printf output on stdout
   uint32_t printfBufferBytes = 1u << 20;   // amdgpu
-  const WarpMatrixSemantics* matrix = nullptr;  // mma / ldmatrix semantics; without, they are reported unsupported
+  // mma / ldmatrix semantics: the ISA's (WarpMatrix.h); tests plant others. Null: reported as unsupported.
+  const WarpMatrixSemantics* matrix = &isaWarpMatrix();
 };
 
 // Runs every program of `grid` and returns what happened. Throws tessera::Error for an invalid program or grid

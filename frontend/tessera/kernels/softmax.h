@@ -1,13 +1,12 @@
-// Tutorial 2 kernel: row-wise softmax, one row per program. BLOCK is the row length rounded up to a power of
-// two; lanes past the row read -inf so they add nothing to the max or the sum.
+// Row-wise softmax (tutorials/02_softmax.md), one row per program. BLOCK is the row length rounded up to a
+// power of two; lanes past the row read -inf so they add nothing to the max or the sum.
 #pragma once
 
 #include <cmath>
 
 #include "tessera/tessera.h"
 
-namespace tutorials {
-using namespace tessera;
+namespace tessera::kernels {
 
 inline void softmax(Ptr<f32> out, Ptr<f32> in, Int in_row_stride, Int out_row_stride, Int n_cols, Const<int> BLOCK) {
   Tensor row = program_id(0);
@@ -24,4 +23,4 @@ inline KernelDef softmax_kernel() {
   return kernel("softmax", softmax, {"out", "in", "in_row_stride", "out_row_stride", "n_cols", "BLOCK"});
 }
 
-}  // namespace tutorials
+}  // namespace tessera::kernels

@@ -1,8 +1,4 @@
-// The GPU-vs-interpreter cases: the four tutorial kernels at their default block sizes, and op kernels covering
-// the op families of docs/IR.md on several dtypes. Each case carries random inputs (fixed seeds) and is run by
-// jit::checkAgainstInterpreter from tests/unit/jit_gpu_test.cpp and from tessera-gpu-check (scripts/gpu/).
-// Header-only: both include it.
-#pragma once
+#include "tests/gpucheck/Cases.h"
 
 #include <cstring>
 #include <random>
@@ -10,20 +6,21 @@
 #include <vector>
 
 #include "backends/interpreter/FloatFormats.h"
-#include "jit/GpuCheck.h"
+#include "tessera/kernels/layernorm.h"
+#include "tessera/kernels/matmul.h"
+#include "tessera/kernels/softmax.h"
+#include "tessera/kernels/vector_add.h"
 #include "tessera/tessera.h"
-#include "tutorials/kernels/layernorm.h"
-#include "tutorials/kernels/matmul.h"
-#include "tutorials/kernels/softmax.h"
-#include "tutorials/kernels/vector_add.h"
 
-namespace tessera::jit::check {
+namespace tessera::gpucheck {
+
+namespace {
 
 using ir::ScalarKind;
 
 // ---- random host buffers (bytes in the element type's memory format)
 
-inline HostBuffer randomBuffer(ScalarKind kind, size_t n, uint32_t seed, double lo = -1, double hi = 1) {
+HostBuffer randomBuffer(ScalarKind kind, size_t n, uint32_t seed, double lo = -1, double hi = 1) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> real(lo, hi);
   ir::Type t = ir::Type::scalar(kind);
@@ -43,20 +40,20 @@ inline HostBuffer randomBuffer(ScalarKind kind, size_t n, uint32_t seed, double 
   }
   return b;
 }
-inline HostBuffer zeroBuffer(ScalarKind kind, size_t n) {
+HostBuffer zeroBuffer(ScalarKind kind, size_t n) {
   ir::Type t = ir::Type::scalar(kind);
   return HostBuffer{kind, std::vector<uint8_t>(n * (t.isBool() ? 1 : t.bitWidth() / 8))};
 }
-inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // ---- op kernels
 
 enum BinaryOp { kAdd, kSub, kMul, kDiv, kRem, kMin, kMax, kAnd, kOr, kXor, kShl, kShr };
-inline const char* binaryOpName(int op) {
+const char* binaryOpName(int op) {
   static const char* names[] = {"add", "sub", "mul", "div", "rem", "min", "max", "and", "or", "xor", "shl", "shr"};
   return names[op];
 }
-inline Tensor applyBinary(int op, const Tensor& x, const Tensor& y) {
+Tensor applyBinary(int op, const Tensor& x, const Tensor& y) {
   switch (op) {
     case kAdd: return x + y;
     case kSub: return x - y;
@@ -80,12 +77,12 @@ void binary_kernel(Ptr<T> a, Ptr<T> b, Ptr<T> out, Int n, Const<int> OP, Const<i
 }
 
 enum UnaryOp { kExp, kExp2, kLog, kLog2, kSqrt, kRsqrt, kSin, kCos, kTanh, kErf, kFloor, kCeil, kAbs, kNeg, kSigmoid };
-inline const char* unaryOpName(int op) {
+const char* unaryOpName(int op) {
   static const char* names[] = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos",
                                 "tanh", "erf", "floor", "ceil", "abs", "neg", "sigmoid"};
   return names[op];
 }
-inline Tensor applyUnary(int op, const Tensor& x) {
+Tensor applyUnary(int op, const Tensor& x) {
   switch (op) {
     case kExp: return exp(x);
     case kExp2: return exp2(x);
@@ -120,12 +117,12 @@ void cast_kernel(Ptr<From> a, Ptr<To> out, Int n, Const<int> BLOCK) {
 
 // Row-wise reductions and scans over an [R, C] row-major matrix, one BR x C block of rows per program.
 enum RowOp { kRowSum, kRowMax, kRowMin, kRowArgmax, kColSum, kRowCumsum, kRowCumsumReverse };
-inline const char* rowOpName(int op) {
+const char* rowOpName(int op) {
   static const char* names[] = {"sum(axis=1)", "max(axis=1)", "min(axis=1)", "argmax(axis=1)",
                                 "sum(axis=0)", "cumsum(axis=1)", "cumsum(axis=1, reverse)"};
   return names[op];
 }
-inline void rows_kernel(Ptr<f32> a, Ptr<f32> out, Ptr<i32> idx, Int R, Const<int> OP, Const<int> BR, Const<int> C) {
+void rows_kernel(Ptr<f32> a, Ptr<f32> out, Ptr<i32> idx, Int R, Const<int> OP, Const<int> BR, Const<int> C) {
   Tensor rows = program_id(0) * BR + arange(0, BR);
   Tensor cols = arange(0, C);
   Tensor rmask = rows < R;
@@ -156,7 +153,7 @@ void dot_kernel(Ptr<In> a, Ptr<In> b, Ptr<Acc> c, Const<int> BM, Const<int> BN, 
 
 // out = transpose(in) for an [M, N] f32 matrix, one BM x BN block per program: loads coalesce along N, stores
 // along M, so the layouts must change through shared memory.
-inline void transpose_kernel(Ptr<f32> in, Ptr<f32> out, Int M, Int N, Const<int> BM, Const<int> BN) {
+void transpose_kernel(Ptr<f32> in, Ptr<f32> out, Int M, Int N, Const<int> BM, Const<int> BN) {
   Tensor rm = program_id(0) * BM + arange(0, BM);
   Tensor rn = program_id(1) * BN + arange(0, BN);
   Tensor mask = (expand_dims(rm, 1) < M) & (expand_dims(rn, 0) < N);
@@ -165,7 +162,7 @@ inline void transpose_kernel(Ptr<f32> in, Ptr<f32> out, Int M, Int N, Const<int>
 }
 
 // Integer atomics: a histogram of values into BINS bins (exact), and a running max.
-inline void histogram_kernel(Ptr<i32> values, Ptr<i32> bins, Ptr<i32> maxOut, Int n, Const<int> BINS, Const<int> BLOCK) {
+void histogram_kernel(Ptr<i32> values, Ptr<i32> bins, Ptr<i32> maxOut, Int n, Const<int> BINS, Const<int> BLOCK) {
   Tensor offs = program_id(0) * BLOCK + arange(0, BLOCK);
   Tensor mask = offs < n;
   Tensor v = load(values + offs, mask, 0);
@@ -174,7 +171,7 @@ inline void histogram_kernel(Ptr<i32> values, Ptr<i32> bins, Ptr<i32> maxOut, In
 }
 
 // A loop with a loop-carried accumulator and a data-dependent select: out[i] = sum_k where(x>0, x, -x) * k.
-inline void loop_kernel(Ptr<f32> a, Ptr<f32> out, Int n, Int steps, Const<int> BLOCK) {
+void loop_kernel(Ptr<f32> a, Ptr<f32> out, Int n, Int steps, Const<int> BLOCK) {
   Tensor offs = program_id(0) * BLOCK + arange(0, BLOCK);
   Tensor mask = offs < n;
   Tensor x = load(a + offs, mask);
@@ -185,10 +182,10 @@ inline void loop_kernel(Ptr<f32> a, Ptr<f32> out, Int n, Int steps, Const<int> B
 
 // ---- the case lists
 
-inline std::vector<CheckCase> tutorialCases() {
+std::vector<CheckCase> tutorialCases() {
   std::vector<CheckCase> cases;
   for (int64_t n : {98432, 100003}) {
-    CheckCase c{"tutorial vector_add n=" + std::to_string(n), tutorials::vector_add_kernel(), {{"BLOCK", int64_t(1024)}},
+    CheckCase c{"tutorial vector_add n=" + std::to_string(n), kernels::vector_add_kernel(), {{"BLOCK", int64_t(1024)}},
                 {cdiv(n, 1024), 1, 1}, {}};
     c.args = {randomBuffer(ScalarKind::F32, n, 1), randomBuffer(ScalarKind::F32, n, 2), zeroBuffer(ScalarKind::F32, n), n};
     c.atol = c.rtol = 0;  // one exact add per element
@@ -196,7 +193,7 @@ inline std::vector<CheckCase> tutorialCases() {
   }
   for (int warps : {4, 8}) {
     const int64_t rows = 37, cols = 781;
-    CheckCase c{"tutorial softmax 37x781 warps=" + std::to_string(warps), tutorials::softmax_kernel(),
+    CheckCase c{"tutorial softmax 37x781 warps=" + std::to_string(warps), kernels::softmax_kernel(),
                 {{"BLOCK", int64_t(1024)}}, {rows, 1, 1}, {}};
     c.args = {zeroBuffer(ScalarKind::F32, rows * cols), randomBuffer(ScalarKind::F32, rows * cols, 3, -5, 5), cols, cols,
               cols};
@@ -207,7 +204,7 @@ inline std::vector<CheckCase> tutorialCases() {
   }
   {
     const int64_t rows = 23, cols = 1500;
-    CheckCase c{"tutorial layernorm 23x1500", tutorials::layernorm_fwd_kernel(), {{"BLOCK", int64_t(512)}}, {rows, 1, 1}, {}};
+    CheckCase c{"tutorial layernorm 23x1500", kernels::layernorm_fwd_kernel(), {{"BLOCK", int64_t(512)}}, {rows, 1, 1}, {}};
     c.args = {randomBuffer(ScalarKind::F32, rows * cols, 4), zeroBuffer(ScalarKind::F32, rows * cols),
               randomBuffer(ScalarKind::F32, cols, 5), randomBuffer(ScalarKind::F32, cols, 6),
               zeroBuffer(ScalarKind::F32, rows), zeroBuffer(ScalarKind::F32, rows), cols, cols, 1e-5};
@@ -221,7 +218,7 @@ inline std::vector<CheckCase> tutorialCases() {
     CheckCase c{"tutorial matmul " + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) +
                     " blocks " + std::to_string(s.BM) + "x" + std::to_string(s.BN) + "x" + std::to_string(s.BK) +
                     " warps=" + std::to_string(s.warps),
-                tutorials::matmul_kernel(),
+                kernels::matmul_kernel(),
                 {{"BM", int64_t(s.BM)}, {"BN", int64_t(s.BN)}, {"BK", int64_t(s.BK)}, {"GROUP_M", int64_t(4)}},
                 {cdiv(s.M, s.BM) * cdiv(s.N, s.BN), 1, 1}, {}};
     c.args = {randomBuffer(ScalarKind::F16, s.M * s.K, 7), randomBuffer(ScalarKind::F16, s.K * s.N, 8),
@@ -234,7 +231,7 @@ inline std::vector<CheckCase> tutorialCases() {
   return cases;
 }
 
-inline std::vector<CheckCase> opCases() {
+std::vector<CheckCase> opCases() {
   std::vector<CheckCase> cases;
   const int64_t n = 10007;  // not a multiple of the block: the last program is masked
   const Constants block{{"BLOCK", int64_t(1024)}};
@@ -375,10 +372,12 @@ inline std::vector<CheckCase> opCases() {
   return cases;
 }
 
-inline std::vector<CheckCase> allCases() {
+}  // namespace
+
+std::vector<CheckCase> allCases() {
   std::vector<CheckCase> all = tutorialCases();
   for (CheckCase& c : opCases()) all.push_back(std::move(c));
   return all;
 }
 
-}  // namespace tessera::jit::check
+}  // namespace tessera::gpucheck

@@ -1,6 +1,6 @@
-// Tutorial 4 kernels: C = A x B with f16 inputs and an f32 accumulator. Each program computes one BM x BN tile
-// of C, walking K in BK steps; programs are ordered in groups of GROUP_M rows of tiles so that programs running
-// at the same time share rows of A and columns of B in the L2 cache.
+// Matrix multiplication (tutorials/04_matmul.md): C = A x B with f16 inputs and an f32 accumulator. Each program
+// computes one BM x BN tile of C, walking K in BK steps; programs are ordered in groups of GROUP_M rows of tiles so
+// that programs running at the same time share rows of A and columns of B in the L2 cache.
 //
 // `matmul` stores the f32 accumulator. `matmul_epilogue` (f32 C) and `matmul_epilogue_f16` (f16 C) apply an
 // activation chosen by the Const ACTIVATION to the f32 accumulator while it is still in registers, then store
@@ -11,8 +11,7 @@
 
 #include "tessera/tessera.h"
 
-namespace tutorials {
-using namespace tessera;
+namespace tessera::kernels {
 
 // Values of the epilogue kernels' ACTIVATION constant.
 enum Activation : int { kActivationNone = 0, kActivationRelu = 1, kActivationLeakyRelu = 2, kActivationGeluTanh = 3 };
@@ -111,4 +110,4 @@ inline KernelDef matmul_epilogue_f16_kernel() {
   return kernel("matmul_epilogue_f16", matmul_epilogue<f16>, matmul_epilogue_param_names());
 }
 
-}  // namespace tutorials
+}  // namespace tessera::kernels

@@ -1,17 +1,53 @@
-#include "jit/GpuCheck.h"
+#include "tests/gpucheck/GpuCheck.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
 
 #include "backends/interpreter/FloatFormats.h"
-#include "backends/interpreter/Interpreter.h"
 #include "jit/JitKernel.h"
 
-namespace tessera::jit {
+namespace tessera::gpucheck {
 
 namespace {
+
+// Device copies of a check's buffers, released when the check ends (also when it throws).
+class DeviceCopies {
+ public:
+  explicit DeviceCopies(jit::DeviceRuntime& runtime) : runtime_(runtime) {}
+  ~DeviceCopies() {
+    for (jit::DeviceAddress p : addresses_) runtime_.release(p);
+  }
+  DeviceCopies(const DeviceCopies&) = delete;
+  DeviceCopies& operator=(const DeviceCopies&) = delete;
+
+  jit::DeviceAddress add(const std::vector<uint8_t>& bytes) {
+    addresses_.push_back(runtime_.allocate(bytes.size()));
+    runtime_.copyToDevice(addresses_.back(), bytes.data(), bytes.size());
+    return addresses_.back();
+  }
+  std::vector<uint8_t> toHost(size_t index, size_t bytes) const {
+    std::vector<uint8_t> host(bytes);
+    runtime_.copyToHost(host.data(), addresses_[index], bytes);
+    return host;
+  }
+
+ private:
+  jit::DeviceRuntime& runtime_;
+  std::vector<jit::DeviceAddress> addresses_;
+};
+
+// A per-thread figure the runtime may be unable to report (HIP's module API has none).
+template <class Query>
+std::optional<int> ifReported(Query query) {
+  try {
+    return query();
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
 
 size_t elementBytes(ir::ScalarKind k) {
   ir::Type t = ir::Type::scalar(k);
@@ -71,7 +107,7 @@ void compareBuffer(const CheckCase& c, size_t index, const HostBuffer& ref, cons
 
 }  // namespace
 
-CheckResult checkAgainstInterpreter(const CheckCase& c, KernelCache& cache, CudaDriver& driver) {
+CheckResult checkAgainstInterpreter(const CheckCase& c, jit::KernelCache& cache, jit::DeviceRuntime& runtime) {
   CheckResult r;
   r.name = c.name;
   try {
@@ -93,43 +129,42 @@ CheckResult checkAgainstInterpreter(const CheckCase& c, KernelCache& cache, Cuda
     }
     c.kernel.runInterpreter(c.grid, interpArgs, c.constants);
 
-    // The GPU, from the same initial contents.
-    std::vector<DeviceBuffer> device;
-    std::vector<KernelArg> gpuArgs;
-    for (const CheckArg& a : c.args)
-      if (const auto* b = std::get_if<HostBuffer>(&a)) device.push_back(DeviceBuffer::fromHost(b->bytes, driver));
-    next = 0;
+    // The device, from the same initial contents.
+    DeviceCopies device(runtime);
+    std::vector<jit::KernelArg> deviceArgs;
     for (const CheckArg& a : c.args) {
-      if (std::holds_alternative<HostBuffer>(a)) gpuArgs.push_back(device[next++]);
-      else if (const auto* i = std::get_if<int64_t>(&a)) gpuArgs.push_back(*i);
-      else gpuArgs.push_back(std::get<double>(a));
+      if (const auto* b = std::get_if<HostBuffer>(&a))
+        deviceArgs.push_back(jit::KernelArg::pointer(device.add(b->bytes)));
+      else if (const auto* i = std::get_if<int64_t>(&a))
+        deviceArgs.push_back(*i);
+      else
+        deviceArgs.push_back(std::get<double>(a));
     }
-    JitKernel kernel(c.kernel, cache, driver);
-    LaunchOptions options;
+    // Compiled for the runtime's target and its device's arch, and loaded through the runtime.
+    jit::LaunchOptions options;
     options.numWarps = c.numWarps;
-    LoadedKernel& loaded = kernel.prepare(gpuArgs, c.constants, options);
-    r.registers = loaded.registersPerThread();
-    r.localBytes = loaded.localBytesPerThread();
+    options.target = runtime.target();
+    options.arch = runtime.nativeArch();
+    std::vector<ir::Type> paramTypes;
+    for (const ParamInfo& p : c.kernel.runtimeParams()) paramTypes.push_back(p.type);
+    jit::LoadedKernel loaded(jit::JitKernel(c.kernel, cache).compileOnly(deviceArgs, c.constants, options), paramTypes,
+                             runtime);
+    r.registers = ifReported([&] { return loaded.registersPerThread(); });
+    r.localBytes = ifReported([&] { return loaded.localBytesPerThread(); });
     r.sharedBytes = loaded.compiled().sharedBytes;
-    loaded.launch(c.grid, gpuArgs);
-    driver.synchronize(nullptr, c.kernel.name());
+    loaded.launch(c.grid, deviceArgs);
+    runtime.synchronize(nullptr, c.kernel.name());
 
     r.status = CheckResult::Status::Pass;
-    for (size_t i = 0; i < device.size(); ++i) {
-      std::vector<uint8_t> got(device[i].bytes());
-      device[i].copyToHost(got.data(), got.size());
-      compareBuffer(c, i, reference[i], got, r);
-    }
+    for (size_t i = 0; i < reference.size(); ++i)
+      compareBuffer(c, i, reference[i], device.toHost(i, reference[i].bytes.size()), r);
     if (r.mismatches) r.status = CheckResult::Status::Fail;
 
     // Time one more launch (results no longer compared: atomics and in-place updates would differ).
-    cu::Event start = driver.createEvent(), end = driver.createEvent();
-    driver.recordEvent(start, nullptr);
-    loaded.launch(c.grid, gpuArgs);
-    driver.recordEvent(end, nullptr);
-    r.gpuMilliseconds = driver.elapsedMilliseconds(start, end);
-    driver.destroyEvent(start);
-    driver.destroyEvent(end);
+    auto start = std::chrono::steady_clock::now();
+    loaded.launch(c.grid, deviceArgs);
+    runtime.synchronize(nullptr, c.kernel.name());
+    r.launchMilliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   } catch (const std::exception& e) {
     r.status = CheckResult::Status::Error;
     r.message = e.what();
@@ -140,7 +175,7 @@ CheckResult checkAgainstInterpreter(const CheckCase& c, KernelCache& cache, Cuda
 std::string formatCheckTable(const std::vector<CheckResult>& results) {
   std::ostringstream os;
   char line[512];
-  std::snprintf(line, sizeof line, "%-44s %-6s %11s %9s %5s %6s %7s  %s\n", "case", "result", "worst/tol", "gpu ms",
+  std::snprintf(line, sizeof line, "%-44s %-6s %11s %9s %5s %6s %7s  %s\n", "case", "result", "worst/tol", "launch ms",
                 "regs", "local", "smem", "detail");
   os << line << std::string(110, '-') << "\n";
   int pass = 0, fail = 0, error = 0;
@@ -152,9 +187,10 @@ std::string formatCheckTable(const std::vector<CheckResult>& results) {
                          : r.mismatches ? std::to_string(r.mismatches) + " mismatches; first " + r.firstMismatch
                                         : "";
     if (auto nl = detail.find('\n'); nl != std::string::npos) detail = detail.substr(0, nl) + " ...";
-    std::snprintf(line, sizeof line, "%-44s %-6s %11.3g %9.4f %5d %6d %7lld  %s\n", r.name.c_str(), status,
-                  r.worstError, r.gpuMilliseconds, r.registers, r.localBytes, static_cast<long long>(r.sharedBytes),
-                  detail.c_str());
+    auto figure = [](const std::optional<int>& v) { return v ? std::to_string(*v) : std::string("-"); };
+    std::snprintf(line, sizeof line, "%-44s %-6s %11.3g %9.4f %5s %6s %7lld  %s\n", r.name.c_str(), status,
+                  r.worstError, r.launchMilliseconds, figure(r.registers).c_str(), figure(r.localBytes).c_str(),
+                  static_cast<long long>(r.sharedBytes), detail.c_str());
     os << line;
   }
   os << std::string(110, '-') << "\n"
@@ -162,4 +198,4 @@ std::string formatCheckTable(const std::vector<CheckResult>& results) {
   return os.str();
 }
 
-}  // namespace tessera::jit
+}  // namespace tessera::gpucheck

@@ -1,4 +1,4 @@
-// Tutorial 3 kernels: layer normalization.
+// Layer normalization (tutorials/03_layernorm.md).
 //
 // Forward: one row per program, walking the row in BLOCK-wide chunks (so rows longer than a block work). It
 // saves each row's mean and 1/std for the backward pass.
@@ -21,8 +21,7 @@
 
 #include "tessera/tessera.h"
 
-namespace tutorials {
-using namespace tessera;
+namespace tessera::kernels {
 
 inline void layernorm_fwd(Ptr<f32> x, Ptr<f32> y, Ptr<f32> weight, Ptr<f32> bias, Ptr<f32> mean_out,
                           Ptr<f32> rstd_out, Int row_stride, Int n_cols, Float eps, Const<int> BLOCK) {
@@ -156,4 +155,4 @@ inline KernelDef layernorm_bwd_atomic_kernel() {
                  "rows_per_program", "BLOCK"});
 }
 
-}  // namespace tutorials
+}  // namespace tessera::kernels

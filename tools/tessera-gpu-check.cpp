@@ -1,14 +1,20 @@
-// tessera-gpu-check: runs every tutorial kernel and op case (jit/check/Cases.h) on the GPU and on the reference
-// interpreter, and prints one table row per case. Exit status 0 when every case passes, 1 otherwise, 2 without a
-// GPU. scripts/gpu/run_on_gpu.sh runs it on the GPU machine.
+// tessera-gpu-check: runs every tutorial kernel and op case (tests/gpucheck/Cases.h) on the GPU and on the
+// reference interpreter, and prints one table row per case. Exit status 0 when every case passes, 1 otherwise, 2
+// without a GPU. scripts/gpu/run_on_gpu.sh runs it on the GPU machine.
 //
 //   tessera-gpu-check [substring]   only the cases whose name contains the substring
 #include <cstdio>
-#include <iostream>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
 
-#include "jit/check/Cases.h"
+#include "jit/CudaDriver.h"
+#include "jit/DeviceRuntime.h"
+#include "tests/gpucheck/Cases.h"
 
 int main(int argc, char** argv) {
+  using namespace tessera::gpucheck;
   using namespace tessera::jit;
   CudaDriver& driver = CudaDriver::instance();
   if (!driver.available()) {
@@ -17,12 +23,13 @@ int main(int argc, char** argv) {
   }
   std::printf("GPU: %s (compute capability %d, %d SMs), compiling for %s\n", driver.deviceName().c_str(),
               driver.computeCapability(), driver.multiprocessorCount(), driver.nativeArch().c_str());
+  std::unique_ptr<DeviceRuntime> runtime = makeCudaDeviceRuntime(driver);
   std::string filter = argc > 1 ? argv[1] : "";
   KernelCache cache{std::filesystem::path()};  // always compile with this build
   std::vector<CheckResult> results;
-  for (const CheckCase& c : check::allCases()) {
+  for (const CheckCase& c : allCases()) {
     if (!filter.empty() && c.name.find(filter) == std::string::npos) continue;
-    results.push_back(checkAgainstInterpreter(c, cache, driver));
+    results.push_back(checkAgainstInterpreter(c, cache, *runtime));
     const CheckResult& r = results.back();
     std::fprintf(stderr, "%-6s %s\n", r.status == CheckResult::Status::Pass ? "pass" : "FAIL", c.name.c_str());
   }

@@ -1,11 +1,10 @@
-// Tutorial 1 kernel: out[i] = x[i] + y[i]. Each program handles BLOCK consecutive elements; the mask keeps
-// the last program from touching memory past n.
+// Vector addition (tutorials/01_vector_add.md): out[i] = x[i] + y[i]. Each program handles BLOCK consecutive
+// elements; the mask keeps the last program from touching memory past n.
 #pragma once
 
 #include "tessera/tessera.h"
 
-namespace tutorials {
-using namespace tessera;
+namespace tessera::kernels {
 
 inline void vector_add(Ptr<f32> x, Ptr<f32> y, Ptr<f32> out, Int n, Const<int> BLOCK) {
   Tensor offsets = program_id(0) * BLOCK + arange(0, BLOCK);
@@ -15,4 +14,4 @@ inline void vector_add(Ptr<f32> x, Ptr<f32> y, Ptr<f32> out, Int n, Const<int> B
 
 inline KernelDef vector_add_kernel() { return kernel("vector_add", vector_add, {"x", "y", "out", "n", "BLOCK"}); }
 
-}  // namespace tutorials
+}  // namespace tessera::kernels
