@@ -17,9 +17,7 @@
 #include "jit/sim/HostJit.h"
 #include "jit/sim/RuntimeSymbols.h"
 #include "jit/sim/runtime/Launch.h"
-#include "jit/sim/runtime/WarpMatrix.h"
-#include "jit/sim/runtime/WarpMatrixSemantics.h"
-#include "tutorials/kernels/matmul.h"
+#include "tessera/kernels/matmul.h"
 
 using namespace tessera;
 using namespace tessera::sim;
@@ -28,23 +26,6 @@ namespace {
 
 constexpr int64_t kSize = 512;
 constexpr int kBlock = 128, kBlockK = 64, kWarps = 8;
-
-// The runtime's view of the ISA semantics of jit/sim/runtime/WarpMatrix.h.
-class IsaWarpMatrix final : public WarpMatrixSemantics {
- public:
-  std::optional<Shape> shape(uint32_t kind) const override {
-    const MmaShape& s = mmaShape(static_cast<MmaKind>(kind));
-    return Shape{s.lanes, s.registers[0], s.registers[1], s.registers[2]};
-  }
-  void mma(uint32_t kind, std::span<const uint32_t> a, std::span<const uint32_t> b, std::span<const uint32_t> c,
-           std::span<uint32_t> d) const override {
-    executeMma(static_cast<MmaKind>(kind), a, b, c, d);
-  }
-  void ldmatrix(uint32_t matrices, bool transpose, std::span<const uint64_t> rowAddress, const RowRead& read,
-                std::span<uint32_t> out) const override {
-    executeLdMatrix(matrices, transpose, rowAddress, read, out);
-  }
-};
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -56,7 +37,7 @@ int main(int argc, char** argv) {
   const unsigned threads = argc > 1 ? static_cast<unsigned>(std::atoi(argv[1])) : 2;
   const Constants constants{{"BM", kBlock}, {"BN", kBlock}, {"BK", kBlockK}, {"GROUP_M", 8}};
   jit::KernelCache cache{std::filesystem::path()};
-  jit::JitKernel kernel(tutorials::matmul_kernel(), cache);
+  jit::JitKernel kernel(kernels::matmul_kernel(), cache);
   jit::LaunchOptions options;
   options.numWarps = kWarps;
   options.target = "nvptx";
@@ -80,7 +61,6 @@ int main(int argc, char** argv) {
       for (int64_t j = 0; j < kSize; ++j) reference[i * kSize + j] += aik * interp::decodeF16(b[k * kSize + j]);
     }
 
-  IsaWarpMatrix semantics;
   int failures = 0;
   for (HostOptLevel level : {HostOptLevel::O0, HostOptLevel::O1, HostOptLevel::O2}) {
     const char* name = level == HostOptLevel::O0 ? "O0" : level == HostOptLevel::O1 ? "O1" : "O2";
@@ -106,7 +86,6 @@ int main(int argc, char** argv) {
     void* params[] = {&aPtr, &bPtr, &cPtr, &size, &size, &size, &size, &one, &size, &one, &size, &one};
     LaunchConfig config;
     config.threads = threads;
-    config.matrix = &semantics;
     config.allocations = {{reinterpret_cast<uint64_t>(aPtr), a.size() * 2},
                           {reinterpret_cast<uint64_t>(bPtr), b.size() * 2},
                           {reinterpret_cast<uint64_t>(cPtr), c.size() * 4}};

@@ -12,7 +12,7 @@
 #include "backends/common/DebugLocations.h"
 #include "ir/Parser.h"
 #include "jit/Compiler.h"
-#include "tutorials/kernels/matmul.h"
+#include "tessera/kernels/matmul.h"
 
 namespace tessera::testing {
 
@@ -20,7 +20,7 @@ namespace tessera::testing {
 inline jit::CompiledKernel compileTutorialMatmul(const std::string& target, const std::string& arch, int block,
                                                  int blockK, int numWarps) {
   std::unique_ptr<ir::Module> m =
-      tutorials::matmul_kernel().trace({{"BM", block}, {"BN", block}, {"BK", blockK}, {"GROUP_M", 8}});
+      kernels::matmul_kernel().trace({{"BM", block}, {"BN", block}, {"BK", blockK}, {"GROUP_M", 8}});
   ir::Function& f = *m->functions().at(0);
   for (unsigned i = 0; i < f.numArguments(); ++i)
     if (f.argument(i)->type().isPtr()) f.argAttrs(i)["divisibility"] = ir::Attr::integer(16);

@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "jit/JitKernel.h"
-#include "jit/check/Cases.h"
+#include "tests/gpucheck/Cases.h"
 #include "jit/sim/HostJit.h"
 #include "jit/sim/RuntimeSymbols.h"
-#include "tutorials/kernels/layernorm.h"
-#include "tutorials/kernels/matmul.h"
-#include "tutorials/kernels/softmax.h"
-#include "tutorials/kernels/vector_add.h"
+#include "tessera/kernels/layernorm.h"
+#include "tessera/kernels/matmul.h"
+#include "tessera/kernels/softmax.h"
+#include "tessera/kernels/vector_add.h"
 
 namespace tessera::testing {
 
@@ -45,37 +45,37 @@ inline std::vector<SimKernelCase> tutorialKernelCases() {
   auto matmulArgs = [&] {
     return std::vector<jit::KernelArg>{p, p, p, n, n, n, n, int64_t(1), n, int64_t(1), n, int64_t(1)};
   };
-  cases.push_back({"matmul_128x128x64_warps8", tutorials::matmul_kernel(),
+  cases.push_back({"matmul_128x128x64_warps8", kernels::matmul_kernel(),
                    {{"BM", 128}, {"BN", 128}, {"BK", 64}, {"GROUP_M", 8}}, matmulArgs(), 8});
-  cases.push_back({"matmul_64x64x32_warps4", tutorials::matmul_kernel(),
+  cases.push_back({"matmul_64x64x32_warps4", kernels::matmul_kernel(),
                    {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"GROUP_M", 8}}, matmulArgs(), 4});
   for (int activation = 0; activation < 4; ++activation) {
     const Constants k{{"BM", 64}, {"BN", 64}, {"BK", 32}, {"GROUP_M", 8}, {"ACTIVATION", activation}};
-    cases.push_back({"matmul_epilogue_" + std::to_string(activation), tutorials::matmul_epilogue_kernel(), k,
+    cases.push_back({"matmul_epilogue_" + std::to_string(activation), kernels::matmul_epilogue_kernel(), k,
                      matmulArgs(), 4});
-    cases.push_back({"matmul_epilogue_f16_" + std::to_string(activation), tutorials::matmul_epilogue_f16_kernel(), k,
+    cases.push_back({"matmul_epilogue_f16_" + std::to_string(activation), kernels::matmul_epilogue_f16_kernel(), k,
                      matmulArgs(), 4});
   }
   const int64_t cols = 4096;
-  cases.push_back({"softmax_4096", tutorials::softmax_kernel(), {{"BLOCK", 4096}}, {p, p, cols, cols, cols}, 8});
-  cases.push_back({"layernorm_fwd_4096", tutorials::layernorm_fwd_kernel(), {{"BLOCK", 4096}},
+  cases.push_back({"softmax_4096", kernels::softmax_kernel(), {{"BLOCK", 4096}}, {p, p, cols, cols, cols}, 8});
+  cases.push_back({"layernorm_fwd_4096", kernels::layernorm_fwd_kernel(), {{"BLOCK", 4096}},
                    {p, p, p, p, p, p, cols, cols, 1e-5}, 8});
-  cases.push_back({"layernorm_bwd_dx_4096", tutorials::layernorm_bwd_dx_kernel(), {{"BLOCK", 4096}},
+  cases.push_back({"layernorm_bwd_dx_4096", kernels::layernorm_bwd_dx_kernel(), {{"BLOCK", 4096}},
                    {p, p, p, p, p, p, p, p, cols, int64_t(64), cols, int64_t(4)}, 8});
-  cases.push_back({"layernorm_bwd_dwdb", tutorials::layernorm_bwd_dwdb_kernel(), {{"BLOCK_M", 32}, {"BLOCK_N", 128}},
+  cases.push_back({"layernorm_bwd_dwdb", kernels::layernorm_bwd_dwdb_kernel(), {{"BLOCK_M", 32}, {"BLOCK_N", 128}},
                    {p, p, p, p, int64_t(16), cols}, 4});
-  cases.push_back({"layernorm_bwd_atomic_4096", tutorials::layernorm_bwd_atomic_kernel(), {{"BLOCK", 4096}},
+  cases.push_back({"layernorm_bwd_atomic_4096", kernels::layernorm_bwd_atomic_kernel(), {{"BLOCK", 4096}},
                    {p, p, p, p, p, p, p, p, cols, int64_t(64), cols, int64_t(4)}, 8});
   return cases;
 }
 
-// The GPU check table (jit/check/Cases.h), with its own sizes, arguments and warp counts.
+// The GPU check table (tests/gpucheck/Cases.h), with its own sizes, arguments and warp counts.
 inline std::vector<SimKernelCase> checkTableCases() {
   std::vector<SimKernelCase> cases;
-  for (const jit::CheckCase& c : jit::check::allCases()) {
+  for (const gpucheck::CheckCase& c : gpucheck::allCases()) {
     SimKernelCase k{"check_" + testName(c.name), c.kernel, c.constants, {}, c.numWarps};
-    for (const jit::CheckArg& a : c.args) {
-      if (std::holds_alternative<jit::HostBuffer>(a)) k.args.push_back(alignedPointer());
+    for (const gpucheck::CheckArg& a : c.args) {
+      if (std::holds_alternative<gpucheck::HostBuffer>(a)) k.args.push_back(alignedPointer());
       else if (const int64_t* i = std::get_if<int64_t>(&a)) k.args.emplace_back(*i);
       else k.args.emplace_back(std::get<double>(a));
     }

@@ -4,13 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "AMDGPUTestUtil.h"
-#include "tutorials/kernels/vector_add.h"
+#include "tessera/kernels/vector_add.h"
 
 namespace tessera::testing {
 namespace {
 
 TEST(AmdgpuOptimizedIR, IsTheModuleBeforeCodeGeneration) {
-  std::unique_ptr<ir::Module> m = tutorials::vector_add_kernel().trace({{"BLOCK", 1024}});
+  std::unique_ptr<ir::Module> m = kernels::vector_add_kernel().trace({{"BLOCK", 1024}});
   jit::CompiledKernel k = compileForAmdgpu(*m->functions().at(0), "gfx942");
   expectGoodCodeObject(k, "gfx942");
   EXPECT_NE(k.optimizedLLVMIR.find("define amdgpu_kernel void @vector_add("), std::string::npos);

@@ -1,5 +1,5 @@
 // Source locations in the PTX: the tutorial matmul (128x128x64 tiles, 8 warps) compiled through the JIT carries
-// `.loc`/`.file` line info pointing at tutorials/kernels/matmul.h, and emitting it with or without line info
+// `.loc`/`.file` line info pointing at tessera/kernels/matmul.h, and emitting it with or without line info
 // gives the same instructions, which ptxas (sm_80 and sm_90a, where installed) accepts with the same registers
 // and spills: debug info that changed the code would be a bug.
 #include <gtest/gtest.h>
@@ -28,7 +28,7 @@ class PtxLineInfo : public ::testing::TestWithParam<const char*> {};
 TEST_P(PtxLineInfo, PointsAtTheAuthorAndChangesNoCode) {
   const std::string arch = GetParam();
   jit::CompiledKernel k = compileTutorialMatmul("nvptx", arch, 128, 64, 8);
-  EXPECT_TRUE(std::regex_search(k.binary, std::regex(R"(\.file\s+\d+\s+".*tutorials/kernels/matmul\.h")")));
+  EXPECT_TRUE(std::regex_search(k.binary, std::regex(R"(\.file\s+\d+\s+".*tessera/kernels/matmul\.h")")));
   EXPECT_NE(k.binary.find("\t.loc\t"), std::string::npos);
   EXPECT_NE(k.binary.find(".target " + arch + "\n"), std::string::npos) << "no `, debug`: ptxas would change the code";
 

@@ -42,14 +42,14 @@ std::pair<unsigned, unsigned> findInSource(const std::string& source, const std:
 
 class VectorAddSites : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
-// out = x + y (tutorials/kernels/vector_add.h): both loads of line 13 and its store are 16-byte global
+// out = x + y (tessera/kernels/vector_add.h): both loads of one line and its store are 16-byte global
 // accesses named after their ops, at the author's line and distinct columns.
 TEST_P(VectorAddSites, NameTheirOpsAndTheAuthorsLine) {
   const auto& [target, arch] = GetParam();
-  SimKernelCase c{"vector_add", tutorials::vector_add_kernel(), {{"BLOCK", 1024}},
+  SimKernelCase c{"vector_add", kernels::vector_add_kernel(), {{"BLOCK", 1024}},
                   {alignedPointer(), alignedPointer(), alignedPointer(), int64_t(4096)}, 4};
   sim::HostModule host = sim::rewriteForHost(compileCase(c, target, arch)->optimizedLLVMIR);
-  const auto [line, loadXColumn] = findInSource("tutorials/kernels/vector_add.h", "load(x + offsets");
+  const auto [line, loadXColumn] = findInSource("frontend/tessera/kernels/vector_add.h", "load(x + offsets");
   ASSERT_NE(line, 0u);
   std::vector<Site> loads = sitesOf(host, SiteKind::Load), stores = sitesOf(host, SiteKind::Store);
   ASSERT_GE(loads.size(), 2u) << sim::formatSiteTable(host.sites);
@@ -60,7 +60,7 @@ TEST_P(VectorAddSites, NameTheirOpsAndTheAuthorsLine) {
     EXPECT_EQ(s.bytes, 16u);
     EXPECT_EQ(s.align, 16u);
     EXPECT_EQ(s.op, "load");
-    EXPECT_TRUE(s.file.ends_with("tutorials/kernels/vector_add.h")) << s.file;
+    EXPECT_TRUE(s.file.ends_with("tessera/kernels/vector_add.h")) << s.file;
     EXPECT_EQ(s.line, line);
     EXPECT_NE(s.instruction.find("load <4 x float>, ptr addrspace(1)"), std::string::npos) << s.instruction;
     loadColumns.insert(s.column);
@@ -117,7 +117,7 @@ TEST(SimHostSites, SharedMemoryOfALayoutConversion) {
 
 // The optimized NVPTX module of the tutorial vector add, in `ctx`.
 std::unique_ptr<llvm::Module> optimizedVectorAdd(llvm::LLVMContext& ctx) {
-  SimKernelCase c{"vector_add", tutorials::vector_add_kernel(), {{"BLOCK", 1024}},
+  SimKernelCase c{"vector_add", kernels::vector_add_kernel(), {{"BLOCK", 1024}},
                   {alignedPointer(), alignedPointer(), alignedPointer(), int64_t(4096)}, 4};
   llvm::SMDiagnostic diagnostic;
   std::unique_ptr<llvm::Module> m =
@@ -145,7 +145,7 @@ TEST(SimHostErrors, UnknownIntrinsicNamesItTheKernelAndTheOp) {
   insertBeforeFirstLoad(*m, [](llvm::IRBuilder<>& b, llvm::Module&) {
     b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0_popc, {}, {b.getInt32(1)});
   });
-  const auto [line, column] = findInSource("tutorials/kernels/vector_add.h", "load(x + offsets");
+  const auto [line, column] = findInSource("frontend/tessera/kernels/vector_add.h", "load(x + offsets");
   try {
     sim::rewriteForHost(*m);
     FAIL() << "rewriting accepted llvm.nvvm.barrier0.popc";
