@@ -6,9 +6,13 @@
 // forms flush subnormal inputs and results to zero of the same sign, as the hardware does. Of the
 // directed-rounding forms only fma.rz.f32 (libdevice uses it) is modelled, exactly; the others are unknown
 // calls, which HostModule rejects. libdevice's bit moves (d2i.lo/hi, lohi.i2d) and cvt.rni (f2i.rn) are exact.
-// Conversions to bf16 are computed inline too: the host's C runtime may lack their libcall (__truncsfbf2).
+// Conversions to bf16 are computed inline too: the host's C runtime may lack their libcall (__truncsfbf2). So is
+// bf16 arithmetic (which the host would promote to f32 and round through that libcall): in f32, then rounded to
+// bf16, which is exact for + - * / sqrt (f32 has more than 2 * 8 + 2 bits); an fma can differ from the
+// hardware's single rounding by one bf16 ulp in rare cases.
 #include <llvm/ADT/APFloat.h>
 #include <llvm/IR/InstIterator.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/IntrinsicsAMDGPU.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
@@ -200,6 +204,49 @@ llvm::Value* truncateToBFloat16(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Type
 }
 
 }  // namespace
+
+void expandBFloat16Arithmetic(llvm::Module& m) {
+  auto isBFloat16 = [](const llvm::Value* v) { return v->getType()->getScalarType()->isBFloatTy(); };
+  auto inF32 = [&](llvm::Type* t) -> llvm::Type* {
+    if (!t->getScalarType()->isBFloatTy()) return t;
+    llvm::Type* f32 = llvm::Type::getFloatTy(m.getContext());
+    if (auto* v = llvm::dyn_cast<llvm::VectorType>(t)) return llvm::VectorType::get(f32, v->getElementCount());
+    return f32;
+  };
+  // Arithmetic that rounds: binary operators, and intrinsics whose every floating-point operand is bf16 (their f32
+  // overload computes the same function).
+  std::vector<std::pair<llvm::Instruction*, llvm::Function*>> arithmetic;
+  for (llvm::Function& f : m)
+    for (llvm::Instruction& i : llvm::instructions(f)) {
+      if (!isBFloat16(&i)) continue;
+      if (llvm::isa<llvm::BinaryOperator>(i)) {
+        arithmetic.emplace_back(&i, nullptr);
+        continue;
+      }
+      auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(&i);
+      if (!call || llvm::any_of(call->args(), [&](const llvm::Use& a) {
+            return a->getType()->isFPOrFPVectorTy() && !isBFloat16(a.get());
+          }))
+        continue;
+      llvm::SmallVector<llvm::Type*> argTypes, overloads;
+      for (llvm::Value* a : call->args()) argTypes.push_back(inF32(a->getType()));
+      if (!llvm::Intrinsic::getIntrinsicSignature(
+              call->getIntrinsicID(), llvm::FunctionType::get(inF32(i.getType()), argTypes, false), overloads))
+        continue;  // not overloaded on its type: the host compile names what it cannot do
+      arithmetic.emplace_back(&i, llvm::Intrinsic::getDeclaration(&m, call->getIntrinsicID(), overloads));
+    }
+  for (auto [i, f32Intrinsic] : arithmetic) {
+    llvm::IRBuilder<> b(i);
+    llvm::Instruction* wide = i->clone();
+    for (llvm::Use& operand : wide->operands())
+      if (isBFloat16(operand.get())) operand.set(b.CreateFPExt(operand.get(), inF32(operand->getType())));
+    wide->mutateType(inF32(i->getType()));
+    if (f32Intrinsic) llvm::cast<llvm::CallInst>(wide)->setCalledFunction(f32Intrinsic);
+    b.Insert(wide);
+    i->replaceAllUsesWith(b.CreateFPTrunc(wide, i->getType()));
+    i->eraseFromParent();
+  }
+}
 
 void expandBFloat16Truncations(llvm::Module& m) {
   std::vector<llvm::FPTruncInst*> truncations;

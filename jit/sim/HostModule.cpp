@@ -196,6 +196,7 @@ HostModule rewrite(HostModule host) {
   rewriteAddressSpaces(rc, target == GpuTarget::Nvptx ? backends::nvptx::kSharedMemorySymbol
                                                       : backends::amdgpu::kSharedMemorySymbol);
   rewriteInstructions(rc);
+  expandBFloat16Arithmetic(m);
   expandBFloat16Truncations(m);
   makeHostFunctions(m);
 

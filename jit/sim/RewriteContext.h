@@ -117,7 +117,9 @@ bool rewriteMemoryIntrinsic(RewriteContext& rc, llvm::CallInst& call);
 llvm::Value* nvptxOperation(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call);
 llvm::Value* amdgpuOperation(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call);
 llvm::Value* hostMath(llvm::IRBuilder<>& b, llvm::CallInst& call);
-// HostMath.cpp: conversions to bf16 as inline integer arithmetic (the host may lack __truncsfbf2).
+// HostMath.cpp: bf16 arithmetic in f32 followed by a conversion to bf16 (first), and conversions to bf16 as inline
+// integer arithmetic (the host may lack __truncsfbf2).
+void expandBFloat16Arithmetic(llvm::Module& m);
 void expandBFloat16Truncations(llvm::Module& m);
 // NvptxOperations.cpp: the operation of an entry of backends/nvptx/InlineAsmTable.h (null when it has none).
 llvm::Value* nvptxInlineAsm(llvm::IRBuilder<>& b, llvm::CallInst& call, std::string_view operation);

@@ -385,6 +385,42 @@ define ptx_kernel void @bf16(ptr addrspace(1) %out, float %f, double %d) {
   }
 }
 
+// bf16 arithmetic (which NVPTX keeps from sm_80 on) is computed in f32 and rounded to bf16 inline: the host would
+// otherwise call __truncsfbf2, which its C runtime may lack.
+TEST_F(SimHostExec, BFloat16ArithmeticRoundsToNearestEven) {
+  sim::HostJit jit = compile(std::string(kNvptxHeader) + R"(
+declare bfloat @llvm.fma.bf16(bfloat, bfloat, bfloat)
+declare <2 x bfloat> @llvm.maxnum.v2bf16(<2 x bfloat>, <2 x bfloat>)
+
+define ptx_kernel void @bf16_math(ptr addrspace(1) %out, bfloat %x, bfloat %y) {
+  %sum = fadd bfloat %x, %y
+  store bfloat %sum, ptr addrspace(1) %out, align 2
+  %fma = call bfloat @llvm.fma.bf16(bfloat %x, bfloat %y, bfloat %y)
+  %o1 = getelementptr bfloat, ptr addrspace(1) %out, i64 1
+  store bfloat %fma, ptr addrspace(1) %o1, align 2
+  %v0 = insertelement <2 x bfloat> poison, bfloat %x, i64 0
+  %v = insertelement <2 x bfloat> %v0, bfloat %y, i64 1
+  %w = fmul <2 x bfloat> %v, %v
+  %m = call <2 x bfloat> @llvm.maxnum.v2bf16(<2 x bfloat> %w, <2 x bfloat> %v)
+  %o2 = getelementptr bfloat, ptr addrspace(1) %out, i64 2
+  store <2 x bfloat> %m, ptr addrspace(1) %o2, align 4
+  ret void
+}
+)");
+  alignas(4) uint16_t out[4] = {};
+  void* outPtr = out;
+  // x = 1 + 2^-7 (0x3F81), y = 2^-8 (0x3B80): x + y = 1 + 3 * 2^-8 lies halfway between 0x3F81 and 0x3F82 and
+  // rounds to even 0x3F82; x * y + y = 2^-7 + 2^-15 rounds to 2^-7 (0x3C00); max(x * x, x) = 1 + 2^-6 + 2^-14
+  // rounds to 1 + 2^-6 (0x3F82); max(y * y, y) = y.
+  uint16_t x = 0x3F81, y = 0x3B80;
+  void* params[] = {&outPtr, &x, &y};
+  jit.entry()(params);
+  EXPECT_EQ(out[0], 0x3F82);
+  EXPECT_EQ(out[1], 0x3C00);
+  EXPECT_EQ(out[2], 0x3F82);
+  EXPECT_EQ(out[3], 0x3B80);
+}
+
 TEST_F(SimHostExec, AmdgpuLaneIdPrivateMemoryBarrierAndMath) {
   sim::HostJit jit = compile(std::string(kAmdgpuHeader) + R"(
 declare i32 @llvm.amdgcn.mbcnt.lo(i32, i32)
