@@ -388,6 +388,28 @@ TEST(SimRuntimeChecks, WriteAfterReadsOfSeveralThreadsIsARace) {
       << f->message;
 }
 
+// Every lane of a warp storing a replicated value to one word: one store instruction, which the hardware
+// serializes (as the lowering's reductions and layout conversions do). Storing there again in a second execution
+// of the site, with no barrier, races with the other lanes' first store; so does another warp's store.
+template <int kExecutions, bool kTwoWarps>
+void replicatedStores(void**) {
+  uint32_t warp = __tsim_warp_id();
+  if (warp == 1 && !kTwoWarps) return;
+  for (int i = 0; i < kExecutions; ++i) store(shared<uint32_t>(0), 7u, kWStore);
+}
+
+TEST(SimRuntimeChecks, LanesOfOneStoreInstructionDoNotRace) {
+  Report once = launch(program("replicated", 2, 16, syncSites(), &replicatedStores<1, false>), {1, 1, 1}, nullptr,
+                       config({}));
+  EXPECT_FALSE(once.failed()) << once.str();
+  Report twice = launch(program("replicated", 2, 16, syncSites(), &replicatedStores<2, false>), {1, 1, 1}, nullptr,
+                        config({}));
+  EXPECT_GT(twice.findingCount(FindingKind::SharedRace), 0u) << twice.str();
+  Report twoWarps = launch(program("replicated", 2, 16, syncSites(), &replicatedStores<1, true>), {1, 1, 1}, nullptr,
+                           config({}));
+  EXPECT_GT(twoWarps.findingCount(FindingKind::SharedRace), 0u) << twoWarps.str();
+}
+
 TEST(SimRuntimeChecks, ChecksOffSkipsRacesButNotBounds) {
   ReduceData d;
   LaunchConfig off = config({range(d.in), range(d.out)});
