@@ -71,7 +71,7 @@ void LoadedKernel::load() {
   if (kernel_->format != runtime_.binaryFormat())
     throw Error("kernel '" + kernel_->name + "' was compiled for " + kernel_->target + " (" + kernel_->format +
                 "); the " + runtime_.apiName() + " runtime loads only " + runtime_.binaryFormat());
-  module_ = runtime_.loadModule(kernel_->binary, kernel_->name);
+  module_ = runtime_.loadModule(*kernel_);
   try {
     function_ = runtime_.getFunction(module_, kernel_->name);
     if (runtime_.launchesWithDynamicSharedMemory() && kernel_->sharedBytes > kDefaultDynamicSharedLimit)

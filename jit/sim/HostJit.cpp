@@ -27,7 +27,11 @@ llvm::CodeGenOptLevel codeGenLevel(HostOptLevel level) {
 }  // namespace
 
 HostJit::HostJit(HostModule host, const RuntimeSymbols& runtime, HostOptLevel level)
-    : kernel_(host.kernel), target_(host.target), sites_(std::move(host.sites)) {
+    : kernel_(host.kernel),
+      target_(host.target),
+      sites_(std::move(host.sites)),
+      pointerParameters_(std::move(host.pointerParameters)),
+      printfFormats_(std::move(host.printfFormats)) {
   auto failure = [&](const std::string& why) {
     return Error("sim: compiling kernel '" + kernel_ + "' (" + target_ + ") for the host failed: " + why);
   };

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "jit/sim/HostModule.h"
 
@@ -38,11 +39,15 @@ class HostJit {
   const std::string& kernel() const { return kernel_; }
   const std::string& target() const { return target_; }
   const SiteTable& sites() const { return sites_; }
+  const std::vector<uint32_t>& pointerParameters() const { return pointerParameters_; }
+  const std::vector<std::string>& printfFormats() const { return printfFormats_; }
 
  private:
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::string kernel_, target_;
   SiteTable sites_;
+  std::vector<uint32_t> pointerParameters_;
+  std::vector<std::string> printfFormats_;
   Entry entry_ = nullptr;
 };
 

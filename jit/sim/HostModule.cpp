@@ -192,6 +192,14 @@ HostModule rewrite(HostModule host) {
   m.setTargetTriple(llvm::sys::getProcessTriple());
   m.setDataLayout(hostDataLayout());
 
+  for (const llvm::Argument& a : kernel.args())
+    if (a.getType()->isPointerTy()) host.pointerParameters.push_back(a.getArgNo());
+  if (const llvm::NamedMDNode* formats = m.getNamedMetadata("llvm.printf.fmts"))
+    for (const llvm::MDNode* record : formats->operands())
+      if (record->getNumOperands() == 1)
+        if (auto* text = llvm::dyn_cast<llvm::MDString>(record->getOperand(0)))
+          host.printfFormats.push_back(text->getString().str());
+
   RewriteContext rc(m, target, kernel, gpuLayout);
   rewriteAddressSpaces(rc, target == GpuTarget::Nvptx ? backends::nvptx::kSharedMemorySymbol
                                                       : backends::amdgpu::kSharedMemorySymbol);

@@ -4,8 +4,10 @@
 // plus an entry point taking CUDA-style parameters. HostJit compiles the result.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "jit/sim/SimABI.h"
 
@@ -29,6 +31,9 @@ struct HostModule {
   std::string entry;                           // "<kernel>.tsim_entry", a void(void** params): params[i] points
                                                // at argument i's value, as in cuLaunchKernel
   SiteTable sites;                             // indexed by the `site` argument of the runtime calls
+  std::vector<uint32_t> pointerParameters;     // the kernel's pointer parameters, by index: their buffers are
+                                               // the memory a launch may touch
+  std::vector<std::string> printfFormats;      // amdgpu: the module's llvm.printf.fmts strings, in order
 };
 
 // Rewrites the GPU module printed in `gpuModuleText` (CompiledKernel::optimizedLLVMIR); `name` says where the
