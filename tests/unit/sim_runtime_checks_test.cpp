@@ -388,14 +388,15 @@ TEST(SimRuntimeChecks, WriteAfterReadsOfSeveralThreadsIsARace) {
       << f->message;
 }
 
-// Every lane of a warp storing a replicated value to one word: one store instruction, which the hardware
-// serializes (as the lowering's reductions and layout conversions do). Storing there again in a second execution
-// of the site, with no barrier, races with the other lanes' first store; so does another warp's store.
-template <int kExecutions, bool kTwoWarps>
+// Every lane of a warp storing its lane id to one word: one store instruction, which the hardware serializes.
+// Storing there again in a second execution of the site, with no barrier, races with the other lanes' first
+// store; so does another warp's store of other values. Another warp storing the same values leaves memory as it
+// was, in any order: no race (the lowering's layout conversions store replicated elements from several warps).
+template <int kExecutions, bool kTwoWarps, bool kSameValues = false>
 void replicatedStores(void**) {
-  uint32_t warp = __tsim_warp_id();
+  uint32_t warp = __tsim_warp_id(), lane = __tsim_lane_id();
   if (warp == 1 && !kTwoWarps) return;
-  for (int i = 0; i < kExecutions; ++i) store(shared<uint32_t>(0), 7u, kWStore);
+  for (int i = 0; i < kExecutions; ++i) store(shared<uint32_t>(0), kSameValues ? 7u : lane + 32 * warp + 64 * i, kWStore);
 }
 
 TEST(SimRuntimeChecks, LanesOfOneStoreInstructionDoNotRace) {
@@ -408,6 +409,9 @@ TEST(SimRuntimeChecks, LanesOfOneStoreInstructionDoNotRace) {
   Report twoWarps = launch(program("replicated", 2, 16, syncSites(), &replicatedStores<1, true>), {1, 1, 1}, nullptr,
                            config({}));
   EXPECT_GT(twoWarps.findingCount(FindingKind::SharedRace), 0u) << twoWarps.str();
+  Report sameValues = launch(program("replicated", 2, 16, syncSites(), &replicatedStores<1, true, true>), {1, 1, 1},
+                             nullptr, config({}));
+  EXPECT_EQ(sameValues.findingCount(FindingKind::SharedRace), 0u) << sameValues.str();
 }
 
 TEST(SimRuntimeChecks, ChecksOffSkipsRacesButNotBounds) {

@@ -133,7 +133,8 @@ void storeMemory(SimThread& t, uint64_t address, const void* src, uint32_t bytes
   if (r.target == Target::Shared && w.checks) {
     SharedAccessor who = w.accessor(t);
     who.execution = w.requests.executions(t.warp, siteId, RequestStream::Primary, t.lane);
-    reportSharedIssues(w, t, w.sharedChecker.write(who, static_cast<uint32_t>(r.sharedOffset), bytes, siteId),
+    const bool unchanged = std::memcmp(reinterpret_cast<const void*>(address), src, bytes) == 0;
+    reportSharedIssues(w, t, w.sharedChecker.write(who, static_cast<uint32_t>(r.sharedOffset), bytes, siteId, unchanged),
                        r.sharedOffset, bytes, siteId, true);
   }
   std::memcpy(reinterpret_cast<void*>(address), src, bytes);

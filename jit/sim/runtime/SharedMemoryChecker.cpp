@@ -90,11 +90,11 @@ SharedAccessIssues SharedMemoryChecker::read(const SharedAccessor& who, uint32_t
 }
 
 SharedAccessIssues SharedMemoryChecker::write(const SharedAccessor& who, uint32_t offset, uint32_t bytes,
-                                              uint32_t site) {
+                                              uint32_t site, bool unchanged) {
   SharedAccessIssues issues;
   for (uint32_t i = offset; i < offset + bytes; ++i) {
     ByteState& b = shadow_[i];
-    checkWrite(b, i, who, site, issues);
+    if (!unchanged) checkWrite(b, i, who, site, issues);
     b.writeEpoch = epoch_;
     b.writer = static_cast<uint16_t>(who.thread);
     b.writeSync = who.warpSyncGeneration;

@@ -3,7 +3,9 @@
 //    are also ordered by a warp sync both passed between the accesses (only syncs of all live lanes of the
 //    warp count: SimThread::warpSyncGeneration). Lanes of one warp writing the same byte in one store instruction
 //    (the same execution of the same site) do not race: the hardware keeps one lane's value, and the lowering
-//    has every lane that holds a replicated element store the same value. Atomics do not race with each other;
+//    has every lane that holds a replicated element store the same value. A write that leaves the bytes as they were
+//    (another warp storing the same replicated value) races with nothing: every order gives the same memory, as
+//    compute-sanitizer's racecheck, too, ranks same-value writes below real hazards. Atomics do not race with each other;
 //    races between an atomic and a plain access are not reported.
 //  - a read of a byte nothing wrote in this program;
 //  - a read of a byte a cp.async will write but whose wait has not come yet.
@@ -48,7 +50,9 @@ class SharedMemoryChecker {
 
   // [offset, offset + bytes) must lie within the shared memory (the caller checks bounds first).
   SharedAccessIssues read(const SharedAccessor& who, uint32_t offset, uint32_t bytes, uint32_t site);
-  SharedAccessIssues write(const SharedAccessor& who, uint32_t offset, uint32_t bytes, uint32_t site);
+  // `unchanged`: the write stores the bytes already there.
+  SharedAccessIssues write(const SharedAccessor& who, uint32_t offset, uint32_t bytes, uint32_t site,
+                           bool unchanged = false);
   // An atomic read-modify-write: reads like a read (uninitialized, pending), writes without racing other atomics.
   SharedAccessIssues atomic(const SharedAccessor& who, uint32_t offset, uint32_t bytes, uint32_t site);
 
