@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "backends/interpreter/FloatFormats.h"
+#include "ir/FloatFormats.h"
 #include "jit/JitKernel.h"
 #include "jit/sim/HostJit.h"
 #include "jit/sim/RuntimeSymbols.h"
@@ -53,12 +53,12 @@ int main(int argc, char** argv) {
   std::uniform_real_distribution<float> dist(-1, 1);
   std::vector<uint16_t> a(kSize * kSize), b(kSize * kSize);
   std::vector<double> reference(kSize * kSize, 0.0);
-  for (uint16_t& x : a) x = static_cast<uint16_t>(interp::encodeF16(dist(rng)));
-  for (uint16_t& x : b) x = static_cast<uint16_t>(interp::encodeF16(dist(rng)));
+  for (uint16_t& x : a) x = static_cast<uint16_t>(ir::encodeF16(dist(rng)));
+  for (uint16_t& x : b) x = static_cast<uint16_t>(ir::encodeF16(dist(rng)));
   for (int64_t i = 0; i < kSize; ++i)
     for (int64_t k = 0; k < kSize; ++k) {
-      const double aik = interp::decodeF16(a[i * kSize + k]);
-      for (int64_t j = 0; j < kSize; ++j) reference[i * kSize + j] += aik * interp::decodeF16(b[k * kSize + j]);
+      const double aik = ir::decodeF16(a[i * kSize + k]);
+      for (int64_t j = 0; j < kSize; ++j) reference[i * kSize + j] += aik * ir::decodeF16(b[k * kSize + j]);
     }
 
   int failures = 0;

@@ -391,7 +391,7 @@ void KernelLowering::lowerBlock(const ir::Block& block) {
 }
 
 void KernelLowering::lowerOp(const ir::Op& op) {
-  DebugLocations::OpScope located(*debugLocations_, op, b);
+  DebugLocations::OpScope located(*debugLocations_, op, b_);
   switch (op.kind()) {
     case OpKind::Constant: case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Arange:
     case OpKind::Splat:
