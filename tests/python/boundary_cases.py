@@ -119,7 +119,8 @@ class _Gen:
                 v = self.rng.choice([10**400, -10**400, 2**64, math.inf, -math.inf, math.nan, 1e308, True])
                 return ("value", v), isinstance(v, int) and abs(v) > 10**308
             lo, hi = _INT_RANGES[type_str]
-            v = self.rng.choice(BIG_INTS + [True, False])
+            # Huge values a parameter can hold are left out: as a size or a loop bound they ask for hours of work.
+            v = self.rng.choice([v for v in BIG_INTS if not lo <= v <= hi or abs(v) <= 2**16] + [True, False])
             return ("value", v), not lo <= v <= hi
         if r < 0.6:
             kind = self.rng.choice(["np_int64", "np_uint8", "np_bool", "np_float", "float", "tensor0d"])
@@ -138,7 +139,7 @@ class _Gen:
         if r < 0.7:
             return ("value", self.rng.choice([8.5, 16.0, -0.5, math.nan, math.inf, 1e300])), True
         kind = self.rng.choice(ODD_VALUES + ["np_int64", "np_float", "tensor0d"])
-        return ("odd", kind), kind not in ("np_int64", "tensor0d")
+        return ("odd", kind), kind not in ("np_int64", "tensor0d", "array0d")  # 0-d int arrays have __index__
 
     def grid(self):
         r = self.rng.random()

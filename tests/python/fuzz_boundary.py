@@ -36,8 +36,11 @@ def _worker(seed):
     warnings.simplefilter("ignore")
     import boundary_run
     kernels = _kernels()
+    abort_at = os.environ.get("FUZZ_BOUNDARY_ABORT_AT")  # test_fuzz_boundary.py: a crash the driver must report
     for line in sys.stdin:
         index = int(line)
+        if str(index) == abort_at:
+            os.abort()
         case = boundary_cases.make_case(seed, index, kernels)
         problems, outcome, message = boundary_run.run_case(case, kernels)
         print(json.dumps({"index": index, "problems": problems, "outcome": outcome}), flush=True)
