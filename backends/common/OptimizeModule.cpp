@@ -6,11 +6,12 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "backends/common/KernelPipeline.h"
 #include "ir/Error.h"
 
 namespace tessera::backends {
 
-void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm) {
+void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, OptimizationPipeline pipeline) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -21,7 +22,9 @@ void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  llvm::ModulePassManager mpm = pipeline == OptimizationPipeline::Kernel
+                                    ? buildKernelPipeline(pb)
+                                    : pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   mpm.run(m, mam);
   std::string err;
   llvm::raw_string_ostream es(err);
