@@ -1,5 +1,7 @@
 #include "backends/common/OptimizeModule.h"
 
+#include <functional>
+
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
@@ -11,7 +13,10 @@
 
 namespace tessera::backends {
 
-void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, OptimizationPipeline pipeline) {
+namespace {
+
+void runPipeline(llvm::Module& m, llvm::TargetMachine& tm,
+                 const std::function<llvm::ModulePassManager(llvm::PassBuilder&)>& build) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -22,14 +27,19 @@ void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, OptimizationPipeli
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pipeline == OptimizationPipeline::Kernel
-                                    ? buildKernelPipeline(pb)
-                                    : pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  mpm.run(m, mam);
+  build(pb).run(m, mam);
   std::string err;
   llvm::raw_string_ostream es(err);
   if (llvm::verifyModule(m, &es))
     throw Error(tm.getTargetTriple().getArchName().str() + ": invalid LLVM IR after optimization: " + es.str());
 }
+
+}  // namespace
+
+void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, llvm::OptimizationLevel level) {
+  runPipeline(m, tm, [&](llvm::PassBuilder& pb) { return pb.buildPerModuleDefaultPipeline(level); });
+}
+
+void optimizeKernelModule(llvm::Module& m, llvm::TargetMachine& tm) { runPipeline(m, tm, buildKernelPipeline); }
 
 }  // namespace tessera::backends

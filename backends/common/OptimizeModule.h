@@ -1,5 +1,8 @@
-// The LLVM optimization every target runs on a lowered kernel before emitting its binary.
+// The LLVM optimization pipelines run on a lowered kernel before emitting its binary (and by the emulator, jit/sim,
+// on the host code it makes of the result).
 #pragma once
+
+#include <llvm/Passes/OptimizationLevel.h>
 
 namespace llvm {
 class Module;
@@ -8,13 +11,14 @@ class TargetMachine;
 
 namespace tessera::backends {
 
-enum class OptimizationPipeline {
-  Kernel,  // buildKernelPipeline (backends/common/KernelPipeline.h): the passes of O3 our kernels need
-  O3,      // LLVM's default O3 module pipeline
-};
-
-// Runs `pipeline` with the target machine's own analyses and passes registered, then the verifier: throws
+// Both run with the target machine's own analyses and passes registered, then the verifier: they throw
 // tessera::Error if the result is not valid LLVM IR.
-void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, OptimizationPipeline pipeline);
+
+// LLVM's default module pipeline at `level`.
+void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm,
+                    llvm::OptimizationLevel level = llvm::OptimizationLevel::O3);
+
+// The kernel pipeline (backends/common/KernelPipeline.h): the passes of O3 our kernels need.
+void optimizeKernelModule(llvm::Module& m, llvm::TargetMachine& tm);
 
 }  // namespace tessera::backends

@@ -89,7 +89,7 @@ TEST_P(KernelPipelineMatchesO3, SamePtx) {
 
   target->optimize(*viaKernelPipeline, options);
   std::unique_ptr<llvm::TargetMachine> tm = nvptxMachine();
-  backends::optimizeModule(*viaO3, *tm, backends::OptimizationPipeline::O3);
+  backends::optimizeModule(*viaO3, *tm);  // O3
   EXPECT_EQ(target->emit(*viaKernelPipeline, options), target->emit(*viaO3, options));
 }
 
