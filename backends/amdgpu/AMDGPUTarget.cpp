@@ -140,6 +140,8 @@ void AMDGPUTarget::optimize(llvm::Module& m, const TargetOptions& opts) const {
       return f->getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL || f->isDeclaration();
     return g.isDeclaration();
   });
+  // Still O3: the AMDGPU target adds its own passes at several of O3's extension points, and the kernel pipeline
+  // was chosen by its effect on PTX (docs/CompileTime.md); the ISA it would give has not been compared yet.
   optimizeModule(m, *tm);
 }
 

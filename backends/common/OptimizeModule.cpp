@@ -1,16 +1,22 @@
 #include "backends/common/OptimizeModule.h"
 
+#include <functional>
+
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "backends/common/KernelPipeline.h"
 #include "ir/Error.h"
 
 namespace tessera::backends {
 
-void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, llvm::OptimizationLevel level) {
+namespace {
+
+void runPipeline(llvm::Module& m, llvm::TargetMachine& tm,
+                 const std::function<llvm::ModulePassManager(llvm::PassBuilder&)>& build) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -21,12 +27,19 @@ void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, llvm::Optimization
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
-  mpm.run(m, mam);
+  build(pb).run(m, mam);
   std::string err;
   llvm::raw_string_ostream es(err);
   if (llvm::verifyModule(m, &es))
     throw Error(tm.getTargetTriple().getArchName().str() + ": invalid LLVM IR after optimization: " + es.str());
 }
+
+}  // namespace
+
+void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, llvm::OptimizationLevel level) {
+  runPipeline(m, tm, [&](llvm::PassBuilder& pb) { return pb.buildPerModuleDefaultPipeline(level); });
+}
+
+void optimizeKernelModule(llvm::Module& m, llvm::TargetMachine& tm) { runPipeline(m, tm, buildKernelPipeline); }
 
 }  // namespace tessera::backends
