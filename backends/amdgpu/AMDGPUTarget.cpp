@@ -140,7 +140,7 @@ void AMDGPUTarget::optimize(llvm::Module& m, const TargetOptions& opts) const {
       return f->getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL || f->isDeclaration();
     return g.isDeclaration();
   });
-  optimizeModule(m, *tm);
+  optimizeModule(m, *tm, llvm::OptimizationLevel::O3, MemoryAccessVectorization::AsGpuCodegen);
 }
 
 std::string AMDGPUTarget::emit(llvm::Module& m, const TargetOptions& opts) const {

@@ -5,12 +5,14 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/Vectorize/LoadStoreVectorizer.h>
 
 #include "ir/Error.h"
 
 namespace tessera::backends {
 
-void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, llvm::OptimizationLevel level) {
+void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, llvm::OptimizationLevel level,
+                    MemoryAccessVectorization vectorization) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -22,6 +24,8 @@ void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, llvm::Optimization
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
+  if (vectorization == MemoryAccessVectorization::AsGpuCodegen)
+    mpm.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::LoadStoreVectorizerPass()));
   mpm.run(m, mam);
   std::string err;
   llvm::raw_string_ostream es(err);
