@@ -142,7 +142,7 @@ void AMDGPUTarget::optimize(llvm::Module& m, const TargetOptions& opts) const {
   });
   // Still O3: the AMDGPU target adds its own passes at several of O3's extension points, and the kernel pipeline
   // was chosen by its effect on PTX (docs/CompileTime.md); the ISA it would give has not been compared yet.
-  optimizeModule(m, *tm);
+  optimizeModule(m, *tm, llvm::OptimizationLevel::O3, MemoryAccessVectorization::AsGpuCodegen);
 }
 
 std::string AMDGPUTarget::emit(llvm::Module& m, const TargetOptions& opts) const {

@@ -7,6 +7,7 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/Vectorize/LoadStoreVectorizer.h>
 
 #include "backends/common/KernelPipeline.h"
 #include "ir/Error.h"
@@ -15,7 +16,7 @@ namespace tessera::backends {
 
 namespace {
 
-void runPipeline(llvm::Module& m, llvm::TargetMachine& tm,
+void runPipeline(llvm::Module& m, llvm::TargetMachine& tm, MemoryAccessVectorization vectorization,
                  const std::function<llvm::ModulePassManager(llvm::PassBuilder&)>& build) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -27,7 +28,10 @@ void runPipeline(llvm::Module& m, llvm::TargetMachine& tm,
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  build(pb).run(m, mam);
+  llvm::ModulePassManager mpm = build(pb);
+  if (vectorization == MemoryAccessVectorization::AsGpuCodegen)
+    mpm.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::LoadStoreVectorizerPass()));
+  mpm.run(m, mam);
   std::string err;
   llvm::raw_string_ostream es(err);
   if (llvm::verifyModule(m, &es))
@@ -36,10 +40,13 @@ void runPipeline(llvm::Module& m, llvm::TargetMachine& tm,
 
 }  // namespace
 
-void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, llvm::OptimizationLevel level) {
-  runPipeline(m, tm, [&](llvm::PassBuilder& pb) { return pb.buildPerModuleDefaultPipeline(level); });
+void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, llvm::OptimizationLevel level,
+                    MemoryAccessVectorization vectorization) {
+  runPipeline(m, tm, vectorization, [&](llvm::PassBuilder& pb) { return pb.buildPerModuleDefaultPipeline(level); });
 }
 
-void optimizeKernelModule(llvm::Module& m, llvm::TargetMachine& tm) { runPipeline(m, tm, buildKernelPipeline); }
+void optimizeKernelModule(llvm::Module& m, llvm::TargetMachine& tm, MemoryAccessVectorization vectorization) {
+  runPipeline(m, tm, vectorization, buildKernelPipeline);
+}
 
 }  // namespace tessera::backends

@@ -99,7 +99,8 @@ void compareBuffer(const CheckCase& c, size_t index, const HostBuffer& ref, cons
 
 }  // namespace
 
-CheckResult checkAgainstInterpreter(const CheckCase& c, jit::KernelCache& cache, jit::DeviceRuntime& runtime) {
+CheckResult checkAgainstInterpreter(const CheckCase& c, jit::KernelCache& cache, jit::DeviceRuntime& runtime,
+                                    const CheckOptions& checkOptions) {
   CheckResult r;
   r.name = c.name;
   try {
@@ -139,8 +140,14 @@ CheckResult checkAgainstInterpreter(const CheckCase& c, jit::KernelCache& cache,
     options.arch = runtime.nativeArch();
     std::vector<ir::Type> paramTypes;
     for (const ParamInfo& p : c.kernel.runtimeParams()) paramTypes.push_back(p.type);
-    jit::LoadedKernel loaded(jit::JitKernel(c.kernel, cache).compileOnly(deviceArgs, c.constants, options), paramTypes,
-                             runtime);
+    std::shared_ptr<const jit::CompiledKernel> compiled =
+        jit::JitKernel(c.kernel, cache).compileOnly(deviceArgs, c.constants, options);
+    if (checkOptions.plant) {
+      auto planted = std::make_shared<jit::CompiledKernel>(*compiled);  // the cache's entry stays as it was
+      checkOptions.plant(*planted);
+      compiled = std::move(planted);
+    }
+    jit::LoadedKernel loaded(std::move(compiled), paramTypes, runtime);
     r.registers = ifReported([&] { return loaded.registersPerThread(); });
     r.localBytes = ifReported([&] { return loaded.localBytesPerThread(); });
     r.sharedBytes = loaded.compiled().sharedBytes;
@@ -152,6 +159,7 @@ CheckResult checkAgainstInterpreter(const CheckCase& c, jit::KernelCache& cache,
       compareBuffer(c, i, reference[i], device.toHost(i, reference[i].bytes.size()), r);
     if (r.mismatches) r.status = CheckResult::Status::Fail;
 
+    if (!checkOptions.timeLaunch) return r;
     // Time one more launch (results no longer compared: atomics and in-place updates would differ).
     auto start = std::chrono::steady_clock::now();
     loaded.launch(c.grid, deviceArgs);
@@ -180,8 +188,10 @@ std::string formatCheckTable(const std::vector<CheckResult>& results) {
                                         : "";
     if (auto nl = detail.find('\n'); nl != std::string::npos) detail = detail.substr(0, nl) + " ...";
     auto figure = [](const std::optional<int>& v) { return v ? std::to_string(*v) : std::string("-"); };
-    std::snprintf(line, sizeof line, "%-44s %-6s %11.3g %9.4f %5s %6s %7lld  %s\n", r.name.c_str(), status,
-                  r.worstError, r.launchMilliseconds, figure(r.registers).c_str(), figure(r.localBytes).c_str(),
+    char ms[32] = "-";
+    if (r.launchMilliseconds) std::snprintf(ms, sizeof ms, "%.4f", *r.launchMilliseconds);
+    std::snprintf(line, sizeof line, "%-44s %-6s %11.3g %9s %5s %6s %7lld  %s\n", r.name.c_str(), status,
+                  r.worstError, ms, figure(r.registers).c_str(), figure(r.localBytes).c_str(),
                   static_cast<long long>(r.sharedBytes), detail.c_str());
     os << line;
   }

@@ -4,6 +4,7 @@
 // device is any jit::DeviceRuntime: the kernel is compiled for the runtime's target and native arch.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <variant>
@@ -11,6 +12,7 @@
 
 #include "ir/Types.h"
 #include "jit/Cache.h"
+#include "jit/CompiledKernel.h"
 #include "jit/DeviceRuntime.h"
 #include "jit/LoadedKernel.h"
 #include "tessera/Kernel.h"
@@ -42,15 +44,25 @@ struct CheckResult {
   double worstError = 0;  // largest |gpu - ref| / (atol + rtol * |ref|) over every element (<= 1 passes)
   size_t mismatches = 0;
   std::string firstMismatch;  // "buffer 2 [17]: gpu 1.5, interpreter 1.25"
-  // One more launch after the checked one, on the host clock from the launch to the end of the wait for it.
-  double launchMilliseconds = 0;
+  // One more launch after the checked one, on the host clock from the launch to the end of the wait for it
+  // (empty when CheckOptions::timeLaunch is off).
+  std::optional<double> launchMilliseconds;
   std::optional<int> registers;   // per thread; empty where the runtime cannot tell (HIP)
   std::optional<int> localBytes;  // per thread, likewise
   int64_t sharedBytes = 0;
   std::string message;  // the error, for Status::Error
 };
 
-CheckResult checkAgainstInterpreter(const CheckCase& c, jit::KernelCache& cache, jit::DeviceRuntime& runtime);
+struct CheckOptions {
+  // Launch once more and time it. The emulator's time says nothing of a GPU's: tessera-gpu-check --runtime=sim
+  // turns this off, which halves its launches.
+  bool timeLaunch = true;
+  // Changes the compiled kernel before it is loaded: tests plant bugs in its optimized LLVM IR this way.
+  std::function<void(jit::CompiledKernel&)> plant;
+};
+
+CheckResult checkAgainstInterpreter(const CheckCase& c, jit::KernelCache& cache, jit::DeviceRuntime& runtime,
+                                    const CheckOptions& options = {});
 
 // A fixed-width text table, one row per result, and a summary line.
 std::string formatCheckTable(const std::vector<CheckResult>& results);

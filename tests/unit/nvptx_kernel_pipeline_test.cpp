@@ -89,7 +89,8 @@ TEST_P(KernelPipelineMatchesO3, SamePtx) {
 
   target->optimize(*viaKernelPipeline, options);
   std::unique_ptr<llvm::TargetMachine> tm = nvptxMachine();
-  backends::optimizeModule(*viaO3, *tm);  // O3
+  backends::optimizeModule(*viaO3, *tm, llvm::OptimizationLevel::O3,
+                           backends::MemoryAccessVectorization::AsGpuCodegen);  // O3, as the target runs it
   EXPECT_EQ(target->emit(*viaKernelPipeline, options), target->emit(*viaO3, options));
 }
 
