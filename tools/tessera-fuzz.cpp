@@ -9,7 +9,7 @@
 //     --seed       the first seed (default 1); program i uses seed + i, so any program is reproducible alone
 //     --count      programs to run (default 100), or --minutes: run until the time is up
 //     --targets    where to run besides the interpreter: eager and emulated archs (sm_80 sm_90a gfx90a gfx942)
-//     --regressions  write each reduced failure there as <signature>-seed<N>.tir (else print it)
+//     --regressions  write each reduced failure there as <where>-<what>-seed<N>.tir (else print it)
 //     --print      print each program's traced tile IR
 //   tessera-fuzz --replay PATH...   replays regression files (or every *.tir in a folder); 0 when each behaves
 //                                   as its `expect:` line says
@@ -124,7 +124,7 @@ int replayFiles(const std::vector<std::string>& paths) {
   return bad ? 1 : 0;
 }
 
-// A file name from a signature: letters, digits and '-' only.
+// A file name part: letters, digits and '-' only.
 std::string slug(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -179,7 +179,8 @@ void reportFailure(const Options& o, const Program& p, const Outcome& outcome) {
     return;
   }
   fs::create_directories(o.regressions);
-  const fs::path file = fs::path(o.regressions) / (slug(signature) + "-seed" + std::to_string(p.seed) + ".tir");
+  const fs::path file =
+      fs::path(o.regressions) / (slug(first.where + " " + first.what) + "-seed" + std::to_string(p.seed) + ".tir");
   std::ofstream(file) << text;
   std::printf("  written to %s\n", file.c_str());
 }

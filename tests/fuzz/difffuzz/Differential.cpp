@@ -19,13 +19,10 @@ namespace tessera::fuzz {
 std::string Finding::signature() const {
   std::string key = where + " " + what;
   if (what != "error") return key;
-  key += ": ";
-  for (char c : detail.substr(0, detail.find('\n'))) {
-    if (std::isdigit(static_cast<unsigned char>(c))) continue;
-    key += c;
-    if (key.size() > 120) break;
-  }
-  return key;
+  std::string message;
+  for (char c : detail.substr(0, detail.find('\n')))
+    if (!std::isdigit(static_cast<unsigned char>(c))) message += c;
+  return key + ": " + message.substr(0, 160);
 }
 
 namespace {
