@@ -31,6 +31,12 @@ struct Bound {
   int fracBits = 0;
 };
 
+// A bound holding for a value that is one of two bounded values (min, max, select, cat).
+std::optional<Bound> either(const std::optional<Bound>& a, const std::optional<Bound>& b) {
+  if (!a || !b) return std::nullopt;
+  return Bound{std::max(a->maxAbs, b->maxAbs), std::max(a->fracBits, b->fracBits)};
+}
+
 int significandBits(K k) {
   switch (k) {
     case K::F16: return 11;
@@ -245,7 +251,7 @@ class Generator {
         case BinaryOp::Sub: r = Bound{a->maxAbs + b->maxAbs, std::max(a->fracBits, b->fracBits)}; break;
         case BinaryOp::Mul: r = Bound{a->maxAbs * b->maxAbs, a->fracBits + b->fracBits}; break;
         case BinaryOp::Min:
-        case BinaryOp::Max: r = Bound{std::max(a->maxAbs, b->maxAbs), std::max(a->fracBits, b->fracBits)}; break;
+        case BinaryOp::Max: r = either(a, b); break;
         default: break;
       }
     }
@@ -270,9 +276,7 @@ class Generator {
     const int x = need(dtype, shape), y = need(dtype, shape);
     operand(s, x);
     operand(s, y);
-    std::optional<Bound> a = info(x).bound, b = info(y).bound, r;
-    if (a && b) r = Bound{std::max(a->maxAbs, b->maxAbs), std::max(a->fracBits, b->fracBits)};
-    define(s, r);
+    define(s, either(info(x).bound, info(y).bound));
   }
 
   void fmaStmt() {
@@ -366,9 +370,7 @@ class Generator {
     const int x = need(s.type.dtype, from), y = need(s.type.dtype, from);
     operand(s, x);
     operand(s, y);
-    std::optional<Bound> a = info(x).bound, b = info(y).bound, r;
-    if (a && b) r = Bound{std::max(a->maxAbs, b->maxAbs), std::max(a->fracBits, b->fracBits)};
-    define(s, r);
+    define(s, either(info(x).bound, info(y).bound));
   }
 
   void joinSplitStmt() {
