@@ -34,7 +34,7 @@ enum class StmtKind {
   Fma,        // v = fma(a0, a1, a2)
   Cast,       // v = cast(a0) to the result dtype
   Bitcast,    // v = bitcast(a0) to the result dtype (same width)
-  Broadcast,  // v = a0 (lower rank or size-1 dims) broadcast to the result shape: expand_dims, then broadcast_to
+  Broadcast,  // v = a0 (the result's shape without dimension `axis`) expanded at `axis` and broadcast
   Permute,    // v = permute(a0, order)
   Reshape,    // v = reshape(a0) to the result shape (same element count)
   Cat,        // v = cat(a0, a1)
@@ -46,7 +46,7 @@ enum class StmtKind {
   Atomic,     // v = atomic_rmw(op, ...) on atomic buffer `buffer`; contended (shared addresses) when `shared`
   AtomicCas,  // v = atomic_cas(p, a0, a1) on atomic buffer `buffer` (this program's own addresses)
   Assign,     // slot `result` (defined in an enclosing scope) = a0: a loop-carried value or branch result
-  For,        // for iv in range(trip) { body } with iv in slot `result`; trip = constant, or pid % constant
+  For,        // for iv in range(trip) { body } with iv in slot `result`; trip = constant [+ pid % op]
   While,      // counter in slot `result` from 0 while < trip { body; counter += 1 }
   If,         // if (a0) { body } else { orelse }
   Assert,     // device_assert(a0 == a0) on an integer value (always true)
@@ -58,7 +58,7 @@ enum class ComparePred { Eq, Ne, Lt, Le, Gt, Ge };
 enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin, Xor };
 enum class ScanOp { Sum, Max };
 enum class AtomicOp { Add, Max, Min, And, Or, Xor, Xchg };
-enum class MaskKind { None, Limit, LimitWithOther };  // Limit: flat index < the `limit` argument
+enum class MaskKind { None, Limit, LimitWithOther };  // Limit: flat index < limit% of the tile's elements
 
 struct Stmt {
   StmtKind kind = StmtKind::Constant;
@@ -68,7 +68,7 @@ struct Stmt {
   std::vector<ValueType> argTypes;  // their types (what a deleted operand's zeros look like)
   int op = 0;                 // the kind's operator enum, pred, or the For/While trip divisor
   int axis = 0;               // Broadcast: the inserted dimension; Reduce, Scan: the axis
-  bool flag = false;          // Scan: reverse; Atomic: shared addresses; Load/Store: transposed addressing
+  bool flag = false;          // Scan: reverse; Atomic: shared addresses; Load/Store/Index: column-major
   int buffer = -1;            // index into Program::buffers
   MaskKind mask = MaskKind::None;
   double constant = 0;        // Constant/Load other value; For/While: the trip count
