@@ -72,7 +72,7 @@ class Generator {
   Program run() {
     p_.gridX = 1 + static_cast<int>(rng_() % 3);
     p_.gridY = 1 + static_cast<int>(rng_() % 2);
-    p_.numWarps = 1 << (rng_() % 3);
+    p_.numWarps = 1 << (rng_() % 4);
     p_.limitPercent = chance(0.5) ? 100 : static_cast<int64_t>(rng_() % 101);
     const int baseShapes = 1 + static_cast<int>(rng_() % 3);
     for (int i = 0; i < baseShapes; ++i) shapes_.push_back(randomShape());
@@ -102,7 +102,7 @@ class Generator {
     std::vector<int> s;
     int total = 0;
     for (int i = 0; i < rank; ++i) {
-      const int d = std::min(static_cast<int>(rng_() % 6), 9 - total);
+      const int d = std::min(static_cast<int>(rng_() % 7), 10 - total);
       s.push_back(d);
       total += d;
     }
@@ -438,8 +438,8 @@ class Generator {
   void dotStmt() {
     const K in = oneOf(std::vector<K>{K::F16, K::BF16, K::F32, K::I8, K::F8E4M3, K::F8E5M2});
     const K acc = in == K::I8 ? K::I32 : K::F32;
-    const int m = 4 + static_cast<int>(rng_() % 2), n = 4 + static_cast<int>(rng_() % 2),
-              k = 4 + static_cast<int>(rng_() % 2);
+    const int m = 4 + static_cast<int>(rng_() % 3), n = 4 + static_cast<int>(rng_() % 3),
+              k = 4 + static_cast<int>(rng_() % 3);
     const bool bounded = in != K::I8;
     const int a = need(in, {m, k}, bounded), b = need(in, {k, n}, bounded), c = need(acc, {m, n}, bounded);
     std::optional<Bound> r;
