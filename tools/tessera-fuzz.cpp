@@ -1,7 +1,8 @@
 // tessera-fuzz: differential fuzzing across backends (tests/fuzz/difffuzz). For each seed, a random tile program
 // runs on the reference interpreter, in eager mode, under the emulator for each arch, and on the interpreter again
 // after each arch's pass pipeline; every buffer must agree (bit for bit but for approximate math). A failing
-// program is reduced and written as a regression file. Exit status 0 when every program passed, 1 otherwise, 2
+// program is reduced and written as a regression file. Each check runs in a child process, so a crash (LLVM
+// aborts on what instruction selection cannot select) is a finding too. Exit status 0 when every program passed, 1 otherwise, 2
 // for a bad command line.
 //
 //   tessera-fuzz [--seed=N] [--count=N | --minutes=M] [--targets=eager,sm_80,sm_90a,gfx942]
@@ -27,6 +28,7 @@
 #include "ir/Printer.h"
 #include "tests/fuzz/difffuzz/Differential.h"
 #include "tests/fuzz/difffuzz/Generator.h"
+#include "tests/fuzz/difffuzz/Isolation.h"
 #include "tests/fuzz/difffuzz/ProgramKernel.h"
 #include "tests/fuzz/difffuzz/Reducer.h"
 #include "tests/fuzz/difffuzz/Regression.h"
@@ -107,7 +109,7 @@ int replayFiles(const std::vector<std::string>& paths) {
   for (const fs::path& f : files) {
     try {
       const Regression r = parseRegression(readFile(f), f.string());
-      const Outcome o = replay(r);
+      const Outcome o = checkInChildProcess([&] { return replay(r); });
       const bool failed = o.invalid || !o.findings.empty();
       const bool ok = failed == r.expectFailure && !o.invalid;
       std::printf("%-4s %s%s\n", ok ? "ok" : "BAD", f.filename().c_str(),
@@ -136,8 +138,9 @@ std::string slug(const std::string& s) {
   return out;
 }
 
-// Targets a reduction re-checks: only where the finding was.
-Targets targetsOf(const Finding& f) {
+// Targets a reduction re-checks: only where the finding was (all of them for a crash).
+Targets targetsOf(const Finding& f, const Targets& all) {
+  if (f.where == "process") return all;
   Targets t;
   t.archs.clear();
   t.eager = f.where == "eager";
@@ -149,14 +152,14 @@ void reportFailure(const Options& o, const Program& p, const Outcome& outcome) {
   const Finding& first = outcome.findings.front();
   std::printf("FAIL seed %llu:\n", static_cast<unsigned long long>(p.seed));
   for (const Finding& f : outcome.findings) std::printf("  %s: %s\n", f.signature().c_str(), firstLine(f.detail).c_str());
-  const Targets where = targetsOf(first);
+  const Targets where = targetsOf(first, o.targets);
   const std::string signature = first.signature();
   ReduceStats stats;
   Outcome reducedOutcome;
   const Program reduced = reduceProgram(
       p,
       [&](const Program& candidate) {
-        Outcome c = checkProgram(candidate, where);
+        Outcome c = checkInChildProcess([&] { return checkProgram(candidate, where); });
         for (const Finding& f : c.findings)
           if (f.signature() == signature) {
             reducedOutcome = c;
@@ -165,7 +168,8 @@ void reportFailure(const Options& o, const Program& p, const Outcome& outcome) {
         return false;
       },
       o.reduceChecks, stats);
-  if (reducedOutcome.findings.empty()) reducedOutcome = checkProgram(reduced, where);
+  if (reducedOutcome.findings.empty())
+    reducedOutcome = checkInChildProcess([&] { return checkProgram(reduced, where); });
   std::printf("  reduced from %zu to %zu statements in %d checks\n", stats.statementsBefore, stats.statementsAfter,
               stats.checks);
   const Finding* finding = &first;
@@ -173,6 +177,12 @@ void reportFailure(const Options& o, const Program& p, const Outcome& outcome) {
     if (f.signature() == signature) finding = &f;
   std::vector<std::string> archs = where.archs;
   if (archs.empty()) archs = o.targets.archs;  // an eager finding: the file replays what the IR can
+  if (reducedOutcome.specializedIR.empty() && !archs.empty())  // a crash left none
+    reducedOutcome.specializedIR = checkInChildProcess([&] {
+                                     Outcome ir;
+                                     ir.specializedIR = specializedIR(reduced, archs.front());
+                                     return ir;
+                                   }).specializedIR;
   const std::string text = formatRegression(makeRegression(reduced, *finding, reducedOutcome.specializedIR, archs));
   if (o.regressions.empty()) {
     std::printf("%s\n", text.c_str());
@@ -214,7 +224,7 @@ int main(int argc, char** argv) {
         std::printf("seed %llu does not trace: %s\n", static_cast<unsigned long long>(p.seed), e.what());
       }
     }
-    const Outcome outcome = checkProgram(p, o.targets);
+    const Outcome outcome = checkInChildProcess([&] { return checkProgram(p, o.targets); });
     ++run;
     if (outcome.invalid) {
       ++invalid;

@@ -15,6 +15,7 @@
 
 #include "backends/amdgpu/AMDGPUHooks.h"
 #include "backends/amdgpu/MfmaLayoutPolicy.h"
+#include "backends/amdgpu/SelectionWorkarounds.h"
 #include "backends/common/CodeGen.h"
 #include "backends/common/ExternalTool.h"
 #include "backends/common/LowerToLLVM.h"
@@ -141,6 +142,7 @@ void AMDGPUTarget::optimize(llvm::Module& m, const TargetOptions& opts) const {
     return g.isDeclaration();
   });
   optimizeModule(m, *tm);
+  rewriteUnselectableIR(m);
 }
 
 std::string AMDGPUTarget::emit(llvm::Module& m, const TargetOptions& opts) const {

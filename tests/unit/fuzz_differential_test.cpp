@@ -3,6 +3,8 @@
 // failing; regression files round-trip and reject malformed headers.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <string>
 
@@ -11,6 +13,7 @@
 #include "ir/Printer.h"
 #include "tests/fuzz/difffuzz/Differential.h"
 #include "tests/fuzz/difffuzz/Generator.h"
+#include "tests/fuzz/difffuzz/Isolation.h"
 #include "tests/fuzz/difffuzz/ProgramKernel.h"
 #include "tests/fuzz/difffuzz/Reducer.h"
 #include "tests/fuzz/difffuzz/Regression.h"
@@ -68,6 +71,32 @@ TEST(FuzzComparison, BitExactBuffersSeeTheSignOfZero) {
   gpucheck::compareBuffers({ref}, {got}, gpucheck::Tolerance{}, r, "sm_80", "interpreter");
   EXPECT_EQ(r.mismatches, 1u);
   EXPECT_NE(r.firstMismatch.find("bits differ"), std::string::npos) << r.firstMismatch;
+}
+
+// A check runs in a child: its outcome comes back whole, and a crash becomes a finding with the last words.
+TEST(FuzzIsolation, OutcomesComeBackAndCrashesAreFindings) {
+  const Outcome ok = checkInChildProcess([] {
+    Outcome o;
+    o.specializedIR = "func @k() {}";
+    o.findings.push_back({"sm_80", "mismatch", std::string("a\0b", 3)});
+    return o;
+  });
+  EXPECT_FALSE(ok.invalid);
+  EXPECT_EQ(ok.specializedIR, "func @k() {}");
+  ASSERT_EQ(ok.findings.size(), 1u);
+  EXPECT_EQ(ok.findings[0].detail, std::string("a\0b", 3));
+
+  const Outcome crashed = checkInChildProcess([]() -> Outcome {
+    std::fprintf(stderr, "LLVM ERROR: Cannot select: 0x1234: bf16 = uint_to_fp\n");
+    std::abort();
+  });
+  ASSERT_EQ(crashed.findings.size(), 1u);
+  EXPECT_EQ(crashed.findings[0].where, "process");
+  EXPECT_EQ(crashed.findings[0].what, "crash");
+  EXPECT_NE(crashed.findings[0].detail.find("Cannot select"), std::string::npos) << crashed.findings[0].detail;
+  EXPECT_NE(crashed.findings[0].detail.find("Abort"), std::string::npos) << crashed.findings[0].detail;
+  EXPECT_EQ(crashed.findings[0].signature(), "process crash: LLVM ERROR: Cannot select: bf = uint_to_fp (killed by Aborted) ")
+      << "addresses and numbers are not part of the signature";
 }
 
 TEST(FuzzReducer, ShrinksWhileThePredicateHolds) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <sstream>
 
 #include "ir/Error.h"
 #include "ir/Parser.h"
@@ -18,10 +19,16 @@ namespace tessera::fuzz {
 
 std::string Finding::signature() const {
   std::string key = where + " " + what;
-  if (what != "error") return key;
+  if (what == "mismatch") return key;
+  // The message without numbers or addresses ("Cannot select: 0x55f6...: bf16 = uint_to_fp").
   std::string message;
-  for (char c : detail.substr(0, detail.find('\n')))
-    if (!std::isdigit(static_cast<unsigned char>(c))) message += c;
+  std::istringstream words(detail.substr(0, detail.find('\n')));
+  for (std::string word; words >> word;) {
+    if (word.starts_with("0x")) continue;
+    for (char c : word)
+      if (!std::isdigit(static_cast<unsigned char>(c))) message += c;
+    message += ' ';
+  }
   return key + ": " + message.substr(0, 160);
 }
 
@@ -61,8 +68,7 @@ std::vector<gpucheck::HostBuffer> interpretPipelineOutput(const jit::CompiledKer
   return gpucheck::interpretFunction(*m->functions().at(0), grid, args);
 }
 
-// The tile IR the JIT compiles for the case on `arch`: traced, with the facts of its arguments (alignment).
-std::string specializedIR(const gpucheck::CheckCase& c, const std::string& arch) {
+std::string specializedIRFor(const gpucheck::CheckCase& c, const std::string& arch) {
   std::vector<jit::KernelArg> args;
   for (const gpucheck::CheckArg& a : c.args) {
     if (std::holds_alternative<gpucheck::HostBuffer>(a)) args.push_back(jit::KernelArg::pointer(256));  // as allocated
@@ -79,6 +85,8 @@ std::string specializedIR(const gpucheck::CheckCase& c, const std::string& arch)
 }
 
 }  // namespace
+
+std::string specializedIR(const Program& p, const std::string& arch) { return specializedIRFor(makeCase(p), arch); }
 
 Outcome checkProgram(const Program& p, const Targets& targets) {
   Outcome outcome;
@@ -109,7 +117,7 @@ Outcome checkProgram(const Program& p, const Targets& targets) {
   }
   if (!outcome.findings.empty()) {
     if (failingArch.empty()) failingArch = targets.archs.empty() ? "sm_90a" : targets.archs.front();
-    outcome.specializedIR = specializedIR(c, failingArch);
+    outcome.specializedIR = specializedIRFor(c, failingArch);
   }
   return outcome;
 }

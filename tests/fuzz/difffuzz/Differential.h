@@ -18,10 +18,10 @@ namespace tessera::fuzz {
 
 struct Finding {
   std::string where;   // "eager", "sm_80", "sm_80 pipeline" (the interpreter after sm_80's passes)
-  std::string what;    // "mismatch" or "error"
+  std::string what;    // "mismatch", "error", or "crash" (where: "process", Isolation.h)
   std::string detail;  // the first mismatch, or the error message
-  // What makes two findings the same bug for the reducer: where, what, and the error's first line without
-  // numbers (a mismatch's detail names elements and values, which change as the program shrinks).
+  // What makes two findings the same bug for the reducer: where, what, and an error's first line without
+  // numbers or addresses (a mismatch's detail names elements and values, which change as the program shrinks).
   std::string signature() const;
 };
 
@@ -38,6 +38,9 @@ struct Targets {
 };
 
 Outcome checkProgram(const Program& p, const Targets& targets);
+
+// The tile IR the JIT compiles for the program on `arch`: traced, with the facts of its arguments (alignment).
+std::string specializedIR(const Program& p, const std::string& arch);
 
 // The same comparisons for a kernel given as (specialized) tile IR, as regression files keep it: the
 // interpreter on it is the reference; every arch compiles it, runs it and interprets its pipeline's output.
