@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -19,10 +20,17 @@
 
 namespace tessera::gpucheck {
 
+// How a float buffer's elements must agree. Integers always compare bit for bit.
+struct Tolerance {
+  double atol = 0, rtol = 0;  // |device - ref| <= atol + rtol * |ref|
+  bool bitExact = false;      // instead: the same bits (any NaN matches any NaN: the interpreter keeps no payloads)
+};
+
 // Host memory for one pointer argument, as raw element bytes.
 struct HostBuffer {
   ir::ScalarKind element;
   std::vector<uint8_t> bytes;
+  std::optional<Tolerance> tolerance;  // this buffer's, instead of the case's atol/rtol
 };
 using CheckArg = std::variant<HostBuffer, int64_t, double>;
 
@@ -63,6 +71,29 @@ struct CheckOptions {
 
 CheckResult checkAgainstInterpreter(const CheckCase& c, jit::KernelCache& cache, jit::DeviceRuntime& runtime,
                                     const CheckOptions& options = {});
+
+// The pieces of checkAgainstInterpreter, for callers comparing more than two executions (tools/tessera-fuzz).
+// Each returns the case's pointer arguments after one run, in argument order, from the case's initial contents.
+std::vector<HostBuffer> runOnInterpreter(const CheckCase& c);
+std::vector<HostBuffer> runEager(const CheckCase& c);
+// The interpreter on a function already traced (or parsed), launched over `args`.
+std::vector<HostBuffer> interpretFunction(const ir::Function& f, const jit::LaunchGrid& grid,
+                                          const std::vector<CheckArg>& args);
+struct DeviceRun {
+  std::shared_ptr<const jit::CompiledKernel> compiled;
+  std::vector<HostBuffer> buffers;
+};
+// Compiles the case for the runtime's target and native arch, launches it once and copies every buffer back.
+DeviceRun runOnDevice(const CheckCase& c, jit::KernelCache& cache, jit::DeviceRuntime& runtime);
+// Loads an already compiled kernel through the runtime and launches it once over copies of `args`.
+std::vector<HostBuffer> launchCompiled(std::shared_ptr<const jit::CompiledKernel> compiled,
+                                       const std::vector<ir::Type>& paramTypes, const jit::LaunchGrid& grid,
+                                       const std::vector<CheckArg>& args, jit::DeviceRuntime& runtime);
+// Compares `got` against `reference` buffer by buffer (each buffer's tolerance, else `caseTolerance`), adding to
+// `r`'s worstError, mismatches and firstMismatch ("buffer 2 [17]: <gotName> 1.5, <referenceName> 1.25").
+void compareBuffers(const std::vector<HostBuffer>& reference, const std::vector<HostBuffer>& got,
+                    const Tolerance& caseTolerance, CheckResult& r, const std::string& gotName = "gpu",
+                    const std::string& referenceName = "interpreter");
 
 // A fixed-width text table, one row per result, and a summary line.
 std::string formatCheckTable(const std::vector<CheckResult>& results);
