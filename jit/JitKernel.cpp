@@ -56,7 +56,9 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   options.numWarps = s.numWarps;
   options.fastMath = s.fastMath;
   CacheKeyInputs keyInputs;
-  keyInputs.irText = ir::print(f);
+  // With locations: the compiled kernel carries them (PTX .loc, the emulator's findings), so kernels that differ
+  // only in where they were written must not share an entry.
+  keyInputs.irText = ir::print(f, {.locations = true});
   keyInputs.target = s.target;
   keyInputs.arch = s.arch;
   keyInputs.format = target.binaryFormat();
