@@ -8,7 +8,11 @@
     print(report.table())
 
 A launch whose checks find something raises tessera.Error with the findings; last_report() still has them.
+TESSERA_SIM_ARCH, when set, is the arch of launches that name neither target nor arch.
 """
+
+import contextlib
+import os
 
 from . import _C
 
@@ -16,6 +20,7 @@ ARCHS = tuple(_C.sim_archs())
 """The archs the emulator models, the default first."""
 
 _last = None
+_collectors = []  # the report lists of the open collect() blocks
 
 
 class Report(dict):
@@ -47,9 +52,47 @@ def last_report():
     return _last
 
 
+@contextlib.contextmanager
+def collect():
+    """Collects the reports of the emulated launches made inside the block:
+
+        with tessera.sim.collect() as reports:
+            ...launches with backend="sim"...
+        print(tessera.sim.summary(reports))
+    """
+    reports = []
+    _collectors.append(reports)
+    try:
+        yield reports
+    finally:
+        _collectors.remove(reports)
+
+
+def _efficiency(counters):
+    """Requested / transferred bytes of a list of global_loads or global_stores dicts; 1 without a request."""
+    sectors = sum(c["sectors"] for c in counters)
+    return sum(c["requested_bytes"] for c in counters) / (32 * sectors) if sectors else 1.0
+
+
+def summary(reports):
+    """One line per kernel and arch of the reports (launches merged): the global load and store efficiency over
+    all their requests, shared-memory bank conflicts and barriers."""
+    kernels = {}
+    for r in reports:
+        kernels.setdefault((r["kernel"], r["arch"]), []).append(r)
+    lines = [f"{'kernel':<28} {'arch':<7} {'launches':>8} {'ld.eff':>7} {'st.eff':>7} {'bank conflicts':>14} "
+             f"{'barriers':>9}"]
+    for (kernel, arch), rs in kernels.items():
+        lines.append(f"{kernel:<28} {arch:<7} {len(rs):>8} {_efficiency([r['global_loads'] for r in rs]):>7.3f} "
+                     f"{_efficiency([r['global_stores'] for r in rs]):>7.3f} "
+                     f"{sum(r['shared_bank_conflicts'] for r in rs):>14} {sum(r['barriers'] for r in rs):>9}")
+    return "\n".join(lines)
+
+
 def runtime(target=None, arch=None, checks=True):
-    """The emulator for arch (or target's default arch; sm_90a when neither is given), with checks on or off.
-    Raises tessera.Error for an arch or target it does not model, TypeError for a checks value other than a bool."""
+    """The emulator for arch (or target's default arch; TESSERA_SIM_ARCH or sm_90a when neither is given), with
+    checks on or off. Raises tessera.Error for an arch or target it does not model, TypeError for a checks value
+    other than a bool."""
     if type(checks) is not bool:
         raise TypeError("checks must be True or False: the emulator turns its checks (alignment, shared-memory races "
                         "and bounds, uninitialized shared reads, barrier divergence) on or off together, and always "
@@ -57,6 +100,8 @@ def runtime(target=None, arch=None, checks=True):
     for name, value in (("target", target), ("arch", arch)):
         if value is not None and type(value) is not str:
             raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+    if target is None and arch is None:
+        arch = os.environ.get("TESSERA_SIM_ARCH") or None
     return _C.sim_runtime(target or "", arch or "", checks)
 
 
@@ -70,3 +115,6 @@ def launch(jit_kernel, grid, args, constants, num_warps, sim_runtime, fast_math=
     finally:
         taken = sim_runtime.take_report()
         _last = Report(*taken) if taken is not None else None
+        if _last is not None:
+            for reports in _collectors:
+                reports.append(_last)

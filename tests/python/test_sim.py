@@ -153,6 +153,27 @@ def test_compile_for_the_emulator_loads_the_kernel_there():
     np.testing.assert_array_equal(out, 2.0)
 
 
+def test_collect_gathers_every_launch_and_summary_merges_them_per_kernel(rng, monkeypatch):
+    x = rng.standard_normal(N, dtype=np.float32)
+    monkeypatch.setenv("TESSERA_SIM_ARCH", "gfx942")  # the arch of launches that name none
+    with tessera.sim.collect() as reports:
+        _add(x, x, np.zeros(N, np.float32))
+        _add(x, x, np.zeros(N, np.float32), arch="sm_80")
+        with pytest.raises(TypeError):
+            _add(x, x, [0.0] * N)  # never ran: nothing collected
+        _add(x, x, np.zeros(N, np.float32))
+    _add(x, x, np.zeros(N, np.float32))  # after the block: not collected
+    assert [r["arch"] for r in reports] == ["gfx942", "sm_80", "gfx942"]
+    lines = tessera.sim.summary(reports).splitlines()
+    assert lines[0].split() == ["kernel", "arch", "launches", "ld.eff", "st.eff", "bank", "conflicts", "barriers"]
+    rows = [line.split() for line in lines[1:]]
+    assert [row[:3] for row in rows] == [["vector_add", "gfx942", "2"], ["vector_add", "sm_80", "1"]]
+    loads = [r["global_loads"] for r in reports if r["arch"] == "gfx942"]
+    merged = sum(l["requested_bytes"] for l in loads) / (32 * sum(l["sectors"] for l in loads))
+    assert float(rows[0][3]) == pytest.approx(merged, abs=5e-4)
+    assert rows[0][5:] == ["0", "0"]
+
+
 def test_archs_lists_what_the_emulator_models():
     assert tessera.sim.ARCHS == ("sm_90a", "sm_80", "gfx90a", "gfx942")
     assert repr(tessera.sim.runtime(arch="gfx90a", checks=False)) == "<tessera emulator amdgpu gfx90a, checks off>"
