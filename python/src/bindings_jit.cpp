@@ -1,6 +1,7 @@
-// Python access to the CUDA JIT: compile a kernel's specialization without a GPU (PTX, LLVM IR, the tile IR after
-// every pass) and launch kernels on GPU arrays through jit::JitKernel. The choice of backend, the grid callable
-// and the producer's stream (torch) are decided in python/tessera/kernel.py.
+// Python access to the JIT: compile a kernel's specialization without a GPU (PTX, LLVM IR, the tile IR after
+// every pass) and launch kernels through jit::JitKernel on GPU arrays, or on host arrays copied in and back (HIP,
+// the emulator). The choice of backend, the grid callable and the producer's stream (torch) are decided in
+// python/tessera/kernel.py.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>

@@ -54,8 +54,9 @@ class Kernel:
     like any CUDA launch); with numpy arrays it copies them to the GPU and back (synchronously). "hip" does the
     same on an AMD GPU through the HIP runtime, for numpy arrays and CPU tensors. "sim" runs the JIT's GPU code
     on the emulator (tessera.sim, docs/Sim.md) on numpy arrays and CPU tensors, copied in and back: target=
-    ("nvptx", "amdgpu") or arch= (tessera.sim.ARCHS; default sm_90a) say which GPU, checks=False turns the
-    checks off (global bounds stay); tessera.sim.last_report() has the counters and findings.
+    ("nvptx", "amdgpu") or arch= (tessera.sim.ARCHS; default TESSERA_SIM_ARCH or sm_90a) say which GPU,
+    checks=False turns the checks off (global bounds stay); tessera.sim.last_report() has the counters and
+    findings.
     kernel.compile(...) shows what the JIT makes of a kernel, without a GPU.
     """
 
@@ -88,12 +89,14 @@ class Kernel:
         return self._specialization(constants)
 
     def compile(self, target=None, arch=None, num_warps=4, fast_math=True, specialization=None, backend=None,
-                checks=True, **constants):
-        """Compiles the kernel for these Const values without a GPU (for target, "nvptx" by default); returns a CompiledKernel with .ptx (.binary,
-        .format), .llvm_ir, .optimized_llvm_ir, .ir_stages [(stage, tile IR)], .shared_bytes and .num_warps.
+                checks=None, **constants):
+        """Compiles the kernel for these Const values without a GPU (for target, "nvptx" by default); returns a
+        CompiledKernel with .ptx (.binary, .format), .llvm_ir, .optimized_llvm_ir, .ir_stages [(stage, tile IR)],
+        .shared_bytes and .num_warps.
 
         backend="sim" compiles for the emulated arch (arch, else target's default arch; see tessera.sim) and also
-        loads the kernel into the emulator (checks on or off), so that what the emulator cannot run fails here.
+        loads the kernel into the emulator (checks on, or off with checks=False), so that what the emulator
+        cannot run fails here.
 
         specialization maps runtime parameter names to the facts a launch would find (jit/Specialization.h):
         16 for a pointer aligned to 16 bytes or an integer divisible by 16, 1 for an integer equal to 1, None
@@ -110,11 +113,13 @@ class Kernel:
         facts = [specialization.get(name, 16 if kind == "pointer" else None)
                  for name, kind, _ in self.params if kind != "constant"]
         if backend is None:
+            if checks is not None:
+                raise ValueError("checks apply to backend='sim' (the emulator)")
             return self._jit_kernel().compile(facts, constants, num_warps, target or "nvptx", arch or "",
                                               bool(fast_math))
         if backend != "sim":
             raise ValueError(f"compile() takes backend='sim' or None (a GPU target), got {backend!r}")
-        runtime = _sim.runtime(target, arch, checks)
+        runtime = _sim.runtime(target, arch, True if checks is None else checks)
         return self._jit_kernel().compile(facts, constants, num_warps, "", "", bool(fast_math), runtime)
 
     def _jit_kernel(self):

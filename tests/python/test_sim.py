@@ -133,6 +133,8 @@ def test_bad_option_values_and_options_of_other_backends():
         K.vector_add[3](x, x, np.zeros_like(x), N, BLOCK=128, backend="interpreter", arch="sm_80", checks=False)
     with pytest.raises(ValueError, match=r"compile\(\) takes backend='sim' or None"):
         K.vector_add.compile(backend="cuda", BLOCK=128)
+    with pytest.raises(ValueError, match=r"checks apply to backend='sim'"):
+        K.vector_add.compile(checks=False, BLOCK=128)
     assert "sim" in tessera.kernel.BACKENDS
 
 
