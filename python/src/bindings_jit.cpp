@@ -28,10 +28,13 @@ jit::KernelArg argumentForFact(const ParamInfo& p, py::handle fact) {
   int64_t f = 0;
   if (!fact.is_none()) {
     if (!python::isIntegerLike(fact)) throw py::type_error("specialization of '" + p.name + "' must be 16, 1 or None");
-    f = fact.cast<int64_t>();
+    py::int_ index = python::toIndex(fact, "specialization of '" + p.name + "'");
+    int overflow = 0;
+    f = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (overflow || (f != 16 && f != 1))
+      throw py::value_error("specialization of '" + p.name + "' must be 16, 1 or None, got " +
+                            py::str(index).cast<std::string>());
   }
-  if (f != 0 && f != 16 && f != 1)
-    throw py::value_error("specialization of '" + p.name + "' must be 16, 1 or None, got " + std::to_string(f));
   if (p.kind == ParamKind::Pointer) {
     if (f == 1) throw py::value_error("pointer '" + p.name + "' can only be specialized as 16 (aligned) or None");
     return jit::KernelArg::pointer(f == 16 ? 256 : 260);

@@ -105,6 +105,12 @@ class Kernel:
         self._check_constants(constants)
         if type(num_warps) is not int or num_warps <= 0 or num_warps & (num_warps - 1):
             raise ValueError(f"num_warps must be a positive power of two, got {num_warps!r}")
+        if target is not None and not isinstance(target, str):
+            raise TypeError(f"target must be a str ('nvptx' or 'amdgpu') or None, got {type(target).__name__}")
+        if arch is not None and not isinstance(arch, str):
+            raise TypeError(f"arch must be a str (e.g. 'sm_90a') or None, got {type(arch).__name__}")
+        if specialization is not None and not isinstance(specialization, dict):
+            raise TypeError(f"specialization must be a dict of runtime parameter names, got {type(specialization).__name__}")
         specialization = dict(specialization or {})
         unknown = sorted(set(specialization) - self._arg_set)
         if unknown:
