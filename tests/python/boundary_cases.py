@@ -246,7 +246,7 @@ def _spoil_option(gen, case, runtime):
     elif what == "target":
         v = rng.choice(["ptx", "", "NVPTX", 5, None, "amdgpu"])
         opts["target"] = ("value", v)
-        gen.spoil("target", v != "amdgpu")
+        gen.spoil("target", v not in ("amdgpu", None))  # None: the default, nvptx
     elif what == "arch":
         v = rng.choice(["sm_0", "", "gfx942", "sm_90a", 90, None, "sm_80\0"])
         opts["arch"] = ("value", v)
