@@ -1,11 +1,13 @@
 // Runs the consumer's kernel (scaled_sum.h) through an installed Tessera: on the reference interpreter always,
-// and through the CUDA JIT where a GPU is present. Exit status 0 only when every result matches a plain loop.
+// and through the CUDA JIT where a GPU is present; and exports it ahead of time (jit/aot/Export.h) as a user's
+// build step would. Exit status 0 only when every result matches a plain loop and the export is complete.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "jit/JitKernel.h"
+#include "jit/aot/Export.h"
 #include "scaled_sum.h"
 
 namespace {
@@ -31,6 +33,23 @@ void runOnGpu(const tessera::KernelDef& k, int64_t blocks, const std::vector<flo
   handle.launch({blocks, 1, 1}, {dx, dy, dout, int64_t(x.size()), double(kAlpha)}, {{"BLOCK", kBlock}}, {});
   jit::CudaDriver::instance().synchronize(nullptr, k.name());
   dout.copyToHost(out.data(), bytes);
+}
+
+// The export of an installed Tessera carries the kernel's PTX and its typed launch function.
+int checkAheadOfTimeExport(const tessera::KernelDef& k) {
+  namespace aot = tessera::jit::aot;
+  aot::ExportOptions options;
+  options.name = "scaled_sum_aot";
+  options.constants = {{"BLOCK", kBlock}};
+  options.targets = {aot::parseArchTarget("nvptx:sm_90a")};
+  options.cubin = false;  // no ptxas needed
+  aot::ExportedKernel e = aot::exportKernel(k, options);
+  bool complete = e.binaries.size() == 1 && e.binaries[0] == "nvptx sm_90a ptx" &&
+                  e.header.find("int scaled_sum_aot_launch(") != std::string::npos &&
+                  e.source.find("static const unsigned char") != std::string::npos;
+  std::printf("ahead-of-time export: %s (%zu header bytes, %zu source bytes)\n", complete ? "ok" : "FAIL",
+              e.header.size(), e.source.size());
+  return complete ? 0 : 1;
 }
 
 }  // namespace
@@ -65,5 +84,6 @@ int main() {
   } else {
     std::printf("GPU: not run (%s)\n", tessera::jit::CudaDriver::instance().unavailableReason().c_str());
   }
+  bad += checkAheadOfTimeExport(k);
   return bad == 0 ? 0 : 1;
 }
