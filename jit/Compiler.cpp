@@ -11,6 +11,7 @@
 #include <functional>
 #include <iostream>
 
+#include "ir/EnvFlag.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "jit/Sha256.h"

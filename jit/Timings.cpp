@@ -2,15 +2,11 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 
-namespace tessera::jit {
+#include "ir/EnvFlag.h"
 
-bool envFlag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::string(v) != "0";
-}
+namespace tessera::jit {
 
 StageTimings::StageTimings(const std::string& kernel, const std::string& target, const std::string& arch)
     : enabled_(envFlag("TESSERA_TIMINGS")), subject_("@" + kernel + " " + target + " " + arch) {}

@@ -9,9 +9,6 @@
 
 namespace tessera::jit {
 
-// Whether an environment variable is set to something other than "" or "0".
-bool envFlag(const char* name);
-
 class StageTimings {
  public:
   // Reports stages of `kernel` compiled for `target` and `arch`, if TESSERA_TIMINGS asks for it.

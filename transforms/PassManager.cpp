@@ -1,18 +1,16 @@
 #include "transforms/PassManager.h"
 
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
 
+#include "ir/EnvFlag.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 
 namespace tessera::transforms {
 
 PassManager::PassManager() {
-  const char* env = std::getenv("TESSERA_DUMP_IR");
-  dumpIR_ = env && std::strcmp(env, "") != 0 && std::strcmp(env, "0") != 0;
+  dumpIR_ = envFlag("TESSERA_DUMP_IR");
 }
 
 std::vector<std::string> PassManager::passNames() const {
