@@ -4,9 +4,11 @@
 #include <cstdlib>
 
 #include "ir/Error.h"
+#include "jit/CompiledKernel.h"
 #include "jit/CudaDriver.h"
 #include "jit/HipRuntime.h"
 #include "jit/KfdTopology.h"
+#include "jit/sim/SimRuntime.h"
 
 namespace tessera::jit {
 
@@ -32,9 +34,7 @@ class CudaDeviceRuntime final : public DeviceRuntime {
     driver_.synchronize(stream, kernelName);
   }
 
-  DeviceModule loadModule(const std::string& binary, const std::string& kernelName) override {
-    return driver_.loadModule(binary, kernelName);
-  }
+  DeviceModule loadModule(const CompiledKernel& kernel) override { return driver_.loadModule(kernel.binary, kernel.name); }
   void unloadModule(DeviceModule m) noexcept override { driver_.unloadModule(static_cast<cu::Module>(m)); }
   DeviceFunction getFunction(DeviceModule m, const std::string& kernelName) override {
     return driver_.getFunction(static_cast<cu::Module>(m), kernelName);
@@ -103,9 +103,7 @@ class HipDeviceRuntime final : public DeviceRuntime {
     hip_.synchronize(stream.hip(), kernelName);
   }
 
-  DeviceModule loadModule(const std::string& binary, const std::string& kernelName) override {
-    return hip_.loadModule(binary, kernelName);
-  }
+  DeviceModule loadModule(const CompiledKernel& kernel) override { return hip_.loadModule(kernel.binary, kernel.name); }
   void unloadModule(DeviceModule m) noexcept override { hip_.unloadModule(static_cast<hip::Module>(m)); }
   DeviceFunction getFunction(DeviceModule m, const std::string& kernelName) override {
     return hip_.getFunction(static_cast<hip::Module>(m), kernelName);
@@ -164,6 +162,7 @@ DeviceRuntime& selectRuntime(const std::string& target, const std::vector<Device
 }
 
 DeviceRuntime& selectRuntime(const std::string& target) {
+  if (target == "sim") return sim::simRuntime();
   static const std::unique_ptr<DeviceRuntime> cuda = makeCudaDeviceRuntime(CudaDriver::instance());
   static const std::unique_ptr<DeviceRuntime> hip = makeHipDeviceRuntime(HipRuntime::instance());
   return selectRuntime(target, {cuda.get(), hip.get()});

@@ -4,6 +4,7 @@
 //
 // selectRuntime("nvptx" | "amdgpu" | "auto") picks the runtime of a target, or for "auto" the first one with a
 // device (nvptx, then amdgpu). It throws tessera::Error saying why each candidate is unavailable.
+// selectRuntime("sim") is the emulator (jit/sim/SimRuntime.h), which runs nvptx sm_90a kernels on the host.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +27,7 @@ using Stream = struct ihipStream_t*;
 }
 class CudaDriver;
 class HipRuntime;
+struct CompiledKernel;
 
 // A stream of either API; null is the default stream. It converts from cu::Stream and hip::Stream, and back to
 // cu::Stream so that code written against the CUDA driver (LaunchOptions::stream into CudaDriver) still compiles.
@@ -70,7 +72,8 @@ class DeviceRuntime {
   virtual void copyToHost(void* dst, DeviceAddress src, size_t bytes) = 0;
   virtual void synchronize(DeviceStream stream, const std::string& kernelName = "") = 0;
 
-  virtual DeviceModule loadModule(const std::string& binary, const std::string& kernelName) = 0;
+  // Loads the kernel's binary (CUDA, HIP), or what else of it the runtime runs (the emulator: its LLVM IR).
+  virtual DeviceModule loadModule(const CompiledKernel& kernel) = 0;
   virtual void unloadModule(DeviceModule m) noexcept = 0;
   virtual DeviceFunction getFunction(DeviceModule m, const std::string& kernelName) = 0;
 

@@ -67,7 +67,7 @@ void LoadedKernel::load() {
   // Loading PTX is where the CUDA driver compiles it to machine code (its built-in ptxas).
   const char* stage = kernel_->format == "ptx" ? "ptxas and load module" : "load module";
   StageTimings(kernel_->name, kernel_->target, kernel_->arch).time(stage, [&] {
-    module_ = runtime_.loadModule(kernel_->binary, kernel_->name);
+    module_ = runtime_.loadModule(*kernel_);
   });
   try {
     function_ = runtime_.getFunction(module_, kernel_->name);

@@ -100,13 +100,13 @@ llvm::Value* exactFmod(IRBuilder& b, llvm::Value* x, llvm::Value* y) {
   llvm::BasicBlock* loop = llvm::BasicBlock::Create(ctx, "fmod.loop", f);
   llvm::BasicBlock* step = llvm::BasicBlock::Create(ctx, "fmod.step", f);
   llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "fmod.done", f);
-  // Invalid inputs skip the loop with r = ax (the select below replaces the result).
-  llvm::Value* start = b.CreateSelect(invalid, llvm::ConstantFP::get(t, 0.0), ax);
+  // Invalid inputs skip the loop (the select below makes the result NaN): with y zero, r >= |y| would hold
+  // forever.
   b.CreateBr(loop);
   b.SetInsertPoint(loop);
   llvm::PHINode* r = b.CreatePHI(t, 2, "fmod.r");
-  r->addIncoming(start, entry);
-  b.CreateCondBr(b.CreateFCmpOGE(r, ay), step, done);
+  r->addIncoming(ax, entry);
+  b.CreateCondBr(b.CreateAnd(b.CreateNot(invalid), b.CreateFCmpOGE(r, ay)), step, done);
   b.SetInsertPoint(step);
   llvm::Type* i32 = b.getInt32Ty();
   auto exponentOf = [&](llvm::Value* v) {

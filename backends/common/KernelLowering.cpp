@@ -6,6 +6,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "backends/common/DebugLocations.h"
 #include "ir/Printer.h"
 
 namespace tessera::backends {
@@ -353,6 +354,7 @@ std::unique_ptr<llvm::Module> KernelLowering::run() {
                 std::to_string(opts_.numWarps));
   module_ = std::make_unique<llvm::Module>(func_.name(), ctx_);
   declareKernel();
+  debugLocations_ = std::make_unique<DebugLocations>(*module_, *kernel_, func_, hooks_.lineDirectivesOnly());
   prologue_ = llvm::BasicBlock::Create(ctx_, "prologue", kernel_);
   llvm::BasicBlock* body = llvm::BasicBlock::Create(ctx_, "body", kernel_);
   b_.SetInsertPoint(prologue_);
@@ -389,6 +391,7 @@ void KernelLowering::lowerBlock(const ir::Block& block) {
 }
 
 void KernelLowering::lowerOp(const ir::Op& op) {
+  DebugLocations::OpScope located(*debugLocations_, op, b_);
   switch (op.kind()) {
     case OpKind::Constant: case OpKind::ProgramId: case OpKind::NumPrograms: case OpKind::Arange:
     case OpKind::Splat:

@@ -20,6 +20,7 @@
 
 namespace tessera::backends {
 
+class DebugLocations;
 using Regs = std::vector<llvm::Value*>;
 using CoordFn = std::function<Coords(const Coords&)>;  // an affine map between coordinate spaces
 
@@ -153,6 +154,7 @@ class KernelLowering {
   llvm::Value* laneId_ = nullptr;
   llvm::Value* warpId_ = nullptr;
   llvm::Value* smemBase_ = nullptr;
+  std::unique_ptr<DebugLocations> debugLocations_;  // the kernel author's locations on every instruction
 };
 
 }  // namespace tessera::backends

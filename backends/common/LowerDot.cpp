@@ -98,8 +98,9 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   for (size_t r = 0; r < sums.size(); ++r) sums[r]->addIncoming(next[r], loop);
   b_.CreateCondBr(b_.CreateICmpSLT(kNext, b_.getInt32(static_cast<uint32_t>(K))), loop, exit);
   b_.SetInsertPoint(exit);
+  // The sums after the last k (the phis hold the sums before it).
   Regs out;
-  for (llvm::PHINode* p : sums) out.push_back(castScalar(p, computeElem, accElem));
+  for (llvm::Value* sum : next) out.push_back(castScalar(sum, computeElem, accElem));
   set(op.result(0), std::move(out));
 }
 

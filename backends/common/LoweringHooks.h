@@ -56,6 +56,10 @@ class LoweringHooks {
   virtual void assertFail(IRBuilder& b, const std::string& message, const std::string& file, unsigned line,
                           const std::string& function) = 0;
 
+  // Whether the author's source locations travel as line directives only, without DWARF sections (see
+  // backends/common/DebugLocations.h).
+  virtual bool lineDirectivesOnly() const { return false; }
+
   // LLVM sync scope for an atomic of scope "cta", "gpu" or "sys".
   virtual llvm::SyncScope::ID atomicScope(llvm::LLVMContext& ctx, const std::string& scope) = 0;
 

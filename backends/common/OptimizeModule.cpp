@@ -10,7 +10,7 @@
 
 namespace tessera::backends {
 
-void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm) {
+void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, llvm::OptimizationLevel level) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -21,7 +21,7 @@ void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(level);
   mpm.run(m, mam);
   std::string err;
   llvm::raw_string_ostream es(err);

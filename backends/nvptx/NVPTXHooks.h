@@ -27,6 +27,8 @@ class NVPTXHooks : public LoweringHooks {
   void assertFail(IRBuilder& b, const std::string& message, const std::string& file, unsigned line,
                   const std::string& function) override;
   llvm::SyncScope::ID atomicScope(llvm::LLVMContext& ctx, const std::string& scope) override;
+  // `.loc`/`.file` only: ptxas compiles PTX whose .target says `debug` (DWARF sections) to different code.
+  bool lineDirectivesOnly() const override { return true; }
   // mma.sync m16n8k16 with ldmatrix for f16/bf16 dots (MmaDot.cpp).
   bool lowerDot(KernelLowering& lowering, const ir::Op& dot) override;
 

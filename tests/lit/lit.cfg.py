@@ -1,10 +1,11 @@
-# lit configuration for Tessera's FileCheck tests (textual IR through tessera-opt, PTX, ...).
+# lit configuration for Tessera's FileCheck tests (textual IR through tessera-opt, PTX, the emulator's host
+# modules of GPU LLVM IR, ...).
 import os
 import lit.formats
 
 config.name = "Tessera"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".tir", ".test"]
+config.suffixes = [".tir", ".test", ".ll"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(os.path.dirname(config.tessera_tools_dir), "tests", "lit-out")
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "Inputs"]

@@ -44,7 +44,7 @@ class HostRuntime final : public jit::DeviceRuntime {
     std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
   }
   void synchronize(jit::DeviceStream, const std::string&) override {}
-  jit::DeviceModule loadModule(const std::string&, const std::string&) override { return this; }
+  jit::DeviceModule loadModule(const jit::CompiledKernel&) override { return this; }
   void unloadModule(jit::DeviceModule) noexcept override {}
   jit::DeviceFunction getFunction(jit::DeviceModule, const std::string&) override { return this; }
   bool launchesWithDynamicSharedMemory() const override { return false; }

@@ -47,8 +47,8 @@ class RecordingRuntime final : public DeviceRuntime {
   void copyToDevice(DeviceAddress, const void*, size_t) override {}
   void copyToHost(void*, DeviceAddress, size_t) override {}
   void synchronize(DeviceStream, const std::string&) override {}
-  DeviceModule loadModule(const std::string& binary, const std::string&) override {
-    loadedBinary = binary;
+  DeviceModule loadModule(const CompiledKernel& kernel) override {
+    loadedBinary = kernel.binary;
     ++modulesLoaded;
     return &modulesLoaded;
   }

@@ -388,6 +388,32 @@ TEST(SimRuntimeChecks, WriteAfterReadsOfSeveralThreadsIsARace) {
       << f->message;
 }
 
+// Every lane of a warp storing its lane id to one word: one store instruction, which the hardware serializes.
+// Storing there again in a second execution of the site, with no barrier, races with the other lanes' first
+// store; so does another warp's store of other values. Another warp storing the same values leaves memory as it
+// was, in any order: no race (the lowering's layout conversions store replicated elements from several warps).
+template <int kExecutions, bool kTwoWarps, bool kSameValues = false>
+void replicatedStores(void**) {
+  uint32_t warp = __tsim_warp_id(), lane = __tsim_lane_id();
+  if (warp == 1 && !kTwoWarps) return;
+  for (int i = 0; i < kExecutions; ++i) store(shared<uint32_t>(0), kSameValues ? 7u : lane + 32 * warp + 64 * i, kWStore);
+}
+
+TEST(SimRuntimeChecks, LanesOfOneStoreInstructionDoNotRace) {
+  Report once = launch(program("replicated", 2, 16, syncSites(), &replicatedStores<1, false>), {1, 1, 1}, nullptr,
+                       config({}));
+  EXPECT_FALSE(once.failed()) << once.str();
+  Report twice = launch(program("replicated", 2, 16, syncSites(), &replicatedStores<2, false>), {1, 1, 1}, nullptr,
+                        config({}));
+  EXPECT_GT(twice.findingCount(FindingKind::SharedRace), 0u) << twice.str();
+  Report twoWarps = launch(program("replicated", 2, 16, syncSites(), &replicatedStores<1, true>), {1, 1, 1}, nullptr,
+                           config({}));
+  EXPECT_GT(twoWarps.findingCount(FindingKind::SharedRace), 0u) << twoWarps.str();
+  Report sameValues = launch(program("replicated", 2, 16, syncSites(), &replicatedStores<1, true, true>), {1, 1, 1},
+                             nullptr, config({}));
+  EXPECT_EQ(sameValues.findingCount(FindingKind::SharedRace), 0u) << sameValues.str();
+}
+
 TEST(SimRuntimeChecks, ChecksOffSkipsRacesButNotBounds) {
   ReduceData d;
   LaunchConfig off = config({range(d.in), range(d.out)});

@@ -130,9 +130,13 @@ void storeMemory(SimThread& t, uint64_t address, const void* src, uint32_t bytes
   const Site& s = w.site(t, siteId);
   Resolved r = resolve(w, t, address, bytes, s.space);
   if (!admissible(w, t, r, address, bytes, s.align, s.space, siteId, true)) return;
-  if (r.target == Target::Shared && w.checks)
-    reportSharedIssues(w, t, w.sharedChecker.write(w.accessor(t), static_cast<uint32_t>(r.sharedOffset), bytes, siteId),
+  if (r.target == Target::Shared && w.checks) {
+    SharedAccessor who = w.accessor(t);
+    who.execution = w.requests.executions(t.warp, siteId, RequestStream::Primary, t.lane);
+    const bool unchanged = std::memcmp(reinterpret_cast<const void*>(address), src, bytes) == 0;
+    reportSharedIssues(w, t, w.sharedChecker.write(who, static_cast<uint32_t>(r.sharedOffset), bytes, siteId, unchanged),
                        r.sharedOffset, bytes, siteId, true);
+  }
   std::memcpy(reinterpret_cast<void*>(address), src, bytes);
   track(w, t, siteId, RequestStream::Primary, r, address, bytes);
 }

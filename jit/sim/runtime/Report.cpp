@@ -90,9 +90,16 @@ std::string Report::str() const {
 }
 
 void Report::throwIfFailed() const {
-  if (failed())
-    throw Error("sim: kernel '" + kernel + "' failed its checks (" + std::to_string(findingCount()) +
-                " finding(s)):\n" + findingsText());
+  if (!failed()) return;
+  // The error's location: the author's file:line of the first finding that has one.
+  Location where;
+  for (const Finding& f : findings)
+    if (f.hasSite && f.line) {
+      where = {f.file, f.line, f.column};
+      break;
+    }
+  throw Error("sim: kernel '" + kernel + "' failed its checks (" + std::to_string(findingCount()) +
+              " finding(s)):\n" + findingsText(), where);
 }
 
 }  // namespace tessera::sim

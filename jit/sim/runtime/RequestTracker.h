@@ -27,6 +27,10 @@ class RequestTracker {
   void record(uint32_t warp, uint32_t site, RequestStream stream, const LaneAccess& access, uint64_t liveLanes);
   // Every open request becomes a request as it is, and lane counts restart (barriers, the end of a program).
   void flush();
+  // How many times `lane` of `warp` executed `site` since the last flush: the k of its next access there.
+  uint32_t executions(uint32_t warp, uint32_t site, RequestStream stream, uint32_t lane) {
+    return queue(warp, site, stream).executions[lane];
+  }
 
   static constexpr uint32_t kMaxOpenRequests = 64;
 

@@ -52,10 +52,10 @@ void SharedMemoryChecker::checkRead(ByteState& b, uint32_t offset, const SharedA
     noteRace(issues, true, b.writer, b.writeSite, offset);
 }
 
-void SharedMemoryChecker::checkWrite(ByteState& b, uint32_t offset, const SharedAccessor& who,
+void SharedMemoryChecker::checkWrite(ByteState& b, uint32_t offset, const SharedAccessor& who, uint32_t site,
                                      SharedAccessIssues& issues) const {
   if (issues.race) return;
-  if (racesWithWriter(b, who)) {
+  if (racesWithWriter(b, who) && !sameWarpInstruction(b, who, site)) {
     noteRace(issues, true, b.writer, b.writeSite, offset);
     return;
   }
@@ -90,15 +90,16 @@ SharedAccessIssues SharedMemoryChecker::read(const SharedAccessor& who, uint32_t
 }
 
 SharedAccessIssues SharedMemoryChecker::write(const SharedAccessor& who, uint32_t offset, uint32_t bytes,
-                                              uint32_t site) {
+                                              uint32_t site, bool unchanged) {
   SharedAccessIssues issues;
   for (uint32_t i = offset; i < offset + bytes; ++i) {
     ByteState& b = shadow_[i];
-    checkWrite(b, i, who, issues);
+    if (!unchanged) checkWrite(b, i, who, site, issues);
     b.writeEpoch = epoch_;
     b.writer = static_cast<uint16_t>(who.thread);
     b.writeSync = who.warpSyncGeneration;
     b.writeSite = site;
+    b.writeExecution = who.execution;
   }
   return issues;
 }

@@ -1,8 +1,12 @@
 // Per-byte shadow of a program's shared memory, for racecheck and initcheck:
 //  - a race: two different threads, at least one writing, the same byte, no barrier between. Lanes of one warp
 //    are also ordered by a warp sync both passed between the accesses (only syncs of all live lanes of the
-//    warp count: SimThread::warpSyncGeneration). Atomics do not race with each other; races between an atomic
-//    and a plain access are not reported.
+//    warp count: SimThread::warpSyncGeneration). Lanes of one warp writing the same byte in one store instruction
+//    (the same execution of the same site) do not race: the hardware keeps one lane's value, and the lowering
+//    has every lane that holds a replicated element store the same value. A write that leaves the bytes as they were
+//    (another warp storing the same replicated value) races with nothing: every order gives the same memory, as
+//    compute-sanitizer's racecheck, too, ranks same-value writes below real hazards. Atomics do not race with each other;
+//    races between an atomic and a plain access are not reported.
 //  - a read of a byte nothing wrote in this program;
 //  - a read of a byte a cp.async will write but whose wait has not come yet.
 // Barriers advance an epoch; accesses in different epochs never race. Epochs keep counting across programs, so
@@ -19,6 +23,7 @@ struct SharedAccessor {
   uint32_t thread = 0;
   uint32_t warp = 0;
   uint32_t warpSyncGeneration = 0;
+  uint32_t execution = 0;  // writes: the k-th execution of the site by this thread since the last barrier
 };
 
 // What an access found (the first offending byte of each problem).
@@ -45,7 +50,9 @@ class SharedMemoryChecker {
 
   // [offset, offset + bytes) must lie within the shared memory (the caller checks bounds first).
   SharedAccessIssues read(const SharedAccessor& who, uint32_t offset, uint32_t bytes, uint32_t site);
-  SharedAccessIssues write(const SharedAccessor& who, uint32_t offset, uint32_t bytes, uint32_t site);
+  // `unchanged`: the write stores the bytes already there.
+  SharedAccessIssues write(const SharedAccessor& who, uint32_t offset, uint32_t bytes, uint32_t site,
+                           bool unchanged = false);
   // An atomic read-modify-write: reads like a read (uninitialized, pending), writes without racing other atomics.
   SharedAccessIssues atomic(const SharedAccessor& who, uint32_t offset, uint32_t bytes, uint32_t site);
 
@@ -63,6 +70,7 @@ class SharedMemoryChecker {
     uint32_t writeSync = 0;   // the writer's warp-sync generation
     uint32_t readSync = 0;    // the highest of the readers'
     uint32_t writeSite = 0, readSite = 0;
+    uint32_t writeExecution = 0;      // the writer's SharedAccessor::execution
     uint16_t writer = 0, reader = 0;  // thread; reader kManyThreads when several read in readEpoch
     uint16_t readerWarp = 0;          // their warp; kManyThreads when from several warps
     uint8_t pending = 0;
@@ -74,10 +82,15 @@ class SharedMemoryChecker {
   // False (noting why) when the byte is pending or was not written in this program.
   bool checkWritten(const ByteState& b, uint32_t offset, SharedAccessIssues& issues) const;
   bool racesWithWriter(const ByteState& b, const SharedAccessor& who) const;
+  // `who` writes the byte in the same warp store instruction as its last writer.
+  bool sameWarpInstruction(const ByteState& b, const SharedAccessor& who, uint32_t site) const {
+    return b.writer / warpSize_ == who.warp && b.writeSite == site && b.writeExecution == who.execution;
+  }
   static void noteRace(SharedAccessIssues& issues, bool otherWrote, uint16_t other, uint32_t otherSite,
                        uint32_t offset);
   void checkRead(ByteState& b, uint32_t offset, const SharedAccessor& who, SharedAccessIssues& issues) const;
-  void checkWrite(ByteState& b, uint32_t offset, const SharedAccessor& who, SharedAccessIssues& issues) const;
+  void checkWrite(ByteState& b, uint32_t offset, const SharedAccessor& who, uint32_t site,
+                  SharedAccessIssues& issues) const;
   void recordRead(ByteState& b, const SharedAccessor& who, uint32_t site) const;
 
   std::vector<ByteState> shadow_;

@@ -1,0 +1,234 @@
+// NVPTX operations as runtime calls: special registers, bar.sync/barrier0 (barrier 0 only), bar.warp.sync,
+// shfl.sync, vote.sync, ldmatrix, mma.sync, cp.async with its groups, and CUDA's vprintf and __assertfail; and
+// the operations of the backend's inline-asm table as host IR.
+#include <llvm/IR/IntrinsicInst.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "jit/sim/RewriteContext.h"
+
+namespace tessera::sim {
+
+namespace {
+
+using ID = llvm::Intrinsic::ID;
+namespace I = llvm::Intrinsic;
+
+struct MmaIntrinsic {
+  ID id;
+  MmaKind kind;
+  MatrixRegisters registers;  // 32-bit registers per lane of A, B and C (PTX ISA, mma.sync fragments)
+};
+constexpr MmaIntrinsic kMmaIntrinsics[] = {
+    {I::nvvm_mma_m16n8k16_row_col_f32_f32, kMmaM16N8K16_F16_F32, {4, 2, 4}},
+    {I::nvvm_mma_m16n8k16_row_col_bf16, kMmaM16N8K16_BF16_F32, {4, 2, 4}},
+    {I::nvvm_mma_m16n8k16_row_col_f16_f16, kMmaM16N8K16_F16_F16, {4, 2, 2}},
+    {I::nvvm_mma_m16n8k8_row_col_f32_f32, kMmaM16N8K8_F16_F32, {2, 1, 4}},
+    {I::nvvm_mma_m16n8k8_row_col_bf16, kMmaM16N8K8_BF16_F32, {2, 1, 4}},
+    {I::nvvm_mma_m16n8k8_row_col_tf32, kMmaM16N8K8_TF32_F32, {4, 2, 4}},
+    {I::nvvm_mma_m16n8k4_row_col_tf32, kMmaM16N8K4_TF32_F32, {2, 1, 4}},
+    {I::nvvm_mma_m16n8k32_row_col_s8, kMmaM16N8K32_S8_S32, {4, 2, 4}},
+    {I::nvvm_mma_m16n8k32_row_col_u8, kMmaM16N8K32_U8_S32, {4, 2, 4}},
+    {I::nvvm_mma_m16n8k16_row_col_s8, kMmaM16N8K16_S8_S32, {2, 1, 4}},
+};
+
+struct LdMatrixIntrinsic {
+  ID id;
+  unsigned matrices;
+  bool transpose;
+};
+constexpr LdMatrixIntrinsic kLdMatrixIntrinsics[] = {
+    {I::nvvm_ldmatrix_sync_aligned_m8n8_x1_b16, 1, false}, {I::nvvm_ldmatrix_sync_aligned_m8n8_x1_trans_b16, 1, true},
+    {I::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16, 2, false}, {I::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16, 2, true},
+    {I::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16, 4, false}, {I::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16, 4, true},
+};
+
+struct ShuffleIntrinsic {
+  ID id;
+  ShuffleMode mode;
+  bool withPredicate;  // the .p forms also return whether the source lane was in range
+};
+constexpr ShuffleIntrinsic kShuffleIntrinsics[] = {
+    {I::nvvm_shfl_sync_idx_i32, kShuffleIdx, false},   {I::nvvm_shfl_sync_idx_f32, kShuffleIdx, false},
+    {I::nvvm_shfl_sync_up_i32, kShuffleUp, false},     {I::nvvm_shfl_sync_up_f32, kShuffleUp, false},
+    {I::nvvm_shfl_sync_down_i32, kShuffleDown, false}, {I::nvvm_shfl_sync_down_f32, kShuffleDown, false},
+    {I::nvvm_shfl_sync_bfly_i32, kShuffleBfly, false}, {I::nvvm_shfl_sync_bfly_f32, kShuffleBfly, false},
+    {I::nvvm_shfl_sync_idx_i32p, kShuffleIdx, true},   {I::nvvm_shfl_sync_idx_f32p, kShuffleIdx, true},
+    {I::nvvm_shfl_sync_up_i32p, kShuffleUp, true},     {I::nvvm_shfl_sync_up_f32p, kShuffleUp, true},
+    {I::nvvm_shfl_sync_down_i32p, kShuffleDown, true}, {I::nvvm_shfl_sync_down_f32p, kShuffleDown, true},
+    {I::nvvm_shfl_sync_bfly_i32p, kShuffleBfly, true}, {I::nvvm_shfl_sync_bfly_f32p, kShuffleBfly, true},
+};
+
+struct CpAsyncIntrinsic {
+  ID id;
+  uint32_t bytes;
+  bool sourceSize;  // the .s forms read only their third operand's number of bytes and zero-fill the rest
+};
+constexpr CpAsyncIntrinsic kCpAsyncIntrinsics[] = {
+    {I::nvvm_cp_async_ca_shared_global_4, 4, false},    {I::nvvm_cp_async_ca_shared_global_8, 8, false},
+    {I::nvvm_cp_async_ca_shared_global_16, 16, false},  {I::nvvm_cp_async_cg_shared_global_16, 16, false},
+    {I::nvvm_cp_async_ca_shared_global_4_s, 4, true},   {I::nvvm_cp_async_ca_shared_global_8_s, 8, true},
+    {I::nvvm_cp_async_ca_shared_global_16_s, 16, true}, {I::nvvm_cp_async_cg_shared_global_16_s, 16, true},
+};
+
+template <class Table>
+auto find(const Table& table, ID id) -> decltype(&table[0]) {
+  for (const auto& entry : table)
+    if (entry.id == id) return &entry;
+  return nullptr;
+}
+
+// The special registers: [function, axis] per intrinsic.
+llvm::Value* specialRegister(RewriteContext& rc, llvm::IRBuilder<>& b, ID id) {
+  struct Register {
+    ID id;
+    RuntimeFunction function;
+    int axis;  // -1: the function takes none
+  };
+  static const Register registers[] = {
+      {I::nvvm_read_ptx_sreg_tid_x, TSIM_FUNCTION(__tsim_thread_id), 0},
+      {I::nvvm_read_ptx_sreg_tid_y, TSIM_FUNCTION(__tsim_thread_id), 1},
+      {I::nvvm_read_ptx_sreg_tid_z, TSIM_FUNCTION(__tsim_thread_id), 2},
+      {I::nvvm_read_ptx_sreg_ntid_x, TSIM_FUNCTION(__tsim_threads_per_program), 0},
+      {I::nvvm_read_ptx_sreg_ntid_y, TSIM_FUNCTION(__tsim_threads_per_program), 1},
+      {I::nvvm_read_ptx_sreg_ntid_z, TSIM_FUNCTION(__tsim_threads_per_program), 2},
+      {I::nvvm_read_ptx_sreg_ctaid_x, TSIM_FUNCTION(__tsim_program_id), 0},
+      {I::nvvm_read_ptx_sreg_ctaid_y, TSIM_FUNCTION(__tsim_program_id), 1},
+      {I::nvvm_read_ptx_sreg_ctaid_z, TSIM_FUNCTION(__tsim_program_id), 2},
+      {I::nvvm_read_ptx_sreg_nctaid_x, TSIM_FUNCTION(__tsim_num_programs), 0},
+      {I::nvvm_read_ptx_sreg_nctaid_y, TSIM_FUNCTION(__tsim_num_programs), 1},
+      {I::nvvm_read_ptx_sreg_nctaid_z, TSIM_FUNCTION(__tsim_num_programs), 2},
+      {I::nvvm_read_ptx_sreg_laneid, TSIM_FUNCTION(__tsim_lane_id), -1},
+      {I::nvvm_read_ptx_sreg_warpid, TSIM_FUNCTION(__tsim_warp_id), -1},
+  };
+  for (const Register& r : registers)
+    if (r.id == id)
+      return r.axis < 0 ? rc.call(b, r.function, {}) : rc.call(b, r.function, {b.getInt32(r.axis)});
+  if (id == I::nvvm_read_ptx_sreg_warpsize) return b.getInt32(32);
+  return nullptr;
+}
+
+// Barrier 0 for every thread of the program: the only one the lowering uses and the runtime models.
+bool isBarrierZero(RewriteContext& rc, llvm::CallInst& call) {
+  switch (call.getIntrinsicID()) {
+    case I::nvvm_barrier0: return true;
+    case I::nvvm_barrier_sync: case I::nvvm_barrier_n: case I::nvvm_bar_sync: {
+      const auto* id = llvm::dyn_cast<llvm::ConstantInt>(call.getArgOperand(0));
+      if (!id || !id->isZero()) rc.fail(call, "named barriers other than barrier 0 are not modelled");
+      return true;
+    }
+    case I::nvvm_barrier: case I::nvvm_barrier_sync_cnt:
+      rc.fail(call, "barriers with a thread count are not modelled");
+    default: return false;
+  }
+}
+
+llvm::Value* shuffle(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call, const ShuffleIntrinsic& s) {
+  llvm::Value* value = call.getArgOperand(1);
+  llvm::Type* valueTy = value->getType();
+  // The predicate comes back through `valid` (SimABI.h: null when the instruction does not want it).
+  llvm::Value* valid = s.withPredicate ? static_cast<llvm::Value*>(rc.scratch(*call.getFunction(), b.getInt32Ty()))
+                                       : llvm::ConstantPointerNull::get(b.getPtrTy());
+  llvm::Value* bits = rc.call(b, TSIM_FUNCTION(__tsim_shuffle),
+                              {b.getInt32(s.mode), call.getArgOperand(0), b.CreateBitCast(value, b.getInt32Ty()),
+                               call.getArgOperand(2), call.getArgOperand(3), valid, rc.site(call, SiteKind::Shuffle)});
+  llvm::Value* result = b.CreateBitCast(bits, valueTy);
+  if (!s.withPredicate) return result;
+  llvm::Value* inRange = b.CreateICmpNE(b.CreateLoad(b.getInt32Ty(), valid), b.getInt32(0));
+  llvm::Value* pair = b.CreateInsertValue(llvm::PoisonValue::get(call.getType()), result, {0});
+  return b.CreateInsertValue(pair, inRange, {1});
+}
+
+llvm::Value* vote(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call, VoteMode mode) {
+  llvm::Value* predicate = b.CreateZExt(call.getArgOperand(1), b.getInt32Ty());
+  llvm::Value* result = rc.call(b, TSIM_FUNCTION(__tsim_vote),
+                                {b.getInt32(mode), call.getArgOperand(0), predicate, rc.site(call, SiteKind::Vote)});
+  return mode == kVoteBallot ? result : b.CreateICmpNE(result, b.getInt32(0));
+}
+
+llvm::Value* ldmatrix(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call, const LdMatrixIntrinsic& l) {
+  llvm::Value* row = call.getArgOperand(0);
+  const unsigned space = row->getType()->getPointerAddressSpace();
+  if (space != 0 && space != 3) rc.fail(call, "ldmatrix from address space " + std::to_string(space));
+  // Each lane supplies the address of one 16-byte row.
+  llvm::ConstantInt* site = rc.site(call, SiteKind::LdMatrix, space == 3 ? AddressSpace::Shared : AddressSpace::Generic,
+                                    16, 16);
+  llvm::Value* out = rc.scratch(*call.getFunction(), llvm::ArrayType::get(b.getInt32Ty(), l.matrices));
+  rc.call(b, TSIM_FUNCTION(__tsim_ldmatrix),
+          {b.getInt32(l.matrices), b.getInt32(l.transpose), hostAddress(b, row), out, site});
+  size_t next = 0;
+  return fromWords(b, call.getType(), loadWords(b, out, l.matrices), next);
+}
+
+llvm::Value* cpAsync(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call, const CpAsyncIntrinsic& c) {
+  llvm::Value* sourceBytes = c.sourceSize ? call.getArgOperand(2) : b.getInt32(c.bytes);
+  // The site describes the global read (its coalescing is what the counters report).
+  llvm::ConstantInt* site = rc.site(call, SiteKind::CpAsync, AddressSpace::Global, c.bytes, c.bytes);
+  return rc.call(b, TSIM_FUNCTION(__tsim_cp_async),
+                 {hostAddress(b, call.getArgOperand(0)), hostAddress(b, call.getArgOperand(1)), b.getInt32(c.bytes),
+                  sourceBytes, site});
+}
+
+// CUDA's device-side library calls the lowering emits.
+llvm::Value* libraryCall(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call) {
+  llvm::StringRef name = call.getCalledFunction()->getName();
+  if (name == "vprintf" && call.arg_size() == 2)
+    return rc.call(b, TSIM_FUNCTION(__tsim_vprintf),
+                   {call.getArgOperand(0), call.getArgOperand(1), rc.site(call, SiteKind::Print)});
+  if (name == "__assertfail" && call.arg_size() == 5)
+    return rc.call(b, TSIM_FUNCTION(__tsim_assert_fail),
+                   {call.getArgOperand(0), call.getArgOperand(1), call.getArgOperand(2), call.getArgOperand(3),
+                    rc.site(call, SiteKind::Assert)});
+  return nullptr;
+}
+
+}  // namespace
+
+llvm::Value* nvptxOperation(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call) {
+  const ID id = call.getIntrinsicID();
+  if (id == I::not_intrinsic) return libraryCall(rc, b, call);
+  if (llvm::Value* v = specialRegister(rc, b, id)) return v;
+  if (isBarrierZero(rc, call)) return rc.call(b, TSIM_FUNCTION(__tsim_barrier), {rc.site(call, SiteKind::Barrier)});
+  if (id == I::nvvm_bar_warp_sync)
+    return rc.call(b, TSIM_FUNCTION(__tsim_warp_sync), {call.getArgOperand(0), rc.site(call, SiteKind::WarpSync)});
+  if (const ShuffleIntrinsic* s = find(kShuffleIntrinsics, id)) return shuffle(rc, b, call, *s);
+  switch (id) {
+    case I::nvvm_vote_all_sync: return vote(rc, b, call, kVoteAll);
+    case I::nvvm_vote_any_sync: return vote(rc, b, call, kVoteAny);
+    case I::nvvm_vote_uni_sync: return vote(rc, b, call, kVoteUni);
+    case I::nvvm_vote_ballot_sync: return vote(rc, b, call, kVoteBallot);
+    case I::nvvm_cp_async_commit_group:
+      return rc.call(b, TSIM_FUNCTION(__tsim_cp_async_commit), {rc.site(call, SiteKind::CpAsyncCommit)});
+    case I::nvvm_cp_async_wait_group:
+      return rc.call(b, TSIM_FUNCTION(__tsim_cp_async_wait),
+                     {call.getArgOperand(0), rc.site(call, SiteKind::CpAsyncWait)});
+    case I::nvvm_cp_async_wait_all:  // SimABI.h: wait_all also waits for copies not committed yet
+      rc.call(b, TSIM_FUNCTION(__tsim_cp_async_commit), {rc.site(call, SiteKind::CpAsyncCommit)});
+      return rc.call(b, TSIM_FUNCTION(__tsim_cp_async_wait), {b.getInt32(0), rc.site(call, SiteKind::CpAsyncWait)});
+    default: break;
+  }
+  if (const LdMatrixIntrinsic* l = find(kLdMatrixIntrinsics, id)) return ldmatrix(rc, b, call, *l);
+  if (const MmaIntrinsic* m = find(kMmaIntrinsics, id))
+    return matrixMultiply(rc, b, call, m->kind, m->registers, static_cast<unsigned>(call.arg_size()));
+  if (const CpAsyncIntrinsic* c = find(kCpAsyncIntrinsics, id)) return cpAsync(rc, b, call, *c);
+  return nullptr;
+}
+
+llvm::Value* nvptxInlineAsm(llvm::IRBuilder<>& b, llvm::CallInst& call, std::string_view operation) {
+  if (operation == "rcp.approx.ftz.f32") {
+    // The NVVM intrinsic of the same instruction, made host math like any other.
+    llvm::CallInst* rcp = b.CreateIntrinsic(I::nvvm_rcp_approx_ftz_f, {}, {call.getArgOperand(0)});
+    llvm::Value* result = hostMath(b, *rcp);
+    rcp->eraseFromParent();
+    return result;
+  }
+  if (operation == "mad.wide.u32") {
+    llvm::Type* i64 = b.getInt64Ty();
+    auto wide = [&](unsigned i) { return b.CreateZExt(call.getArgOperand(i), i64); };
+    llvm::Value* sum = b.CreateAdd(b.CreateMul(wide(0), wide(1)), wide(2));
+    llvm::Value* pair = b.CreateInsertValue(llvm::PoisonValue::get(call.getType()), b.CreateTrunc(sum, b.getInt32Ty()), {0});
+    return b.CreateInsertValue(pair, b.CreateTrunc(b.CreateLShr(sum, b.getInt64(32)), b.getInt32Ty()), {1});
+  }
+  return nullptr;
+}
+
+}  // namespace tessera::sim

@@ -1,0 +1,160 @@
+#include "jit/sim/SimRuntime.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "ir/Error.h"
+#include "jit/CompiledKernel.h"
+#include "jit/sim/HostJit.h"
+#include "jit/sim/RuntimeSymbols.h"
+#include "jit/sim/runtime/Launch.h"
+
+namespace tessera::sim {
+
+namespace {
+
+constexpr size_t kAllocationAlignment = 256;  // as cuMemAlloc and hipMalloc give
+
+// A loaded kernel: its host code and the program sim::launch runs. Module and function handles both point at it.
+struct LoadedProgram {
+  HostJit jit;
+  Program program;
+};
+
+std::string targetOfArch(const std::string& arch) {
+  if (arch == "sm_80" || arch == "sm_90a") return "nvptx";
+  if (arch == "gfx90a" || arch == "gfx942") return "amdgpu";
+  throw Error("sim: cannot emulate arch '" + arch + "': expected sm_90a, sm_80 (nvptx), gfx90a or gfx942 (amdgpu)");
+}
+
+}  // namespace
+
+SimRuntime::SimRuntime(const std::string& arch) : arch_(arch), target_(targetOfArch(arch)) {}
+
+SimRuntime::~SimRuntime() {
+  for (const auto& [address, bytes] : allocations_) std::free(reinterpret_cast<void*>(address));
+}
+
+jit::DeviceAddress SimRuntime::allocate(size_t bytes) {
+  const size_t rounded = (std::max<size_t>(bytes, 1) + kAllocationAlignment - 1) / kAllocationAlignment * kAllocationAlignment;
+  void* p = std::aligned_alloc(kAllocationAlignment, rounded);
+  if (!p) throw Error("sim: cannot allocate " + std::to_string(bytes) + " bytes of device (host) memory");
+  std::lock_guard<std::mutex> lock(mutex_);
+  allocations_[reinterpret_cast<uint64_t>(p)] = bytes;  // the kernel may touch `bytes`, not the rounding
+  return reinterpret_cast<jit::DeviceAddress>(p);
+}
+
+void SimRuntime::release(jit::DeviceAddress p) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (allocations_.erase(p)) std::free(reinterpret_cast<void*>(p));
+}
+
+const std::pair<const uint64_t, size_t>* SimRuntime::allocationContaining(uint64_t address) const {
+  auto it = allocations_.upper_bound(address);
+  if (it == allocations_.begin()) return nullptr;
+  --it;
+  return address < it->first + std::max<size_t>(it->second, 1) ? &*it : nullptr;
+}
+
+void SimRuntime::checkRange(uint64_t address, size_t bytes, const char* what) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto* a = allocationContaining(address);
+  if (!a || address + bytes > a->first + a->second)
+    throw Error(std::string("sim: ") + what + " of " + std::to_string(bytes) + " bytes at device address " +
+                std::to_string(address) + " is not inside one allocation of this runtime");
+}
+
+void SimRuntime::copyToDevice(jit::DeviceAddress dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  checkRange(dst, bytes, "copy to device");
+  std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+}
+
+void SimRuntime::copyToHost(void* dst, jit::DeviceAddress src, size_t bytes) {
+  if (bytes == 0) return;
+  checkRange(src, bytes, "copy to host");
+  std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+}
+
+jit::DeviceModule SimRuntime::loadModule(const jit::CompiledKernel& kernel) {
+  if (kernel.target != target_)
+    throw Error("sim: kernel '" + kernel.name + "' was compiled for " + kernel.target + "; this runtime emulates " +
+                target_ + " " + arch_);
+  if (kernel.optimizedLLVMIR.empty())
+    throw Error("sim: kernel '" + kernel.name + "' has no optimized LLVM IR to run (a cache entry without it?)");
+  std::unique_ptr<LoadedProgram> loaded(new LoadedProgram{
+      HostJit(rewriteForHost(kernel.optimizedLLVMIR, kernel.name + ".opt.ll"), runtimeSymbols()), Program{}});
+  Program& p = loaded->program;
+  p.kernel = loaded->jit.kernel();
+  p.target = loaded->jit.target();
+  p.warpSize = static_cast<uint32_t>(kernel.warpSize);
+  p.numWarps = static_cast<uint32_t>(kernel.numWarps);
+  p.sharedBytes = static_cast<uint32_t>(kernel.sharedBytes);
+  p.sites = loaded->jit.sites();
+  p.entry = loaded->jit.entry();
+  p.printfFormats = loaded->jit.printfFormats();
+  return loaded.release();
+}
+
+void SimRuntime::unloadModule(jit::DeviceModule m) noexcept { delete static_cast<LoadedProgram*>(m); }
+
+jit::DeviceFunction SimRuntime::getFunction(jit::DeviceModule m, const std::string& kernelName) {
+  auto* loaded = static_cast<LoadedProgram*>(m);
+  if (loaded->program.kernel != kernelName)
+    throw Error("sim: the loaded module holds kernel '" + loaded->program.kernel + "', not '" + kernelName + "'");
+  return loaded;
+}
+
+int SimRuntime::registersPerThread(jit::DeviceFunction, const std::string& kernelName) {
+  throw Error("kernel '" + kernelName + "': the emulator runs host code and has no register figures");
+}
+
+int SimRuntime::localBytesPerThread(jit::DeviceFunction, const std::string& kernelName) {
+  throw Error("kernel '" + kernelName + "': the emulator runs host code and has no local-memory figures");
+}
+
+void SimRuntime::launch(jit::DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned,
+                        jit::DeviceStream, void** params, const std::string& kernelName) {
+  const auto* loaded = static_cast<const LoadedProgram*>(f);
+  const Program& program = loaded->program;
+  const uint32_t threads = program.numWarps * program.warpSize;
+  if (block[0] != threads || block[1] != 1 || block[2] != 1)
+    throw Error("sim: kernel '" + kernelName + "' runs blocks of " + std::to_string(threads) + " threads; the launch " +
+                "asked for " + std::to_string(block[0]) + "x" + std::to_string(block[1]) + "x" +
+                std::to_string(block[2]));
+  LaunchConfig config;
+  config.checks = checks_;
+  config.threads = hostThreads_;
+  {
+    // The memory the kernel may touch: the allocations its pointer arguments point into.
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (uint32_t i : loaded->jit.pointerParameters()) {
+      uint64_t address = 0;
+      std::memcpy(&address, params[i], sizeof address);
+      if (const auto* a = allocationContaining(address)) config.allocations.push_back({a->first, a->second});
+    }
+  }
+  Report report = sim::launch(program, {grid[0], grid[1], grid[2]}, params, config);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    lastReport_ = report;
+  }
+  report.throwIfFailed();
+}
+
+std::optional<Report> SimRuntime::lastReport() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return lastReport_;
+}
+
+SimRuntime& simRuntime(const std::string& arch) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<SimRuntime>> runtimes;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = runtimes.find(arch);
+  if (it == runtimes.end()) it = runtimes.emplace(arch, std::make_unique<SimRuntime>(arch)).first;
+  return *it->second;
+}
+
+}  // namespace tessera::sim

@@ -1,0 +1,78 @@
+// The emulator as a jit::DeviceRuntime (docs/Sim.md): kernels compile for the emulated GPU target exactly as for a
+// device (same pipeline, cache and specialization), and loading one rewrites its optimized LLVM module into host
+// code (HostModule) and compiles that (HostJit); launches run it with sim::launch. Device memory is host memory;
+// each allocation is registered, and a launch lets the kernel touch the allocations its pointer arguments point
+// into. A launch whose checks find something throws tessera::Error naming the kernel, program, thread and the
+// author's file:line; the last launch's report stays available either way.
+//
+// The emulated target is chosen by arch: nvptx sm_90a (the default) or sm_80, amdgpu gfx90a or gfx942.
+// jit::selectRuntime("sim") is the sm_90a instance; simRuntime(arch) gives any of them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "jit/DeviceRuntime.h"
+#include "jit/sim/runtime/Report.h"
+
+namespace tessera::sim {
+
+class SimRuntime final : public jit::DeviceRuntime {
+ public:
+  // Throws tessera::Error for an arch the emulator does not model.
+  explicit SimRuntime(const std::string& arch);
+  ~SimRuntime() override;
+
+  std::string target() const override { return target_; }  // the emulated target: "nvptx" or "amdgpu"
+  std::string apiName() const override { return "sim"; }
+  std::string binaryFormat() const override { return target_ == "nvptx" ? "ptx" : "hsaco"; }
+  bool available() const override { return true; }
+  std::string unavailableReason() const override { return ""; }
+  std::string nativeArch() const override { return arch_; }
+
+  jit::DeviceAddress allocate(size_t bytes) override;
+  void release(jit::DeviceAddress p) noexcept override;
+  void copyToDevice(jit::DeviceAddress dst, const void* src, size_t bytes) override;
+  void copyToHost(void* dst, jit::DeviceAddress src, size_t bytes) override;
+  void synchronize(jit::DeviceStream, const std::string&) override {}  // launches run to completion
+
+  jit::DeviceModule loadModule(const jit::CompiledKernel& kernel) override;
+  void unloadModule(jit::DeviceModule m) noexcept override;
+  jit::DeviceFunction getFunction(jit::DeviceModule m, const std::string& kernelName) override;
+
+  // The shared-memory size comes with the compiled kernel (loadModule), as for a static LDS size.
+  bool launchesWithDynamicSharedMemory() const override { return false; }
+  void raiseSharedMemoryLimit(jit::DeviceFunction, int64_t, const std::string&) override {}
+  int registersPerThread(jit::DeviceFunction, const std::string& kernelName) override;
+  int localBytesPerThread(jit::DeviceFunction, const std::string& kernelName) override;
+
+  void launch(jit::DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,
+              jit::DeviceStream stream, void** params, const std::string& kernelName) override;
+
+  // Checks on (the default) or off (bounds are always checked; counters stay).
+  void setChecks(bool on) { checks_ = on; }
+  // Host threads running programs; 0 (the default): the hardware's.
+  void setHostThreads(unsigned threads) { hostThreads_ = threads; }
+  // The report of the last launch through this runtime (empty before the first).
+  std::optional<Report> lastReport() const;
+
+ private:
+  // The allocation containing `address`, or null.
+  const std::pair<const uint64_t, size_t>* allocationContaining(uint64_t address) const;
+  void checkRange(uint64_t address, size_t bytes, const char* what) const;
+
+  std::string arch_, target_;
+  bool checks_ = true;
+  unsigned hostThreads_ = 0;
+  mutable std::mutex mutex_;
+  std::map<uint64_t, size_t> allocations_;  // address -> bytes
+  std::optional<Report> lastReport_;
+};
+
+// The process-wide runtime emulating `arch` (created on first use).
+SimRuntime& simRuntime(const std::string& arch = "sm_90a");
+
+}  // namespace tessera::sim
