@@ -56,8 +56,8 @@ class Target {
   virtual std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Function& f, llvm::LLVMContext& ctx,
                                                     const TargetOptions& opts) const = 0;
   // Prepares a lowered module for code generation, in place: links what the kernel calls from the vendor's
-  // bitcode libraries (libdevice on NVPTX), internalizes everything but the kernel, runs LLVM's O3 pipeline
-  // and verifies the result (tessera::Error if invalid). The module afterwards is exactly what emit() turns into
+  // bitcode libraries (libdevice on NVPTX), internalizes everything but the kernel, runs LLVM's optimization
+  // (backends/common/OptimizeModule.h: the kernel pipeline on NVPTX, O3 on AMDGPU) and verifies the result (tessera::Error if invalid). The module afterwards is exactly what emit() turns into
   // the artifact, so it can be inspected or executed by other means.
   virtual void optimize(llvm::Module& m, const TargetOptions& opts) const = 0;
   // Generates the loadable artifact from an optimized module: PTX text, or an HSA code object (ELF). Code

@@ -56,7 +56,9 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   options.numWarps = s.numWarps;
   options.fastMath = s.fastMath;
   CacheKeyInputs keyInputs;
-  keyInputs.irText = ir::print(f);
+  // With locations: the compiled kernel carries them (PTX .loc, the emulator's findings), so kernels that differ
+  // only in where they were written must not share an entry.
+  keyInputs.irText = ir::print(f, {.locations = true});
   keyInputs.target = s.target;
   keyInputs.arch = s.arch;
   keyInputs.format = target.binaryFormat();
@@ -83,10 +85,14 @@ std::string JitKernel::resolveTarget(const std::string& target) const {
 
 LaunchOptions JitKernel::resolveForLaunch(const LaunchOptions& options) const {
   LaunchOptions resolved = options;
-  resolved.target = resolveTarget(options.target);
-  DeviceRuntime* runtime = nullptr;
-  for (DeviceRuntime* r : {cuda_.get(), hip_.get()})
-    if (r->target() == resolved.target) runtime = r;
+  DeviceRuntime* runtime = options.runtime;
+  if (runtime) {
+    resolved.target = runtime->target();
+  } else {
+    resolved.target = resolveTarget(options.target);
+    for (DeviceRuntime* r : {cuda_.get(), hip_.get()})
+      if (r->target() == resolved.target) runtime = r;
+  }
   if (!runtime)
     throw Error("cannot launch kernel '" + def_.name() + "': unknown GPU target '" + resolved.target +
                 "': expected 'auto', 'nvptx' or 'amdgpu'");
@@ -94,6 +100,7 @@ LaunchOptions JitKernel::resolveForLaunch(const LaunchOptions& options) const {
     throw Error("cannot launch kernel '" + def_.name() + "': " + runtime->apiName() +
                 " is not available: " + runtime->unavailableReason());
   if (resolved.arch.empty()) resolved.arch = runtime->nativeArch();
+  resolved.runtime = runtime;
   return resolved;
 }
 
@@ -101,14 +108,14 @@ LoadedKernel& JitKernel::prepare(const std::vector<KernelArg>& args, const Const
                                  const LaunchOptions& options) {
   LaunchOptions resolved = resolveForLaunch(options);
   Specialization s = specialize(args, constants, resolved);
-  std::string key = s.key();
+  std::pair<const DeviceRuntime*, std::string> key{resolved.runtime, s.key()};
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = loaded_.find(key);
   if (it == loaded_.end()) {
     std::vector<ir::Type> paramTypes;
     for (const ParamInfo& p : def_.runtimeParams()) paramTypes.push_back(p.type);
-    DeviceRuntime& runtime = runtimeFor(resolved.target);
-    it = loaded_.emplace(key, std::make_unique<LoadedKernel>(compileSpecialization(s), paramTypes, runtime)).first;
+    it = loaded_.emplace(key, std::make_unique<LoadedKernel>(compileSpecialization(s), paramTypes,
+                                                             *resolved.runtime)).first;
   }
   return *it->second;
 }

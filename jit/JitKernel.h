@@ -1,7 +1,8 @@
 // A GPU kernel handle over a KernelDef: compiles on the first launch of each specialization (see
 // Specialization.h), through the compiled-kernel cache (memory, then disk), loads the binary through the target's
 // DeviceRuntime (the CUDA driver for nvptx PTX, the HIP runtime for amdgpu code objects) and launches it.
-// LaunchOptions::target picks the target; "auto" takes the first with a device (nvptx, then amdgpu).
+// LaunchOptions::target picks the target; "auto" takes the first with a device (nvptx, then amdgpu);
+// LaunchOptions::runtime launches on another runtime instead (the emulator).
 //
 //   tessera::jit::JitKernel add(tessera::kernels::vector_add_kernel());
 //   DeviceBuffer x = DeviceBuffer::fromHost(hx), y = ..., out(n * 4);
@@ -36,6 +37,9 @@ struct LaunchOptions {
   std::string target = "nvptx";   // "nvptx", "amdgpu", or "auto": the first target with a device
   std::string arch;               // empty: the GPU's own arch when launching, the target's default in compileOnly
   bool fastMath = true;
+  // Launch on this runtime instead of the target's (the emulator, sim::simRuntime): target and an empty arch
+  // then come from it. It must outlive the JitKernel, which keeps kernels loaded on it.
+  DeviceRuntime* runtime = nullptr;
 };
 
 class JitKernel {
@@ -78,7 +82,8 @@ class JitKernel {
   std::unique_ptr<DeviceRuntime> cuda_;
   std::unique_ptr<DeviceRuntime> hip_;
   mutable std::mutex mutex_;
-  std::map<std::string, std::unique_ptr<LoadedKernel>> loaded_;  // by Specialization::key()
+  // By runtime and Specialization::key(): one specialization may be loaded on a GPU and on the emulator.
+  std::map<std::pair<const DeviceRuntime*, std::string>, std::unique_ptr<LoadedKernel>> loaded_;
 };
 
 }  // namespace tessera::jit

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The main job: builds and runs the four tutorials end to end, the C++ programs and then the Python scripts,
 # and prints pass/fail per tutorial and language. Exits non-zero if any of them fails.
-# (They run on the reference interpreter and in eager mode; GPU execution arrives with the CUDA JIT.)
+# They run on the reference interpreter and in eager mode, and on a CUDA GPU when one is present; without one the
+# Python scripts also run on the emulator (backend "sim", docs/Sim.md) for each arch in TESSERA_SIM_ARCHS
+# (default: sm_90a gfx942), and a table gives each kernel's coalescing (global load/store efficiency) and
+# shared-memory bank conflicts.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 configured=$(bash "$root/scripts/configure.sh") || exit 1
@@ -22,17 +25,37 @@ for t in "${tutorials[@]}"; do
   "$build/tutorials/tutorial_$t"
   record $? "$t  C++"
 done
-# A CUDA GPU, if present, also runs the Python tutorials (the C++ programs add it themselves).
+# A CUDA GPU, if present, also runs the Python tutorials (the C++ programs add it themselves); else the emulator.
 gpu=$(PYTHONPATH="$build/python" /usr/bin/python3 -c 'import tessera; print(int(tessera._C.cuda_available()))' 2>/dev/null || echo 0)
+read -r -a sim_archs <<< "${TESSERA_SIM_ARCHS:-sm_90a gfx942}"
+figures=$(mktemp) log=$(mktemp)
+trap 'rm -f "$figures" "$log"' EXIT
+python_tutorial() {  # python_tutorial <script> [arguments...]
+  PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" /usr/bin/python3 "$root/tutorials/$1.py" "${@:2}"
+}
 for t in "${tutorials[@]}"; do
   echo "== tutorial $t (Python)"
-  PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" /usr/bin/python3 "$root/tutorials/$t.py"
+  python_tutorial "$t"
   record $? "$t  Python"
   if [ "$gpu" = 1 ]; then  # the same script on the GPU (numpy arrays copied to the device by the CUDA JIT)
-    PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}" /usr/bin/python3 "$root/tutorials/$t.py" --backend cuda
+    python_tutorial "$t" --backend cuda
     record $? "$t  Python (GPU)"
+    continue
   fi
+  for arch in "${sim_archs[@]}"; do  # the GPU code on the emulator; its figure lines go to the table below
+    echo "== tutorial $t (Python, emulated $arch)"
+    TESSERA_SIM_ARCH=$arch python_tutorial "$t" --backend sim > "$log" 2>&1
+    record $? "$t  Python (sim $arch)"
+    cat "$log"
+    awk '/^  memory figures/ {on = 1; next} on && /^    / {print; next} {on = 0}' "$log" >> "$figures"
+  done
 done
+if [ -s "$figures" ]; then
+  echo
+  echo "== memory figures per kernel, emulated (ld.eff/st.eff: requested / transferred global bytes)"
+  # The scripts' tables, one header kept.
+  awk 'NR == 1 || !/^ *kernel /' "$figures" | sed 's/^    //'
+fi
 echo
 echo "== tutorials"
 printf '%s\n' "${summary[@]}"

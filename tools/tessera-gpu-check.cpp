@@ -5,7 +5,7 @@
 //
 //   tessera-gpu-check [--runtime=cuda|sim] [--arch=ARCH] [--xfail=SUBSTRING]... [substring]
 //     --runtime=sim  the emulator (jit/sim/SimRuntime.h); --arch picks what it emulates: sm_90a (default), sm_80,
-//                    gfx90a or gfx942
+//                    gfx90a or gfx942. Each case launches once (a GPU run launches once more, timed)
 //     --xfail        cases whose name contains it are known to fail: the run passes only if each of them fails
 //                    (so a fixed bug is noticed) and every other case passes
 //     substring      only the cases whose name contains it
@@ -87,10 +87,12 @@ int main(int argc, char** argv) {
     runtime = cuda.get();
   }
   KernelCache cache{std::filesystem::path()};  // always compile with this build
+  CheckOptions checkOptions;
+  checkOptions.timeLaunch = options.runtime != "sim";  // the emulator's time says nothing of a GPU's
   std::vector<CheckResult> results;
   for (const CheckCase& c : allCases()) {
     if (!options.filter.empty() && c.name.find(options.filter) == std::string::npos) continue;
-    results.push_back(checkAgainstInterpreter(c, cache, *runtime));
+    results.push_back(checkAgainstInterpreter(c, cache, *runtime, checkOptions));
     const CheckResult& r = results.back();
     std::fprintf(stderr, "%-6s %s\n", r.status == CheckResult::Status::Pass ? "pass" : "FAIL", c.name.c_str());
   }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tutorial 1: vector add, launched from Python on numpy arrays. See 01_vector_add.md.
 
-    PYTHONPATH=build/python python3 tutorials/01_vector_add.py [--backend interpreter|eager]
+    PYTHONPATH=build/python python3 tutorials/01_vector_add.py [--backend interpreter|eager|cuda|sim]
 """
 
 import sys
@@ -34,8 +34,7 @@ def run_checks(n=98_432 + 17, block=1024, seed=0, backend="interpreter"):
 
 
 def main(argv=None):
-    args = tutorial_check.parse_args(__doc__.splitlines()[0], argv)
-    return tutorial_check.finish("01 vector add", run_checks(seed=args.seed, backend=args.backend))
+    return tutorial_check.main("01 vector add", __doc__.splitlines()[0], run_checks, argv)
 
 
 if __name__ == "__main__":

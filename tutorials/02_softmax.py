@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tutorial 2: fused row softmax, launched from Python on numpy arrays. See 02_softmax.md.
 
-    PYTHONPATH=build/python python3 tutorials/02_softmax.py [--backend interpreter|eager]
+    PYTHONPATH=build/python python3 tutorials/02_softmax.py [--backend interpreter|eager|cuda|sim]
 """
 
 import sys
@@ -47,8 +47,7 @@ def run_checks(rows=37, cols=781, seed=0, backend="interpreter"):
 
 
 def main(argv=None):
-    args = tutorial_check.parse_args(__doc__.splitlines()[0], argv)
-    return tutorial_check.finish("02 softmax", run_checks(seed=args.seed, backend=args.backend))
+    return tutorial_check.main("02 softmax", __doc__.splitlines()[0], run_checks, argv)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tutorial 3: layer norm forward and backward, launched from Python on numpy arrays. See 03_layernorm.md.
 
-    PYTHONPATH=build/python python3 tutorials/03_layernorm.py [--backend interpreter|eager]
+    PYTHONPATH=build/python python3 tutorials/03_layernorm.py [--backend interpreter|eager|cuda|sim]
 """
 
 import sys
@@ -92,8 +92,7 @@ def run_checks(rows=23, cols=1500, seed=0, backend="interpreter"):
 
 
 def main(argv=None):
-    args = tutorial_check.parse_args(__doc__.splitlines()[0], argv)
-    return tutorial_check.finish("03 layernorm", run_checks(seed=args.seed, backend=args.backend))
+    return tutorial_check.main("03 layernorm", __doc__.splitlines()[0], run_checks, argv)
 
 
 if __name__ == "__main__":

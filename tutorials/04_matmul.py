@@ -2,7 +2,7 @@
 """Tutorial 4: tiled matmul with a fused activation epilogue, launched from Python on numpy arrays.
 See 04_matmul.md.
 
-    PYTHONPATH=build/python python3 tutorials/04_matmul.py [--backend interpreter|eager]
+    PYTHONPATH=build/python python3 tutorials/04_matmul.py [--backend interpreter|eager|cuda|sim]
 """
 
 import math
@@ -67,8 +67,7 @@ def run_checks(M=131, N=75, K=90, seed=0, backend="interpreter"):
 
 
 def main(argv=None):
-    args = tutorial_check.parse_args(__doc__.splitlines()[0], argv)
-    return tutorial_check.finish("04 matmul", run_checks(seed=args.seed, backend=args.backend))
+    return tutorial_check.main("04 matmul", __doc__.splitlines()[0], run_checks, argv)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,10 @@ import argparse
 import numpy as np
 import tessera
 
-# Where a tutorial can run: the reference interpreter (default), eager mode, or "cuda" (numpy arrays copied to the
-# GPU and back by the CUDA JIT; scripts/run_tutorials.sh adds it when tessera._C.cuda_available()).
+# Where a tutorial can run: the reference interpreter (default), eager mode, "cuda" (numpy arrays copied to the
+# GPU and back by the CUDA JIT; scripts/run_tutorials.sh adds it when tessera._C.cuda_available()) or "sim" (the
+# GPU code on the emulator, for the arch in TESSERA_SIM_ARCH, default sm_90a; scripts/run_tutorials.sh adds it
+# without a GPU).
 BACKENDS = tessera.kernel.BACKENDS
 
 
@@ -45,3 +47,15 @@ def parse_args(description, argv):
 def finish(name, ok):
     print(f"{name} (python): {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
+
+
+def main(name, description, run_checks, argv):
+    """A tutorial script's main: parses the arguments, runs the checks, and, on the emulator, prints each
+    kernel's memory figures (coalescing: global load/store efficiency; shared-memory bank conflicts)."""
+    args = parse_args(description, argv)
+    with tessera.sim.collect() as reports:
+        ok = run_checks(seed=args.seed, backend=args.backend)
+    if reports:
+        print(f"  memory figures per kernel ({name}, emulated):")
+        print("\n".join("    " + line for line in tessera.sim.summary(reports).splitlines()))
+    return finish(name, ok)

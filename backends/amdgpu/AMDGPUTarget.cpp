@@ -15,6 +15,7 @@
 
 #include "backends/amdgpu/AMDGPUHooks.h"
 #include "backends/amdgpu/MfmaLayoutPolicy.h"
+#include "backends/amdgpu/SelectionWorkarounds.h"
 #include "backends/common/CodeGen.h"
 #include "backends/common/ExternalTool.h"
 #include "backends/common/LowerToLLVM.h"
@@ -140,7 +141,10 @@ void AMDGPUTarget::optimize(llvm::Module& m, const TargetOptions& opts) const {
       return f->getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL || f->isDeclaration();
     return g.isDeclaration();
   });
-  optimizeModule(m, *tm);
+  // Still O3: the AMDGPU target adds its own passes at several of O3's extension points, and the kernel pipeline
+  // was chosen by its effect on PTX (docs/CompileTime.md); the ISA it would give has not been compared yet.
+  optimizeModule(m, *tm, llvm::OptimizationLevel::O3, MemoryAccessVectorization::AsGpuCodegen);
+  rewriteUnselectableIR(m);
 }
 
 std::string AMDGPUTarget::emit(llvm::Module& m, const TargetOptions& opts) const {

@@ -15,11 +15,82 @@ struct InlineAsmEntry {
   std::string_view constraints;  // likewise
 };
 
-inline constexpr std::array<InlineAsmEntry, 2> kInlineAsmTable{{
+inline constexpr std::array<InlineAsmEntry, 6> kInlineAsmTable{{
     // libdevice (__nv_tanhf, __nv_fmodf, ...): the approximate reciprocal, subnormals flushed to zero.
     {"rcp.approx.ftz.f32", "rcp.approx.ftz.f32 $0,$1;", "=f,f"},
     // libdevice (the argument reduction of __nv_sinf, __nv_cosf): {low, high} words of a * b + c, all u32.
     {"mad.wide.u32", "{\n\tmad.lo.cc.u32   $0, $2, $3, $4;\n\tmadc.hi.u32     $1, $2, $3,  0;\n\t}", "=r,=r,r,r,r"},
+    // libdevice (the argument reduction of __nv_sin, __nv_cos, ...): {low, high} u64 words of a * b + c, all u64.
+    {"mad.wide.u64",
+     "{\n"
+     "\t.reg .u32 r0, r1, r2, r3, alo, ahi, blo, bhi, clo, chi;\n"
+     "\tmov.b64         {alo,ahi}, $2;    \n"
+     "\tmov.b64         {blo,bhi}, $3;    \n"
+     "\tmov.b64         {clo,chi}, $4;    \n"
+     "\tmad.lo.cc.u32   r0, alo, blo, clo;\n"
+     "\tmadc.hi.cc.u32  r1, alo, blo, chi;\n"
+     "\tmadc.hi.u32     r2, alo, bhi,   0;\n"
+     "\tmad.lo.cc.u32   r1, alo, bhi,  r1;\n"
+     "\tmadc.hi.cc.u32  r2, ahi, blo,  r2;\n"
+     "\tmadc.hi.u32     r3, ahi, bhi,   0;\n"
+     "\tmad.lo.cc.u32   r1, ahi, blo,  r1;\n"
+     "\tmadc.lo.cc.u32  r2, ahi, bhi,  r2;\n"
+     "\taddc.u32        r3,  r3,   0;     \n"
+     "\tmov.b64         $0, {r0,r1};      \n"
+     "\tmov.b64         $1, {r2,r3};      \n"
+     "\t}",
+     "=l,=l,l,l,l"},
+    // libdevice (likewise): {low, high} u64 words of a * b.
+    {"mul.wide.u64",
+     "{\n"
+     "\t.reg .u32 r0, r1, r2, r3, alo, ahi, blo, bhi;\n"
+     "\tmov.b64         {alo,ahi}, $2;   \n"
+     "\tmov.b64         {blo,bhi}, $3;   \n"
+     "\tmul.lo.u32      r0, alo, blo;    \n"
+     "\tmul.hi.u32      r1, alo, blo;    \n"
+     "\tmad.lo.cc.u32   r1, alo, bhi, r1;\n"
+     "\tmadc.hi.u32     r2, alo, bhi,  0;\n"
+     "\tmad.lo.cc.u32   r1, ahi, blo, r1;\n"
+     "\tmadc.hi.cc.u32  r2, ahi, blo, r2;\n"
+     "\tmadc.hi.u32     r3, ahi, bhi,  0;\n"
+     "\tmad.lo.cc.u32   r2, ahi, bhi, r2;\n"
+     "\taddc.u32        r3, r3,  0;      \n"
+     "\tmov.b64         $0, {r0,r1};     \n"
+     "\tmov.b64         $1, {r2,r3};     \n"
+     "\t}",
+     "=l,=l,l,l"},
+    // libdevice (likewise): {low, high} of the u128 sum of {$2, $3} and {$4, $5} (low words first).
+    {"add.u128",
+     "{\n"
+     "\t.reg .u32 r0, r1, r2, r3, a0, a1, a2, a3, b0, b1, b2, b3;\n"
+     "\tmov.b64         {a0,a1}, $2;\n"
+     "\tmov.b64         {a2,a3}, $3;\n"
+     "\tmov.b64         {b0,b1}, $4;\n"
+     "\tmov.b64         {b2,b3}, $5;\n"
+     "\tadd.cc.u32      r0, a0, b0; \n"
+     "\taddc.cc.u32     r1, a1, b1; \n"
+     "\taddc.cc.u32     r2, a2, b2; \n"
+     "\taddc.u32        r3, a3, b3; \n"
+     "\tmov.b64         $0, {r0,r1};\n"
+     "\tmov.b64         $1, {r2,r3};\n"
+     "\t}",
+     "=l,=l,l,l,l,l"},
+    // libdevice (likewise): {low, high} of the u128 difference {$2, $3} - {$4, $5}.
+    {"sub.u128",
+     "{\n"
+     "\t.reg .u32 r0, r1, r2, r3, a0, a1, a2, a3, b0, b1, b2, b3;\n"
+     "\tmov.b64         {a0,a1}, $2;\n"
+     "\tmov.b64         {a2,a3}, $3;\n"
+     "\tmov.b64         {b0,b1}, $4;\n"
+     "\tmov.b64         {b2,b3}, $5;\n"
+     "\tsub.cc.u32      r0, a0, b0; \n"
+     "\tsubc.cc.u32     r1, a1, b1; \n"
+     "\tsubc.cc.u32     r2, a2, b2; \n"
+     "\tsubc.u32        r3, a3, b3; \n"
+     "\tmov.b64         $0, {r0,r1};\n"
+     "\tmov.b64         $1, {r2,r3};\n"
+     "\t}",
+     "=l,=l,l,l,l,l"},
 }};
 
 // The entry with exactly this asm string and these constraints; null when there is none.

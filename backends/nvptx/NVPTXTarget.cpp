@@ -118,7 +118,7 @@ void NVPTXTarget::optimize(llvm::Module& m, const TargetOptions& opts) const {
   m.setTargetTriple(kTriple);
   m.setDataLayout(tm->createDataLayout());
   linkLibdevice(m);
-  optimizeModule(m, *tm);
+  optimizeKernelModule(m, *tm, MemoryAccessVectorization::AsGpuCodegen);
 }
 
 std::string NVPTXTarget::emit(llvm::Module& m, const TargetOptions& opts) const {

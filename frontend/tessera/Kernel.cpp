@@ -1,5 +1,9 @@
 #include "tessera/Kernel.h"
 
+#include <cmath>
+#include <limits>
+#include <optional>
+
 #include "backends/interpreter/Interpreter.h"
 #include "ir/Verifier.h"
 #include "tessera/Context.h"
@@ -14,6 +18,28 @@ std::vector<ParamInfo> KernelDef::runtimeParams() const {
   return out;
 }
 
+namespace {
+
+// Why `value` cannot be given to a Const parameter of scalar type `type` (see ParamTraits<Const<T>>), if it can't.
+std::optional<std::string> constantMisfit(ir::Type type, const ConstValue& value) {
+  if (const double* d = std::get_if<double>(&value)) {
+    if (!type.isFloat()) return "got the float " + std::to_string(*d) + "; pass an int";
+    if (type.bitWidth() == 32 && std::isfinite(*d) && std::fabs(*d) > std::numeric_limits<float>::max())
+      return std::to_string(*d) + " is out of its range";
+    return std::nullopt;
+  }
+  int64_t v = std::get<int64_t>(value);
+  if (type.isFloat()) return std::nullopt;
+  unsigned bits = type.bitWidth();
+  bool fits = type.isBool()     ? v == 0 || v == 1
+              : type.isSigned() ? bits >= 64 || (v >= -(int64_t{1} << (bits - 1)) && v < (int64_t{1} << (bits - 1)))
+                                : v >= 0 && (bits >= 64 || v < (int64_t{1} << bits));
+  if (fits) return std::nullopt;
+  return std::to_string(v) + " is out of its range";
+}
+
+}  // namespace
+
 void KernelDef::checkConstants(const Constants& constants, const SourceLoc& loc) const {
   for (const auto& [name, value] : constants) {
     bool known = false;
@@ -27,9 +53,15 @@ void KernelDef::checkConstants(const Constants& constants, const SourceLoc& loc)
                   detail::toLocation(loc));
     }
   }
-  for (const ParamInfo& p : params_)
-    if (p.kind == ParamKind::Constant && !constants.count(p.name))
+  for (const ParamInfo& p : params_) {
+    if (p.kind != ParamKind::Constant) continue;
+    auto it = constants.find(p.name);
+    if (it == constants.end())
       throw Error("kernel '" + name_ + "': no value given for Const parameter '" + p.name + "'", detail::toLocation(loc));
+    if (std::optional<std::string> why = constantMisfit(p.type, it->second))
+      throw Error("kernel '" + name_ + "': Const parameter '" + p.name + "' is " + p.type.str() + ": " + *why,
+                  detail::toLocation(loc));
+  }
 }
 
 namespace {

@@ -26,7 +26,7 @@ enum class ParamKind { Pointer, Scalar, Constant };
 struct ParamInfo {
   std::string name;
   ParamKind kind;
-  ir::Type type;        // pointer or scalar type; for constants: i64, i1 or f64
+  ir::Type type;        // pointer or scalar type; for constants: the scalar type of Const<T>'s T
 };
 
 // Values of Const parameters, by parameter name.
@@ -53,10 +53,18 @@ template <class E> struct ParamTraits<Scalar<E>> {
 };
 template <class T> struct ParamTraits<Const<T>> {
   static_assert(std::is_arithmetic_v<T>, "Const<T> needs an integer, bool or floating-point T");
+  // The type records T's range, so that values T cannot hold are rejected before the cast below (which would
+  // otherwise wrap them, or be undefined for a float out of an int's range).
   static ParamInfo info(std::string n) {
-    ir::Type t = std::is_same_v<T, bool> ? ir::Type::i1() : std::is_floating_point_v<T> ? ir::Type::scalar(ir::ScalarKind::F64)
-                                                                                      : ir::Type::i64();
-    return {std::move(n), ParamKind::Constant, t};
+    using ir::ScalarKind;
+    constexpr ScalarKind kind =
+        std::is_same_v<T, bool>   ? ScalarKind::I1
+        : std::is_floating_point_v<T> ? (sizeof(T) == 4 ? ScalarKind::F32 : ScalarKind::F64)
+        : std::is_signed_v<T> ? (sizeof(T) == 1 ? ScalarKind::I8 : sizeof(T) == 2 ? ScalarKind::I16
+                                 : sizeof(T) == 4 ? ScalarKind::I32 : ScalarKind::I64)
+                              : (sizeof(T) == 1 ? ScalarKind::U8 : sizeof(T) == 2 ? ScalarKind::U16
+                                 : sizeof(T) == 4 ? ScalarKind::U32 : ScalarKind::U64);
+    return {std::move(n), ParamKind::Constant, ir::Type::scalar(kind)};
   }
   static Const<T> make(ParamSource& s, size_t i) {
     ConstValue v = s.constant(i);

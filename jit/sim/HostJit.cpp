@@ -9,6 +9,7 @@
 #include "backends/common/DebugLocations.h"
 #include "backends/common/OptimizeModule.h"
 #include "ir/Error.h"
+#include "jit/sim/BFloat16Libcalls.h"
 #include "jit/sim/HostTarget.h"
 
 namespace tessera::sim {
@@ -57,9 +58,11 @@ HostJit::HostJit(HostModule host, const RuntimeSymbols& runtime, HostOptLevel le
 
   llvm::orc::JITDylib& main = jit_->getMainJITDylib();
   llvm::orc::SymbolMap symbols;
-  for (const auto& [name, address] : runtime)
-    symbols[jit_->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                                            llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  // The runtime's functions, and the bf16 conversions code generation may call (BFloat16Libcalls.h).
+  for (const RuntimeSymbols* table : {&runtime, &bfloat16Libcalls()})
+    for (const auto& [name, address] : *table)
+      symbols[jit_->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                              llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
   if (llvm::Error e = main.define(llvm::orc::absoluteSymbols(std::move(symbols))))
     throw failure(llvm::toString(std::move(e)));
   auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(

@@ -5,7 +5,8 @@
 // with the interpreter keep the tolerances they use on a GPU. Round-to-nearest forms are exact on both; .ftz
 // forms flush subnormal inputs and results to zero of the same sign, as the hardware does. Of the
 // directed-rounding forms only fma.rz.f32 (libdevice uses it) is modelled, exactly; the others are unknown
-// calls, which HostModule rejects. libdevice's bit moves (d2i.lo/hi, lohi.i2d) and cvt.rni (f2i.rn) are exact.
+// calls, which HostModule rejects. libdevice's bit moves (d2i.lo/hi, lohi.i2d), cvt.rni (f2i.rn) and the
+// float-to-integral-float conversions (cvt.rni/rzi/rmi/rpi.f32.f32) are exact.
 // Conversions to bf16 are computed inline too: the host's C runtime may lack their libcall (__truncsfbf2). So is
 // bf16 arithmetic (which the host would promote to f32 and round through that libcall): in f32, then rounded to
 // bf16, which is exact for + - * / sqrt (f32 has more than 2 * 8 + 2 bits); an fma can differ from the
@@ -30,7 +31,8 @@ enum class Math {
   FrexpMantissa, FrexpExponent, Fract,
   FmaTowardZero,               // fma.rz.f32
   DoubleLow, DoubleHigh, DoubleFromHalves,  // the 32-bit halves of an f64's bits, and back
-  FloatToIntNearestEven,       // cvt.rni.s32.f32: saturating, NaN -> 0
+  FloatToIntNearestEven,       // cvt.rni.s32.f32 / .s32.f64 / .s64: saturating, NaN -> 0 (libdevice's sin uses d2i)
+  RoundEven, Trunc, Floor, Ceil,  // cvt.rni / rzi / rmi / rpi to an integral float (libdevice's erff uses rni)
 };
 
 struct MathIntrinsic {
@@ -63,6 +65,12 @@ const MathIntrinsic kMathIntrinsics[] = {
     {I::nvvm_cos_approx_f, Math::Cos}, {I::nvvm_cos_approx_ftz_f, Math::Cos, true},
     {I::nvvm_fma_rz_f, Math::FmaTowardZero}, {I::nvvm_d2i_lo, Math::DoubleLow}, {I::nvvm_d2i_hi, Math::DoubleHigh},
     {I::nvvm_lohi_i2d, Math::DoubleFromHalves}, {I::nvvm_f2i_rn, Math::FloatToIntNearestEven},
+    {I::nvvm_f2i_rn_ftz, Math::FloatToIntNearestEven, true}, {I::nvvm_d2i_rn, Math::FloatToIntNearestEven},
+    {I::nvvm_f2ll_rn, Math::FloatToIntNearestEven}, {I::nvvm_d2ll_rn, Math::FloatToIntNearestEven},
+    {I::nvvm_round_f, Math::RoundEven}, {I::nvvm_round_ftz_f, Math::RoundEven, true}, {I::nvvm_round_d, Math::RoundEven},
+    {I::nvvm_trunc_f, Math::Trunc}, {I::nvvm_trunc_ftz_f, Math::Trunc, true}, {I::nvvm_trunc_d, Math::Trunc},
+    {I::nvvm_floor_f, Math::Floor}, {I::nvvm_floor_ftz_f, Math::Floor, true}, {I::nvvm_floor_d, Math::Floor},
+    {I::nvvm_ceil_f, Math::Ceil}, {I::nvvm_ceil_ftz_f, Math::Ceil, true}, {I::nvvm_ceil_d, Math::Ceil},
     // AMDGPU
     {I::amdgcn_exp2, Math::Exp2}, {I::amdgcn_log, Math::Log2}, {I::amdgcn_sqrt, Math::Sqrt},
     {I::amdgcn_rsq, Math::Rsqrt}, {I::amdgcn_rcp, Math::Rcp}, {I::amdgcn_fdiv_fast, Math::Div},
@@ -153,6 +161,10 @@ llvm::Value* compute(llvm::IRBuilder<>& b, Math math, llvm::ArrayRef<llvm::Value
     }
     case Math::FloatToIntNearestEven:
       return b.CreateIntrinsic(I::fptosi_sat, {resultTy, t}, {b.CreateUnaryIntrinsic(I::rint, x[0])});
+    case Math::RoundEven: return b.CreateUnaryIntrinsic(I::roundeven, x[0]);
+    case Math::Trunc: return b.CreateUnaryIntrinsic(I::trunc, x[0]);
+    case Math::Floor: return b.CreateUnaryIntrinsic(I::floor, x[0]);
+    case Math::Ceil: return b.CreateUnaryIntrinsic(I::ceil, x[0]);
   }
   return nullptr;
 }

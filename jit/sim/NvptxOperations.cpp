@@ -221,6 +221,22 @@ llvm::Value* nvptxInlineAsm(llvm::IRBuilder<>& b, llvm::CallInst& call, std::str
     rcp->eraseFromParent();
     return result;
   }
+  if (operation == "mad.wide.u64" || operation == "mul.wide.u64" || operation == "add.u128" ||
+      operation == "sub.u128") {
+    // In u128 on the host; the asm's operands and results are the {low, high} u64 halves.
+    llvm::Type* i128 = b.getInt128Ty();
+    auto wide = [&](unsigned i) { return b.CreateZExt(call.getArgOperand(i), i128); };
+    auto pairOf = [&](unsigned low) {
+      return b.CreateOr(wide(low), b.CreateShl(wide(low + 1), 64));
+    };
+    llvm::Value* r;
+    if (operation == "mad.wide.u64") r = b.CreateAdd(b.CreateMul(wide(0), wide(1)), wide(2));
+    else if (operation == "mul.wide.u64") r = b.CreateMul(wide(0), wide(1));
+    else if (operation == "add.u128") r = b.CreateAdd(pairOf(0), pairOf(2));
+    else r = b.CreateSub(pairOf(0), pairOf(2));
+    llvm::Value* pair = b.CreateInsertValue(llvm::PoisonValue::get(call.getType()), b.CreateTrunc(r, b.getInt64Ty()), {0});
+    return b.CreateInsertValue(pair, b.CreateTrunc(b.CreateLShr(r, 64), b.getInt64Ty()), {1});
+  }
   if (operation == "mad.wide.u32") {
     llvm::Type* i64 = b.getInt64Ty();
     auto wide = [&](unsigned i) { return b.CreateZExt(call.getArgOperand(i), i64); };

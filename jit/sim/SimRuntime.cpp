@@ -3,7 +3,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <utility>
 
+#include "backends/Target.h"
 #include "ir/Error.h"
 #include "jit/CompiledKernel.h"
 #include "jit/sim/HostJit.h"
@@ -22,13 +24,39 @@ struct LoadedProgram {
   Program program;
 };
 
+// The archs the emulator models and their targets, the default first.
+constexpr std::pair<const char*, const char*> kEmulatedArchs[] = {
+    {"sm_90a", "nvptx"}, {"sm_80", "nvptx"}, {"gfx90a", "amdgpu"}, {"gfx942", "amdgpu"}};
+
 std::string targetOfArch(const std::string& arch) {
-  if (arch == "sm_80" || arch == "sm_90a") return "nvptx";
-  if (arch == "gfx90a" || arch == "gfx942") return "amdgpu";
-  throw Error("sim: cannot emulate arch '" + arch + "': expected sm_90a, sm_80 (nvptx), gfx90a or gfx942 (amdgpu)");
+  std::string expected;
+  for (const auto& [name, target] : kEmulatedArchs) {
+    if (arch == name) return target;
+    expected += std::string(expected.empty() ? "" : ", ") + name + " (" + target + ")";
+  }
+  throw Error("sim: cannot emulate arch '" + arch + "': expected " + expected);
 }
 
 }  // namespace
+
+const std::vector<std::string>& emulatedArchs() {
+  static const std::vector<std::string> archs = [] {
+    std::vector<std::string> names;
+    for (const auto& entry : kEmulatedArchs) names.push_back(entry.first);
+    return names;
+  }();
+  return archs;
+}
+
+std::string emulatedArch(const std::string& target, const std::string& arch) {
+  if (!target.empty() && target != "nvptx" && target != "amdgpu")
+    throw Error("sim: unknown target '" + target + "': expected 'nvptx' or 'amdgpu'");
+  if (arch.empty()) return target.empty() ? emulatedArchs().front() : backends::createTarget(target)->defaultArch();
+  const std::string archTarget = targetOfArch(arch);
+  if (!target.empty() && archTarget != target)
+    throw Error("sim: arch '" + arch + "' is an " + archTarget + " arch, not one of target '" + target + "'");
+  return arch;
+}
 
 SimRuntime::SimRuntime(const std::string& arch) : arch_(arch), target_(targetOfArch(arch)) {}
 
@@ -78,9 +106,9 @@ void SimRuntime::copyToHost(void* dst, jit::DeviceAddress src, size_t bytes) {
 }
 
 jit::DeviceModule SimRuntime::loadModule(const jit::CompiledKernel& kernel) {
-  if (kernel.target != target_)
-    throw Error("sim: kernel '" + kernel.name + "' was compiled for " + kernel.target + "; this runtime emulates " +
-                target_ + " " + arch_);
+  if (kernel.target != target_ || kernel.arch != arch_)
+    throw Error("sim: kernel '" + kernel.name + "' was compiled for " + kernel.target + " " + kernel.arch +
+                "; this runtime emulates " + target_ + " " + arch_);
   if (kernel.optimizedLLVMIR.empty())
     throw Error("sim: kernel '" + kernel.name + "' has no optimized LLVM IR to run (a cache entry without it?)");
   std::unique_ptr<LoadedProgram> loaded(new LoadedProgram{
@@ -148,12 +176,20 @@ std::optional<Report> SimRuntime::lastReport() const {
   return lastReport_;
 }
 
-SimRuntime& simRuntime(const std::string& arch) {
+std::optional<Report> SimRuntime::takeLastReport() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::exchange(lastReport_, std::nullopt);
+}
+
+SimRuntime& simRuntime(const std::string& arch, bool checks) {
   static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<SimRuntime>> runtimes;
+  static std::map<std::pair<std::string, bool>, std::unique_ptr<SimRuntime>> runtimes;
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = runtimes.find(arch);
-  if (it == runtimes.end()) it = runtimes.emplace(arch, std::make_unique<SimRuntime>(arch)).first;
+  auto it = runtimes.find({arch, checks});
+  if (it == runtimes.end()) {
+    it = runtimes.emplace(std::pair{arch, checks}, std::make_unique<SimRuntime>(arch)).first;
+    it->second->setChecks(checks);
+  }
   return *it->second;
 }
 

@@ -6,7 +6,7 @@
 // author's file:line; the last launch's report stays available either way.
 //
 // The emulated target is chosen by arch: nvptx sm_90a (the default) or sm_80, amdgpu gfx90a or gfx942.
-// jit::selectRuntime("sim") is the sm_90a instance; simRuntime(arch) gives any of them.
+// jit::selectRuntime("sim") is the sm_90a instance with checks on; simRuntime(arch, checks) gives any of them.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "jit/DeviceRuntime.h"
 #include "jit/sim/runtime/Report.h"
@@ -54,10 +55,13 @@ class SimRuntime final : public jit::DeviceRuntime {
 
   // Checks on (the default) or off (bounds are always checked; counters stay).
   void setChecks(bool on) { checks_ = on; }
+  bool checks() const { return checks_; }
   // Host threads running programs; 0 (the default): the hardware's.
   void setHostThreads(unsigned threads) { hostThreads_ = threads; }
   // The report of the last launch through this runtime (empty before the first).
   std::optional<Report> lastReport() const;
+  // The same, leaving none: a caller that takes it before and after a launch knows whether the launch ran.
+  std::optional<Report> takeLastReport();
 
  private:
   // The allocation containing `address`, or null.
@@ -72,7 +76,15 @@ class SimRuntime final : public jit::DeviceRuntime {
   std::optional<Report> lastReport_;
 };
 
-// The process-wide runtime emulating `arch` (created on first use).
-SimRuntime& simRuntime(const std::string& arch = "sm_90a");
+// The archs the emulator models, the default first: sm_90a, sm_80 (nvptx), gfx90a, gfx942 (amdgpu).
+const std::vector<std::string>& emulatedArchs();
+
+// The arch to emulate for a target and arch either of which may be empty: `arch` when given (its target must be
+// `target`, if that is given), else the target's default arch (backends' Target::defaultArch), else sm_90a.
+// Throws tessera::Error for an unknown target, an arch the emulator does not model, or a mismatch.
+std::string emulatedArch(const std::string& target, const std::string& arch);
+
+// The process-wide runtime emulating `arch` with checks on or off (created on first use; never changed after).
+SimRuntime& simRuntime(const std::string& arch = "sm_90a", bool checks = true);
 
 }  // namespace tessera::sim

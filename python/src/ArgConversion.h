@@ -92,23 +92,37 @@ inline interp::Arg fromHostDLPack(ir::Type param, const std::string& name, py::h
 // Python ints, bools and anything with __index__ (numpy integer scalars), but not floats.
 inline bool isIntegerLike(py::handle value) { return PyIndex_Check(value.ptr()) != 0; }
 
+// operator.index(value), or a TypeError saying what `what` must be: types with __index__ may still refuse
+// (a numpy array of several elements, a float tensor), and their own message names no argument.
+inline py::int_ toIndex(py::handle value, const std::string& what) {
+  PyObject* index = PyNumber_Index(value.ptr());
+  if (!index) {
+    py::error_already_set cause;
+    throw py::type_error(what + " must be an int, got " + typeName(value) + " (" + cause.what() + ")");
+  }
+  return py::reinterpret_steal<py::int_>(index);
+}
+
 // Python floats, ints and numpy floating scalars (np.float32 is not a subclass of float).
 inline bool isRealLike(py::handle value) {
   static PyObject* numpyFloating = py::object(py::module_::import("numpy").attr("floating")).release().ptr();  // kept for life
   return PyFloat_Check(value.ptr()) || isIntegerLike(value) || PyObject_IsInstance(value.ptr(), numpyFloating) == 1;
 }
 
-// A Python number as a double (Python's float(), with its exception if it fails).
-inline double toDouble(py::handle value) {
+// A real number as a double (Python's float()); `what` names it when that fails (an int beyond a double's range).
+inline double toDouble(py::handle value, const std::string& what) {
   double d = PyFloat_AsDouble(value.ptr());
-  if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+  if (d == -1.0 && PyErr_Occurred()) {
+    py::error_already_set cause;
+    throw py::value_error(what + " = " + py::str(value).cast<std::string>().substr(0, 40) +
+                          " does not fit in a double (" + cause.what() + ")");
+  }
   return d;
 }
 
 // An integer argument for a parameter of integer type `param`, rejected (not wrapped) when out of its range.
 inline int64_t convertInt(ir::Type param, const std::string& name, py::handle value) {
-  py::int_ index = py::reinterpret_steal<py::int_>(PyNumber_Index(value.ptr()));
-  if (!index) throw py::error_already_set();
+  py::int_ index = toIndex(value, "argument '" + name + "'");
   int overflow = 0;
   long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
   unsigned bits = param.bitWidth();
@@ -125,6 +139,12 @@ inline int64_t convertInt(ir::Type param, const std::string& name, py::handle va
   }
   throw py::value_error("argument '" + name + "' = " + py::str(index).cast<std::string>() + " does not fit in " +
                         param.str());
+}
+
+// numpy.ma.MaskedArray: an ndarray whose mask a kernel would silently ignore.
+inline bool isMaskedArray(py::handle value) {
+  static PyObject* masked = py::object(py::module_::import("numpy.ma").attr("MaskedArray")).release().ptr();  // kept for life
+  return PyObject_IsInstance(value.ptr(), masked) == 1;
 }
 
 // One argument for a parameter of type `param` (named `name` in messages).
@@ -145,6 +165,14 @@ inline interp::Arg convertArg(ir::Type param, const std::string& name, py::handl
     if (!dtypeMatches(elem, arr.dtype()))
       throw py::type_error("argument '" + name + "' must be a " + expectedDtype(elem) + " array (parameter type " +
                            param.str() + "), got dtype " + py::str(arr.dtype()).cast<std::string>());
+    // Kind and size match, but the bytes would be read in the wrong order: a silently wrong result otherwise.
+    if (!arr.dtype().attr("isnative").cast<bool>())
+      throw py::type_error("argument '" + name + "' must be a " + expectedDtype(elem) + " array in native byte order, "
+                           "got dtype " + py::str(arr.dtype().attr("str")).cast<std::string>() +
+                           " (use array.astype(array.dtype.newbyteorder('=')))");
+    if (isMaskedArray(value))
+      throw py::value_error("argument '" + name + "' is a masked array, whose mask a launch cannot honour "
+                            "(pass array.filled(...) or array.data)");
     if (!(arr.flags() & py::array::c_style))
       throw py::value_error("argument '" + name + "' must be C-contiguous (use numpy.ascontiguousarray)");
     if (!arr.writeable())
@@ -154,7 +182,7 @@ inline interp::Arg convertArg(ir::Type param, const std::string& name, py::handl
   if (param.isFloat()) {
     if (py::isinstance<py::array>(value) || !isRealLike(value))
       throw py::type_error("argument '" + name + "' must be a number (" + param.str() + "), got " + typeName(value));
-    return toDouble(value);
+    return toDouble(value, "argument '" + name + "'");
   }
   if (param.isInt()) {
     if (py::isinstance<py::array>(value) || !isIntegerLike(value))
@@ -176,19 +204,22 @@ inline std::vector<interp::Arg> convertArgs(const std::vector<ir::Type>& params,
 }
 
 // A launch grid: an int, or a sequence of 1 to 3 ints, each in [1, 2^31 - 1] (program ids are i32).
+// Sequences (a numpy array of grid sizes included) are read as sequences even when their type has __index__.
 inline interp::Grid toGrid(py::handle grid) {
-  if (isIntegerLike(grid)) return toGrid(py::make_tuple(grid));
-  if (py::isinstance<py::str>(grid) || !py::isinstance<py::sequence>(grid))
+  bool sequence = PySequence_Check(grid.ptr()) && !py::isinstance<py::str>(grid) && !py::isinstance<py::bytes>(grid);
+  if (isIntegerLike(grid) && !sequence) return toGrid(py::make_tuple(grid));
+  Py_ssize_t n = sequence ? PySequence_Size(grid.ptr()) : -1;
+  if (n < 0) {
+    PyErr_Clear();
     throw py::type_error("the grid must be an int or a tuple of 1 to 3 ints, got " + typeName(grid));
-  py::sequence dims = py::reinterpret_borrow<py::sequence>(grid);
-  size_t n = py::len(dims);
+  }
   if (n < 1 || n > 3) throw py::value_error("the grid must have 1 to 3 dimensions, got " + std::to_string(n));
+  py::sequence dims = py::reinterpret_borrow<py::sequence>(grid);
   interp::Grid g{1, 1, 1};
-  for (size_t i = 0; i < n; ++i) {
+  for (Py_ssize_t i = 0; i < n; ++i) {
     py::object d = dims[i];
     if (!isIntegerLike(d)) throw py::type_error("grid dimensions must be ints, got " + typeName(d));
-    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(d.ptr()));
-    if (!index) throw py::error_already_set();
+    py::int_ index = toIndex(d, "grid dimension " + std::to_string(i));
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
     if (overflow || v <= 0 || v > std::numeric_limits<int32_t>::max())

@@ -1,6 +1,7 @@
-// Python access to the CUDA JIT: compile a kernel's specialization without a GPU (PTX, LLVM IR, the tile IR after
-// every pass) and launch kernels on GPU arrays through jit::JitKernel. The choice of backend, the grid callable
-// and the producer's stream (torch) are decided in python/tessera/kernel.py.
+// Python access to the JIT: compile a kernel's specialization without a GPU (PTX, LLVM IR, the tile IR after
+// every pass) and launch kernels through jit::JitKernel on GPU arrays, or on host arrays copied in and back (HIP,
+// the emulator). The choice of backend, the grid callable and the producer's stream (torch) are decided in
+// python/tessera/kernel.py.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -10,6 +11,7 @@
 #include "CudaArgConversion.h"
 #include "jit/DeviceRuntime.h"
 #include "jit/JitKernel.h"
+#include "jit/sim/SimRuntime.h"
 
 namespace py = pybind11;
 using namespace tessera;
@@ -26,10 +28,13 @@ jit::KernelArg argumentForFact(const ParamInfo& p, py::handle fact) {
   int64_t f = 0;
   if (!fact.is_none()) {
     if (!python::isIntegerLike(fact)) throw py::type_error("specialization of '" + p.name + "' must be 16, 1 or None");
-    f = fact.cast<int64_t>();
+    py::int_ index = python::toIndex(fact, "specialization of '" + p.name + "'");
+    int overflow = 0;
+    f = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (overflow || (f != 16 && f != 1))
+      throw py::value_error("specialization of '" + p.name + "' must be 16, 1 or None, got " +
+                            py::str(index).cast<std::string>());
   }
-  if (f != 0 && f != 16 && f != 1)
-    throw py::value_error("specialization of '" + p.name + "' must be 16, 1 or None, got " + std::to_string(f));
   if (p.kind == ParamKind::Pointer) {
     if (f == 1) throw py::value_error("pointer '" + p.name + "' can only be specialized as 16 (aligned) or None");
     return jit::KernelArg::pointer(f == 16 ? 256 : 260);
@@ -134,37 +139,37 @@ void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& arg
     buffers[i].copyToHost(staged[i].host.mutable_data(), staged[i].host.nbytes());
 }
 
-// Launches with numpy arrays on `target`'s runtime (used for amdgpu, through HIP): each array is copied to a
-// device buffer, the kernel runs, the runtime synchronizes and the arrays are copied back.
-void launchStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
-                  int numWarps, const std::string& target, const std::string& arch, bool fastMath) {
-  const KernelDef& def = kernel.definition();
+// A launch's arguments with its host arrays (numpy arrays, CPU tensors through DLPack) to be staged through
+// device buffers: their pointer arguments are filled in by runStaged.
+struct StagedArgs {
+  std::vector<jit::KernelArg> kernelArgs;
+  std::vector<std::pair<interp::Buffer, size_t>> arrays;  // (host memory, argument index)
+};
+
+// Checks every argument as an interpreter launch does (dtype, contiguity, writability, integer ranges), before
+// any device is touched.
+StagedArgs stageHostArrays(const KernelDef& def, const py::sequence& args, const std::string& where) {
   const std::vector<ParamInfo>& params = def.runtimeParams();
   checkArgumentCount(def, args);
-  interp::Grid g = python::toGrid(grid);
-  Constants constants = constantsFromPython(def, constantsDict);
-  std::vector<jit::KernelArg> kernelArgs;
-  std::vector<std::pair<py::array, size_t>> staged;  // (array, argument index)
+  StagedArgs staged;
   for (size_t i = 0; i < params.size(); ++i) {
     const ParamInfo& p = params[i];
-    py::handle value = args[i];
     if (!p.type.isPtr()) {
-      kernelArgs.push_back(python::scalarKernelArg(p.type, p.name, value));
+      staged.kernelArgs.push_back(python::scalarKernelArg(p.type, p.name, args[i]));
       continue;
     }
-    if (!py::isinstance<py::array>(value))
-      throw py::type_error("argument '" + p.name + "' must be a numpy array for " + p.type.str() + " (launches on " +
-                           target + " stage numpy arrays through device buffers), got " + python::typeName(value));
-    python::convertArg(p.type, p.name, value);  // dtype, contiguity and writability checks
-    staged.emplace_back(py::reinterpret_borrow<py::array>(value), i);
-    kernelArgs.push_back(jit::KernelArg::pointer(0));
+    if (python::isGpuArray(args[i]))
+      throw py::type_error("argument '" + p.name + "' is a GPU array; launches on " + where +
+                           " take host arrays (numpy arrays or CPU tensors), which they copy in and back");
+    staged.arrays.emplace_back(std::get<interp::Buffer>(python::convertArg(p.type, p.name, args[i])), i);
+    staged.kernelArgs.push_back(jit::KernelArg::pointer(0));
   }
-  jit::DeviceRuntime* runtime = nullptr;
-  try {
-    runtime = &kernel.runtimeFor(target);
-  } catch (const Error& e) {
-    throw Error("cannot launch kernel '" + def.name() + "': " + e.message());
-  }
+  return staged;
+}
+
+// Copies each staged array to a device buffer of `runtime`, launches, synchronizes and copies the arrays back.
+void runStaged(jit::JitKernel& kernel, const interp::Grid& g, StagedArgs staged, const Constants& constants,
+               jit::DeviceRuntime& runtime, const jit::LaunchOptions& options) {
   // Device buffers, released however the launch ends.
   struct Buffers {
     jit::DeviceRuntime& runtime;
@@ -172,20 +177,48 @@ void launchStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& a
     ~Buffers() {
       for (jit::DeviceAddress a : addresses) runtime.release(a);
     }
-  } buffers{*runtime, {}};
-  for (const auto& [array, index] : staged) {
-    buffers.addresses.push_back(runtime->allocate(std::max<size_t>(array.nbytes(), 1)));
-    runtime->copyToDevice(buffers.addresses.back(), array.data(), array.nbytes());
-    kernelArgs[index] = jit::KernelArg::pointer(buffers.addresses.back());
+  } buffers{runtime, {}};
+  for (const auto& [array, index] : staged.arrays) {
+    buffers.addresses.push_back(runtime.allocate(std::max<size_t>(array.bytes, 1)));
+    runtime.copyToDevice(buffers.addresses.back(), array.data, array.bytes);
+    staged.kernelArgs[index] = jit::KernelArg::pointer(buffers.addresses.back());
   }
-  jit::LaunchOptions options = launchOptions(numWarps, target, arch, fastMath);
   {
     py::gil_scoped_release release;
-    kernel.launch({g[0], g[1], g[2]}, kernelArgs, constants, options);
-    runtime->synchronize(options.stream, def.name());
+    kernel.launch({g[0], g[1], g[2]}, staged.kernelArgs, constants, options);
+    runtime.synchronize(options.stream, kernel.definition().name());
   }
-  for (size_t i = 0; i < staged.size(); ++i)
-    runtime->copyToHost(staged[i].first.mutable_data(), buffers.addresses[i], staged[i].first.nbytes());
+  for (size_t i = 0; i < staged.arrays.size(); ++i)
+    runtime.copyToHost(staged.arrays[i].first.data, buffers.addresses[i], staged.arrays[i].first.bytes);
+}
+
+// Launches with host arrays on `target`'s runtime (used for amdgpu, through HIP).
+void launchStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
+                  int numWarps, const std::string& target, const std::string& arch, bool fastMath) {
+  const KernelDef& def = kernel.definition();
+  StagedArgs staged = stageHostArrays(def, args, target);
+  interp::Grid g = python::toGrid(grid);
+  Constants constants = constantsFromPython(def, constantsDict);
+  jit::DeviceRuntime* runtime = nullptr;
+  try {
+    runtime = &kernel.runtimeFor(target);
+  } catch (const Error& e) {
+    throw Error("cannot launch kernel '" + def.name() + "': " + e.message());
+  }
+  runStaged(kernel, g, std::move(staged), constants, *runtime, launchOptions(numWarps, target, arch, fastMath));
+}
+
+// Launches with host arrays on the emulator (jit/sim/SimRuntime.h), whose device memory is host memory too: the
+// copies give each array an allocation of its own, which is what the emulator's bounds checks see.
+void launchSim(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
+               int numWarps, sim::SimRuntime& runtime, bool fastMath) {
+  const KernelDef& def = kernel.definition();
+  StagedArgs staged = stageHostArrays(def, args, "the emulator");
+  interp::Grid g = python::toGrid(grid);
+  Constants constants = constantsFromPython(def, constantsDict);
+  jit::LaunchOptions options = launchOptions(numWarps, runtime.target(), runtime.nativeArch(), fastMath);
+  options.runtime = &runtime;
+  runStaged(kernel, g, std::move(staged), constants, runtime, options);
 }
 
 }  // namespace
@@ -221,7 +254,7 @@ void bindJit(py::module_& m) {
       .def(
           "compile",
           [](jit::JitKernel& k, const py::sequence& facts, const py::dict& constants, int numWarps,
-             const std::string& target, const std::string& arch, bool fastMath) {
+             const std::string& target, const std::string& arch, bool fastMath, sim::SimRuntime* simRuntime) {
             const std::vector<ParamInfo>& params = k.definition().runtimeParams();
             if (py::len(facts) != params.size())
               throw py::value_error("expected one specialization fact per runtime parameter (" +
@@ -230,21 +263,33 @@ void bindJit(py::module_& m) {
             for (size_t i = 0; i < params.size(); ++i) args.push_back(argumentForFact(params[i], facts[i]));
             Constants c = constantsFromPython(k.definition(), constants);
             jit::LaunchOptions options = launchOptions(numWarps, target, arch, fastMath);
+            if (simRuntime) {
+              options.target = simRuntime->target();
+              options.arch = simRuntime->nativeArch();
+              options.runtime = simRuntime;
+            }
             CompiledPtr compiled;
             {
               py::gil_scoped_release release;
+              // For the emulator, also load it there (rewritten and compiled for the host), so that what the
+              // emulator cannot run fails now; launches of this specialization reuse it.
+              if (simRuntime) k.prepare(args, c, options);
               compiled = k.compileOnly(args, c, options);
             }
             return std::const_pointer_cast<jit::CompiledKernel>(compiled);  // exposed read-only
           },
           py::arg("facts"), py::arg("constants"), py::arg("num_warps"), py::arg("target"), py::arg("arch"),
-          py::arg("fast_math"),
-          "Compiles without a GPU; facts: per runtime parameter 16 (aligned / divisible by 16), 1 or None")
+          py::arg("fast_math"), py::arg("sim_runtime") = nullptr,
+          "Compiles without a GPU (for sim_runtime's target and arch, and loads it there, when given); facts: per "
+          "runtime parameter 16 (aligned / divisible by 16), 1 or None")
       .def("launch", &launchCuda, py::arg("grid"), py::arg("args"), py::arg("constants"), py::arg("num_warps"),
            py::arg("stream"), py::arg("arch"), py::arg("fast_math"))
       .def("launch_staged", &launchStaged, py::arg("grid"), py::arg("args"), py::arg("constants"),
            py::arg("num_warps"), py::arg("target"), py::arg("arch"), py::arg("fast_math"),
-           "Launches on numpy arrays through `target`'s runtime (copies in, launches, synchronizes, copies back)")
+           "Launches on host arrays through `target`'s runtime (copies in, launches, synchronizes, copies back)")
+      .def("launch_sim", &launchSim, py::arg("grid"), py::arg("args"), py::arg("constants"), py::arg("num_warps"),
+           py::arg("runtime"), py::arg("fast_math"),
+           "Launches on host arrays under the emulator `runtime` (tessera._C.sim_runtime), copying them in and back")
       .def_property_readonly("loaded_variants", &jit::JitKernel::loadedVariants);
 
   m.def("cuda_available", [] { return jit::CudaDriver::instance().available(); });

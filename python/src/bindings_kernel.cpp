@@ -21,14 +21,16 @@ Constants constantsFromPython(const KernelDef& k, const py::dict& d) {
   Constants c;
   for (auto [key, value] : d) {
     std::string name = key.cast<std::string>();
+    std::string what = "Const parameter '" + name + "' of kernel '" + k.name() + "'";
     if (python::isIntegerLike(value)) {
+      py::int_ index = python::toIndex(value, what);
       try {
-        c[name] = py::int_(py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()))).cast<int64_t>();
+        c[name] = index.cast<int64_t>();
       } catch (const py::cast_error&) {
-        throw py::value_error("Const parameter '" + name + "' of kernel '" + k.name() + "' does not fit in 64 bits");
+        throw py::value_error(what + " = " + py::str(index).cast<std::string>() + " does not fit in 64 bits");
       }
     } else if (python::isRealLike(value)) {
-      c[name] = python::toDouble(value);
+      c[name] = python::toDouble(value, what);
     } else throw py::type_error("Const parameter '" + name + "' of kernel '" + k.name() + "' must be an int, bool or float");
   }
   return c;

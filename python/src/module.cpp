@@ -11,6 +11,7 @@ void bindIR(py::module_& m);
 void bindKernels(py::module_& m);
 void bindJit(py::module_& m);
 void bindAot(py::module_& m);
+void bindSim(py::module_& m);
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Tessera tile-kernel DSL: compiled core";
@@ -29,4 +30,5 @@ PYBIND11_MODULE(_C, m) {
   bindKernels(m);
   bindJit(m);
   bindAot(m);
+  bindSim(m);
 }

@@ -4,6 +4,8 @@
     add = tessera.kernels.vector_add
     add[(tessera.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)          # numpy arrays: reference interpreter
     add[lambda meta: (tessera.cdiv(n, meta["BLOCK"]),)](x, y, out, n, BLOCK=256)
+    add[(tessera.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024, backend="sim")  # the GPU code, emulated
+    tessera.sim.last_report()["global_load_efficiency"]
 
 Kernels are written in C++ headers with the Tessera DSL and bound with one line each (see
 tessera/python.h and tessera.load). Exceptions from the compiler and runtime are tessera.Error.
@@ -13,7 +15,7 @@ from . import _C
 from ._C import Error, __version__, ir
 from .kernel import Kernel, cdiv
 from .loader import load
-from . import aot, testing
+from . import aot, sim, testing
 
 kernels = type("kernels", (), {})()
 """The tutorial kernels: vector_add, softmax, layernorm_fwd, matmul."""
@@ -21,4 +23,4 @@ for _name in dir(_C.kernels):
     if not _name.startswith("_"):
         setattr(kernels, _name, Kernel(getattr(_C.kernels, _name)))
 
-__all__ = ["__version__", "Error", "Kernel", "aot", "cdiv", "ir", "kernels", "load", "testing"]
+__all__ = ["__version__", "Error", "Kernel", "aot", "cdiv", "ir", "kernels", "load", "sim", "testing"]

@@ -2,9 +2,9 @@
 
 import numpy as _np
 
-from . import _C
+from . import _C, sim as _sim
 
-BACKENDS = ("interpreter", "eager", "cuda", "hip")
+BACKENDS = ("interpreter", "eager", "cuda", "hip", "sim")
 # Argument types that are never GPU arrays: checked by type first, since hasattr() on them is comparatively slow.
 _HOST_TYPES = frozenset([int, float, bool, _np.ndarray])
 _DL_CUDA, _DL_CUDA_MANAGED = 2, 13
@@ -52,7 +52,11 @@ class Kernel:
     contiguity rules); "eager" runs the C++ kernel function op by op on the same; "cuda"
     JIT-compiles per specialization and launches on the GPU, on the producer's current stream (asynchronous,
     like any CUDA launch); with numpy arrays it copies them to the GPU and back (synchronously). "hip" does the
-    same on an AMD GPU through the HIP runtime, for numpy arrays.
+    same on an AMD GPU through the HIP runtime, for numpy arrays and CPU tensors. "sim" runs the JIT's GPU code
+    on the emulator (tessera.sim, docs/Sim.md) on numpy arrays and CPU tensors, copied in and back: target=
+    ("nvptx", "amdgpu") or arch= (tessera.sim.ARCHS; default TESSERA_SIM_ARCH or sm_90a) say which GPU,
+    checks=False turns the checks off (global bounds stay); tessera.sim.last_report() has the counters and
+    findings.
     kernel.compile(...) shows what the JIT makes of a kernel, without a GPU.
     """
 
@@ -84,9 +88,15 @@ class Kernel:
         self._check_constants(constants)
         return self._specialization(constants)
 
-    def compile(self, target="nvptx", arch=None, num_warps=4, fast_math=True, specialization=None, **constants):
-        """Compiles the kernel for these Const values without a GPU; returns a CompiledKernel with .ptx (.binary,
-        .format), .llvm_ir, .optimized_llvm_ir, .ir_stages [(stage, tile IR)], .shared_bytes and .num_warps.
+    def compile(self, target=None, arch=None, num_warps=4, fast_math=True, specialization=None, backend=None,
+                checks=None, **constants):
+        """Compiles the kernel for these Const values without a GPU (for target, "nvptx" by default); returns a
+        CompiledKernel with .ptx (.binary, .format), .llvm_ir, .optimized_llvm_ir, .ir_stages [(stage, tile IR)],
+        .shared_bytes and .num_warps.
+
+        backend="sim" compiles for the emulated arch (arch, else target's default arch; see tessera.sim) and also
+        loads the kernel into the emulator (checks on, or off with checks=False), so that what the emulator
+        cannot run fails here.
 
         specialization maps runtime parameter names to the facts a launch would find (jit/Specialization.h):
         16 for a pointer aligned to 16 bytes or an integer divisible by 16, 1 for an integer equal to 1, None
@@ -95,6 +105,12 @@ class Kernel:
         self._check_constants(constants)
         if type(num_warps) is not int or num_warps <= 0 or num_warps & (num_warps - 1):
             raise ValueError(f"num_warps must be a positive power of two, got {num_warps!r}")
+        if target is not None and not isinstance(target, str):
+            raise TypeError(f"target must be a str ('nvptx' or 'amdgpu') or None, got {type(target).__name__}")
+        if arch is not None and not isinstance(arch, str):
+            raise TypeError(f"arch must be a str (e.g. 'sm_90a') or None, got {type(arch).__name__}")
+        if specialization is not None and not isinstance(specialization, dict):
+            raise TypeError(f"specialization must be a dict of runtime parameter names, got {type(specialization).__name__}")
         specialization = dict(specialization or {})
         unknown = sorted(set(specialization) - self._arg_set)
         if unknown:
@@ -102,7 +118,15 @@ class Kernel:
                             f"(its runtime parameters: {', '.join(self.arg_names)})")
         facts = [specialization.get(name, 16 if kind == "pointer" else None)
                  for name, kind, _ in self.params if kind != "constant"]
-        return self._jit_kernel().compile(facts, constants, num_warps, target, arch or "", bool(fast_math))
+        if backend is None:
+            if checks is not None:
+                raise ValueError("checks apply to backend='sim' (the emulator)")
+            return self._jit_kernel().compile(facts, constants, num_warps, target or "nvptx", arch or "",
+                                              bool(fast_math))
+        if backend != "sim":
+            raise ValueError(f"compile() takes backend='sim' or None (a GPU target), got {backend!r}")
+        runtime = _sim.runtime(target, arch, True if checks is None else checks)
+        return self._jit_kernel().compile(facts, constants, num_warps, "", "", bool(fast_math), runtime)
 
     def _jit_kernel(self):
         if self._jit is None:
@@ -154,7 +178,7 @@ class _Launcher:
         self.kernel = kernel
         self.grid = grid
 
-    def __call__(self, *args, num_warps=4, backend=None, **kwargs):
+    def __call__(self, *args, num_warps=4, backend=None, target=None, arch=None, checks=None, **kwargs):
         k = self.kernel
         runtime, constants = k._bind(args, kwargs)
         k._check_constants(constants)
@@ -165,14 +189,20 @@ class _Launcher:
             grid = grid(dict(constants, num_warps=num_warps))
         if backend is None:
             backend = "cuda" if any(map(_is_gpu_array, runtime)) else "interpreter"
-        if backend == "interpreter":
+        if backend != "sim" and (target, arch, checks) != (None, None, None):
+            given = [n for n, v in (("target", target), ("arch", arch), ("checks", checks)) if v is not None]
+            raise ValueError(f"{', '.join(given)} apply to backend='sim' (the emulator), not {backend!r}")
+        if backend == "sim":
+            _sim.launch(k._jit_kernel(), grid, runtime, constants, num_warps,
+                        _sim.runtime(target, arch, True if checks is None else checks))
+        elif backend == "interpreter":
             k._specialization(constants).run(grid, runtime)
         elif backend == "cuda":
             k._jit_kernel().launch(grid, runtime, constants, num_warps, _producer_stream(runtime), "", True)
         elif backend == "eager":
             k._def.run_eager(grid, runtime, constants)
         elif backend == "hip":
-            # AMD GPUs through the HIP runtime, on numpy arrays (copied in and back). The arch comes from
+            # AMD GPUs through the HIP runtime, on host arrays (copied in and back). The arch comes from
             # TESSERA_HIP_ARCH or the GPU (see jit/DeviceRuntime.h).
             k._jit_kernel().launch_staged(grid, runtime, constants, num_warps, "amdgpu", "", True)
         else:

@@ -97,6 +97,13 @@ def load(header, extra_flags=(), compiler=None, verbose=False):
     of the key: after changing one, touch the header or clear the cache. Compile errors, and binding lines
     whose names don't match the kernel, raise tessera.Error pointing into the header.
     """
+    if not isinstance(header, (str, os.PathLike)):
+        raise TypeError(f"header must be a path (str or os.PathLike), got {type(header).__name__}")
+    if isinstance(extra_flags, (str, bytes)) or not all(isinstance(f, str) for f in extra_flags):
+        raise TypeError(f"extra_flags must be a sequence of str (one flag each), got {extra_flags!r}")
+    extra_flags = list(extra_flags)
+    if compiler is not None and not isinstance(compiler, (str, os.PathLike)):
+        raise TypeError(f"compiler must be a path or a command name, got {type(compiler).__name__}")
     header = pathlib.Path(header).resolve()
     if not header.is_file():
         raise FileNotFoundError(f"no such header: {header}")
@@ -129,10 +136,14 @@ def load(header, extra_flags=(), compiler=None, verbose=False):
                f"-L{_package_dir()}", "-ltessera", f"-Wl,-rpath,{_package_dir()}", *extra_flags]
         if verbose:
             print(" ".join(cmd), file=sys.stderr)
-        result = subprocess.run(cmd, capture_output=True, text=True)
-        if result.returncode != 0:  # the generated source stays for the compiler's messages to point at
+        try:
+            result = subprocess.run(cmd, capture_output=True, text=True)
+        except OSError as e:
+            raise Error(f"tessera.load: cannot run the compiler {compiler!r}: {e}") from e
+        if result.returncode != 0 or not tmp.is_file():  # the generated source stays for the messages to point at
             tmp.unlink(missing_ok=True)
-            raise Error(f"tessera.load: compiling {header.name} failed:\n{result.stderr}")
+            why = f"exited with status {result.returncode}" if result.returncode else "wrote no module"
+            raise Error(f"tessera.load: compiling {header.name} failed: {compiler} {why}\n{result.stderr}")
         source.unlink()
         os.replace(tmp, target)  # atomic: a concurrent load never imports a half-written module
     spec = importlib.util.spec_from_file_location(module_name, target)

@@ -26,7 +26,7 @@ HostBuffer randomBuffer(ScalarKind kind, size_t n, uint32_t seed, double lo = -1
   std::uniform_real_distribution<double> real(lo, hi);
   ir::Type t = ir::Type::scalar(kind);
   const size_t width = static_cast<size_t>(t.storageBytes());
-  HostBuffer b{kind, std::vector<uint8_t>(n * width)};
+  HostBuffer b{kind, std::vector<uint8_t>(n * width), {}};
   for (size_t i = 0; i < n; ++i) {
     double v = real(rng);
     // Floats in the element format; integers in [lo, hi).
@@ -37,7 +37,7 @@ HostBuffer randomBuffer(ScalarKind kind, size_t n, uint32_t seed, double lo = -1
   return b;
 }
 HostBuffer zeroBuffer(ScalarKind kind, size_t n) {
-  return HostBuffer{kind, std::vector<uint8_t>(n * static_cast<size_t>(ir::Type::scalar(kind).storageBytes()))};
+  return HostBuffer{kind, std::vector<uint8_t>(n * static_cast<size_t>(ir::Type::scalar(kind).storageBytes())), {}};
 }
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "backends/interpreter/Interpreter.h"
 #include "ir/FloatFormats.h"
 #include "jit/JitKernel.h"
 
@@ -66,96 +67,198 @@ double elementValue(ir::ScalarKind k, const uint8_t* base, size_t i) {
   }
 }
 
-void compareBuffer(const CheckCase& c, size_t index, const HostBuffer& ref, const std::vector<uint8_t>& gpu,
-                   CheckResult& r) {
-  const size_t n = ref.bytes.size() / elementBytes(ref.element);
+void compareBuffer(const Tolerance& caseTolerance, size_t index, const HostBuffer& ref, const std::vector<uint8_t>& gpu,
+                   CheckResult& r, const std::string& gotName, const std::string& referenceName) {
+  const size_t width = elementBytes(ref.element), n = ref.bytes.size() / width;
   const bool isFloat = ir::Type::scalar(ref.element).isFloat();
+  const Tolerance tol = ref.tolerance.value_or(caseTolerance);
   for (size_t i = 0; i < n; ++i) {
     double want = elementValue(ref.element, ref.bytes.data(), i);
     double got = elementValue(ref.element, gpu.data(), i);
+    const bool sameBits = std::memcmp(ref.bytes.data() + i * width, gpu.data() + i * width, width) == 0;
     double err;
     if (!isFloat) {
-      // Integers compare bit for bit (64-bit values do not fit a double exactly).
-      err = std::memcmp(ref.bytes.data() + i * elementBytes(ref.element), gpu.data() + i * elementBytes(ref.element),
-                        elementBytes(ref.element)) == 0 ? 0 : INFINITY;
+      err = sameBits ? 0 : INFINITY;  // integers compare bit for bit (64-bit values do not fit a double exactly)
     } else if (std::isnan(want) || std::isnan(got)) {
       err = std::isnan(want) && std::isnan(got) ? 0 : INFINITY;
+    } else if (tol.bitExact) {
+      err = sameBits ? 0 : INFINITY;
     } else if (std::isinf(want) || std::isinf(got)) {
       err = want == got ? 0 : INFINITY;
     } else {
-      err = std::fabs(got - want) / (c.atol + c.rtol * std::fabs(want));
+      err = std::fabs(got - want) / (tol.atol + tol.rtol * std::fabs(want));
     }
     r.worstError = std::max(r.worstError, err);
     if (err > 1) {
       if (r.mismatches++ == 0) {
         std::ostringstream os;
         os.precision(9);
-        os << "buffer " << index << " [" << i << "]: gpu " << got << ", interpreter " << want;
+        os << "buffer " << index << " [" << i << "]: " << gotName << " " << got << ", " << referenceName << " "
+           << want;
+        if (isFloat && got == want) os << " (bits differ)";
         r.firstMismatch = os.str();
       }
     }
   }
 }
 
+// The case's buffers, copied so a run can change them.
+std::vector<HostBuffer> buffersOf(const std::vector<CheckArg>& args) {
+  std::vector<HostBuffer> buffers;
+  for (const CheckArg& a : args)
+    if (const auto* b = std::get_if<HostBuffer>(&a)) buffers.push_back(*b);
+  return buffers;
+}
+
+// The case's arguments for a host run (interpreter or eager) over `buffers` (from buffersOf).
+std::vector<interp::Arg> hostArgs(const std::vector<CheckArg>& caseArgs, std::vector<HostBuffer>& buffers) {
+  std::vector<interp::Arg> args;
+  size_t next = 0;
+  for (const CheckArg& a : caseArgs) {
+    if (std::holds_alternative<HostBuffer>(a)) {
+      HostBuffer& b = buffers[next++];
+      args.push_back(interp::Buffer{b.bytes.data(), b.bytes.size()});
+    } else if (const auto* i = std::get_if<int64_t>(&a)) {
+      args.push_back(*i);
+    } else {
+      args.push_back(std::get<double>(a));
+    }
+  }
+  return args;
+}
+
+// Device copies of a launch's arguments and the kernel loaded through the runtime: launch() runs it on them.
+class DeviceLaunch {
+ public:
+  DeviceLaunch(const std::vector<CheckArg>& args, const jit::LaunchGrid& grid, std::string kernelName,
+               jit::DeviceRuntime& runtime)
+      : hostArgs_(args), grid_(grid), kernelName_(std::move(kernelName)), runtime_(runtime), copies_(runtime) {
+    for (const CheckArg& a : args) {
+      if (const auto* b = std::get_if<HostBuffer>(&a))
+        args_.push_back(jit::KernelArg::pointer(copies_.add(b->bytes)));
+      else if (const auto* i = std::get_if<int64_t>(&a))
+        args_.push_back(*i);
+      else
+        args_.push_back(std::get<double>(a));
+    }
+  }
+
+  // The case's kernel specialized for the device copies, compiled for the runtime's target and native arch.
+  // `plant` (CheckOptions::plant) may change the compiled kernel before it is loaded.
+  void compileAndLoad(const CheckCase& c, jit::KernelCache& cache,
+                      const std::function<void(jit::CompiledKernel&)>& plant = {}) {
+    jit::LaunchOptions options;
+    options.numWarps = c.numWarps;
+    options.target = runtime_.target();
+    options.arch = runtime_.nativeArch();
+    std::vector<ir::Type> paramTypes;
+    for (const ParamInfo& p : c.kernel.runtimeParams()) paramTypes.push_back(p.type);
+    std::shared_ptr<const jit::CompiledKernel> compiled =
+        jit::JitKernel(c.kernel, cache).compileOnly(args_, c.constants, options);
+    if (plant) {
+      auto planted = std::make_shared<jit::CompiledKernel>(*compiled);  // the cache's entry stays as it was
+      plant(*planted);
+      compiled = std::move(planted);
+    }
+    load(std::move(compiled), paramTypes);
+  }
+  void load(std::shared_ptr<const jit::CompiledKernel> compiled, const std::vector<ir::Type>& paramTypes) {
+    compiled_ = std::move(compiled);
+    loaded_ = std::make_unique<jit::LoadedKernel>(compiled_, paramTypes, runtime_);
+  }
+
+  void launch() {
+    loaded_->launch(grid_, args_);
+    runtime_.synchronize(nullptr, kernelName_);
+  }
+  std::vector<HostBuffer> buffers() const {
+    std::vector<HostBuffer> out;
+    for (const CheckArg& a : hostArgs_)
+      if (const auto* b = std::get_if<HostBuffer>(&a)) {
+        out.push_back(*b);
+        out.back().bytes = copies_.toHost(out.size() - 1, b->bytes.size());
+      }
+    return out;
+  }
+  const std::shared_ptr<const jit::CompiledKernel>& compiled() const { return compiled_; }
+  jit::LoadedKernel& loaded() { return *loaded_; }
+
+ private:
+  const std::vector<CheckArg>& hostArgs_;
+  jit::LaunchGrid grid_;
+  std::string kernelName_;
+  jit::DeviceRuntime& runtime_;
+  DeviceCopies copies_;
+  std::vector<jit::KernelArg> args_;
+  std::shared_ptr<const jit::CompiledKernel> compiled_;
+  std::unique_ptr<jit::LoadedKernel> loaded_;
+};
+
 }  // namespace
 
-CheckResult checkAgainstInterpreter(const CheckCase& c, jit::KernelCache& cache, jit::DeviceRuntime& runtime) {
+std::vector<HostBuffer> runOnInterpreter(const CheckCase& c) {
+  std::vector<HostBuffer> buffers = buffersOf(c.args);
+  c.kernel.runInterpreter(c.grid, hostArgs(c.args, buffers), c.constants);
+  return buffers;
+}
+
+std::vector<HostBuffer> runEager(const CheckCase& c) {
+  std::vector<HostBuffer> buffers = buffersOf(c.args);
+  c.kernel.runEager(c.grid, hostArgs(c.args, buffers), c.constants);
+  return buffers;
+}
+
+std::vector<HostBuffer> interpretFunction(const ir::Function& f, const jit::LaunchGrid& grid,
+                                          const std::vector<CheckArg>& args) {
+  std::vector<HostBuffer> buffers = buffersOf(args);
+  interp::run(f, hostArgs(args, buffers), grid);
+  return buffers;
+}
+
+DeviceRun runOnDevice(const CheckCase& c, jit::KernelCache& cache, jit::DeviceRuntime& runtime) {
+  DeviceLaunch device(c.args, c.grid, c.kernel.name(), runtime);
+  device.compileAndLoad(c, cache);
+  device.launch();
+  return DeviceRun{device.compiled(), device.buffers()};
+}
+
+std::vector<HostBuffer> launchCompiled(std::shared_ptr<const jit::CompiledKernel> compiled,
+                                       const std::vector<ir::Type>& paramTypes, const jit::LaunchGrid& grid,
+                                       const std::vector<CheckArg>& args, jit::DeviceRuntime& runtime) {
+  DeviceLaunch device(args, grid, compiled->name, runtime);
+  device.load(std::move(compiled), paramTypes);
+  device.launch();
+  return device.buffers();
+}
+
+void compareBuffers(const std::vector<HostBuffer>& reference, const std::vector<HostBuffer>& got,
+                    const Tolerance& caseTolerance, CheckResult& r, const std::string& gotName,
+                    const std::string& referenceName) {
+  for (size_t i = 0; i < reference.size(); ++i)
+    compareBuffer(caseTolerance, i, reference[i], got[i].bytes, r, gotName, referenceName);
+}
+
+CheckResult checkAgainstInterpreter(const CheckCase& c, jit::KernelCache& cache, jit::DeviceRuntime& runtime,
+                                    const CheckOptions& checkOptions) {
   CheckResult r;
   r.name = c.name;
   try {
-    // Reference: the interpreter on host copies.
-    std::vector<HostBuffer> reference;
-    std::vector<interp::Arg> interpArgs;
-    for (const CheckArg& a : c.args)
-      if (const auto* b = std::get_if<HostBuffer>(&a)) reference.push_back(*b);
-    size_t next = 0;
-    for (const CheckArg& a : c.args) {
-      if (std::holds_alternative<HostBuffer>(a)) {
-        HostBuffer& b = reference[next++];
-        interpArgs.push_back(interp::Buffer{b.bytes.data(), b.bytes.size()});
-      } else if (const auto* i = std::get_if<int64_t>(&a)) {
-        interpArgs.push_back(*i);
-      } else {
-        interpArgs.push_back(std::get<double>(a));
-      }
-    }
-    c.kernel.runInterpreter(c.grid, interpArgs, c.constants);
-
-    // The device, from the same initial contents.
-    DeviceCopies device(runtime);
-    std::vector<jit::KernelArg> deviceArgs;
-    for (const CheckArg& a : c.args) {
-      if (const auto* b = std::get_if<HostBuffer>(&a))
-        deviceArgs.push_back(jit::KernelArg::pointer(device.add(b->bytes)));
-      else if (const auto* i = std::get_if<int64_t>(&a))
-        deviceArgs.push_back(*i);
-      else
-        deviceArgs.push_back(std::get<double>(a));
-    }
-    // Compiled for the runtime's target and its device's arch, and loaded through the runtime.
-    jit::LaunchOptions options;
-    options.numWarps = c.numWarps;
-    options.target = runtime.target();
-    options.arch = runtime.nativeArch();
-    std::vector<ir::Type> paramTypes;
-    for (const ParamInfo& p : c.kernel.runtimeParams()) paramTypes.push_back(p.type);
-    jit::LoadedKernel loaded(jit::JitKernel(c.kernel, cache).compileOnly(deviceArgs, c.constants, options), paramTypes,
-                             runtime);
-    r.registers = ifReported([&] { return loaded.registersPerThread(); });
-    r.localBytes = ifReported([&] { return loaded.localBytesPerThread(); });
-    r.sharedBytes = loaded.compiled().sharedBytes;
-    loaded.launch(c.grid, deviceArgs);
-    runtime.synchronize(nullptr, c.kernel.name());
+    const std::vector<HostBuffer> reference = runOnInterpreter(c);
+    DeviceLaunch device(c.args, c.grid, c.kernel.name(), runtime);
+    device.compileAndLoad(c, cache, checkOptions.plant);
+    r.registers = ifReported([&] { return device.loaded().registersPerThread(); });
+    r.localBytes = ifReported([&] { return device.loaded().localBytesPerThread(); });
+    r.sharedBytes = device.compiled()->sharedBytes;
+    device.launch();
 
     r.status = CheckResult::Status::Pass;
-    for (size_t i = 0; i < reference.size(); ++i)
-      compareBuffer(c, i, reference[i], device.toHost(i, reference[i].bytes.size()), r);
+    compareBuffers(reference, device.buffers(), Tolerance{c.atol, c.rtol}, r);
     if (r.mismatches) r.status = CheckResult::Status::Fail;
 
+    if (!checkOptions.timeLaunch) return r;
     // Time one more launch (results no longer compared: atomics and in-place updates would differ).
     auto start = std::chrono::steady_clock::now();
-    loaded.launch(c.grid, deviceArgs);
-    runtime.synchronize(nullptr, c.kernel.name());
+    device.launch();
     r.launchMilliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   } catch (const std::exception& e) {
     r.status = CheckResult::Status::Error;
@@ -180,8 +283,10 @@ std::string formatCheckTable(const std::vector<CheckResult>& results) {
                                         : "";
     if (auto nl = detail.find('\n'); nl != std::string::npos) detail = detail.substr(0, nl) + " ...";
     auto figure = [](const std::optional<int>& v) { return v ? std::to_string(*v) : std::string("-"); };
-    std::snprintf(line, sizeof line, "%-44s %-6s %11.3g %9.4f %5s %6s %7lld  %s\n", r.name.c_str(), status,
-                  r.worstError, r.launchMilliseconds, figure(r.registers).c_str(), figure(r.localBytes).c_str(),
+    char ms[32] = "-";
+    if (r.launchMilliseconds) std::snprintf(ms, sizeof ms, "%.4f", *r.launchMilliseconds);
+    std::snprintf(line, sizeof line, "%-44s %-6s %11.3g %9s %5s %6s %7lld  %s\n", r.name.c_str(), status,
+                  r.worstError, ms, figure(r.registers).c_str(), figure(r.localBytes).c_str(),
                   static_cast<long long>(r.sharedBytes), detail.c_str());
     os << line;
   }

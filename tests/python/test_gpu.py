@@ -1,74 +1,132 @@
-"""GPU launches with torch tensors, checked against torch. They need torch, a CUDA device and Tessera's CUDA
-driver; without them the tests skip (with the reason)."""
+"""GPU launches with torch tensors, checked against torch: on a CUDA GPU (skipped, with the reason, without torch's
+CUDA device and Tessera's CUDA driver), and on the emulator (backend="sim") for sm_80, sm_90a and gfx942 with CPU
+tensors. Both run the tutorial kernels at realistic tile sizes; the emulator on fewer rows and programs."""
 
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
-if not torch.cuda.is_available():
-    pytest.skip("torch sees no CUDA device", allow_module_level=True)
 
 import tessera  # noqa: E402
-
-if not tessera._C.cuda_available():
-    pytest.skip(f"Tessera's CUDA driver is unavailable: {tessera._C.cuda_unavailable_reason()}",
-                allow_module_level=True)
 
 K = tessera.kernels
 
 
+def _cuda_missing():
+    if not torch.cuda.is_available():
+        return "torch sees no CUDA device"
+    if not tessera._C.cuda_available():
+        return f"Tessera's CUDA driver is unavailable: {tessera._C.cuda_unavailable_reason()}"
+    return None
+
+
+CUDA_MISSING = _cuda_missing()
+requires_cuda = pytest.mark.skipif(CUDA_MISSING is not None, reason=CUDA_MISSING or "")
+
+
+class Gpu:
+    """Where a test's kernels run: the CUDA GPU (tensors on it), or the emulator of one arch (CPU tensors)."""
+
+    def __init__(self, arch=None):
+        self.arch = arch
+        self.device = "cpu" if arch else "cuda"
+        self.options = {"backend": "sim", "arch": arch} if arch else {}
+        self.emulated = arch is not None
+
+    def sync(self):
+        if not self.emulated:
+            torch.cuda.synchronize()
+
+    def size(self, on_gpu, emulated):
+        return emulated if self.emulated else on_gpu
+
+
+@pytest.fixture(params=[pytest.param(None, id="cuda", marks=requires_cuda)] +
+                [pytest.param(arch, id=f"sim-{arch}", marks=pytest.mark.sim) for arch in ("sm_80", "sm_90a", "gfx942")])
+def gpu(request):
+    return Gpu(request.param)
+
+
 @pytest.fixture
-def gen():
-    return torch.Generator(device="cuda").manual_seed(1234)
+def gen(gpu):
+    return torch.Generator(device=gpu.device).manual_seed(1234)
 
 
-def test_vector_add_matches_torch(gen):
-    n = 98_000  # not a multiple of BLOCK
-    x = torch.randn(n, device="cuda", generator=gen)
-    y = torch.randn(n, device="cuda", generator=gen)
-    out = torch.full((n + 64,), 7.0, device="cuda")
-    K.vector_add[lambda meta: (tessera.cdiv(n, meta["BLOCK"]),)](x, y, out[:n], n, BLOCK=1024)
-    torch.cuda.synchronize()
+def test_vector_add_matches_torch(gpu, gen):
+    n = gpu.size(98_000, 2_500)  # not a multiple of BLOCK
+    x = torch.randn(n, device=gpu.device, generator=gen)
+    y = torch.randn(n, device=gpu.device, generator=gen)
+    out = torch.full((n + 64,), 7.0, device=gpu.device)
+    K.vector_add[lambda meta: (tessera.cdiv(n, meta["BLOCK"]),)](x, y, out[:n], n, BLOCK=1024, **gpu.options)
+    gpu.sync()
     torch.testing.assert_close(out[:n], x + y, rtol=0, atol=0)
     assert torch.all(out[n:] == 7.0)
 
 
-def test_softmax_matches_torch(gen):
-    rows, cols = 300, 781
-    x = torch.randn(rows, cols, device="cuda", generator=gen) * 4
+def _next_power_of_2(n):
+    return 1 << (n - 1).bit_length()
+
+
+@pytest.mark.parametrize("cols", [4096, 4095, 1000])
+def test_softmax_matches_torch(gpu, gen, cols):
+    rows = gpu.size(300, 2)
+    x = torch.randn(rows, cols, device=gpu.device, generator=gen) * 4
     out = torch.empty_like(x)
-    K.softmax[(rows,)](out, x, x.stride(0), out.stride(0), cols, BLOCK=1024, num_warps=8)
-    torch.cuda.synchronize()
+    K.softmax[(rows,)](out, x, x.stride(0), out.stride(0), cols, BLOCK=_next_power_of_2(cols), num_warps=8,
+                       **gpu.options)
+    gpu.sync()
     torch.testing.assert_close(out, torch.softmax(x, dim=1), rtol=1e-5, atol=1e-6)
 
 
-def test_layernorm_matches_torch(gen):
-    rows, cols, eps = 256, 1000, 1e-5
-    x = torch.randn(rows, cols, device="cuda", generator=gen) * 3 + 1
-    w = torch.randn(cols, device="cuda", generator=gen)
-    b = torch.randn(cols, device="cuda", generator=gen)
+@pytest.mark.parametrize("cols", [4096, 1000])
+def test_layernorm_matches_torch(gpu, gen, cols):
+    rows, eps = gpu.size(256, 2), 1e-5
+    x = torch.randn(rows, cols, device=gpu.device, generator=gen) * 3 + 1
+    w = torch.randn(cols, device=gpu.device, generator=gen)
+    b = torch.randn(cols, device=gpu.device, generator=gen)
     y = torch.empty_like(x)
-    mean = torch.empty(rows, device="cuda")
-    rstd = torch.empty(rows, device="cuda")
-    K.layernorm_fwd[(rows,)](x, y, w, b, mean, rstd, x.stride(0), cols, eps, BLOCK=1024, num_warps=8)
-    torch.cuda.synchronize()
+    mean = torch.empty(rows, device=gpu.device)
+    rstd = torch.empty(rows, device=gpu.device)
+    K.layernorm_fwd[(rows,)](x, y, w, b, mean, rstd, x.stride(0), cols, eps, BLOCK=_next_power_of_2(cols),
+                             num_warps=8, **gpu.options)
+    gpu.sync()
     torch.testing.assert_close(y, torch.nn.functional.layer_norm(x, (cols,), w, b, eps), rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(mean, x.mean(dim=1), rtol=1e-5, atol=1e-5)
 
 
-def test_matmul_matches_torch(gen):
-    M, N, K_ = 300, 260, 200
-    a = torch.randn(M, K_, device="cuda", generator=gen).half()
-    b = torch.randn(K_, N, device="cuda", generator=gen).half()
-    c = torch.empty(M, N, device="cuda")
+# (BM, BN, BK, num_warps) and the emulator's sizes: one program of the 128x128 tiles (edges masked, four K
+# steps), two by two programs of the 64x64 ones.
+MATMUL_TILES = [pytest.param((128, 128, 64, 8), (120, 100, 200), id="128x128x64-8warps"),
+                pytest.param((64, 64, 32, 4), (100, 120, 70), id="64x64x32-4warps")]
+
+
+def _matmul(gpu, gen, tiles, emulated_size):
+    BM, BN, BK, num_warps = tiles
+    M, N, K_ = emulated_size if gpu.emulated else (300, 260, 200)
+    a = torch.randn(M, K_, device=gpu.device, generator=gen).half()
+    b = torch.randn(K_, N, device=gpu.device, generator=gen).half()
+    c = torch.empty(M, N, device=gpu.device)
     grid = lambda meta: (tessera.cdiv(M, meta["BM"]) * tessera.cdiv(N, meta["BN"]),)
     K.matmul[grid](a, b, c, M, N, K_, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                   BM=64, BN=64, BK=32, GROUP_M=8)
-    torch.cuda.synchronize()
+                   BM=BM, BN=BN, BK=BK, GROUP_M=8, num_warps=num_warps, **gpu.options)
+    gpu.sync()
+    return a, b, c
+
+
+@pytest.mark.parametrize("tiles, emulated_size", MATMUL_TILES)
+def test_matmul_matches_torch(gpu, gen, tiles, emulated_size):
+    if gpu.arch == "gfx942" and tiles[0] == 128:
+        # 128x128x64 f16 tiles need more LDS than a gfx942 workgroup has: the compiler says so.
+        with pytest.raises(tessera.Error, match=r"needs 66560 bytes of shared memory \(LDS\), more than the 65536"):
+            _matmul(gpu, gen, tiles, emulated_size)
+        return
+    a, b, c = _matmul(gpu, gen, tiles, emulated_size)
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
 
 
-def test_launch_runs_on_the_current_torch_stream(gen):
+@requires_cuda
+def test_launch_runs_on_the_current_torch_stream():
+    gen = torch.Generator(device="cuda").manual_seed(1234)
     n = 1 << 20
     x = torch.randn(n, device="cuda", generator=gen)
     out = torch.zeros(n, device="cuda")
@@ -86,14 +144,15 @@ def test_launch_runs_on_the_current_torch_stream(gen):
     torch.testing.assert_close(out, 2 * x, rtol=0, atol=0)
 
 
-def test_numpy_arrays_with_backend_cuda_are_copied_both_ways():
+def test_numpy_arrays_are_copied_both_ways(gpu):
     n = 5000
     x = np.random.default_rng(1).standard_normal(n, dtype=np.float32)
     out = np.zeros(n, np.float32)
-    K.vector_add[(tessera.cdiv(n, 1024),)](x, x, out, n, BLOCK=1024, backend="cuda")
+    K.vector_add[(tessera.cdiv(n, 1024),)](x, x, out, n, BLOCK=1024, **(gpu.options or {"backend": "cuda"}))
     np.testing.assert_array_equal(out, 2 * x)
 
 
+@requires_cuda
 def test_real_tensor_checks():
     x = torch.ones(64, device="cuda")
     with pytest.raises(TypeError, match=r"argument 'y' must be a float32 array .*'<f8'"):
@@ -104,13 +163,18 @@ def test_real_tensor_checks():
         K.vector_add[1](x, np.ones(64, np.float32), x, 64, BLOCK=64)
 
 
-def test_cuda_tensor_is_refused_by_the_interpreter_backend():
+@requires_cuda
+def test_cuda_tensor_is_refused_by_the_interpreter_and_the_emulator():
     x = torch.ones(64, device="cuda")
     with pytest.raises(TypeError, match="argument 'x' is a GPU array"):
         K.vector_add[1](x, x, x, 64, BLOCK=64, backend="interpreter")
+    with pytest.raises(TypeError, match="argument 'x' is a GPU array; launches on the emulator take host arrays"):
+        K.vector_add[1](x, x, x, 64, BLOCK=64, backend="sim")
 
 
-def test_do_bench_times_tessera_launches(gen):
+@requires_cuda
+def test_do_bench_times_tessera_launches():
+    gen = torch.Generator(device="cuda").manual_seed(1234)
     n = 1 << 24
     x = torch.randn(n, device="cuda", generator=gen)
     out = torch.empty_like(x)
@@ -122,6 +186,7 @@ def test_do_bench_times_tessera_launches(gen):
     torch.testing.assert_close(out, 2 * x, rtol=0, atol=0)
 
 
+@requires_cuda
 def test_cupy_arrays_launch_too():
     cp = pytest.importorskip("cupy")
     n = 4096

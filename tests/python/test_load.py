@@ -164,3 +164,26 @@ def test_header_without_kernel_lines(tmp_path):
 def test_missing_header(tmp_path):
     with pytest.raises(FileNotFoundError):
         tessera.load(tmp_path / "nope.h")
+
+
+# Found by tests/python/fuzz_boundary.py: argument mistakes gave messages that named nothing, or FileNotFoundError.
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"header": None}, TypeError, "header must be a path"),
+    ({"extra_flags": "-O2"}, TypeError, "extra_flags must be a sequence of str"),
+    ({"extra_flags": ["-O2", 3]}, TypeError, "extra_flags must be a sequence of str"),
+    ({"compiler": 5}, TypeError, "compiler must be a path"),
+])
+def test_load_argument_types_are_named(header, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        tessera.load(**{"header": header, **kwargs})
+
+
+@pytest.mark.parametrize("compiler, message", [
+    ("/no/such/compiler", r"cannot run the compiler '/no/such/compiler'"),
+    ("/bin/true", r"failed: /bin/true wrote no module"),
+])
+def test_a_compiler_that_cannot_build_the_module_is_a_tessera_error(tmp_path, cache_dir, compiler, message):
+    path = tmp_path / "fresh.h"  # a header no earlier test compiled, so nothing comes from the cache
+    path.write_text(HEADER.replace("out = x * alpha", "a header of its own"))
+    with pytest.raises(tessera.Error, match=message):
+        tessera.load(path, compiler=compiler)

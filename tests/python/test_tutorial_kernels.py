@@ -1,5 +1,5 @@
-"""Every tutorial kernel launched from Python on numpy arrays, on the interpreter and in eager mode, checked
-against numpy at sizes that are not multiples of the block."""
+"""Every tutorial kernel launched from Python on numpy arrays, on the interpreter, in eager mode and on the emulator
+(backend="sim": sm_80, sm_90a, gfx942), checked against numpy at sizes that are not multiples of the block."""
 
 import numpy as np
 import pytest
@@ -7,32 +7,41 @@ import pytest
 import tessera
 
 BACKENDS = ["interpreter", "eager"]
+# The host backends, then the emulated GPUs as "sim-<arch>".
+LAUNCHES = BACKENDS + [pytest.param(f"sim-{arch}", marks=pytest.mark.sim) for arch in ("sm_80", "sm_90a", "gfx942")]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_vector_add(rng, backend):
+def options(launch):
+    """The launch keywords for a LAUNCHES entry."""
+    if launch.startswith("sim-"):
+        return {"backend": "sim", "arch": launch[len("sim-"):]}
+    return {"backend": launch}
+
+
+@pytest.mark.parametrize("launch", LAUNCHES)
+def test_vector_add(rng, launch):
     n = 1000  # not a multiple of BLOCK: the last program's mask matters
     x = rng.standard_normal(n, dtype=np.float32)
     y = rng.standard_normal(n, dtype=np.float32)
     out = np.full(n + 8, 7.0, dtype=np.float32)
-    tessera.kernels.vector_add[(tessera.cdiv(n, 256),)](x, y, out[:n], n, BLOCK=256, backend=backend)
+    tessera.kernels.vector_add[(tessera.cdiv(n, 256),)](x, y, out[:n], n, BLOCK=256, **options(launch))
     np.testing.assert_array_equal(out[:n], x + y)
     np.testing.assert_array_equal(out[n:], 7.0)  # nothing written past n
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_softmax(rng, backend):
+@pytest.mark.parametrize("launch", LAUNCHES)
+def test_softmax(rng, launch):
     rows, cols = 7, 100  # BLOCK = 128: 28 masked lanes per row
     x = (rng.standard_normal((rows, cols)) * 4).astype(np.float32)
     out = np.zeros((rows, cols), dtype=np.float32)
     tessera.kernels.softmax[(rows,)](out, x, x.strides[0] // 4, out.strides[0] // 4, cols, BLOCK=128,
-                                     backend=backend)
+                                     **options(launch))
     e = np.exp(x - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_layernorm_fwd(rng, backend):
+@pytest.mark.parametrize("launch", LAUNCHES)
+def test_layernorm_fwd(rng, launch):
     rows, cols, eps = 5, 300, 1e-5  # 300 columns in BLOCK=128 chunks: 3 chunks, the last one partial
     x = rng.standard_normal((rows, cols), dtype=np.float32) * 3 + 1
     w = rng.standard_normal(cols, dtype=np.float32)
@@ -40,7 +49,7 @@ def test_layernorm_fwd(rng, backend):
     y = np.zeros_like(x)
     mean = np.zeros(rows, dtype=np.float32)
     rstd = np.zeros(rows, dtype=np.float32)
-    tessera.kernels.layernorm_fwd[(rows,)](x, y, w, b, mean, rstd, cols, cols, eps, BLOCK=128, backend=backend)
+    tessera.kernels.layernorm_fwd[(rows,)](x, y, w, b, mean, rstd, cols, cols, eps, BLOCK=128, **options(launch))
     x64 = x.astype(np.float64)
     ref_mean = x64.mean(axis=1)
     ref_rstd = 1 / np.sqrt(x64.var(axis=1) + eps)
@@ -50,8 +59,8 @@ def test_layernorm_fwd(rng, backend):
     np.testing.assert_allclose(y, ref_y, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_matmul_f16(rng, backend):
+@pytest.mark.parametrize("launch", LAUNCHES)
+def test_matmul_f16(rng, launch):
     M, N, K = 37, 45, 70  # none a multiple of the 16x16x16 blocks
     a = rng.standard_normal((M, K)).astype(np.float16)
     b = rng.standard_normal((K, N)).astype(np.float16)
@@ -59,7 +68,7 @@ def test_matmul_f16(rng, backend):
     BM = BN = BK = 16
     grid = lambda meta: (tessera.cdiv(M, meta["BM"]) * tessera.cdiv(N, meta["BN"]),)
     tessera.kernels.matmul[grid](a, b, c, M, N, K, *(s // 2 for s in a.strides), *(s // 2 for s in b.strides),
-                                 *(s // 4 for s in c.strides), BM=BM, BN=BN, BK=BK, GROUP_M=2, backend=backend)
+                                 *(s // 4 for s in c.strides), BM=BM, BN=BN, BK=BK, GROUP_M=2, **options(launch))
     # f16 products are exact in f32, so only the f32 summation order differs from numpy's.
     ref = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-4)

@@ -1,4 +1,5 @@
-"""The four Python tutorials' checks at small sizes, on the reference interpreter (and in eager mode).
+"""The four Python tutorials' checks at small sizes, on the reference interpreter, in eager mode and on the
+emulator (its default arch, sm_90a; tests/python/test_tutorial_kernels.py covers the other archs).
 
     PYTHONPATH=build/python /usr/bin/python3 -m pytest tests/python/test_tutorials.py
 """
@@ -14,6 +15,8 @@ TUTORIALS = pathlib.Path(__file__).resolve().parents[2] / "tutorials"
 sys.path.insert(0, str(TUTORIALS))  # the scripts import their shared tutorial_check module
 
 import tutorial_check  # noqa: E402
+
+BACKENDS = ["interpreter", "eager", pytest.param("sim", marks=pytest.mark.sim)]
 
 
 def load(script):
@@ -44,22 +47,22 @@ def matmul():
     return load("04_matmul")
 
 
-@pytest.mark.parametrize("backend", ["interpreter", "eager"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_vector_add(vector_add, backend):
     assert vector_add.run_checks(n=1000, block=256, seed=1, backend=backend)
 
 
-@pytest.mark.parametrize("backend", ["interpreter", "eager"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_softmax(softmax, backend):
     assert softmax.run_checks(rows=5, cols=100, seed=2, backend=backend)
 
 
-@pytest.mark.parametrize("backend", ["interpreter", "eager"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_layernorm_forward_and_backward(layernorm, backend):
     assert layernorm.run_checks(rows=7, cols=100, seed=3, backend=backend)
 
 
-@pytest.mark.parametrize("backend", ["interpreter", "eager"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_matmul_with_epilogues(matmul, backend):
     assert matmul.run_checks(M=40, N=24, K=40, seed=4, backend=backend)
 
@@ -67,6 +70,22 @@ def test_matmul_with_epilogues(matmul, backend):
 def test_main_prints_pass(vector_add, capsys):
     assert vector_add.main(["--seed", "5"]) == 0
     assert "01 vector add (python): PASS" in capsys.readouterr().out
+
+
+@pytest.mark.sim
+def test_main_on_the_emulator_prints_each_kernels_memory_figures(layernorm, capsys, monkeypatch):
+    monkeypatch.setenv("TESSERA_SIM_ARCH", "sm_80")
+    assert layernorm.main(["--backend", "sim", "--seed", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "memory figures per kernel (03 layernorm, emulated):" in out
+    header = next(line for line in out.splitlines() if "ld.eff" in line)
+    assert header.split() == ["kernel", "arch", "launches", "ld.eff", "st.eff", "bank", "conflicts", "barriers"]
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.startswith("    layernorm_")}
+    assert sorted(rows) == ["layernorm_bwd_atomic", "layernorm_bwd_dwdb", "layernorm_bwd_dx", "layernorm_fwd"]
+    assert all(row[1] == "sm_80" and row[2] == "1" for row in rows.values())
+    assert all(0 < float(row[3]) <= 1 and 0 < float(row[4]) <= 1 for row in rows.values())
+    assert int(rows["layernorm_fwd"][6]) > 0  # its row reductions wait at barriers
+    assert "03 layernorm (python): PASS" in out
 
 
 def test_check_reports_wrong_results(capsys):

@@ -4,6 +4,7 @@ import re
 
 import numpy as np
 import pytest
+import torch
 
 import tessera
 
@@ -186,3 +187,66 @@ def test_dsl_misuse_is_a_tessera_error_at_the_kernel_header_line(backend):
     message = str(info.value)
     assert re.search(r"tessera/kernels/vector_add\.h:\d+", message), message
     assert "power of two" in message
+
+
+# Found by tests/python/fuzz_boundary.py.
+@pytest.mark.parametrize("backend", ["interpreter", "eager"])
+def test_non_native_byte_order_is_rejected_not_misread(backend):
+    x, y, out = _inputs(8)
+    with pytest.raises(TypeError, match=r"argument 'x' must be a float32 array in native byte order, got dtype >f4"):
+        add[1](x.astype(">f4"), y, out, 8, BLOCK=8, backend=backend)
+    assert not out.any()
+
+
+def test_masked_arrays_are_rejected():
+    x, y, out = _inputs(8)
+    with pytest.raises(ValueError, match="argument 'out' is a masked array"):
+        add[1](x, y, np.ma.masked_array(out, mask=[True] * 8), 8, BLOCK=8)
+
+
+@pytest.mark.parametrize("block, message", [
+    (2**32 + 8, r"Const parameter 'BLOCK' is i32: 4294967304 is out of its range"),
+    (8.5, r"Const parameter 'BLOCK' is i32: got the float 8.5"),
+    (np.float32(8), r"Const parameter 'BLOCK' is i32: got the float 8"),
+])
+def test_const_values_an_int_const_cannot_hold_are_errors(block, message):
+    x, y, out = _inputs(8)
+    with pytest.raises(tessera.Error, match=message):
+        add[1](x, y, out, 8, BLOCK=block)
+    with pytest.raises(tessera.Error, match=message):
+        add.compile(BLOCK=block)
+    assert not out.any()
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda x, y, out: add[1](x, y, out, 8, BLOCK=np.array([8])), TypeError,
+     r"Const parameter 'BLOCK' of kernel 'vector_add' must be an int, got ndarray"),
+    (lambda x, y, out: add[1](x, y, out, torch.tensor(2.5), BLOCK=8), TypeError,
+     r"argument 'n' must be an int, got Tensor"),
+    (lambda x, y, out: add[np.array([1.0])](x, y, out, 8, BLOCK=8), TypeError,
+     r"grid dimensions must be ints, got float64"),
+    (lambda x, y, out: add[np.array(1.0)](x, y, out, 8, BLOCK=8), TypeError,
+     r"the grid must be an int or a tuple of 1 to 3 ints, got ndarray"),
+    (lambda x, y, out: tessera.kernels.layernorm_fwd[1](x, out, x, x, x, x, 8, 8, 10**400, BLOCK=8), ValueError,
+     r"argument 'eps' = 1000.* does not fit in a double"),
+])
+def test_values_that_refuse_index_or_float_name_the_argument(call, error, message):
+    with pytest.raises(error, match=message):
+        call(*_inputs(8))
+
+
+def test_a_numpy_array_of_grid_sizes_is_a_grid():
+    x, y, out = _inputs(8)
+    add[np.array([2])](x, y, out, 8, BLOCK=4)
+    np.testing.assert_array_equal(out, 2.0)
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"specialization": {"n": 2**70}}, ValueError, r"specialization of 'n' must be 16, 1 or None, got 1180591620717411303424"),
+    ({"specialization": [1]}, TypeError, r"specialization must be a dict"),
+    ({"target": 5}, TypeError, r"target must be a str"),
+    ({"arch": 90}, TypeError, r"arch must be a str"),
+])
+def test_compile_options_of_the_wrong_kind_are_named(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        add.compile(BLOCK=8, **kwargs)

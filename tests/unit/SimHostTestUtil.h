@@ -1,5 +1,5 @@
 // Shared helpers of the sim_host_* tests: the kernels the emulator must handle (every tutorial kernel at
-// realistic sizes and every case of the GPU check table), compiled through the JIT pipeline without a GPU, and
+// realistic sizes), compiled through the JIT pipeline without a GPU, and
 // runtime symbols for compiling rewritten modules.
 #pragma once
 
@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "jit/JitKernel.h"
-#include "tests/gpucheck/Cases.h"
 #include "jit/sim/HostJit.h"
 #include "jit/sim/RuntimeSymbols.h"
 #include "tessera/kernels/layernorm.h"
@@ -66,21 +65,6 @@ inline std::vector<SimKernelCase> tutorialKernelCases() {
                    {p, p, p, p, int64_t(16), cols}, 4});
   cases.push_back({"layernorm_bwd_atomic_4096", kernels::layernorm_bwd_atomic_kernel(), {{"BLOCK", 4096}},
                    {p, p, p, p, p, p, p, p, cols, int64_t(64), cols, int64_t(4)}, 8});
-  return cases;
-}
-
-// The GPU check table (tests/gpucheck/Cases.h), with its own sizes, arguments and warp counts.
-inline std::vector<SimKernelCase> checkTableCases() {
-  std::vector<SimKernelCase> cases;
-  for (const gpucheck::CheckCase& c : gpucheck::allCases()) {
-    SimKernelCase k{"check_" + testName(c.name), c.kernel, c.constants, {}, c.numWarps};
-    for (const gpucheck::CheckArg& a : c.args) {
-      if (std::holds_alternative<gpucheck::HostBuffer>(a)) k.args.push_back(alignedPointer());
-      else if (const int64_t* i = std::get_if<int64_t>(&a)) k.args.emplace_back(*i);
-      else k.args.emplace_back(std::get<double>(a));
-    }
-    cases.push_back(std::move(k));
-  }
   return cases;
 }
 

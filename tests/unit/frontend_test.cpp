@@ -434,6 +434,39 @@ TEST(DslErrors, ArityAndArguments) {
   }
 }
 
+// Const<T> values T cannot hold are rejected, not cast (2**32 + 8 used to trace as 8, 8.5 as 8).
+TEST(DslErrors, ConstValuesOutOfTheirTypesRange) {
+  auto body = +[](Ptr<f32> a, Const<int> B, Const<bool> F, Const<float> S, Const<unsigned char> U) {};
+  KernelDef k = kernel("k", body, {"a", "B", "F", "S", "U"});
+  Constants good{{"B", 8}, {"F", 1}, {"S", 2.5}, {"U", 255}};
+  EXPECT_NO_THROW(k.trace(good));
+  EXPECT_EQ(k.params()[1].type.str(), "i32");
+  EXPECT_EQ(k.params()[2].type.str(), "i1");
+  EXPECT_EQ(k.params()[3].type.str(), "f32");
+  EXPECT_EQ(k.params()[4].type.str(), "u8");
+  auto with = [&](const std::string& name, ConstValue v) {
+    Constants c = good;
+    c[name] = v;
+    return c;
+  };
+  auto expectConstError = [](auto fn, const std::string& substring) {
+    try {
+      fn();
+      ADD_FAILURE() << "expected an error containing '" << substring << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find(substring), std::string::npos) << e.what();
+    }
+  };
+  expectConstError([&] { k.trace(with("B", (int64_t{1} << 32) + 8)); }, "Const parameter 'B' is i32: 4294967304 is out of its range");
+  expectConstError([&] { k.trace(with("B", 8.5)); }, "Const parameter 'B' is i32: got the float 8.5");
+  expectConstError([&] { k.trace(with("F", 2)); }, "Const parameter 'F' is i1: 2 is out of its range");
+  expectConstError([&] { k.trace(with("S", 1e300)); }, "Const parameter 'S' is f32");
+  expectConstError([&] { k.trace(with("U", -1)); }, "Const parameter 'U' is u8: -1 is out of its range");
+  EXPECT_NO_THROW(k.trace(with("S", 3)));  // ints convert to float Consts
+  float buf[4];
+  expectConstError([&] { k.runEager({1, 1, 1}, {Buffer{buf, 16}}, with("U", 256)); }, "Const parameter 'U' is u8");
+}
+
 TEST(DslErrors, OutsideAKernel) {
   EXPECT_THROW(program_id(0), Error);
 }

@@ -12,6 +12,8 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "SimHostTestUtil.h"
+#include "backends/nvptx/InlineAsmTable.h"
+#include "jit/sim/BFloat16Libcalls.h"
 
 namespace tessera::testing {
 namespace {
@@ -382,6 +384,126 @@ define ptx_kernel void @bf16(ptr addrspace(1) %out, float %f, double %d) {
     EXPECT_EQ(out[1], c.fromDouble) << c.d;
     EXPECT_EQ(out[2], c.fromFloat);
     EXPECT_EQ(out[3] & 0x7FC0, 0x7FC0) << "a quiet NaN";
+  }
+}
+
+// The libcalls HostJit resolves for conversions the host's code generator forms itself (BFloat16Libcalls.h) round
+// as the inline conversions do. They return the bf16 in the low half of a float's register.
+TEST(SimHostLibcalls, BFloat16ConversionsRoundToNearestEven) {
+  const sim::RuntimeSymbols& calls = sim::bfloat16Libcalls();
+  auto fromFloat = reinterpret_cast<float (*)(float)>(const_cast<void*>(calls.at("__truncsfbf2")));
+  auto fromDouble = reinterpret_cast<float (*)(double)>(const_cast<void*>(calls.at("__truncdfbf2")));
+  auto bits = [](float returned) { return static_cast<uint16_t>(std::bit_cast<uint32_t>(returned)); };
+  EXPECT_EQ(bits(fromFloat(std::bit_cast<float>(0x3F808000u))), 0x3F80);  // a tie: to even
+  EXPECT_EQ(bits(fromFloat(std::bit_cast<float>(0x3F818000u))), 0x3F82);
+  EXPECT_EQ(bits(fromFloat(-INFINITY)), 0xFF80);
+  EXPECT_EQ(bits(fromFloat(NAN)) & 0x7FC0, 0x7FC0) << "a quiet NaN";
+  EXPECT_EQ(bits(fromDouble(1.0 + 0x1p-8 + 0x1p-40)), 0x3F81) << "just above a tie: rounding to f32 first loses it";
+  EXPECT_EQ(bits(fromDouble(-3.0)), 0xC040);
+  EXPECT_EQ(bits(fromDouble(1e300)), 0x7F80);
+}
+
+// libdevice's 128-bit arithmetic (the argument reduction of f64 sin and cos) as u128 on the host.
+TEST_F(SimHostExec, NvptxWideIntegerAsmIsExact) {
+  // An LLVM string constant of the table's asm string: newlines and tabs as \0A and \09.
+  auto asmOf = [](std::string_view operation) {
+    for (const backends::nvptx::InlineAsmEntry& e : backends::nvptx::kInlineAsmTable) {
+      if (e.operation != operation) continue;
+      std::string text;
+      for (char c : e.asmString) text += c == '\n' ? "\\0A" : c == '\t' ? "\\09" : std::string(1, c);
+      return "asm \"" + text + "\", \"" + std::string(e.constraints) + "\"";
+    }
+    ADD_FAILURE() << operation << " is not in the table";
+    return std::string();
+  };
+  sim::HostJit jit = compile(std::string(kNvptxHeader) +
+                             "define ptx_kernel void @wide(ptr addrspace(1) %out, i64 %a, i64 %b, i64 %c) {\n"
+                             "  %mad = call { i64, i64 } " + asmOf("mad.wide.u64") + "(i64 %a, i64 %b, i64 %c)\n"
+                             "  store { i64, i64 } %mad, ptr addrspace(1) %out, align 8\n"
+                             "  %mul = call { i64, i64 } " + asmOf("mul.wide.u64") + "(i64 %a, i64 %b)\n"
+                             "  %o1 = getelementptr { i64, i64 }, ptr addrspace(1) %out, i64 1\n"
+                             "  store { i64, i64 } %mul, ptr addrspace(1) %o1, align 8\n"
+                             "  %add = call { i64, i64 } " + asmOf("add.u128") + "(i64 %a, i64 %b, i64 %c, i64 %a)\n"
+                             "  %o2 = getelementptr { i64, i64 }, ptr addrspace(1) %out, i64 2\n"
+                             "  store { i64, i64 } %add, ptr addrspace(1) %o2, align 8\n"
+                             "  %sub = call { i64, i64 } " + asmOf("sub.u128") + "(i64 %a, i64 %b, i64 %c, i64 %a)\n"
+                             "  %o3 = getelementptr { i64, i64 }, ptr addrspace(1) %out, i64 3\n"
+                             "  store { i64, i64 } %sub, ptr addrspace(1) %o3, align 8\n"
+                             "  ret void\n}\n");
+  using u128 = unsigned __int128;
+  const uint64_t values[][3] = {{~0ull, ~0ull, ~0ull}, {0x0123456789ABCDEFull, 0xFEDCBA9876543210ull, 5}, {0, 7, 1}};
+  for (const auto& v : values) {
+    alignas(16) uint64_t out[8] = {};
+    void* outPtr = out;
+    uint64_t a = v[0], b = v[1], c = v[2];
+    void* params[] = {&outPtr, &a, &b, &c};
+    jit.entry()(params);
+    auto halves = [](u128 x) { return std::pair<uint64_t, uint64_t>(static_cast<uint64_t>(x), static_cast<uint64_t>(x >> 64)); };
+    const u128 x = u128(b) << 64 | a, y = u128(a) << 64 | c;  // add/sub operands: {low, high} pairs
+    EXPECT_EQ(std::make_pair(out[0], out[1]), halves(u128(a) * b + c));
+    EXPECT_EQ(std::make_pair(out[2], out[3]), halves(u128(a) * b));
+    EXPECT_EQ(std::make_pair(out[4], out[5]), halves(x + y));
+    EXPECT_EQ(std::make_pair(out[6], out[7]), halves(x - y));
+  }
+}
+
+// cvt.rni / rzi / rmi / rpi to an integral float and cvt.rni to an integer (libdevice's erff, tanhf and sin
+// use them) are exact: ties go to even.
+TEST_F(SimHostExec, NvptxIntegralRoundingsAreExact) {
+  sim::HostJit jit = compile(std::string(kNvptxHeader) + R"(
+declare float @llvm.nvvm.round.f(float)
+declare float @llvm.nvvm.trunc.f(float)
+declare float @llvm.nvvm.floor.f(float)
+declare float @llvm.nvvm.ceil.f(float)
+declare double @llvm.nvvm.round.d(double)
+declare i32 @llvm.nvvm.d2i.rn(double)
+
+define ptx_kernel void @roundings(ptr addrspace(1) %out, float %x, double %d) {
+  %r = call float @llvm.nvvm.round.f(float %x)
+  store float %r, ptr addrspace(1) %out, align 4
+  %t = call float @llvm.nvvm.trunc.f(float %x)
+  %o1 = getelementptr float, ptr addrspace(1) %out, i64 1
+  store float %t, ptr addrspace(1) %o1, align 4
+  %f = call float @llvm.nvvm.floor.f(float %x)
+  %o2 = getelementptr float, ptr addrspace(1) %out, i64 2
+  store float %f, ptr addrspace(1) %o2, align 4
+  %c = call float @llvm.nvvm.ceil.f(float %x)
+  %o3 = getelementptr float, ptr addrspace(1) %out, i64 3
+  store float %c, ptr addrspace(1) %o3, align 4
+  %rd = call double @llvm.nvvm.round.d(double %d)
+  %dd = fptrunc double %rd to float
+  %o4 = getelementptr float, ptr addrspace(1) %out, i64 4
+  store float %dd, ptr addrspace(1) %o4, align 4
+  %n = call i32 @llvm.nvvm.d2i.rn(double %d)
+  %o5 = getelementptr i32, ptr addrspace(1) %out, i64 5
+  store i32 %n, ptr addrspace(1) %o5, align 4
+  ret void
+}
+)");
+  struct Case {
+    float x;
+    double d;
+    float round, trunc, floor, ceil, roundD;
+    int32_t nearestEven;
+  };
+  const Case cases[] = {{2.5f, 2.5, 2, 2, 2, 3, 2, 2},
+                        {-2.5f, 3.5, -2, -2, -3, -2, 4, 4},
+                        {-0.75f, -1.5, -1, -0.0f, -1, -0.0f, -2, -2}};
+  for (const Case& c : cases) {
+    alignas(4) uint32_t out[6] = {};
+    void* outPtr = out;
+    float x = c.x;
+    double d = c.d;
+    void* params[] = {&outPtr, &x, &d};
+    jit.entry()(params);
+    SCOPED_TRACE(c.x);
+    EXPECT_EQ(std::bit_cast<float>(out[0]), c.round);
+    EXPECT_EQ(std::bit_cast<float>(out[1]), c.trunc);
+    EXPECT_EQ(std::signbit(std::bit_cast<float>(out[1])), std::signbit(c.trunc));
+    EXPECT_EQ(std::bit_cast<float>(out[2]), c.floor);
+    EXPECT_EQ(std::bit_cast<float>(out[3]), c.ceil);
+    EXPECT_EQ(std::bit_cast<float>(out[4]), c.roundD);
+    EXPECT_EQ(static_cast<int32_t>(out[5]), c.nearestEven);
   }
 }
 

@@ -27,14 +27,16 @@ int64_t product(const std::vector<int64_t>& v) {
 [[noreturn]] void fail(const Op& op, const std::string& why) { throw Error(op.describe() + ": " + why, op.loc()); }
 
 // A value as the threads hold it: a tile in a distributed layout, or a scalar (one register, the same in every
-// thread).
+// thread). The linear form is built once: the exchange checks ask for the coordinates of every register of
+// several threads, and building it per question made allocate-shared-memory the slowest tile-IR pass.
 struct HeldValue {
   std::optional<Layout> layout;
   std::vector<int64_t> shape;
+  std::optional<ir::LinearLayout> linear;  // layout->toLinear(shape)
 
-  int64_t registers() const { return layout ? layout->registersPerThread(shape) : 1; }
+  int64_t registers() const { return linear ? linear->inDimSize(ir::kRegisterDim) : 1; }
   Coords coords(int64_t warp, int64_t lane, int64_t reg) const {
-    return layout ? layout->coords(shape, warp, lane, reg) : Coords{};
+    return linear ? linear->apply({reg, lane, warp}) : Coords{};
   }
 };
 
@@ -48,7 +50,7 @@ HeldValue heldValue(const Value* v, const Op& op, const PassOptions& options) {
     fail(op, "layout of " + t.str() + " spans " + std::to_string(layout->numWarps()) + " warps of " +
                  std::to_string(layout->warpSize()) + " threads, but the pass runs with " +
                  std::to_string(options.numWarps) + " warps of " + std::to_string(options.warpSize));
-  return {layout, t.shape()};
+  return {layout, t.shape(), layout->toLinear(t.shape())};
 }
 
 // One side of an exchange: a value and the map between its coordinates and the exchange buffer's.

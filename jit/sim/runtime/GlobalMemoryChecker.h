@@ -21,12 +21,14 @@ class GlobalMemoryChecker {
   // The region holding all of [address, address + bytes), or None.
   RegionKind find(uint64_t address, uint64_t bytes) const;
 
-  // True when `address` is not a multiple of the access width (for power-of-two widths up to 16) or of the
-  // alignment the instruction promised.
+  // True when `address` is not a multiple of the alignment the instruction promised or, where it promised none
+  // (0), of the access width (for power-of-two widths up to 16). An instruction may promise less than its width
+  // (`store <4 x half> ..., align 4`): that is valid LLVM IR, which the code generators split into accesses the
+  // hardware can make (AMDGPU: ds_write2_b32), so only the promise is checked then.
   static bool misaligned(uint64_t address, uint64_t bytes, uint32_t promisedAlign) {
+    if (promisedAlign > 0) return address % promisedAlign != 0;
     bool naturalWidth = bytes <= 16 && (bytes & (bytes - 1)) == 0;
-    if (naturalWidth && bytes > 1 && (address & (bytes - 1))) return true;
-    return promisedAlign > 1 && address % promisedAlign != 0;
+    return naturalWidth && bytes > 1 && (address & (bytes - 1)) != 0;
   }
 
  private:

@@ -1,0 +1,239 @@
+"""The emulator from Python: kernel[grid](..., backend="sim") and kernel.compile(..., backend="sim") on numpy
+arrays and CPU tensors, the arch and checks options, tessera.sim.last_report() and the errors a failed check or a
+bad argument gives."""
+
+import textwrap
+
+import numpy as np
+import pytest
+
+import tessera
+
+pytestmark = pytest.mark.sim
+K = tessera.kernels
+N = 300  # not a multiple of the block: the last program is masked
+
+
+def _add(x, y, out, n=N, **options):
+    K.vector_add[(tessera.cdiv(n, 128),)](x, y, out, n, BLOCK=128, backend="sim", **options)
+
+
+@pytest.mark.parametrize("options, arch", [({}, "sm_90a"), ({"arch": "sm_80"}, "sm_80"),
+                                           ({"arch": "gfx942"}, "gfx942"), ({"target": "nvptx"}, "sm_90a"),
+                                           ({"target": "amdgpu"}, "gfx90a")])
+def test_vector_add_runs_on_the_emulated_arch(rng, options, arch):
+    x, y = rng.standard_normal(N, dtype=np.float32), rng.standard_normal(N, dtype=np.float32)
+    out = np.full(N, np.nan, np.float32)
+    _add(x, y, out, **options)
+    np.testing.assert_array_equal(out, x + y)
+    report = tessera.sim.last_report()
+    assert (report["kernel"], report["arch"], report["grid"]) == ("vector_add", arch, (3, 1, 1))
+    assert report["target"] == ("amdgpu" if arch.startswith("gfx") else "nvptx")
+
+
+def test_the_report_has_the_counters_per_launch_and_per_op(rng):
+    x = rng.standard_normal(N, dtype=np.float32)
+    _add(x, x, np.zeros(N, np.float32))
+    r = tessera.sim.last_report()
+    assert isinstance(r, dict) and r["checks"] is True
+    # Contiguous f32 lanes: every transferred sector is requested, except at the masked end of the last program.
+    assert 0.9 < r["global_load_efficiency"] <= 1.0 and 0.9 < r["global_store_efficiency"] <= 1.0
+    assert (r["shared_bank_conflicts"], r["barriers"]) == (0, 0)
+    loads = r["global_loads"]
+    assert loads["requested_bytes"] == 2 * N * 4  # x and y, each element once
+    assert loads["efficiency"] == r["global_load_efficiency"] == loads["requested_bytes"] / (loads["sectors"] * 32)
+    assert r["global_stores"]["requested_bytes"] == N * 4
+    assert r["warp_instructions"]["global load"] == loads["requests"]
+    assert sum(r["global_access_widths"].values()) > 0
+    ops = {(o["op"], o["location"].rsplit("/", 1)[-1].split(":")[0]) for o in r["ops"]}
+    assert ("store", "vector_add.h") in ops and ("load", "vector_add.h") in ops
+    store = next(o for o in r["ops"] if o["op"] == "store")
+    assert store["global_stores"]["requested_bytes"] == N * 4 and store["global_loads"]["requests"] == 0
+    assert (r["findings"], r["finding_counts"], r["output"]) == ([], {}, "")
+    assert "sim counters for vector_add, grid (3, 1, 1)" in r.table()
+    assert "ld.eff" in r.table() and str(r).startswith(r.table())
+
+
+def test_shared_memory_counters_of_a_softmax_row(rng):
+    cols = 1000
+    x = rng.standard_normal((2, cols), dtype=np.float32)
+    out = np.zeros_like(x)
+    K.softmax[(2,)](out, x, cols, cols, cols, BLOCK=1024, num_warps=4, backend="sim")
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+    r = tessera.sim.last_report()
+    # Two reductions across 4 warps go through shared memory, behind barriers.
+    assert r["barriers"] > 0
+    assert r["shared_loads"]["requests"] > 0 and r["shared_stores"]["requests"] > 0
+    assert r["shared_bank_conflicts"] == r["shared_loads"]["bank_conflicts"] + r["shared_stores"]["bank_conflicts"]
+
+
+def test_cpu_torch_tensors_are_copied_in_and_back():
+    torch = pytest.importorskip("torch")
+    base = torch.arange(N + 8, dtype=torch.float32)
+    x = base[8:]  # contiguous, with a storage offset
+    out = torch.full((N,), float("nan"))
+    _add(x, torch.ones(N), out, arch="gfx942")
+    assert torch.equal(out, x + 1)
+    assert tessera.sim.last_report()["arch"] == "gfx942"
+
+
+def test_argument_errors_name_the_argument_before_anything_runs():
+    torch = pytest.importorskip("torch")
+    tessera.sim.last_report()  # whatever an earlier test left
+    with pytest.raises(TypeError, match=r"argument 'y' must be a float32 array \(parameter type ptr<f32>\), "
+                                        r"got dtype float64"):
+        _add(np.ones(N, np.float32), np.ones(N), np.zeros(N, np.float32))
+    assert tessera.sim.last_report() is None  # the launch never ran
+    with pytest.raises(TypeError, match=r"argument 'out' must be a float32 tensor .*got int32"):
+        _add(torch.ones(N), torch.ones(N), torch.zeros(N, dtype=torch.int32))
+    with pytest.raises(ValueError, match=r"argument 'y' must be C-contiguous"):
+        _add(torch.ones(N), torch.ones(2 * N)[::2], torch.zeros(N))
+    with pytest.raises(ValueError, match=r"argument 'x' must be C-contiguous \(use numpy.ascontiguousarray\)"):
+        _add(np.ones(2 * N, np.float32)[::2], np.ones(N, np.float32), np.zeros(N, np.float32))
+    with pytest.raises(TypeError, match=r"argument 'y' must be a numpy array or a CPU tensor .*got list"):
+        _add(np.ones(N, np.float32), [1.0] * N, np.zeros(N, np.float32))
+    with pytest.raises(ValueError, match=r"argument 'n' = 4294967296 does not fit in i32"):
+        _add(np.ones(N, np.float32), np.ones(N, np.float32), np.zeros(N, np.float32), n=1 << 32)
+
+
+class FakeCudaArray:
+    """Says it lives on a GPU; the emulator must refuse it without reading it."""
+
+    __cuda_array_interface__ = {"shape": (N,), "typestr": "<f4", "data": (0, False), "version": 3}
+
+
+def test_gpu_arrays_are_refused():
+    with pytest.raises(TypeError, match=r"argument 'x' is a GPU array; launches on the emulator take host arrays"):
+        _add(FakeCudaArray(), np.ones(N, np.float32), np.zeros(N, np.float32))
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"arch": "sm_75"}, r"cannot emulate arch 'sm_75': expected sm_90a \(nvptx\), sm_80 \(nvptx\), gfx90a "
+                        r"\(amdgpu\), gfx942 \(amdgpu\)"),
+    ({"target": "x86"}, r"unknown target 'x86': expected 'nvptx' or 'amdgpu'"),
+    ({"target": "nvptx", "arch": "gfx942"}, r"arch 'gfx942' is an amdgpu arch, not one of target 'nvptx'"),
+])
+def test_bad_archs_and_targets_are_errors(options, message):
+    out = np.full(N, 7.0, np.float32)
+    with pytest.raises(tessera.Error, match=message):
+        _add(np.ones(N, np.float32), np.ones(N, np.float32), out, **options)
+    with pytest.raises(tessera.Error, match=message):
+        K.vector_add.compile(backend="sim", BLOCK=128, **options)
+    np.testing.assert_array_equal(out, 7.0)
+
+
+def test_bad_option_values_and_options_of_other_backends():
+    x = np.ones(N, np.float32)
+    with pytest.raises(TypeError, match=r"arch must be a string, got int"):
+        _add(x, x, np.zeros_like(x), arch=80)
+    with pytest.raises(TypeError, match=r"checks must be True or False: .* on or off together.*got \{'racecheck'\}"):
+        _add(x, x, np.zeros_like(x), checks={"racecheck"})
+    with pytest.raises(ValueError, match=r"arch, checks apply to backend='sim' \(the emulator\), not 'interpreter'"):
+        K.vector_add[3](x, x, np.zeros_like(x), N, BLOCK=128, backend="interpreter", arch="sm_80", checks=False)
+    with pytest.raises(ValueError, match=r"compile\(\) takes backend='sim' or None"):
+        K.vector_add.compile(backend="cuda", BLOCK=128)
+    with pytest.raises(ValueError, match=r"checks apply to backend='sim'"):
+        K.vector_add.compile(checks=False, BLOCK=128)
+    assert "sim" in tessera.kernel.BACKENDS
+
+
+def test_compile_for_the_emulator_loads_the_kernel_there():
+    k = K.vector_add.compile(backend="sim", arch="gfx942", BLOCK=128)
+    assert (k.target, k.arch, k.format, k.warp_size) == ("amdgpu", "gfx942", "hsaco", 64)
+    assert K.vector_add.compile(backend="sim", target="nvptx", BLOCK=128).arch == "sm_90a"
+    jit = K.vector_add._jit_kernel()
+    loaded = jit.loaded_variants
+    # Not compiled nor loaded before; n: the fact a launch with n = 64 finds (divisible by 16).
+    K.vector_add.compile(backend="sim", arch="sm_80", checks=False, specialization={"n": 16}, BLOCK=64)
+    assert jit.loaded_variants == loaded + 1
+    # The launch reuses what compile() loaded.
+    x = np.ones(64, np.float32)
+    out = np.zeros_like(x)
+    K.vector_add[1](x, x, out, 64, BLOCK=64, backend="sim", arch="sm_80", checks=False)
+    assert jit.loaded_variants == loaded + 1
+    np.testing.assert_array_equal(out, 2.0)
+
+
+def test_collect_gathers_every_launch_and_summary_merges_them_per_kernel(rng, monkeypatch):
+    x = rng.standard_normal(N, dtype=np.float32)
+    monkeypatch.setenv("TESSERA_SIM_ARCH", "gfx942")  # the arch of launches that name none
+    with tessera.sim.collect() as reports:
+        _add(x, x, np.zeros(N, np.float32))
+        _add(x, x, np.zeros(N, np.float32), arch="sm_80")
+        with pytest.raises(TypeError):
+            _add(x, x, [0.0] * N)  # never ran: nothing collected
+        _add(x, x, np.zeros(N, np.float32))
+    _add(x, x, np.zeros(N, np.float32))  # after the block: not collected
+    assert [r["arch"] for r in reports] == ["gfx942", "sm_80", "gfx942"]
+    lines = tessera.sim.summary(reports).splitlines()
+    assert lines[0].split() == ["kernel", "arch", "launches", "ld.eff", "st.eff", "bank", "conflicts", "barriers"]
+    rows = [line.split() for line in lines[1:]]
+    assert [row[:3] for row in rows] == [["vector_add", "gfx942", "2"], ["vector_add", "sm_80", "1"]]
+    loads = [r["global_loads"] for r in reports if r["arch"] == "gfx942"]
+    merged = sum(l["requested_bytes"] for l in loads) / (32 * sum(l["sectors"] for l in loads))
+    assert float(rows[0][3]) == pytest.approx(merged, abs=5e-4)
+    assert rows[0][5:] == ["0", "0"]
+
+
+def test_archs_lists_what_the_emulator_models():
+    assert tessera.sim.ARCHS == ("sm_90a", "sm_80", "gfx90a", "gfx942")
+    assert repr(tessera.sim.runtime(arch="gfx90a", checks=False)) == "<tessera emulator amdgpu gfx90a, checks off>"
+
+
+PLANTED = """\
+#pragma once
+#include "tessera/tessera.h"
+using namespace tessera;
+
+// A copy that forgets the store's mask: the last program writes past the end of out.
+inline void unmasked_store(Ptr<f32> x, Ptr<f32> out, Int n, Const<int> BLOCK) {
+  Tensor offs = program_id(0) * BLOCK + arange(0, BLOCK);
+  store(out + offs, load(x + offs, offs < n));
+}
+TESSERA_PY_KERNEL(unmasked_store, x, out, n, BLOCK);
+"""
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TESSERA_CACHE_DIR", str(tmp_path_factory.mktemp("tessera-cache")))
+        header = tmp_path_factory.mktemp("kernels") / "planted.h"
+        header.write_text(PLANTED)
+        yield tessera.load(header), header
+
+
+def test_out_of_bounds_store_in_a_loaded_header_names_the_authors_line(planted):
+    module, header = planted
+    n = 100  # two programs of 64: 28 lanes of the second store past the end
+    x, out = np.ones(n, np.float32), np.zeros(n, np.float32)
+    with pytest.raises(tessera.Error) as e:
+        module.unmasked_store[(2,)](x, out, n, BLOCK=64, backend="sim", arch="sm_80")
+    text = str(e.value)
+    assert text.startswith(f"{header}:8:8: error: sim: kernel 'unmasked_store' failed its checks (28 finding(s))")
+    assert f"out-of-bounds global access in unmasked_store, program (1, 0, 0), warp 1 lane 4 at {header}:8:8 " \
+           "(store): write of 4 bytes" in text
+    r = tessera.sim.last_report()
+    assert r["finding_counts"] == {"out-of-bounds global access": 28}
+    first = r["findings"][0]
+    assert {k: first[k] for k in ("kind", "kernel", "program", "warp", "lane", "op", "line", "column")} == {
+        "kind": "out-of-bounds global access", "kernel": "unmasked_store", "program": (1, 0, 0), "warp": 1,
+        "lane": 4, "op": "store", "line": 8, "column": 8}
+    assert first["location"] == f"{header}:8:8" and first["file"] == str(header)
+    assert first["access"]["write"] is True and first["access"]["bytes"] == 4 and first["access"]["space"] == "global"
+    assert first["text"] in text and first["text"] in str(r)
+    assert len(r["findings"]) == 10  # the first 10 of a kind are kept, all are counted
+    assert "18 more out-of-bounds global access finding(s) not shown (28 in all)" in text
+
+
+def test_checks_off_runs_on_an_unchecked_emulator_that_still_checks_bounds(planted):
+    module, _ = planted
+    x, out = np.ones(100, np.float32), np.zeros(100, np.float32)
+    with pytest.raises(tessera.Error, match="out-of-bounds global access"):
+        module.unmasked_store[(2,)](x, out, 100, BLOCK=64, backend="sim", checks=False)
+    assert tessera.sim.last_report()["checks"] is False
+    x, out = np.ones(128, np.float32), np.zeros(128, np.float32)
+    module.unmasked_store[(2,)](x, out, 128, BLOCK=64, backend="sim", checks=False)
+    np.testing.assert_array_equal(out, 1.0)
+    assert tessera.sim.last_report()["findings"] == []

@@ -1,0 +1,179 @@
+// The NVPTX target optimizes with the kernel pipeline (backends/common/KernelPipeline.h), a subset of LLVM's O3
+// chosen for compile time: on tutorial kernels it must give the same PTX as O3, and it must still do what our
+// kernels depend on (libdevice inlined and its __nvvm_reflect queries answered, loop-invariant address math out
+// of loops).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/AsmParser/Parser.h>
+#include <llvm/IR/Dominators.h>
+#include <llvm/IR/InstIterator.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include "backends/Target.h"
+#include "backends/common/OptimizeModule.h"
+#include "backends/nvptx/NVPTXTarget.h"
+#include "tessera/kernels/layernorm.h"
+#include "tessera/kernels/matmul.h"
+#include "tessera/kernels/softmax.h"
+#include "transforms/Pipeline.h"
+
+namespace tessera::testing {
+namespace {
+
+constexpr const char* kArch = "sm_90a";
+
+backends::TargetOptions optionsFor(int numWarps) {
+  backends::TargetOptions options;
+  options.arch = kArch;
+  options.numWarps = numWarps;
+  return options;
+}
+
+// The kernel's tile IR after the JIT's default passes, lowered to LLVM IR.
+std::unique_ptr<llvm::Module> lowered(const KernelDef& kernel, const Constants& constants,
+                                      int numWarps, const backends::Target& target, llvm::LLVMContext& ctx) {
+  std::unique_ptr<ir::Module> traced = kernel.trace(constants);
+  ir::Function& f = *traced->functions().at(0);
+  f.attrs()["num_warps"] = ir::Attr::integer(numWarps);
+  transforms::PassManager passes;
+  transforms::addDefaultPipeline(passes, target.passOptions(numWarps));
+  passes.run(f);
+  return target.lowerToLLVM(f, ctx, optionsFor(numWarps));
+}
+
+std::unique_ptr<llvm::TargetMachine> nvptxMachine() {
+  std::string error;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget("nvptx64-nvidia-cuda", error);
+  EXPECT_NE(t, nullptr) << error;
+  return std::unique_ptr<llvm::TargetMachine>(t->createTargetMachine("nvptx64-nvidia-cuda", kArch, "+ptx80", {},
+                                                                     std::nullopt, std::nullopt,
+                                                                     llvm::CodeGenOptLevel::Aggressive));
+}
+
+bool callsLibdevice(const llvm::Module& m) {
+  for (const llvm::Function& f : m)
+    if (f.getName().starts_with("__nv")) return true;
+  return false;
+}
+
+struct PipelineCase {
+  const char* name;
+  KernelDef (*kernel)();
+  Constants constants;
+  int numWarps;
+};
+
+class KernelPipelineMatchesO3 : public ::testing::TestWithParam<PipelineCase> {};
+
+// The kernel pipeline left out only passes that did not change the PTX of the standard kernels
+// (docs/CompileTime.md): compare the two on kernels of each kind, the lowered module optimized both ways.
+TEST_P(KernelPipelineMatchesO3, SamePtx) {
+  const PipelineCase& c = GetParam();
+  std::unique_ptr<backends::Target> target = backends::createTarget("nvptx");
+  const backends::TargetOptions options = optionsFor(c.numWarps);
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> viaKernelPipeline = lowered(c.kernel(), c.constants, c.numWarps, *target, ctx);
+  ASSERT_FALSE(callsLibdevice(*viaKernelPipeline)) << "O3 is run here without linking libdevice: pick a kernel "
+                                                      "that needs none";
+  std::unique_ptr<llvm::Module> viaO3 = llvm::CloneModule(*viaKernelPipeline);
+
+  target->optimize(*viaKernelPipeline, options);
+  std::unique_ptr<llvm::TargetMachine> tm = nvptxMachine();
+  backends::optimizeModule(*viaO3, *tm, llvm::OptimizationLevel::O3,
+                           backends::MemoryAccessVectorization::AsGpuCodegen);  // O3, as the target runs it
+  EXPECT_EQ(target->emit(*viaKernelPipeline, options), target->emit(*viaO3, options));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Tutorials, KernelPipelineMatchesO3,
+    ::testing::Values(PipelineCase{"softmax", kernels::softmax_kernel, {{"BLOCK", 256}}, 4},
+                      PipelineCase{"layernorm_fwd", kernels::layernorm_fwd_kernel, {{"BLOCK", 256}}, 4},
+                      PipelineCase{"matmul", kernels::matmul_kernel,
+                                   {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"GROUP_M", 8}}, 4}),
+    [](const ::testing::TestParamInfo<PipelineCase>& info) { return std::string(info.param.name); });
+
+std::unique_ptr<llvm::Module> parseLLVM(const char* text, llvm::LLVMContext& ctx) {
+  llvm::SMDiagnostic diagnostic;
+  std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(text, diagnostic, ctx);
+  EXPECT_NE(m, nullptr) << diagnostic.getMessage().str();
+  return m;
+}
+
+// libdevice's functions are inlined into the kernel and their bodies dropped; its __nvvm_reflect("__CUDA_FTZ")
+// and "__CUDA_ARCH" queries are answered at compile time.
+TEST(KernelPipeline, InlinesLibdeviceAndAnswersItsReflectQueries) {
+  if (backends::nvptx::libdevicePath().empty()) GTEST_SKIP() << "libdevice is not installed (no CUDA toolkit)";
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> m = parseLLVM(R"(
+define ptx_kernel void @k(ptr addrspace(1) %p) {
+  %x = load float, ptr addrspace(1) %p
+  %y = call float @__nv_expf(float %x)
+  %z = call float @__nv_sinf(float %y)
+  store float %z, ptr addrspace(1) %p
+  ret void
+}
+declare float @__nv_expf(float)
+declare float @__nv_sinf(float)
+)", ctx);
+  std::unique_ptr<backends::Target> target = backends::createTarget("nvptx");
+  target->optimize(*m, optionsFor(4));
+  int defined = 0;
+  for (const llvm::Function& f : *m) {
+    defined += !f.isDeclaration();
+    EXPECT_FALSE(f.getName().starts_with("__nv")) << f.getName().str() << " is left in the optimized module";
+  }
+  EXPECT_EQ(defined, 1);  // the kernel alone
+}
+
+// Address math that does not depend on the loop's induction variable is computed once, before the loop.
+TEST(KernelPipeline, HoistsLoopInvariantAddressMath) {
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> m = parseLLVM(R"(
+define ptx_kernel void @k(ptr addrspace(1) %p, i32 %n, i32 %stride) {
+entry:
+  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %go = icmp sgt i32 %n, 0
+  br i1 %go, label %loop, label %exit
+loop:
+  %i = phi i32 [ 0, %entry ], [ %next, %loop ]
+  %row = mul i32 %tid, %stride
+  %idx = add i32 %row, %i
+  %q = getelementptr float, ptr addrspace(1) %p, i32 %idx
+  %v = load float, ptr addrspace(1) %q
+  %w = fadd float %v, 1.0
+  store float %w, ptr addrspace(1) %q
+  %next = add i32 %i, 1
+  %more = icmp slt i32 %next, %n
+  br i1 %more, label %loop, label %exit
+exit:
+  ret void
+}
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+)", ctx);
+  std::unique_ptr<backends::Target> target = backends::createTarget("nvptx");
+  target->optimize(*m, optionsFor(4));
+  llvm::Function& k = *m->getFunction("k");
+  llvm::DominatorTree dt(k);
+  llvm::LoopInfo loops(dt);
+  ASSERT_FALSE(loops.empty()) << "the loop itself must stay (its trip count is not known)";
+  int muls = 0;
+  for (llvm::Instruction& inst : llvm::instructions(k))
+    if (inst.getOpcode() == llvm::Instruction::Mul) {
+      ++muls;
+      EXPECT_EQ(loops.getLoopFor(inst.getParent()), nullptr) << "tid * stride is computed inside the loop";
+    }
+  EXPECT_EQ(muls, 1);
+}
+
+}  // namespace
+}  // namespace tessera::testing
