@@ -20,4 +20,4 @@ CC=clang-19 CXX=clang++-19 cmake -S "$root" -B "$build" -G Ninja -DPython_EXECUT
 ninja -C "$build" -j "$jobs" tessera-tests
 # Any report fails its test: UBSan aborts (-fno-sanitize-recover), ASan and LeakSanitizer exit non-zero.
 export UBSAN_OPTIONS=print_stacktrace=1
-ctest --test-dir "$build" -j "$jobs" --output-on-failure --label-regex '^(unit|lit|fuzz|sim)$'
+ctest --test-dir "$build" -j "$jobs" --output-on-failure --label-regex '^(unit|lit|fuzz|sim)$' --label-exclude '^python$'
