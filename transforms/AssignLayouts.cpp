@@ -29,7 +29,11 @@ using ir::Type;
 using ir::Value;
 
 std::optional<Layout> DefaultLayoutPolicy::operandLayout(const Op& op, unsigned index) const {
-  if (!op.is(OpKind::Dot) || index >= op.numOperands() || !op.operand(index)->type().isTile()) return std::nullopt;
+  // Only the accumulator: every dot lowering stages a and b through shared memory by their coordinates, from any
+  // layout, so a preference there would only add a conversion (another shared-memory round trip and the
+  // registers of a second copy) in front of the staging.
+  if (!op.is(OpKind::Dot) || index != 2 || index >= op.numOperands() || !op.operand(index)->type().isTile())
+    return std::nullopt;
   return ir::defaultBlockedLayout(op.operand(index)->type().shape(), options_.numWarps, options_.warpSize);
 }
 

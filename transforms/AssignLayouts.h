@@ -22,8 +22,9 @@ class LayoutPolicy {
   virtual std::optional<ir::Layout> resultLayout(const ir::Op& op, unsigned index) const = 0;
 };
 
-// The target-independent choice: `dot` takes its operands and its accumulator/result in the default blocked
-// layout of their shapes (what an FMA lowering wants); every other op follows propagation.
+// The target-independent choice: `dot` takes its accumulator/result in the default blocked layout of their shape
+// (what an FMA lowering wants) and its a and b operands in whatever layout they arrive (the lowerings stage them
+// through shared memory); every other op follows propagation.
 class DefaultLayoutPolicy : public LayoutPolicy {
  public:
   explicit DefaultLayoutPolicy(const PassOptions& options) : options_(options) {}

@@ -6,7 +6,9 @@
 //    (the copies go right after the originals, so nothing moves into a loop);
 //  * a conversion inside a loop of a value defined outside it is hoisted in front of the loop;
 //  * a loop-carried value that every iteration converts from L1 to L2 on entry and back from L2 to L1 before
-//    the yield is carried in L2 instead: one conversion before the loop and one after it.
+//    the yield is carried in L2 instead: one conversion before the loop and one after it;
+//  * likewise when the next iteration's value is an element-wise update of the carried one with cheap operands
+//    (a tile of pointers advanced by a splat stride): the update is recomputed in L2.
 // Unused conversions and unused copies' originals are erased.
 #include <algorithm>
 #include <iterator>
@@ -174,7 +176,8 @@ class RemoveLayoutConversionsPass : public Pass {
       ir::Block* body = loop->region(0);
       Op* yield = body->terminator();
       if (!yield) continue;
-      for (unsigned i = 0; i < loop->numResults(); ++i) changed |= carryInConvertedLayout(loop, i, yield);
+      for (unsigned i = 0; i < loop->numResults(); ++i)
+        changed |= carryInConvertedLayout(loop, i, yield) || carryUpdateInConvertedLayout(loop, i, yield);
     }
     return changed;
   }
@@ -205,17 +208,65 @@ class RemoveLayoutConversionsPass : public Pass {
     yield->setOperand(i, back->operand(0));
     maybeDead_.insert(back);
 
-    ir::Block* outer = loop->parentBlock();
-    auto init = Op::create(OpKind::ConvertLayout, {loop->operand(3 + i)}, {*converted}, {}, loop->loc());
-    loop->setOperand(3 + i, outer->insertBefore(loop, std::move(init))->result(0));
+    carryResultIn(loop, i, *converted, original);
+    return true;
+  }
 
+  // Carried value #i: its region argument is used by conversions to one layout L2 and by the element-wise op
+  // computing the yielded value (its only use), whose other tile operands can be recomputed in L2. Carry L2 and
+  // compute the update in L2.
+  bool carryUpdateInConvertedLayout(Op* loop, unsigned i, Op* yield) {
+    Value* arg = loop->region(0)->argument(1 + i);
+    Op* update = yield->operand(i)->definingOp();
+    if (!arg->type().isTile() || !update || update->parentBlock() != loop->region(0) || update->numResults() != 1 ||
+        !update->info().has(ir::kElementwise) || !update->info().has(ir::kPure) ||
+        update->result(0)->uses().size() != 1)
+      return false;
+    std::optional<Type> converted;
+    std::vector<Op*> entryConverts;
+    for (const ir::Use& u : arg->uses()) {
+      if (u.user == update) continue;
+      if (!u.user->is(OpKind::ConvertLayout) || maybeDead_.count(u.user)) return false;
+      Type t = u.user->result(0)->type();
+      if (converted && *converted != t) return false;
+      converted = t;
+      entryConverts.push_back(u.user);
+    }
+    if (!converted) return false;
+    const std::optional<Layout> target = Layout::ofType(*converted);
+    if (!target || !target->isDistributed()) return false;
+    for (Value* operand : update->operands()) {
+      int budget = kRematerializationBudget;
+      if (operand != arg && operand->type().isTile() && !canRematerialize(operand, *target, budget)) return false;
+    }
+
+    Type original = arg->type();
+    for (Op* c : entryConverts) {
+      c->result(0)->replaceAllUsesWith(arg);
+      maybeDead_.insert(c);
+    }
+    arg->setType(*converted);
+    for (unsigned k = 0; k < update->numOperands(); ++k)
+      if (Value* operand = update->operand(k); operand != arg && operand->type().isTile())
+        update->setOperand(k, rematerializeValue(operand, *target));
+    update->result(0)->setType(target->apply(update->result(0)->type()));
+
+    carryResultIn(loop, i, *converted, original);
+    return true;
+  }
+
+  // The loop's init #i is converted to `carried` in front of it and its result #i back to `original` after it
+  // (the region argument and the yielded value are already of type `carried`).
+  void carryResultIn(Op* loop, unsigned i, Type carried, Type original) {
+    ir::Block* outer = loop->parentBlock();
+    auto init = Op::create(OpKind::ConvertLayout, {loop->operand(3 + i)}, {carried}, {}, loop->loc());
+    loop->setOperand(3 + i, outer->insertBefore(loop, std::move(init))->result(0));
     Value* result = loop->result(i);
-    result->setType(*converted);
+    result->setType(carried);
     auto exit = Op::create(OpKind::ConvertLayout, {result}, {original}, {}, loop->loc());
     Value* exitValue = outer->insertBefore(nextOp(loop), std::move(exit))->result(0);
     result->replaceAllUsesWith(exitValue);
     exitValue->definingOp()->setOperand(0, result);
-    return true;
   }
 
   // ---- cleanup: erase ops this pass made unused, and then what only they used.

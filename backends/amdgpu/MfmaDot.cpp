@@ -9,6 +9,7 @@
 #include "backends/common/TensorCoreDot.h"
 #include "backends/amdgpu/AMDGPUHooks.h"
 #include "backends/amdgpu/MfmaFragments.h"
+#include "backends/amdgpu/MfmaLayoutPolicy.h"
 #include "backends/common/KernelLowering.h"
 
 namespace tessera::backends::amdgpu {
@@ -20,14 +21,14 @@ llvm::Value* i32(IRBuilder& b, int64_t v) { return b.getInt32(static_cast<uint32
 }  // namespace
 
 bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
-  std::optional<TensorCoreDot> shape = matchTensorCoreDot(op, kMfmaM, kMfmaN, kMfmaK);
+  std::optional<TensorCoreDot> shape = matchTensorCoreDot(op, kMfmaTiles);
   // The fragments are read from the accumulator's layout and written back in it: the result must share it.
   if (!shape || op.result(0)->type() != op.operand(2)->type()) return false;
   const ir::Value* a = op.operand(0);
   const ir::Value* bv = op.operand(1);
   const ir::Value* acc = op.operand(2);
   ir::Type aTy = a->type(), accTy = acc->type();
-  const ir::ScalarKind in = shape->input;
+  const ir::ScalarKind in = shape->tile.input;
   const int64_t K = shape->K;
   const ThreadMap& cmap = L.mapOf(accTy, op.name());
   std::optional<MfmaAccumulatorPlan> plan = planMfmaAccumulator(cmap);

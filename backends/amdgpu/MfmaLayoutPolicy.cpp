@@ -7,7 +7,7 @@
 namespace tessera::backends::amdgpu {
 
 std::optional<ir::Layout> mfmaAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options) {
-  if (options.warpSize != kMfmaWaveSize || !matchTensorCoreDot(dot, kMfmaM, kMfmaN, kMfmaK)) return std::nullopt;
+  if (options.warpSize != kMfmaWaveSize || !matchTensorCoreDot(dot, kMfmaTiles)) return std::nullopt;
   return ir::Layout::blocked({4, 1}, {4, 16}, {1, options.numWarps}, {1, 0});
 }
 

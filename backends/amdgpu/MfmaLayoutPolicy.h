@@ -7,10 +7,17 @@
 
 #include <optional>
 
+#include "backends/amdgpu/MfmaFragments.h"
 #include "backends/common/TensorCoreDot.h"
 #include "transforms/AssignLayouts.h"
 
 namespace tessera::backends::amdgpu {
+
+// The MFMA instructions the lowering uses, by input kind (v_mfma_f32_16x16x16f16 and its bf16 "1k" twin).
+inline constexpr TensorCoreTile kMfmaTiles[] = {
+    {ir::ScalarKind::F16, ir::ScalarKind::F32, kMfmaM, kMfmaN, kMfmaK},
+    {ir::ScalarKind::BF16, ir::ScalarKind::F32, kMfmaM, kMfmaN, kMfmaK},
+};
 
 // The MFMA accumulator layout for `dot`, or nullopt when the dot is not an MFMA candidate.
 std::optional<ir::Layout> mfmaAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options);

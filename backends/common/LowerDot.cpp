@@ -4,23 +4,11 @@
 // own accumulator registers with FMAs over K, in f32 for float inputs (exact products for f16/bf16/fp8) and i32
 // for i8.
 #include "backends/common/KernelLowering.h"
+#include "backends/common/TF32Rounding.h"
 
 #include <map>
 
 namespace tessera::backends {
-
-namespace {
-
-// Rounds an f32 to tf32 (10 mantissa bits), nearest-even; inf and NaN unchanged.
-llvm::Value* roundToTF32(IRBuilder& b, llvm::Value* x) {
-  llvm::Value* bits = b.CreateBitCast(x, b.getInt32Ty());
-  llvm::Value* lsb = b.CreateAnd(b.CreateLShr(bits, b.getInt32(13)), b.getInt32(1));
-  llvm::Value* rounded = b.CreateAnd(b.CreateAdd(bits, b.CreateAdd(b.getInt32(0xFFF), lsb)), b.getInt32(~0x1FFFu));
-  llvm::Value* special = b.CreateICmpEQ(b.CreateAnd(bits, b.getInt32(0x7F800000)), b.getInt32(0x7F800000));
-  return b.CreateBitCast(b.CreateSelect(special, bits, rounded), b.getFloatTy());
-}
-
-}  // namespace
 
 void KernelLowering::lowerDot(const ir::Op& op) {
   const ir::Value* a = op.operand(0);

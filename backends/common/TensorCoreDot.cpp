@@ -4,20 +4,22 @@
 
 namespace tessera::backends {
 
-std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, int64_t tileM, int64_t tileN, int64_t tileK) {
+std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, std::span<const TensorCoreTile> tiles) {
   if (!dot.is(ir::OpKind::Dot) || dot.numOperands() != 3 || dot.numResults() != 1) return std::nullopt;
   ir::Type aTy = dot.operand(0)->type(), bTy = dot.operand(1)->type(), accTy = dot.operand(2)->type();
   if (aTy.rank() != 2 || bTy.rank() != 2 || accTy.rank() != 2) return std::nullopt;
   // Layouts may differ between the accumulator and the result before assign-layouts has run.
   if (dot.result(0)->type().withoutEncoding() != accTy.withoutEncoding()) return std::nullopt;
   if (aTy.element().isPtr() || bTy.element().isPtr() || accTy.element().isPtr()) return std::nullopt;
-  const ir::ScalarKind in = aTy.element().scalarKind();
-  if ((in != ir::ScalarKind::F16 && in != ir::ScalarKind::BF16) || bTy.element().scalarKind() != in ||
-      accTy.element().scalarKind() != ir::ScalarKind::F32)
-    return std::nullopt;
+  const ir::ScalarKind in = aTy.element().scalarKind(), acc = accTy.element().scalarKind();
+  if (bTy.element().scalarKind() != in) return std::nullopt;
+  const bool allowsTF32 = dot.hasAttr("input_precision") && dot.stringAttr("input_precision") == "tf32";
+  if (in == ir::ScalarKind::F32 && !allowsTF32) return std::nullopt;
   const int64_t M = aTy.shape()[0], K = aTy.shape()[1], N = bTy.shape()[1];
-  if (M % tileM != 0 || N % tileN != 0 || K % tileK != 0) return std::nullopt;
-  return TensorCoreDot{in, M, N, K};
+  for (const TensorCoreTile& t : tiles)
+    if (t.input == in && t.accumulator == acc && M % t.m == 0 && N % t.n == 0 && K % t.k == 0)
+      return TensorCoreDot{t, M, N, K};
+  return std::nullopt;
 }
 
 std::optional<ir::Layout> TensorCoreLayoutPolicy::operandLayout(const ir::Op& op, unsigned index) const {

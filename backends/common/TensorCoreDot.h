@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "backends/common/LoweringHooks.h"
@@ -11,15 +12,24 @@
 
 namespace tessera::backends {
 
+// One tensor-core instruction a target offers for dots: its input and accumulator element kinds and its tile.
+// F32 inputs stand for tf32: such an instruction reads only the top 10 mantissa bits, so it serves only dots that
+// allow it (input_precision = "tf32").
+struct TensorCoreTile {
+  ir::ScalarKind input, accumulator;
+  int64_t m, n, k;
+};
+
 struct TensorCoreDot {
-  ir::ScalarKind input;  // F16 or BF16
+  TensorCoreTile tile;  // the instruction that runs it
   int64_t M, N, K;
 };
 
-// The dot's shape if it is a tensor-core candidate: f16 or bf16 rank-2 operands of one type, an f32 accumulator
-// equal to the result type, and M, N, K multiples of the instruction's tile; nullopt otherwise (the FMA path runs).
-// Used both by the layout policies (before layouts exist) and by the lowerings.
-std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, int64_t tileM, int64_t tileN, int64_t tileK);
+// The dot's shape and instruction if it is a tensor-core candidate: rank-2 operands of one element type, an
+// accumulator equal to the result type, and the first of `tiles` whose element kinds match and whose tile divides
+// M, N and K; nullopt otherwise (the FMA path runs). Used both by the layout policies (before layouts exist) and
+// by the lowerings.
+std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, std::span<const TensorCoreTile> tiles);
 
 // A target's layout policy for tensor-core dots: the accumulator (operand 2) and the result of a qualifying dot get
 // `accumulatorLayout`'s layout (the instruction's output fragments); everything else follows the default policy.

@@ -1,12 +1,15 @@
-// NVPTXHooks::lowerDot: `dot` on tensor cores with mma.sync m16n8k16, operands staged through XOR-swizzled
-// shared memory and loaded with ldmatrix. The index arithmetic is MmaFragments.h's, emitted as LLVM IR here.
+// NVPTXHooks::lowerDot: `dot` on tensor cores with mma.sync (m16n8k16 f16/bf16, m16n8k32 s8, m16n8k8 tf32),
+// operands staged through XOR-swizzled shared memory and loaded with ldmatrix. The index arithmetic is
+// MmaFragments.h's, emitted as LLVM IR here.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <map>
 
-#include "backends/common/TensorCoreDot.h"
 #include "backends/common/KernelLowering.h"
+#include "backends/common/TF32Rounding.h"
+#include "backends/common/TensorCoreDot.h"
 #include "backends/nvptx/MmaFragments.h"
+#include "backends/nvptx/MmaLayoutPolicy.h"
 #include "backends/nvptx/NVPTXHooks.h"
 
 namespace tessera::backends::nvptx {
@@ -18,48 +21,71 @@ llvm::Value* i32(IRBuilder& b, int64_t v) { return b.getInt32(static_cast<uint32
 // mmaSwizzledIndex on i32 values (row, col >= 0).
 llvm::Value* swizzledIndex(IRBuilder& b, const MmaSwizzle& s, llvm::Value* row, llvm::Value* col) {
   llvm::Value* phase = b.CreateURem(b.CreateUDiv(row, i32(b, s.perPhase)), i32(b, s.maxPhase));
-  llvm::Value* chunk = b.CreateXor(b.CreateUDiv(col, i32(b, kMmaChunkElements)), phase);
-  llvm::Value* inChunk = b.CreateURem(col, i32(b, kMmaChunkElements));
-  return b.CreateAdd(b.CreateAdd(b.CreateMul(row, i32(b, s.rowLength)), b.CreateMul(chunk, i32(b, kMmaChunkElements))),
+  llvm::Value* chunk = b.CreateXor(b.CreateUDiv(col, i32(b, s.chunkElements)), phase);
+  llvm::Value* inChunk = b.CreateURem(col, i32(b, s.chunkElements));
+  return b.CreateAdd(b.CreateAdd(b.CreateMul(row, i32(b, s.rowLength)), b.CreateMul(chunk, i32(b, s.chunkElements))),
                      inChunk);
 }
 
+// The mma.sync of an input kind (kMmaTiles). Its operands are the i32 registers ldmatrix delivers, except f16's
+// (<2 x half>).
+llvm::Intrinsic::ID mmaIntrinsic(ir::ScalarKind in) {
+  switch (in) {
+    case ir::ScalarKind::F16: return llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
+    case ir::ScalarKind::BF16: return llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16;
+    case ir::ScalarKind::I8: return llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_s8;
+    default: return llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32;
+  }
+}
+
+llvm::Intrinsic::ID ldmatrixIntrinsic(int64_t tiles, bool trans) {
+  if (tiles == 4)
+    return trans ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16
+                 : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16;
+  return trans ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16
+               : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16;
+}
 
 }  // namespace
 
 bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
-  std::optional<TensorCoreDot> shape = matchTensorCoreDot(op, kMmaM, kMmaN, kMmaK);
+  std::optional<TensorCoreDot> shape = matchTensorCoreDot(op, kMmaTiles);
   // The fragments are read from the accumulator's layout and written back in it: the result must share it.
   if (!shape || op.result(0)->type() != op.operand(2)->type()) return false;
   const ir::Value* a = op.operand(0);
   const ir::Value* bv = op.operand(1);
   const ir::Value* acc = op.operand(2);
   ir::Type aTy = a->type(), accTy = acc->type();
-  const ir::ScalarKind in = shape->input;
-  const int64_t K = shape->K, N = shape->N;
+  const ir::ScalarKind in = shape->tile.input;
+  const int64_t K = shape->K, N = shape->N, stepK = shape->tile.k;
   const ThreadMap& cmap = L.mapOf(accTy, op.name());
   std::optional<MmaAccumulatorPlan> plan = planMmaAccumulator(cmap);
   if (!plan) return false;
 
   IRBuilder& b = L.builder();
-  const bool bf16 = in == ir::ScalarKind::BF16;
   llvm::Type* elemTy = L.memType(aTy.element());
+  const int64_t elementBytes = aTy.element().storageBytes();
+  const bool bTransposed = mmaStagesBTransposed(elementBytes);
+  const bool toTF32 = in == ir::ScalarKind::F32;
 
-  // 1. Stage A and B (each thread writes the elements it owns) at their swizzled places; the byte ranges are the
-  // portable lowering's (transforms/analysis/SharedScratch.h's dot rule), permuted within each row.
+  // 1. Stage A row-major and B row-major or transposed (each thread writes the elements it owns) at their swizzled
+  // places; the byte ranges are the portable lowering's (transforms/analysis/SharedScratch.h's dot rule), each
+  // permuted in place.
   const auto [aBase, bBase] = L.dotStagingBuffers(op);
-  const MmaSwizzle aSwizzle = mmaSwizzleFor(K), bSwizzle = mmaSwizzleFor(N);
-  auto stage = [&](const ir::Value* v, llvm::Value* buf, const MmaSwizzle& s) {
+  const MmaSwizzle aSwizzle = mmaSwizzleFor(K, elementBytes), bSwizzle = mmaSwizzleFor(bTransposed ? K : N, elementBytes);
+  auto stage = [&](const ir::Value* v, llvm::Value* buf, const MmaSwizzle& s, bool transposed) {
     const ThreadMap& map = L.mapOf(v->type(), op.name());
     const Regs& regs = L.get(v);
     for (int64_t r = 0; r < map.numRegs(); ++r) {
       if (!map.regOwner[r]) continue;
-      llvm::Value* idx = swizzledIndex(b, s, L.coord(map, r, 0), L.coord(map, r, 1));
-      b.CreateStore(regs[r], L.smemElementPtr(buf, elemTy, idx));
+      llvm::Value* row = L.coord(map, r, transposed ? 1 : 0);
+      llvm::Value* col = L.coord(map, r, transposed ? 0 : 1);
+      b.CreateStore(toTF32 ? roundToTF32(b, regs[r]) : regs[r],
+                    L.smemElementPtr(buf, elemTy, swizzledIndex(b, s, row, col)));
     }
   };
-  stage(a, aBase, aSwizzle);
-  stage(bv, bBase, bSwizzle);
+  stage(a, aBase, aSwizzle, false);
+  stage(bv, bBase, bSwizzle, bTransposed);
   L.hooks().barrier(b);
 
   // 2. Per-thread address parts: the warp's accumulator block origin, and the rows this lane hands to ldmatrix.
@@ -67,14 +93,16 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   llvm::Value* warp = L.warpId();
   llvm::Value* warpRow = warpCoordinatePart(b, warp, cmap.warpBases, 0);
   llvm::Value* warpCol = warpCoordinatePart(b, warp, cmap.warpBases, 1);
-  // mmaALaneOffset: ((lane & 7) + 8 * ((lane >> 3) & 1), 8 * ((lane >> 4) & 1)).
+  // mmaALaneOffset: ((lane & 7) + 8 * ((lane >> 3) & 1), chunk * ((lane >> 4) & 1)).
+  const int64_t chunk = aSwizzle.chunkElements;
   llvm::Value* laneLow = b.CreateAnd(lane, i32(b, 7));
   llvm::Value* aLaneRow = b.CreateAdd(laneLow, b.CreateShl(b.CreateAnd(b.CreateLShr(lane, i32(b, 3)), i32(b, 1)), i32(b, 3)));
-  llvm::Value* aLaneCol = b.CreateShl(b.CreateAnd(b.CreateLShr(lane, i32(b, 4)), i32(b, 1)), i32(b, 3));
-  // mmaBLaneOffset: ((lane & 7) + 8 * ((lane >> 3) % tiles), 0), tiles = 4 (two K steps) or 2.
-  const int64_t bTiles = K % (2 * kMmaK) == 0 ? 4 : 2;
-  llvm::Value* bLaneRow =
-      b.CreateAdd(laneLow, b.CreateShl(b.CreateAnd(b.CreateLShr(lane, i32(b, 3)), i32(b, bTiles - 1)), i32(b, 3)));
+  llvm::Value* aLaneCol = b.CreateMul(b.CreateAnd(b.CreateLShr(lane, i32(b, 4)), i32(b, 1)), i32(b, chunk));
+  // B covers two K steps per ldmatrix.x4 when K allows, else one per x2. Tile q = (lane >> 3) % tiles sits at K
+  // rows 8q (mmaBLaneOffset, row-major B) or at K chunk q (mmaBTransposedLaneOffset).
+  const int64_t bTiles = K % (2 * stepK) == 0 ? 4 : 2;
+  llvm::Value* bTile = b.CreateAnd(b.CreateLShr(lane, i32(b, 3)), i32(b, bTiles - 1));
+  llvm::Value* bLaneK = bTransposed ? b.CreateMul(bTile, i32(b, chunk)) : b.CreateAdd(laneLow, b.CreateShl(bTile, i32(b, 3)));
 
   llvm::Module& m = *b.GetInsertBlock()->getModule();
   llvm::Type* p3 = llvm::PointerType::get(L.context(), 3);
@@ -86,30 +114,34 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
     for (int i = 0; i < count; ++i) regs.push_back(b.CreateExtractValue(res, {static_cast<unsigned>(i)}));
     return regs;
   };
+  auto loadB = [&](int64_t col, int64_t k0) {
+    llvm::Value* n = b.CreateAdd(warpCol, i32(b, col));
+    llvm::Value* k = b.CreateAdd(bLaneK, i32(b, k0));
+    return bTransposed ? ldmatrix(ldmatrixIntrinsic(bTiles, false), bBase, bSwizzle, b.CreateAdd(n, laneLow), k,
+                                  static_cast<int>(bTiles))
+                       : ldmatrix(ldmatrixIntrinsic(bTiles, true), bBase, bSwizzle, k, n, static_cast<int>(bTiles));
+  };
 
   // 3. The accumulator's fragments, updated by one mma per 16x8 block per K step.
   const Regs& accRegs = L.get(acc);
   std::vector<std::array<llvm::Value*, 4>> d(plan->fragments.size());
   for (size_t f = 0; f < plan->fragments.size(); ++f)
     for (int s = 0; s < 4; ++s) d[f][s] = accRegs[plan->fragments[f].regs[s]];
-  llvm::Function* mma = llvm::Intrinsic::getDeclaration(
-      &m, bf16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16 : llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32);
-  llvm::Type* operandTy = bf16 ? static_cast<llvm::Type*>(b.getInt32Ty()) : llvm::FixedVectorType::get(b.getHalfTy(), 2);
-  auto asOperand = [&](llvm::Value* v) { return bf16 ? v : b.CreateBitCast(v, operandTy); };
+  llvm::Function* mma = llvm::Intrinsic::getDeclaration(&m, mmaIntrinsic(in));
+  const bool f16 = in == ir::ScalarKind::F16;
+  auto asOperand = [&](llvm::Value* v) {
+    return f16 ? b.CreateBitCast(v, llvm::FixedVectorType::get(b.getHalfTy(), 2)) : v;
+  };
 
   std::map<int64_t, std::vector<llvm::Value*>> bRegs;  // per fragment column: b registers of the current K steps
-  for (int64_t k0 = 0; k0 < K; k0 += kMmaK) {
-    const int64_t step = k0 / kMmaK;
+  for (int64_t k0 = 0; k0 < K; k0 += stepK) {
+    const int64_t step = k0 / stepK;
     std::map<int64_t, std::vector<llvm::Value*>> aRegs;
     for (int64_t row : plan->fragmentRows)
-      aRegs[row] = ldmatrix(llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16, aBase, aSwizzle,
+      aRegs[row] = ldmatrix(ldmatrixIntrinsic(4, false), aBase, aSwizzle,
                             b.CreateAdd(b.CreateAdd(warpRow, i32(b, row)), aLaneRow), b.CreateAdd(aLaneCol, i32(b, k0)), 4);
     if (bTiles == 2 || step % 2 == 0)
-      for (int64_t col : plan->fragmentCols)
-        bRegs[col] = ldmatrix(bTiles == 4 ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16
-                                          : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16,
-                              bBase, bSwizzle, b.CreateAdd(bLaneRow, i32(b, k0)),
-                              b.CreateAdd(warpCol, i32(b, col)), static_cast<int>(bTiles));
+      for (int64_t col : plan->fragmentCols) bRegs[col] = loadB(col, k0);
     const size_t bFirst = bTiles == 4 ? static_cast<size_t>(2 * (step % 2)) : 0;
     for (size_t f = 0; f < plan->fragments.size(); ++f) {
       const std::vector<llvm::Value*>& af = aRegs[plan->fragments[f].row];

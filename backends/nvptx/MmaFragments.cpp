@@ -5,25 +5,32 @@
 
 namespace tessera::backends::nvptx {
 
-MmaSwizzle mmaSwizzleFor(int64_t rowLength) {
+MmaSwizzle mmaSwizzleFor(int64_t rowLength, int64_t elementBytes) {
   // 128 bytes = 8 chunks span the 32 banks. Rows shorter than that share a 128-byte line: perPhase rows per
   // phase; the XOR must stay inside the row, so the phase is below the largest power of two dividing its chunks.
-  const int64_t chunks = std::max<int64_t>(1, rowLength / kMmaChunkElements);
   MmaSwizzle s;
   s.rowLength = rowLength;
+  s.chunkElements = kMmaChunkBytes / elementBytes;
+  const int64_t chunks = std::max<int64_t>(1, rowLength / s.chunkElements);
   s.maxPhase = std::min<int64_t>(chunks & -chunks, 8);
   s.perPhase = std::max<int64_t>(1, 8 / chunks);
   return s;
 }
 
 int64_t mmaSwizzledIndex(const MmaSwizzle& s, int64_t row, int64_t col) {
-  const int64_t chunk = (col / kMmaChunkElements) ^ ((row / s.perPhase) % s.maxPhase);
-  return row * s.rowLength + chunk * kMmaChunkElements + col % kMmaChunkElements;
+  const int64_t chunk = (col / s.chunkElements) ^ ((row / s.perPhase) % s.maxPhase);
+  return row * s.rowLength + chunk * s.chunkElements + col % s.chunkElements;
 }
 
-MatrixCoord mmaALaneOffset(int64_t lane) { return {(lane & 7) + 8 * ((lane >> 3) & 1), 8 * ((lane >> 4) & 1)}; }
+MatrixCoord mmaALaneOffset(int64_t lane, int64_t elementBytes) {
+  return {(lane & 7) + 8 * ((lane >> 3) & 1), (kMmaChunkBytes / elementBytes) * ((lane >> 4) & 1)};
+}
 
 MatrixCoord mmaBLaneOffset(int64_t lane, int64_t tiles) { return {(lane & 7) + 8 * ((lane >> 3) % tiles), 0}; }
+
+MatrixCoord mmaBTransposedLaneOffset(int64_t lane, int64_t tiles, int64_t elementBytes) {
+  return {lane & 7, (kMmaChunkBytes / elementBytes) * ((lane >> 3) % tiles)};
+}
 
 std::optional<MmaAccumulatorPlan> planMmaAccumulator(const ThreadMap& acc) {
   if (acc.rank() != 2 || acc.warpSize != kMmaWarpSize) return std::nullopt;

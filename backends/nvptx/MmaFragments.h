@@ -1,11 +1,21 @@
-// The index arithmetic of the mma.sync m16n8k16 lowering of `dot`, as pure functions (no LLVM), so it can be
-// unit-tested on the host against the PTX ISA fragment tables. MmaDot.cpp emits exactly this arithmetic.
+// The index arithmetic of the mma.sync lowering of `dot`, as pure functions (no LLVM), so it can be unit-tested on
+// the host against the PTX ISA fragment tables. MmaDot.cpp emits exactly this arithmetic.
 //
-// Strategy: A (M x K) and B (K x N), 16-bit elements, are staged row-major in the dot's shared-memory scratch
-// with 16-byte chunks XOR-swizzled per row (mmaSwizzledIndex). Per 16-wide K step, each warp loads an A
-// fragment with one ldmatrix.x4 per 16-row block and a B fragment with ldmatrix.trans (x4 covering two K steps
-// when K % 32 == 0, else x2) per 8-column block, then issues one mma per 16x8 accumulator block. The
-// accumulator stays in its distributed (blocked) layout; planMmaAccumulator finds its 16x8 blocks.
+// Instructions: m16n8k16 for f16/bf16, m16n8k32 .s8 for i8 (i32 accumulators), m16n8k8 .tf32 for f32 dots that
+// allow tf32. Each consumes 32 bytes of K per row of A and per column of B, and in byte terms their A fragments
+// agree: lane (g, t) = (lane / 4, lane % 4) holds bytes 4t..4t+3 of rows g and g + 8 of each 16-byte half of the
+// 16 x 32-byte block, in registers (row g, half 0), (g + 8, 0), (g, 1), (g + 8, 1). That is what ldmatrix.x4 (no
+// .trans) delivers from four 8x16-byte tiles, whatever the element size. B differs: for 16-bit inputs b0/b1 pair
+// two K rows of one column (ldmatrix.trans of row-major B), while for s8 and tf32 a register holds 4 bytes of K of
+// one column (column g, bytes 4t..4t+3 of each 16-byte half), which ldmatrix.trans cannot make (it moves 16-bit
+// elements), but plain ldmatrix can from B stored transposed (N x K).
+//
+// Strategy: A (M x K) is staged row-major, B (K x N) row-major for 16-bit inputs and transposed (N x K) for 8- and
+// 32-bit ones, in the dot's shared-memory scratch with 16-byte chunks XOR-swizzled per row (mmaSwizzledIndex). Per
+// K step, each warp loads an A fragment with one ldmatrix.x4 per 16-row block and a B fragment per 8-column block
+// with ldmatrix.x4 covering two K steps when K allows, else x2 (.trans for row-major B), then issues one mma per
+// 16x8 accumulator block. The accumulator stays in its distributed (blocked) layout; planMmaAccumulator finds its
+// 16x8 blocks.
 #pragma once
 
 #include <cstdint>
@@ -16,8 +26,12 @@
 
 namespace tessera::backends::nvptx {
 
-inline constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
+inline constexpr int64_t kMmaM = 16, kMmaN = 8;
+inline constexpr int64_t kMmaStepBytes = 32;   // K bytes per mma, per row of A and column of B
+inline constexpr int64_t kMmaChunkBytes = 16;  // an ldmatrix row; the unit of the swizzle
 inline constexpr int64_t kMmaWarpSize = 32;
+// The K extent of one mma for elements of `elementBytes` (2: m16n8k16, 1: m16n8k32, 4: m16n8k8).
+inline constexpr int64_t mmaStepK(int64_t elementBytes) { return kMmaStepBytes / elementBytes; }
 
 struct MatrixCoord {
   int64_t row = 0;
@@ -25,26 +39,32 @@ struct MatrixCoord {
   bool operator==(const MatrixCoord&) const = default;
 };
 
-// ---- shared-memory staging: rows of `rowLength` 16-bit elements; the 8-element (16-byte) chunk c of row r is
-// stored at chunk c ^ ((r / perPhase) % maxPhase), so the 8 rows one ldmatrix phase reads hit 8 distinct 16-byte
-// bank groups. The permutation stays inside each row: the buffer's size is that of the unswizzled one.
+// ---- shared-memory staging: rows of `rowLength` elements; the 16-byte chunk c of row r is stored at chunk
+// c ^ ((r / perPhase) % maxPhase), so the 8 rows one ldmatrix phase reads hit 8 distinct 16-byte bank groups. The
+// permutation stays inside each row: the buffer's size is that of the unswizzled one.
 struct MmaSwizzle {
-  int64_t rowLength = 0;  // elements; a multiple of 8
+  int64_t rowLength = 0;      // elements; a multiple of chunkElements
+  int64_t chunkElements = 8;  // elements per 16-byte chunk
   int64_t perPhase = 1;
   int64_t maxPhase = 1;
 };
-inline constexpr int64_t kMmaChunkElements = 8;
-MmaSwizzle mmaSwizzleFor(int64_t rowLength);
+MmaSwizzle mmaSwizzleFor(int64_t rowLength, int64_t elementBytes);
 int64_t mmaSwizzledIndex(const MmaSwizzle& s, int64_t row, int64_t col);  // element index
 
-// ---- ldmatrix: lane l supplies the address of row (l % 8) of 8x8 tile (l / 8) % tiles. These are the row/column
-// offsets (relative to the fragment's origin) each lane supplies.
-// A, ldmatrix.x4 of a 16x16 block: tiles (0,0) (8,0) (0,8) (8,8), which deliver registers a0..a3 of the mma A
-// fragment (a0: rows 0-7 cols 0-7, a1: rows 8-15, a2: cols 8-15, a3: both).
-MatrixCoord mmaALaneOffset(int64_t lane);
-// B (row-major K x N), ldmatrix.x{tiles}.trans of a (8 * tiles) x 8 block: tile q covers K rows 8q..8q+7, so
-// registers (2s, 2s+1) are b0, b1 of K step s.
+// ---- ldmatrix: lane l supplies the address of row (l % 8) of 8 x 16-byte tile (l / 8) % tiles. These are the
+// row/column offsets in elements (relative to the fragment's origin) each lane supplies.
+// A, ldmatrix.x4 of a 16-row x 32-byte block: tiles (0,0) (8,0) (0,16B) (8,16B), which deliver the 4 registers of
+// the mma A fragment for every element size (16-bit: a0..a7 in pairs; s8: a0..a15 in fours; tf32: a0..a3).
+MatrixCoord mmaALaneOffset(int64_t lane, int64_t elementBytes);
+// B of 16-bit elements (row-major K x N), ldmatrix.x{tiles}.trans of a (8 * tiles) x 8 block: tile q covers K rows
+// 8q..8q+7, so registers (2s, 2s+1) are b0, b1 of K step s.
 MatrixCoord mmaBLaneOffset(int64_t lane, int64_t tiles);
+// B of 8- or 32-bit elements staged transposed (N x K), ldmatrix.x{tiles} of an 8-row (N) x 16 * tiles-byte (K)
+// block: tile q covers K bytes 16q..16q+15, so registers (2s, 2s+1) are the two B registers of K step s. The
+// offset is (n, k).
+MatrixCoord mmaBTransposedLaneOffset(int64_t lane, int64_t tiles, int64_t elementBytes);
+// Whether B is staged transposed for this element size (8- and 32-bit) rather than row-major (16-bit).
+inline constexpr bool mmaStagesBTransposed(int64_t elementBytes) { return elementBytes != 2; }
 
 // ---- the accumulator: which registers of each thread form which mma C/D fragments.
 struct MmaFragment {

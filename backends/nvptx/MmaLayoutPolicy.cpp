@@ -6,7 +6,7 @@
 namespace tessera::backends::nvptx {
 
 std::optional<ir::Layout> mmaAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options) {
-  if (options.warpSize != 32 || !matchTensorCoreDot(dot, 16, 8, 16)) return std::nullopt;
+  if (options.warpSize != kMmaWarpSize || !matchTensorCoreDot(dot, kMmaTiles)) return std::nullopt;
   return ir::Layout::blocked({1, 2}, {8, 4}, {1, options.numWarps}, {1, 0});
 }
 

@@ -1,16 +1,26 @@
-// The NVPTX layout policy: a `dot` that the mma.sync lowering can run (f16 or bf16 inputs, f32 accumulator,
-// M % 16 == 0, N % 8 == 0, K % 16 == 0, warps of 32) gets its accumulator and result in the blocked layout whose
-// per-thread registers are the mma C/D fragments: sizePerThread [1, 2], threadsPerWarp [8, 4], warpsPerCTA
-// [1, numWarps], order [1, 0]. A warp's 8 lanes rows repeat every 8 rows, so a thread holds rows g and g + 8 of
-// every 16-row block, columns 2 * (lane % 4) + {0, 1}. Everything else follows the default policy.
+// The NVPTX layout policy: a `dot` that the mma.sync lowering can run (kMmaTiles: f16/bf16 inputs with an f32
+// accumulator and K % 16 == 0, i8 with an i32 one and K % 32 == 0, f32 allowing tf32 with K % 8 == 0; M % 16 == 0,
+// N % 8 == 0, warps of 32) gets its accumulator and result in the blocked layout whose per-thread registers are the
+// mma C/D fragments (the same for every one of these shapes): sizePerThread [1, 2], threadsPerWarp [8, 4],
+// warpsPerCTA [1, numWarps], order [1, 0]. A warp's 8 lanes rows repeat every 8 rows, so a thread holds rows g
+// and g + 8 of every 16-row block, columns 2 * (lane % 4) + {0, 1}. Everything else follows the default policy.
 #pragma once
 
 #include <optional>
 
 #include "backends/common/TensorCoreDot.h"
+#include "backends/nvptx/MmaFragments.h"
 #include "transforms/AssignLayouts.h"
 
 namespace tessera::backends::nvptx {
+
+// The mma.sync shapes the lowering uses, by input kind: m16n8k16 (f16, bf16), m16n8k32 .s8, m16n8k8 .tf32.
+inline constexpr TensorCoreTile kMmaTiles[] = {
+    {ir::ScalarKind::F16, ir::ScalarKind::F32, kMmaM, kMmaN, mmaStepK(2)},
+    {ir::ScalarKind::BF16, ir::ScalarKind::F32, kMmaM, kMmaN, mmaStepK(2)},
+    {ir::ScalarKind::I8, ir::ScalarKind::I32, kMmaM, kMmaN, mmaStepK(1)},
+    {ir::ScalarKind::F32, ir::ScalarKind::F32, kMmaM, kMmaN, mmaStepK(4)},
+};
 
 // The mma accumulator layout for `dot`, or nullopt when the dot is not an mma candidate.
 std::optional<ir::Layout> mmaAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options);

@@ -36,10 +36,10 @@ const Bases kWarpgroupWarps = {{16, 0}, {32, 0}};  // warp w of a warpgroup hold
 LinearLayout mmaAccumulatorFragment() { return fragment({{0, 1}, {8, 0}}, quadLanes(false), {}, kMmaM, kMmaN); }
 
 LinearLayout mmaOperandAFragment() {
-  return fragment({{0, 1}, {8, 0}, {0, 8}}, quadLanes(false), {}, kMmaM, kMmaK);
+  return fragment({{0, 1}, {8, 0}, {0, 8}}, quadLanes(false), {}, kMmaM, mmaStepK(2));
 }
 
-LinearLayout mmaOperandBFragment() { return fragment({{1, 0}, {8, 0}}, quadLanes(true), {}, kMmaK, kMmaN); }
+LinearLayout mmaOperandBFragment() { return fragment({{1, 0}, {8, 0}}, quadLanes(true), {}, mmaStepK(2), kMmaN); }
 
 LinearLayout ldmatrixFragment(int count, bool trans) {
   if (count != 1 && count != 2 && count != 4)
@@ -106,9 +106,9 @@ LinearLayout nvmmaSharedLayout(const std::vector<int64_t>& shape, int contiguous
   return LinearLayout({{ir::kOffsetDim, offset}}, {{ir::tensorDimName(0), shape[0]}, {ir::tensorDimName(1), shape[1]}});
 }
 
-LinearLayout mmaStagingLayout(int64_t rows, int64_t rowLength) {
-  MmaSwizzle s = mmaSwizzleFor(rowLength);
-  return ir::Layout::shared(kMmaChunkElements, s.perPhase, s.maxPhase, {1, 0}).toLinear({rows, rowLength});
+LinearLayout mmaStagingLayout(int64_t rows, int64_t rowLength, int64_t elementBytes) {
+  MmaSwizzle s = mmaSwizzleFor(rowLength, elementBytes);
+  return ir::Layout::shared(s.chunkElements, s.perPhase, s.maxPhase, {1, 0}).toLinear({rows, rowLength});
 }
 
 }  // namespace tessera::backends::nvptx

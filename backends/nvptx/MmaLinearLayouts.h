@@ -45,8 +45,8 @@ ir::LinearLayout wgmmaOperandAFragment();
 ir::LinearLayout nvmmaSharedLayout(const std::vector<int64_t>& shape, int contiguousDim, int64_t elementBytes,
                                    int64_t swizzleBytes);
 
-// ---- today's mma.sync staging (MmaFragments.h: mmaSwizzledIndex): rows x rowLength 16-bit elements, 8-element
-// chunks XOR-swizzled per row as mmaSwizzleFor(rowLength) says.
-ir::LinearLayout mmaStagingLayout(int64_t rows, int64_t rowLength);
+// ---- today's mma.sync staging (MmaFragments.h: mmaSwizzledIndex): rows x rowLength elements of `elementBytes`,
+// 16-byte chunks XOR-swizzled per row as mmaSwizzleFor(rowLength, elementBytes) says.
+ir::LinearLayout mmaStagingLayout(int64_t rows, int64_t rowLength, int64_t elementBytes);
 
 }  // namespace tessera::backends::nvptx

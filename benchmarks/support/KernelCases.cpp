@@ -26,7 +26,8 @@ KernelDef matmulFor(const std::string& dtype) {
   if (dtype == "bf16") return kernels::matmul_kernel_of<bf16>(dtype);
   if (dtype == "f8e4m3") return kernels::matmul_kernel_of<f8e4m3>(dtype);
   if (dtype == "i8") return kernels::matmul_kernel_of<i8>(dtype);
-  throw Error("matmul benchmark: no matmul for input type '" + dtype + "' (f16, bf16, f8e4m3 or i8)");
+  if (dtype == "tf32") return kernels::matmul_tf32_kernel();
+  throw Error("matmul benchmark: no matmul for input type '" + dtype + "' (f16, bf16, f8e4m3, i8 or tf32)");
 }
 
 }  // namespace

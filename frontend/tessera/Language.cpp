@@ -460,6 +460,10 @@ Tensor dot(const TArg& a, const TArg& b, SourceLoc loc) {
 }
 
 Tensor dot(const TArg& a, const TArg& b, const TArg& acc, SourceLoc loc) {
+  return dot(a, b, acc, InputPrecision::IEEE, loc);
+}
+
+Tensor dot(const TArg& a, const TArg& b, const TArg& acc, InputPrecision precision, SourceLoc loc) {
   Tensor x = asTensor(a, loc), y = asTensor(b, loc), c = asTensor(acc, loc);
   if (x.rank() != 2 || y.rank() != 2 || c.rank() != 2)
     fail("dot: operands must be rank-2 tiles, got " + x.type().str() + ", " + y.type().str() + " and " + c.type().str(), loc);
@@ -469,7 +473,9 @@ Tensor dot(const TArg& a, const TArg& b, const TArg& acc, SourceLoc loc) {
     fail("dot: accumulator shape " + shapeStr(c.shape()) + " should be " + shapeStr({x.shape()[0], y.shape()[1]}), loc);
   if (x.dtype() != y.dtype())
     fail("dot: operands must have the same element type, got " + x.dtype().str() + " and " + y.dtype().str(), loc);
-  return Context::current(loc).emit1(OpKind::Dot, {x, y, c}, c.type(), {{"input_precision", Attr::string("ieee")}}, loc);
+  const char* precisionName = precision == InputPrecision::TF32 ? "tf32" : "ieee";
+  return Context::current(loc).emit1(OpKind::Dot, {x, y, c}, c.type(), {{"input_precision", Attr::string(precisionName)}},
+                                     loc);
 }
 
 // ---------------------------------------------------------------- debugging and hints

@@ -106,6 +106,11 @@ Tensor cumsum(const TArg& x, int axis = 0, bool reverse = false, SourceLoc loc =
 // a [M,K] times b [K,N], plus acc [M,N] (default: f32 zeros, i32 for i8 inputs).
 Tensor dot(const TArg& a, const TArg& b, SourceLoc loc = SourceLoc::current());
 Tensor dot(const TArg& a, const TArg& b, const TArg& acc, SourceLoc loc = SourceLoc::current());
+// How a dot of f32 inputs multiplies: exactly (IEEE, the default), or with both inputs first rounded to tf32 (10
+// mantissa bits), which NVIDIA tensor cores can run (input_precision = "tf32" in the IR). Other inputs ignore it.
+enum class InputPrecision { IEEE, TF32 };
+Tensor dot(const TArg& a, const TArg& b, const TArg& acc, InputPrecision precision,
+           SourceLoc loc = SourceLoc::current());
 
 // ---- debugging and hints
 void debug_print(const std::string& prefix, const std::vector<Tensor>& values, SourceLoc loc = SourceLoc::current());

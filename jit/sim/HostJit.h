@@ -20,7 +20,7 @@ namespace tessera::sim {
 using RuntimeSymbols = std::map<std::string, const void*>;
 
 // How much the host compiler optimizes the rewritten kernel (IR pipeline and code generation). O1 is the
-// default: benchmarks/sim_host_jit.cpp measured it against O2 (docs/SimHost.md).
+// default: benchmarks/sim_host_jit.cpp measured it against O2 (docs/Sim.md).
 enum class HostOptLevel { O0, O1, O2 };
 
 class HostJit {

@@ -1,4 +1,4 @@
-// The rewriting step of the emulator (docs/SimHost.md): the optimized LLVM module of an NVPTX or AMDGPU
+// The rewriting step of the emulator (docs/Sim.md): the optimized LLVM module of an NVPTX or AMDGPU
 // kernel (the module the target turns into PTX or a code object) becomes a host module in which every GPU
 // operation, and every global and shared memory access, is a call of a SimABI.h runtime function with a site,
 // plus an entry point taking CUDA-style parameters. HostJit compiles the result.

@@ -135,14 +135,14 @@ void rows_kernel(Ptr<f32> a, Ptr<f32> out, Ptr<i32> idx, Int R, Const<int> OP, C
 }
 
 // C[M, N] = A[M, K] . B[K, N] for one BM x BN block per program, whole K in one dot (K = BK).
-template <class In, class Acc>
+template <class In, class Acc, InputPrecision Precision = InputPrecision::IEEE>
 void dot_kernel(Ptr<In> a, Ptr<In> b, Ptr<Acc> c, Const<int> BM, Const<int> BN, Const<int> BK) {
   Tensor rm = program_id(0) * BM + arange(0, BM);
   Tensor rn = program_id(1) * BN + arange(0, BN);
   Tensor rk = arange(0, BK);
   Tensor x = load(a + expand_dims(rm, 1) * BK + expand_dims(rk, 0));
   Tensor y = load(b + expand_dims(rk, 1) * (num_programs(1) * BN) + expand_dims(rn, 0));
-  Tensor acc = dot(x, y, zeros<Acc>({BM, BN}));
+  Tensor acc = dot(x, y, zeros<Acc>({BM, BN}), Precision);
   store(c + expand_dims(rm, 1) * (num_programs(1) * BN) + expand_dims(rn, 0), acc);
 }
 
@@ -177,6 +177,25 @@ void loop_kernel(Ptr<f32> a, Ptr<f32> out, Int n, Int steps, Const<int> BLOCK) {
 
 // ---- the case lists
 
+// The library matmul (kernels/matmul.h's parameters) on M x N x K with BM x BN x BK blocks; f16 inputs in [-1, 1),
+// i8 ones in [-128, 128).
+struct MatmulShape { int64_t M, N, K; int BM, BN, BK, warps; };
+CheckCase matmulCase(const std::string& name, KernelDef k, ScalarKind in, ScalarKind acc, MatmulShape s, double tol) {
+  CheckCase c{name + " " + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) + " blocks " +
+                  std::to_string(s.BM) + "x" + std::to_string(s.BN) + "x" + std::to_string(s.BK) +
+                  " warps=" + std::to_string(s.warps),
+              std::move(k),
+              {{"BM", int64_t(s.BM)}, {"BN", int64_t(s.BN)}, {"BK", int64_t(s.BK)}, {"GROUP_M", int64_t(4)}},
+              {cdiv(s.M, s.BM) * cdiv(s.N, s.BN), 1, 1}, {}};
+  const bool isInt = in == ScalarKind::I8;
+  c.args = {randomBuffer(in, s.M * s.K, 7, isInt ? -128 : -1, isInt ? 128 : 1),
+            randomBuffer(in, s.K * s.N, 8, isInt ? -128 : -1, isInt ? 128 : 1), zeroBuffer(acc, s.M * s.N),
+            s.M, s.N, s.K, s.K, int64_t(1), s.N, int64_t(1), s.N, int64_t(1)};
+  c.numWarps = s.warps;
+  c.atol = c.rtol = tol;  // f32 accumulation in another order; i8 exact
+  return c;
+}
+
 std::vector<CheckCase> tutorialCases() {
   std::vector<CheckCase> cases;
   for (int64_t n : {98432, 100003}) {
@@ -207,22 +226,17 @@ std::vector<CheckCase> tutorialCases() {
     c.rtol = 1e-4;
     cases.push_back(c);
   }
-  struct MatmulShape { int64_t M, N, K; int BM, BN, BK, warps; };
   for (MatmulShape s : {MatmulShape{131, 75, 90, 32, 32, 32, 4}, MatmulShape{512, 256, 128, 64, 64, 32, 4},
-                        MatmulShape{256, 256, 256, 128, 128, 32, 8}}) {
-    CheckCase c{"tutorial matmul " + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) +
-                    " blocks " + std::to_string(s.BM) + "x" + std::to_string(s.BN) + "x" + std::to_string(s.BK) +
-                    " warps=" + std::to_string(s.warps),
-                kernels::matmul_kernel(),
-                {{"BM", int64_t(s.BM)}, {"BN", int64_t(s.BN)}, {"BK", int64_t(s.BK)}, {"GROUP_M", int64_t(4)}},
-                {cdiv(s.M, s.BM) * cdiv(s.N, s.BN), 1, 1}, {}};
-    c.args = {randomBuffer(ScalarKind::F16, s.M * s.K, 7), randomBuffer(ScalarKind::F16, s.K * s.N, 8),
-              zeroBuffer(ScalarKind::F32, s.M * s.N), s.M, s.N, s.K, s.K, int64_t(1), s.N, int64_t(1), s.N, int64_t(1)};
-    c.numWarps = s.warps;
-    c.atol = 1e-4;
-    c.rtol = 1e-4;  // f32 accumulation in another order
-    cases.push_back(c);
-  }
+                        MatmulShape{256, 256, 256, 128, 128, 32, 8}})
+    cases.push_back(matmulCase("tutorial matmul", kernels::matmul_kernel(), ScalarKind::F16, ScalarKind::F32, s, 1e-4));
+  // The matmul on the other tensor-core inputs (mma.sync s8 m16n8k32 and tf32 m16n8k8 on NVIDIA), ragged in M, N
+  // and K (masked loads), on one block and on several.
+  for (MatmulShape s : {MatmulShape{131, 75, 90, 32, 32, 32, 4}, MatmulShape{131, 75, 90, 64, 64, 64, 4},
+                        MatmulShape{200, 136, 100, 128, 64, 64, 8}})
+    cases.push_back(matmulCase("matmul i8", kernels::matmul_kernel_of<i8>("i8"), ScalarKind::I8, ScalarKind::I32, s, 0));
+  for (MatmulShape s : {MatmulShape{131, 75, 90, 32, 32, 16, 4}, MatmulShape{131, 75, 90, 64, 64, 32, 4},
+                        MatmulShape{200, 136, 100, 128, 64, 32, 8}})
+    cases.push_back(matmulCase("matmul tf32", kernels::matmul_tf32_kernel(), ScalarKind::F32, ScalarKind::F32, s, 1e-5));
   return cases;
 }
 
@@ -318,7 +332,8 @@ std::vector<CheckCase> opCases() {
     }
   }
 
-  // dot: tensor cores for f16/bf16, FMA for f32 (ieee) and i8.
+  // dot: on NVIDIA tensor cores for f16/bf16, f32 allowing tf32, and i8 with K % 32 == 0 (the 32x32x16 one runs
+  // on FMAs); FMA for f32 (ieee) everywhere.
   struct DotShape { int M, N, K, BM, BN, warps; };
   for (DotShape s : {DotShape{64, 64, 32, 64, 64, 4}, DotShape{128, 128, 64, 128, 64, 8}, DotShape{32, 32, 16, 16, 16, 1}}) {
     std::string shape = std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) + " warps=" +
@@ -339,6 +354,8 @@ std::vector<CheckCase> opCases() {
     add("bf16->f32", kernel("dot_bf16", dot_kernel<bf16, f32>, {"a", "b", "c", "BM", "BN", "BK"}),
         ScalarKind::BF16, ScalarKind::F32, 1e-5);
     add("f32->f32 ieee", kernel("dot_f32", dot_kernel<f32, f32>, {"a", "b", "c", "BM", "BN", "BK"}),
+        ScalarKind::F32, ScalarKind::F32, 1e-5);
+    add("f32->f32 tf32", kernel("dot_tf32", dot_kernel<f32, f32, InputPrecision::TF32>, {"a", "b", "c", "BM", "BN", "BK"}),
         ScalarKind::F32, ScalarKind::F32, 1e-5);
     add("i8->i32", kernel("dot_i8", dot_kernel<i8, i32>, {"a", "b", "c", "BM", "BN", "BK"}), ScalarKind::I8,
         ScalarKind::I32, 0);

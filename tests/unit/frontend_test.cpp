@@ -186,6 +186,23 @@ TEST(Tracing, ConstParametersSpecialize) {
   EXPECT_EQ(m64->functions()[0]->attrs().at("BLOCK").getInt(), 64);
 }
 
+TEST(Tracing, DotCarriesItsInputPrecision) {
+  // TF32 is a Const here so one kernel traces both ways.
+  auto k = kernel("k", +[](Ptr<f32> a, Ptr<f32> out, Const<int> TF32) {
+    Tensor offs = expand_dims(arange(0, 16), 1) * 16 + expand_dims(arange(0, 16), 0);
+    Tensor x = load(a + offs);
+    Tensor acc = zeros<f32>({16, 16});
+    Tensor d = TF32 ? dot(x, x, acc, InputPrecision::TF32) : dot(x, x, acc);
+    store(out + offs, d);
+  }, {"a", "out", "TF32"});
+  for (int tf32 : {0, 1}) {
+    auto m = k.trace({{"TF32", tf32}});
+    ir::Op* d = firstOp(*m->functions()[0], ir::OpKind::Dot);
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->stringAttr("input_precision"), tf32 ? "tf32" : "ieee");
+  }
+}
+
 TEST(Tracing, PromotionFollowsTheDocumentedRules) {
   auto k = kernel("k", +[](Ptr<f16> h, Ptr<i8> b, Ptr<u32> u, Ptr<f32> out) {
     Tensor x = load(h);           // f16

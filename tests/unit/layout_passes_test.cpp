@@ -263,7 +263,7 @@ TEST(LayoutPipeline, ReductionsAndLoopsKeepResults) {
   EXPECT_EQ(max1[3], rowMax);
 }
 
-TEST(LayoutPipeline, DotKeepsResultsWithBlockedOperands) {
+TEST(LayoutPipeline, DotTakesItsOperandsAsLoadedAndKeepsResults) {
   auto before = parse(kMatmul);
   auto after = parse(kMatmul);
   ir::Function& f = *after->functions().front();
@@ -271,8 +271,11 @@ TEST(LayoutPipeline, DotKeepsResultsWithBlockedOperands) {
   expectEveryTileHasLayout(f);
   f.walk([&](ir::Op* op) {
     if (!op->is(ir::OpKind::Dot)) return;
-    for (ir::Value* v : op->operands())
-      EXPECT_EQ(ir::Layout::ofType(v->type()), ir::defaultBlockedLayout(v->type().shape(), 4, 32));
+    // a and b straight from their coalesced loads (the lowerings stage them from any layout); the accumulator
+    // and the result in the default blocked layout.
+    for (unsigned i = 0; i < 2; ++i)
+      EXPECT_TRUE(op->operand(i)->definingOp()->is(ir::OpKind::Load)) << ir::print(*after);
+    EXPECT_EQ(ir::Layout::ofType(op->operand(2)->type()), ir::defaultBlockedLayout({16, 16}, 4, 32));
     EXPECT_EQ(ir::Layout::ofType(op->result(0)->type()), ir::defaultBlockedLayout({16, 16}, 4, 32));
   });
   std::vector<float> a = randomFloats(16 * 32, 5), b = randomFloats(32 * 16, 6), c1(256), c2(256);
@@ -307,6 +310,61 @@ TEST(LayoutPipeline, PolicyHookAnchorsLayouts) {
     }
     if (op->is(ir::OpKind::Store)) EXPECT_EQ(ir::Layout::ofType(op->operand(1)->type()), wide);
   });
+}
+
+// A tile of pointers carried by a loop in one layout, converted to another for the load on every iteration and
+// advanced by a splat stride: remove-layout-conversions carries it in the load's layout (no conversion left in
+// the loop, where it would move the pointers through shared memory each iteration).
+const char* kCarriedPointers = R"(
+func @walk(%in: ptr<f32> {divisibility = 16}, %out: ptr<f32> {divisibility = 16}, %steps: i32) attributes {num_warps = 1} {
+  %lb = constant {value = 0} : i32
+  %one = constant {value = 1} : i32
+  %c = arange {end = 64, start = 0} : tile<64xi32, #blocked{order = [0], spt = [1], tpw = [32], wpc = [1]}>
+  %ps = splat %in : tile<64xptr<f32>, #blocked{order = [0], spt = [1], tpw = [32], wpc = [1]}>
+  %p0 = addptr %ps, %c : tile<64xptr<f32>, #blocked{order = [0], spt = [1], tpw = [32], wpc = [1]}>
+  %z = constant {value = 0.0} : tile<64xf32, #blocked{order = [0], spt = [2], tpw = [32], wpc = [1]}>
+  %sum, %pend = for %lb, %steps, %one, %z, %p0 : tile<64xf32, #blocked{order = [0], spt = [2], tpw = [32], wpc = [1]}>, tile<64xptr<f32>, #blocked{order = [0], spt = [1], tpw = [32], wpc = [1]}> {
+  ^(%i: i32, %acc: tile<64xf32, #blocked{order = [0], spt = [2], tpw = [32], wpc = [1]}>, %p: tile<64xptr<f32>, #blocked{order = [0], spt = [1], tpw = [32], wpc = [1]}>):
+    %pc = convert_layout %p : tile<64xptr<f32>, #blocked{order = [0], spt = [2], tpw = [32], wpc = [1]}>
+    %row = load %pc : tile<64xf32, #blocked{order = [0], spt = [2], tpw = [32], wpc = [1]}>
+    %acc2 = add %acc, %row : tile<64xf32, #blocked{order = [0], spt = [2], tpw = [32], wpc = [1]}>
+    %c64 = constant {value = 64} : i32
+    %stride = splat %c64 : tile<64xi32, #blocked{order = [0], spt = [1], tpw = [32], wpc = [1]}>
+    %p2 = addptr %p, %stride : tile<64xptr<f32>, #blocked{order = [0], spt = [1], tpw = [32], wpc = [1]}>
+    yield %acc2, %p2
+  }
+  %os = splat %out : tile<64xptr<f32>, #blocked{order = [0], spt = [2], tpw = [32], wpc = [1]}>
+  %c2 = arange {end = 64, start = 0} : tile<64xi32, #blocked{order = [0], spt = [2], tpw = [32], wpc = [1]}>
+  %op = addptr %os, %c2 : tile<64xptr<f32>, #blocked{order = [0], spt = [2], tpw = [32], wpc = [1]}>
+  store %op, %sum
+  return
+}
+)";
+
+TEST(RemoveLayoutConversions, CarriesAnAdvancedPointerTileInItsLoadsLayout) {
+  auto before = parse(kCarriedPointers);
+  auto after = parse(kCarriedPointers);
+  ir::Function& f = *after->functions().front();
+  transforms::PassManager pm;
+  pm.setVerifyEach(true);
+  pm.add(transforms::createRemoveLayoutConversionsPass());
+  pm.run(f);
+  const ir::Layout loadLayout = ir::Layout::blocked({2}, {32}, {1}, {0});
+  int loops = 0;
+  f.walk([&](ir::Op* op) {
+    if (!op->is(ir::OpKind::For)) return;
+    ++loops;
+    for (const auto& inner : op->region(0)->ops())
+      EXPECT_FALSE(inner->is(ir::OpKind::ConvertLayout)) << ir::print(*after);
+    EXPECT_EQ(ir::Layout::ofType(op->region(0)->argument(2)->type()), loadLayout) << ir::print(*after);
+  });
+  EXPECT_EQ(loops, 1);
+
+  std::vector<float> in = randomFloats(64 * 5, 7), out1(64), out2(64);
+  interp::run(*before->functions().front(), {bufferOf(in), bufferOf(out1), int64_t(5)}, {1, 1, 1});
+  interp::run(f, {bufferOf(in), bufferOf(out2), int64_t(5)}, {1, 1, 1});
+  EXPECT_TRUE(sameBits(out1, out2));
+  EXPECT_EQ(out1[3], in[3] + in[67] + in[131] + in[195] + in[259]);
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
-// The mma.sync m16n8k16 lowering of `dot`. No GPU runs here, so correctness is checked on the host:
+// The mma.sync lowering of `dot`. No GPU runs here, so correctness is checked on the host:
 //  * the index arithmetic (MmaFragments.h) against the PTX ISA's fragment tables and ldmatrix semantics, which
-//    this file encodes independently, through a simulation of a whole dot (staging, ldmatrix, mma, accumulator
-//    registers) compared with A·B + C;
-//  * the layout policy: fragment layouts exactly for f16/bf16 dots;
+//    this file encodes independently, through a simulation of a whole m16n8k16 dot (staging, ldmatrix, mma,
+//    accumulator registers) compared with A·B + C (the s8 and tf32 operand loads are checked against the
+//    emulator's fragment tables in sim_warpmatrix_backends_test.cpp, and whole dots under the emulator by the
+//    gpu_check_sim tests);
+//  * the layout policy: fragment layouts exactly for the dots kMmaTiles lists;
 //  * the tutorial matmul through the layout pipeline with the NVPTX layout policy reaches mma.sync, and ptxas
 //    accepts it for sm_80 and sm_90a without spills.
 // The emitted PTX of fixed dots (mma/ldmatrix counts, the FMA fallbacks) is checked by tests/lit/nvptx/mma-*.tir.
@@ -10,6 +12,7 @@
 
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "NVPTXTestUtil.h"
 #include "backends/common/ThreadMap.h"
@@ -70,43 +73,58 @@ ir::Layout mmaLayout(int64_t warps) { return ir::Layout::blocked({1, 2}, {8, 4},
 // ---- pure arithmetic
 
 TEST(MmaFragments, SwizzleIsAPermutationWithinRowsAndMatchesTheSharedLayout) {
-  for (int64_t rowLength : {8, 16, 32, 64, 128, 256}) {
-    MmaSwizzle s = mmaSwizzleFor(rowLength);
-    ir::Layout shared = ir::Layout::shared(kMmaChunkElements, s.perPhase, s.maxPhase, {1, 0});
-    const int64_t rows = 32;
-    for (int64_t r = 0; r < rows; ++r) {
-      std::set<int64_t> seen;
-      for (int64_t c = 0; c < rowLength; ++c) {
-        int64_t idx = mmaSwizzledIndex(s, r, c);
-        EXPECT_EQ(idx / rowLength, r);
-        seen.insert(idx);
-        EXPECT_EQ(idx, shared.sharedOffset({rows, rowLength}, {r, c})) << rowLength << " " << r << " " << c;
+  for (int64_t elementBytes : {1, 2, 4})
+    for (int64_t rowBytes : {16, 32, 64, 128, 256, 512}) {
+      const int64_t rowLength = rowBytes / elementBytes, chunk = 16 / elementBytes;
+      SCOPED_TRACE(std::to_string(elementBytes) + "-byte elements, rows of " + std::to_string(rowLength));
+      MmaSwizzle s = mmaSwizzleFor(rowLength, elementBytes);
+      EXPECT_EQ(s.chunkElements, chunk);
+      ir::Layout shared = ir::Layout::shared(chunk, s.perPhase, s.maxPhase, {1, 0});
+      const int64_t rows = 32;
+      for (int64_t r = 0; r < rows; ++r) {
+        std::set<int64_t> seen;
+        for (int64_t c = 0; c < rowLength; ++c) {
+          int64_t idx = mmaSwizzledIndex(s, r, c);
+          EXPECT_EQ(idx / rowLength, r);
+          seen.insert(idx);
+          EXPECT_EQ(idx, shared.sharedOffset({rows, rowLength}, {r, c})) << r << " " << c;
+        }
+        EXPECT_EQ(static_cast<int64_t>(seen.size()), rowLength);
       }
-      EXPECT_EQ(static_cast<int64_t>(seen.size()), rowLength);
+      // One ldmatrix phase (8 rows, 16 bytes each, same logical chunk) hits 8 distinct 16-byte bank groups.
+      for (int64_t r0 = 0; r0 < rows; r0 += 8)
+        for (int64_t c = 0; c < rowLength; c += chunk) {
+          std::set<int64_t> groups;
+          for (int64_t r = r0; r < r0 + 8; ++r) groups.insert((mmaSwizzledIndex(s, r, c) * elementBytes / 16) % 8);
+          EXPECT_EQ(groups.size(), 8u) << "rows from " << r0 << ", col " << c;
+        }
     }
-    // One ldmatrix phase (8 rows, 16 bytes each, same logical chunk) hits 8 distinct 16-byte bank groups.
-    for (int64_t r0 = 0; r0 < rows; r0 += 8)
-      for (int64_t c = 0; c < rowLength; c += 8) {
-        std::set<int64_t> groups;
-        for (int64_t r = r0; r < r0 + 8; ++r) groups.insert((mmaSwizzledIndex(s, r, c) * 2 / 16) % 8);
-        EXPECT_EQ(groups.size(), 8u) << "row length " << rowLength << ", rows from " << r0 << ", col " << c;
-      }
-  }
 }
 
 TEST(MmaFragments, LdmatrixLaneOffsetsFollowTheTileOrder) {
-  // A x4: tile q = lane / 8 is (0,0) (8,0) (0,8) (8,8), whose delivery gives a0..a3 of the A fragment.
-  const RC aTiles[4] = {{0, 0}, {8, 0}, {0, 8}, {8, 8}};
+  // A x4: tile q = lane / 8 is (0,0) (8,0) (0,16 bytes) (8,16 bytes), whose delivery gives the A fragment's
+  // registers in order.
+  const RC aTiles[4] = {{0, 0}, {8, 0}, {0, 16}, {8, 16}};
   for (int64_t lane = 0; lane < 32; ++lane) {
-    MatrixCoord a = mmaALaneOffset(lane);
-    EXPECT_EQ(a.row, aTiles[lane / 8].row + lane % 8);
-    EXPECT_EQ(a.col, aTiles[lane / 8].col);
+    for (int64_t elementBytes : {1, 2, 4}) {
+      MatrixCoord a = mmaALaneOffset(lane, elementBytes);
+      EXPECT_EQ(a.row, aTiles[lane / 8].row + lane % 8);
+      EXPECT_EQ(a.col * elementBytes, aTiles[lane / 8].col);
+    }
     for (int64_t tiles : {2, 4}) {
       MatrixCoord b = mmaBLaneOffset(lane, tiles);
       EXPECT_EQ(b.row, 8 * ((lane / 8) % tiles) + lane % 8);
       EXPECT_EQ(b.col, 0);
+      // Transposed B: tile q at K bytes 16q of the same 8 rows (N).
+      for (int64_t elementBytes : {1, 4}) {
+        MatrixCoord t = mmaBTransposedLaneOffset(lane, tiles, elementBytes);
+        EXPECT_EQ(t.row, lane % 8);
+        EXPECT_EQ(t.col * elementBytes, 16 * ((lane / 8) % tiles));
+      }
     }
   }
+  EXPECT_FALSE(mmaStagesBTransposed(2));
+  EXPECT_TRUE(mmaStagesBTransposed(1) && mmaStagesBTransposed(4));
 }
 
 TEST(MmaFragments, PlanAcceptsOnlyFragmentShapedAccumulators) {
@@ -178,7 +196,7 @@ TEST(MmaLinearLayouts, LdmatrixTilesPlacedAsMmaDotLoadsThemAreTheOperandFragment
   EXPECT_EQ(ldmatrixFragment(4, false).compose(placeA), mmaOperandAFragment());
   LinearLayout aRows = ldmatrixAddresses(4).compose(placeA.sublayout({"matrix", "row"}, {"dim0", "dim1"}));
   for (int64_t lane = 0; lane < 32; ++lane) {
-    MatrixCoord o = mmaALaneOffset(lane);
+    MatrixCoord o = mmaALaneOffset(lane, 2);
     EXPECT_EQ(aRows.apply({lane}), (Coords{o.row, o.col})) << "lane " << lane;
   }
   // B (K x N): ldmatrix.trans with matrix q at K rows 8q (mmaBLaneOffset); x2 is one K step's fragment.
@@ -296,12 +314,14 @@ TEST(MmaLinearLayouts, NvmmaSharedLayoutsFollowTheSwizzleModes) {
 }
 
 TEST(MmaLinearLayouts, StagingLayoutIsMmaSwizzledIndex) {
-  for (int64_t rowLength : {8, 16, 32, 64, 128, 256}) {
-    LinearLayout offsetOf = mmaStagingLayout(32, rowLength).invert();
-    MmaSwizzle s = mmaSwizzleFor(rowLength);
-    for (int64_t r = 0; r < 32; ++r)
-      for (int64_t c = 0; c < rowLength; ++c) EXPECT_EQ(offsetOf.apply({r, c})[0], mmaSwizzledIndex(s, r, c));
-  }
+  for (int64_t elementBytes : {1, 2, 4})
+    for (int64_t rowBytes : {16, 32, 64, 128, 256, 512}) {
+      const int64_t rowLength = rowBytes / elementBytes;
+      LinearLayout offsetOf = mmaStagingLayout(32, rowLength, elementBytes).invert();
+      MmaSwizzle s = mmaSwizzleFor(rowLength, elementBytes);
+      for (int64_t r = 0; r < 32; ++r)
+        for (int64_t c = 0; c < rowLength; ++c) EXPECT_EQ(offsetOf.apply({r, c})[0], mmaSwizzledIndex(s, r, c));
+    }
 }
 
 // Simulates the whole lowering of acc + a·b for one accumulator layout, with the documented ldmatrix and mma
@@ -320,7 +340,7 @@ void simulateDot(int64_t M, int64_t N, int64_t K, int64_t warps, uint32_t seed) 
   for (double& x : C) x = small(rng);
 
   // Staging: element (r, c) at its swizzled index.
-  MmaSwizzle as = mmaSwizzleFor(K), bs = mmaSwizzleFor(N);
+  MmaSwizzle as = mmaSwizzleFor(K, 2), bs = mmaSwizzleFor(N, 2);
   std::vector<double> aSmem(M * K, NAN), bSmem(K * N, NAN);
   for (int64_t r = 0; r < M; ++r)
     for (int64_t c = 0; c < K; ++c) aSmem.at(mmaSwizzledIndex(as, r, c)) = A[r * K + c];
@@ -352,7 +372,7 @@ void simulateDot(int64_t M, int64_t N, int64_t K, int64_t warps, uint32_t seed) 
       for (int64_t row : plan->fragmentRows) {
         std::vector<int64_t> addr(32);
         for (int64_t l = 0; l < 32; ++l) {
-          MatrixCoord o = mmaALaneOffset(l);
+          MatrixCoord o = mmaALaneOffset(l, 2);
           addr[l] = mmaSwizzledIndex(as, warpRow + row + o.row, k0 + o.col);
           ASSERT_EQ(addr[l] % 8, 0) << "ldmatrix rows must be 16-byte aligned";
         }
@@ -427,9 +447,9 @@ const std::string kMmaLayoutText = "#blocked{order = [1, 0], spt = [1, 2], tpw =
 TEST(NVPTXMma, PolicyChoosesFragmentLayoutOnlyForMmaDots) {
   transforms::PassOptions options;
   options.numWarps = 4;
-  auto dotOf = [](const std::string& in, int64_t M, int64_t N, int64_t K) {
+  auto dotOf = [](const std::string& in, const std::string& precision, int64_t M, int64_t N, int64_t K) {
     const std::string operands = "#blocked{order = [1, 0], spt = [1, 4], tpw = [4, 8], wpc = [4, 1]}";
-    std::string text = dotKernel({in, in == "i8" ? "i32" : "f32", M, N, K, "ieee", operands, kMmaLayoutText});
+    std::string text = dotKernel({in, in == "i8" ? "i32" : "f32", M, N, K, precision, operands, kMmaLayoutText});
     return ir::parseModule(text, "policy.tir");
   };
   NVPTXLayoutPolicy policy(options);
@@ -438,15 +458,22 @@ TEST(NVPTXMma, PolicyChoosesFragmentLayoutOnlyForMmaDots) {
       if (op->is(ir::OpKind::Dot)) return op.get();
     return nullptr;
   };
-  std::unique_ptr<ir::Module> f16 = dotOf("f16", 64, 64, 32);
-  const ir::Op* d = findDot(*f16);
-  ASSERT_NE(d, nullptr);
-  EXPECT_EQ(policy.resultLayout(*d, 0), mmaLayout(4));
-  EXPECT_EQ(policy.operandLayout(*d, 2), mmaLayout(4));
-  for (const char* in : {"f32", "i8"}) {
-    std::unique_ptr<ir::Module> other = dotOf(in, 64, 64, 32);
-    const ir::Op* od = findDot(*other);
-    EXPECT_EQ(policy.resultLayout(*od, 0), ir::defaultBlockedLayout({64, 64}, 4, 32)) << in;
+  // mma shapes: f16 (m16n8k16), i8 (m16n8k32), f32 allowing tf32 (m16n8k8).
+  for (auto [in, precision, K] : std::vector<std::tuple<std::string, std::string, int64_t>>{
+           {"f16", "ieee", 32}, {"bf16", "ieee", 16}, {"i8", "ieee", 32}, {"i8", "ieee", 64}, {"f32", "tf32", 8}}) {
+    std::unique_ptr<ir::Module> m = dotOf(in, precision, 64, 64, K);
+    const ir::Op* d = findDot(*m);
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(policy.resultLayout(*d, 0), mmaLayout(4)) << in << " " << precision << " K=" << K;
+    EXPECT_EQ(policy.operandLayout(*d, 2), mmaLayout(4)) << in << " " << precision << " K=" << K;
+  }
+  // f32 without tf32 (ieee), and K not a multiple of the instruction's: the FMA path's default layout.
+  for (auto [in, precision, K] : std::vector<std::tuple<std::string, std::string, int64_t>>{
+           {"f32", "ieee", 32}, {"i8", "ieee", 16}, {"f32", "tf32", 4}, {"f16", "ieee", 8}}) {
+    std::unique_ptr<ir::Module> m = dotOf(in, precision, 64, 64, K);
+    const ir::Op* d = findDot(*m);
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(policy.resultLayout(*d, 0), ir::defaultBlockedLayout({64, 64}, 4, 32)) << in << " " << precision << " K=" << K;
   }
 }
 

@@ -1,5 +1,6 @@
 // Matrix multiplication (tutorials/04_matmul.md): C = A x B with f16 inputs and an f32 accumulator (the tutorial's
-// kernels; `matmul_of<In>` takes other inputs: bf16, fp8 with an f32 accumulator, i8 with an i32 one). Each program
+// kernels; `matmul_of<In>` takes other inputs: bf16, fp8 with an f32 accumulator, i8 with an i32 one, and f32
+// with `InputPrecision::TF32` for tf32 products). Each program
 // computes one BM x BN tile of C, walking K in BK steps; programs are ordered in groups of GROUP_M rows of tiles so
 // that programs running at the same time share rows of A and columns of B in the L2 cache.
 //
@@ -33,7 +34,8 @@ template <> struct MatmulAccumulator<i8> {
 
 template <class In>
 inline MatmulTile matmul_tile(Ptr<In> a, Ptr<In> b, Int M, Int N, Int K, Int stride_am, Int stride_ak,
-                              Int stride_bk, Int stride_bn, int BM, int BN, int BK, int GROUP_M) {
+                              Int stride_bk, Int stride_bn, int BM, int BN, int BK, int GROUP_M,
+                              InputPrecision precision = InputPrecision::IEEE) {
   // Grouped ordering: program id -> (pm, pn). Consecutive ids walk down a group of GROUP_M tile rows before
   // moving one tile column to the right, instead of sweeping a whole row of C.
   Tensor pid = program_id(0);
@@ -55,7 +57,7 @@ inline MatmulTile matmul_tile(Ptr<In> a, Ptr<In> b, Int M, Int N, Int K, Int str
   for (Tensor k : range(0, K, BK)) {  // acc, a_ptrs and b_ptrs become loop-carried values
     Tensor a_mask = (expand_dims(rm, 1) < M) & (expand_dims(rk, 0) + k < K);
     Tensor b_mask = (expand_dims(rk, 1) + k < K) & (expand_dims(rn, 0) < N);
-    acc = dot(load(a_ptrs, a_mask), load(b_ptrs, b_mask), acc);  // masked-off elements read as 0
+    acc = dot(load(a_ptrs, a_mask), load(b_ptrs, b_mask), acc, precision);  // masked-off elements read as 0
     a_ptrs += BK * stride_ak;
     b_ptrs += BK * stride_bk;
   }
@@ -63,11 +65,12 @@ inline MatmulTile matmul_tile(Ptr<In> a, Ptr<In> b, Int M, Int N, Int K, Int str
 }
 
 // C holds the accumulator as it is (f32, or i32 for i8 inputs).
-template <class In>
+template <class In, InputPrecision Precision = InputPrecision::IEEE>
 inline void matmul_of(Ptr<In> a, Ptr<In> b, Ptr<typename MatmulAccumulator<In>::type> c, Int M, Int N, Int K,
                       Int stride_am, Int stride_ak, Int stride_bk, Int stride_bn, Int stride_cm, Int stride_cn,
                       Const<int> BM, Const<int> BN, Const<int> BK, Const<int> GROUP_M) {
-  MatmulTile t = matmul_tile(a, b, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, BM, BN, BK, GROUP_M);
+  MatmulTile t =
+      matmul_tile(a, b, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, BM, BN, BK, GROUP_M, Precision);
   Tensor c_ptrs = c + expand_dims(t.rows, 1) * stride_cm + expand_dims(t.cols, 0) * stride_cn;
   store(c_ptrs, t.acc, (expand_dims(t.rows, 1) < M) & (expand_dims(t.cols, 0) < N));
 }
@@ -112,6 +115,11 @@ inline KernelDef matmul_kernel() { return kernel("matmul", matmul_of<f16>, matmu
 template <class In>
 inline KernelDef matmul_kernel_of(const std::string& inputName) {
   return kernel("matmul_" + inputName, matmul_of<In>, matmul_param_names());
+}
+
+// matmul on f32 inputs rounded to tf32 (tensor cores on NVIDIA GPUs; the FMA path elsewhere).
+inline KernelDef matmul_tf32_kernel() {
+  return kernel("matmul_tf32", matmul_of<f32, InputPrecision::TF32>, matmul_param_names());
 }
 
 inline std::vector<std::string> matmul_epilogue_param_names() {
