@@ -14,7 +14,7 @@ namespace {
 
 template <class Switch>
 struct PingPong {
-  typename Switch::Context host;
+  typename BasicFiber<Switch>::Context host;
   BasicFiber<Switch>* fibers[2] = {};
   long remaining = 0;
 
@@ -28,7 +28,7 @@ struct PingPong {
     BasicFiber<Switch>& me = *self->fibers[arg->index];
     BasicFiber<Switch>& other = *self->fibers[1 - arg->index];
     while (--self->remaining > 0) me.suspendTo(other);
-    me.suspendTo(self->host);
+    me.exitTo(self->host);
   }
 };
 

@@ -3,6 +3,7 @@
 // JitKernel and one cache, and LoadedKernel's shared launch path over a recording runtime (no GPU needed).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <regex>
 #include <tuple>
@@ -68,7 +69,8 @@ class RecordingRuntime final : public DeviceRuntime {
     for (int d = 0; d < 3; ++d) lastGrid[d] = grid[d], lastBlock[d] = block[d];
     lastShared = sharedBytes;
     lastStream = stream.handle();
-    lastFirstParam = params ? *static_cast<uint64_t*>(params[0]) : 0;
+    lastFirstParam = 0;
+    if (params) std::memcpy(&lastFirstParam, params[0], firstParamBytes);
     ++launches;
   }
 
@@ -81,6 +83,7 @@ class RecordingRuntime final : public DeviceRuntime {
   unsigned lastGrid[3] = {}, lastBlock[3] = {}, lastShared = 0;
   void* lastStream = nullptr;
   uint64_t lastFirstParam = 0;
+  size_t firstParamBytes = 8;  // how many bytes of the first parameter to record (a pointer's)
 
  private:
   std::string target_, api_, format_;
@@ -279,7 +282,9 @@ TEST(JitRuntimeLoadedKernel, CudaStyleRuntimeRaisesTheSharedLimitAndPassesDynami
   cuda.isAvailable = true;
   LoadedKernel loaded(compiled, {ir::Type::i32()}, cuda);
   EXPECT_EQ(cuda.raisedTo, 64 * 1024);
+  cuda.firstParamBytes = 4;  // the i32, packed in 4 bytes
   loaded.launch({1, 1, 1}, {5}, nullptr);
+  EXPECT_EQ(cuda.lastFirstParam, 5u);
   EXPECT_EQ(cuda.lastBlock[0], 256u);
   EXPECT_EQ(cuda.lastShared, 64u * 1024);
 }

@@ -18,7 +18,7 @@ namespace {
 template <class Switch>
 struct PingPong {
   using Fiber = BasicFiber<Switch>;
-  typename Switch::Context host;
+  typename BasicFiber<Switch>::Context host;
   Fiber* fiber = nullptr;
   std::vector<int> trace;
   int rounds = 0;
@@ -35,7 +35,7 @@ struct PingPong {
       self->fiber->suspendTo(self->host);
     }
     self->trace.push_back(static_cast<int>((a + b + c) % 1000));
-    self->fiber->suspendTo(self->host);
+    self->fiber->exitTo(self->host);
     ADD_FAILURE() << "a finished fiber was resumed";
   }
 };
@@ -83,7 +83,7 @@ TYPED_TEST(SimFiberTest, RearmingRestartsFromTheTop) {
 
 template <class Switch>
 struct Chain {
-  typename Switch::Context host;
+  typename BasicFiber<Switch>::Context host;
   std::vector<BasicFiber<Switch>*> fibers;
   std::vector<int> order;
   struct Arg {
@@ -95,8 +95,8 @@ struct Chain {
     Chain* c = arg->chain;
     c->order.push_back(arg->index);
     size_t next = static_cast<size_t>(arg->index) + 1;
-    if (next < c->fibers.size()) c->fibers[arg->index]->suspendTo(*c->fibers[next]);
-    else c->fibers[arg->index]->suspendTo(c->host);
+    if (next < c->fibers.size()) c->fibers[arg->index]->exitTo(*c->fibers[next]);
+    else c->fibers[arg->index]->exitTo(c->host);
   }
 };
 
@@ -116,7 +116,7 @@ TYPED_TEST(SimFiberTest, FibersSwitchDirectlyToEachOther) {
 
 template <class Switch>
 struct RoundingProbe {
-  typename Switch::Context host;
+  typename BasicFiber<Switch>::Context host;
   BasicFiber<Switch>* fiber = nullptr;
   int modeAtStart = -1;
   static void entry(void* arg) {
@@ -125,7 +125,7 @@ struct RoundingProbe {
     std::fesetround(FE_UPWARD);  // this fiber's own mode
     self->fiber->suspendTo(self->host);
     self->modeAtStart = std::fegetround();  // still its own after the host changed its mode
-    self->fiber->suspendTo(self->host);
+    self->fiber->exitTo(self->host);
   }
 };
 
@@ -161,21 +161,21 @@ TEST(SimFiberAsm, FreshFiberStartsWithDefaultFloatingPointControl) {
 
 template <class Switch>
 struct AlignmentAndExceptions {
-  typename Switch::Context host;
+  typename BasicFiber<Switch>::Context host;
   BasicFiber<Switch>* fiber = nullptr;
-  uintptr_t alignedLocal = 1;
+  uintptr_t frame = 1;  // 16-byte aligned when every call on the way kept the ABI's stack alignment
   std::string caught;
   [[gnu::noinline]] static void thrower() { throw std::runtime_error("inside the fiber"); }
   static void entry(void* arg) {
     auto* self = static_cast<AlignmentAndExceptions*>(arg);
-    alignas(16) volatile char local[16] = {};
-    self->alignedLocal = reinterpret_cast<uintptr_t>(&local[0]);
+    // The frame address rather than a local's: under ASan, locals may live on its fake stack, off the fiber's.
+    self->frame = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
     try {
       thrower();
     } catch (const std::exception& e) {
       self->caught = e.what();
     }
-    self->fiber->suspendTo(self->host);
+    self->fiber->exitTo(self->host);
   }
 };
 
@@ -185,13 +185,126 @@ TYPED_TEST(SimFiberTest, StackIsAlignedAndExceptionsUnwindWithinTheFiber) {
   probe.fiber = &fiber;
   fiber.arm(&AlignmentAndExceptions<TypeParam>::entry, &probe);
   fiber.resumeFrom(probe.host);
-  EXPECT_EQ(probe.alignedLocal % 16, 0u);
+  EXPECT_EQ(probe.frame % 16, 0u);
   EXPECT_EQ(probe.caught, "inside the fiber");
-  EXPECT_TRUE(fiber.stack().contains(probe.alignedLocal, 16));
+  EXPECT_TRUE(fiber.stack().contains(probe.frame, 16));
 }
 
+template <class Switch>
+struct Exits {
+  typename BasicFiber<Switch>::Context host;
+  BasicFiber<Switch>* fiber = nullptr;
+  int runs = 0;
+  static void entry(void* arg) {
+    auto* self = static_cast<Exits*>(arg);
+    ++self->runs;
+    self->fiber->exitTo(self->host);
+  }
+};
+
+TYPED_TEST(SimFiberTest, AnExitedFiberRunsAgainOnceRearmed) {
+  Exits<TypeParam> exits;
+  BasicFiber<TypeParam> fiber(64 * 1024);
+  exits.fiber = &fiber;
+  for (int run = 1; run <= 3; ++run) {
+    fiber.arm(&Exits<TypeParam>::entry, &exits);
+    fiber.resumeFrom(exits.host);
+    EXPECT_EQ(exits.runs, run);
+  }
+}
+
+#if defined(TESSERA_SIM_ASAN_FIBERS)
+// Under AddressSanitizer, which is told of every switch (FiberSanitizer.h). The probes are dynamic stack
+// allocations: ASan keeps those on the real stack between poisoned redzones (fixed-size locals may live on its
+// fake stack instead), and a frame that never returns leaves its redzones poisoned.
+template <class Switch>
+struct RedzoneProbe {
+  typename BasicFiber<Switch>::Context host;
+  BasicFiber<Switch>* fiber = nullptr;
+  const char* redzone = nullptr;  // just past a 32-byte dynamic stack allocation
+  bool poisonedInFrame = false;
+  bool poisonedLater = true;
+
+  // Makes the allocation, then leaves the frame without returning: by throwing, or by switching away for good.
+  [[gnu::noinline]] static void allocateThenLeave(RedzoneProbe* self, bool throwing) {
+    volatile size_t bytes = 32;  // not a constant: a constant-size allocation could become a fixed local
+    auto* buffer = static_cast<char*>(__builtin_alloca(bytes));
+    buffer[0] = 1;
+    self->redzone = buffer + bytes;
+    self->poisonedInFrame = __asan_address_is_poisoned(self->redzone);
+    if (throwing) throw std::runtime_error("unwinds the frame");
+    self->fiber->suspendTo(self->host);
+    ADD_FAILURE() << "an abandoned fiber was resumed";
+  }
+  static void throwAndCatch(void* arg) {
+    auto* self = static_cast<RedzoneProbe*>(arg);
+    try {
+      allocateThenLeave(self, true);
+    } catch (const std::exception&) {
+    }
+    self->poisonedLater = __asan_address_is_poisoned(self->redzone);
+    self->fiber->exitTo(self->host);
+  }
+  static void suspendInside(void* arg) { allocateThenLeave(static_cast<RedzoneProbe*>(arg), false); }
+  static void probeAtStart(void* arg) {
+    auto* self = static_cast<RedzoneProbe*>(arg);
+    self->poisonedLater = __asan_address_is_poisoned(self->redzone);
+    self->fiber->exitTo(self->host);
+  }
+};
+
+TYPED_TEST(SimFiberTest, AsanUnpoisonsTheFramesAnExceptionUnwindsOnAFiber) {
+  RedzoneProbe<TypeParam> probe;
+  BasicFiber<TypeParam> fiber(64 * 1024);
+  probe.fiber = &fiber;
+  fiber.arm(&RedzoneProbe<TypeParam>::throwAndCatch, &probe);
+  fiber.resumeFrom(probe.host);
+  EXPECT_TRUE(probe.poisonedInFrame);
+  EXPECT_FALSE(probe.poisonedLater) << "ASan did not know the fiber's stack when the exception was thrown";
+}
+
+// Only the assembly switch needs the re-arm's unpoisoning: ASan's own swapcontext interceptor already clears the
+// stack it switches to, so the ucontext case passes with or without FiberSanitizer.
+TYPED_TEST(SimFiberTest, AsanForgetsAnAbandonedRunWhenTheFiberIsRearmed) {
+  RedzoneProbe<TypeParam> probe;
+  BasicFiber<TypeParam> fiber(64 * 1024);
+  probe.fiber = &fiber;
+  fiber.arm(&RedzoneProbe<TypeParam>::suspendInside, &probe);
+  fiber.resumeFrom(probe.host);
+  EXPECT_TRUE(probe.poisonedInFrame);
+  fiber.arm(&RedzoneProbe<TypeParam>::probeAtStart, &probe);
+  fiber.resumeFrom(probe.host);
+  EXPECT_FALSE(probe.poisonedLater) << "the abandoned run's redzones were still poisoned";
+}
+
+template <class Switch>
+struct FakeStackProbe {
+  typename BasicFiber<Switch>::Context host;
+  BasicFiber<Switch>* fiber = nullptr;
+  void* onFiber = nullptr;
+  static void entry(void* arg) {
+    auto* self = static_cast<FakeStackProbe*>(arg);
+    self->onFiber = __asan_get_current_fake_stack();
+    self->fiber->exitTo(self->host);
+  }
+};
+
+TYPED_TEST(SimFiberTest, AsanGivesEachFiberItsOwnFakeStack) {
+  void* onHost = __asan_get_current_fake_stack();
+  if (!onHost) GTEST_SKIP() << "ASan's use-after-return checks are off (detect_stack_use_after_return=0)";
+  FakeStackProbe<TypeParam> probe;
+  BasicFiber<TypeParam> fiber(64 * 1024);
+  probe.fiber = &fiber;
+  fiber.arm(&FakeStackProbe<TypeParam>::entry, &probe);
+  fiber.resumeFrom(probe.host);
+  EXPECT_NE(probe.onFiber, nullptr);
+  EXPECT_NE(probe.onFiber, onHost) << "the fiber's frames went to the host thread's fake stack";
+  EXPECT_EQ(__asan_get_current_fake_stack(), onHost);
+}
+#endif
+
 struct Overflow {
-  NativeContextSwitch::Context host;
+  Fiber::Context host;
   // Deep enough to overflow any test stack; the bound only keeps the compiler from calling it infinite.
   [[gnu::noinline]] static int recurse(int depth) {
     volatile char frame[4096];

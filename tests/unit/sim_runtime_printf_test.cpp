@@ -69,9 +69,11 @@ TEST(SimRuntimeAmdPrintf, FormatRecordsUnescape) {
   EXPECT_THROW(parseAmdPrintfFormat("no colons"), Error);
 }
 
+// A printf buffer: its header (bytes used, capacity), then the words. The header may claim less capacity than
+// the words take (an overfull buffer); the allocation still holds them all.
 std::vector<uint8_t> buffer(const std::vector<uint32_t>& words, uint32_t capacity = 64) {
-  std::vector<uint8_t> b(capacity);
   uint32_t used = static_cast<uint32_t>(words.size() * 4);
+  std::vector<uint8_t> b(std::max<size_t>(capacity, 8 + used));
   std::memcpy(b.data(), &used, 4);
   std::memcpy(b.data() + 4, &capacity, 4);
   std::memcpy(b.data() + 8, words.data(), used);

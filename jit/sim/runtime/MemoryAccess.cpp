@@ -147,7 +147,8 @@ namespace {
 void* atomicTarget(Worker& w, SimThread& t, const Site& s, Resolved& r, uint64_t address, uint32_t bytes,
                    uint32_t siteId) {
   if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8)
-    w.fail(t, FindingKind::InvalidCall, siteId, "an atomic of " + std::to_string(bytes) + " bytes (1, 2, 4 or 8)");
+    w.fail(t, FindingKind::InvalidCall, siteId,
+           [&] { return "an atomic of " + std::to_string(bytes) + " bytes (1, 2, 4 or 8)"; });
   r = resolve(w, t, address, bytes, s.space);
   if (!admissible(w, t, r, address, bytes, s.align, s.space, siteId, true)) return nullptr;
   if (address % bytes) {  // a host atomic needs natural alignment (reported by admissible when checks are on)
@@ -187,8 +188,9 @@ uint64_t atomicRmwMemory(SimThread& t, uint32_t op, uint64_t address, uint64_t v
   return atomicAccess(t, address, bytes, siteId, [&](Worker& w, void* p) {
     std::optional<uint64_t> old = hostAtomicRmw(op, p, value, bytes);
     if (!old)
-      w.fail(t, FindingKind::InvalidCall, siteId,
-             "atomic operation " + std::to_string(op) + " does not exist on " + std::to_string(bytes) + " bytes");
+      w.fail(t, FindingKind::InvalidCall, siteId, [&] {
+        return "atomic operation " + std::to_string(op) + " does not exist on " + std::to_string(bytes) + " bytes";
+      });
     return *old;
   });
 }
@@ -241,9 +243,10 @@ void asyncCopy(SimThread& t, uint64_t sharedAddress, uint64_t globalAddress, uin
   Worker& w = *t.worker;
   w.site(t, siteId);
   if ((bytes != 4 && bytes != 8 && bytes != 16) || sourceBytes > bytes)
-    w.fail(t, FindingKind::InvalidCall, siteId,
-           "cp.async of " + std::to_string(bytes) + " bytes reading " + std::to_string(sourceBytes) +
-               " (4, 8 or 16 bytes, reading at most as many)");
+    w.fail(t, FindingKind::InvalidCall, siteId, [&] {
+      return "cp.async of " + std::to_string(bytes) + " bytes reading " + std::to_string(sourceBytes) +
+             " (4, 8 or 16 bytes, reading at most as many)";
+    });
   Resolved to = resolve(w, t, sharedAddress, bytes, AddressSpace::Shared);
   if (!admissible(w, t, to, sharedAddress, bytes, bytes, AddressSpace::Shared, siteId, true)) return;
   Resolved from{Target::Global, 0};

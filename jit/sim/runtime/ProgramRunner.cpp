@@ -113,14 +113,14 @@ void ProgramRunner::exitThread(SimThread& t) {
   liveLanes_[t.warp] &= ~(uint64_t{1} << t.lane);
   // The threads still waiting at a barrier may be all that is left.
   if (barrierArrived_ > 0 && barrierArrived_ == live_) releaseBarrier(t);
-  switchAway(t);
+  switchAway(t, /*exiting=*/true);
   __builtin_unreachable();  // an exited thread is never resumed
 }
 
 void ProgramRunner::endProgram(SimThread& t) {
   ended_ = true;
   setCurrentThread(nullptr);
-  fibers_[t.index]->suspendTo(host_);
+  fibers_[t.index]->exitTo(host_);
   __builtin_unreachable();  // the host context never resumes a fiber of an ended program
 }
 
@@ -130,10 +130,12 @@ void ProgramRunner::makeReady(uint32_t index) {
   threads_[index].state = ThreadState::Ready;
 }
 
-void ProgramRunner::switchAway(SimThread& t) {
+void ProgramRunner::switchAway(SimThread& t, bool exiting) {
+  Fiber& self = *fibers_[t.index];
   if (readyCount_ == 0) {
     setCurrentThread(nullptr);
-    fibers_[t.index]->suspendTo(host_);
+    if (exiting) self.exitTo(host_);
+    else self.suspendTo(host_);
     return;
   }
   uint32_t next = ready_[readyHead_];
@@ -141,15 +143,16 @@ void ProgramRunner::switchAway(SimThread& t) {
   --readyCount_;
   SimThread& n = threads_[next];
   n.state = ThreadState::Running;
-  if (next == t.index) return;
+  if (next == t.index) return;  // an exiting thread is in no queue
   setCurrentThread(&n);
-  fibers_[t.index]->suspendTo(*fibers_[next]);
+  if (exiting) self.exitTo(*fibers_[next]);
+  else self.suspendTo(*fibers_[next]);
 }
 
 void ProgramRunner::yield(SimThread& t) {
   if (readyCount_ == 0) return;
   makeReady(t.index);
-  switchAway(t);
+  switchAway(t, /*exiting=*/false);
 }
 
 void ProgramRunner::barrier(SimThread& t, uint32_t site) {
@@ -166,7 +169,7 @@ void ProgramRunner::barrier(SimThread& t, uint32_t site) {
     releaseBarrier(t);
     return;
   }
-  switchAway(t);
+  switchAway(t, /*exiting=*/false);
 }
 
 void ProgramRunner::releaseBarrier(const SimThread& releaser) {
@@ -198,7 +201,7 @@ void ProgramRunner::collective(SimThread& t, CollectiveKind kind, uint64_t mask,
   t.state = ThreadState::AtCollective;
   t.waitSite = site;
   if (joined->arrived != mask) {
-    switchAway(t);
+    switchAway(t, /*exiting=*/false);
     return;  // resumed: the last lane to arrive resolved it
   }
   PendingCollective done = *joined;

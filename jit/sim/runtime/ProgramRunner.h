@@ -87,8 +87,8 @@ class ProgramRunner {
   void threadMain(SimThread& t);
   [[noreturn]] void exitThread(SimThread& t);
   void releaseBarrier(const SimThread& releaser);
-  // Suspends `t` and runs the next ready thread (or, with none, the host context).
-  void switchAway(SimThread& t);
+  // Suspends `t` and runs the next ready thread (or, with none, the host context). `exiting`: `t` never resumes.
+  void switchAway(SimThread& t, bool exiting);
   void makeReady(uint32_t index);
 
   uint32_t warpSize_;

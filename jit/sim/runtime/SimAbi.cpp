@@ -27,7 +27,8 @@ SimThread& current() {
 
 uint32_t checkedAxis(SimThread& t, uint32_t axis, const char* what) {
   if (axis > 2)
-    t.worker->fail(t, FindingKind::InvalidCall, std::nullopt, std::string(what) + " of axis " + std::to_string(axis));
+    t.worker->fail(t, FindingKind::InvalidCall, std::nullopt,
+                   [&] { return std::string(what) + " of axis " + std::to_string(axis); });
   return axis;
 }
 
@@ -128,9 +129,10 @@ int32_t __tsim_vprintf(const char* format, const void* args, uint32_t site) {
 
 void __tsim_assert_fail(const char* message, const char* file, uint32_t line, const char* function, uint32_t site) {
   SimThread& t = current();
-  std::string text = std::string(message ? message : "") + " (" + (file ? file : "?") + ":" + std::to_string(line) +
-                     (function ? std::string(", in ") + function : std::string()) + ")";
-  t.worker->fail(t, FindingKind::AssertionFailed, site, text);
+  t.worker->fail(t, FindingKind::AssertionFailed, site, [&] {
+    return std::string(message ? message : "") + " (" + (file ? file : "?") + ":" + std::to_string(line) +
+           (function ? std::string(", in ") + function : std::string()) + ")";
+  });
 }
 
 void __tsim_trap(uint32_t site) {

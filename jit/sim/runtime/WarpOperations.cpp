@@ -23,16 +23,18 @@ std::string hex(uint64_t v) {
 // A PTX member mask must name the calling lane.
 void checkMask(SimThread& t, uint64_t mask, uint32_t site, const char* what) {
   if (!(mask >> t.lane & 1))
-    t.worker->fail(t, FindingKind::InvalidCall, site,
-                   std::string(what) + " with mask " + hex(mask) + ", which leaves out the calling lane " +
-                       std::to_string(t.lane));
+    t.worker->fail(t, FindingKind::InvalidCall, site, [&] {
+      return std::string(what) + " with mask " + hex(mask) + ", which leaves out the calling lane " +
+             std::to_string(t.lane);
+    });
 }
 
 void requireWarpOf32(SimThread& t, uint32_t site, const char* what) {
   if (t.worker->runner.warpSize() != 32)
-    t.worker->fail(t, FindingKind::InvalidCall, site,
-                   std::string(what) + " needs 32-lane warps; this program has " +
-                       std::to_string(t.worker->runner.warpSize()) + "-lane waves");
+    t.worker->fail(t, FindingKind::InvalidCall, site, [&] {
+      return std::string(what) + " needs 32-lane warps; this program has " +
+             std::to_string(t.worker->runner.warpSize()) + "-lane waves";
+    });
 }
 
 const WarpMatrixSemantics& matrixSemantics(SimThread& t, uint32_t site) {
@@ -60,7 +62,8 @@ uint32_t shuffle(SimThread& t, uint32_t mode, uint32_t mask, uint32_t value, uin
                  uint32_t clampSegment, uint32_t* valid, uint32_t site) {
   t.worker->site(t, site);
   requireWarpOf32(t, site, "shfl.sync");
-  if (mode > kShuffleBfly) t.worker->fail(t, FindingKind::InvalidCall, site, "shuffle mode " + std::to_string(mode));
+  if (mode > kShuffleBfly)
+    t.worker->fail(t, FindingKind::InvalidCall, site, [&] { return "shuffle mode " + std::to_string(mode); });
   checkMask(t, mask, site, "shfl.sync");
   t.arrival.op = mode;
   t.arrival.value = value;
@@ -74,7 +77,8 @@ uint32_t shuffle(SimThread& t, uint32_t mode, uint32_t mask, uint32_t value, uin
 uint32_t vote(SimThread& t, uint32_t mode, uint32_t mask, uint32_t predicate, uint32_t site) {
   t.worker->site(t, site);
   requireWarpOf32(t, site, "vote.sync");
-  if (mode > kVoteBallot) t.worker->fail(t, FindingKind::InvalidCall, site, "vote mode " + std::to_string(mode));
+  if (mode > kVoteBallot)
+    t.worker->fail(t, FindingKind::InvalidCall, site, [&] { return "vote mode " + std::to_string(mode); });
   checkMask(t, mask, site, "vote.sync");
   t.arrival.op = mode;
   t.arrival.value = predicate != 0;
@@ -95,7 +99,8 @@ void ldmatrix(SimThread& t, uint32_t matrices, uint32_t transpose, uint64_t addr
   t.worker->site(t, site);
   requireWarpOf32(t, site, "ldmatrix");
   if (matrices != 1 && matrices != 2 && matrices != 4)
-    t.worker->fail(t, FindingKind::InvalidCall, site, "ldmatrix of " + std::to_string(matrices) + " matrices");
+    t.worker->fail(t, FindingKind::InvalidCall, site,
+                   [&] { return "ldmatrix of " + std::to_string(matrices) + " matrices"; });
   matrixSemantics(t, site);
   t.arrival.op = matrices;
   t.arrival.operand = transpose != 0;
@@ -109,11 +114,13 @@ void mma(SimThread& t, uint32_t kind, const uint32_t* a, const uint32_t* b, cons
   Worker& w = *t.worker;
   w.site(t, site);
   std::optional<WarpMatrixSemantics::Shape> shape = matrixSemantics(t, site).shape(kind);
-  if (!shape) w.fail(t, FindingKind::Unsupported, site, "mma kind " + std::to_string(kind) + " is not implemented");
+  if (!shape)
+    w.fail(t, FindingKind::Unsupported, site, [&] { return "mma kind " + std::to_string(kind) + " is not implemented"; });
   if (shape->lanes != w.runner.warpSize())
-    w.fail(t, FindingKind::InvalidCall, site,
-           "mma kind " + std::to_string(kind) + " needs " + std::to_string(shape->lanes) + "-lane warps; this program has " +
-               std::to_string(w.runner.warpSize()));
+    w.fail(t, FindingKind::InvalidCall, site, [&] {
+      return "mma kind " + std::to_string(kind) + " needs " + std::to_string(shape->lanes) +
+             "-lane warps; this program has " + std::to_string(w.runner.warpSize());
+    });
   t.arrival.op = kind;
   t.arrival.a = a;
   t.arrival.b = b;

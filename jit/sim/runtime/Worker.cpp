@@ -136,15 +136,11 @@ void Worker::report(FindingKind kind, const SimThread* t, std::optional<uint32_t
   findings.add(std::move(f));
 }
 
-void Worker::fail(SimThread& t, FindingKind kind, std::optional<uint32_t> site, const std::string& message) {
-  report(kind, &t, site, nullptr, message);
-  runner.endProgram(t);
-}
-
 void Worker::invalidSite(SimThread& t, uint32_t id) {
-  fail(t, FindingKind::InvalidCall, std::nullopt,
-       "site " + std::to_string(id) + " is not in the kernel's site table (" + std::to_string(sites.size()) +
-           " sites)");
+  fail(t, FindingKind::InvalidCall, std::nullopt, [&] {
+    return "site " + std::to_string(id) + " is not in the kernel's site table (" + std::to_string(sites.size()) +
+           " sites)";
+  });
 }
 
 void Worker::print(const std::string& text) {

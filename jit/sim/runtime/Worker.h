@@ -65,8 +65,16 @@ class Worker final : public ProgramRunner::Events {
   // Records a finding (if its kind is still under the cap). `site` and `access` are optional.
   void report(FindingKind kind, const SimThread* t, std::optional<uint32_t> site, const AccessDescription* access,
               const std::string& message);
-  // Records a finding and ends the program.
-  [[noreturn]] void fail(SimThread& t, FindingKind kind, std::optional<uint32_t> site, const std::string& message);
+  // Records a finding and ends the program. The message is made here, by `makeMessage()`, and freed before the
+  // program ends: the calling fiber switches away for good, so a string its frames owned would never be freed.
+  template <class MakeMessage>
+  [[noreturn]] void fail(SimThread& t, FindingKind kind, std::optional<uint32_t> site, const MakeMessage& makeMessage) {
+    report(kind, &t, site, nullptr, makeMessage());
+    runner.endProgram(t);
+  }
+  [[noreturn]] void fail(SimThread& t, FindingKind kind, std::optional<uint32_t> site, const char* message) {
+    fail(t, kind, site, [message] { return std::string(message); });
+  }
   // "file:line:col (op)" or "site N" for messages.
   std::string describeSite(uint32_t site) const;
   std::string describeThread(uint32_t thread) const;

@@ -131,7 +131,7 @@ class Generator {
   }
   const Info& info(int slot) const { return info_[static_cast<size_t>(slot)]; }
 
-  // A visible, usable value of this type (bounded when asked), or a new one.
+  // A visible, usable value of this type (bounded when asked), or a new one, whose bound may be unknown.
   int need(K dtype, const std::vector<int>& shape, bool bounded = false) {
     std::vector<int> candidates;
     for (const auto& scope : scopes_)
@@ -444,9 +444,10 @@ class Generator {
     const int a = need(in, {m, k}, bounded), b = need(in, {k, n}, bounded), c = need(acc, {m, n}, bounded);
     std::optional<Bound> r;
     if (bounded) {
-      const Bound ba = *info(a).bound, bb = *info(b).bound, bc = *info(c).bound;
-      r = fit(Bound{ba.maxAbs * bb.maxAbs * std::ldexp(1.0, k) + bc.maxAbs,
-                    std::max(ba.fracBits + bb.fracBits, bc.fracBits)},
+      const auto &ba = info(a).bound, &bb = info(b).bound, &bc = info(c).bound;
+      if (!ba || !bb || !bc) return;  // a new fp8 operand may fit no bound (too few significand bits)
+      r = fit(Bound{ba->maxAbs * bb->maxAbs * std::ldexp(1.0, k) + bc->maxAbs,
+                    std::max(ba->fracBits + bb->fracBits, bc->fracBits)},
               acc);
       if (!r) return;  // the accumulation order would matter
     }
