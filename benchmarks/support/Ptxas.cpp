@@ -10,6 +10,7 @@
 
 #include "benchmarks/support/CpuTime.h"
 #include "ir/Error.h"
+#include "jit/PtxasUsage.h"
 
 namespace tessera::bench {
 
@@ -29,11 +30,6 @@ Output runCommand(const std::string& command) {
   while (fgets(buf, sizeof buf, p)) out.text += buf;
   out.status = pclose(p);
   return out;
-}
-
-int intAfter(const std::string& log, const std::regex& pattern, int group = 1) {
-  std::smatch m;
-  return std::regex_search(log, m, pattern) ? std::stoi(m[group]) : 0;
 }
 
 }  // namespace
@@ -69,16 +65,13 @@ PtxasReport runPtxas(const std::string& ptxas, const std::string& ptx, const std
   std::filesystem::remove(path);
   const std::string& log = out.text;
   if (out.status != 0) throw Error("ptxas failed on the PTX for " + arch + ":\n" + log);
-  std::smatch m;
-  if (!std::regex_search(log, m, std::regex(R"(Used (\d+) registers)")))
-    throw Error("ptxas -v printed no register count:\n" + log);
+  const jit::PtxasUsage usage = jit::parsePtxasVerbose(log);
   PtxasReport r;
-  r.registers = std::stoi(m[1]);
-  const std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
-  r.stackBytes = intAfter(log, frame, 1);
-  r.spillStoreBytes = intAfter(log, frame, 2);
-  r.spillLoadBytes = intAfter(log, frame, 3);
-  r.staticSharedBytes = intAfter(log, std::regex(R"((\d+) bytes smem)"));
+  r.registers = usage.registers;
+  r.stackBytes = usage.stackBytes;
+  r.spillStoreBytes = usage.spillStoreBytes;
+  r.spillLoadBytes = usage.spillLoadBytes;
+  r.staticSharedBytes = usage.staticSharedBytes;
   if (!reported.empty()) r.reportedMs = median(reported);
   r.cpuSeconds = median(cpu);
   return r;
