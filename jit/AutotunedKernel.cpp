@@ -72,13 +72,11 @@ AutotunedKernel::AutotunedKernel(KernelDef def, std::vector<TuneConfig> configs,
                                  AutotuneOptions options, KernelCache& cache)
     : jit_(def, cache), tuner_(def, std::move(configs), std::move(keyNames), std::move(options)) {}
 
-KernelTimer& AutotunedKernel::timerFor(DeviceRuntime& runtime) {
-  if (timer_) return *timer_;
-  if (!isCuda(&runtime))
-    throw Error("autotuned kernel '" + jit_.definition().name() + "': " + runtime.apiName() +
-                " has no clock to tune with; real timing runs on a CUDA GPU (give the tuner a timer with setTimer)");
+KernelTimer* AutotunedKernel::timerFor(DeviceRuntime& runtime) {
+  if (timer_) return timer_.get();
+  if (!isCuda(&runtime)) return nullptr;
   if (!cudaTimer_) cudaTimer_ = std::make_shared<ClockTimer>(makeCudaEventClock(CudaDriver::instance()));
-  return *cudaTimer_;
+  return cudaTimer_.get();
 }
 
 const TuneConfig& AutotunedKernel::select(const ConfigGrid& grid, const std::vector<KernelArg>& args,
@@ -92,11 +90,15 @@ const TuneConfig& AutotunedKernel::select(const ConfigGrid& grid, const std::vec
   const TuningDevice device = tuningDeviceFor(&runtime, resolved.target, resolved.arch);
   TuningHooks hooks;
   hooks.prepare = compileAndPrune(jit_, configs, args, constants, resolved, device);
+  if (!timer_ && !isCuda(&runtime))
+    hooks.cannotBenchmark = "autotuned kernel '" + def.name() + "': " + runtime.apiName() +
+                            " has no clock to tune with; real timing runs on a CUDA GPU (give the tuner a timer "
+                            "with setTimer)";
   hooks.benchmark = [&](size_t i) {
     const Constants merged = mergeTuneConstants(configs[i], constants, def.name());
     const LaunchOptions launchOptions = applyTuneOptions(configs[i], resolved);
     const LaunchGrid g = grid(configs[i]);
-    return timerFor(runtime).milliseconds([&] { jit_.launch(g, args, merged, launchOptions); });
+    return timerFor(runtime)->milliseconds([&] { jit_.launch(g, args, merged, launchOptions); });
   };
   best_ = tuner_.select(tuningKeyFor(def, tuner_.keyNames(), args, constants), device.identity, hooks);
   return configs[*best_];

@@ -66,7 +66,7 @@ class AutotunedKernel {
   JitKernel& jit() { return jit_; }
 
  private:
-  KernelTimer& timerFor(DeviceRuntime& runtime);
+  KernelTimer* timerFor(DeviceRuntime& runtime);  // null where there is none
 
   JitKernel jit_;
   Autotuner tuner_;

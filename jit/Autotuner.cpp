@@ -101,6 +101,7 @@ size_t Autotuner::select(const TuningKey& key, const std::string& device, const 
 }
 
 size_t Autotuner::tune(const std::string& keyText, const std::string& cacheKey, const TuningHooks& hooks) {
+  if (!hooks.cannotBenchmark.empty()) throw Error(hooks.cannotBenchmark);
   const size_t n = configs_.size();
   TuningProgress progress(options_.quiet ? nullptr : options_.progress ? options_.progress : defaultProgressStream(),
                           "@" + kernelName_ + " " + keyText, n);

@@ -47,6 +47,8 @@ struct TuningHooks {
   std::function<std::string(size_t)> prepare;
   // Launches config i and returns its time in milliseconds. Called from the tuning thread, one at a time.
   std::function<double(size_t)> benchmark;
+  // Why configs cannot be timed here (no clock); when set, tuning fails with it before compiling anything.
+  std::string cannotBenchmark;
 };
 
 struct ConfigOutcome {

@@ -19,18 +19,20 @@ std::optional<int64_t> knownSharedMemoryLimit(const std::string& target, const s
 }
 
 std::string pruneReason(const CompiledKernel& kernel, const PruneChecks& checks) {
-  int64_t shared = kernel.sharedBytes;
-  std::optional<PtxasUsage> usage;
-  if (checks.ptxas && kernel.format == "ptx") {
-    usage = ptxasUsage(*checks.ptxas, kernel.binary, kernel.arch, kernel.name);
-    shared += usage->staticSharedBytes;
-  }
-  if (checks.maxSharedBytes && shared > *checks.maxSharedBytes)
-    return "needs " + std::to_string(shared) + " B of shared memory, the GPU gives " +
-           std::to_string(*checks.maxSharedBytes) + " B per block";
-  if (usage && (usage->spillStoreBytes > 0 || usage->spillLoadBytes > 0))
-    return "spills registers (ptxas -v: " + std::to_string(usage->registers) + " registers, " +
-           std::to_string(usage->spillStoreBytes) + " B spill stores, " + std::to_string(usage->spillLoadBytes) +
+  auto sharedReason = [&](int64_t shared) {
+    return checks.maxSharedBytes && shared > *checks.maxSharedBytes
+               ? "needs " + std::to_string(shared) + " B of shared memory, the GPU gives " +
+                     std::to_string(*checks.maxSharedBytes) + " B per block"
+               : std::string();
+  };
+  // The kernel's own figure first: it costs nothing, and ptxas is slow on the huge tiles it rules out.
+  if (std::string reason = sharedReason(kernel.sharedBytes); !reason.empty()) return reason;
+  if (!checks.ptxas || kernel.format != "ptx") return "";
+  const PtxasUsage usage = ptxasUsage(*checks.ptxas, kernel.binary, kernel.arch, kernel.name);
+  if (std::string reason = sharedReason(kernel.sharedBytes + usage.staticSharedBytes); !reason.empty()) return reason;
+  if (usage.spillStoreBytes > 0 || usage.spillLoadBytes > 0)
+    return "spills registers (ptxas -v: " + std::to_string(usage.registers) + " registers, " +
+           std::to_string(usage.spillStoreBytes) + " B spill stores, " + std::to_string(usage.spillLoadBytes) +
            " B spill loads)";
   return "";
 }
