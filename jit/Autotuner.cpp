@@ -57,8 +57,9 @@ Autotuner::Autotuner(const KernelDef& def, std::vector<TuneConfig> configs, std:
     throw Error(subject + ": the key names no launch argument (name the arguments whose values change the best "
                 "config, e.g. M, N, K)");
   for (const std::string& name : keyNames_) {
-    auto param = std::find_if(def.params().begin(), def.params().end(), [&](const ParamInfo& p) { return p.name == name; });
-    if (param == def.params().end()) throw Error(subject + ": key '" + name + "' is not a parameter of the kernel");
+    const std::vector<ParamInfo>& params = def.params();
+    auto param = std::find_if(params.begin(), params.end(), [&](const ParamInfo& p) { return p.name == name; });
+    if (param == params.end()) throw Error(subject + ": key '" + name + "' is not a parameter of the kernel");
     if (std::count(keyNames_.begin(), keyNames_.end(), name) > 1)
       throw Error(subject + ": key '" + name + "' is named twice");
   }
@@ -135,7 +136,8 @@ size_t Autotuner::tune(const std::string& keyText, const std::string& cacheKey, 
     if (outcomes[i].ms && (!winner || *outcomes[i].ms < *outcomes[*winner].ms)) winner = i;
   if (!winner) {
     std::string why;
-    for (size_t i = 0; i < n; ++i) why += "\n  config " + std::to_string(i) + " {" + configs_[i].str() + "}: " + outcomes[i].rejected;
+    for (size_t i = 0; i < n; ++i)
+      why += "\n  config " + std::to_string(i) + " {" + configs_[i].str() + "}: " + outcomes[i].rejected;
     throw Error("autotune of kernel '" + kernelName_ + "' for " + keyText + ": no config can run:" + why);
   }
   cache_.store(cacheKey, {*winner, configs_[*winner].str()});

@@ -57,10 +57,11 @@ PtxasUsage ptxasUsage(const std::string& ptxas, const std::string& ptx, const st
   backends::TempDir dir("tessera_ptxas_v");
   const std::filesystem::path input = dir.path() / "kernel.ptx";
   backends::writeFile(input, ptx);
-  backends::ToolResult r = backends::runTool({ptxas, "-v", "-arch=" + arch, "-o", (dir.path() / "kernel.cubin").string(),
-                                              input.string()},
+  const std::filesystem::path cubin = dir.path() / "kernel.cubin";
+  backends::ToolResult r = backends::runTool({ptxas, "-v", "-arch=" + arch, "-o", cubin.string(), input.string()},
                                              dir.path() / "ptxas.log");
-  if (!r.exitedWithZero) throw Error("ptxas -v -arch=" + arch + " failed for kernel '" + kernelName + "':\n" + r.output);
+  if (!r.exitedWithZero)
+    throw Error("ptxas -v -arch=" + arch + " failed for kernel '" + kernelName + "':\n" + r.output);
   return parsePtxasVerbose(r.output);
 }
 

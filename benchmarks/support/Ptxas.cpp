@@ -10,7 +10,6 @@
 
 #include "benchmarks/support/CpuTime.h"
 #include "ir/Error.h"
-#include "jit/PtxasUsage.h"
 
 namespace tessera::bench {
 
@@ -65,13 +64,8 @@ PtxasReport runPtxas(const std::string& ptxas, const std::string& ptx, const std
   std::filesystem::remove(path);
   const std::string& log = out.text;
   if (out.status != 0) throw Error("ptxas failed on the PTX for " + arch + ":\n" + log);
-  const jit::PtxasUsage usage = jit::parsePtxasVerbose(log);
   PtxasReport r;
-  r.registers = usage.registers;
-  r.stackBytes = usage.stackBytes;
-  r.spillStoreBytes = usage.spillStoreBytes;
-  r.spillLoadBytes = usage.spillLoadBytes;
-  r.staticSharedBytes = usage.staticSharedBytes;
+  static_cast<jit::PtxasUsage&>(r) = jit::parsePtxasVerbose(log);
   if (!reported.empty()) r.reportedMs = median(reported);
   r.cpuSeconds = median(cpu);
   return r;

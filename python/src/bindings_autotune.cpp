@@ -42,9 +42,9 @@ const char* sourceName(jit::TuningReport::Source s) {
 
 // Tunes for a launch: compiles with the facts of its arguments for `runtime` (a CUDA GPU, or the emulator, which
 // also stands for the interpreter), and benchmarks through `benchmark(index) -> ms`.
-size_t selectForLaunch(jit::Autotuner& tuner, const jit::TuningKey& key, jit::JitKernel& kernel, const py::sequence& facts,
-              const py::dict& constantsDict, const std::string& backend, sim::SimRuntime* simRuntime,
-              py::object benchmark, const std::string& cannotBenchmark) {
+size_t selectForLaunch(jit::Autotuner& tuner, const jit::TuningKey& key, jit::JitKernel& kernel,
+                       const py::sequence& facts, const py::dict& constantsDict, const std::string& backend,
+                       sim::SimRuntime* simRuntime, py::object benchmark, const std::string& cannotBenchmark) {
   const KernelDef& def = kernel.definition();
   const std::vector<ParamInfo> params = def.runtimeParams();
   if (py::len(facts) != params.size()) throw py::value_error("expected one fact per runtime parameter");

@@ -25,4 +25,5 @@ for _name in dir(_C.kernels):
     if not _name.startswith("_"):
         setattr(kernels, _name, Kernel(getattr(_C.kernels, _name)))
 
-__all__ = ["__version__", "Config", "Error", "Kernel", "aot", "autotune", "cdiv", "ir", "kernels", "load", "sim", "testing"]
+__all__ = ["__version__", "Config", "Error", "Kernel", "aot", "autotune", "cdiv", "ir", "kernels", "load", "sim",
+           "testing"]

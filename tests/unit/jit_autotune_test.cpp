@@ -141,7 +141,8 @@ TEST(AutotuneConfigs, InvalidConfigsAndKeysAreRejectedWithTheReason) {
   EXPECT_EQ(make(threeConfigs(), {}),
             "autotune of kernel 'matmul': the key names no launch argument (name the arguments whose values change "
             "the best config, e.g. M, N, K)");
-  EXPECT_EQ(make(threeConfigs(), {"M", "rows"}), "autotune of kernel 'matmul': key 'rows' is not a parameter of the kernel");
+  EXPECT_EQ(make(threeConfigs(), {"M", "rows"}),
+            "autotune of kernel 'matmul': key 'rows' is not a parameter of the kernel");
   EXPECT_EQ(make(threeConfigs(), {"M", "M"}), "autotune of kernel 'matmul': key 'M' is named twice");
   AutotuneOptions fixed = quietOptions("");
   fixed.fixedConfig = 3;
@@ -298,8 +299,8 @@ TEST(Autotuner, FixedConfigComesFromTheEnvironment) {
     EXPECT_EQ(jit::fixedConfigFromEnvironment(), 1u);
     AutotuneOptions options;  // the default reads the variable
     options.quiet = true;
-    EXPECT_EQ(Autotuner(kernels::matmul_kernel(), threeConfigs(), kKeyNames, options).select(kKey, "gpu", untouchable()),
-              1u);
+    Autotuner tuner(kernels::matmul_kernel(), threeConfigs(), kKeyNames, options);
+    EXPECT_EQ(tuner.select(kKey, "gpu", untouchable()), 1u);
   }
   ScopedEnv bad("TESSERA_AUTOTUNE_CONFIG", "fast");
   EXPECT_EQ(errorOf([] { jit::fixedConfigFromEnvironment(); }),
