@@ -1,6 +1,9 @@
 #include "jit/AutotunedKernel.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "ir/Error.h"
 #include "jit/PtxasUsage.h"
@@ -9,9 +12,8 @@ namespace tessera::jit {
 
 namespace {
 bool isCuda(const DeviceRuntime* runtime) { return runtime && runtime->apiName() == "CUDA"; }
-}  // namespace
 
-TuningDevice tuningDeviceFor(DeviceRuntime* runtime, const std::string& target, const std::string& arch) {
+TuningDevice describeDevice(DeviceRuntime* runtime, const std::string& target, const std::string& arch) {
   TuningDevice d;
   if (isCuda(runtime)) {
     CudaDriver& driver = CudaDriver::instance();
@@ -24,6 +26,18 @@ TuningDevice tuningDeviceFor(DeviceRuntime* runtime, const std::string& target, 
   }
   if (target == "nvptx") d.checks.ptxas = findPtxas();
   return d;
+}
+}  // namespace
+
+TuningDevice tuningDeviceFor(DeviceRuntime* runtime, const std::string& target, const std::string& arch) {
+  // Asked on every autotuned launch: the driver queries and the search for ptxas run once per device and arch.
+  static std::mutex mutex;
+  static std::map<std::tuple<DeviceRuntime*, std::string, std::string>, TuningDevice> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_tuple(runtime, target, arch);
+  auto it = known.find(key);
+  if (it == known.end()) it = known.emplace(key, describeDevice(runtime, target, arch)).first;
+  return it->second;
 }
 
 std::function<std::string(size_t)> compileAndPrune(JitKernel& jit, const std::vector<TuneConfig>& configs,
