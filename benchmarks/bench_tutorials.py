@@ -58,7 +58,10 @@ MATMUL_TARGET = 0.60  # matmul f16/bf16: fraction of cuBLAS at M = N = K = 4096
 MATMUL_TARGET_SIZE = 4096
 
 COPY_BUFFER_BYTES = 512 << 20  # the bandwidth reference: one device-to-device copy of this many bytes
-DEFAULT_TESSERA_MATMUL = (128, 128, 32, 8)  # BM, BN, BK, num_warps
+# Tessera's matmul is autotuned (tessera.autotune) over these (BM, BN, BK, num_warps) per M, N, K: the standard
+# configurations of issue 12 and the former fixed default. --tessera-matmul fixes one instead.
+MATMUL_TUNE_CONFIGS = [(128, 128, 64, 4), (128, 128, 64, 8), (128, 256, 64, 8), (64, 256, 32, 4), (128, 64, 64, 4),
+                       (64, 64, 32, 4), (128, 128, 32, 8)]
 
 
 # --- sizes, work and rates (pure) ------------------------------------------------------------------------------
@@ -359,8 +362,8 @@ def parse_args(argv=None):
     parser.add_argument("--results", type=pathlib.Path, default=None, metavar="DIR",
                         help="also write a CSV, a Markdown table and a PNG plot per benchmark into DIR")
     parser.add_argument("--tessera-backend", default="cuda", help="the backend= of Tessera launches (default cuda)")
-    parser.add_argument("--tessera-matmul", type=_matmul_config_arg, default=DEFAULT_TESSERA_MATMUL,
-                        metavar="BM,BN,BK,WARPS", help="Tessera matmul tile sizes and warps (default %(default)s)")
+    parser.add_argument("--tessera-matmul", type=_matmul_config_arg, default=None, metavar="BM,BN,BK,WARPS",
+                        help="Tessera matmul tile sizes and warps (default: autotuned over MATMUL_TUNE_CONFIGS)")
     return parser.parse_args(argv)
 
 
@@ -378,6 +381,7 @@ class Context:
         self.sm_count = torch.cuda.get_device_properties(0).multi_processor_count
         self.copy_gbps = None
         self._notes = {}  # (provider, message) -> the problems it happened for, in first-seen order
+        self.matmul = None  # Tessera's autotuned matmul (matmul_tuner), made on first use
 
     def note(self, provider, what, message):
         whats = self._notes.setdefault((provider, message), [])
@@ -574,10 +578,20 @@ def bench_layernorm_bwd(ctx, size):
     return [_run_row(ctx, "layernorm_bwd", size, "f32", fns, expected, [(1e-4, 1e-4), (2e-3, 1e-4), (2e-3, 1e-4)])]
 
 
+def matmul_tuner(tessera, fixed_config=None):
+    """Tessera's f16 matmul autotuned per M, N, K over MATMUL_TUNE_CONFIGS, or over fixed_config alone."""
+    configs = [fixed_config] if fixed_config else MATMUL_TUNE_CONFIGS
+    return tessera.autotune(configs=[tessera.Config({"BM": bm, "BN": bn, "BK": bk}, num_warps=w)
+                                     for bm, bn, bk, w in configs],
+                            key=["M", "N", "K"], fixed=0 if fixed_config else None)(
+                                tessera.kernels.matmul_epilogue_f16)
+
+
 def bench_matmul(ctx, size):
     torch, backend = ctx.torch, ctx.options.tessera_backend
     m, n, k = size
-    bm, bn, bk, warps = ctx.options.tessera_matmul
+    if ctx.matmul is None:
+        ctx.matmul = matmul_tuner(ctx.tessera, ctx.options.tessera_matmul)
     rows = []
     for dtype_name in MATMUL_DTYPES:
         dtype = torch.float16 if dtype_name == "f16" else torch.bfloat16
@@ -588,10 +602,9 @@ def bench_matmul(ctx, size):
         outs = {p: torch.full((m, n), float("nan"), device="cuda", dtype=dtype) for p in PROVIDERS}
 
         def tessera_fn(a=a, b=b, c=outs["tessera"]):
-            grid = (ctx.tessera.cdiv(m, bm) * ctx.tessera.cdiv(n, bn),)
-            ctx.tessera.kernels.matmul_epilogue_f16[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0),
-                                                          b.stride(1), c.stride(0), c.stride(1), BM=bm, BN=bn, BK=bk,
-                                                          GROUP_M=8, ACTIVATION=0, num_warps=warps, backend=backend)
+            grid = lambda meta: (ctx.tessera.cdiv(m, meta["BM"]) * ctx.tessera.cdiv(n, meta["BN"]),)  # noqa: E731
+            ctx.matmul[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                             c.stride(1), GROUP_M=8, ACTIVATION=0, backend=backend)
             return [c]
 
         # Tessera's matmul kernels take f16 inputs only (frontend/tessera/kernels/matmul.h): no bf16 entry.
@@ -602,6 +615,8 @@ def bench_matmul(ctx, size):
         # f32 accumulation, rounded once to the output type (f16: 2^-11, bf16: 2^-8 relative).
         tolerance = (1e-2, 1e-2) if dtype_name == "f16" else (3e-2, 2e-2)
         rows.append(_run_row(ctx, "matmul", size, dtype_name, fns, expected, [tolerance]))
+        if dtype_name == "f16" and ctx.matmul.best_config is not None:
+            ctx.note("tessera", f"matmul {size_label('matmul', size)}", f"config {ctx.matmul.best_config}")
     return rows
 
 

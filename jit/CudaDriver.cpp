@@ -15,6 +15,7 @@ using namespace cu;
 // to cuMemAlloc_v2, and the unversioned symbols are legacy ABIs with 32-bit sizes.
 struct CudaDriver::Api {
   Result (*cuInit)(unsigned);
+  Result (*cuDriverGetVersion)(int*);
   Result (*cuDeviceGetCount)(int*);
   Result (*cuDeviceGet)(Device*, int);
   Result (*cuDeviceGetName)(char*, int, Device);
@@ -82,6 +83,7 @@ void CudaDriver::load(const std::string& libraryPath, int deviceIndex) {
   };
   Api& a = *api_;
   resolve(a.cuInit, "cuInit");
+  resolve(a.cuDriverGetVersion, "cuDriverGetVersion");
   resolve(a.cuDeviceGetCount, "cuDeviceGetCount");
   resolve(a.cuDeviceGet, "cuDeviceGet");
   resolve(a.cuDeviceGetName, "cuDeviceGetName");
@@ -176,6 +178,13 @@ std::string CudaDriver::deviceName() const {
   char name[256] = {};
   check(api_->cuDeviceGetName(name, sizeof name - 1, device_), "cuDeviceGetName");
   return name;
+}
+
+int CudaDriver::driverVersion() const {
+  require();
+  int v = 0;
+  check(api_->cuDriverGetVersion(&v), "cuDriverGetVersion");
+  return v;
 }
 
 int CudaDriver::computeCapability() const {

@@ -65,6 +65,7 @@ class CudaDriver {
 
   // Device facts (throw when unavailable).
   std::string deviceName() const;
+  int driverVersion() const;      // the CUDA version the driver supports, 1000 * major + 10 * minor: 12040
   int computeCapability() const;  // major * 10 + minor: 90 for an H100/H200
   std::string nativeArch() const;  // "sm_90a" on Hopper (the arch-specific features Tessera can use), else "sm_XY"
   int multiprocessorCount() const;

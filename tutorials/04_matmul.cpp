@@ -1,6 +1,9 @@
 // Tutorial 4: tiled matmul with an f32 accumulator carried through the K loop and grouped program order, then
-// the same kernel with a fused activation epilogue, storing f32 or f16. See 04_matmul.md.
+// the same kernel with a fused activation epilogue, storing f32 or f16, and the plain kernel autotuned over tile
+// sizes. See 04_matmul.md.
 #include "ir/FloatFormats.h"
+#include "jit/AutotunedKernel.h"
+#include "jit/sim/SimRuntime.h"
 #include "tessera/kernels/matmul.h"
 #include "tutorials/TutorialSupport.h"
 
@@ -41,6 +44,47 @@ void launch(const tessera::KernelDef& k, const std::vector<Arg>& args, const tes
 
 std::string modeName(Backend backend) { return backendName(backend); }
 
+// The plain kernel autotuned over tile sizes and warps, keyed by the problem size. On a CUDA GPU the first launch
+// of a size compiles every config in parallel, prunes those that do not fit or spill, times the rest and keeps
+// the winner on disk. Without one there is no clock: the launch runs on the emulator with config 0, as
+// TESSERA_AUTOTUNE_CONFIG=0 asks everywhere (tests and CI stay deterministic).
+void autotunedMatmul(Report& report, const std::vector<uint16_t>& a, const std::vector<uint16_t>& b,
+                     const std::vector<double>& want) {
+  namespace jit = tessera::jit;
+  using jit::TuneConfig;
+  const std::vector<TuneConfig> configs{{{{"BM", 64}, {"BN", 64}, {"BK", 32}}, 4, {}},
+                                        {{{"BM", 32}, {"BN", 32}, {"BK", 32}}, 4, {}},
+                                        {{{"BM", 128}, {"BN", 128}, {"BK", 32}}, 8, {}}};
+  const bool gpu = jit::CudaDriver::instance().available();
+  jit::DeviceRuntime& runtime = jit::selectRuntime(gpu ? "nvptx" : "sim");
+  jit::AutotuneOptions options;
+  if (!gpu) options.fixedConfig = 0;
+  jit::AutotunedKernel matmul(matmul_kernel(), configs, {"M", "N", "K"}, options);
+
+  const size_t cBytes = M * N * sizeof(float);
+  jit::DeviceAddress da = runtime.allocate(a.size() * 2), db = runtime.allocate(b.size() * 2),
+                     dc = runtime.allocate(cBytes);
+  runtime.copyToDevice(da, a.data(), a.size() * 2);
+  runtime.copyToDevice(db, b.data(), b.size() * 2);
+  jit::LaunchOptions launch;
+  launch.runtime = &runtime;
+  auto grid = [](const TuneConfig& c) {
+    const int64_t bm = std::get<int64_t>(c.constants.at("BM")), bn = std::get<int64_t>(c.constants.at("BN"));
+    return jit::LaunchGrid{((M + bm - 1) / bm) * ((N + bn - 1) / bn), 1, 1};
+  };
+  matmul.launch(grid,
+                {jit::KernelArg::pointer(da), jit::KernelArg::pointer(db), jit::KernelArg::pointer(dc), M, N, K, K,
+                 int64_t(1), N, int64_t(1), N, int64_t(1)},
+                {{"GROUP_M", GROUP_M}}, launch);
+  runtime.synchronize(nullptr, "matmul");
+  std::vector<float> c(M * N);
+  runtime.copyToHost(c.data(), dc, cBytes);
+  for (jit::DeviceAddress p : {da, db, dc}) runtime.release(p);
+  const double err = worstError(c, want, 1e-5, 1e-5);
+  report.check(std::string("autotuned, ") + (gpu ? "tuned on the GPU" : "fixed config, emulator"), err <= 1,
+               "{" + matmul.bestConfig()->str() + "} " + fmtError(err));
+}
+
 }  // namespace
 
 int main() {
@@ -67,6 +111,8 @@ int main() {
     double err = worstError(c, want, 1e-5, 1e-5);
     report.check(modeName(backend) + " matches C++" + size, err <= 1, fmtError(err));
   }
+
+  autotunedMatmul(report, a, b, want);
 
   // Fused epilogue: f32 output (tolerance of f32 accumulation) and f16 output (half an f16 ulp, 2^-11 relative,
   // plus the same accumulation error).

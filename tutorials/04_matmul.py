@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tutorial 4: tiled matmul with a fused activation epilogue, launched from Python on numpy arrays.
+"""Tutorial 4: tiled matmul with a fused activation epilogue, autotuned, launched from Python on numpy arrays.
 See 04_matmul.md.
 
     PYTHONPATH=build/python python3 tutorials/04_matmul.py [--backend interpreter|eager|cuda|sim]
@@ -18,21 +18,42 @@ ACTIVATIONS = {"none": 0, "relu": 1, "leaky_relu": 2, "gelu_tanh": 3}
 LEAKY_RELU_SLOPE = 0.01
 
 
-def matmul(a, b, activation=None, out_dtype=np.float32, BM=32, BN=32, BK=32, GROUP_M=4, backend="interpreter"):
+# The tile sizes and warps the kernels are tuned over. On a GPU (backend "cuda") the first call for each M, N, K
+# compiles them all in parallel, prunes those that do not fit in shared memory or spill, times the rest and keeps
+# the winner on disk. The other backends have no clock, so there the tutorial fixes config 0 (deterministic, as
+# TESSERA_AUTOTUNE_CONFIG=0 would make any run).
+CONFIGS = [tessera.Config({"BM": 64, "BN": 64, "BK": 32}, num_warps=4),
+           tessera.Config({"BM": 32, "BN": 32, "BK": 32}, num_warps=4),
+           tessera.Config({"BM": 128, "BN": 128, "BK": 32}, num_warps=8)]
+_tuned = {}
+
+
+def tuned(kernel, backend):
+    """kernel autotuned over CONFIGS, keyed by M, N and K (one tuner per kernel and timing mode)."""
+    timed = backend == "cuda"
+    if (kernel.name, timed) not in _tuned:
+        _tuned[kernel.name, timed] = tessera.autotune(configs=CONFIGS, key=["M", "N", "K"],
+                                                      fixed=None if timed else 0)(kernel)
+    return _tuned[kernel.name, timed]
+
+
+def matmul(a, b, activation=None, out_dtype=np.float32, GROUP_M=4, backend="interpreter"):
     """a @ b for float16 a [M, K] and b [K, N], accumulated in f32; optionally activated and stored as f16."""
     (M, K), (K2, N) = a.shape, b.shape
     if K != K2:
         raise ValueError(f"inner dimensions differ: {a.shape} @ {b.shape}")
     c = np.empty((M, N), out_dtype)
     strides = [s // x.itemsize for x in (a, b, c) for s in x.strides]  # in elements, as the kernel wants
-    grid = (tessera.cdiv(M, BM) * tessera.cdiv(N, BN),)  # 1-D: the kernel orders the tiles itself
-    blocks = dict(BM=BM, BN=BN, BK=BK, GROUP_M=GROUP_M)
+
+    def grid(meta):  # 1-D: the kernel orders the tiles itself
+        return (tessera.cdiv(M, meta["BM"]) * tessera.cdiv(N, meta["BN"]),)
+
     if activation is None and out_dtype == np.float32:
-        tessera.kernels.matmul[grid](a, b, c, M, N, K, *strides, **blocks, backend=backend)
+        tuned(tessera.kernels.matmul, backend)[grid](a, b, c, M, N, K, *strides, GROUP_M=GROUP_M, backend=backend)
     else:
         kernel = tessera.kernels.matmul_epilogue_f16 if out_dtype == np.float16 else tessera.kernels.matmul_epilogue
-        kernel[grid](a, b, c, M, N, K, *strides, **blocks, ACTIVATION=ACTIVATIONS[activation or "none"],
-                     backend=backend)
+        tuned(kernel, backend)[grid](a, b, c, M, N, K, *strides, GROUP_M=GROUP_M,
+                                     ACTIVATION=ACTIVATIONS[activation or "none"], backend=backend)
     return c
 
 
@@ -54,6 +75,7 @@ def run_checks(M=131, N=75, K=90, seed=0, backend="interpreter"):
     want = a.astype(np.float64) @ b.astype(np.float64)  # f16 products are exact; only the f32 sums round
     ok = tutorial_check.check(f"{backend} matches numpy ({M}x{N}x{K})", matmul(a, b, backend=backend), want,
                               atol=1e-5, rtol=1e-5)
+    print(f"  autotuned config: {tuned(tessera.kernels.matmul, backend).best_config}")
     for activation in ACTIVATIONS:
         activated = activate(want, activation)
         ok &= tutorial_check.check(f"epilogue {activation}, f32 C",

@@ -31,11 +31,6 @@ Output runCommand(const std::string& command) {
   return out;
 }
 
-int intAfter(const std::string& log, const std::regex& pattern, int group = 1) {
-  std::smatch m;
-  return std::regex_search(log, m, pattern) ? std::stoi(m[group]) : 0;
-}
-
 }  // namespace
 
 bool ptxasInstalled(const std::string& ptxas) { return ::access(ptxas.c_str(), X_OK) == 0; }
@@ -69,16 +64,8 @@ PtxasReport runPtxas(const std::string& ptxas, const std::string& ptx, const std
   std::filesystem::remove(path);
   const std::string& log = out.text;
   if (out.status != 0) throw Error("ptxas failed on the PTX for " + arch + ":\n" + log);
-  std::smatch m;
-  if (!std::regex_search(log, m, std::regex(R"(Used (\d+) registers)")))
-    throw Error("ptxas -v printed no register count:\n" + log);
   PtxasReport r;
-  r.registers = std::stoi(m[1]);
-  const std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
-  r.stackBytes = intAfter(log, frame, 1);
-  r.spillStoreBytes = intAfter(log, frame, 2);
-  r.spillLoadBytes = intAfter(log, frame, 3);
-  r.staticSharedBytes = intAfter(log, std::regex(R"((\d+) bytes smem)"));
+  static_cast<jit::PtxasUsage&>(r) = jit::parsePtxasVerbose(log);
   if (!reported.empty()) r.reportedMs = median(reported);
   r.cpuSeconds = median(cpu);
   return r;

@@ -4,16 +4,14 @@
 
 #include <string>
 
+#include "jit/PtxasUsage.h"
+
 namespace tessera::bench {
 
 inline constexpr const char* kDefaultPtxas = "/usr/local/cuda/bin/ptxas";
 
-struct PtxasReport {
-  int registers = 0;
-  int stackBytes = 0;        // "N bytes stack frame"
-  int spillStoreBytes = 0;
-  int spillLoadBytes = 0;
-  int staticSharedBytes = 0;  // "N bytes smem": shared memory declared in the PTX (not dynamic shared memory)
+// What ptxas -v reports about the kernel (jit/PtxasUsage.h), and how long ptxas took.
+struct PtxasReport : jit::PtxasUsage {
   double reportedMs = 0;      // "Compile time = N ms", ptxas's own measure (0 if it does not say), median
   double cpuSeconds = 0;      // the ptxas process's CPU time (start-up included), median of the runs
 };

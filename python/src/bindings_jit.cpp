@@ -18,10 +18,6 @@ using namespace tessera;
 
 Constants constantsFromPython(const KernelDef& k, const py::dict& d);  // bindings_kernel.cpp
 
-namespace {
-
-using CompiledPtr = std::shared_ptr<const jit::CompiledKernel>;
-
 // A fact stands in for an argument: compileOnly only reads the facts, never the value (docs/JIT.md).
 // 16: a pointer aligned to 16 bytes or an integer divisible by 16; 1: an integer equal to 1; None: no fact.
 jit::KernelArg argumentForFact(const ParamInfo& p, py::handle fact) {
@@ -46,6 +42,10 @@ jit::KernelArg argumentForFact(const ParamInfo& p, py::handle fact) {
   if (p.type.isBool()) return jit::KernelArg(int64_t(f == 1));
   return jit::KernelArg(int64_t(f == 0 ? 3 : f));  // 3: neither divisible by 16 nor 1, and fits every int type
 }
+
+namespace {
+
+using CompiledPtr = std::shared_ptr<const jit::CompiledKernel>;
 
 jit::LaunchOptions launchOptions(int numWarps, const std::string& target, const std::string& arch, bool fastMath) {
   jit::LaunchOptions o;

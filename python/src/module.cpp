@@ -12,6 +12,7 @@ void bindKernels(py::module_& m);
 void bindJit(py::module_& m);
 void bindAot(py::module_& m);
 void bindSim(py::module_& m);
+void bindAutotune(py::module_& m);
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Tessera tile-kernel DSL: compiled core";
@@ -31,4 +32,5 @@ PYBIND11_MODULE(_C, m) {
   bindJit(m);
   bindAot(m);
   bindSim(m);
+  bindAutotune(m);
 }

@@ -6,6 +6,7 @@
     add[lambda meta: (tessera.cdiv(n, meta["BLOCK"]),)](x, y, out, n, BLOCK=256)
     add[(tessera.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024, backend="sim")  # the GPU code, emulated
     tessera.sim.last_report()["global_load_efficiency"]
+    tuned = tessera.autotune(configs=[tessera.Config({"BLOCK": 1024}, num_warps=4), ...], key=["n"])(add)
 
 Kernels are written in C++ headers with the Tessera DSL and bound with one line each (see
 tessera/python.h and tessera.load). Exceptions from the compiler and runtime are tessera.Error.
@@ -14,6 +15,7 @@ tessera/python.h and tessera.load). Exceptions from the compiler and runtime are
 from . import _C
 from ._C import Error, __version__, ir
 from .kernel import Kernel, cdiv
+from .autotune import Config, autotune
 from .loader import load
 from . import aot, sim, testing
 
@@ -23,4 +25,5 @@ for _name in dir(_C.kernels):
     if not _name.startswith("_"):
         setattr(kernels, _name, Kernel(getattr(_C.kernels, _name)))
 
-__all__ = ["__version__", "Error", "Kernel", "aot", "cdiv", "ir", "kernels", "load", "sim", "testing"]
+__all__ = ["__version__", "Config", "Error", "Kernel", "aot", "autotune", "cdiv", "ir", "kernels", "load", "sim",
+           "testing"]

@@ -42,9 +42,10 @@ def _key_part(value):
 class Kernel:
     """A kernel written in the C++ DSL (a bound tessera._C.KernelDef).
 
-    kernel[grid](*args, CONST=..., num_warps=4, backend=None) launches it. Runtime arguments go positionally or
-    by keyword, Const parameters by keyword. grid is an int, a tuple of 1 to 3 ints, or a callable taking the
-    launch's meta-parameters (a dict of the Const values and num_warps) and returning one of those.
+    kernel[grid](*args, CONST=..., num_warps=4, backend=None, fast_math=True) launches it (fast_math: the JIT
+    backends' approximate math functions; the interpreter and eager mode compute exactly). Runtime arguments go
+    positionally or by keyword, Const parameters by keyword. grid is an int, a tuple of 1 to 3 ints, or a callable
+    taking the launch's meta-parameters (a dict of the Const values and num_warps) and returning one of those.
 
     Backends: None picks "cuda" when an argument is a GPU array (__cuda_array_interface__, or DLPack on a CUDA
     device: torch and CuPy tensors) and "interpreter" otherwise. "interpreter" traces the kernel once per set of
@@ -178,7 +179,8 @@ class _Launcher:
         self.kernel = kernel
         self.grid = grid
 
-    def __call__(self, *args, num_warps=4, backend=None, target=None, arch=None, checks=None, **kwargs):
+    def __call__(self, *args, num_warps=4, backend=None, target=None, arch=None, checks=None, fast_math=True,
+                 **kwargs):
         k = self.kernel
         runtime, constants = k._bind(args, kwargs)
         k._check_constants(constants)
@@ -194,16 +196,17 @@ class _Launcher:
             raise ValueError(f"{', '.join(given)} apply to backend='sim' (the emulator), not {backend!r}")
         if backend == "sim":
             _sim.launch(k._jit_kernel(), grid, runtime, constants, num_warps,
-                        _sim.runtime(target, arch, True if checks is None else checks))
+                        _sim.runtime(target, arch, True if checks is None else checks), bool(fast_math))
         elif backend == "interpreter":
             k._specialization(constants).run(grid, runtime)
         elif backend == "cuda":
-            k._jit_kernel().launch(grid, runtime, constants, num_warps, _producer_stream(runtime), "", True)
+            k._jit_kernel().launch(grid, runtime, constants, num_warps, _producer_stream(runtime), "",
+                                  bool(fast_math))
         elif backend == "eager":
             k._def.run_eager(grid, runtime, constants)
         elif backend == "hip":
             # AMD GPUs through the HIP runtime, on host arrays (copied in and back). The arch comes from
             # TESSERA_HIP_ARCH or the GPU (see jit/DeviceRuntime.h).
-            k._jit_kernel().launch_staged(grid, runtime, constants, num_warps, "amdgpu", "", True)
+            k._jit_kernel().launch_staged(grid, runtime, constants, num_warps, "amdgpu", "", bool(fast_math))
         else:
             raise ValueError(f"unknown backend {backend!r}; available here: {', '.join(BACKENDS)}")

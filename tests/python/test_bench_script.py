@@ -227,12 +227,31 @@ def test_header_lines():
 def test_parse_args():
     options = bench.parse_args([])
     assert options.only == list(bench.BENCHMARKS) and not options.quick and options.csv is None
-    assert options.tessera_backend == "cuda" and options.tessera_matmul == bench.DEFAULT_TESSERA_MATMUL
+    assert options.tessera_backend == "cuda" and options.tessera_matmul is None  # autotuned
     options = bench.parse_args(["--quick", "--only", "matmul, softmax,matmul", "--csv", "x.csv",
                                 "--tessera-matmul", "64,64,32,4", "--results", "out"])
     assert options.quick and options.only == ["softmax", "matmul"]  # table order, no duplicates
     assert options.csv == pathlib.Path("x.csv") and options.tessera_matmul == (64, 64, 32, 4)
     assert options.results == pathlib.Path("out") and bench.parse_args([]).results is None
+
+
+def test_matmul_is_autotuned_unless_a_config_is_given(monkeypatch, tmp_path):
+    import numpy as np
+    import tessera
+    # Fixed-config mode: deterministic without a GPU (which configs ptxas prunes depends on the machine).
+    monkeypatch.setenv("TESSERA_AUTOTUNE_CONFIG", "5")
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    tuned = bench.matmul_tuner(tessera)
+    assert tuned.key == ["M", "N", "K"] and len(tuned.configs) == len(bench.MATMUL_TUNE_CONFIGS)
+    m, n, k = 20, 12, 8
+    a, b = np.ones((m, k), np.float16), np.ones((k, n), np.float16)
+    c = np.zeros((m, n), np.float16)
+    tuned[lambda meta: (tessera.cdiv(m, meta["BM"]) * tessera.cdiv(n, meta["BN"]),)](
+        a, b, c, m, n, k, k, 1, n, 1, n, 1, GROUP_M=8, ACTIVATION=0)
+    assert tuned.best_config == tessera.Config({"BM": 64, "BN": 64, "BK": 32}, num_warps=4)
+    np.testing.assert_array_equal(c, np.full((m, n), k, np.float16))
+    fixed = bench.matmul_tuner(tessera, (64, 64, 32, 4))
+    assert fixed.configs == [tessera.Config({"BM": 64, "BN": 64, "BK": 32}, num_warps=4)]
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -1,0 +1,46 @@
+#include "jit/ConfigPruning.h"
+
+#include <map>
+
+#include "jit/PtxasUsage.h"
+
+namespace tessera::jit {
+
+std::optional<int64_t> knownSharedMemoryLimit(const std::string& target, const std::string& arch) {
+  // cudaDevAttrMaxSharedMemoryPerBlockOptin per compute capability (CUDA programming guide), and the LDS per
+  // workgroup of the AMD GPUs Tessera targets.
+  static const std::map<std::string, int64_t> limits{
+      {"sm_70", 98304},  {"sm_75", 65536},  {"sm_80", 166912}, {"sm_86", 101376}, {"sm_87", 166912},
+      {"sm_89", 101376}, {"sm_90", 232448}, {"sm_90a", 232448}, {"gfx90a", 65536}, {"gfx942", 65536},
+      {"gfx950", 163840}};
+  if (target != "nvptx" && target != "amdgpu") return std::nullopt;
+  auto it = limits.find(arch);
+  return it == limits.end() ? std::nullopt : std::optional<int64_t>(it->second);
+}
+
+std::string pruneReason(const CompiledKernel& kernel, const PruneChecks& checks) {
+  auto sharedReason = [&](int64_t shared) {
+    return checks.maxSharedBytes && shared > *checks.maxSharedBytes
+               ? "needs " + std::to_string(shared) + " B of shared memory, the GPU gives " +
+                     std::to_string(*checks.maxSharedBytes) + " B per block"
+               : std::string();
+  };
+  // The kernel's own figure first: it costs nothing, and ptxas is slow on the huge tiles it rules out.
+  if (std::string reason = sharedReason(kernel.sharedBytes); !reason.empty()) return reason;
+  if (!checks.ptxas || kernel.format != "ptx") return "";
+  const PtxasUsage usage = ptxasUsage(*checks.ptxas, kernel.binary, kernel.arch, kernel.name);
+  if (std::string reason = sharedReason(kernel.sharedBytes + usage.staticSharedBytes); !reason.empty()) return reason;
+  if (usage.spillStoreBytes > 0 || usage.spillLoadBytes > 0)
+    return "spills registers (ptxas -v: " + std::to_string(usage.registers) + " registers, " +
+           std::to_string(usage.spillStoreBytes) + " B spill stores, " + std::to_string(usage.spillLoadBytes) +
+           " B spill loads)";
+  return "";
+}
+
+std::string localMemoryPruneReason(int localBytesPerThread) {
+  if (localBytesPerThread <= 0) return "";
+  return "uses " + std::to_string(localBytesPerThread) + " B of local memory per thread (register spills; driver "
+         "attribute LOCAL_SIZE_BYTES)";
+}
+
+}  // namespace tessera::jit
