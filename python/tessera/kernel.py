@@ -28,6 +28,11 @@ def _producer_stream(args):
     return None
 
 
+def _check_num_stages(num_stages):
+    if type(num_stages) is not int or not 1 <= num_stages <= 8:
+        raise ValueError(f"num_stages must be an int from 1 to 8, got {num_stages!r}")
+
+
 def cdiv(a, b):
     """Ceiling division, for grid sizes."""
     return -(-a // b)
@@ -89,10 +94,13 @@ class Kernel:
         return self._specialization(constants)
 
     def compile(self, target=None, arch=None, num_warps=4, fast_math=True, specialization=None, backend=None,
-                checks=None, **constants):
+                checks=None, num_stages=3, **constants):
         """Compiles the kernel for these Const values without a GPU (for target, "nvptx" by default); returns a
         CompiledKernel with .ptx (.binary, .format), .llvm_ir, .optimized_llvm_ir, .ir_stages [(stage, tile IR)],
         .shared_bytes and .num_warps.
+
+        num_stages is how many shared-memory stages a loop's asynchronous copies (dot operands) cycle through:
+        num_stages - 1 iterations are copied ahead. 1 turns pipelining off. Part of the compile cache key.
 
         backend="sim" compiles for the emulated arch (arch, else target's default arch; see tessera.sim) and also
         loads the kernel into the emulator (checks on, or off with checks=False), so that what the emulator
@@ -105,6 +113,7 @@ class Kernel:
         self._check_constants(constants)
         if type(num_warps) is not int or num_warps <= 0 or num_warps & (num_warps - 1):
             raise ValueError(f"num_warps must be a positive power of two, got {num_warps!r}")
+        _check_num_stages(num_stages)
         if target is not None and not isinstance(target, str):
             raise TypeError(f"target must be a str ('nvptx' or 'amdgpu') or None, got {type(target).__name__}")
         if arch is not None and not isinstance(arch, str):
@@ -122,11 +131,11 @@ class Kernel:
             if checks is not None:
                 raise ValueError("checks apply to backend='sim' (the emulator)")
             return self._jit_kernel().compile(facts, constants, num_warps, target or "nvptx", arch or "",
-                                              bool(fast_math))
+                                              bool(fast_math), num_stages=num_stages)
         if backend != "sim":
             raise ValueError(f"compile() takes backend='sim' or None (a GPU target), got {backend!r}")
         runtime = _sim.runtime(target, arch, True if checks is None else checks)
-        return self._jit_kernel().compile(facts, constants, num_warps, "", "", bool(fast_math), runtime)
+        return self._jit_kernel().compile(facts, constants, num_warps, "", "", bool(fast_math), runtime, num_stages)
 
     def _jit_kernel(self):
         if self._jit is None:
@@ -178,15 +187,17 @@ class _Launcher:
         self.kernel = kernel
         self.grid = grid
 
-    def __call__(self, *args, num_warps=4, backend=None, target=None, arch=None, checks=None, **kwargs):
+    def __call__(self, *args, num_warps=4, num_stages=3, backend=None, target=None, arch=None, checks=None,
+                 **kwargs):
         k = self.kernel
         runtime, constants = k._bind(args, kwargs)
         k._check_constants(constants)
         if type(num_warps) is not int or num_warps <= 0 or num_warps & (num_warps - 1):
             raise ValueError(f"num_warps must be a positive power of two, got {num_warps!r}")
+        _check_num_stages(num_stages)
         grid = self.grid
         if callable(grid):
-            grid = grid(dict(constants, num_warps=num_warps))
+            grid = grid(dict(constants, num_warps=num_warps, num_stages=num_stages))
         if backend is None:
             backend = "cuda" if any(map(_is_gpu_array, runtime)) else "interpreter"
         if backend != "sim" and (target, arch, checks) != (None, None, None):
@@ -194,16 +205,17 @@ class _Launcher:
             raise ValueError(f"{', '.join(given)} apply to backend='sim' (the emulator), not {backend!r}")
         if backend == "sim":
             _sim.launch(k._jit_kernel(), grid, runtime, constants, num_warps,
-                        _sim.runtime(target, arch, True if checks is None else checks))
+                        _sim.runtime(target, arch, True if checks is None else checks), num_stages=num_stages)
         elif backend == "interpreter":
             k._specialization(constants).run(grid, runtime)
         elif backend == "cuda":
-            k._jit_kernel().launch(grid, runtime, constants, num_warps, _producer_stream(runtime), "", True)
+            k._jit_kernel().launch(grid, runtime, constants, num_warps, _producer_stream(runtime), "", True,
+                                   num_stages)
         elif backend == "eager":
             k._def.run_eager(grid, runtime, constants)
         elif backend == "hip":
             # AMD GPUs through the HIP runtime, on host arrays (copied in and back). The arch comes from
             # TESSERA_HIP_ARCH or the GPU (see jit/DeviceRuntime.h).
-            k._jit_kernel().launch_staged(grid, runtime, constants, num_warps, "amdgpu", "", True)
+            k._jit_kernel().launch_staged(grid, runtime, constants, num_warps, "amdgpu", "", True, num_stages)
         else:
             raise ValueError(f"unknown backend {backend!r}; available here: {', '.join(BACKENDS)}")

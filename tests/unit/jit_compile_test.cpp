@@ -74,6 +74,7 @@ std::unique_ptr<ir::Module> vectorAddIR() { return kernels::vector_add_kernel().
 // The default pipeline (transforms/Pipeline.cpp), as docs/JIT.md documents it.
 const std::vector<std::string> kDefaultPipeline = {"canonicalize", "cse", "dce", "coalesce", "assign-layouts",
                                                    "remove-layout-conversions", "canonicalize", "cse", "dce",
+                                                   "async-copy-dot-operands", "pipeline-loops", "dce",
                                                    "allocate-shared-memory", "insert-barriers"};
 
 using EnvVar = testing_support::ScopedEnv;
@@ -201,7 +202,7 @@ TEST(JitCompile, DumpVariablesWriteEveryArtifact) {
   for (const auto& e : fs::directory_iterator(dir)) kernelDirs.push_back(e.path());
   ASSERT_EQ(kernelDirs.size(), 1u);
   EXPECT_EQ(kernelDirs[0].filename().string().rfind("vector_add-", 0), 0u) << kernelDirs[0];
-  for (const char* file : {"00-input.tir", "04-coalesce.tir", "11-insert-barriers.tir", "kernel.ll", "kernel.opt.ll",
+  for (const char* file : {"00-input.tir", "04-coalesce.tir", "14-insert-barriers.tir", "kernel.ll", "kernel.opt.ll",
                            "kernel.s", "kernel.ptx"})
     EXPECT_TRUE(fs::exists(kernelDirs[0] / file)) << file;
   std::ifstream ptx(kernelDirs[0] / "kernel.ptx");
