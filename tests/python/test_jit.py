@@ -85,7 +85,10 @@ def test_num_warps_and_arch_reach_the_ptx():
 
 def test_num_stages_pipelines_the_matmul_copies():
     # The dot operands go through cp.async into num_stages shared stages; the loop waits num_stages - 2 groups deep.
-    constants = dict(BM=64, BN=64, BK=32, GROUP_M=2)
+    # 16-byte copies need rows that start 16-byte aligned: strides divisible by 16 (unit strides along K and N).
+    constants = dict(BM=64, BN=64, BK=32, GROUP_M=2,
+                     specialization=dict(K=16, stride_am=16, stride_ak=1, stride_bk=16, stride_bn=1, stride_cm=16,
+                                         stride_cn=1))
     ptx = {s: K.matmul.compile(arch="sm_80", num_stages=s, **constants).ptx for s in (1, 2, 3, 4)}
     for s, text in ptx.items():
         assert "cp.async.cg.shared.global" in text, s
