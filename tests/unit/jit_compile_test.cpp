@@ -95,6 +95,24 @@ TEST(JitCompile, NumWarpsMustBeAPowerOfTwo) {
   }
 }
 
+TEST(JitCompile, NumStagesMustBeBetweenOneAndTheMaximum) {
+  StandInTarget target;
+  auto m = vectorAddIR();
+  for (int stages : {0, kMaxNumStages + 1}) {
+    backends::TargetOptions options;
+    options.numStages = stages;
+    try {
+      compile(*m->functions()[0], target, options);
+      FAIL() << "expected an error for num_stages " << stages;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("num_stages must be between 1 and " + std::to_string(kMaxNumStages) +
+                                           ", got " + std::to_string(stages)),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(JitCompile, RecordsEveryStageAndLeavesTheInputAlone) {
   StandInTarget target;
   auto m = vectorAddIR();
