@@ -18,9 +18,11 @@ int64_t stageBytes(const ir::Type& buffer) { return buffer.stageTile().numElemen
 
 }  // namespace
 
+// Stage offsets and element indices are never negative: they are zero-extended to i64 here, so that the GEPs do not
+// sign-extend them and every optimization pipeline emits the same address arithmetic.
 llvm::Value* KernelLowering::sharedStage(const ir::Value* buffer, const ir::Value* stage) {
   llvm::Value* offset = b_.CreateMul(get(stage)[0], b_.getInt32(static_cast<uint32_t>(stageBytes(buffer->type()))));
-  return b_.CreateInBoundsGEP(b_.getInt8Ty(), get(buffer)[0], offset);
+  return b_.CreateInBoundsGEP(b_.getInt8Ty(), get(buffer)[0], b_.CreateZExt(offset, b_.getInt64Ty()));
 }
 
 // Layout::sharedOffset on i32 values: the row is the index over every dimension but the fastest (`order`), and the
@@ -44,8 +46,9 @@ llvm::Value* KernelLowering::sharedElementIndex(const ir::Op& op, const ir::Layo
   llvm::Value* col = coords[order[0]];
   llvm::Value* phase = b_.CreateURem(b_.CreateUDiv(row, i32(layout.perPhase())), i32(phases));
   llvm::Value* vector = b_.CreateXor(b_.CreateUDiv(col, i32(vec)), phase);
-  return b_.CreateAdd(b_.CreateAdd(b_.CreateMul(row, i32(rowLength)), b_.CreateMul(vector, i32(vec))),
-                      b_.CreateURem(col, i32(vec)));
+  llvm::Value* index = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(row, i32(rowLength)), b_.CreateMul(vector, i32(vec))),
+                                    b_.CreateURem(col, i32(vec)));
+  return b_.CreateZExt(index, b_.getInt64Ty());
 }
 
 void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {

@@ -18,13 +18,15 @@ namespace {
 
 llvm::Value* i32(IRBuilder& b, int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); }
 
-// mmaSwizzledIndex on i32 values (row, col >= 0).
+// mmaSwizzledIndex on i32 values (row, col >= 0), zero-extended to i64: the index is never negative, and a GEP would
+// sign-extend an i32 one, which some optimization pipelines can prove unnecessary and others cannot.
 llvm::Value* swizzledIndex(IRBuilder& b, const MmaSwizzle& s, llvm::Value* row, llvm::Value* col) {
   llvm::Value* phase = b.CreateURem(b.CreateUDiv(row, i32(b, s.perPhase)), i32(b, s.maxPhase));
   llvm::Value* chunk = b.CreateXor(b.CreateUDiv(col, i32(b, s.chunkElements)), phase);
   llvm::Value* inChunk = b.CreateURem(col, i32(b, s.chunkElements));
-  return b.CreateAdd(b.CreateAdd(b.CreateMul(row, i32(b, s.rowLength)), b.CreateMul(chunk, i32(b, s.chunkElements))),
-                     inChunk);
+  llvm::Value* index = b.CreateAdd(
+      b.CreateAdd(b.CreateMul(row, i32(b, s.rowLength)), b.CreateMul(chunk, i32(b, s.chunkElements))), inChunk);
+  return b.CreateZExt(index, b.getInt64Ty());
 }
 
 // The mma.sync of an input kind (kMmaTiles). Its operands are the i32 registers ldmatrix delivers, except f16's
