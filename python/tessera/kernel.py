@@ -47,8 +47,8 @@ def _key_part(value):
 class Kernel:
     """A kernel written in the C++ DSL (a bound tessera._C.KernelDef).
 
-    kernel[grid](*args, CONST=..., num_warps=4, num_stages=3, backend=None) launches it. Runtime arguments go positionally or
-    by keyword, Const parameters by keyword. grid is an int, a tuple of 1 to 3 ints, or a callable taking the
+    kernel[grid](*args, CONST=..., num_warps=4, num_stages=3, backend=None) launches it. Runtime arguments go
+    positionally or by keyword, Const parameters by keyword. grid is an int, a tuple of 1 to 3 ints, or a callable taking the
     launch's meta-parameters (a dict of the Const values, num_warps and num_stages) and returning one of those.
 
     Backends: None picks "cuda" when an argument is a GPU array (__cuda_array_interface__, or DLPack on a CUDA
