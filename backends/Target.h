@@ -23,6 +23,7 @@ namespace tessera::backends {
 struct TargetOptions {
   std::string arch;        // "sm_90a", "sm_80", "gfx942"...; empty = the target's default
   int numWarps = 4;
+  int numStages = 3;       // shared-memory stages of pipelined loops (transforms::PassOptions::numStages)
   bool fastMath = true;    // approximate exp2/log2/rsqrt/division where the vendor compilers use them
 };
 
@@ -42,10 +43,10 @@ class Target {
   virtual std::shared_ptr<const transforms::LayoutPolicy> layoutPolicy(const transforms::PassOptions&) const {
     return nullptr;
   }
-  // What the default pass pipeline needs from this target for `numWarps` warps: the warp size and the layout
-  // policy. The JIT and `tessera-opt --target` both build their passes from it.
-  transforms::PassOptions passOptions(int numWarps) const {
-    transforms::PassOptions options{numWarps, warpSize(), nullptr};
+  // What the default pass pipeline needs from this target for `numWarps` warps and `numStages` pipeline stages:
+  // the warp size and the layout policy. The JIT and `tessera-opt --target` both build their passes from it.
+  transforms::PassOptions passOptions(int numWarps, int numStages = 3) const {
+    transforms::PassOptions options{numWarps, warpSize(), nullptr, numStages};
     options.layoutPolicy = layoutPolicy(options);
     return options;
   }

@@ -58,10 +58,10 @@ MATMUL_TARGET = 0.60  # matmul f16/bf16: fraction of cuBLAS at M = N = K = 4096
 MATMUL_TARGET_SIZE = 4096
 
 COPY_BUFFER_BYTES = 512 << 20  # the bandwidth reference: one device-to-device copy of this many bytes
-# Tessera's matmul is autotuned (tessera.autotune) over these (BM, BN, BK, num_warps) per M, N, K: the standard
-# configurations of issue 12 and the former fixed default. --tessera-matmul fixes one instead.
-MATMUL_TUNE_CONFIGS = [(128, 128, 64, 4), (128, 128, 64, 8), (128, 256, 64, 8), (64, 256, 32, 4), (128, 64, 64, 4),
-                       (64, 64, 32, 4), (128, 128, 32, 8)]
+# Tessera's matmul is autotuned (tessera.autotune) over these (BM, BN, BK, num_warps, num_stages) per M, N, K: the
+# standard configurations of issue 12 and the former fixed default. --tessera-matmul fixes one instead (3 stages).
+MATMUL_TUNE_CONFIGS = [(128, 128, 64, 4, 3), (128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (64, 256, 32, 4, 4),
+                       (128, 64, 64, 4, 4), (64, 64, 32, 4, 4), (128, 128, 32, 8, 3)]
 
 
 # --- sizes, work and rates (pure) ------------------------------------------------------------------------------
@@ -580,9 +580,9 @@ def bench_layernorm_bwd(ctx, size):
 
 def matmul_tuner(tessera, fixed_config=None):
     """Tessera's f16 matmul autotuned per M, N, K over MATMUL_TUNE_CONFIGS, or over fixed_config alone."""
-    configs = [fixed_config] if fixed_config else MATMUL_TUNE_CONFIGS
-    return tessera.autotune(configs=[tessera.Config({"BM": bm, "BN": bn, "BK": bk}, num_warps=w)
-                                     for bm, bn, bk, w in configs],
+    configs = [tuple(fixed_config) + (3,)] if fixed_config else MATMUL_TUNE_CONFIGS
+    return tessera.autotune(configs=[tessera.Config({"BM": bm, "BN": bn, "BK": bk}, num_warps=w, num_stages=stages)
+                                     for bm, bn, bk, w, stages in configs],
                             key=["M", "N", "K"], fixed=0 if fixed_config else None)(
                                 tessera.kernels.matmul_epilogue_f16)
 

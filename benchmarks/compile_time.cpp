@@ -44,7 +44,7 @@ std::string compileOnce(const KernelCase& c, const backends::Target& target, con
     f->attrs()["num_warps"] = ir::Attr::integer(options.numWarps);
     ir::verify(*f);
     transforms::PassManager passes;
-    transforms::addDefaultPipeline(passes, target.passOptions(options.numWarps));
+    transforms::addDefaultPipeline(passes, target.passOptions(options.numWarps, options.numStages));
     passes.run(*f);
   }));
   llvm::LLVMContext context;

@@ -460,6 +460,8 @@ class Parser {
     if (auto scalar = scalarKindFromName(word.text)) return Type::scalar(*scalar);
     if (word.text == "ptr") return parsePointerBody();
     if (word.text == "tile") return parseTileBody();
+    if (word.text == "smem") return parseSharedBufferBody();
+    if (word.text == "async_token") return Type::asyncToken();
     fail(word, "unknown type '" + word.text + "'");
   }
 
@@ -476,10 +478,46 @@ class Parser {
     return Type::ptr(pointee, addrSpace);
   }
 
+  // After "smem": "<SxD0xD1xT, #layout{...}>" (S stages of a D0xD1 tile of scalar T, a shared layout required).
+  Type parseSharedBufferBody() {
+    expect(Tok::Less, "'<' after 'smem'");
+    if (!is(Tok::Word)) failExpected("shared buffer shape such as 3x64x32xf16");
+    Token word = peek();
+    auto [shape, element] = parseShapeAndElement(/*leadingStageCount=*/true);
+    if (shape.size() < 2) fail(word, "a shared buffer needs a stage count and a tile shape, such as 3x64x32xf16");
+    if (!element.isScalar()) fail(word, "shared buffer element type must be a scalar, found '" + element.str() + "'");
+    expect(Tok::Comma, "',' and a shared layout after the shared buffer's shape");
+    if (!is(Tok::HashName)) failExpected("shared layout such as #shared{...}");
+    auto encoding = std::make_shared<const Attr>(parseLayout());
+    expect(Tok::Greater, "'>' to close the shared buffer type");
+    try {
+      return Type::sharedBuffer(shape[0], std::vector<int64_t>(shape.begin() + 1, shape.end()), element,
+                                std::move(encoding));
+    } catch (const Error& e) {
+      fail(word, e.message());
+    }
+  }
+
   // After "tile": "<D0xD1xT>" (T a scalar or ptr<...>), optionally followed by ", #layout{...}", then ">".
   Type parseTileBody() {
     expect(Tok::Less, "'<' after 'tile'");
     if (!is(Tok::Word)) failExpected("tile shape such as 4x8xf32");
+    Token word = peek();
+    auto [shape, element] = parseShapeAndElement(/*leadingStageCount=*/false);
+    if (auto err = Type::checkTileShape(shape)) fail(word, *err);
+
+    std::shared_ptr<const Attr> encoding;
+    if (accept(Tok::Comma)) {
+      if (!is(Tok::HashName)) failExpected("layout encoding such as #blocked{...}");
+      encoding = std::make_shared<const Attr>(parseLayout());
+    }
+    expect(Tok::Greater, "'>' to close the tile type");
+    return Type::tile(shape, element, std::move(encoding));
+  }
+
+  // "D0xD1x...xT" of a tile or shared buffer type: its dimensions (each a positive power of two, except a shared
+  // buffer's leading stage count) and its element type (a scalar or ptr<...>).
+  std::pair<std::vector<int64_t>, Type> parseShapeAndElement(bool leadingStageCount) {
     Token word = take();
     // Split "128x64xf32" at each 'x', remembering where each piece starts so errors can point into the word.
     std::vector<std::pair<std::string, unsigned>> pieces;
@@ -503,10 +541,13 @@ class Parser {
         failAt(word.line, col, "tile dimension " + digits + " exceeds the limit of " +
                                    std::to_string(kMaxTileElements) + " elements per tile");
       int64_t d = static_cast<int64_t>(*dim);
-      if (auto err = Type::checkTileShape({d})) failAt(word.line, col, *err);
+      if (leadingStageCount && i == 0) {
+        if (d < 1) failAt(word.line, col, "a shared buffer needs at least one stage, got " + digits);
+      } else if (auto err = Type::checkTileShape({d})) {
+        failAt(word.line, col, *err);
+      }
       shape.push_back(d);
     }
-    if (auto err = Type::checkTileShape(shape)) fail(word, *err);
 
     const auto& [elemName, elemCol] = pieces.back();
     Type element;
@@ -520,14 +561,7 @@ class Parser {
       failAt(word.line, elemCol, "tile element type must be a scalar or pointer");
     else
       failAt(word.line, elemCol, "unknown type '" + elemName + "'");
-
-    std::shared_ptr<const Attr> encoding;
-    if (accept(Tok::Comma)) {
-      if (!is(Tok::HashName)) failExpected("layout encoding such as #blocked{...}");
-      encoding = std::make_shared<const Attr>(parseLayout());
-    }
-    expect(Tok::Greater, "'>' to close the tile type");
-    return Type::tile(shape, element, std::move(encoding));
+    return {shape, element};
   }
 
   // ---- attributes
@@ -569,7 +603,9 @@ class Parser {
           Token number = take();
           return parseNumber(number, number, /*negative=*/false);
         }
-        if (scalarKindFromName(t.text) || t.text == "ptr" || t.text == "tile") return Attr::type(parseType());
+        if (scalarKindFromName(t.text) || t.text == "ptr" || t.text == "tile" || t.text == "smem" ||
+            t.text == "async_token")
+          return Attr::type(parseType());
         failExpected("attribute value");
       }
       case Tok::String: return Attr::string(take().text);

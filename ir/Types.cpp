@@ -10,13 +10,14 @@
 namespace tessera::ir {
 
 struct TypeStorage {
-  enum class Form { Scalar, Pointer, Tile } form = Form::Scalar;
+  enum class Form { Scalar, Pointer, Tile, SharedBuffer, AsyncToken } form = Form::Scalar;
   ScalarKind scalar = ScalarKind::I32;  // Form::Scalar
   Type pointee;                         // Form::Pointer
   int addrSpace = kGlobalAddrSpace;     // Form::Pointer
-  std::vector<int64_t> shape;           // Form::Tile
-  Type element;                         // Form::Tile: a scalar or pointer type
-  std::shared_ptr<const Attr> encoding; // Form::Tile, optional
+  std::vector<int64_t> shape;           // Form::Tile; Form::SharedBuffer: one stage's shape
+  int64_t stages = 0;                   // Form::SharedBuffer
+  Type element;                         // Form::Tile: a scalar or pointer type; Form::SharedBuffer: a scalar
+  std::shared_ptr<const Attr> encoding; // Form::Tile, optional; Form::SharedBuffer, required
   std::string text;                     // canonical spelling, also the interning key
 };
 
@@ -111,11 +112,40 @@ Type Type::tile(const std::vector<int64_t>& shape, Type element, std::shared_ptr
   return Type(intern(std::move(s)));
 }
 
+Type Type::sharedBuffer(int64_t stages, const std::vector<int64_t>& stageShape, Type element,
+                        std::shared_ptr<const Attr> encoding) {
+  assert(element && encoding);
+  if (stages < 1) throw Error("a shared buffer needs at least one stage, got " + std::to_string(stages));
+  if (stageShape.empty()) throw Error("a shared buffer's stage must be a tile of rank >= 1");
+  if (auto err = checkTileShape(stageShape)) throw Error(*err);
+  if (element.isTile() || element.isPtr() || !element.isScalar())
+    throw Error("a shared buffer holds scalar elements, not " + element.str());
+  TypeStorage s;
+  s.form = TypeStorage::Form::SharedBuffer;
+  s.stages = stages;
+  s.shape = stageShape;
+  s.element = element;
+  s.encoding = std::move(encoding);
+  s.text = "smem<" + std::to_string(stages) + "x";
+  for (int64_t d : stageShape) s.text += std::to_string(d) + "x";
+  s.text += element.str() + ", " + s.encoding->str() + ">";
+  return Type(intern(std::move(s)));
+}
+
+Type Type::asyncToken() {
+  TypeStorage s;
+  s.form = TypeStorage::Form::AsyncToken;
+  s.text = "async_token";
+  return Type(intern(std::move(s)));
+}
+
 bool Type::isTile() const { return s_->form == TypeStorage::Form::Tile; }
-Type Type::element() const { return isTile() ? s_->element : *this; }
+bool Type::isSharedBuffer() const { return s_->form == TypeStorage::Form::SharedBuffer; }
+bool Type::isAsyncToken() const { return s_->form == TypeStorage::Form::AsyncToken; }
+Type Type::element() const { return isTile() || isSharedBuffer() ? s_->element : *this; }
 bool Type::isPtr() const { return element().s_->form == TypeStorage::Form::Pointer; }
 
-static bool elemIsScalar(const Type& t) { return !t.isPtr(); }
+static bool elemIsScalar(const Type& t) { return !t.isPtr() && !t.isAsyncToken(); }
 
 ScalarKind Type::scalarKind() const {
   assert(elemIsScalar(*this));
@@ -175,8 +205,18 @@ int64_t Type::numElements() const {
 
 const std::shared_ptr<const Attr>& Type::encoding() const {
   static const std::shared_ptr<const Attr> kNone;
-  return isTile() ? s_->encoding : kNone;
+  return isTile() || isSharedBuffer() ? s_->encoding : kNone;
 }
+
+int64_t Type::stages() const {
+  assert(isSharedBuffer());
+  return s_->stages;
+}
+const std::vector<int64_t>& Type::stageShape() const {
+  assert(isSharedBuffer());
+  return s_->shape;
+}
+Type Type::stageTile() const { return tile(stageShape(), element()); }
 
 Type Type::withElement(Type elem) const {
   return isTile() ? tile(shape(), elem, encoding()) : elem.element();

@@ -4,6 +4,9 @@
 //   scalar   i1 i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64 f8e4m3 f8e5m2
 //   pointer  ptr<f32>, ptr<f16, 3>          (pointee scalar, address space; 1 = global is the default)
 //   tile     tile<128x64xf32>, tile<128xptr<f16>>, tile<64xf32, #blocked{...}>
+//   smem     smem<3x64x32xf16, #shared{...}>  (a shared-memory buffer: a leading stage dimension, then one stage's
+//            shape, laid out per stage by the shared layout; what local_alloc makes)
+//   token    async_token                      (orders asynchronous copies: async_copy, commit and wait groups)
 //
 // Tiles have rank 1 to 3 with power-of-two static dimensions; a rank-0 "tile" is just its element type.
 // The optional encoding (a layout attribute) is assigned by the backend-independent layout passes.
@@ -51,6 +54,11 @@ class Type {
   static Type tile(const std::vector<int64_t>& shape, Type element, std::shared_ptr<const Attr> encoding = nullptr);
   // Returns an error message if `shape` is not a legal tile shape, else nullopt. Empty shape is legal (scalar).
   static std::optional<std::string> checkTileShape(const std::vector<int64_t>& shape);
+  // A shared-memory buffer of `stages` copies of a tile of `stageShape` elements of scalar `element`, each laid out
+  // by `encoding` (a shared layout attribute; required). Throws tessera::Error on an invalid shape or stage count.
+  static Type sharedBuffer(int64_t stages, const std::vector<int64_t>& stageShape, Type element,
+                           std::shared_ptr<const Attr> encoding);
+  static Type asyncToken();
 
   explicit operator bool() const { return s_ != nullptr; }
   bool operator==(const Type& o) const { return s_ == o.s_; }
@@ -59,7 +67,9 @@ class Type {
 
   // Classification (tiles classify by their element type).
   bool isTile() const;      // rank >= 1
-  bool isScalar() const { return !isTile(); }
+  bool isSharedBuffer() const;
+  bool isAsyncToken() const;
+  bool isScalar() const { return !isTile() && !isSharedBuffer() && !isAsyncToken(); }
   bool isPtr() const;       // element is a pointer
   bool isInt() const;       // i1..i64, u8..u64
   bool isBool() const;      // i1
@@ -69,7 +79,7 @@ class Type {
   bool isFP8() const;
   bool isArithmeticFloat() const { return isFloat() && !isFP8(); }
 
-  Type element() const;                      // tile -> its element; scalar/pointer -> itself
+  Type element() const;                      // tile, smem -> its element; scalar/pointer -> itself
   ScalarKind scalarKind() const;             // of the element; pointers: undefined (assert)
   Type pointee() const;                      // element must be a pointer
   int addrSpace() const;                     // element must be a pointer
@@ -78,7 +88,12 @@ class Type {
   const std::vector<int64_t>& shape() const; // empty for scalars
   int rank() const { return static_cast<int>(shape().size()); }
   int64_t numElements() const;
-  const std::shared_ptr<const Attr>& encoding() const;
+  const std::shared_ptr<const Attr>& encoding() const;  // tiles and smem buffers
+  // smem buffers: the number of stages, and the shape of one stage.
+  int64_t stages() const;
+  const std::vector<int64_t>& stageShape() const;
+  // smem buffers: one stage as a tile type (same element; no encoding), what async_copy writes and local_load reads.
+  Type stageTile() const;
 
   Type withElement(Type elem) const;                 // same shape (and encoding), new element
   Type withShape(const std::vector<int64_t>& s) const;  // same element, no encoding

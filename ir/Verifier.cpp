@@ -91,6 +91,19 @@ std::optional<std::string> typeProblem(Type t) {
       return "has type " + t.str() + " whose encoding is not a valid layout: " + e.message();
     }
   }
+  if (t.isSharedBuffer()) {
+    if (!t.encoding()->isLayout()) return "has type " + t.str() + " whose encoding is not a layout attribute";
+    try {
+      Layout layout = Layout::fromAttr(*t.encoding());
+      if (layout.isDistributed()) return "has type " + t.str() + " whose layout is not a shared layout";
+      if (layout.rank() != static_cast<int>(t.stageShape().size()))
+        return "has type " + t.str() + " whose layout has rank " + std::to_string(layout.rank()) + ", not " +
+               std::to_string(t.stageShape().size());
+      layout.requireShape(t.stageShape());
+    } catch (const Error& e) {
+      return "has type " + t.str() + " whose encoding is not a valid layout: " + e.message();
+    }
+  }
   if (t.isPtr() && t.addrSpace() != kGlobalAddrSpace && t.addrSpace() != kSharedAddrSpace)
     return "has type " + t.str() + " in address space " + std::to_string(t.addrSpace()) +
            " (only 1 = global and 3 = shared exist)";
@@ -280,7 +293,32 @@ class Verifier {
   void verifyOp(const Op& op) {
     if (!checkCounts(op)) return;
     if (!checkValueTypes(op)) return;
+    if (!checkSharedBufferUses(op)) return;
     checkKindRule(op);
+  }
+
+  // Shared buffers and async tokens live only in the ops made for them (they are not values in registers).
+  bool checkSharedBufferUses(const Op& op) {
+    switch (op.kind()) {
+      case OpKind::LocalAlloc:
+      case OpKind::AsyncCopy:
+      case OpKind::AsyncCommitGroup:
+      case OpKind::AsyncWait:
+      case OpKind::LocalLoad:
+        return true;
+      default:
+        break;
+    }
+    auto special = [](Type t) { return t.isSharedBuffer() || t.isAsyncToken(); };
+    for (unsigned i = 0; i < op.numOperands(); ++i)
+      if (special(operandType(op, i)))
+        return fail(op, "operand #" + std::to_string(i) + " has type " + operandType(op, i).str() +
+                            ", which only local_alloc, async_copy, async_commit_group, async_wait and local_load take");
+    for (unsigned i = 0; i < op.numResults(); ++i)
+      if (special(resultType(op, i)))
+        return fail(op, "result #" + std::to_string(i) + " has type " + resultType(op, i).str() +
+                            ", which only local_alloc, async_copy, async_commit_group, async_wait and local_load make");
+    return true;
   }
 
   bool checkCounts(const Op& op) {
@@ -295,6 +333,12 @@ class Verifier {
     switch (op.kind()) {
       case OpKind::Load:
         if (!operandRange(1, 3)) return false;
+        break;
+      case OpKind::AsyncCopy:
+        if (!operandRange(3, 4)) return false;
+        break;
+      case OpKind::LocalLoad:
+        if (!operandRange(2, 3)) return false;
         break;
       case OpKind::Store:
       case OpKind::AtomicRMW:
@@ -450,6 +494,21 @@ class Verifier {
         checkConvertLayout(op);
         return;
       case OpKind::Barrier:  // no operands, results or attributes (counts)
+        return;
+      case OpKind::LocalAlloc:
+        if (!resultType(op).isSharedBuffer()) fail(op, "must produce a shared buffer (smem<...>), got " + resultType(op).str());
+        return;
+      case OpKind::AsyncCopy:
+        checkAsyncCopy(op);
+        return;
+      case OpKind::AsyncCommitGroup:
+        checkTokensOnly(op);
+        return;
+      case OpKind::AsyncWait:
+        checkAsyncWait(op);
+        return;
+      case OpKind::LocalLoad:
+        checkLocalLoad(op);
         return;
       default:
         fail(op, "has no verifier rule (an op without the kSameType trait needs one in Verifier.cpp)");
@@ -692,6 +751,54 @@ class Verifier {
     if (op.numOperands() == 3 && !checkPointeeOperand(op, 2, "'other'")) return false;
     Type ptr = operandType(op, 0);
     return expectResult(op, 0, ptr.shape(), ptr.pointee());
+  }
+
+  // ---- shared buffers and asynchronous copies
+
+  // Operand #i is a shared buffer and operand #i+1 its stage index (an i32 scalar).
+  bool checkBufferAndStage(const Op& op, unsigned i) {
+    if (!operandType(op, i).isSharedBuffer())
+      return fail(op, "operand #" + std::to_string(i) + " must be a shared buffer (smem<...>), got " +
+                          operandType(op, i).str());
+    if (operandType(op, i + 1) != Type::i32())
+      return fail(op, "stage index (operand #" + std::to_string(i + 1) + ") must be i32, got " +
+                          operandType(op, i + 1).str());
+    return true;
+  }
+
+  // Every operand and the result are async tokens.
+  bool checkTokensOnly(const Op& op) {
+    for (unsigned i = 0; i < op.numOperands(); ++i)
+      if (!operandType(op, i).isAsyncToken())
+        return fail(op, "operand #" + std::to_string(i) + " must be an async_token, got " + operandType(op, i).str());
+    if (!resultType(op).isAsyncToken()) return fail(op, "must produce an async_token, got " + resultType(op).str());
+    return true;
+  }
+
+  bool checkAsyncCopy(const Op& op) {
+    if (!checkPointerAndMask(op, 3) || !checkBufferAndStage(op, 1)) return false;
+    Type ptr = operandType(op, 0), buffer = operandType(op, 1);
+    if (ptr.addrSpace() != kGlobalAddrSpace) return fail(op, "copies from global memory, got " + ptr.str());
+    if (ptr.shape() != buffer.stageShape() || ptr.pointee() != buffer.element())
+      return fail(op, "pointers " + ptr.str() + " must match one stage of " + buffer.str() + " (" +
+                          buffer.stageTile().str() + ")");
+    if (!resultType(op).isAsyncToken()) return fail(op, "must produce an async_token, got " + resultType(op).str());
+    return true;
+  }
+
+  bool checkAsyncWait(const Op& op) {
+    const Attr* pending = nullptr;
+    if (!getAttr(op, "pending", Attr::Kind::Int, true, pending)) return false;
+    if (pending->getInt() < 0) return fail(op, "attribute 'pending' must be >= 0, got " + pending->str());
+    return checkTokensOnly(op);
+  }
+
+  bool checkLocalLoad(const Op& op) {
+    if (!checkBufferAndStage(op, 0)) return false;
+    if (op.numOperands() == 3 && !operandType(op, 2).isAsyncToken())
+      return fail(op, "operand #2 must be an async_token, got " + operandType(op, 2).str());
+    Type buffer = operandType(op, 0);
+    return expectResult(op, 0, buffer.stageShape(), buffer.element());
   }
 
   bool checkStore(const Op& op) {

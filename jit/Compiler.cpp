@@ -116,6 +116,9 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   if (options.numWarps <= 0 || (options.numWarps & (options.numWarps - 1)) != 0 || options.numWarps > 32)
     throw Error(context + ": num_warps must be a power of two between 1 and 32, got " +
                 std::to_string(options.numWarps));
+  if (options.numStages < 1 || options.numStages > kMaxNumStages)
+    throw Error(context + ": num_stages must be between 1 and " + std::to_string(kMaxNumStages) + ", got " +
+                std::to_string(options.numStages));
 
   CompiledKernel kernel;
   kernel.name = input.name();
@@ -138,7 +141,8 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   // 2. The default pipeline (transforms/Pipeline.cpp) for this target's warps and layout preferences. The pass
   // manager verifies after every pass; its callback keeps the IR after each one and times it.
   transforms::PassManager passes;
-  transforms::addDefaultPipeline(passes, target.passOptions(options.numWarps));  // e.g. mma.sync accumulators
+  // e.g. mma.sync accumulators, and how far ahead loops copy
+  transforms::addDefaultPipeline(passes, target.passOptions(options.numWarps, options.numStages));
   passes.setAfterPassCallback([&](const std::string& pass, const std::string& ir, double seconds) {
     timings.report("pass " + pass, seconds);
     record.tileIR(pass, ir);

@@ -9,6 +9,9 @@
 
 namespace tessera::jit {
 
+// The most shared-memory stages a pipelined loop may use (TargetOptions::numStages).
+inline constexpr int kMaxNumStages = 8;
+
 // Compiles a copy of `f` for `target` (the input is not modified) through the default pipeline
 // (transforms/Pipeline.h). Throws tessera::Error naming the kernel and the failing stage: invalid input, a pass
 // that fails or leaves invalid IR, an op the target cannot lower.

@@ -34,6 +34,7 @@ Specialization JitKernel::specialize(const std::vector<KernelArg>& args, const C
   s.constants = constants;
   s.args = argumentFacts(def_.name(), def_.runtimeParams(), args);
   s.numWarps = options.numWarps;
+  s.numStages = options.numStages;
   s.target = resolveTarget(options.target);
   s.arch = options.arch.empty() ? targetNamed(s.target).defaultArch() : options.arch;
   s.fastMath = options.fastMath;
@@ -54,6 +55,7 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   backends::TargetOptions options;
   options.arch = s.arch;
   options.numWarps = s.numWarps;
+  options.numStages = s.numStages;
   options.fastMath = s.fastMath;
   CacheKeyInputs keyInputs;
   // With locations: the compiled kernel carries them (PTX .loc, the emulator's findings), so kernels that differ
@@ -63,7 +65,7 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   keyInputs.arch = s.arch;
   keyInputs.format = target.binaryFormat();
   keyInputs.numWarps = s.numWarps;
-  keyInputs.options = std::string("fast_math=") + (s.fastMath ? "1" : "0");
+  keyInputs.options = std::string("fast_math=") + (s.fastMath ? "1" : "0") + ";num_stages=" + std::to_string(s.numStages);
   keyInputs.compilerVersion = compilerVersion();
   keyInputs.toolchain = target.toolchainIdentity();
   return cache_.getOrCompile(keyInputs, [&] { return compile(f, target, options); });

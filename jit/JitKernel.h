@@ -33,6 +33,7 @@ namespace tessera::jit {
 
 struct LaunchOptions {
   int numWarps = 4;
+  int numStages = 3;  // shared-memory stages of pipelined loops; 1: no pipelining
   DeviceStream stream = nullptr;  // a cu::Stream or hip::Stream of the target's runtime; null: the default stream
   std::string target = "nvptx";   // "nvptx", "amdgpu", or "auto": the first target with a device
   std::string arch;               // empty: the GPU's own arch when launching, the target's default in compileOnly

@@ -39,7 +39,7 @@ std::string Specialization::key() const {
     k += i ? "," : "";
     k += args[i].divisibleBy16 ? "16" : args[i].equalTo1 ? "1" : "_";
   }
-  k += ";warps=" + std::to_string(numWarps) + ";" + target + ";" + arch + (fastMath ? ";fast" : ";precise");
+  k += ";warps=" + std::to_string(numWarps) + ";stages=" + std::to_string(numStages) + ";" + target + ";" + arch + (fastMath ? ";fast" : ";precise");
   return k;
 }
 

@@ -27,11 +27,12 @@ struct Specialization {
   Constants constants;
   std::vector<ArgFacts> args;  // one per runtime parameter
   int numWarps = 4;
+  int numStages = 3;
   std::string target;
   std::string arch;
   bool fastMath = true;
 
-  // Canonical text of everything above, e.g. "BLOCK=1024;args=p16,p16,p,i16;warps=4;nvptx;sm_90a;fast".
+  // Canonical text of everything above, e.g. "BLOCK=1024;args=p16,p16,p,i16;warps=4;stages=3;nvptx;sm_90a;fast".
   std::string key() const;
   bool operator==(const Specialization&) const = default;
 };

@@ -29,7 +29,7 @@ std::string TuneConfig::str() const {
 }
 
 const std::vector<std::string>& tuneOptionNames() {
-  static const std::vector<std::string> names{"fast_math"};
+  static const std::vector<std::string> names{"fast_math", "num_stages"};
   return names;
 }
 
@@ -37,6 +37,7 @@ LaunchOptions applyTuneOptions(const TuneConfig& config, LaunchOptions base) {
   base.numWarps = config.numWarps;
   for (const auto& [name, value] : config.options) {
     if (name == "fast_math") base.fastMath = value != 0;
+    else if (name == "num_stages") base.numStages = static_cast<int>(value);
     else throw Error("autotune config {" + config.str() + "}: unknown compile option '" + name + "'");
   }
   return base;

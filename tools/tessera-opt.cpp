@@ -8,6 +8,7 @@
 // `tessera-opt --target=amdgpu -p default` is exactly what the JIT runs for AMD GPUs.
 //
 // Problems are reported as "file:line:col: error: message" on stderr with exit status 1.
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -51,6 +52,7 @@ void printHelp(std::ostream& os) {
         "                         layout policy (tensor-core accumulators); none = warp size 32, default layouts\n"
         "  --num-warps=N          warps per program for the layout passes (default 4)\n"
         "  --warp-size=N          threads per warp for the layout passes (default 32, or the target's)\n"
+        "  --num-stages=N         shared-memory stages of pipelined loops (pipeline-loops; default 3, 1 = none)\n"
         "  --dump-ir              print the IR to stderr before the first pass and after every pass\n"
         "                         (as TESSERA_DUMP_IR=1 does)\n"
         "  --verify-only          parse and verify, print nothing on success\n"
@@ -107,6 +109,15 @@ bool parseArgs(int argc, char** argv, Options& opts) {
         return false;
       }
       opts.warpSizeGiven |= !warps;
+    } else if (arg.rfind("--num-stages=", 0) == 0) {
+      const std::string value = arg.substr(13);
+      int stages = 0;
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), stages);
+      if (ec != std::errc() || end != value.data() + value.size() || stages < 1) {
+        std::cerr << "tessera-opt: error: " << arg << ": expected a positive number of stages\n";
+        return false;
+      }
+      opts.passOptions.numStages = stages;
     } else if (arg.rfind("--target=", 0) == 0) {
       opts.target = arg.substr(9);
     } else if (arg == "--dump-ir") {
@@ -160,7 +171,7 @@ int runTool(const Options& opts) {
     if (opts.warpSizeGiven && passOptions.warpSize != target->warpSize())
       throw Error("--warp-size=" + std::to_string(passOptions.warpSize) + " contradicts --target=" + opts.target +
                   ", whose warps have " + std::to_string(target->warpSize()) + " threads");
-    passOptions = target->passOptions(passOptions.numWarps);
+    passOptions = target->passOptions(passOptions.numWarps, passOptions.numStages);
   }
   tessera::transforms::PassManager pm;
   tessera::transforms::addPasses(pm, opts.passes, passOptions);  // an unknown name throws before any work

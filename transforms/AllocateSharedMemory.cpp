@@ -2,8 +2,8 @@
 // so that buffers live at the same time never share bytes, and records the total on the function.
 //
 // Each scratch buffer is live only while its op runs (its interval is the op's number in OpNumbering), so
-// scratch buffers of different ops may all reuse the same bytes; the barrier pass then orders those reuses.
-// Longer-lived buffers would take their interval from OpNumbering::valueInterval and share the allocator.
+// scratch buffers of different ops may all reuse the same bytes; the barrier pass then orders those reuses. A
+// local_alloc's buffer lives from the local_alloc to its last use (OpNumbering::valueInterval).
 #include <vector>
 
 #include "transforms/PassManager.h"
@@ -42,7 +42,8 @@ class AllocateSharedMemoryPass : public Pass {
         throw Error(op->describe() + ": needs shared-memory scratch inside a reduce/scan combine region, which runs "
                                      "per element and cannot own shared memory", op->loc());
       owners.push_back(op);
-      buffers.push_back({bytes, numbering.scratchInterval(op)});
+      buffers.push_back({bytes, op->is(OpKind::LocalAlloc) ? numbering.valueInterval(op->result(0))
+                                                          : numbering.scratchInterval(op)});
     });
     int64_t total = assignSharedOffsets(buffers);
     for (size_t i = 0; i < owners.size(); ++i) {

@@ -20,6 +20,13 @@ class LayoutPolicy {
   // op then follows propagation).
   virtual std::optional<ir::Layout> operandLayout(const ir::Op& op, unsigned index) const = 0;
   virtual std::optional<ir::Layout> resultLayout(const ir::Op& op, unsigned index) const = 0;
+  // The shared layout the target's lowering of `dot` reads operand #index (0: a, 1: b) from when it can take it
+  // straight from a shared buffer that asynchronous copies fill (async-copy-dot-operands); nullopt: the operand
+  // stays in registers. Targets without asynchronous copies keep the default.
+  virtual std::optional<ir::Layout> dotOperandSharedLayout(const ir::Op& dot, unsigned index) const {
+    (void)dot, (void)index;
+    return std::nullopt;
+  }
 };
 
 // The target-independent choice: `dot` takes its accumulator/result in the default blocked layout of their shape

@@ -30,6 +30,8 @@ struct PassOptions {
   int warpSize = 32;  // 32 on NVIDIA, 64 on AMD
   // The target's layout preferences for assign-layouts (e.g. tensor-core accumulators); null = the default.
   std::shared_ptr<const LayoutPolicy> layoutPolicy;
+  // Shared-memory stages per asynchronously copied buffer in pipelined loops (pipeline-loops); 1: no pipelining.
+  int numStages = 3;
 };
 
 class PassManager {
@@ -76,6 +78,10 @@ std::unique_ptr<Pass> createDCEPass();           // removes unused pure ops, dea
 std::unique_ptr<Pass> createCoalescePass(const PassOptions& options);       // memory ops: widest coalesced layout
 std::unique_ptr<Pass> createAssignLayoutsPass(const PassOptions& options);  // every tile value gets a layout
 std::unique_ptr<Pass> createRemoveLayoutConversionsPass();                  // folds/rematerializes/hoists converts
+// Loads feeding dot operands -> async_copy into shared buffers + local_load (where the target's policy allows).
+std::unique_ptr<Pass> createAsyncCopyDotOperandsPass(const PassOptions& options);
+// Issues the asynchronous copies of `for` loops options.numStages - 1 iterations ahead (software pipelining).
+std::unique_ptr<Pass> createPipelineLoopsPass(const PassOptions& options);
 std::unique_ptr<Pass> createAllocateSharedMemoryPass(const PassOptions& options);  // smem_offset/smem_bytes
 std::unique_ptr<Pass> createInsertBarriersPass();  // barriers between conflicting shared-memory accesses
 

@@ -13,11 +13,13 @@ static const std::map<std::string, PassFactory>& registry() {
       {"allocate-shared-memory", [](const PassOptions& o) { return createAllocateSharedMemoryPass(o); }},
       {"assign-layouts",
        [](const PassOptions& o) { return o.layoutPolicy ? createAssignLayoutsPass(o, o.layoutPolicy) : createAssignLayoutsPass(o); }},
+      {"async-copy-dot-operands", [](const PassOptions& o) { return createAsyncCopyDotOperandsPass(o); }},
       {"canonicalize", [](const PassOptions&) { return createCanonicalizePass(); }},
       {"coalesce", [](const PassOptions& o) { return createCoalescePass(o); }},
       {"cse", [](const PassOptions&) { return createCSEPass(); }},
       {"dce", [](const PassOptions&) { return createDCEPass(); }},
       {"insert-barriers", [](const PassOptions&) { return createInsertBarriersPass(); }},
+      {"pipeline-loops", [](const PassOptions& o) { return createPipelineLoopsPass(o); }},
       {"remove-layout-conversions", [](const PassOptions&) { return createRemoveLayoutConversionsPass(); }},
   };
   return passes;

@@ -24,6 +24,13 @@ void addDefaultPipeline(PassManager& pm, const PassOptions& options) {
   pm.add("cse", options);
   pm.add("dce", options);
 
+  // Dot operands the target reads from shared memory are copied there asynchronously, without passing through
+  // registers, and loops issue those copies options.numStages - 1 iterations ahead; the address arithmetic the
+  // copies no longer use goes.
+  pm.add("async-copy-dot-operands", options);
+  pm.add("pipeline-loops", options);
+  pm.add("dce", options);
+
   // Shared memory, once the set of ops that need scratch is final: offsets for every buffer (reused where
   // lifetimes do not overlap), then a barrier between every pair of accesses that could race.
   pm.add("allocate-shared-memory", options);

@@ -34,6 +34,8 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   std::optional<MfmaAccumulatorPlan> plan = planMfmaAccumulator(cmap);
   if (!plan) return false;
 
+  // Operands in shared buffers (local_load) are read there by the portable lowering.
+  if (transforms::dotOperandBuffer(op, 0) || transforms::dotOperandBuffer(op, 1)) return false;
   IRBuilder& b = L.builder();
   const bool bf16 = in == ir::ScalarKind::BF16;
   llvm::Type* elemTy = L.memType(aTy.element());

@@ -210,8 +210,10 @@ llvm::Value* KernelLowering::scratch(const ir::Op& op, int64_t need) {
 
 KernelLowering::DotStagingBuffers KernelLowering::dotStagingBuffers(const ir::Op& dot) {
   const transforms::DotStaging staging = transforms::dotStaging(dot);
+  if (staging.bytes == 0) return {nullptr, nullptr};
   llvm::Value* a = scratch(dot, staging.bytes);
-  return {a, b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), a, static_cast<uint64_t>(staging.bOffset))};
+  llvm::Value* b = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), a, static_cast<uint64_t>(staging.bOffset));
+  return {staging.stagesA ? a : nullptr, staging.stagesB ? b : nullptr};
 }
 
 llvm::Value* KernelLowering::smemElementPtr(llvm::Value* base, llvm::Type* elemTy, llvm::Value* index) {
@@ -406,6 +408,9 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpKind::Reduce: return lowerReduce(op);
     case OpKind::Scan: return lowerScan(op);
     case OpKind::Dot: return lowerDot(op);
+    case OpKind::LocalAlloc: case OpKind::AsyncCopy: case OpKind::AsyncCommitGroup: case OpKind::AsyncWait:
+    case OpKind::LocalLoad:
+      return lowerSharedBufferOp(op);
     case OpKind::For: case OpKind::If: case OpKind::While:
       return lowerControlFlow(op);
     case OpKind::Yield:

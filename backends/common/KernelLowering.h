@@ -74,12 +74,19 @@ class KernelLowering {
   llvm::Value* scratch(const ir::Op& op, int64_t need);
   llvm::Value* smemElementPtr(llvm::Value* base, llvm::Type* elemTy, llvm::Value* index);
   // Where a dot stages A and B: the byte ranges of transforms::dotStaging in the dot's scratch. The FMA lowering
-  // writes them row-major; tensor-core lowerings permute elements within each range.
+  // writes them row-major; tensor-core lowerings permute elements within each range. Null for an operand that is
+  // not staged (transforms::dotOperandBuffer: read from its local_load's buffer instead).
   struct DotStagingBuffers {
     llvm::Value* a;
     llvm::Value* b;
   };
   DotStagingBuffers dotStagingBuffers(const ir::Op& dot);
+  // A shared buffer's stage (LowerSharedBuffers.cpp): the address of stage `stage` (an i32 IR value) of `buffer`
+  // (a local_alloc result), and the element index of `coords` (i32 values) within a stage laid out by `layout`
+  // (a #shared layout; throws tessera::Error naming `op` for others).
+  llvm::Value* sharedStage(const ir::Value* buffer, const ir::Value* stage);
+  llvm::Value* sharedElementIndex(const ir::Op& op, const ir::Layout& layout, const std::vector<int64_t>& shape,
+                                  const std::vector<llvm::Value*>& coords);
 
   // Runs `then` only where `pred` holds; `then` returns the value (or null) produced on that path, and the result
   // is that value where `pred` holds and `otherwise` elsewhere.
@@ -109,6 +116,7 @@ class KernelLowering {
   void lowerReduce(const ir::Op& op);            // LowerReduce.cpp
   void lowerScan(const ir::Op& op);              // LowerScan.cpp
   void lowerDot(const ir::Op& op);               // LowerDot.cpp
+  void lowerSharedBufferOp(const ir::Op& op);    // LowerSharedBuffers.cpp: local_alloc, async_*, local_load
   void lowerControlFlow(const ir::Op& op);       // LowerControl.cpp: for, if, while
   void lowerDebugOp(const ir::Op& op);           // LowerControl.cpp: debug_print, device_assert
 
@@ -122,8 +130,10 @@ class KernelLowering {
     llvm::Type* memType;
   };
   MemoryAccess memoryAccess(const ir::Op& op);
-  // The widest vector (in elements) for accessing memory through `ptr` under `mask` (null: none).
+  // The widest vector (in elements) for accessing memory through `ptr` under `mask` (null: none), and the
+  // dimension its elements run along.
   int64_t vectorWidth(const ir::Value* ptr, const ThreadMap& map, const ir::Value* mask);
+  std::pair<int, int64_t> vectorRun(const ir::Value* ptr, const ThreadMap& map, const ir::Value* mask);
 
   // Moves elements between layouts: every destination register is the buffer element its coordinates map to,
   // written by the sources. Registers are remapped directly when each thread already holds what it needs;

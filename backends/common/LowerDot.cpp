@@ -1,10 +1,11 @@
 // dot: acc + a·b. The target gets the first say (LoweringHooks::lowerDot: tensor cores, NVPTX's mma.sync with
 // ldmatrix and AMDGPU's MFMA), with the same operand staging contract (the op's scratch at smem_offset). The
-// portable strategy stages both operands through shared memory (row-major), then every thread accumulates its
-// own accumulator registers with FMAs over K, in f32 for float inputs (exact products for f16/bf16/fp8) and i32
-// for i8.
+// portable strategy stages both operands through shared memory (row-major), except an operand a local_load reads
+// from a shared buffer, which it reads there (through the buffer's layout); then every thread accumulates its own
+// accumulator registers with FMAs over K, in f32 for float inputs (exact products for f16/bf16/fp8) and i32 for i8.
 #include "backends/common/KernelLowering.h"
 #include "backends/common/TF32Rounding.h"
+#include "ir/Layout.h"
 
 #include <map>
 
@@ -17,17 +18,29 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   ir::Type inElem = a->type().element(), accElem = acc->type().element();
   if (a->type().rank() != 2 || bv->type().rank() != 2 || acc->type().rank() != 2)
     fail(op, "operands must be 2-D tiles");
-  const int64_t K = a->type().shape()[1], N = bv->type().shape()[1];
+  const int64_t K = a->type().shape()[1];
   const std::string precision = op.hasAttr("input_precision") ? op.stringAttr("input_precision") : "ieee";
   const bool toTF32 = precision == "tf32" && inElem.scalarKind() == ir::ScalarKind::F32;
   const bool isInt = inElem.isInt();
   if (isInt != accElem.isInt()) fail(op, "integer inputs need an integer accumulator and floats a float one");
   if (hooks_.lowerDot(*this, op)) return;  // the target's tensor cores took it
 
-  // Stage a and b row-major in shared memory (transforms/analysis/SharedScratch.h's dot staging).
+  // Stage a and b row-major in shared memory (transforms/analysis/SharedScratch.h's dot staging), unless a
+  // local_load's buffer holds them already.
   const auto [aBase, bBase] = dotStagingBuffers(op);
   llvm::Type* mt = memType(inElem);
+  auto element = [&](unsigned operand, llvm::Value* staging, llvm::Value* row, llvm::Value* col) {
+    if (const ir::Op* load = transforms::dotOperandBuffer(op, operand)) {
+      const ir::Type buffer = load->operand(0)->type();
+      return smemElementPtr(sharedStage(load->operand(0), load->operand(1)), mt,
+                            sharedElementIndex(*load, ir::Layout::fromAttr(*buffer.encoding()), buffer.stageShape(),
+                                               {row, col}));
+    }
+    const int64_t rowLength = op.operand(operand)->type().shape()[1];
+    return smemElementPtr(staging, mt, b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(rowLength))), col));
+  };
   auto stage = [&](const ir::Value* v, llvm::Value* buf) {
+    if (!buf) return;
     const ThreadMap& map = mapOf(v->type(), op.name());
     const Regs& regs = get(v);
     for (int64_t r = 0; r < map.numRegs(); ++r) {
@@ -39,7 +52,7 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   };
   stage(a, aBase);
   stage(bv, bBase);
-  hooks_.barrier(b_);
+  if (aBase || bBase) hooks_.barrier(b_);
 
   // Accumulate: for (k = 0; k < K; ++k) acc[r] += a[m_r, k] * b[k, n_r].
   const ThreadMap& cmap = mapOf(acc->type(), op.name());
@@ -68,14 +81,10 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   Regs next;
   for (int64_t r = 0; r < cmap.numRegs(); ++r) {
     int64_t mReg = cmap.regCoords[r][0], nReg = cmap.regCoords[r][1];
-    if (!aVals.count(mReg)) {
-      llvm::Value* idx = b_.CreateAdd(b_.CreateMul(coord(cmap, r, 0), b_.getInt32(static_cast<uint32_t>(K))), k);
-      aVals[mReg] = toCompute(fromMemory(b_.CreateLoad(mt, smemElementPtr(aBase, mt, idx)), inElem));
-    }
-    if (!bVals.count(nReg)) {
-      llvm::Value* idx = b_.CreateAdd(b_.CreateMul(k, b_.getInt32(static_cast<uint32_t>(N))), coord(cmap, r, 1));
-      bVals[nReg] = toCompute(fromMemory(b_.CreateLoad(mt, smemElementPtr(bBase, mt, idx)), inElem));
-    }
+    if (!aVals.count(mReg))
+      aVals[mReg] = toCompute(fromMemory(b_.CreateLoad(mt, element(0, aBase, coord(cmap, r, 0), k)), inElem));
+    if (!bVals.count(nReg))
+      bVals[nReg] = toCompute(fromMemory(b_.CreateLoad(mt, element(1, bBase, k, coord(cmap, r, 1))), inElem));
     llvm::Value* x = aVals[mReg];
     llvm::Value* y = bVals[nReg];
     next.push_back(isInt ? b_.CreateAdd(sums[r], b_.CreateMul(x, y))

@@ -53,15 +53,19 @@ KernelLowering::MemoryAccess KernelLowering::memoryAccess(const ir::Op& op) {
 
 // Widest legal vector: consecutive registers, contiguous and aligned pointers, a uniform mask.
 int64_t KernelLowering::vectorWidth(const ir::Value* ptr, const ThreadMap& map, const ir::Value* mask) {
+  return vectorRun(ptr, map, mask).second;
+}
+
+std::pair<int, int64_t> KernelLowering::vectorRun(const ir::Value* ptr, const ThreadMap& map, const ir::Value* mask) {
   auto [dim, run] = registerRuns(map);
-  if (run == 1 || !ptr->type().isTile()) return 1;
+  if (run == 1 || !ptr->type().isTile()) return {dim, 1};
   const int64_t bytes = ptr->type().pointee().storageBytes();
   const transforms::AxisInfo pf = axis_.get(ptr);
   int64_t vec = std::min({run, pf.contiguity[dim], std::max<int64_t>(1, kMaxVectorBytes / bytes)});
   if (mask) vec = std::min(vec, axis_.get(mask).constancy[dim]);
   vec = pow2Floor(std::max<int64_t>(vec, 1));
   while (vec > 1 && pf.divisibilityAt(dim, vec) % (vec * bytes) != 0) vec /= 2;
-  return vec;
+  return {dim, vec};
 }
 
 void KernelLowering::lowerLoad(const ir::Op& op) {

@@ -63,6 +63,20 @@ class LoweringHooks {
   // LLVM sync scope for an atomic of scope "cta", "gpu" or "sys".
   virtual llvm::SyncScope::ID atomicScope(llvm::LLVMContext& ctx, const std::string& scope) = 0;
 
+  // Asynchronous copies from global to shared memory (async_copy and its groups, backends/common/LowerSharedBuffers.cpp).
+  // Starts a copy of `bytes` from `globalSrc` to `sharedDst` that writes zeros instead where `pred` (i1) is false;
+  // returns false, having emitted nothing, when the target has no asynchronous copy of that size (the common code
+  // then loads and stores, which the commit and wait below need not order).
+  virtual bool asyncCopy(IRBuilder& b, llvm::Value* sharedDst, llvm::Value* globalSrc, int64_t bytes, llvm::Value* pred) {
+    (void)b, (void)sharedDst, (void)globalSrc, (void)bytes, (void)pred;
+    return false;
+  }
+  // Closes the group of copies this thread started since the last commit.
+  virtual void asyncCommitGroup(IRBuilder& b) { (void)b; }
+  // Waits until at most `pending` of this thread's committed groups are still in flight (other threads' copies are
+  // visible only after a barrier too).
+  virtual void asyncWait(IRBuilder& b, int64_t pending) { (void)b, (void)pending; }
+
   // A target-specific lowering of `dot` (tensor cores), with the same shared-memory staging contract as the
   // portable one. Returns false, having emitted nothing, when the target has none for this dot's dtypes, shapes
   // or layouts; the common code then uses its FMA lowering.

@@ -64,6 +64,7 @@ void run(const ir::Function& f, const std::vector<Arg>& args, Grid grid, std::os
     for (int64_t y = 0; y < grid[1]; ++y)
       for (int64_t x = 0; x < grid[0]; ++x) {
         ctx.programId = {x, y, z};
+        ctx.sharedBuffers.clear();
         executor.run(argTiles, ctx);
       }
 }

@@ -22,6 +22,9 @@ struct ProgramContext {
   Grid numPrograms{1, 1, 1};
   std::vector<Buffer> buffers;      // accesses must land inside one of these
   std::ostream* out = nullptr;      // debug_print destination (null = std::cout)
+  // The program's shared buffers (local_alloc), each a list of stages; a buffer value holds its index here.
+  // Cleared before every program: shared memory does not outlive its program.
+  std::vector<std::vector<Tile>> sharedBuffers;
 };
 
 // Evaluates one op that has no regions, or a reduce/scan (whose combine region is interpreted), on concrete

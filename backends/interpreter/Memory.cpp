@@ -99,8 +99,15 @@ Tile evalLoad(const ir::Op& op, OperandList operands, const EvalEnv& env) {
   const Tile& ptr = pointerOperand(op, operands, ctx);
   const Tile* mask = maskOperand(op, operands, 1, ptr, ctx);
   const Tile* other = operands.size() > 2 ? operands[2] : nullptr;
+  return loadElements(op, ptr, mask, other, resultType(op, 0, env), ctx);
+}
+
+}  // namespace
+
+Tile loadElements(const ir::Op& op, const Tile& ptr, const Tile* mask, const Tile* other, ir::Type type,
+                  const ProgramContext& ctx) {
   if (other) checkValueOperand(op, *other, ptr, ctx, "'other'");
-  Tile r(resultType(op, 0, env));
+  Tile r(type);
   if (r.size() != ptr.size() || r.type.element() != ptr.type.pointee())
     fail(op, ctx, "result type " + r.type.str() + " does not match pointer type " + ptr.type.str());
   const ElementCodec codec(r.type.element());
@@ -125,6 +132,8 @@ Tile evalLoad(const ir::Op& op, OperandList operands, const EvalEnv& env) {
   }
   return r;
 }
+
+namespace {
 
 void evalStore(const ir::Op& op, OperandList operands, const EvalEnv& env) {
   const ProgramContext& ctx = env.ctx;

@@ -39,6 +39,11 @@ std::vector<Tile> evaluate(const ir::Op& op, OperandList operands, const EvalEnv
 Tile evalElementwise(const ir::Op& op, OperandList operands, const EvalEnv& env);
 std::vector<Tile> evalShapeOp(const ir::Op& op, OperandList operands, const EvalEnv& env);
 Tile evalMemoryOp(const ir::Op& op, OperandList operands, const EvalEnv& env);  // store returns an empty Tile
+// The elements `ptr` points at, as a tile of `type`; lanes where `mask` (optional) is 0 take `other`'s element, or 0.
+Tile loadElements(const ir::Op& op, const Tile& ptr, const Tile* mask, const Tile* other, ir::Type type,
+                  const ProgramContext& ctx);
+// local_alloc, async_copy, async_commit_group, async_wait, local_load (SharedBuffers.cpp).
+Tile evalSharedBufferOp(const ir::Op& op, OperandList operands, const EvalEnv& env);
 std::vector<Tile> evalReduceOrScan(const ir::Op& op, OperandList operands, const EvalEnv& env);
 Tile evalDot(const ir::Op& op, OperandList operands, const EvalEnv& env);
 

@@ -127,6 +127,10 @@ std::vector<Tile> evaluate(const ir::Op& op, OperandList operands, const EvalEnv
       evalMemoryOp(op, operands, env);
       return {};
 
+    case OpKind::LocalAlloc: case OpKind::AsyncCopy: case OpKind::AsyncCommitGroup: case OpKind::AsyncWait:
+    case OpKind::LocalLoad:
+      return {evalSharedBufferOp(op, operands, env)};
+
     case OpKind::Reduce: case OpKind::Scan: return evalReduceOrScan(op, operands, env);
     case OpKind::Dot: return {evalDot(op, operands, env)};
 

@@ -18,13 +18,15 @@ namespace {
 
 llvm::Value* i32(IRBuilder& b, int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); }
 
-// mmaSwizzledIndex on i32 values (row, col >= 0).
+// mmaSwizzledIndex on i32 values (row, col >= 0), zero-extended to i64: the index is never negative, and a GEP would
+// sign-extend an i32 one, which some optimization pipelines can prove unnecessary and others cannot.
 llvm::Value* swizzledIndex(IRBuilder& b, const MmaSwizzle& s, llvm::Value* row, llvm::Value* col) {
   llvm::Value* phase = b.CreateURem(b.CreateUDiv(row, i32(b, s.perPhase)), i32(b, s.maxPhase));
   llvm::Value* chunk = b.CreateXor(b.CreateUDiv(col, i32(b, s.chunkElements)), phase);
   llvm::Value* inChunk = b.CreateURem(col, i32(b, s.chunkElements));
-  return b.CreateAdd(b.CreateAdd(b.CreateMul(row, i32(b, s.rowLength)), b.CreateMul(chunk, i32(b, s.chunkElements))),
-                     inChunk);
+  llvm::Value* index = b.CreateAdd(
+      b.CreateAdd(b.CreateMul(row, i32(b, s.rowLength)), b.CreateMul(chunk, i32(b, s.chunkElements))), inChunk);
+  return b.CreateZExt(index, b.getInt64Ty());
 }
 
 // The mma.sync of an input kind (kMmaTiles). Its operands are the i32 registers ldmatrix delivers, except f16's
@@ -53,7 +55,6 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   // The fragments are read from the accumulator's layout and written back in it: the result must share it.
   if (!shape || op.result(0)->type() != op.operand(2)->type()) return false;
   const ir::Value* a = op.operand(0);
-  const ir::Value* bv = op.operand(1);
   const ir::Value* acc = op.operand(2);
   ir::Type aTy = a->type(), accTy = acc->type();
   const ir::ScalarKind in = shape->tile.input;
@@ -68,12 +69,22 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   const bool bTransposed = mmaStagesBTransposed(elementBytes);
   const bool toTF32 = in == ir::ScalarKind::F32;
 
-  // 1. Stage A row-major and B row-major or transposed (each thread writes the elements it owns) at their swizzled
-  // places; the byte ranges are the portable lowering's (transforms/analysis/SharedScratch.h's dot rule), each
-  // permuted in place.
-  const auto [aBase, bBase] = L.dotStagingBuffers(op);
+  // 1. Where ldmatrix reads A and B: the shared buffer a local_load reads an operand from (transforms::
+  // dotOperandBuffer; it must be swizzled as mmaOperandSharedLayout says, which async-copy-dot-operands asks for,
+  // else the portable lowering reads it), or the dot's staging scratch, into which each thread writes the elements
+  // it owns, A row-major and B row-major or transposed; the byte ranges are the portable lowering's
+  // (transforms/analysis/SharedScratch.h's dot rule), each permuted in place.
   const MmaSwizzle aSwizzle = mmaSwizzleFor(K, elementBytes), bSwizzle = mmaSwizzleFor(bTransposed ? K : N, elementBytes);
-  auto stage = [&](const ir::Value* v, llvm::Value* buf, const MmaSwizzle& s, bool transposed) {
+  for (unsigned i = 0; i < 2; ++i)
+    if (const ir::Op* load = transforms::dotOperandBuffer(op, i)) {
+      std::optional<ir::Layout> wanted = mmaOperandSharedLayout(op, i, {.warpSize = static_cast<int>(kMmaWarpSize)});
+      if (!wanted || ir::Layout::fromAttr(*load->operand(0)->type().encoding()) != *wanted) return false;
+    }
+  const auto [aStaging, bStaging] = L.dotStagingBuffers(op);
+  bool staged = false;
+  auto operandBuffer = [&](unsigned i, llvm::Value* staging, const MmaSwizzle& s, bool transposed) {
+    if (const ir::Op* load = transforms::dotOperandBuffer(op, i)) return L.sharedStage(load->operand(0), load->operand(1));
+    const ir::Value* v = op.operand(i);
     const ThreadMap& map = L.mapOf(v->type(), op.name());
     const Regs& regs = L.get(v);
     for (int64_t r = 0; r < map.numRegs(); ++r) {
@@ -81,12 +92,14 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
       llvm::Value* row = L.coord(map, r, transposed ? 1 : 0);
       llvm::Value* col = L.coord(map, r, transposed ? 0 : 1);
       b.CreateStore(toTF32 ? roundToTF32(b, regs[r]) : regs[r],
-                    L.smemElementPtr(buf, elemTy, swizzledIndex(b, s, row, col)));
+                    L.smemElementPtr(staging, elemTy, swizzledIndex(b, s, row, col)));
     }
+    staged = true;
+    return staging;
   };
-  stage(a, aBase, aSwizzle, false);
-  stage(bv, bBase, bSwizzle, bTransposed);
-  L.hooks().barrier(b);
+  llvm::Value* aBase = operandBuffer(0, aStaging, aSwizzle, false);
+  llvm::Value* bBase = operandBuffer(1, bStaging, bSwizzle, bTransposed);
+  if (staged) L.hooks().barrier(b);
 
   // 2. Per-thread address parts: the warp's accumulator block origin, and the rows this lane hands to ldmatrix.
   llvm::Value* lane = L.laneId();

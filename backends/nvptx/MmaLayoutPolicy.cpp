@@ -10,4 +10,17 @@ std::optional<ir::Layout> mmaAccumulatorLayout(const ir::Op& dot, const transfor
   return ir::Layout::blocked({1, 2}, {8, 4}, {1, options.numWarps}, {1, 0});
 }
 
+ir::Layout mmaSharedLayout(const MmaSwizzle& s) {
+  return ir::Layout::shared(s.chunkElements, s.perPhase, s.maxPhase, {1, 0});
+}
+
+std::optional<ir::Layout> mmaOperandSharedLayout(const ir::Op& dot, unsigned index,
+                                                 const transforms::PassOptions& options) {
+  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kMmaTiles);
+  if (options.warpSize != kMmaWarpSize || !shape || index > 1) return std::nullopt;
+  const int64_t elementBytes = dot.operand(index)->type().element().storageBytes();
+  if (elementBytes != 2 || mmaStagesBTransposed(elementBytes)) return std::nullopt;
+  return mmaSharedLayout(mmaSwizzleFor(index == 0 ? shape->K : shape->N, elementBytes));
+}
+
 }  // namespace tessera::backends::nvptx

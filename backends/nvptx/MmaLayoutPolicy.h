@@ -25,9 +25,24 @@ inline constexpr TensorCoreTile kMmaTiles[] = {
 // The mma accumulator layout for `dot`, or nullopt when the dot is not an mma candidate.
 std::optional<ir::Layout> mmaAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options);
 
+// The #shared layout of a staging swizzle: rows of `s.rowLength`, `s.chunkElements`-element chunks XOR-swizzled.
+ir::Layout mmaSharedLayout(const MmaSwizzle& s);
+// The shared layout the mma lowering reads operand #index (0: A, 1: B) of `dot` from with ldmatrix, when it can
+// read it from a shared buffer: f16/bf16 mma candidates (A row-major, B row-major for ldmatrix.trans). nullopt
+// for i8 and tf32 (B is staged transposed, f32 is rounded to tf32 while staged) and for other dots.
+std::optional<ir::Layout> mmaOperandSharedLayout(const ir::Op& dot, unsigned index,
+                                                 const transforms::PassOptions& options);
+
 class NVPTXLayoutPolicy : public TensorCoreLayoutPolicy {
  public:
-  explicit NVPTXLayoutPolicy(const transforms::PassOptions& options) : TensorCoreLayoutPolicy(options, &mmaAccumulatorLayout) {}
+  explicit NVPTXLayoutPolicy(const transforms::PassOptions& options)
+      : TensorCoreLayoutPolicy(options, &mmaAccumulatorLayout), options_(options) {}
+  std::optional<ir::Layout> dotOperandSharedLayout(const ir::Op& dot, unsigned index) const override {
+    return mmaOperandSharedLayout(dot, index, options_);
+  }
+
+ private:
+  transforms::PassOptions options_;
 };
 
 }  // namespace tessera::backends::nvptx

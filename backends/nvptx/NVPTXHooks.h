@@ -29,6 +29,10 @@ class NVPTXHooks : public LoweringHooks {
   llvm::SyncScope::ID atomicScope(llvm::LLVMContext& ctx, const std::string& scope) override;
   // `.loc`/`.file` only: ptxas compiles PTX whose .target says `debug` (DWARF sections) to different code.
   bool lineDirectivesOnly() const override { return true; }
+  // cp.async.{ca,cg}.shared.global of 4, 8 or 16 bytes with a source size (0 where masked off), and its groups.
+  bool asyncCopy(IRBuilder& b, llvm::Value* sharedDst, llvm::Value* globalSrc, int64_t bytes, llvm::Value* pred) override;
+  void asyncCommitGroup(IRBuilder& b) override;
+  void asyncWait(IRBuilder& b, int64_t pending) override;
   // mma.sync m16n8k16 with ldmatrix for f16/bf16 dots (MmaDot.cpp).
   bool lowerDot(KernelLowering& lowering, const ir::Op& dot) override;
 

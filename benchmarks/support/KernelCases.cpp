@@ -14,7 +14,7 @@ const std::set<std::string> kMatmulUnitStrides{"stride_ak", "stride_bn", "stride
 
 std::string tileName(const MatmulConfig& c) {
   return std::to_string(c.bm) + "x" + std::to_string(c.bn) + "x" + std::to_string(c.bk) + "_w" +
-         std::to_string(c.warps);
+         std::to_string(c.warps) + "_s" + std::to_string(c.stages);
 }
 
 Constants matmulConstants(const MatmulConfig& c) {
@@ -33,8 +33,8 @@ KernelDef matmulFor(const std::string& dtype) {
 }  // namespace
 
 const std::vector<MatmulConfig>& standardMatmulConfigs() {
-  static const std::vector<MatmulConfig> configs{{128, 128, 64, 4}, {128, 128, 64, 8}, {128, 256, 64, 8},
-                                                 {64, 256, 32, 4},  {128, 64, 64, 4},  {64, 64, 32, 4}};
+  static const std::vector<MatmulConfig> configs{{128, 128, 64, 4, 3}, {128, 128, 64, 8, 3}, {128, 256, 64, 8, 3},
+                                                 {64, 256, 32, 4, 4},  {128, 64, 64, 4, 4},  {64, 64, 32, 4, 4}};
   return configs;
 }
 
@@ -44,12 +44,13 @@ backends::TargetOptions KernelCase::targetOptions() const {
   backends::TargetOptions options;
   options.arch = arch;
   options.numWarps = numWarps;
+  options.numStages = numStages;
   return options;
 }
 
 KernelCase matmulCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch) {
   return KernelCase{"matmul",         tileName(config),        dtype,        arch,
-                    matmulFor(dtype), matmulConstants(config), config.warps, kMatmulUnitStrides};
+                    matmulFor(dtype), matmulConstants(config), config.warps, kMatmulUnitStrides, config.stages};
 }
 
 std::vector<KernelCase> tutorialCases(const std::string& arch) {
@@ -65,7 +66,7 @@ std::vector<KernelCase> tutorialCases(const std::string& arch) {
       {"layernorm_bwd_dwdb", "BLOCK=4x256_w4", "f32", arch, kernels::layernorm_bwd_dwdb_kernel(),
        {{"BLOCK_M", 4}, {"BLOCK_N", 256}}, 4, {}},
       {"matmul_epilogue_gelu", tileName(epilogueTiles), "f16", arch, kernels::matmul_epilogue_f16_kernel(), epilogue,
-       epilogueTiles.warps, kMatmulUnitStrides},
+       epilogueTiles.warps, kMatmulUnitStrides, epilogueTiles.stages},
   };
 }
 

@@ -16,9 +16,11 @@ namespace tessera::bench {
 
 struct MatmulConfig {
   int bm, bn, bk, warps;
+  int stages = 3;  // num_stages of the K loop's pipelined operand copies
 };
 
-// (BM, BN, BK, warps): (128,128,64,4), (128,128,64,8), (128,256,64,8), (64,256,32,4), (128,64,64,4), (64,64,32,4).
+// (BM, BN, BK, warps, stages): (128,128,64,4,3), (128,128,64,8,3), (128,256,64,8,3), (64,256,32,4,4),
+// (128,64,64,4,4), (64,64,32,4,4) (issue 12, item 4).
 const std::vector<MatmulConfig>& standardMatmulConfigs();
 
 struct KernelCase {
@@ -30,9 +32,10 @@ struct KernelCase {
   Constants constants;
   int numWarps = 4;
   std::set<std::string> unitParams;  // integer parameters a launch passes as 1 (unit strides)
+  int numStages = 3;
 
   std::string name() const;  // "matmul_f16_128x128x64_w8_sm_90a": unique, usable as a file name
-  backends::TargetOptions targetOptions() const;  // the arch and warp count
+  backends::TargetOptions targetOptions() const;  // the arch, warp count and stages
 };
 
 // The library matmul on `dtype` inputs ("f16", "bf16", "f8e4m3" or "i8"). Throws tessera::Error for another one.

@@ -237,6 +237,20 @@ std::vector<CheckCase> tutorialCases() {
   for (MatmulShape s : {MatmulShape{131, 75, 90, 32, 32, 16, 4}, MatmulShape{131, 75, 90, 64, 64, 32, 4},
                         MatmulShape{200, 136, 100, 128, 64, 32, 8}})
     cases.push_back(matmulCase("matmul tf32", kernels::matmul_tf32_kernel(), ScalarKind::F32, ScalarKind::F32, s, 1e-5));
+  // Software pipelining (transforms/PipelineLoops.cpp): the dot operands go through cp.async into num_stages shared
+  // stages, ragged in M, N and K (masked copies, and loops of 5 and 3 iterations: fewer than the stages copied ahead
+  // in the second shape), f16 and bf16, num_stages 1 (no pipelining) to 4.
+  for (int stages : {1, 2, 3, 4})
+    for (MatmulShape s : {MatmulShape{131, 75, 150, 64, 64, 32, 4}, MatmulShape{200, 136, 100, 128, 64, 64, 8}}) {
+      const std::string suffix = " stages=" + std::to_string(stages);
+      CheckCase halfCase =
+          matmulCase("matmul f16" + suffix, kernels::matmul_kernel(), ScalarKind::F16, ScalarKind::F32, s, 1e-4);
+      CheckCase bfloatCase = matmulCase("matmul bf16" + suffix, kernels::matmul_kernel_of<bf16>("bf16"),
+                                        ScalarKind::BF16, ScalarKind::F32, s, 1e-4);
+      halfCase.numStages = bfloatCase.numStages = stages;
+      cases.push_back(std::move(halfCase));
+      cases.push_back(std::move(bfloatCase));
+    }
   return cases;
 }
 

@@ -149,6 +149,7 @@ class DeviceLaunch {
                       const std::function<void(jit::CompiledKernel&)>& plant = {}) {
     jit::LaunchOptions options;
     options.numWarps = c.numWarps;
+    options.numStages = c.numStages;
     options.target = runtime_.target();
     options.arch = runtime_.nativeArch();
     std::vector<ir::Type> paramTypes;

@@ -83,6 +83,28 @@ def test_num_warps_and_arch_reach_the_ptx():
     assert re.fullmatch(r"<tessera compiled kernel vector_add for nvptx sm_80, 8 warps, \d+ B shared>", repr(c))
 
 
+def test_num_stages_pipelines_the_matmul_copies():
+    # The dot operands go through cp.async into num_stages shared stages; the loop waits num_stages - 2 groups deep.
+    # 16-byte copies need rows that start 16-byte aligned: strides divisible by 16 (unit strides along K and N).
+    constants = dict(BM=64, BN=64, BK=32, GROUP_M=2,
+                     specialization=dict(K=16, stride_am=16, stride_ak=1, stride_bk=16, stride_bn=1, stride_cm=16,
+                                         stride_cn=1))
+    ptx = {s: K.matmul.compile(arch="sm_80", num_stages=s, **constants).ptx for s in (1, 2, 3, 4)}
+    for s, text in ptx.items():
+        assert "cp.async.cg.shared.global" in text, s
+        assert f"cp.async.wait_group {max(s - 2, 0)};" in text, s
+    assert "cp.async.wait_group 2;" not in ptx[3]
+    stages = K.matmul.compile(arch="sm_80", num_stages=3, **constants)
+    assert "smem<3x64x32xf16" in dict(stages.ir_stages)["pipeline-loops"]
+    assert stages.shared_bytes > K.matmul.compile(arch="sm_80", num_stages=1, **constants).shared_bytes
+
+
+def test_num_stages_is_checked():
+    for bad in (0, 9, 2.0, "3"):
+        with pytest.raises(ValueError, match="num_stages"):
+            K.matmul.compile(num_stages=bad, **MATMUL)
+
+
 def test_compile_errors():
     with pytest.raises(TypeError, match="needs Const parameter 'BLOCK'"):
         K.vector_add.compile()

@@ -31,7 +31,7 @@ def test_grid_callable_gets_the_meta_parameters():
         return (tessera.cdiv(300, meta["BLOCK"]),)
 
     add[grid](x, y, out, 300, BLOCK=64, num_warps=8)
-    assert seen == [{"BLOCK": 64, "num_warps": 8}]
+    assert seen == [{"BLOCK": 64, "num_warps": 8, "num_stages": 3}]
     np.testing.assert_array_equal(out, x + y)
 
 

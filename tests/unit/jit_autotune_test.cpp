@@ -153,10 +153,12 @@ TEST(AutotuneConfigs, InvalidConfigsAndKeysAreRejectedWithTheReason) {
 TEST(AutotuneConfigs, OptionsApplyToTheLaunchAndConstantsMerge) {
   TuneConfig c = tile(64, 64, 32, 8);
   c.options["fast_math"] = 0;
-  EXPECT_EQ(c.str(), "BK=32, BM=64, BN=64, num_warps=8, fast_math=0");
+  c.options["num_stages"] = 4;
+  EXPECT_EQ(c.str(), "BK=32, BM=64, BN=64, num_warps=8, fast_math=0, num_stages=4");
   jit::LaunchOptions o = jit::applyTuneOptions(c, {});
   EXPECT_EQ(o.numWarps, 8);
   EXPECT_FALSE(o.fastMath);
+  EXPECT_EQ(o.numStages, 4);
   Constants merged = jit::mergeTuneConstants(c, {{"GROUP_M", 8}}, "matmul");
   EXPECT_EQ(merged.size(), 4u);
   EXPECT_EQ(std::get<int64_t>(merged.at("GROUP_M")), 8);

@@ -74,6 +74,7 @@ std::unique_ptr<ir::Module> vectorAddIR() { return kernels::vector_add_kernel().
 // The default pipeline (transforms/Pipeline.cpp), as docs/JIT.md documents it.
 const std::vector<std::string> kDefaultPipeline = {"canonicalize", "cse", "dce", "coalesce", "assign-layouts",
                                                    "remove-layout-conversions", "canonicalize", "cse", "dce",
+                                                   "async-copy-dot-operands", "pipeline-loops", "dce",
                                                    "allocate-shared-memory", "insert-barriers"};
 
 using EnvVar = testing_support::ScopedEnv;
@@ -91,6 +92,24 @@ TEST(JitCompile, NumWarpsMustBeAPowerOfTwo) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("num_warps must be a power of two between 1 and 32, got 3"), std::string::npos)
         << e.what();
+  }
+}
+
+TEST(JitCompile, NumStagesMustBeBetweenOneAndTheMaximum) {
+  StandInTarget target;
+  auto m = vectorAddIR();
+  for (int stages : {0, kMaxNumStages + 1}) {
+    backends::TargetOptions options;
+    options.numStages = stages;
+    try {
+      compile(*m->functions()[0], target, options);
+      FAIL() << "expected an error for num_stages " << stages;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("num_stages must be between 1 and " + std::to_string(kMaxNumStages) +
+                                           ", got " + std::to_string(stages)),
+                std::string::npos)
+          << e.what();
+    }
   }
 }
 
@@ -201,7 +220,7 @@ TEST(JitCompile, DumpVariablesWriteEveryArtifact) {
   for (const auto& e : fs::directory_iterator(dir)) kernelDirs.push_back(e.path());
   ASSERT_EQ(kernelDirs.size(), 1u);
   EXPECT_EQ(kernelDirs[0].filename().string().rfind("vector_add-", 0), 0u) << kernelDirs[0];
-  for (const char* file : {"00-input.tir", "04-coalesce.tir", "11-insert-barriers.tir", "kernel.ll", "kernel.opt.ll",
+  for (const char* file : {"00-input.tir", "04-coalesce.tir", "14-insert-barriers.tir", "kernel.ll", "kernel.opt.ll",
                            "kernel.s", "kernel.ptx"})
     EXPECT_TRUE(fs::exists(kernelDirs[0] / file)) << file;
   std::ifstream ptx(kernelDirs[0] / "kernel.ptx");

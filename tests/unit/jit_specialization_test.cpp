@@ -74,7 +74,7 @@ TEST(JitSpecialization, KeyDistinguishesEverySpecializationInput) {
   base.numWarps = 4;
   base.target = "nvptx";
   base.arch = "sm_90a";
-  EXPECT_EQ(base.key(), "BLOCK=1024;args=16,_,1;warps=4;nvptx;sm_90a;fast");
+  EXPECT_EQ(base.key(), "BLOCK=1024;args=16,_,1;warps=4;stages=3;nvptx;sm_90a;fast");
   auto differs = [&](auto mutate) {
     Specialization s = base;
     mutate(s);
@@ -85,6 +85,7 @@ TEST(JitSpecialization, KeyDistinguishesEverySpecializationInput) {
   EXPECT_TRUE(differs([](Specialization& s) { s.args[1].divisibleBy16 = true; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.args[2].equalTo1 = false; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.numWarps = 8; }));
+  EXPECT_TRUE(differs([](Specialization& s) { s.numStages = 1; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.arch = "sm_80"; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.fastMath = false; }));
 }

@@ -74,6 +74,47 @@ TEST(LoadTest, MaskAndOtherOnEveryType) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// shared buffers: async_copy into a stage (masked-off elements read nothing and become 0), local_load reads it back;
+// the other stage keeps its own copy.
+
+TEST(SharedBufferTest, AsyncCopyLandsInItsStageAndLocalLoadReadsIt) {
+  const std::vector<int64_t> shape{64};
+  Rng rng(0x5AFE);
+  const int64_t n = kElementwiseCount;
+  HostBuf in(ScalarKind::F16, n), mask(ScalarKind::I1, n), out(ScalarKind::F16, n), first(ScalarKind::F16, n);
+  fillRandom(in, rng);
+  for (size_t i = 0; i < mask.size(); ++i) mask.setInt(i, (rng() % 3) != 0);
+
+  Kernel kern({ptrTo(ScalarKind::F16), ptrTo(ScalarKind::I1), ptrTo(ScalarKind::F16), ptrTo(ScalarKind::F16), Type::i32()});
+  Kernel::Block blk = kern.block(shape, kern.arg(4));
+  Value* m = kern.b.binary(OpKind::And, kern.b.load(kern.ptrs(kern.arg(1), blk.offsets), blk.mask), blk.mask);
+  // Masked-off lanes point 1 << 24 elements past the buffer: reading them would be an out-of-bounds error.
+  Value* wild = kern.b.binary(OpKind::Add, blk.offsets, kern.tileI32(1 << 24, shape));
+  Value* src = kern.ptrs(kern.arg(0), kern.b.select(m, blk.offsets, wild));
+  const Type buffer = Type::sharedBuffer(
+      2, shape, Type::f16(),
+      std::make_shared<const Attr>(Attr::layout("shared", {{"max_phase", Attr::integer(1)}, {"order", Attr::intArray({0})},
+                                                           {"per_phase", Attr::integer(1)}, {"vec", Attr::integer(1)}})));
+  Value* buf = kern.b.create1(OpKind::LocalAlloc, {}, buffer);
+  Value* stage0 = kern.b.constantInt(0, Type::i32());
+  Value* stage1 = kern.b.constantInt(1, Type::i32());
+  Value* t0 = kern.b.create1(OpKind::AsyncCopy, {kern.ptrs(kern.arg(0), blk.offsets), buf, stage0, blk.mask}, Type::asyncToken());
+  Value* t1 = kern.b.create1(OpKind::AsyncCopy, {src, buf, stage1, m}, Type::asyncToken());
+  Value* group = kern.b.create1(OpKind::AsyncCommitGroup, {t0, t1}, Type::asyncToken());
+  Value* landed = kern.b.create1(OpKind::AsyncWait, {group}, Type::asyncToken(), {{"pending", Attr::integer(0)}});
+  Type tile = Type::tile(shape, Type::f16());
+  kern.b.store(kern.ptrs(kern.arg(2), blk.offsets), kern.b.create1(OpKind::LocalLoad, {buf, stage1, landed}, tile), blk.mask);
+  kern.b.store(kern.ptrs(kern.arg(3), blk.offsets), kern.b.create1(OpKind::LocalLoad, {buf, stage0}, tile), blk.mask);
+
+  const int64_t programs = (n + numel(shape) - 1) / numel(shape);
+  kern.run({in.arg(), mask.arg(), out.arg(), first.arg(), n}, {programs, 1, 1});
+  for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+    EXPECT_EQ(out.bitsAt(i), mask.intAt(i) ? in.bitsAt(i) : 0u) << "element " << i;
+    EXPECT_EQ(first.bitsAt(i), in.bitsAt(i)) << "element " << i;
+  }
+}
+
 TEST(LoadTest, SpecialFloatEncodingsRoundTripThroughLoadAndStore) {
   // Infinities, zeros of both signs, the extreme finite values and subnormals are values of their type: loading and
   // storing them must keep their bits (NaNs must stay NaN).

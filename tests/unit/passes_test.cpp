@@ -287,10 +287,11 @@ std::vector<std::string> passNamesOf(const std::string& spec) {
   return passesRun([&](PassManager& pm) { transforms::addPasses(pm, spec, {}); });
 }
 
-TEST(Pipeline, DefaultIsCleanupLayoutsCleanupSharedMemory) {
+TEST(Pipeline, DefaultIsCleanupLayoutsCleanupAsyncCopiesSharedMemory) {
   std::vector<std::string> names = passesRun([](PassManager& pm) { transforms::addDefaultPipeline(pm, {}); });
   EXPECT_EQ(names, (std::vector<std::string>{"canonicalize", "cse", "dce", "coalesce", "assign-layouts",
                                              "remove-layout-conversions", "canonicalize", "cse", "dce",
+                                             "async-copy-dot-operands", "pipeline-loops", "dce",
                                              "allocate-shared-memory", "insert-barriers"}));
   EXPECT_EQ(passNamesOf("default"), names);
 }
@@ -298,7 +299,7 @@ TEST(Pipeline, DefaultIsCleanupLayoutsCleanupSharedMemory) {
 TEST(Pipeline, NamesMixPassesAndPipelines) {
   EXPECT_EQ(passNamesOf("cse,dce"), (std::vector<std::string>{"cse", "dce"}));
   std::vector<std::string> mixed = passNamesOf("dce,default,,cse");
-  ASSERT_EQ(mixed.size(), 13u);
+  ASSERT_EQ(mixed.size(), 16u);
   EXPECT_EQ(mixed.front(), "dce");
   EXPECT_EQ(mixed[1], "canonicalize");
   EXPECT_EQ(mixed.back(), "cse");

@@ -178,6 +178,17 @@ std::unique_ptr<Module> buildEveryOpModule() {
             {{"smem_bytes", Attr::integer(256)}, {"smem_offset", Attr::integer(0)}});
   b.create(OpKind::Barrier, {}, {});
 
+  // Shared buffers and asynchronous copies: a two-stage buffer, a copy into stage 1, its group and wait, a read.
+  Type buffer = Type::sharedBuffer(2, {64}, Type::f32(), std::make_shared<const Attr>(Attr::layout(
+      "shared", {{"max_phase", Attr::integer(1)}, {"order", Attr::intArray({0})}, {"per_phase", Attr::integer(1)},
+                 {"vec", Attr::integer(1)}})));
+  Value* buf = b.create1(OpKind::LocalAlloc, {}, buffer);
+  Value* stage = b.constantInt(1, Type::i32());
+  Value* copied = b.create1(OpKind::AsyncCopy, {b.splat(f->argument(0), {64}), buf, stage}, Type::asyncToken());
+  Value* group = b.create1(OpKind::AsyncCommitGroup, {copied}, Type::asyncToken());
+  Value* landed = b.create1(OpKind::AsyncWait, {group}, Type::asyncToken(), {{"pending", Attr::integer(0)}});
+  b.create1(OpKind::LocalLoad, {buf, stage, landed}, Type::tile({64}, Type::f32()));
+
   b.debugPrint("pid \"=\"\n", {pid, grid, loop->result(1), reduced->result(0)});
   b.deviceAssert(flag, "out of bounds");
   b.hint(offs, {{"max_contiguous", Attr::intArray({16})}, {"multiple_of", Attr::intArray({16})}});

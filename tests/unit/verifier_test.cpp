@@ -207,6 +207,21 @@ TEST(VerifierAccepts, FunctionUsingEveryOpKind) {
   at();
   b.create(OpKind::Barrier, {}, {});
   at();
+  // Shared buffers and asynchronous copies.
+  Type buffer = Type::sharedBuffer(2, {4}, f32, std::make_shared<const Attr>(Layout::shared(1, 1, 1, {0}).toAttr()));
+  Value* buf = b.create1(OpKind::LocalAlloc, {}, buffer);
+  at();
+  Value* stage = b.constantInt(1, i32);
+  at();
+  Value* copy = b.create1(OpKind::AsyncCopy, {b.splat(pf, {4}), buf, stage, b.constantBool(true, Type::tile({4}, Type::i1()))},
+                          Type::asyncToken());
+  at();
+  Value* group = b.create1(OpKind::AsyncCommitGroup, {copy}, Type::asyncToken());
+  at();
+  Value* landed = b.create1(OpKind::AsyncWait, {group}, Type::asyncToken(), {{"pending", Attr::integer(0)}});
+  at();
+  b.create1(OpKind::LocalLoad, {buf, stage, landed}, Type::tile({4}, f32));
+  at();
   b.ret();
 
   std::set<OpKind> used;

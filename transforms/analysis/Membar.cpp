@@ -63,9 +63,30 @@ bool pointsToShared(const ir::Value* ptr) {
   return ptr->type().element().isPtr() && ptr->type().addrSpace() == ir::kSharedAddrSpace;
 }
 
-// What `op` itself (not its regions) reads and writes in shared memory.
+// The bytes of the shared buffer a local_alloc result `buffer` names.
+ByteRanges bufferRange(const ir::Value* buffer) {
+  ByteRanges range;
+  const Op* alloc = buffer->definingOp();
+  if (std::optional<SharedRange> r = alloc ? scratchRangeOf(*alloc) : std::nullopt) range.add(r->offset, r->end());
+  return range;
+}
+
+// What `op` itself (not its regions) reads and writes in shared memory. An async_copy's write lands at the
+// async_wait covering it, in another thread's view (asyncCopyLanding below); a local_alloc accesses nothing.
 Pending accessesOf(const Op& op) {
   Pending access;
+  if (op.is(OpKind::LocalAlloc)) return access;
+  if (op.is(OpKind::AsyncCopy)) {
+    access.writes = bufferRange(op.operand(1));
+    return access;
+  }
+  if (op.is(OpKind::LocalLoad)) {
+    access.reads = bufferRange(op.operand(0));
+    return access;
+  }
+  if (op.is(OpKind::Dot))  // it reads the buffers of the operands it does not stage
+    for (unsigned i = 0; i < 2; ++i)
+      if (const Op* load = dotOperandBuffer(op, i)) access.reads.add(bufferRange(load->operand(0)));
   if (std::optional<SharedRange> scratch = scratchRangeOf(op)) {
     access.reads.add(scratch->offset, scratch->end());
     access.writes.add(scratch->offset, scratch->end());
@@ -88,10 +109,19 @@ bool conflicts(const Pending& pending, const Pending& access) {
 // The analysis over one function. In `Mode::Insert` it inserts a barrier before each conflicting op (and the
 // state starts afresh there); in `Mode::Check` it only records whether some op conflicts, with the barriers as
 // they are.
+//
+// Asynchronous copies: an async_copy must not start before earlier accesses of its buffer are ordered (its write is
+// checked for conflicts where it is issued), but other threads may read what it wrote only after an async_wait and a
+// barrier, so its write becomes pending at every async_wait (which adds the bytes of every buffer async copies
+// write, without a conflict check of its own: its copies were checked when they were issued).
 class MembarAnalysis {
  public:
   enum class Mode { Insert, Check };
-  explicit MembarAnalysis(Mode mode) : mode_(mode) {}
+  MembarAnalysis(Mode mode, ir::Function& f) : mode_(mode) {
+    f.walk([&](Op* op) {
+      if (op->is(OpKind::AsyncCopy)) asyncCopyLanding_.add(bufferRange(op->operand(1)));
+    });
+  }
 
   // Analyzes `block` starting from `state`; returns the state at its end.
   Pending run(Block& block, Pending state) {
@@ -118,6 +148,10 @@ class MembarAnalysis {
           break;
       }
       for (unsigned r = 0; r < op->numRegions(); ++r) requireNoSharedAccess(*op->region(r));
+      if (op->is(OpKind::AsyncWait)) {
+        state.writes.add(asyncCopyLanding_);
+        continue;
+      }
       Pending access = accessesOf(*op);
       if (conflicts(state, access)) {
         if (mode_ == Mode::Check) {
@@ -127,7 +161,7 @@ class MembarAnalysis {
           state = {};
         }
       }
-      state.add(access);
+      if (!op->is(OpKind::AsyncCopy)) state.add(access);
     }
     return state;
   }
@@ -163,6 +197,7 @@ class MembarAnalysis {
   }
 
   Mode mode_;
+  ByteRanges asyncCopyLanding_;
   bool conflict_ = false;
   std::vector<Op*> inserted_;
 };
@@ -170,13 +205,13 @@ class MembarAnalysis {
 }  // namespace
 
 std::vector<Op*> insertConflictBarriers(ir::Function& f) {
-  MembarAnalysis insertion(MembarAnalysis::Mode::Insert);
+  MembarAnalysis insertion(MembarAnalysis::Mode::Insert, f);
   insertion.run(*f.body(), {});
   return insertion.inserted();
 }
 
 bool hasSharedMemoryConflict(ir::Function& f) {
-  MembarAnalysis check(MembarAnalysis::Mode::Check);
+  MembarAnalysis check(MembarAnalysis::Mode::Check, f);
   check.run(*f.body(), {});
   return check.foundConflict();
 }

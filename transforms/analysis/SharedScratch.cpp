@@ -193,12 +193,23 @@ OperandAreas reduceScratch(const Op& reduce, int64_t warpParts) {
 
 OperandAreas scanScratch(const Op& scan) { return operandAreas(scan, scan.operand(0)->type().numElements()); }
 
+const Op* dotOperandBuffer(const Op& dot, unsigned index) {
+  const Op* def = dot.operand(index)->definingOp();
+  return def && def->is(OpKind::LocalLoad) ? def : nullptr;
+}
+
 DotStaging dotStaging(const Op& dot) {
   Type a = dot.operand(0)->type(), b = dot.operand(1)->type();
   DotStaging staging;
-  staging.bOffset = alignToShared(a.numElements() * a.storageBytes());
-  staging.bytes = staging.bOffset + alignToShared(b.numElements() * b.storageBytes());
+  staging.stagesA = !dotOperandBuffer(dot, 0);
+  staging.stagesB = !dotOperandBuffer(dot, 1);
+  staging.bOffset = staging.stagesA ? alignToShared(a.numElements() * a.storageBytes()) : 0;
+  staging.bytes = staging.bOffset + (staging.stagesB ? alignToShared(b.numElements() * b.storageBytes()) : 0);
   return staging;
+}
+
+int64_t sharedBufferBytes(Type buffer) {
+  return alignToShared(buffer.stages() * buffer.stageTile().numElements() * buffer.storageBytes());
 }
 
 int64_t atomicBroadcastBytes(const Op& atomic) {
@@ -289,6 +300,8 @@ int64_t scratchBytes(const Op& op, const PassOptions& options) {
       return scanScratch(op).bytes;
     case OpKind::Dot:
       return dotStaging(op).bytes;
+    case OpKind::LocalAlloc:
+      return sharedBufferBytes(op.result(0)->type());
     case OpKind::AtomicRMW:
     case OpKind::AtomicCAS:
       if (!op.result(0)->hasUses() || !isReplicated(op.operand(0), op, options)) return 0;

@@ -49,11 +49,16 @@
 //   chunks per thread, P warp positions along the axis; L * H * P <= N); otherwise none.
 // * dot: operand staging (DotStaging): A (M x K) row-major at 0, B (K x N) row-major at alignTo(M*K*B(A), 16);
 //   scratchBytes = alignTo(M*K*B(A), 16) + alignTo(K*N*B(B), 16). Tensor-core lowerings permute elements within
-//   these two ranges.
+//   these two ranges. An operand a local_load produces is not staged (its size counts as 0 above): the lowering
+//   reads it from the local_load's shared buffer, which it accesses like the local_load.
 // * atomic_rmw / atomic_cas whose result is used and whose pointer operand is replicated (a scalar pointer, or a
 //   tile in which some element is held by more than one (thread, register)): the owners of each element
 //   broadcast the old value through one slot per element: element e (row-major) at e * B(pointee);
 //   scratchBytes = alignTo(max(1, elements) * B(pointee), 16) (atomicBroadcastBytes).
+// * local_alloc: its shared buffer, every stage one after the other, each laid out by the buffer's shared layout
+//   (element offsets of ir::Layout::sharedOffset): scratchBytes = alignTo(stages * elements per stage * B, 16)
+//   (sharedBufferBytes). Unlike the scratch above it lives from the local_alloc to the buffer's last use, and only
+//   async_copy (writes, landing at the async_wait that covers them) and local_load (reads) access it.
 // * everything else (including debug_print and device_assert): 0.
 #pragma once
 
@@ -109,12 +114,20 @@ OperandAreas reduceScratch(const ir::Op& reduce, int64_t warpParts);
 // scan scratch: every operand's whole tile.
 OperandAreas scanScratch(const ir::Op& scan);
 
-// dot operand staging: A (M x K) row-major at byte 0, B (K x N) row-major at bOffset.
+// dot operand staging: A (M x K) row-major at byte 0, B (K x N) row-major at bOffset; an operand read from a
+// shared buffer (dotOperandBuffer) is not staged.
 struct DotStaging {
+  bool stagesA = true, stagesB = true;
   int64_t bOffset = 0;
   int64_t bytes = 0;  // the total
 };
 DotStaging dotStaging(const ir::Op& dot);
+// The local_load producing operand #index of `dot`, whose shared buffer the dot's lowering reads; null when the
+// operand is staged.
+const ir::Op* dotOperandBuffer(const ir::Op& dot, unsigned index);
+
+// A shared buffer's bytes (smem<...>: all its stages).
+int64_t sharedBufferBytes(ir::Type buffer);
 
 // atomic_rmw / atomic_cas: one slot per element of the pointer operand for broadcasting the old values.
 int64_t atomicBroadcastBytes(const ir::Op& atomic);

@@ -1,0 +1,121 @@
+// Shared buffers and asynchronous copies: local_alloc (a base address in the kernel's shared memory, placed by
+// allocate-shared-memory), async_copy (each thread copies the elements it owns, in runs of up to 16 contiguous bytes,
+// with the target's asynchronous copy where it has one, else a load and a store), the commit and wait groups (the
+// target's), and local_load (each thread reads its registers' elements). A buffer value's one "register" is the
+// address of its first stage; tokens have none.
+#include "backends/common/KernelLowering.h"
+#include "ir/Layout.h"
+
+namespace tessera::backends {
+
+using ir::OpKind;
+
+namespace {
+
+ir::Layout sharedLayoutOf(const ir::Type& buffer) { return ir::Layout::fromAttr(*buffer.encoding()); }
+
+int64_t stageBytes(const ir::Type& buffer) { return buffer.stageTile().numElements() * buffer.storageBytes(); }
+
+}  // namespace
+
+// Stage offsets and element indices are never negative: they are zero-extended to i64 here, so that the GEPs do not
+// sign-extend them and every optimization pipeline emits the same address arithmetic.
+llvm::Value* KernelLowering::sharedStage(const ir::Value* buffer, const ir::Value* stage) {
+  llvm::Value* offset = b_.CreateMul(get(stage)[0], b_.getInt32(static_cast<uint32_t>(stageBytes(buffer->type()))));
+  return b_.CreateInBoundsGEP(b_.getInt8Ty(), get(buffer)[0], b_.CreateZExt(offset, b_.getInt64Ty()));
+}
+
+// Layout::sharedOffset on i32 values: the row is the index over every dimension but the fastest (`order`), and the
+// vector of `vec` elements a column falls in is XOR-ed with the row's phase.
+llvm::Value* KernelLowering::sharedElementIndex(const ir::Op& op, const ir::Layout& layout,
+                                                const std::vector<int64_t>& shape,
+                                                const std::vector<llvm::Value*>& coords) {
+  if (layout.kind() != ir::Layout::Kind::Shared)
+    fail(op, "shared buffers in layout " + layout.str() + " are not supported by the lowering (use #shared)");
+  auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
+  const std::vector<int64_t>& order = layout.order();
+  const int64_t rowLength = shape[order[0]];
+  llvm::Value* row = i32(0);
+  int64_t stride = 1;
+  for (size_t i = 1; i < order.size(); ++i) {
+    row = b_.CreateAdd(row, b_.CreateMul(coords[order[i]], i32(stride)));
+    stride *= shape[order[i]];
+  }
+  const int64_t vec = layout.vec();
+  const int64_t phases = std::min(layout.maxPhase(), std::max<int64_t>(1, rowLength / vec));
+  llvm::Value* col = coords[order[0]];
+  llvm::Value* phase = b_.CreateURem(b_.CreateUDiv(row, i32(layout.perPhase())), i32(phases));
+  llvm::Value* vector = b_.CreateXor(b_.CreateUDiv(col, i32(vec)), phase);
+  llvm::Value* index = b_.CreateAdd(b_.CreateAdd(b_.CreateMul(row, i32(rowLength)), b_.CreateMul(vector, i32(vec))),
+                                    b_.CreateURem(col, i32(vec)));
+  return b_.CreateZExt(index, b_.getInt64Ty());
+}
+
+void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
+  switch (op.kind()) {
+    case OpKind::LocalAlloc: {
+      const ir::Type t = op.result(0)->type();
+      set(op.result(0), {scratch(op, t.stages() * stageBytes(t))});
+      return;
+    }
+    case OpKind::AsyncCopy: {
+      const auto& [ptrValue, map, ptrs, elem, bytes, mt] = memoryAccess(op);
+      const ir::Value* buffer = op.operand(1);
+      const ir::Value* mask = op.numOperands() > 3 ? op.operand(3) : nullptr;
+      const ir::Layout layout = sharedLayoutOf(buffer->type());
+      const std::vector<int64_t>& shape = buffer->type().stageShape();
+      auto [dim, vec] = vectorRun(ptrValue, map, mask);
+      // The run must also be contiguous in the buffer: inside one swizzled vector along its fastest dimension.
+      if (layout.kind() != ir::Layout::Kind::Shared || dim != layout.order()[0]) vec = 1;
+      vec = std::min(vec, layout.kind() == ir::Layout::Kind::Shared ? layout.vec() : int64_t(1));
+      llvm::Value* stage = sharedStage(buffer, op.operand(2));
+      llvm::Type* accessTy = vec == 1 ? mt : llvm::FixedVectorType::get(mt, static_cast<unsigned>(vec));
+      for (int64_t r = 0; r < map.numRegs(); r += vec) {
+        std::vector<llvm::Value*> coords;
+        for (int d = 0; d < map.rank(); ++d) coords.push_back(coord(map, r, d));
+        llvm::Value* dst = smemElementPtr(stage, mt, sharedElementIndex(op, layout, shape, coords));
+        llvm::Value* inBounds = mask ? get(mask)[r] : b_.getTrue();
+        // Replicated elements are copied once, by their owner.
+        predicated(ownsRegister(map, r), [&]() -> llvm::Value* {
+          if (hooks_.asyncCopy(b_, dst, ptrs[r], vec * bytes, inBounds)) return nullptr;
+          llvm::Value* loaded = predicated(inBounds, [&]() -> llvm::Value* {
+            return b_.CreateAlignedLoad(accessTy, ptrs[r], llvm::Align(static_cast<uint64_t>(vec * bytes)));
+          }, llvm::Constant::getNullValue(accessTy));
+          b_.CreateAlignedStore(loaded, dst, llvm::Align(static_cast<uint64_t>(vec * bytes)));
+          return nullptr;
+        }, nullptr);
+      }
+      set(op.result(0), {});
+      return;
+    }
+    case OpKind::AsyncCommitGroup:
+      hooks_.asyncCommitGroup(b_);
+      set(op.result(0), {});
+      return;
+    case OpKind::AsyncWait:
+      hooks_.asyncWait(b_, op.intAttr("pending"));
+      set(op.result(0), {});
+      return;
+    case OpKind::LocalLoad: {
+      const ir::Value* buffer = op.operand(0);
+      const ir::Type elem = buffer->type().element();
+      const ir::Layout layout = sharedLayoutOf(buffer->type());
+      const ThreadMap& map = mapOf(op.result(0)->type(), op.name());
+      llvm::Value* stage = sharedStage(buffer, op.operand(1));
+      llvm::Type* mt = memType(elem);
+      Regs out;
+      for (int64_t r = 0; r < map.numRegs(); ++r) {
+        std::vector<llvm::Value*> coords;
+        for (int d = 0; d < map.rank(); ++d) coords.push_back(coord(map, r, d));
+        llvm::Value* p = smemElementPtr(stage, mt, sharedElementIndex(op, layout, buffer->type().stageShape(), coords));
+        out.push_back(fromMemory(b_.CreateLoad(mt, p), elem));
+      }
+      set(op.result(0), std::move(out));
+      return;
+    }
+    default:
+      fail(op, "is not a shared-buffer op");
+  }
+}
+
+}  // namespace tessera::backends

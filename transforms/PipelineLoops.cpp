@@ -1,0 +1,283 @@
+// pipeline-loops: software pipelining of the asynchronous copies in `for` loops, with `num_stages` (PassOptions)
+// stages. A loop whose body copies into shared buffers and waits for each copy before reading it (what
+// async-copy-dot-operands makes):
+//
+//   for k { %t = async_copy %p(k), %buf, %c0, %m(k); %g = async_commit_group %t; %w = async_wait %g {pending = 0}
+//           %a = local_load %buf, %c0, %w; ... }
+//
+// becomes, with S = num_stages stages per buffer, iteration j's copy landing in stage j % S:
+//
+//   copies of iterations 0 .. S-2 into stages 0 .. S-2, one commit group per iteration        (the prologue)
+//   for k { %w = async_wait {pending = S-2}                    (iteration i's copies have landed)
+//           copies of iteration i+S-1 into stage (i+S-1) % S   (the stage iteration i-1 read)
+//           async_commit_group
+//           %a = local_load %buf, i % S, %w; ... }
+//   async_wait {pending = 0}                                   (nothing in flight once the loop is done)
+//
+// The copies' operands for a later iteration are recomputed from the loop-carried values that iteration will see,
+// which the pass carries S-1 iterations ahead as extra loop-carried values (each advanced by a copy of the ops that
+// compute it for the next iteration, which must be pure). Copies for iterations past the end (ragged trip counts)
+// are masked off: they read nothing and fill their stage with zeros that nobody reads. insert-barriers then puts one
+// barrier per iteration after the wait: it orders both the reads of the stage about to be overwritten and the reads
+// of the stage that just landed. num_stages = 1 leaves the loop as it is.
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/Builder.h"
+#include "transforms/PassManager.h"
+
+namespace tessera::transforms {
+namespace {
+
+using ir::Block;
+using ir::Op;
+using ir::OpKind;
+using ir::Value;
+using Mapping = std::unordered_map<const Value*, Value*>;
+
+// One copy of the loop body as async-copy-dot-operands writes it: the copy, its group, its wait and its readers.
+struct BodyCopy {
+  Op* copy;
+  Op* commit;
+  Op* wait;
+  std::vector<Op*> reads;  // local_loads of the wait's token
+};
+
+Op* onlyUser(const Value* v) { return v->uses().size() == 1 ? v->uses()[0].user : nullptr; }
+
+// The copies of `body`, or nullopt when some copy, group or wait there is not in the form above.
+std::optional<std::vector<BodyCopy>> bodyCopies(Block& body) {
+  std::vector<BodyCopy> copies;
+  for (auto& owned : body.ops()) {
+    Op* op = owned.get();
+    if (!op->is(OpKind::AsyncCopy)) continue;
+    BodyCopy c{op, onlyUser(op->result(0)), nullptr, {}};
+    if (!c.commit || !c.commit->is(OpKind::AsyncCommitGroup) || c.commit->numOperands() != 1) return std::nullopt;
+    c.wait = onlyUser(c.commit->result(0));
+    if (!c.wait || !c.wait->is(OpKind::AsyncWait) || c.wait->numOperands() != 1) return std::nullopt;
+    for (const ir::Use& use : c.wait->result(0)->uses()) {
+      if (!use.user->is(OpKind::LocalLoad) || use.user->operand(0) != op->operand(1)) return std::nullopt;
+      c.reads.push_back(use.user);
+    }
+    copies.push_back(c);
+  }
+  return copies;
+}
+
+class PipelineLoopsPass : public Pass {
+ public:
+  explicit PipelineLoopsPass(const PassOptions& options) : stages_(options.numStages) {}
+  const char* name() const override { return "pipeline-loops"; }
+
+  void run(ir::Function& f) override {
+    if (stages_ < 1) throw Error("pipeline-loops: num_stages must be >= 1, got " + std::to_string(stages_));
+    if (stages_ == 1) return;
+    std::vector<Op*> loops;
+    f.walk([&](Op* op) {
+      if (op->is(OpKind::For)) loops.push_back(op);
+    });
+    for (Op* loop : loops) pipeline(*loop);
+  }
+
+ private:
+  // The ops of `body` (directly in it) that compute `roots` from the body's arguments, in body order; false when
+  // one of them is not pure (or holds a region), so it could not be recomputed for another iteration.
+  static bool sliceOf(Block& body, const std::vector<Value*>& roots, std::vector<Op*>& slice) {
+    std::unordered_set<const Op*> needed;
+    std::vector<const Value*> work(roots.begin(), roots.end());
+    while (!work.empty()) {
+      const Value* v = work.back();
+      work.pop_back();
+      Op* def = v->definingOp();
+      if (!def || def->parentBlock() != &body || !needed.insert(def).second) continue;
+      if (!def->info().has(ir::kPure) || def->numRegions() != 0) return false;
+      for (const Value* operand : def->operands()) work.push_back(operand);
+    }
+    for (auto& owned : body.ops())
+      if (needed.count(owned.get())) slice.push_back(owned.get());
+    return true;
+  }
+
+  // Clones `slice` at `b` with `mapping` (body values -> the iteration's values), extending it.
+  static void cloneSlice(ir::Builder& b, const std::vector<Op*>& slice, Mapping& mapping) {
+    for (Op* op : slice) {
+      std::unique_ptr<Op> copy = op->clone(mapping);
+      b.block()->insertBefore(b.insertionPoint(), std::move(copy));
+    }
+  }
+
+  // Whether every use of `v` is inside `loop`.
+  static bool usedOnlyIn(const Value* v, const Op& loop) {
+    for (const ir::Use& use : v->uses())
+      for (const Op* p = use.user; p != &loop; p = p->parentOp())
+        if (!p) return false;
+    return true;
+  }
+
+  void pipeline(Op& loop) {
+    Block& body = *loop.region(0);
+    std::optional<std::vector<BodyCopy>> found = bodyCopies(body);
+    if (!found || found->empty()) return;
+    const std::vector<BodyCopy>& copies = *found;
+    for (const BodyCopy& c : copies) {
+      const Value* buffer = c.copy->operand(1);
+      // Every stage of the buffer becomes this loop's: nothing else may use it.
+      if (!buffer->definingOp() || !buffer->definingOp()->is(OpKind::LocalAlloc) ||
+          buffer->type().stages() != 1 || !usedOnlyIn(buffer, loop))
+        return;
+    }
+
+    // What the copies' operands need, and which carried values must be advanced: those the copies use, and those
+    // the advancing of those uses, transitively. Everything recomputed must be pure.
+    const unsigned numCarried = body.numArguments() - 1;
+    Op* yield = body.terminator();
+    std::vector<Value*> copyInputs;
+    for (const BodyCopy& c : copies)
+      for (unsigned i : {0u, 3u})
+        if (i < c.copy->numOperands()) copyInputs.push_back(c.copy->operand(i));
+    std::set<unsigned> carried;  // carried-value indices (0-based, without the induction variable)
+    while (true) {
+      std::vector<Value*> roots = copyInputs;
+      for (unsigned c : carried) roots.push_back(yield->operand(c));
+      std::vector<Op*> slice;
+      if (!sliceOf(body, roots, slice)) return;
+      std::set<unsigned> grown = carried;
+      auto noteArg = [&](const Value* v) {
+        if (v->ownerBlock() == &body && v->index() > 0) grown.insert(v->index() - 1);
+      };
+      for (const Value* v : roots) noteArg(v);
+      for (const Op* op : slice)
+        for (const Value* v : op->operands()) noteArg(v);
+      if (grown == carried) break;
+      carried = std::move(grown);
+    }
+    std::vector<Op*> copySlice, advanceSlice;
+    std::vector<Value*> nexts;
+    for (unsigned c : carried) nexts.push_back(yield->operand(c));
+    if (!sliceOf(body, copyInputs, copySlice) || !sliceOf(body, nexts, advanceSlice)) return;
+
+    for (const BodyCopy& c : copies) {
+      Value* buffer = c.copy->operand(1);
+      ir::Type t = buffer->type();
+      buffer->setType(ir::Type::sharedBuffer(stages_, t.stageShape(), t.element(), t.encoding()));
+    }
+
+    Value* iv = body.argument(0);
+    const ir::Type ivType = iv->type();
+    Value* lb = loop.operand(0);
+    Value* ub = loop.operand(1);
+    Value* step = loop.operand(2);
+
+    // An iteration's values: the induction variable and the carried values it sees. `advance` gives the next one's.
+    auto advance = [&](ir::Builder& b, const Mapping& m) {
+      Mapping scratch = m;
+      cloneSlice(b, advanceSlice, scratch);
+      Mapping next;
+      next[iv] = b.create1(OpKind::Add, {m.at(iv), step}, ivType);
+      for (unsigned c : carried) {
+        Value* y = yield->operand(c);
+        auto it = scratch.find(y);
+        next[body.argument(c + 1)] = it == scratch.end() ? y : it->second;
+      }
+      return next;
+    };
+    // Issues every copy of the iteration `m` describes into `stage`, masked off unless that iteration runs, then
+    // commits them as one group.
+    auto issue = [&](ir::Builder& b, const Mapping& m, Value* stage) {
+      Mapping scratch = m;
+      cloneSlice(b, copySlice, scratch);
+      auto mapped = [&](Value* v) {
+        auto it = scratch.find(v);
+        return it == scratch.end() ? v : it->second;
+      };
+      Value* runs = b.cmp("lt", m.at(iv), ub);
+      std::vector<Value*> tokens;
+      for (const BodyCopy& c : copies) {
+        Value* ptr = mapped(c.copy->operand(0));
+        Value* mask = b.create1(OpKind::Splat, {runs}, ptr->type().withElement(ir::Type::i1()));
+        if (c.copy->numOperands() > 3) mask = b.create1(OpKind::And, {mapped(c.copy->operand(3)), mask}, mask->type());
+        tokens.push_back(
+            b.create1(OpKind::AsyncCopy, {ptr, c.copy->operand(1), stage, mask}, ir::Type::asyncToken()));
+      }
+      return b.create1(OpKind::AsyncCommitGroup, tokens, ir::Type::asyncToken());
+    };
+    auto i32 = [](ir::Builder& b, int64_t v) { return b.constantInt(v, ir::Type::i32()); };
+
+    // The prologue: iterations 0 .. S-2.
+    ir::Builder pre(loop.parentBlock(), &loop);
+    pre.setLoc(loop.loc());
+    Mapping m;
+    m[iv] = lb;
+    for (unsigned c = 0; c < numCarried; ++c) m[body.argument(c + 1)] = loop.operand(3 + c);
+    for (int64_t s = 0; s + 1 < stages_; ++s) {
+      issue(pre, m, i32(pre, s));
+      m = advance(pre, m);
+    }
+
+    // The loop carries the values iteration i + S - 1 sees (m now describes iteration S - 1).
+    std::vector<Value*> aheadArgs;
+    for (unsigned c : carried) {
+      loop.addOperand(m.at(body.argument(c + 1)));
+      loop.addResult(m.at(body.argument(c + 1))->type());
+      aheadArgs.push_back(body.addArgument(m.at(body.argument(c + 1))->type()));
+    }
+
+    ir::Builder in(&body, body.front());
+    in.setLoc(loop.loc());
+    // Stages: iteration i = (k - lb) / step reads stage i % S and writes stage (i + S - 1) % S.
+    Value* iteration = in.create1(OpKind::Div, {in.create1(OpKind::Sub, {iv, lb}, ivType), step}, ivType);
+    Value* iterationI32 = ivType == ir::Type::i32() ? iteration : in.cast(iteration, ir::Type::i32());
+    Value* readStage = in.create1(OpKind::Rem, {iterationI32, i32(in, stages_)}, ir::Type::i32());
+    Value* writeStage = in.create1(
+        OpKind::Rem, {in.create1(OpKind::Add, {iterationI32, i32(in, stages_ - 1)}, ir::Type::i32()), i32(in, stages_)},
+        ir::Type::i32());
+    Value* landed = in.create1(OpKind::AsyncWait, {}, ir::Type::asyncToken(), {{"pending", ir::Attr::integer(stages_ - 2)}});
+    Mapping ahead;
+    ahead[iv] = in.create1(OpKind::Add, {iv, in.create1(OpKind::Mul, {step, in.constantInt(stages_ - 1, ivType)}, ivType)},
+                           ivType);
+    {
+      size_t i = 0;
+      for (unsigned c : carried) ahead[body.argument(c + 1)] = aheadArgs[i++];
+    }
+    issue(in, ahead, writeStage);
+    for (const BodyCopy& c : copies)
+      for (Op* read : c.reads) {
+        read->setOperand(1, readStage);
+        read->setOperand(2, landed);
+      }
+    for (const BodyCopy& c : copies) {
+      body.erase(c.wait);
+      body.erase(c.commit);
+      body.erase(c.copy);
+    }
+    ir::Builder tail(&body, yield);
+    tail.setLoc(loop.loc());
+    Mapping next = advance(tail, ahead);
+    for (unsigned c : carried) yield->addOperand(next.at(body.argument(c + 1)));
+
+    // Drain: the masked-off copies past the end still write their zeros.
+    ir::Builder after(loop.parentBlock(), nextOp(loop));
+    after.setLoc(loop.loc());
+    after.create1(OpKind::AsyncWait, {}, ir::Type::asyncToken(), {{"pending", ir::Attr::integer(0)}});
+  }
+
+  static Op* nextOp(Op& op) {
+    Block* block = op.parentBlock();
+    auto it = std::find_if(block->ops().begin(), block->ops().end(),
+                           [&](const std::unique_ptr<Op>& o) { return o.get() == &op; });
+    return std::next(it) == block->ops().end() ? nullptr : std::next(it)->get();
+  }
+
+  int stages_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> createPipelineLoopsPass(const PassOptions& options) {
+  return std::make_unique<PipelineLoopsPass>(options);
+}
+
+}  // namespace tessera::transforms
