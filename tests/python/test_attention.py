@@ -5,7 +5,6 @@ they fit in its LDS; else the compiler's error). Sequence lengths are multiples 
 
 import math
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
