@@ -17,7 +17,7 @@ namespace tessera::kernels {
 
 // The online softmax's running state for a program's BM query rows.
 struct OnlineSoftmax {
-  Tensor acc;    // [BM, HEAD_DIM] f32: sum over the keys seen so far of exp2(s - m) * v
+  Tensor acc;      // [BM, HEAD_DIM] f32: sum over the keys seen so far of exp2(s - m) * v
   Tensor row_max;  // [BM] f32: m, the largest scaled score seen so far (in log2 units)
   Tensor row_sum;  // [BM] f32: sum of exp2(s - m) over the keys seen so far
 };
