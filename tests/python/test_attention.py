@@ -81,6 +81,16 @@ def test_head_dim_128_and_rows_past_the_end_are_not_written():
     assert bool((out[:, :, 70:] == 7.0).all())
 
 
+@pytest.mark.parametrize("constants, message", [
+    (dict(BM=32, BN=0, HEAD_DIM=64, CAUSAL=1), "positive BM, BN and HEAD_DIM, got BM = 32, BN = 0, HEAD_DIM = 64"),
+    (dict(BM=32, BN=16, HEAD_DIM=-64, CAUSAL=0), "positive BM, BN and HEAD_DIM"),
+    (dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=2), "CAUSAL must be 0 or 1, got 2"),
+])
+def test_bad_constants_are_clear_errors(constants, message):
+    with pytest.raises(tessera.Error, match=message):
+        tessera.kernels.attention_fwd.trace(**constants)
+
+
 def test_causal_needs_bm_a_multiple_of_bn():
     with pytest.raises(tessera.Error, match=r"causal attention needs BM to be a multiple of BN.*BM = 16, BN = 32"):
         tessera.kernels.attention_fwd.trace(BM=16, BN=32, HEAD_DIM=64, CAUSAL=1)

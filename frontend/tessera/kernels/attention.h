@@ -52,6 +52,10 @@ inline void attention_fwd_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> out, Float
                              Int stride_qz, Int stride_qh, Int stride_qm, Int stride_kz, Int stride_kh, Int stride_kn,
                              Int stride_vz, Int stride_vh, Int stride_vn, Int stride_oz, Int stride_oh, Int stride_om,
                              Const<int> BM, Const<int> BN, Const<int> HEAD_DIM, Const<int> CAUSAL) {
+  if (BM <= 0 || BN <= 0 || HEAD_DIM <= 0)
+    throw Error("attention needs positive BM, BN and HEAD_DIM, got BM = " + std::to_string(int(BM)) + ", BN = " +
+                std::to_string(int(BN)) + ", HEAD_DIM = " + std::to_string(int(HEAD_DIM)));
+  if (CAUSAL != 0 && CAUSAL != 1) throw Error("CAUSAL must be 0 or 1, got " + std::to_string(int(CAUSAL)));
   if (CAUSAL && int(BM) % int(BN) != 0)
     throw Error("causal attention needs BM to be a multiple of BN (the diagonal is whole key blocks), got BM = " +
                 std::to_string(int(BM)) + ", BN = " + std::to_string(int(BN)));
