@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Tutorial kernels on the GPU: Tessera vs torch (cuBLAS for matmul) vs Triton, in one run on one GPU.
+"""Tutorial kernels on the GPU: Tessera vs torch (cuBLAS for matmul, scaled_dot_product_attention for attention)
+vs Triton, in one run on one GPU.
 
     PYTHONPATH=build/python python3 benchmarks/bench_tutorials.py [--quick] [--only softmax,matmul] [--csv out.csv]
                                                                   [--results DIR]
@@ -8,9 +9,10 @@ For each tutorial it sweeps sizes, checks every provider's result against a floa
 reference on fresh random inputs (a wrong result prints FAIL instead of a number), then times it with
 tessera.testing.do_bench (median, L2 flushed before each run). Vector add, softmax and layer norm are reported in
 GB/s and as a fraction of the device copy bandwidth measured at the start of the run; matmul in TFLOP/s and as
-a fraction of torch's (cuBLAS) rate at the same size and dtype. The table is Markdown, with a header naming the
+a fraction of torch's (cuBLAS) rate at the same size and dtype; attention forward in TFLOP/s and as a fraction
+of Triton's (a flash-attention kernel, benchmarks/triton_reference.py). The table is Markdown, with a header naming the
 GPU, driver, versions and date, ready to paste into tutorials/README.md. --results DIR also writes, per benchmark
-(and matmul dtype), a CSV, a Markdown table and a PNG plot of rate against size (tessera.testing.write_report).
+(and matmul or attention variant), a CSV, a Markdown table and a PNG plot of rate against size (tessera.testing.write_report).
 See benchmarks/README.md.
 
 Exit status: 0 when every result was right, 1 when any was wrong or failed to run, 2 when torch or a CUDA
@@ -27,7 +29,7 @@ import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 
-BENCHMARKS = ("vector_add", "softmax", "layernorm_fwd", "layernorm_bwd", "matmul")
+BENCHMARKS = ("vector_add", "softmax", "layernorm_fwd", "layernorm_bwd", "matmul", "attention")
 PROVIDERS = ("tessera", "torch", "triton")
 PROVIDER_TITLES = {"tessera": "Tessera", "torch": "torch", "triton": "Triton"}
 
@@ -49,25 +51,33 @@ SWEEPS = {
                       "quick": [(ROWS, 1024), (ROWS, 8192)]},
     "layernorm_bwd": {"full": [(ROWS, c) for c in (512, 1024, 2048, 4096, 8192)], "quick": [(ROWS, 1024), (ROWS, 4096)]},
     "matmul": {"full": [(s, s, s) for s in (512, 1024, 2048, 4096, 8192)], "quick": [(1024,) * 3, (4096,) * 3]},
+    # (sequence length, head dim); batch x ATTENTION_HEADS heads with ATTENTION_TOKENS tokens per head in all.
+    "attention": {"full": [(n, d) for n in (512, 1024, 2048, 4096, 8192, 16384) for d in (64, 128)],
+                  "quick": [(1024, 64), (4096, 128)]},
 }
 MATMUL_DTYPES = ("f16", "bf16")
+ATTENTION_HEADS = 16
+ATTENTION_TOKENS = 16384  # batch = ATTENTION_TOKENS // sequence length: the same work per head at every length
 
 # Targets (issue 5), reported against, never assumed.
 ROW_TARGET = 0.85     # softmax and layer norm forward: fraction of copy bandwidth, at the largest rows swept
 MATMUL_TARGET = 0.60  # matmul f16/bf16: fraction of cuBLAS at M = N = K = 4096
 MATMUL_TARGET_SIZE = 4096
+ATTENTION_TARGET = 1.0  # attention forward: fraction of Triton's flash attention, at every size (issue 12)
 
 COPY_BUFFER_BYTES = 512 << 20  # the bandwidth reference: one device-to-device copy of this many bytes
 # Tessera's matmul is autotuned (tessera.autotune) over these (BM, BN, BK, num_warps, num_stages) per M, N, K: the
 # standard configurations of issue 12 and the former fixed default. --tessera-matmul fixes one instead (3 stages).
 MATMUL_TUNE_CONFIGS = [(128, 128, 64, 4, 3), (128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (64, 256, 32, 4, 4),
                        (128, 64, 64, 4, 4), (64, 64, 32, 4, 4), (128, 128, 32, 8, 3)]
+DEFAULT_TESSERA_ATTENTION = (128, 64, 8)  # BM, BN, num_warps
 
 
 # --- sizes, work and rates (pure) ------------------------------------------------------------------------------
 
 def sweep(benchmark, quick=False):
-    """The problem sizes of a benchmark: (n,) for vector add, (rows, cols) for softmax and layer norm, (M, N, K)."""
+    """The problem sizes of a benchmark: (n,) for vector add, (rows, cols) for softmax and layer norm, (M, N, K),
+    (sequence length, head dim) for attention."""
     return list(SWEEPS[benchmark]["quick" if quick else "full"])
 
 
@@ -77,6 +87,9 @@ def size_label(benchmark, size):
     if benchmark == "matmul":
         m, n, k = size
         return f"M=N=K={m}" if m == n == k else f"M={m} N={n} K={k}"
+    if benchmark == "attention":
+        seq_len, head_dim = size
+        return f"N={seq_len} ({attention_batch(seq_len)}x{ATTENTION_HEADS} heads)"  # d: in the dtype column
     return f"{size[0]}x{size[1]}"
 
 
@@ -105,6 +118,8 @@ def plot_x_label(benchmark):
         return "n (elements)"
     if benchmark == "matmul":
         return "M = N = K"
+    if benchmark == "attention":
+        return f"sequence length ({ATTENTION_TOKENS} tokens x {ATTENTION_HEADS} heads)"
     return f"columns ({ROWS} rows)"
 
 
@@ -112,13 +127,27 @@ def matmul_flops(m, n, k):
     return 2 * m * n * k
 
 
+def attention_batch(seq_len):
+    return max(1, ATTENTION_TOKENS // seq_len)
+
+
+def attention_flops(seq_len, head_dim, causal=False):
+    """The two matmuls (Q K^T and P V) of every head; causal attention computes about half of the scores."""
+    flops = 4 * attention_batch(seq_len) * ATTENTION_HEADS * seq_len * seq_len * head_dim
+    return flops // 2 if causal else flops
+
+
 def unit_of(benchmark):
-    return TFLOPS if benchmark == "matmul" else GBPS
+    return TFLOPS if benchmark in ("matmul", "attention") else GBPS
 
 
-def work(benchmark, size):
-    """What the rate divides: flops for matmul, bytes for the others."""
-    return matmul_flops(*size) if benchmark == "matmul" else bytes_moved(benchmark, size)
+def work(benchmark, size, causal=False):
+    """What the rate divides: flops for matmul and attention, bytes for the others."""
+    if benchmark == "matmul":
+        return matmul_flops(*size)
+    if benchmark == "attention":
+        return attention_flops(*size, causal)
+    return bytes_moved(benchmark, size)
 
 
 def rate(amount, ms, unit):
@@ -162,18 +191,29 @@ def layernorm_bwd_rows_per_program(rows, sm_count):
     return -(-rows // programs)
 
 
-def parse_matmul_config(text):
-    """'BM,BN,BK,num_warps' -> a tuple of four positive ints (block sizes and warps powers of two)."""
+def _parse_powers_of_two(text, names):
+    """'a,b,...' -> a tuple of len(names) positive powers of two, or ValueError naming what was expected."""
     parts = text.split(",")
-    if len(parts) != 4:
-        raise ValueError(f"expected BM,BN,BK,num_warps, got {text!r}")
+    if len(parts) != len(names):
+        raise ValueError(f"expected {','.join(names)}, got {text!r}")
     try:
         values = tuple(int(p) for p in parts)
     except ValueError:
-        raise ValueError(f"expected four integers BM,BN,BK,num_warps, got {text!r}") from None
+        count = {3: "three", 4: "four"}.get(len(names), str(len(names)))
+        raise ValueError(f"expected {count} integers {','.join(names)}, got {text!r}") from None
     if any(v <= 0 or v & (v - 1) for v in values):
-        raise ValueError(f"BM, BN, BK and num_warps must be positive powers of two, got {text!r}")
+        raise ValueError(f"{', '.join(names[:-1])} and {names[-1]} must be positive powers of two, got {text!r}")
     return values
+
+
+def parse_matmul_config(text):
+    """'BM,BN,BK,num_warps' -> a tuple of four positive ints (block sizes and warps powers of two)."""
+    return _parse_powers_of_two(text, ("BM", "BN", "BK", "num_warps"))
+
+
+def parse_attention_config(text):
+    """'BM,BN,num_warps' -> a tuple of three positive powers of two."""
+    return _parse_powers_of_two(text, ("BM", "BN", "num_warps"))
 
 
 # --- results and the table (pure) ------------------------------------------------------------------------------
@@ -258,7 +298,10 @@ def write_csv(rows, path):
 
 
 def plot_name(benchmark, dtype):
-    return f"{benchmark}-{dtype}" if benchmark == "matmul" else benchmark
+    """A file name: matmul and attention have one plot per dtype (attention: per head dim and causal flag too)."""
+    if benchmark in ("matmul", "attention"):
+        return f"{benchmark}-" + dtype.replace(" ", "-").replace("=", "")
+    return benchmark
 
 
 def write_results(rows, folder):
@@ -313,6 +356,18 @@ def target_lines(rows):
             if r.benchmark == "matmul" and r.dtype == dtype and r.size == label:
                 lines.append(_target_line(f"matmul {dtype} at {label} >= {MATMUL_TARGET:.0%} of cuBLAS",
                                           r.values.get("tessera"), r.fraction("tessera"), MATMUL_TARGET))
+    attention = [r for r in rows if r.benchmark == "attention"]
+    if attention:  # judged on the worst row: the goal holds at every size
+        judged = [r for r in attention if r.fraction("tessera") is not None]
+        what = f"attention at every size >= {ATTENTION_TARGET:.0%} of Triton"
+        if len(judged) < len(attention):
+            unjudged = next(r for r in attention if r.fraction("tessera") is None)
+            lines.append(_target_line(what + f" (first unjudged: {unjudged.size} {unjudged.dtype})",
+                                      unjudged.values.get("tessera"), None, ATTENTION_TARGET))
+        else:
+            worst = min(judged, key=lambda r: r.fraction("tessera"))
+            lines.append(_target_line(what + f" (worst: {worst.size} {worst.dtype})", worst.values.get("tessera"),
+                                      worst.fraction("tessera"), ATTENTION_TARGET))
     return lines
 
 
@@ -353,6 +408,13 @@ def _matmul_config_arg(text):
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _attention_config_arg(text):
+    try:
+        return parse_attention_config(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small sweep (two sizes per tutorial)")
@@ -364,6 +426,8 @@ def parse_args(argv=None):
     parser.add_argument("--tessera-backend", default="cuda", help="the backend= of Tessera launches (default cuda)")
     parser.add_argument("--tessera-matmul", type=_matmul_config_arg, default=None, metavar="BM,BN,BK,WARPS",
                         help="Tessera matmul tile sizes and warps (default: autotuned over MATMUL_TUNE_CONFIGS)")
+    parser.add_argument("--tessera-attention", type=_attention_config_arg, default=DEFAULT_TESSERA_ATTENTION,
+                        metavar="BM,BN,WARPS", help="Tessera attention blocks and warps (default %(default)s)")
     return parser.parse_args(argv)
 
 
@@ -431,7 +495,8 @@ def _providers(ctx, tessera_fn, torch_fn, triton_fn):
     return {"tessera": tessera_fn, "torch": torch_fn, "triton": triton_fn if ctx.triton_ref is not None else None}
 
 
-def _run_row(ctx, benchmark, size, dtype, fns, expected, tolerances, reference=None, reference_name="copy"):
+def _run_row(ctx, benchmark, size, dtype, fns, expected, tolerances, reference=None, reference_name="copy",
+             causal=False):
     unit = unit_of(benchmark)
     label = size_label(benchmark, size)
     what = f"{benchmark} {label} {dtype}"
@@ -439,9 +504,11 @@ def _run_row(ctx, benchmark, size, dtype, fns, expected, tolerances, reference=N
     for provider in PROVIDERS:
         fn = fns.get(provider)
         values[provider] = NA if fn is None else measure(ctx, provider, what, fn, expected, tolerances,
-                                                          work(benchmark, size), unit)
+                                                          work(benchmark, size, causal), unit)
     if benchmark == "matmul":
         reference, reference_name = values["torch"], "cuBLAS"
+    elif benchmark == "attention":
+        reference, reference_name = values["triton"], "Triton"
     elif reference is None:
         reference = ctx.copy_gbps
     cols = size[1] if benchmark in ("softmax", "layernorm_fwd", "layernorm_bwd") else 0
@@ -620,8 +687,59 @@ def bench_matmul(ctx, size):
     return rows
 
 
+def _attention_reference(torch, q, k, v, causal):
+    """f32 softmax(q k^T / sqrt(d)) v, one head at a time (a whole batch of f64 score matrices would not fit)."""
+    out = torch.empty(q.shape, device="cuda")
+    seq_len, head_dim = q.shape[-2:]
+    hidden = torch.ones(seq_len, seq_len, device="cuda", dtype=torch.bool).triu(1) if causal else None
+    for b in range(q.shape[0]):
+        for h in range(q.shape[1]):
+            s = q[b, h].float() @ k[b, h].float().T / head_dim ** 0.5
+            if causal:
+                s.masked_fill_(hidden, float("-inf"))
+            out[b, h] = torch.softmax(s, dim=-1) @ v[b, h].float()
+    return out
+
+
+def bench_attention(ctx, size):
+    torch, backend = ctx.torch, ctx.options.tessera_backend
+    seq_len, head_dim = size
+    batch, heads = attention_batch(seq_len), ATTENTION_HEADS
+    bm, bn, warps = ctx.options.tessera_attention
+    sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None)  # torch >= 2.0
+    if sdpa is None:
+        ctx.note("torch", "attention", f"n/a: torch {torch.__version__} has no scaled_dot_product_attention")
+    rows = []
+    for dtype_name in MATMUL_DTYPES:
+        dtype = torch.float16 if dtype_name == "f16" else torch.bfloat16
+        q, k, v = (torch.randn(batch, heads, seq_len, head_dim, device="cuda").to(dtype) for _ in range(3))
+        sm_scale = head_dim ** -0.5
+        for causal in (False, True):
+            expected = [_attention_reference(torch, q, k, v, causal)]
+            outs = {p: torch.full_like(q, float("nan")) for p in PROVIDERS}
+
+            def tessera_fn(q=q, k=k, v=v, o=outs["tessera"], causal=causal):
+                kernel = ctx.tessera.kernels.attention_fwd if q.dtype == torch.float16 else \
+                    ctx.tessera.kernels.attention_fwd_bf16
+                strides = [x.stride(i) for x in (q, k, v, o) for i in range(3)]
+                kernel[(ctx.tessera.cdiv(seq_len, bm), batch * heads)](
+                    q, k, v, o, sm_scale, heads, seq_len, *strides, BM=bm, BN=bn, HEAD_DIM=head_dim,
+                    CAUSAL=int(causal), num_warps=warps, backend=backend)
+                return [o]
+
+            torch_fn = None if sdpa is None else (lambda q=q, k=k, v=v, causal=causal: [sdpa(q, k, v, is_causal=causal)])
+            fns = _providers(ctx, tessera_fn, torch_fn,
+                             lambda q=q, k=k, v=v, o=outs["triton"], causal=causal:
+                             [ctx.triton_ref.attention(q, k, v, o, causal, sm_scale)])
+            # P and the output are rounded to the input type (f16: 2^-11, bf16: 2^-8 relative); outputs are O(1).
+            tolerance = (1e-2, 1e-2) if dtype_name == "f16" else (3e-2, 2e-2)
+            variant = f"{dtype_name} d={head_dim}" + (" causal" if causal else "")
+            rows.append(_run_row(ctx, "attention", size, variant, fns, expected, [tolerance], causal=causal))
+    return rows
+
+
 RUNNERS = {"vector_add": bench_vector_add, "softmax": bench_softmax, "layernorm_fwd": bench_layernorm_fwd,
-           "layernorm_bwd": bench_layernorm_bwd, "matmul": bench_matmul}
+           "layernorm_bwd": bench_layernorm_bwd, "matmul": bench_matmul, "attention": bench_attention}
 
 
 def measure_copy_bandwidth(torch, do_bench):

@@ -1,9 +1,9 @@
 // What ptxas says each standard kernel uses: registers, spill bytes (stored / loaded), stack frame, shared memory,
 // and ptxas's own compile time, for the standard matmul configurations (f16, bf16 and fp8 e4m3 inputs on sm_90a,
 // f16 on sm_80; i8 at 128x128x64 and 64x64x64; f32 with tf32 products at 128x128x32 and 64x64x32) and the
-// tutorial softmax and layer norm kernels (ISSUE 12, item 4). The tensor-core column says which tensor-core
-// instruction the PTX uses, if any: a dot without one runs on FMAs.
-// Attention is not in the kernel library yet, so it is not in the table.
+// tutorial softmax and layer norm kernels, and the attention forward configurations (f16 and bf16 on sm_90a, f16 on
+// sm_80; ISSUE 12, item 4). The tensor-core column says which tensor-core instruction the PTX uses, if any: a dot
+// without one runs on FMAs.
 //
 //   kernel_resources [--csv FILE] [--only SUBSTRING] [--ptx-dir DIR] [--ptxas PATH] [--runs N]
 //   benchmarks/plot_results.py FILE    turns the CSV into a PNG bar plot
@@ -32,6 +32,10 @@ std::vector<KernelCase> resourceCases() {
     cases.push_back(matmulCase("i8", config, "sm_90a"));
   for (const MatmulConfig& config : {MatmulConfig{128, 128, 32, 8}, MatmulConfig{64, 64, 32, 4}})
     cases.push_back(matmulCase("tf32", config, "sm_90a"));
+  for (const auto& [dtype, arch] : std::vector<std::pair<std::string, std::string>>{
+           {"f16", "sm_90a"}, {"bf16", "sm_90a"}, {"f16", "sm_80"}})
+    for (const AttentionConfig& config : standardAttentionConfigs())
+      cases.push_back(attentionCase(dtype, config, arch));
   for (KernelCase& c : tutorialCases("sm_90a"))
     if (c.kernel == "softmax" || c.kernel.rfind("layernorm", 0) == 0) cases.push_back(std::move(c));
   return cases;
@@ -50,8 +54,7 @@ int main(int argc, char** argv) {
       argc, argv, "Registers, spills, stack and shared memory of the standard kernels, from ptxas -v.");
   const bool havePtxas = ptxasInstalled(opts.ptxas);
   std::printf("kernel resources from ptxas -v; ptxas %s (%s)\n"
-              "ptxas_ms: ptxas's \"Compile time\" (wall); ptxas_cpu_ms: its process's CPU time; medians of %d runs\n"
-              "attention: not in the kernel library yet, not measured\n",
+              "ptxas_ms: ptxas's \"Compile time\" (wall); ptxas_cpu_ms: its process's CPU time; medians of %d runs\n",
               ptxasVersion(opts.ptxas).c_str(), opts.ptxas.c_str(), opts.runs);
   ResultTable table({"case", "registers", "spill_stores_B", "spill_loads_B", "stack_B", "ptxas_smem_B",
                      "dynamic_smem_B", "ptxas_ms", "ptxas_cpu_ms", "tensor_cores"});

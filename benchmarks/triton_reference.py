@@ -2,7 +2,7 @@
 
 They follow the same algorithms as the Tessera kernels in frontend/tessera/kernels/ (one row per program for
 softmax and layer norm, a chunked three-pass layer norm forward, a two-stage dw/db reduction in the backward,
-grouped tile ordering for matmul), so the comparison is about code generation rather than about the algorithm. Each
+grouped tile ordering for matmul, a one-pass online-softmax attention forward), so the comparison is about code generation rather than about the algorithm. Each
 wrapper writes into tensors the caller allocated, so benchmark timings exclude allocation.
 
 Importing this module imports triton; bench_tutorials.py imports it only once torch and a GPU were found.
@@ -198,4 +198,83 @@ def matmul(a, b, c):
     return c
 
 
-__all__ = ["layernorm_bwd", "layernorm_fwd", "matmul", "softmax", "vector_add"]
+# --- attention forward ------------------------------------------------------------------------------------------
+
+@triton.jit
+def _attend(acc, row_max, row_sum, q, k_base, v_base, offs_m, start_n, seq_len, stride_kn, stride_vn, qk_scale,
+            BN: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr):
+    """Folds the keys start_n .. start_n + BN into the online softmax (scores in log2 units)."""
+    offs_n = start_n + tl.arange(0, BN)
+    offs_d = tl.arange(0, HEAD_DIM)
+    key_ok = offs_n < seq_len
+    kt = tl.load(k_base + offs_n[None, :] * stride_kn + offs_d[:, None], mask=key_ok[None, :] if MASKED else None)
+    s = tl.dot(q, kt) * qk_scale
+    if MASKED:
+        visible = key_ok[None, :]
+        if CAUSAL:
+            visible = visible & (offs_m[:, None] >= offs_n[None, :])
+        s = tl.where(visible, s, float("-inf"))
+    new_max = tl.maximum(row_max, tl.max(s, 1))
+    p = tl.math.exp2(s - new_max[:, None])
+    rescale = tl.math.exp2(row_max - new_max)
+    row_sum = row_sum * rescale + tl.sum(p, 1)
+    v = tl.load(v_base + offs_n[:, None] * stride_vn + offs_d[None, :], mask=key_ok[:, None] if MASKED else None)
+    acc = tl.dot(p.to(v.dtype), v, acc * rescale[:, None])
+    return acc, new_max, row_sum
+
+
+@triton.jit
+def _attention_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, heads, seq_len, stride_qz, stride_qh, stride_qm,
+                          stride_kz, stride_kh, stride_kn, stride_vz, stride_vh, stride_vn, stride_oz, stride_oh,
+                          stride_om, BM: tl.constexpr, BN: tl.constexpr, HEAD_DIM: tl.constexpr,
+                          CAUSAL: tl.constexpr):
+    start_m = tl.program_id(0)
+    bh = tl.program_id(1)
+    batch = bh // heads
+    head = bh % heads
+    offs_m = start_m * BM + tl.arange(0, BM)
+    offs_d = tl.arange(0, HEAD_DIM)
+    row_ok = offs_m[:, None] < seq_len
+    q = tl.load(q_ptr + batch * stride_qz + head * stride_qh + offs_m[:, None] * stride_qm + offs_d[None, :],
+                mask=row_ok)
+    k_base = k_ptr + batch * stride_kz + head * stride_kh
+    v_base = v_ptr + batch * stride_vz + head * stride_vh
+    qk_scale = sm_scale * 1.4426950408889634  # log2(e)
+    acc = tl.zeros([BM, HEAD_DIM], dtype=tl.float32)
+    row_max = tl.full([BM], float("-inf"), dtype=tl.float32)
+    row_sum = tl.zeros([BM], dtype=tl.float32)
+    # Keys every row sees (left of the diagonal, or whole blocks), then the masked ones (diagonal, or ragged end).
+    if CAUSAL:
+        unmasked_end = start_m * BM
+        masked_end = tl.minimum((start_m + 1) * BM, seq_len)
+    else:
+        unmasked_end = (seq_len // BN) * BN
+        masked_end = seq_len
+    for start_n in range(0, unmasked_end, BN):
+        acc, row_max, row_sum = _attend(acc, row_max, row_sum, q, k_base, v_base, offs_m, start_n, seq_len, stride_kn,
+                                        stride_vn, qk_scale, BN, HEAD_DIM, False, CAUSAL)
+    for start_n in range(unmasked_end, masked_end, BN):
+        acc, row_max, row_sum = _attend(acc, row_max, row_sum, q, k_base, v_base, offs_m, start_n, seq_len, stride_kn,
+                                        stride_vn, qk_scale, BN, HEAD_DIM, True, CAUSAL)
+    out = acc / row_sum[:, None]
+    tl.store(o_ptr + batch * stride_oz + head * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :],
+             out.to(o_ptr.dtype.element_ty), mask=row_ok)
+
+
+# One fixed configuration per head dimension (no autotuning).
+ATTENTION_CONFIGS = {64: dict(BM=128, BN=64, num_warps=4, num_stages=3),
+                     128: dict(BM=128, BN=64, num_warps=8, num_stages=3)}
+
+
+def attention(q, k, v, out, causal, sm_scale):
+    """out = softmax(q k^T * sm_scale) v for [batch, heads, seq_len, head_dim] f16 or bf16 tensors whose head
+    dimension is contiguous; causal: query i sees keys 0..i."""
+    batch, heads, seq_len, head_dim = q.shape
+    cfg = ATTENTION_CONFIGS[head_dim]
+    strides = [x.stride(i) for x in (q, k, v, out) for i in range(3)]
+    _attention_fwd_kernel[(triton.cdiv(seq_len, cfg["BM"]), batch * heads)](
+        q, k, v, out, sm_scale, heads, seq_len, *strides, HEAD_DIM=head_dim, CAUSAL=causal, **cfg)
+    return out
+
+
+__all__ = ["attention", "layernorm_bwd", "layernorm_fwd", "matmul", "softmax", "vector_add"]

@@ -15,6 +15,7 @@
 
 #include "ir/Error.h"
 #include "jit/aot/Export.h"
+#include "tessera/kernels/attention.h"
 #include "tessera/kernels/layernorm.h"
 #include "tessera/kernels/matmul.h"
 #include "tessera/kernels/softmax.h"
@@ -38,6 +39,8 @@ const std::map<std::string, std::function<tessera::KernelDef()>>& libraryKernels
       {"matmul", k::matmul_kernel},
       {"matmul_epilogue", k::matmul_epilogue_kernel},
       {"matmul_epilogue_f16", k::matmul_epilogue_f16_kernel},
+      {"attention_fwd", k::attention_fwd_kernel},
+      {"attention_fwd_bf16", k::attention_fwd_bf16_kernel},
   };
   return kernels;
 }

@@ -1,6 +1,7 @@
 #include "benchmarks/support/KernelCases.h"
 
 #include "jit/Specialization.h"
+#include "tessera/kernels/attention.h"
 #include "tessera/kernels/layernorm.h"
 #include "tessera/kernels/matmul.h"
 #include "tessera/kernels/softmax.h"
@@ -30,7 +31,28 @@ KernelDef matmulFor(const std::string& dtype) {
   throw Error("matmul benchmark: no matmul for input type '" + dtype + "' (f16, bf16, f8e4m3, i8 or tf32)");
 }
 
+KernelDef attentionFor(const std::string& dtype) {
+  if (dtype == "f16") return kernels::attention_fwd_kernel();
+  if (dtype == "bf16") return kernels::attention_fwd_bf16_kernel();
+  throw Error("attention benchmark: no attention for input type '" + dtype + "' (f16 or bf16)");
+}
+
 }  // namespace
+
+const std::vector<AttentionConfig>& standardAttentionConfigs() {
+  static const std::vector<AttentionConfig> configs = [] {
+    std::vector<AttentionConfig> all;
+    for (bool causal : {false, true})
+      for (AttentionConfig c : {AttentionConfig{128, 64, 64, 8}, AttentionConfig{128, 128, 64, 8},
+                                AttentionConfig{128, 64, 128, 8}, AttentionConfig{128, 128, 128, 8},
+                                AttentionConfig{64, 64, 64, 4}}) {
+        c.causal = causal;
+        all.push_back(c);
+      }
+    return all;
+  }();
+  return configs;
+}
 
 const std::vector<MatmulConfig>& standardMatmulConfigs() {
   static const std::vector<MatmulConfig> configs{{128, 128, 64, 4, 3}, {128, 128, 64, 8, 3}, {128, 256, 64, 8, 3},
@@ -51,6 +73,15 @@ backends::TargetOptions KernelCase::targetOptions() const {
 KernelCase matmulCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch) {
   return KernelCase{"matmul",         tileName(config),        dtype,        arch,
                     matmulFor(dtype), matmulConstants(config), config.warps, kMatmulUnitStrides, config.stages};
+}
+
+KernelCase attentionCase(const std::string& dtype, const AttentionConfig& config, const std::string& arch) {
+  const std::string tiles = std::to_string(config.bm) + "x" + std::to_string(config.bn) + "_d" +
+                            std::to_string(config.headDim) + "_w" + std::to_string(config.warps) +
+                            (config.causal ? "_causal" : "");
+  const Constants constants{
+      {"BM", config.bm}, {"BN", config.bn}, {"HEAD_DIM", config.headDim}, {"CAUSAL", config.causal ? 1 : 0}};
+  return KernelCase{"attention_fwd", tiles, dtype, arch, attentionFor(dtype), constants, config.warps, {}};
 }
 
 std::vector<KernelCase> tutorialCases(const std::string& arch) {

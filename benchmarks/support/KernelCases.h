@@ -23,6 +23,16 @@ struct MatmulConfig {
 // (128,64,64,4,4), (64,64,32,4,4) (issue 12, item 4).
 const std::vector<MatmulConfig>& standardMatmulConfigs();
 
+// Fused attention forward (kernels/attention.h): query and key blocks, head dimension, warps, causal or not.
+struct AttentionConfig {
+  int bm, bn, headDim, warps;
+  bool causal;
+};
+
+// ISSUE 12's attention configurations, each causal and not: BM 128 with BN 64 and 128 and head dims 64 and 128 on
+// 8 warps; BM = BN = 64, head dim 64 on 4 warps.
+const std::vector<AttentionConfig>& standardAttentionConfigs();
+
 struct KernelCase {
   std::string kernel;  // "matmul", "softmax", ...
   std::string config;  // "128x128x64_w8", "BLOCK=1024_w4"
@@ -40,6 +50,9 @@ struct KernelCase {
 
 // The library matmul on `dtype` inputs ("f16", "bf16", "f8e4m3" or "i8"). Throws tessera::Error for another one.
 KernelCase matmulCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch);
+
+// The library attention forward on "f16" or "bf16" inputs. Throws tessera::Error for another type.
+KernelCase attentionCase(const std::string& dtype, const AttentionConfig& config, const std::string& arch);
 
 // vector_add, softmax, layer norm (forward and both backward kernels) and the tutorial's fused-epilogue matmul.
 std::vector<KernelCase> tutorialCases(const std::string& arch);

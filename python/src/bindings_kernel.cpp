@@ -8,6 +8,7 @@
 #include "ArgConversion.h"
 #include "ir/Printer.h"
 #include "tessera/python.h"
+#include "tessera/kernels/attention.h"
 #include "tessera/kernels/layernorm.h"
 #include "tessera/kernels/matmul.h"
 #include "tessera/kernels/softmax.h"
@@ -142,4 +143,6 @@ void bindKernels(py::module_& m) {
   python::bind(kernels, tessera::kernels::matmul_kernel());
   python::bind(kernels, tessera::kernels::matmul_epilogue_kernel());
   python::bind(kernels, tessera::kernels::matmul_epilogue_f16_kernel());
+  python::bind(kernels, tessera::kernels::attention_fwd_kernel());
+  python::bind(kernels, tessera::kernels::attention_fwd_bf16_kernel());
 }

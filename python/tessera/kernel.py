@@ -118,6 +118,8 @@ class Kernel:
         _check_num_stages(num_stages)
         if target is not None and not isinstance(target, str):
             raise TypeError(f"target must be a str ('nvptx' or 'amdgpu') or None, got {type(target).__name__}")
+        if target == "":  # not the default: None is
+            raise ValueError("target must be 'nvptx' or 'amdgpu' (None for nvptx), got ''")
         if arch is not None and not isinstance(arch, str):
             raise TypeError(f"arch must be a str (e.g. 'sm_90a') or None, got {type(arch).__name__}")
         if specialization is not None and not isinstance(specialization, dict):

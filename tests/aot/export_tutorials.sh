@@ -24,13 +24,15 @@ export_kernel --kernel layernorm_bwd_atomic --const BLOCK=1024 --equal-to-1 rows
 export_kernel --kernel matmul "${matmul[@]}"
 export_kernel --kernel matmul_epilogue --name matmul_relu "${matmul[@]}" --const ACTIVATION=1
 export_kernel --kernel matmul_epilogue_f16 --name matmul_gelu_f16 "${matmul[@]}" --const ACTIVATION=3
+export_kernel --kernel attention_fwd --name attention_fwd_causal --const BM=64 --const BN=64 --const HEAD_DIM=64 \
+  --const CAUSAL=1 --divisible-by-16 q,k,v,out,seq_len
 
 # Every export embeds a binary for each target (and a cubin per nvptx arch where ptxas is installed).
 for arch in "nvptx sm_80 ptx" "nvptx sm_90a ptx" "amdgpu gfx90a hsaco" "amdgpu gfx942 hsaco"; do
-  [ "$(grep -c "embedded: $arch\$" "$work/export.log")" = 9 ] || { echo "not every export embeds $arch" >&2; exit 1; }
+  [ "$(grep -c "embedded: $arch\$" "$work/export.log")" = 10 ] || { echo "not every export embeds $arch" >&2; exit 1; }
 done
 if [ -x /usr/local/cuda/bin/ptxas ]; then
-  [ "$(grep -c "embedded: nvptx sm_90a cubin\$" "$work/export.log")" = 9 ] || { echo "cubins missing" >&2; exit 1; }
+  [ "$(grep -c "embedded: nvptx sm_90a cubin\$" "$work/export.log")" = 10 ] || { echo "cubins missing" >&2; exit 1; }
 fi
 
 ${CC:-cc} -std=c11 -Wall -Wextra -Werror -pedantic -I "$work/exports" -o "$work/smoke" "$here/smoke.c" \

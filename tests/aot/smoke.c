@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attention_fwd_causal.h"
 #include "layernorm_bwd_atomic.h"
 #include "layernorm_bwd_dwdb.h"
 #include "layernorm_bwd_dx.h"
@@ -66,6 +67,10 @@ int main(void) {
   EXPECT_NO_DEVICE(matmul_relu, matmul_relu_launch(NULL, 16, 1, 1, h, h, f, 256, 256, 256, 256, 1, 256, 1, 256, 1));
   EXPECT_NO_DEVICE(matmul_gelu_f16,
                    matmul_gelu_f16_launch(NULL, 16, 1, 1, h, h, h, 256, 256, 256, 256, 1, 256, 1, 256, 1));
+  /* One batch of 2 heads of 256 rows, head dim 64, contiguous: strides 32768, 16384, 64 for q, k, v and out. */
+  EXPECT_NO_DEVICE(attention_fwd_causal,
+                   attention_fwd_causal_launch(NULL, 4, 2, 1, h, h, h, h, 0.125f, 2, 256, 32768, 16384, 64, 32768,
+                                               16384, 64, 32768, 16384, 64, 32768, 16384, 64));
 
   if (failures) {
     printf("%d check(s) failed\n", failures);

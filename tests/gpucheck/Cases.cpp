@@ -8,6 +8,7 @@
 
 #include "ir/FloatFormats.h"
 #include "tessera/kernels/layernorm.h"
+#include "tessera/kernels/attention.h"
 #include "tessera/kernels/matmul.h"
 #include "tessera/kernels/softmax.h"
 #include "tessera/kernels/vector_add.h"
@@ -196,6 +197,27 @@ CheckCase matmulCase(const std::string& name, KernelDef k, ScalarKind in, Scalar
   return c;
 }
 
+// The library attention forward on `heads` heads of `seq` rows (one batch, contiguous), head dim `d`, inputs in
+// [-1, 1); f16 or bf16 (P and out are rounded to it: the tolerance is a few of its ulps at 1).
+struct AttentionShape { int64_t heads, seq, d; int BM, BN, warps; bool causal; };
+CheckCase attentionCase(ScalarKind in, AttentionShape s) {
+  const bool bf16 = in == ScalarKind::BF16;
+  CheckCase c{std::string("tutorial attention ") + (bf16 ? "bf16 " : "f16 ") + (s.causal ? "causal " : "") +
+                  std::to_string(s.heads) + "x" + std::to_string(s.seq) + "x" + std::to_string(s.d) + " blocks " +
+                  std::to_string(s.BM) + "x" + std::to_string(s.BN) + " warps=" + std::to_string(s.warps),
+              bf16 ? kernels::attention_fwd_bf16_kernel() : kernels::attention_fwd_kernel(),
+              {{"BM", int64_t(s.BM)}, {"BN", int64_t(s.BN)}, {"HEAD_DIM", s.d}, {"CAUSAL", int64_t(s.causal)}},
+              {cdiv(s.seq, s.BM), s.heads, 1}, {}};
+  const int64_t n = s.heads * s.seq * s.d;
+  c.args = {randomBuffer(in, n, 9), randomBuffer(in, n, 10), randomBuffer(in, n, 11), zeroBuffer(in, n),
+            1 / std::sqrt(double(s.d)), s.heads, s.seq};
+  for (int tensor = 0; tensor < 4; ++tensor)
+    for (int64_t stride : {n, s.seq * s.d, s.d}) c.args.push_back(stride);
+  c.numWarps = s.warps;
+  c.atol = c.rtol = bf16 ? 1e-2 : 2e-3;  // exp2 and the summation order differ from the interpreter's
+  return c;
+}
+
 std::vector<CheckCase> tutorialCases() {
   std::vector<CheckCase> cases;
   for (int64_t n : {98432, 100003}) {
@@ -251,6 +273,10 @@ std::vector<CheckCase> tutorialCases() {
       cases.push_back(std::move(halfCase));
       cases.push_back(std::move(bfloatCase));
     }
+  // Attention at ISSUE 12's tiles, sequences a multiple of neither block: the causal diagonal and the ragged
+  // last key block masked.
+  cases.push_back(attentionCase(ScalarKind::F16, {2, 200, 64, 128, 64, 8, true}));
+  cases.push_back(attentionCase(ScalarKind::BF16, {2, 150, 64, 64, 64, 4, false}));
   return cases;
 }
 

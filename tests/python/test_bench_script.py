@@ -48,6 +48,37 @@ def test_sweeps_cover_the_targets():
             assert max(cols for _, cols in bench.sweep(b, quick)) >= 8192  # "large rows"
 
 
+def test_attention_sizes_and_flops():
+    assert bench.size_label("attention", (1024, 64)) == "N=1024 (16x16 heads)"
+    assert bench.size_label("attention", (16384, 128)) == "N=16384 (1x16 heads)"
+    assert bench.attention_batch(32768) == 1  # never an empty batch
+    # Two matmuls per head: 4 * batch * heads * N^2 * d; causal computes half the scores.
+    assert bench.attention_flops(1024, 64) == 4 * 16 * 16 * 1024 * 1024 * 64
+    assert bench.work("attention", (1024, 64), causal=True) == bench.attention_flops(1024, 64) // 2
+    assert bench.unit_of("attention") == "TFLOP/s"
+    assert bench.plot_x("attention", (2048, 128)) == 2048
+    assert bench.plot_name("attention", "bf16 d=128 causal") == "attention-bf16-d128-causal"
+    assert bench.parse_attention_config("128,64,8") == (128, 64, 8)
+    for bad, pattern in [("128,64", "expected BM,BN,num_warps"), ("128,x,8", "three integers"),
+                         ("128,48,8", "powers of two")]:
+        with pytest.raises(ValueError, match=pattern):
+            bench.parse_attention_config(bad)
+
+
+def test_attention_target_is_judged_on_the_worst_row():
+    R = bench.Row
+    rows = [R("attention", "N=1024 (16x16 heads)", "f16 d=64", "TFLOP/s",
+              {"tessera": 300.0, "torch": 400.0, "triton": 250.0}, 250.0, "Triton"),
+            R("attention", "N=4096 (4x16 heads)", "f16 d=64 causal", "TFLOP/s",
+              {"tessera": 150.0, "torch": 400.0, "triton": 200.0}, 200.0, "Triton")]
+    assert bench.target_lines(rows) == [
+        "* attention at every size >= 100% of Triton (worst: N=4096 (4x16 heads) f16 d=64 causal): missed (75%)"]
+    rows[1].values["tessera"] = bench.FAIL
+    assert bench.target_lines(rows) == [
+        "* attention at every size >= 100% of Triton (first unjudged: N=4096 (4x16 heads) f16 d=64 causal): "
+        "not judged (Tessera: FAIL)"]
+
+
 def test_size_labels():
     assert bench.size_label("vector_add", (1 << 20,)) == "n=1048576"
     assert bench.size_label("softmax", (4096, 1024)) == "4096x1024"
@@ -228,6 +259,7 @@ def test_parse_args():
     options = bench.parse_args([])
     assert options.only == list(bench.BENCHMARKS) and not options.quick and options.csv is None
     assert options.tessera_backend == "cuda" and options.tessera_matmul is None  # autotuned
+    assert options.tessera_attention == bench.DEFAULT_TESSERA_ATTENTION
     options = bench.parse_args(["--quick", "--only", "matmul, softmax,matmul", "--csv", "x.csv",
                                 "--tessera-matmul", "64,64,32,4", "--results", "out"])
     assert options.quick and options.only == ["softmax", "matmul"]  # table order, no duplicates
@@ -258,6 +290,7 @@ def test_matmul_is_autotuned_unless_a_config_is_given(monkeypatch, tmp_path):
     (["--only", "softmax,gemm"], "unknown benchmark 'gemm'; choose from vector_add"),
     (["--only", ","], "no benchmark named"),
     (["--tessera-matmul", "1,2,3"], "expected BM,BN,BK,num_warps"),
+    (["--tessera-attention", "128,64,6"], "BM, BN and num_warps must be positive powers of two"),
     (["--bogus"], "unrecognized arguments"),
 ])
 def test_bad_arguments(argv, message, capsys):

@@ -22,6 +22,8 @@ TUTORIAL_CONSTANTS = {
     "matmul": MATMUL,
     "matmul_epilogue": dict(MATMUL, ACTIVATION=1),
     "matmul_epilogue_f16": dict(MATMUL, ACTIVATION=1),
+    "attention_fwd": dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=1),
+    "attention_fwd_bf16": dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=0),
 }
 CUDA_PRESENT = tessera._C.cuda_available()
 

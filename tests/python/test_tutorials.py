@@ -1,4 +1,4 @@
-"""The four Python tutorials' checks at small sizes, on the reference interpreter, in eager mode and on the
+"""The five Python tutorials' checks at small sizes, on the reference interpreter, in eager mode and on the
 emulator (its default arch, sm_90a; tests/python/test_tutorial_kernels.py covers the other archs).
 
     PYTHONPATH=build/python /usr/bin/python3 -m pytest tests/python/test_tutorials.py
@@ -47,6 +47,11 @@ def matmul():
     return load("04_matmul")
 
 
+@pytest.fixture(scope="module")
+def attention():
+    return load("05_attention")
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_vector_add(vector_add, backend):
     assert vector_add.run_checks(n=1000, block=256, seed=1, backend=backend)
@@ -65,6 +70,11 @@ def test_layernorm_forward_and_backward(layernorm, backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_matmul_with_epilogues(matmul, backend):
     assert matmul.run_checks(M=40, N=24, K=40, seed=4, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_attention_causal_and_not(attention, backend):
+    assert attention.run_checks(batch=2, heads=1, seq_len=40, head_dim=32, seed=5, backend=backend)
 
 
 def test_main_prints_pass(vector_add, capsys):
@@ -137,3 +147,19 @@ def test_matmul_f16_output_is_float16(matmul):
     assert np.all(c >= 0)
     np.testing.assert_allclose(c.astype(np.float64), np.maximum(a.astype(np.float64) @ b.astype(np.float64), 0),
                                rtol=1e-3, atol=1e-4)
+
+
+def test_bf16_bit_patterns_round_to_nearest_even(attention):
+    x = np.array([1.0, 1 + 2**-8, 1 + 3 * 2**-8, -2.5, 1 + 2**-9], np.float32)  # ties go to the even neighbour
+    bits = attention.to_bf16_bits(x)
+    np.testing.assert_array_equal(bits, [0x3F80, 0x3F80, 0x3F82, 0xC020, 0x3F80])
+    np.testing.assert_array_equal(attention.from_bf16_bits(bits), [1.0, 1.0, 1 + 2**-6, -2.5, 1.0])
+
+
+def test_attention_rejects_mismatched_inputs(attention):
+    q = np.zeros((1, 1, 8, 16), np.float16)
+    with pytest.raises(ValueError, match="q, k and v differ"):
+        attention.attention(q, q, np.zeros((1, 1, 8, 16), np.uint16))
+    with pytest.raises(ValueError, match="head dimension .* must be contiguous"):
+        wide = np.zeros((1, 1, 8, 32), np.float16)[..., ::2]
+        attention.attention(wide, wide, wide)

@@ -245,6 +245,7 @@ def test_a_numpy_array_of_grid_sizes_is_a_grid():
     ({"specialization": {"n": 2**70}}, ValueError, r"specialization of 'n' must be 16, 1 or None, got 1180591620717411303424"),
     ({"specialization": [1]}, TypeError, r"specialization must be a dict"),
     ({"target": 5}, TypeError, r"target must be a str"),
+    ({"target": ""}, ValueError, r"target must be 'nvptx' or 'amdgpu' \(None for nvptx\), got ''"),
     ({"arch": 90}, TypeError, r"arch must be a str"),
 ])
 def test_compile_options_of_the_wrong_kind_are_named(kwargs, error, message):

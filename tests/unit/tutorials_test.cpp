@@ -27,6 +27,8 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "transforms/PassManager.h"
+#include "transforms/Pipeline.h"
+#include "tessera/kernels/attention.h"
 #include "tessera/kernels/layernorm.h"
 #include "tessera/kernels/matmul.h"
 #include "tessera/kernels/softmax.h"
@@ -54,9 +56,11 @@ class Workspace {
   size_t addF32(const std::vector<float>& values) {
     return addBytes(values.data(), values.size() * sizeof(float));
   }
-  size_t addF16(const std::vector<float>& values) {  // rounded to f16
+  // Rounded to f16, or to bf16.
+  size_t addF16(const std::vector<float>& values, ir::ScalarKind kind = ir::ScalarKind::F16) {
     std::vector<uint16_t> bits(values.size());
-    for (size_t i = 0; i < values.size(); ++i) bits[i] = ir::encodeF16(values[i]);
+    for (size_t i = 0; i < values.size(); ++i)
+      bits[i] = kind == ir::ScalarKind::BF16 ? ir::encodeBF16(values[i]) : ir::encodeF16(values[i]);
     return addBytes(bits.data(), bits.size() * sizeof(uint16_t));
   }
   void addInt(int64_t v) { args_.push_back(v); }
@@ -67,11 +71,12 @@ class Workspace {
     std::memcpy(out.data(), buffers_[buffer]->data(), buffers_[buffer]->size());
     return out;
   }
-  std::vector<float> f16AsFloat(size_t buffer) const {
+  std::vector<float> f16AsFloat(size_t buffer, ir::ScalarKind kind = ir::ScalarKind::F16) const {
     std::vector<uint16_t> bits(buffers_[buffer]->size() / sizeof(uint16_t));
     std::memcpy(bits.data(), buffers_[buffer]->data(), buffers_[buffer]->size());
     std::vector<float> out(bits.size());
-    for (size_t i = 0; i < bits.size(); ++i) out[i] = static_cast<float>(ir::decodeF16(bits[i]));
+    for (size_t i = 0; i < bits.size(); ++i)
+      out[i] = static_cast<float>(kind == ir::ScalarKind::BF16 ? ir::decodeBF16(bits[i]) : ir::decodeF16(bits[i]));
     return out;
   }
   const std::vector<uint8_t>& bytes(size_t buffer) const { return *buffers_[buffer]; }
@@ -365,6 +370,56 @@ TutorialCase matmulEpilogueCase(int activation, bool f16Output) {
           [f16Output, activation](const Workspace& ws) { checkMatmul(ws, f16Output, activation); }};
 }
 
+// ---- attention: 2 heads of 40 rows, head dim 32, 16 x 16 blocks (3 query blocks, the last ragged)
+constexpr int64_t kHeads = 2, kSeq = 40, kHeadDim = 32;
+
+// softmax(Q K^T / sqrt(d)) V in double precision.
+std::vector<double> referenceAttention(const std::vector<float>& q, const std::vector<float>& k,
+                                       const std::vector<float>& v, bool causal) {
+  std::vector<double> out(q.size(), 0.0), p(kSeq);
+  for (int64_t h = 0; h < kHeads; ++h)
+    for (int64_t i = 0; i < kSeq; ++i) {
+      const int64_t row = (h * kSeq + i) * kHeadDim, keys = causal ? i + 1 : kSeq;
+      double rowMax = -INFINITY, rowSum = 0;
+      for (int64_t j = 0; j < keys; ++j) {
+        p[j] = 0;
+        for (int64_t d = 0; d < kHeadDim; ++d) p[j] += double(q[row + d]) * k[(h * kSeq + j) * kHeadDim + d];
+        p[j] /= std::sqrt(double(kHeadDim));
+        rowMax = std::max(rowMax, p[j]);
+      }
+      for (int64_t j = 0; j < keys; ++j) rowSum += p[j] = std::exp(p[j] - rowMax);
+      for (int64_t j = 0; j < keys; ++j)
+        for (int64_t d = 0; d < kHeadDim; ++d) out[row + d] += p[j] / rowSum * v[(h * kSeq + j) * kHeadDim + d];
+    }
+  return out;
+}
+
+TutorialCase attentionCase(ir::ScalarKind input, bool causal) {
+  const bool bf16 = input == ir::ScalarKind::BF16;
+  auto make = [input] {
+    Workspace ws;
+    for (uint32_t seed : {20, 21, 22}) ws.addF16(randomFloats(kHeads * kSeq * kHeadDim, seed), input);
+    ws.addF16(std::vector<float>(kHeads * kSeq * kHeadDim, NAN), input);
+    ws.addFloat(1 / std::sqrt(double(kHeadDim)));
+    for (int64_t v : {kHeads, kSeq}) ws.addInt(v);
+    for (int tensor = 0; tensor < 4; ++tensor)
+      for (int64_t stride : {kHeads * kSeq * kHeadDim, kSeq * kHeadDim, kHeadDim}) ws.addInt(stride);
+    return ws;
+  };
+  auto check = [input, bf16, causal](const Workspace& ws) {
+    const double tol = bf16 ? 4e-3 : 5e-4;  // P and out are rounded to the input type
+    expectClose(ws.f16AsFloat(3, input),
+                referenceAttention(ws.f16AsFloat(0, input), ws.f16AsFloat(1, input), ws.f16AsFloat(2, input), causal),
+                tol, tol, "out");
+  };
+  return {std::string(bf16 ? "attention_fwd_bf16" : "attention_fwd") + (causal ? "_causal" : ""),
+          bf16 ? kernels::attention_fwd_bf16_kernel : kernels::attention_fwd_kernel,
+          {{"BM", 16}, {"BN", 16}, {"HEAD_DIM", kHeadDim}, {"CAUSAL", causal ? 1 : 0}},
+          {3, kHeads, 1},
+          make,
+          check};
+}
+
 std::vector<TutorialCase> allCases() {
   std::vector<TutorialCase> cases = {vectorAddCase(),          softmaxCase(),
                                      layerNormForwardCase(),   layerNormBackwardDxCase(),
@@ -372,6 +427,8 @@ std::vector<TutorialCase> allCases() {
                                      matmulCase()};
   for (int activation = 0; activation < 4; ++activation)
     for (bool f16Output : {false, true}) cases.push_back(matmulEpilogueCase(activation, f16Output));
+  for (ir::ScalarKind input : {ir::ScalarKind::F16, ir::ScalarKind::BF16})
+    for (bool causal : {false, true}) cases.push_back(attentionCase(input, causal));
   return cases;
 }
 
@@ -612,6 +669,37 @@ TEST(TutorialMatmul, F16VariantConvertsOnlyAtTheStore) {
       ++castsToF16;
   });
   EXPECT_EQ(castsToF16, 1);
+}
+
+// Two key loops (unmasked blocks, then the masked ones), each with the two dots; through the JIT's passes with the
+// NVPTX layout policy, both dots run on tensor cores and exp2 is ex2.approx. Causal tracing with BM not a multiple
+// of BN is refused, naming both.
+TEST(TutorialAttention, DotsOnTensorCoresExp2AndBlockCheck) {
+  for (int causal : {0, 1}) {
+    std::unique_ptr<ir::Module> m =
+        kernels::attention_fwd_kernel().trace({{"BM", 32}, {"BN", 16}, {"HEAD_DIM", 64}, {"CAUSAL", causal}});
+    int loops = 0, dots = 0;
+    m->functions()[0]->walk([&](ir::Op* op) {
+      loops += op->is(ir::OpKind::For);
+      dots += op->is(ir::OpKind::Dot);
+    });
+    EXPECT_EQ(loops, 2);
+    EXPECT_EQ(dots, 4);
+    markPointersAligned(*m->functions()[0]);
+    transforms::PassManager passes;
+    transforms::addDefaultPipeline(passes, backends::createTarget("nvptx")->passOptions(4));
+    passes.run(*m->functions()[0]);
+    const std::string ptx = ptxFor(*m);
+    EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), std::string::npos);
+    EXPECT_NE(ptx.find("ex2.approx"), std::string::npos);
+  }
+  try {
+    kernels::attention_fwd_kernel().trace({{"BM", 16}, {"BN", 32}, {"HEAD_DIM", 64}, {"CAUSAL", 1}});
+    FAIL() << "causal BM = 16, BN = 32 traced";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("BM to be a multiple of BN (the diagonal is whole key blocks), got BM = 16, BN = 32"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,114 @@
+// Fused attention forward (tutorials/05_attention.md), flash-attention style: out = softmax(Q K^T * sm_scale) V
+// for Q, K, V, out of shape [batch, heads, seq_len, HEAD_DIM] with the head dimension contiguous. Each program
+// computes BM query rows of one (batch, head): grid = (cdiv(seq_len, BM), batch * heads). It walks K and V once, in
+// blocks of BN keys, keeping the softmax's running row max and row sum in f32 (the online softmax) and rescaling
+// the f32 accumulator whenever the max grows, so the seq_len x seq_len score matrix never exists in memory.
+//
+// `attention_fwd_of<In>` takes f16 or bf16 inputs (out has the input type). CAUSAL = 1 lets query row i see keys
+// 0..i only: blocks wholly above the diagonal are never visited, and only the blocks on it are masked.
+#pragma once
+
+#include <cmath>
+#include <numbers>
+
+#include "tessera/tessera.h"
+
+namespace tessera::kernels {
+
+// The online softmax's running state for a program's BM query rows.
+struct OnlineSoftmax {
+  Tensor acc;      // [BM, HEAD_DIM] f32: sum over the keys seen so far of exp2(s - m) * v
+  Tensor row_max;  // [BM] f32: m, the largest scaled score seen so far (in log2 units)
+  Tensor row_sum;  // [BM] f32: sum of exp2(s - m) over the keys seen so far
+};
+
+// Folds the block of BN keys `offs_n` into `state`. `q` is the program's [BM, HEAD_DIM] query tile, `k_base` and
+// `v_base` point at key / value row 0 of this (batch, head). `qk_scale` is sm_scale * log2(e): scores are kept in
+// log2 units so that exp2 (one ex2.approx on NVIDIA GPUs) replaces exp. `key_in_range` ([BN] i1) and `visible`
+// ([BM, BN] i1) are undefined for blocks known to be whole and fully visible; else they mask the loads of K and V
+// and the scores.
+inline void attend_block(OnlineSoftmax& state, const Tensor& q, const Tensor& k_base, const Tensor& v_base,
+                         const Tensor& offs_n, Int stride_kn, Int stride_vn, const Tensor& qk_scale,
+                         const Tensor& key_in_range, const Tensor& visible, int HEAD_DIM) {
+  Tensor offs_d = arange(0, HEAD_DIM);
+  const bool masked = key_in_range.defined();
+  // K^T: [HEAD_DIM, BN], read straight from K's rows (d is contiguous, so it is the fast dimension).
+  Tensor kt_ptrs = k_base + expand_dims(offs_n, 0) * stride_kn + expand_dims(offs_d, 1);
+  Tensor kt = masked ? load(kt_ptrs, expand_dims(key_in_range, 0)) : load(kt_ptrs);
+  Tensor s = dot(q, kt) * qk_scale;  // [BM, BN] f32
+  if (visible.defined()) s = where(visible, s, -INFINITY);
+  Tensor new_max = maximum(state.row_max, max(s, 1));
+  Tensor p = exp2(s - expand_dims(new_max, 1));
+  Tensor rescale = exp2(state.row_max - new_max);  // 0 on the first block, where row_max is -inf
+  state.row_sum = state.row_sum * rescale + sum(p, 1);
+  Tensor v_ptrs = v_base + expand_dims(offs_n, 1) * stride_vn + expand_dims(offs_d, 0);
+  Tensor v = masked ? load(v_ptrs, expand_dims(key_in_range, 1)) : load(v_ptrs);
+  state.acc = dot(cast(p, q.dtype()), v, state.acc * expand_dims(rescale, 1));  // P in the input type, like V
+  state.row_max = new_max;
+}
+
+template <class In>
+inline void attention_fwd_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> out, Float sm_scale, Int heads, Int seq_len,
+                             Int stride_qz, Int stride_qh, Int stride_qm, Int stride_kz, Int stride_kh, Int stride_kn,
+                             Int stride_vz, Int stride_vh, Int stride_vn, Int stride_oz, Int stride_oh, Int stride_om,
+                             Const<int> BM, Const<int> BN, Const<int> HEAD_DIM, Const<int> CAUSAL) {
+  if (BM <= 0 || BN <= 0 || HEAD_DIM <= 0)
+    throw Error("attention needs positive BM, BN and HEAD_DIM, got BM = " + std::to_string(int(BM)) + ", BN = " +
+                std::to_string(int(BN)) + ", HEAD_DIM = " + std::to_string(int(HEAD_DIM)));
+  if (CAUSAL != 0 && CAUSAL != 1) throw Error("CAUSAL must be 0 or 1, got " + std::to_string(int(CAUSAL)));
+  if (CAUSAL && int(BM) % int(BN) != 0)
+    throw Error("causal attention needs BM to be a multiple of BN (the diagonal is whole key blocks), got BM = " +
+                std::to_string(int(BM)) + ", BN = " + std::to_string(int(BN)));
+  Tensor start_m = program_id(0);
+  Tensor bh = program_id(1);
+  Tensor batch = bh / heads, head = bh % heads;
+  Tensor offs_m = start_m * BM + arange(0, BM);
+  Tensor offs_d = arange(0, HEAD_DIM);
+  Tensor row_in_range = expand_dims(offs_m < seq_len, 1);
+
+  Tensor q_ptrs = q + batch * stride_qz + head * stride_qh + expand_dims(offs_m, 1) * stride_qm + expand_dims(offs_d, 0);
+  Tensor q_tile = load(q_ptrs, row_in_range);  // rows past seq_len read 0 and are never stored
+  Tensor k_base = k + batch * stride_kz + head * stride_kh;
+  Tensor v_base = v + batch * stride_vz + head * stride_vh;
+  Tensor qk_scale = sm_scale * static_cast<float>(std::numbers::log2e);
+
+  OnlineSoftmax state{zeros<f32>({BM, HEAD_DIM}), full<f32>({BM}, -INFINITY), zeros<f32>({BM})};
+  // Keys [0, unmasked_end) are visible to every row of the program and exist: no mask. Causal: the blocks left of
+  // the diagonal. Otherwise: every whole block of BN keys.
+  Tensor unmasked_end = CAUSAL ? start_m * BM : (seq_len / BN) * BN;
+  // Keys [unmasked_end, masked_end): the diagonal blocks (causal) or the ragged last block, masked.
+  Tensor masked_end = CAUSAL ? minimum((start_m + 1) * BM, seq_len) : Tensor(seq_len);
+  for (Tensor start_n : range(0, unmasked_end, BN)) {
+    Tensor offs_n = start_n + arange(0, BN);
+    attend_block(state, q_tile, k_base, v_base, offs_n, stride_kn, stride_vn, qk_scale, Tensor(), Tensor(), HEAD_DIM);
+  }
+  for (Tensor start_n : range(unmasked_end, masked_end, BN)) {
+    Tensor offs_n = start_n + arange(0, BN);
+    Tensor key_in_range = offs_n < seq_len;
+    Tensor visible = expand_dims(key_in_range, 0);
+    if (CAUSAL) visible = visible & (expand_dims(offs_m, 1) >= expand_dims(offs_n, 0));
+    attend_block(state, q_tile, k_base, v_base, offs_n, stride_kn, stride_vn, qk_scale, key_in_range, visible,
+                 HEAD_DIM);
+  }
+
+  Tensor result = state.acc / expand_dims(state.row_sum, 1);
+  Tensor o_ptrs =
+      out + batch * stride_oz + head * stride_oh + expand_dims(offs_m, 1) * stride_om + expand_dims(offs_d, 0);
+  store(o_ptrs, cast(result, q_tile.dtype()), row_in_range);
+}
+
+inline std::vector<std::string> attention_param_names() {
+  return {"q",         "k",         "v",         "out",       "sm_scale",  "heads",     "seq_len",   "stride_qz",
+          "stride_qh", "stride_qm", "stride_kz", "stride_kh", "stride_kn", "stride_vz", "stride_vh", "stride_vn",
+          "stride_oz", "stride_oh", "stride_om", "BM",        "BN",        "HEAD_DIM",  "CAUSAL"};
+}
+
+// "attention_fwd" (f16) and "attention_fwd_bf16".
+inline KernelDef attention_fwd_kernel() {
+  return kernel("attention_fwd", attention_fwd_of<f16>, attention_param_names());
+}
+inline KernelDef attention_fwd_bf16_kernel() {
+  return kernel("attention_fwd_bf16", attention_fwd_of<bf16>, attention_param_names());
+}
+
+}  // namespace tessera::kernels

@@ -1,0 +1,141 @@
+"""The fused attention forward (tutorial 5, kernels/attention.h) against a float64 reference: small blocks on the
+interpreter, in eager mode and on the emulator; ISSUE 12's configurations (BM 128 with BN 64/128 and head dims
+64/128 on 8 warps, BM = BN = 64 with head dim 64 on 4 warps) on the emulator for sm_80, sm_90a and gfx942 (where
+they fit in its LDS; else the compiler's error). Sequence lengths are multiples of neither block."""
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tessera  # noqa: E402
+
+KERNELS = {torch.float16: tessera.kernels.attention_fwd, torch.bfloat16: tessera.kernels.attention_fwd_bf16}
+# P and the output are rounded to the input type (8 significant bits for bf16, 11 for f16); inputs are N(0, 1).
+TOLERANCE = {torch.float16: 2e-3, torch.bfloat16: 1.5e-2}
+
+
+def attention(q, k, v, causal, BM, BN, num_warps=4, **launch):
+    """q, k and v are [batch, heads, seq_len, head_dim] views of contiguous tensors (any order of the first three
+    dimensions); the result is contiguous [batch, heads, seq_len, head_dim]."""
+    batch, heads, seq_len, head_dim = q.shape
+    out = torch.full_like(q, math.nan, memory_format=torch.contiguous_format)
+    strides = [x.stride(i) for x in (q, k, v, out) for i in range(3)]
+    KERNELS[q.dtype][(tessera.cdiv(seq_len, BM), batch * heads)](
+        *(x if x.is_contiguous() else x.transpose(1, 2) for x in (q, k, v)), out, 1 / math.sqrt(head_dim), heads,
+        seq_len, *strides, BM=BM, BN=BN, HEAD_DIM=head_dim, CAUSAL=int(causal), num_warps=num_warps, **launch)
+    return out
+
+
+def reference(q, k, v, causal):
+    q, k, v = (x.double() for x in (q, k, v))
+    s = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        seq_len = q.shape[-2]
+        s = s.masked_fill(~torch.ones(seq_len, seq_len, dtype=torch.bool).tril(), -math.inf)
+    return torch.softmax(s, dim=-1) @ v
+
+
+def random_qkv(shape, dtype, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    return [torch.randn(shape, generator=gen).to(dtype) for _ in range(3)]
+
+
+def check(out, q, k, v, causal):
+    tol = TOLERANCE[q.dtype]
+    torch.testing.assert_close(out.double(), reference(q, k, v, causal), atol=tol, rtol=tol)
+
+
+LAUNCHES = [pytest.param({"backend": b}, id=b) for b in ("interpreter", "eager")] + [
+    pytest.param({"backend": "sim", "arch": arch}, id=f"sim-{arch}", marks=pytest.mark.sim)
+    for arch in ("sm_80", "sm_90a", "gfx942")]
+
+
+@pytest.mark.parametrize("launch", LAUNCHES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["f16", "bf16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_small_blocks(launch, dtype, causal):
+    # 2 x 3 (batch, head) pairs; q is stored [batch, seq_len, heads, head_dim] (its strides say so). 53 rows: one
+    # whole and one ragged block of 32 queries, three whole and one ragged block of 16 keys.
+    q, k, v = random_qkv((2, 3, 53, 64), dtype)
+    q = q.transpose(1, 2).contiguous().transpose(1, 2)
+    out = attention(q, k, v, causal, BM=32, BN=16, **launch)
+    check(out, q, k, v, causal)
+
+
+@pytest.mark.parametrize("seq_len", [1, 16, 40])
+def test_sequence_shorter_than_or_equal_to_a_block(seq_len):
+    q, k, v = random_qkv((1, 1, seq_len, 16), torch.float16)
+    for causal in (False, True):
+        check(attention(q, k, v, causal, BM=32, BN=16), q, k, v, causal)
+
+
+def test_head_dim_128_and_rows_past_the_end_are_not_written():
+    q, k, v = random_qkv((1, 2, 70, 128), torch.float16)
+    out = torch.full((1, 2, 80, 128), 7.0, dtype=torch.float16)  # 10 spare rows per head: its strides say 80
+    strides = [x.stride(i) for x in (q, k, v, out) for i in range(3)]
+    tessera.kernels.attention_fwd[(3, 2)](q, k, v, out, 1 / math.sqrt(128), 2, 70, *strides, BM=32, BN=32,
+                                           HEAD_DIM=128, CAUSAL=1)
+    check(out[:, :, :70], q, k, v, True)
+    assert bool((out[:, :, 70:] == 7.0).all())
+
+
+@pytest.mark.parametrize("constants, message", [
+    (dict(BM=32, BN=0, HEAD_DIM=64, CAUSAL=1), "positive BM, BN and HEAD_DIM, got BM = 32, BN = 0, HEAD_DIM = 64"),
+    (dict(BM=32, BN=16, HEAD_DIM=-64, CAUSAL=0), "positive BM, BN and HEAD_DIM"),
+    (dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=2), "CAUSAL must be 0 or 1, got 2"),
+])
+def test_bad_constants_are_clear_errors(constants, message):
+    with pytest.raises(tessera.Error, match=message):
+        tessera.kernels.attention_fwd.trace(**constants)
+
+
+def test_causal_needs_bm_a_multiple_of_bn():
+    with pytest.raises(tessera.Error, match=r"causal attention needs BM to be a multiple of BN.*BM = 16, BN = 32"):
+        tessera.kernels.attention_fwd.trace(BM=16, BN=32, HEAD_DIM=64, CAUSAL=1)
+    tessera.kernels.attention_fwd.trace(BM=16, BN=32, HEAD_DIM=64, CAUSAL=0)  # without the diagonal, any blocks
+
+
+def test_causal_skips_the_blocks_above_the_diagonal():
+    """Only the first query block runs; the keys and values after it are NaN. The causal kernel never reads them
+    (its rows are right); the non-causal one does (NaN)."""
+    q, k, v = random_qkv((1, 1, 64, 16), torch.float16)
+    k_poisoned, v_poisoned = k.clone(), v.clone()
+    k_poisoned[:, :, 16:] = math.nan
+    v_poisoned[:, :, 16:] = math.nan
+    strides = [x.stride(i) for x in (q, k, v, q) for i in range(3)]
+    for causal in (True, False):
+        out = torch.zeros_like(q)
+        tessera.kernels.attention_fwd[(1, 1)](q, k_poisoned, v_poisoned, out, 0.25, 1, 64, *strides, BM=16, BN=16,
+                                              HEAD_DIM=16, CAUSAL=int(causal))
+        if causal:
+            torch.testing.assert_close(out[:, :, :16].double(), reference(q, k, v, True)[:, :, :16], atol=2e-3,
+                                       rtol=2e-3)
+        else:
+            assert bool(out[:, :, :16].isnan().all())
+
+
+# ISSUE 12's configurations: (BM, BN, HEAD_DIM, num_warps). On the emulator, two query blocks (the second ragged)
+# of one head; f16 for sm_80 and gfx942, bf16 for sm_90a.
+CONFIGS = [(128, 64, 64, 8), (128, 128, 64, 8), (128, 64, 128, 8), (128, 128, 128, 8), (64, 64, 64, 4)]
+# gfx942 has 64 KiB of LDS per workgroup; these (config, causal) need 66048 bytes: a [128, 128] f32 tile converted
+# between layouts through it, rows padded by one element.
+GFX942_TOO_LARGE = {((128, 128, 64, 8), True), ((128, 64, 128, 8), False), ((128, 64, 128, 8), True),
+                    ((128, 128, 128, 8), True)}
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "{}x{}_d{}_w{}".format(*c))
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("arch, dtype", [("sm_80", torch.float16), ("sm_90a", torch.bfloat16),
+                                         ("gfx942", torch.float16)], ids=["sm_80-f16", "sm_90a-bf16", "gfx942-f16"])
+def test_standard_configs_on_the_emulator(config, causal, arch, dtype):
+    BM, BN, head_dim, num_warps = config
+    q, k, v = random_qkv((1, 1, BM + BN // 2 + 3, head_dim), dtype)
+    launch = dict(BM=BM, BN=BN, num_warps=num_warps, backend="sim", arch=arch)
+    if arch == "gfx942" and (config, causal) in GFX942_TOO_LARGE:
+        with pytest.raises(tessera.Error, match=r"needs 66048 bytes of shared memory \(LDS\), more than the 65536"):
+            attention(q, k, v, causal, **launch)
+        return
+    check(attention(q, k, v, causal, **launch), q, k, v, causal)

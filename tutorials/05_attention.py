@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Tutorial 5: fused attention forward (online softmax), causal and not, f16 and bf16, from Python.
+See 05_attention.md.
+
+    PYTHONPATH=build/python python3 tutorials/05_attention.py [--backend interpreter|eager|cuda|sim]
+"""
+
+import math
+import sys
+
+import numpy as np
+import tessera
+
+import tutorial_check
+
+
+def to_bf16_bits(x):
+    """float array -> bf16 bit patterns (uint16), rounded to nearest even: numpy has no bfloat16."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16_bits(b):
+    return (b.astype(np.uint32) << 16).view(np.float32)
+
+
+def attention(q, k, v, causal=False, sm_scale=None, BM=32, BN=16, backend="interpreter"):
+    """softmax(q @ k^T * sm_scale) @ v over [batch, heads, seq_len, head_dim] arrays whose last dimension is
+    contiguous: float16, or uint16 holding bf16 bit patterns. The result has the inputs' type."""
+    batch, heads, seq_len, head_dim = q.shape
+    if k.shape != q.shape or v.shape != q.shape or q.dtype != k.dtype or q.dtype != v.dtype:
+        raise ValueError(f"q, k and v differ: {q.shape} {q.dtype}, {k.shape} {k.dtype}, {v.shape} {v.dtype}")
+    if any(x.strides[-1] != x.itemsize for x in (q, k, v)):
+        raise ValueError("the head dimension of q, k and v must be contiguous")
+    kernel = {np.dtype(np.float16): tessera.kernels.attention_fwd,
+              np.dtype(np.uint16): tessera.kernels.attention_fwd_bf16}[q.dtype]
+    out = np.empty_like(q)
+    strides = [s // x.itemsize for x in (q, k, v, out) for s in x.strides[:3]]  # batch, head, row; in elements
+    grid = (tessera.cdiv(seq_len, BM), batch * heads)
+    scale = 1 / math.sqrt(head_dim) if sm_scale is None else sm_scale
+    kernel[grid](q, k, v, out, scale, heads, seq_len, *strides, BM=BM, BN=BN, HEAD_DIM=head_dim,
+                 CAUSAL=int(causal), backend=backend)
+    return out
+
+
+def reference(q, k, v, causal, sm_scale):
+    """The same in float64, one (seq_len x seq_len) score matrix at a time."""
+    s = np.einsum("zhmd,zhnd->zhmn", q, k) * sm_scale
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], dtype=bool)), s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    return np.einsum("zhmn,zhnd->zhmd", p / p.sum(axis=-1, keepdims=True), v)
+
+
+def run_checks(batch=1, heads=2, seq_len=75, head_dim=64, seed=0, backend="interpreter"):
+    """seq_len is a multiple of neither block (BM = 32, BN = 16): the last query and key blocks are masked."""
+    rng = np.random.default_rng(seed)
+    shape = (batch, heads, seq_len, head_dim)
+    x = [rng.uniform(-1, 1, shape).astype(np.float32) for _ in range(3)]
+    sm_scale = 1 / math.sqrt(head_dim)
+    # (name, encode, decode, tolerance): P and the output are rounded to the input type, which sets the tolerance.
+    types = [("f16", lambda a: a.astype(np.float16), lambda b: b.astype(np.float64), 5e-4),
+             ("bf16", to_bf16_bits, lambda b: from_bf16_bits(b).astype(np.float64), 4e-3)]
+    ok = True
+    for name, encode, decode, tol in types:
+        q, k, v = (encode(a) for a in x)
+        for causal in (False, True):
+            want = reference(decode(q), decode(k), decode(v), causal, sm_scale)
+            got = decode(attention(q, k, v, causal, sm_scale, backend=backend))
+            what = f"{name} {'causal' if causal else 'non-causal'}, {backend} ({batch}x{heads}x{seq_len}x{head_dim})"
+            ok &= tutorial_check.check(what, got, want, atol=tol, rtol=tol)
+    return ok
+
+
+def main(argv=None):
+    return tutorial_check.main("05 attention", __doc__.splitlines()[0], run_checks, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
