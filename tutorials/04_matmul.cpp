@@ -43,7 +43,8 @@ std::string modeName(Backend backend) { return backendName(backend); }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  tutorials::configure(argc, argv);
   Report report{"04 matmul"};
   // f16 inputs: round random floats to f16 and keep their bit patterns for the kernel.
   std::vector<float> af = randomFloats(M * K, 7), bf = randomFloats(K * N, 8);
