@@ -42,10 +42,14 @@ class Target {
   virtual std::shared_ptr<const transforms::LayoutPolicy> layoutPolicy(const transforms::PassOptions&) const {
     return nullptr;
   }
-  // What the default pass pipeline needs from this target for `numWarps` warps: the warp size and the layout
-  // policy. The JIT and `tessera-opt --target` both build their passes from it.
+  // The most shared memory one program may use on every arch of the target; 0 when the limit is only known at
+  // launch (CUDA's opt-in limit depends on the GPU).
+  virtual int64_t maxSharedBytes() const { return 0; }
+
+  // What the default pass pipeline needs from this target for `numWarps` warps: the warp size, the shared-memory
+  // limit and the layout policy. The JIT and `tessera-opt --target` both build their passes from it.
   transforms::PassOptions passOptions(int numWarps) const {
-    transforms::PassOptions options{numWarps, warpSize(), nullptr};
+    transforms::PassOptions options{numWarps, warpSize(), nullptr, maxSharedBytes()};
     options.layoutPolicy = layoutPolicy(options);
     return options;
   }

@@ -30,6 +30,9 @@ struct PassOptions {
   int warpSize = 32;  // 32 on NVIDIA, 64 on AMD
   // The target's layout preferences for assign-layouts (e.g. tensor-core accumulators); null = the default.
   std::shared_ptr<const LayoutPolicy> layoutPolicy;
+  // The most shared memory a program may have (the target's limit); 0 = no limit. Exchanges whose buffer is larger
+  // go through their scratch in rounds (analysis/SharedScratch.h).
+  int64_t maxSharedBytes = 0;
 };
 
 class PassManager {
