@@ -182,6 +182,25 @@ def test_collect_gathers_every_launch_and_summary_merges_them_per_kernel(rng, mo
     assert rows[0][5:] == ["0", "0"]
 
 
+@pytest.mark.parametrize("arch, conflicts", [
+    # The MFMA dot stages its operands in LDS unpadded (rows of BK = 32 f16, 64 bytes) and each lane reads 8 bytes
+    # of one row: the 16 lanes of a ds_read_b64 phase read 16 rows at one offset, 8 to a bank (28 extra wavefronts
+    # per request; tests/unit/sim_runtime_access_cost_test.cpp). sm_90a's mma.sync dot reads no shared memory here.
+    ("gfx942", {"dot": 51840, "convert_layout": 960}),
+    ("sm_90a", {"convert_layout": 1440}),
+])
+def test_bank_conflicts_of_the_tutorial_matmul_by_op(arch, conflicts):
+    M, N_, K_ = 131, 75, 90
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((M, K_)).astype(np.float16), rng.standard_normal((K_, N_)).astype(np.float16)
+    c = np.zeros((M, N_), np.float32)
+    K.matmul[(tessera.cdiv(M, 32) * tessera.cdiv(N_, 32),)](a, b, c, M, N_, K_, K_, 1, N_, 1, N_, 1, BM=32, BN=32,
+                                                            BK=32, GROUP_M=4, backend="sim", arch=arch)
+    r = tessera.sim.last_report()
+    assert {op["op"]: op["shared_bank_conflicts"] for op in r["ops"] if op["shared_bank_conflicts"]} == conflicts
+    assert r["shared_bank_conflicts"] == sum(conflicts.values())
+
+
 def test_archs_lists_what_the_emulator_models():
     assert tessera.sim.ARCHS == ("sm_90a", "sm_80", "gfx90a", "gfx942")
     assert repr(tessera.sim.runtime(arch="gfx90a", checks=False)) == "<tessera emulator amdgpu gfx90a, checks none>"
