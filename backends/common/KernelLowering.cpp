@@ -278,10 +278,9 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
   // than all of them.
   const transforms::ExchangeBuffer buffer{bufferShape, element.storageBytes()};
   const std::optional<transforms::SharedRange> range = transforms::scratchRangeOf(op);
-  const int64_t rowsPerRound = range ? buffer.rowsPerRound(range->bytes) : buffer.rows();
-  if (rowsPerRound == 0)
-    fail(op, "its exchange buffer's rows of " + std::to_string(buffer.pitchBytes()) +
-                 " bytes do not fit its shared-memory scratch of " + std::to_string(range->bytes) + " bytes");
+  // Not even one row in the scratch: one round, for which scratch() reports the shortfall.
+  const int64_t fitting = range ? buffer.rowsPerRound(range->bytes) : 0;
+  const int64_t rowsPerRound = fitting > 0 ? fitting : buffer.rows();
   const int64_t rounds = (buffer.rows() + rowsPerRound - 1) / rowsPerRound;
   const int64_t pitch = buffer.pitchElements();
   llvm::Value* base = scratch(op, rounds == 1 ? buffer.bytes() : buffer.roundBytes(rowsPerRound));
