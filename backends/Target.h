@@ -43,10 +43,15 @@ class Target {
   virtual std::shared_ptr<const transforms::LayoutPolicy> layoutPolicy(const transforms::PassOptions&) const {
     return nullptr;
   }
+  // The most shared memory one program may use on every arch of the target; 0 when the limit is only known at
+  // launch (CUDA's opt-in limit depends on the GPU).
+  virtual int64_t maxSharedBytes() const { return 0; }
+
   // What the default pass pipeline needs from this target for `numWarps` warps and `numStages` pipeline stages:
-  // the warp size and the layout policy. The JIT and `tessera-opt --target` both build their passes from it.
+  // the warp size, the shared-memory limit and the layout policy. The JIT and `tessera-opt --target` both build
+  // their passes from it.
   transforms::PassOptions passOptions(int numWarps, int numStages = 3) const {
-    transforms::PassOptions options{numWarps, warpSize(), nullptr, numStages};
+    transforms::PassOptions options{numWarps, warpSize(), nullptr, numStages, maxSharedBytes()};
     options.layoutPolicy = layoutPolicy(options);
     return options;
   }

@@ -2,7 +2,7 @@
 // launch): M = N = K = 512, f16 inputs, 128x128x64 tiles, 8 warps, GROUP_M 8 (16 programs of 256 threads). Prints
 // one row per stage with its wall-clock and process CPU time, and checks the result against a host reference.
 // The goal (issue 10): the whole run with checks on under 10 s on the 2-core CI machine.
-//   sim_matmul [arch]   (default sm_90a; sm_80, gfx90a, gfx942: gfx9 cannot fit these tiles in its 64 KiB of LDS)
+//   sim_matmul [arch]   (default sm_90a; sm_80, gfx90a, gfx942: the accumulator conversion goes through LDS in rounds)
 #include <chrono>
 #include <cmath>
 #include <cstdio>

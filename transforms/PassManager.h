@@ -32,6 +32,9 @@ struct PassOptions {
   std::shared_ptr<const LayoutPolicy> layoutPolicy;
   // Shared-memory stages per asynchronously copied buffer in pipelined loops (pipeline-loops); 1: no pipelining.
   int numStages = 3;
+  // The most shared memory a program may have (the target's limit); 0 = no limit. Exchanges whose buffer is larger
+  // go through their scratch in rounds (analysis/SharedScratch.h).
+  int64_t maxSharedBytes = 0;
 };
 
 class PassManager {

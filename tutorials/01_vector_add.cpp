@@ -3,7 +3,8 @@
 #include "tessera/kernels/vector_add.h"
 #include "tutorials/TutorialSupport.h"
 
-int main() {
+int main(int argc, char** argv) {
+  tutorials::configure(argc, argv);
   using namespace tutorials;
   using namespace tessera::kernels;
   Report report{"01 vector add"};

@@ -2,7 +2,8 @@
 #include "tessera/kernels/softmax.h"
 #include "tutorials/TutorialSupport.h"
 
-int main() {
+int main(int argc, char** argv) {
+  tutorials::configure(argc, argv);
   using namespace tutorials;
   using namespace tessera::kernels;
   Report report{"02 softmax"};

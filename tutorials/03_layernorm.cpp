@@ -62,7 +62,8 @@ std::string modeName(Backend backend) { return backendName(backend); }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  tutorials::configure(argc, argv);
   Report report{"03 layernorm"};
   std::vector<float> x = randomFloats(kRows * kCols, 4, -3.0f, 3.0f), w = randomFloats(kCols, 5),
                      b = randomFloats(kCols, 6), dy = randomFloats(kRows * kCols, 9);

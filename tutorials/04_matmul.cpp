@@ -87,7 +87,8 @@ void autotunedMatmul(Report& report, const std::vector<uint16_t>& a, const std::
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  tutorials::configure(argc, argv);
   Report report{"04 matmul"};
   // f16 inputs: round random floats to f16 and keep their bit patterns for the kernel.
   std::vector<float> af = randomFloats(M * K, 7), bf = randomFloats(K * N, 8);

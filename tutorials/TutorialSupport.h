@@ -1,11 +1,13 @@
-// Shared plumbing for the tutorial programs: random inputs, result checks, and the IR round trip every
-// tutorial shows (trace -> verify -> print -> parse -> print again).
+// Shared plumbing for the tutorial programs: the command line (which backend), random inputs, launches, result
+// checks, and the IR round trip every tutorial shows (trace -> verify -> print -> parse -> print again).
 #pragma once
 
 #include <cmath>
 #include <map>
 #include <memory>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "jit/JitKernel.h"
+#include "jit/sim/SimRuntime.h"
 #include "tessera/tessera.h"
 
 namespace tutorials {
@@ -51,11 +54,52 @@ inline bool checkRoundTrip(const tessera::ir::Module& m) {
   return tessera::ir::print(*reparsed) == text;
 }
 
-// Where a tutorial runs its kernels: always the reference interpreter and eager mode, plus the GPU (through the
-// CUDA JIT) when a CUDA device is present.
-enum class Backend { Interpreter, Eager, Gpu };
+// Where a tutorial runs its kernels. Without --backend: the reference interpreter and eager mode, plus the GPU
+// (through the CUDA JIT) when a CUDA device is present. --backend=NAME runs only one of them: interpreter, eager,
+// gpu, or sim: the GPU code on the emulator (docs/Sim.md) for --arch=ARCH, else TESSERA_SIM_ARCH, else sm_90a,
+// like the Python tutorials' --backend sim.
+enum class Backend { Interpreter, Eager, Gpu, Sim };
+
+struct Options {
+  std::vector<Backend> backends;  // empty: the default set above
+  std::string simArch = "sm_90a";
+};
+
+inline Options& options() {  // the program's, set by configure()
+  static Options o;
+  return o;
+}
+
+// Reads the command line into options(); prints the usage and exits with status 2 on anything else.
+inline void configure(int argc, char** argv) {
+  Options& o = options();
+  if (const char* env = std::getenv("TESSERA_SIM_ARCH"); env && *env) o.simArch = env;
+  const std::map<std::string, Backend> names{{"interpreter", Backend::Interpreter}, {"eager", Backend::Eager},
+                                             {"gpu", Backend::Gpu}, {"sim", Backend::Sim}};
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.starts_with("--backend=") && names.count(arg.substr(10))) {
+      o.backends = {names.at(arg.substr(10))};
+    } else if (arg.starts_with("--arch=")) {
+      o.simArch = arg.substr(7);
+    } else {
+      std::fprintf(stderr, "%s: unknown argument '%s'\nusage: %s [--backend=interpreter|eager|gpu|sim] [--arch=ARCH]\n"
+                   "  --arch: the arch the emulator models (sm_90a, sm_80, gfx90a, gfx942); default TESSERA_SIM_ARCH "
+                   "or sm_90a\n", argv[0], arg.c_str(), argv[0]);
+      std::exit(2);
+    }
+  }
+  try {
+    o.simArch = tessera::sim::emulatedArch("", o.simArch);
+    if (o.backends == std::vector<Backend>{Backend::Gpu}) tessera::jit::selectRuntime("nvptx");  // says why not
+  } catch (const tessera::Error& e) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], e.message().c_str());
+    std::exit(2);
+  }
+}
 
 inline std::vector<Backend> availableBackends() {
+  if (!options().backends.empty()) return options().backends;
   std::vector<Backend> b{Backend::Interpreter, Backend::Eager};
   if (tessera::jit::CudaDriver::instance().available()) b.push_back(Backend::Gpu);
   return b;
@@ -66,25 +110,51 @@ inline std::string backendName(Backend b) {
     case Backend::Interpreter: return "interpreter";
     case Backend::Eager: return "eager mode";
     case Backend::Gpu: return "GPU";
+    case Backend::Sim: return "emulated " + options().simArch;
   }
   return "";
 }
 
-// Runs `k` on `backend` over host buffers. On the GPU every buffer is copied to the device, the kernel is JIT-compiled
-// (once per specialization) and launched, and every buffer is copied back, so callers read results the same way.
+// The emulator's counters of every launch, merged per kernel, for the figures Report::finish prints.
+struct KernelFigures {
+  int launches = 0;
+  tessera::sim::Counters counters;
+};
+inline std::map<std::string, KernelFigures>& emulatedFigures() {
+  static std::map<std::string, KernelFigures> figures;
+  return figures;
+}
+
+// Launches that threw (a GPU error, or the emulator's checks finding something); Report::finish counts them.
+inline int& failedLaunches() {
+  static int failed = 0;
+  return failed;
+}
+
+// Runs `k` on `backend` over host buffers. On the GPU and the emulator every buffer is copied to the device, the
+// kernel is JIT-compiled (once per specialization) and launched, and every buffer is copied back, so callers read
+// results the same way. A launch that throws is reported on stdout and counted as a failure.
 inline void runOn(Backend backend, const tessera::KernelDef& k, tessera::interp::Grid grid,
                   const std::vector<tessera::interp::Arg>& args, const tessera::Constants& constants, int numWarps = 4) {
   if (backend == Backend::Interpreter) return k.runInterpreter(grid, args, constants);
   if (backend == Backend::Eager) return k.runEager(grid, args, constants);
   namespace jit = tessera::jit;
-  std::vector<jit::DeviceBuffer> device;
-  device.reserve(args.size());
+  tessera::sim::SimRuntime* emulator = backend == Backend::Sim ? &tessera::sim::simRuntime(options().simArch) : nullptr;
+  jit::DeviceRuntime& runtime = emulator ? *emulator : jit::selectRuntime("nvptx");
+  // Device buffers, released however the launch ends.
+  struct Buffers {
+    jit::DeviceRuntime& runtime;
+    std::vector<jit::DeviceAddress> addresses;
+    ~Buffers() {
+      for (jit::DeviceAddress a : addresses) runtime.release(a);
+    }
+  } device{runtime, {}};
   std::vector<jit::KernelArg> kernelArgs;
   for (const tessera::interp::Arg& a : args) {
     if (auto* b = std::get_if<tessera::interp::Buffer>(&a)) {
-      device.emplace_back(b->bytes);
-      device.back().copyFromHost(b->data, b->bytes);
-      kernelArgs.emplace_back(device.back());
+      device.addresses.push_back(runtime.allocate(std::max<size_t>(b->bytes, 1)));
+      runtime.copyToDevice(device.addresses.back(), b->data, b->bytes);
+      kernelArgs.push_back(jit::KernelArg::pointer(device.addresses.back()));
     } else if (auto* i = std::get_if<int64_t>(&a)) {
       kernelArgs.emplace_back(*i);
     } else {
@@ -94,13 +164,41 @@ inline void runOn(Backend backend, const tessera::KernelDef& k, tessera::interp:
   static std::map<std::string, std::unique_ptr<jit::JitKernel>> kernels;  // one handle (and its cache) per kernel
   auto& handle = kernels[k.name()];
   if (!handle) handle = std::make_unique<jit::JitKernel>(k);
-  jit::LaunchOptions options;
-  options.numWarps = numWarps;
-  handle->launch({grid[0], grid[1], grid[2]}, kernelArgs, constants, options);
-  jit::CudaDriver::instance().synchronize(nullptr, k.name());
+  jit::LaunchOptions launchOptions;
+  launchOptions.numWarps = numWarps;
+  launchOptions.runtime = emulator;
+  try {
+    handle->launch({grid[0], grid[1], grid[2]}, kernelArgs, constants, launchOptions);
+    runtime.synchronize(nullptr, k.name());
+  } catch (const tessera::Error& e) {
+    std::printf("  launch of %s on %s failed: %s\n", k.name().c_str(), backendName(backend).c_str(), e.what());
+    ++failedLaunches();
+  }
+  if (emulator) {
+    if (std::optional<tessera::sim::Report> report = emulator->takeLastReport()) {
+      KernelFigures& figures = emulatedFigures()[k.name()];
+      ++figures.launches;
+      figures.counters += report->total;
+    }
+  }
   size_t next = 0;
   for (const tessera::interp::Arg& a : args)
-    if (auto* b = std::get_if<tessera::interp::Buffer>(&a)) device[next++].copyToHost(b->data, b->bytes);
+    if (auto* b = std::get_if<tessera::interp::Buffer>(&a)) runtime.copyToHost(b->data, device.addresses[next++], b->bytes);
+}
+
+// The emulated launches' figures as run_tutorials.sh collects them (the Python tutorials print the same table):
+// coalescing (global load and store efficiency: requested / transferred bytes), bank conflicts (extra wavefronts)
+// and barriers, per kernel.
+inline void printEmulatedFigures(const std::string& tutorial) {
+  if (emulatedFigures().empty()) return;
+  std::printf("  memory figures per kernel (%s, emulated):\n", tutorial.c_str());
+  std::printf("    %-28s %-7s %8s %7s %7s %14s %9s\n", "kernel", "arch", "launches", "ld.eff", "st.eff",
+              "bank conflicts", "barriers");
+  for (const auto& [kernel, f] : emulatedFigures())
+    std::printf("    %-28s %-7s %8d %7.3f %7.3f %14llu %9llu\n", kernel.c_str(), options().simArch.c_str(), f.launches,
+                f.counters.globalLoadEfficiency(), f.counters.globalStoreEfficiency(),
+                static_cast<unsigned long long>(f.counters.sharedBankConflicts()),
+                static_cast<unsigned long long>(f.counters.barriers));
 }
 
 struct Report {
@@ -111,8 +209,10 @@ struct Report {
     failures += !ok;
   }
   int finish() const {
-    std::printf("%s: %s\n", tutorial.c_str(), failures == 0 ? "PASS" : "FAIL");
-    return failures == 0 ? 0 : 1;
+    printEmulatedFigures(tutorial);
+    const bool passed = failures == 0 && failedLaunches() == 0;
+    std::printf("%s: %s\n", tutorial.c_str(), passed ? "PASS" : "FAIL");
+    return passed ? 0 : 1;
   }
 };
 

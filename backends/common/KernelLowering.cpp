@@ -276,12 +276,34 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
     return out;
   }
   // Through shared memory: the row-padded exchange buffer of transforms/analysis/SharedScratch.h, indexed in
-  // elements (row * pitch + column).
+  // elements (row * pitch + column), in rounds of rowsPerRound buffer rows when the op's scratch holds fewer
+  // than all of them.
   const transforms::ExchangeBuffer buffer{bufferShape, element.storageBytes()};
+  const std::optional<transforms::SharedRange> range = transforms::scratchRangeOf(op);
+  // Not even one row in the scratch: one round, for which scratch() reports the shortfall.
+  const int64_t fitting = range ? buffer.rowsPerRound(range->bytes) : 0;
+  const int64_t rowsPerRound = fitting > 0 ? fitting : buffer.rows();
+  const int64_t rounds = (buffer.rows() + rowsPerRound - 1) / rowsPerRound;
   const int64_t pitch = buffer.pitchElements();
-  llvm::Value* base = scratch(op, buffer.bytes());
+  llvm::Value* base = scratch(op, rounds == 1 ? buffer.bytes() : buffer.roundBytes(rowsPerRound));
   llvm::Type* mt = memType(element);
-  auto bufferIndex = [&](const ThreadMap& map, const CoordFn& fn, int64_t reg) -> llvm::Value* {
+  // The row-major row index of buffer coordinates without their last one.
+  auto rowOf = [&](const Coords& c) {
+    int64_t row = 0;
+    for (size_t d = 0; d + 1 < bufferShape.size(); ++d) row = row * bufferShape[d] + c[d];
+    return row;
+  };
+  // With power-of-two dimensions, row(a XOR b) = row(a) XOR row(b): a register's round is known at compile time
+  // when no thread basis reaches the row bits above rowsPerRound (the usual case: threads tile rows within a
+  // round). Otherwise it is computed per thread.
+  auto powerOfTwo = [](int64_t n) { return (n & (n - 1)) == 0; };
+  const bool powerOfTwoRows = std::all_of(bufferShape.begin(), bufferShape.end(), powerOfTwo) && powerOfTwo(rowsPerRound);
+  struct Slot {
+    llvm::Value* row;
+    llvm::Value* col;
+    std::optional<int64_t> round;  // known at compile time
+  };
+  auto slotOf = [&](const ThreadMap& map, const CoordFn& fn, int64_t reg) -> Slot {
     // Buffer coordinates = fn(register part) XOR linear(fn)(thread part); the thread part is expressed through a
     // virtual map whose bases are the images of the thread bases.
     ThreadMap image;
@@ -298,23 +320,48 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
       if (d + 1 == bufferShape.size()) col = c;
       else row = b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(bufferShape[d]))), c);
     }
-    return b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(pitch))), col);
+    std::optional<int64_t> round;
+    if (rounds == 1) {
+      round = 0;
+    } else if (powerOfTwoRows) {
+      bool threadsStayInRound = true;
+      for (const auto* bases : {&image.laneBases, &image.warpBases})
+        for (const Coords& c : *bases) threadsStayInRound = threadsStayInRound && rowOf(c) < rowsPerRound;
+      if (threadsStayInRound) round = rowOf(regPart) / rowsPerRound;
+    }
+    return {row, col, round};
   };
-  for (const ExchangeSource& s : sources)
-    for (int64_t r = 0; r < s.map->numRegs(); ++r) {
-      if (!s.map->regOwner[r]) continue;  // same element as an earlier register of this thread
-      llvm::Value* p = smemElementPtr(base, mt, bufferIndex(*s.map, s.toBuffer, r));
-      b_.CreateStore(toMemory((*s.regs)[r], element), p);
-    }
-  hooks_.barrier(b_);
+  auto inRound = [&](const Slot& s, int64_t k) -> llvm::Value* {
+    if (s.round) return b_.getInt1(*s.round == k);
+    return b_.CreateICmpEQ(b_.CreateUDiv(s.row, b_.getInt32(static_cast<uint32_t>(rowsPerRound))),
+                           b_.getInt32(static_cast<uint32_t>(k)));
+  };
+  auto pointerInRound = [&](const Slot& s, int64_t k) {
+    llvm::Value* row = b_.CreateSub(s.row, b_.getInt32(static_cast<uint32_t>(k * rowsPerRound)));
+    return smemElementPtr(base, mt, b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(pitch))), s.col));
+  };
   std::vector<Regs> out;
-  for (const ExchangeDest& d : dests) {
-    Regs regs;
-    for (int64_t r = 0; r < d.map->numRegs(); ++r) {
-      llvm::Value* p = smemElementPtr(base, mt, bufferIndex(*d.map, d.fromBuffer, r));
-      regs.push_back(fromMemory(b_.CreateLoad(mt, p), element));
-    }
-    out.push_back(std::move(regs));
+  for (const ExchangeDest& d : dests) out.emplace_back(d.map->numRegs(), nullptr);
+  for (int64_t k = 0; k < rounds; ++k) {
+    if (k > 0) hooks_.barrier(b_);  // every read of the previous round is done before its bytes are rewritten
+    for (const ExchangeSource& s : sources)
+      for (int64_t r = 0; r < s.map->numRegs(); ++r) {
+        if (!s.map->regOwner[r]) continue;  // same element as an earlier register of this thread
+        const Slot slot = slotOf(*s.map, s.toBuffer, r);
+        predicated(inRound(slot, k), [&]() -> llvm::Value* {
+          b_.CreateStore(toMemory((*s.regs)[r], element), pointerInRound(slot, k));
+          return nullptr;
+        }, nullptr);
+      }
+    hooks_.barrier(b_);
+    for (size_t i = 0; i < dests.size(); ++i)
+      for (int64_t r = 0; r < dests[i].map->numRegs(); ++r) {
+        const Slot slot = slotOf(*dests[i].map, dests[i].fromBuffer, r);
+        llvm::Value* earlier = out[i][r] ? out[i][r] : llvm::PoisonValue::get(regType(element));
+        out[i][r] = predicated(inRound(slot, k), [&] {
+          return fromMemory(b_.CreateLoad(mt, pointerInRound(slot, k)), element);
+        }, earlier);
+      }
   }
   return out;
 }

@@ -181,13 +181,14 @@ std::optional<Report> SimRuntime::takeLastReport() {
   return std::exchange(lastReport_, std::nullopt);
 }
 
-SimRuntime& simRuntime(const std::string& arch, bool checks) {
+SimRuntime& simRuntime(const std::string& arch, Checks checks) {
   static std::mutex mutex;
-  static std::map<std::pair<std::string, bool>, std::unique_ptr<SimRuntime>> runtimes;
+  static std::map<std::pair<std::string, std::string>, std::unique_ptr<SimRuntime>> runtimes;
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = runtimes.find({arch, checks});
+  const std::pair key{arch, checks.str()};
+  auto it = runtimes.find(key);
   if (it == runtimes.end()) {
-    it = runtimes.emplace(std::pair{arch, checks}, std::make_unique<SimRuntime>(arch)).first;
+    it = runtimes.emplace(key, std::make_unique<SimRuntime>(arch)).first;
     it->second->setChecks(checks);
   }
   return *it->second;

@@ -6,7 +6,7 @@
 // author's file:line; the last launch's report stays available either way.
 //
 // The emulated target is chosen by arch: nvptx sm_90a (the default) or sm_80, amdgpu gfx90a or gfx942.
-// jit::selectRuntime("sim") is the sm_90a instance with checks on; simRuntime(arch, checks) gives any of them.
+// jit::selectRuntime("sim") is the sm_90a instance with every check on; simRuntime(arch, checks) gives any of them.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "jit/DeviceRuntime.h"
+#include "jit/sim/runtime/Checks.h"
 #include "jit/sim/runtime/Report.h"
 
 namespace tessera::sim {
@@ -53,9 +54,9 @@ class SimRuntime final : public jit::DeviceRuntime {
   void launch(jit::DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,
               jit::DeviceStream stream, void** params, const std::string& kernelName) override;
 
-  // Checks on (the default) or off (bounds are always checked; counters stay).
-  void setChecks(bool on) { checks_ = on; }
-  bool checks() const { return checks_; }
+  // The checks launches run (runtime/Checks.h: all by default; bounds are always checked; counters stay).
+  void setChecks(Checks checks) { checks_ = checks; }
+  Checks checks() const { return checks_; }
   // Host threads running programs; 0 (the default): the hardware's.
   void setHostThreads(unsigned threads) { hostThreads_ = threads; }
   // The report of the last launch through this runtime (empty before the first).
@@ -69,7 +70,7 @@ class SimRuntime final : public jit::DeviceRuntime {
   void checkRange(uint64_t address, size_t bytes, const char* what) const;
 
   std::string arch_, target_;
-  bool checks_ = true;
+  Checks checks_;
   unsigned hostThreads_ = 0;
   mutable std::mutex mutex_;
   std::map<uint64_t, size_t> allocations_;  // address -> bytes
@@ -84,7 +85,8 @@ const std::vector<std::string>& emulatedArchs();
 // Throws tessera::Error for an unknown target, an arch the emulator does not model, or a mismatch.
 std::string emulatedArch(const std::string& target, const std::string& arch);
 
-// The process-wide runtime emulating `arch` with checks on or off (created on first use; never changed after).
-SimRuntime& simRuntime(const std::string& arch = "sm_90a", bool checks = true);
+// The process-wide runtime emulating `arch` with `checks` (all, none, or a selection; created on first use, never
+// changed after).
+SimRuntime& simRuntime(const std::string& arch = "sm_90a", Checks checks = true);
 
 }  // namespace tessera::sim

@@ -88,7 +88,9 @@ py::tuple report(const sim::Report& r, const sim::SimRuntime& runtime) {
   d["kernel"] = r.kernel;
   d["target"] = runtime.target();
   d["arch"] = runtime.nativeArch();
-  d["checks"] = runtime.checks();
+  py::dict checks;  // each check by name: on or off
+  for (const char* name : sim::kCheckNames) checks[name] = runtime.checks().on(name);
+  d["checks"] = checks;
   d["grid"] = py::make_tuple(r.grid[0], r.grid[1], r.grid[2]);
   py::list ops;
   for (const sim::OpCounters& op : r.ops) {
@@ -117,7 +119,7 @@ py::tuple report(const sim::Report& r, const sim::SimRuntime& runtime) {
 void bindSim(py::module_& m) {
   // The runtimes live as long as the process: Python holds references, never owns them.
   py::class_<sim::SimRuntime, std::unique_ptr<sim::SimRuntime, py::nodelete>>(
-      m, "SimRuntime", "The emulator for one arch, with checks on or off (tessera.sim)")
+      m, "SimRuntime", "The emulator for one arch and selection of checks (tessera.sim)")
       .def_property_readonly("target", &sim::SimRuntime::target)
       .def_property_readonly("arch", &sim::SimRuntime::nativeArch)
       .def_property_readonly("checks", &sim::SimRuntime::checks)
@@ -129,15 +131,15 @@ void bindSim(py::module_& m) {
           },
           "The last launch's report as (dict, counters table, text), or None; leaves none behind")
       .def("__repr__", [](const sim::SimRuntime& r) {
-        return "<tessera emulator " + r.target() + " " + r.nativeArch() + ", checks " + (r.checks() ? "on" : "off") +
-               ">";
+        return "<tessera emulator " + r.target() + " " + r.nativeArch() + ", checks " + r.checks().str() + ">";
       });
   m.def(
       "sim_runtime",
-      [](const std::string& target, const std::string& arch, bool checks) -> sim::SimRuntime& {
-        return sim::simRuntime(sim::emulatedArch(target, arch), checks);
+      [](const std::string& target, const std::string& arch, const std::string& checks) -> sim::SimRuntime& {
+        return sim::simRuntime(sim::emulatedArch(target, arch), sim::Checks::parse(checks));
       },
       py::arg("target"), py::arg("arch"), py::arg("checks"), py::return_value_policy::reference,
-      "The emulator for `arch` (or `target`'s default arch; '' for either means the default) with checks on or off");
+      "The emulator for `arch` (or `target`'s default arch; '' for either means the default) running `checks` "
+      "('all', 'none' or names, comma-separated)");
   m.def("sim_archs", &sim::emulatedArchs, "The archs the emulator models, the default first");
 }

@@ -62,8 +62,8 @@ class Kernel:
     same on an AMD GPU through the HIP runtime, for numpy arrays and CPU tensors. "sim" runs the JIT's GPU code
     on the emulator (tessera.sim, docs/Sim.md) on numpy arrays and CPU tensors, copied in and back: target=
     ("nvptx", "amdgpu") or arch= (tessera.sim.ARCHS; default TESSERA_SIM_ARCH or sm_90a) say which GPU,
-    checks=False turns the checks off (global bounds stay); tessera.sim.last_report() has the counters and
-    findings.
+    checks=False turns the checks off (global bounds stay), checks={"racecheck": False} one of them
+    (tessera.sim.CHECKS); tessera.sim.last_report() has the counters and findings.
     kernel.compile(...) shows what the JIT makes of a kernel, without a GPU.
     """
 
@@ -105,7 +105,7 @@ class Kernel:
         num_stages - 1 iterations are copied ahead. 1 turns pipelining off. Part of the compile cache key.
 
         backend="sim" compiles for the emulated arch (arch, else target's default arch; see tessera.sim) and also
-        loads the kernel into the emulator (checks on, or off with checks=False), so that what the emulator
+        loads the kernel into the emulator (with the checks= selection, all by default), so that what the emulator
         cannot run fails here.
 
         specialization maps runtime parameter names to the facts a launch would find (jit/Specialization.h):

@@ -29,7 +29,7 @@ class Report(dict):
     (extra wavefronts), barriers, global_loads / global_stores / shared_loads / shared_stores (the detail),
     global_access_widths, warp_instructions, ops (the same counters per tile-IR op, with op and location),
     findings (kind, kernel, program, warp, lane, access, op, file, line, location, message, text), finding_counts,
-    output (what the kernel printed), and kernel, target, arch, checks, grid.
+    output (what the kernel printed), and kernel, target, arch, checks ({name: on} for CHECKS), grid.
 
     table() is the counters as a text table; str() adds the findings.
     """
@@ -89,20 +89,49 @@ def summary(reports):
     return "\n".join(lines)
 
 
+CHECKS = ("memcheck", "racecheck", "initcheck", "synccheck")
+"""The emulator's checks, like compute-sanitizer's tools: memcheck (misaligned accesses), racecheck (shared-memory
+races, cp.async data read before its wait), initcheck (shared bytes read before this program wrote them) and
+synccheck (barrier divergence, shuffles reading lanes outside their mask). Out-of-bounds accesses and warp
+collectives that never complete or whose lanes disagree are reported whatever the selection."""
+
+
+def _checks_text(checks):
+    """checks= as the runtime names it: True (all), False (none), a dict turning named checks on or off (the
+    others stay on), or a collection of the names to run (the others off)."""
+    if type(checks) is bool:
+        return "all" if checks else "none"
+    if isinstance(checks, dict):
+        selected = dict.fromkeys(CHECKS, True)
+        for name, on in checks.items():
+            if name not in selected:
+                raise ValueError(f"unknown check {name!r}: expected one of {', '.join(CHECKS)}")
+            if type(on) is not bool:
+                raise TypeError(f"checks[{name!r}] must be True or False, got {on!r}")
+            selected[name] = on
+    elif isinstance(checks, (list, tuple, set, frozenset)):
+        unknown = [n for n in checks if n not in CHECKS]
+        if unknown:
+            raise ValueError(f"unknown check {unknown[0]!r}: expected one of {', '.join(CHECKS)}")
+        selected = {name: name in checks for name in CHECKS}
+    else:
+        raise TypeError("checks must be True, False, a dict of check names to True/False, or a collection of check "
+                        f"names ({', '.join(CHECKS)}); got {checks!r}")
+    on = [name for name in CHECKS if selected[name]]
+    return ",".join(on) if on else "none"
+
+
 def runtime(target=None, arch=None, checks=True):
-    """The emulator for arch (or target's default arch; TESSERA_SIM_ARCH or sm_90a when neither is given), with
-    checks on or off. Raises tessera.Error for an arch or target it does not model, TypeError for a checks value
-    other than a bool."""
-    if type(checks) is not bool:
-        raise TypeError("checks must be True or False: the emulator turns its checks (alignment, shared-memory races "
-                        "and bounds, uninitialized shared reads, barrier divergence) on or off together, and always "
-                        f"checks global bounds; got {checks!r}")
+    """The emulator for arch (or target's default arch; TESSERA_SIM_ARCH or sm_90a when neither is given), running
+    checks (see CHECKS and _checks_text: True, False, {"racecheck": False}, ("memcheck",)...). Raises tessera.Error
+    for an arch or target it does not model, TypeError or ValueError for a checks value that names no checks."""
+    text = _checks_text(checks)
     for name, value in (("target", target), ("arch", arch)):
         if value is not None and type(value) is not str:
             raise TypeError(f"{name} must be a string, got {type(value).__name__}")
     if target is None and arch is None:
         arch = os.environ.get("TESSERA_SIM_ARCH") or None
-    return _C.sim_runtime(target or "", arch or "", checks)
+    return _C.sim_runtime(target or "", arch or "", text)
 
 
 def launch(jit_kernel, grid, args, constants, num_warps, sim_runtime, fast_math=True, num_stages=3):

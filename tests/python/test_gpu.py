@@ -115,11 +115,7 @@ def _matmul(gpu, gen, tiles, emulated_size):
 
 @pytest.mark.parametrize("tiles, emulated_size", MATMUL_TILES)
 def test_matmul_matches_torch(gpu, gen, tiles, emulated_size):
-    if gpu.arch == "gfx942" and tiles[0] == 128:
-        # 128x128x64 f16 tiles need more LDS than a gfx942 workgroup has: the compiler says so.
-        with pytest.raises(tessera.Error, match=r"needs 6[0-9]{4} bytes of shared memory \(LDS\), more than the 65536"):
-            _matmul(gpu, gen, tiles, emulated_size)
-        return
+    # On gfx942 the 128x128 f32 accumulator's layout conversion (66048 bytes of buffer) goes through LDS in rounds.
     a, b, c = _matmul(gpu, gen, tiles, emulated_size)
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
 

@@ -55,7 +55,7 @@ def test_the_report_has_the_counters_per_launch_and_per_op(rng):
     x = rng.standard_normal(N, dtype=np.float32)
     _add(x, x, np.zeros(N, np.float32))
     r = tessera.sim.last_report()
-    assert isinstance(r, dict) and r["checks"] is True
+    assert isinstance(r, dict) and r["checks"] == dict.fromkeys(tessera.sim.CHECKS, True)
     # Contiguous f32 lanes: every transferred sector is requested, except at the masked end of the last program.
     assert 0.9 < r["global_load_efficiency"] <= 1.0 and 0.9 < r["global_store_efficiency"] <= 1.0
     assert (r["shared_bank_conflicts"], r["barriers"]) == (0, 0)
@@ -147,8 +147,14 @@ def test_bad_option_values_and_options_of_other_backends():
     x = np.ones(N, np.float32)
     with pytest.raises(TypeError, match=r"arch must be a string, got int"):
         _add(x, x, np.zeros_like(x), arch=80)
-    with pytest.raises(TypeError, match=r"checks must be True or False: .* on or off together.*got \{'racecheck'\}"):
-        _add(x, x, np.zeros_like(x), checks={"racecheck"})
+    with pytest.raises(ValueError, match=r"unknown check 'leakcheck': expected one of memcheck, racecheck, initcheck"):
+        _add(x, x, np.zeros_like(x), checks={"leakcheck"})
+    with pytest.raises(ValueError, match=r"unknown check 'leakcheck'"):
+        _add(x, x, np.zeros_like(x), checks={"leakcheck": False})
+    with pytest.raises(TypeError, match=r"checks\['racecheck'\] must be True or False, got 0"):
+        _add(x, x, np.zeros_like(x), checks={"racecheck": 0})
+    with pytest.raises(TypeError, match=r"checks must be True, False, a dict of check names .* got 'memcheck'"):
+        _add(x, x, np.zeros_like(x), checks="memcheck")
     with pytest.raises(ValueError, match=r"arch, checks apply to backend='sim' \(the emulator\), not 'interpreter'"):
         K.vector_add[3](x, x, np.zeros_like(x), N, BLOCK=128, backend="interpreter", arch="sm_80", checks=False)
     with pytest.raises(ValueError, match=r"compile\(\) takes backend='sim' or None"):
@@ -196,9 +202,44 @@ def test_collect_gathers_every_launch_and_summary_merges_them_per_kernel(rng, mo
     assert rows[0][5:] == ["0", "0"]
 
 
+@pytest.mark.parametrize("arch, conflicts", [
+    # The MFMA dot stages its operands in LDS unpadded (rows of BK = 32 f16, 64 bytes) and each lane reads 8 bytes
+    # of one row: the 16 lanes of a ds_read_b64 phase read 16 rows at one offset, 8 to a bank (28 extra wavefronts
+    # per request; tests/unit/sim_runtime_access_cost_test.cpp). sm_90a's mma.sync dot reads no shared memory here.
+    ("gfx942", {"dot": 51840, "convert_layout": 960}),
+    ("sm_90a", {"convert_layout": 1440}),
+])
+def test_bank_conflicts_of_the_tutorial_matmul_by_op(arch, conflicts):
+    M, N_, K_ = 131, 75, 90
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((M, K_)).astype(np.float16), rng.standard_normal((K_, N_)).astype(np.float16)
+    c = np.zeros((M, N_), np.float32)
+    K.matmul[(tessera.cdiv(M, 32) * tessera.cdiv(N_, 32),)](a, b, c, M, N_, K_, K_, 1, N_, 1, N_, 1, BM=32, BN=32,
+                                                            BK=32, GROUP_M=4, backend="sim", arch=arch)
+    r = tessera.sim.last_report()
+    assert {op["op"]: op["shared_bank_conflicts"] for op in r["ops"] if op["shared_bank_conflicts"]} == conflicts
+    assert r["shared_bank_conflicts"] == sum(conflicts.values())
+
+
 def test_archs_lists_what_the_emulator_models():
     assert tessera.sim.ARCHS == ("sm_90a", "sm_80", "gfx90a", "gfx942")
-    assert repr(tessera.sim.runtime(arch="gfx90a", checks=False)) == "<tessera emulator amdgpu gfx90a, checks off>"
+    assert repr(tessera.sim.runtime(arch="gfx90a", checks=False)) == "<tessera emulator amdgpu gfx90a, checks none>"
+    assert repr(tessera.sim.runtime(arch="gfx90a")) == "<tessera emulator amdgpu gfx90a, checks all>"
+
+
+@pytest.mark.parametrize("checks, selected, on", [
+    ({"racecheck": False}, "memcheck,initcheck,synccheck", {"memcheck", "initcheck", "synccheck"}),
+    ({"memcheck": False, "synccheck": True}, "racecheck,initcheck,synccheck", {"racecheck", "initcheck", "synccheck"}),
+    (("initcheck", "memcheck"), "memcheck,initcheck", {"memcheck", "initcheck"}),
+    (set(), "none", set()),
+    (dict.fromkeys(("memcheck", "racecheck", "initcheck", "synccheck"), True), "all",
+     {"memcheck", "racecheck", "initcheck", "synccheck"}),
+])
+def test_checks_select_named_checks_like_compute_sanitizer_tools(rng, checks, selected, on):
+    assert repr(tessera.sim.runtime(arch="sm_80", checks=checks)) == f"<tessera emulator nvptx sm_80, checks {selected}>"
+    x = rng.standard_normal(N, dtype=np.float32)
+    _add(x, x, np.zeros(N, np.float32), arch="sm_80", checks=checks)
+    assert tessera.sim.last_report()["checks"] == {name: name in on for name in tessera.sim.CHECKS}
 
 
 PLANTED = """\
@@ -252,7 +293,9 @@ def test_checks_off_runs_on_an_unchecked_emulator_that_still_checks_bounds(plant
     x, out = np.ones(100, np.float32), np.zeros(100, np.float32)
     with pytest.raises(tessera.Error, match="out-of-bounds global access"):
         module.unmasked_store[(2,)](x, out, 100, BLOCK=64, backend="sim", checks=False)
-    assert tessera.sim.last_report()["checks"] is False
+    assert tessera.sim.last_report()["checks"] == dict.fromkeys(tessera.sim.CHECKS, False)
+    with pytest.raises(tessera.Error, match="out-of-bounds global access"):  # memcheck off alone: bounds stay
+        module.unmasked_store[(2,)](x, out, 100, BLOCK=64, backend="sim", checks={"memcheck": False})
     x, out = np.ones(128, np.float32), np.zeros(128, np.float32)
     module.unmasked_store[(2,)](x, out, 128, BLOCK=64, backend="sim", checks=False)
     np.testing.assert_array_equal(out, 1.0)

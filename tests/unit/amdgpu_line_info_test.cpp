@@ -1,6 +1,5 @@
-// Source locations in AMDGPU code objects: the tutorial matmul (64x64x32 tiles, 4 warps; 128x128 tiles need
-// more LDS than a workgroup has) links into a code object with a DWARF line table, whose machine code is the
-// code object's without line info, instruction for instruction.
+// Source locations in AMDGPU code objects: the tutorial matmul (64x64x32 tiles, 4 warps) links into a code object
+// with a DWARF line table, whose machine code is the code object's without line info, instruction for instruction.
 #include <gtest/gtest.h>
 
 #include <sstream>

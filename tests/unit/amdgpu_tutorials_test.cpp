@@ -60,6 +60,26 @@ TEST_P(AMDGPUTutorialNoHardware, CompilesToCleanWave64CodeObjects) {
   }
 }
 
+// Tiles whose shared memory cannot fit in a workgroup's LDS even with the accumulator's conversion in rounds
+// (dot operand staging of 128x256 and 256x128 f16: 128 KiB) get the target's clear error; 128x128x64 tiles,
+// whose 66048-byte conversion buffer goes in two rounds, compile.
+TEST(AMDGPUSharedMemoryLimit, ConversionsGoInRoundsAndWhatCannotFitIsAnError) {
+  auto compileMatmul = [](int bk) {
+    std::unique_ptr<ir::Module> m =
+        tessera::kernels::matmul_kernel().trace({{"BM", 128}, {"BN", 128}, {"BK", bk}, {"GROUP_M", 8}});
+    return compileForAmdgpu(*m->functions().at(0), "gfx942", 8);
+  };
+  jit::CompiledKernel fits = compileMatmul(64);
+  EXPECT_EQ(fits.sharedBytes, 33024);  // the accumulator's conversion: 64 of 128 rows of 516 bytes per round
+  try {
+    compileMatmul(256);
+    FAIL() << "128 KiB of LDS must not compile";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("needs 131072 bytes of shared memory (LDS), more than the 65536"), std::string::npos)
+        << e.message();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Tutorials, AMDGPUTutorialNoHardware, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<TutorialKernelCase>& info) { return info.param.name; });
 

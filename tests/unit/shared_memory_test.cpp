@@ -104,6 +104,31 @@ TEST(SharedMemoryRules, ConvertLayoutScratch) {
   EXPECT_EQ(transforms::scratchBytes(*same, kOptions), 0);
 }
 
+TEST(SharedMemoryRules, ExchangeLargerThanTheLimitRunsInRoundsOfPowerOfTwoRows) {
+  // 128 x 128 f32 (an MFMA accumulator's conversion): 128 rows of 516 bytes = 66048 bytes, over a 65536 limit.
+  const transforms::ExchangeBuffer tile{{128, 128}, 4};
+  EXPECT_EQ(tile.bytes(), 66048);
+  EXPECT_EQ(tile.rowsPerRound(66048), 128);      // fits: one round
+  EXPECT_EQ(tile.rowsPerRound(65536), 64);       // 2 rounds of 64 rows
+  EXPECT_EQ(tile.roundBytes(64), 33024);
+  EXPECT_EQ(tile.rowsPerRound(33024), 64);       // the lowering finds the allocator's choice in smem_bytes
+  EXPECT_EQ(tile.rowsPerRound(33023), 32);
+  EXPECT_EQ(tile.rowsPerRound(528), 1);          // one row of 516 bytes, aligned to 16
+  EXPECT_EQ(tile.rowsPerRound(527), 0);          // not one row
+  EXPECT_EQ((transforms::ExchangeBuffer{{6, 100}, 4}.rowsPerRound(2000)), 4);  // 4 of 6 rows, 2 rounds
+
+  auto f = makeFunction();
+  Builder b(f->body());
+  std::vector<int64_t> shape = {128, 128};
+  Op* transpose = convert(b, constantTile(b, laidOut(shape, Type::f32(), rowMajor(shape))), colMajor(shape));
+  PassOptions limited = kOptions;
+  EXPECT_EQ(transforms::scratchBytes(*transpose, limited), 66048);  // no limit
+  limited.maxSharedBytes = 65536;
+  EXPECT_EQ(transforms::scratchBytes(*transpose, limited), 33024);
+  limited.maxSharedBytes = 100;  // not even one row: the whole buffer, for the target to reject
+  EXPECT_EQ(transforms::scratchBytes(*transpose, limited), 66048);
+}
+
 TEST(SharedMemoryRules, ConvertLayoutWithinEachWarpNeedsNoScratch) {
   // 32x4 f32, a warp per 8 rows: lanes numbered row-major, then column-major. Each warp keeps its rows, so warp
   // shuffles do the conversion (ir/LayoutConversion.h), although no register renaming can.

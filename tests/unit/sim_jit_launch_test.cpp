@@ -82,8 +82,12 @@ TEST(SimJitLaunch, TheSameSpecializationOnTwoRuntimesIsLoadedOnEach) {
 TEST(SimJitLaunch, OneRuntimePerArchAndChecksSetting) {
   EXPECT_EQ(&sim::simRuntime("sm_80", true), &sim::simRuntime("sm_80"));
   EXPECT_NE(&sim::simRuntime("sm_80", true), &sim::simRuntime("sm_80", false));
-  EXPECT_TRUE(sim::simRuntime("gfx942", true).checks());
-  EXPECT_FALSE(sim::simRuntime("gfx942", false).checks());
+  EXPECT_EQ(sim::simRuntime("gfx942", true).checks(), sim::Checks(true));
+  EXPECT_EQ(sim::simRuntime("gfx942", false).checks(), sim::Checks(false));
+  sim::Checks noRacecheck;
+  noRacecheck.racecheck = false;
+  EXPECT_EQ(sim::simRuntime("gfx942", noRacecheck).checks(), noRacecheck);
+  EXPECT_EQ(&sim::simRuntime("gfx942", noRacecheck), &sim::simRuntime("gfx942", sim::Checks::parse("memcheck,initcheck,synccheck")));
   EXPECT_EQ(&jit::selectRuntime("sim"), &sim::simRuntime("sm_90a", true));
 }
 

@@ -86,6 +86,21 @@ TEST(SimRuntimeAccessCost, SharedWavefrontsAndBankConflicts) {
   c = sharedRequestCost(a.data(), a.size());
   EXPECT_EQ(c.wavefronts, 32u);
   EXPECT_EQ(c.bankConflicts(), 28u);
+  // AMD wave64 (gfx9 LDS: 32 banks of 4 bytes; ds_read_b32 in half-waves, ds_read_b64 in quarter-waves, the same
+  // phases by width as above). The MFMA dot's A operand staged unpadded, 32 f16 = 64 bytes per row: lane l reads 8
+  // bytes of row l % 16 at byte 8 * (l / 16). Each quarter-wave reads 16 rows at one offset: even rows in one
+  // bank pair, odd rows in another, 8 words per bank: 8 wavefronts per phase, 4 phases, 28 extra.
+  std::vector<LaneAccess> mfma;
+  for (uint16_t l = 0; l < 64; ++l) mfma.push_back({uint64_t(l % 16) * 64 + 8 * (l / 16), 8, l, MemorySpace::Shared});
+  c = sharedRequestCost(mfma.data(), mfma.size());
+  EXPECT_EQ(c.phases, 4u);
+  EXPECT_EQ(c.wavefronts, 32u);
+  EXPECT_EQ(c.bankConflicts(), 28u);
+  // wave64 4-byte row: two half-wave phases, conflict-free.
+  a = lanes(64, 0, 4, 4, MemorySpace::Shared);
+  c = sharedRequestCost(a.data(), a.size());
+  EXPECT_EQ(c.phases, 2u);
+  EXPECT_EQ(c.bankConflicts(), 0u);
   // Only lanes 0-7 active with 16 bytes (ldmatrix .x1): one phase.
   a = lanes(8, 0, 16, 16, MemorySpace::Shared);
   EXPECT_EQ(sharedRequestCost(a.data(), a.size()).phases, 1u);

@@ -170,6 +170,13 @@ int64_t ExchangeBuffer::rows() const {
   return shape.empty() ? 1 : product(std::vector<int64_t>(shape.begin(), shape.end() - 1));
 }
 
+int64_t ExchangeBuffer::rowsPerRound(int64_t scratchBytes) const {
+  if (bytes() <= scratchBytes) return rows();
+  int64_t r = 0;
+  for (int64_t candidate = 1; candidate < rows() && roundBytes(candidate) <= scratchBytes; candidate *= 2) r = candidate;
+  return r;
+}
+
 int64_t ExchangeBuffer::byteOffset(const Coords& coords) const {
   if (coords.size() != shape.size()) throw Error("exchange buffer: coordinates and shape differ in rank");
   if (coords.empty()) return 0;
@@ -290,7 +297,13 @@ bool isReplicated(const Value* ptr, const Op& op, const PassOptions& options) {
 }  // namespace
 
 int64_t scratchBytes(const Op& op, const PassOptions& options) {
-  if (isExchangeOp(op)) return exchangeNeedsSharedMemory(op, options) ? exchangeBufferOf(op).bytes() : 0;
+  if (isExchangeOp(op)) {
+    if (!exchangeNeedsSharedMemory(op, options)) return 0;
+    const ExchangeBuffer buffer = exchangeBufferOf(op);
+    if (options.maxSharedBytes <= 0) return buffer.bytes();
+    const int64_t rows = buffer.rowsPerRound(options.maxSharedBytes);
+    return rows == 0 ? buffer.bytes() : buffer.roundBytes(rows);
+  }
   switch (op.kind()) {
     case OpKind::Reduce: {
       int64_t parts = reduceWarpParts(op, options);

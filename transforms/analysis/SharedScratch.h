@@ -35,6 +35,12 @@
 //       byte offset of buffer coordinates c = row(c) * pitch + c[last] * B,  row(c) = row-major index of c
 //                                             without its last coordinate,
 //       scratchBytes = alignTo(rows * pitch, 16).
+//   When that is more than PassOptions::maxSharedBytes (a limit is set), the exchange runs in *rounds* of
+//   R rows (R = the largest power of two with alignTo(R * pitch, 16) <= the limit; ExchangeBuffer::rowsPerRound):
+//   scratchBytes = alignTo(R * pitch, 16), and round k moves buffer rows [k * R, (k + 1) * R), row r at
+//   scratch row r - k * R. Each round is a write phase, a barrier, a read phase; a barrier separates rounds.
+//   The lowering derives R from the op's smem_bytes with the same function. If not even one row fits, the
+//   whole buffer is reserved (and the target reports the kernel's shared memory as too large).
 //   The pad shifts each row by one bank (4-byte word; 8-byte elements by 8 bytes to keep them aligned), so threads
 //   reading a column of a transposed tile hit distinct banks. (The unpadded row-major index `linear(c) * B` also
 //   fits in these bytes, for lowerings that do not pad.)
@@ -99,6 +105,11 @@ struct ExchangeBuffer {
   // The pitch in elements: the pad, max(4, B) bytes, is a whole number of B-byte elements (B is 1, 2, 4 or 8).
   int64_t pitchElements() const { return pitchBytes() / elementBytes; }
   int64_t bytes() const { return alignToShared(rows() * pitchBytes()); }
+  // Scratch for `rowsPerRound` rows at a time.
+  int64_t roundBytes(int64_t rowsPerRound) const { return alignToShared(rowsPerRound * pitchBytes()); }
+  // Rows per round within `scratchBytes`: all of them when bytes() fits, else the largest power of two whose
+  // roundBytes fit; 0 when not even one row fits.
+  int64_t rowsPerRound(int64_t scratchBytes) const;
   // Byte offset of buffer coordinates `coords`; throws tessera::Error if their rank is not the shape's.
   int64_t byteOffset(const std::vector<int64_t>& coords) const;
 };

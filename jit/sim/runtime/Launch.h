@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "jit/sim/SimABI.h"
+#include "jit/sim/runtime/Checks.h"
 #include "jit/sim/runtime/FiberStack.h"
 #include "jit/sim/runtime/GlobalMemoryChecker.h"
 #include "jit/sim/runtime/IsaWarpMatrix.h"
@@ -32,7 +33,7 @@ struct Program {
 };
 
 struct LaunchConfig {
-  bool checks = true;                      // memcheck alignment, racecheck, initcheck (bounds are always checked)
+  Checks checks;                           // which checks report (Checks.h; bounds are always checked)
   std::vector<MemoryRange> allocations;    // the device memory the kernel may touch
   unsigned threads = 0;                    // host threads; 0: the hardware's; 1: in order, on the caller's thread
   uint32_t maxFindingsPerKind = 10;        // findings kept per kind (all are counted)

@@ -63,7 +63,7 @@ bool admissible(Worker& w, const SimThread& t, const Resolved& r, uint64_t addre
              "beyond the kernel's " + std::to_string(w.sharedBytes()) + " bytes of shared memory");
     return false;
   }
-  if (w.checks && (r.target == Target::Global || r.target == Target::Shared)) {
+  if (w.checks.memcheck && (r.target == Target::Global || r.target == Target::Shared)) {
     uint64_t at = r.target == Target::Shared ? r.sharedOffset : address;
     if (GlobalMemoryChecker::misaligned(at, bytes, align)) {
       AccessDescription d = describe(r, address, bytes, space, write);
@@ -118,7 +118,7 @@ void loadMemory(SimThread& t, void* dst, uint64_t address, uint32_t bytes, uint3
     std::memset(dst, 0, bytes);
     return;
   }
-  if (r.target == Target::Shared && w.checks)
+  if (r.target == Target::Shared && w.checks.tracksSharedMemory())
     reportSharedIssues(w, t, w.sharedChecker.read(w.accessor(t), static_cast<uint32_t>(r.sharedOffset), bytes, siteId),
                        r.sharedOffset, bytes, siteId, false);
   std::memcpy(dst, reinterpret_cast<const void*>(address), bytes);
@@ -130,7 +130,7 @@ void storeMemory(SimThread& t, uint64_t address, const void* src, uint32_t bytes
   const Site& s = w.site(t, siteId);
   Resolved r = resolve(w, t, address, bytes, s.space);
   if (!admissible(w, t, r, address, bytes, s.align, s.space, siteId, true)) return;
-  if (r.target == Target::Shared && w.checks) {
+  if (r.target == Target::Shared && w.checks.tracksSharedMemory()) {
     SharedAccessor who = w.accessor(t);
     who.execution = w.requests.executions(t.warp, siteId, RequestStream::Primary, t.lane);
     const bool unchanged = std::memcmp(reinterpret_cast<const void*>(address), src, bytes) == 0;
@@ -151,14 +151,14 @@ void* atomicTarget(Worker& w, SimThread& t, const Site& s, Resolved& r, uint64_t
            [&] { return "an atomic of " + std::to_string(bytes) + " bytes (1, 2, 4 or 8)"; });
   r = resolve(w, t, address, bytes, s.space);
   if (!admissible(w, t, r, address, bytes, s.align, s.space, siteId, true)) return nullptr;
-  if (address % bytes) {  // a host atomic needs natural alignment (reported by admissible when checks are on)
-    if (!w.checks) {
+  if (address % bytes) {  // a host atomic needs natural alignment (reported by admissible under memcheck)
+    if (!w.checks.memcheck) {
       AccessDescription d = describe(r, address, bytes, s.space, true);
-      w.report(FindingKind::Misaligned, &t, siteId, &d, "an atomic must be aligned to its width");
+      w.reportAlways(FindingKind::Misaligned, &t, siteId, &d, "an atomic must be aligned to its width");
     }
     return nullptr;
   }
-  if (r.target == Target::Shared && w.checks)
+  if (r.target == Target::Shared && w.checks.tracksSharedMemory())
     reportSharedIssues(w, t, w.sharedChecker.atomic(w.accessor(t), static_cast<uint32_t>(r.sharedOffset), bytes, siteId),
                        r.sharedOffset, bytes, siteId, true);
   return reinterpret_cast<void*>(address);
@@ -208,7 +208,7 @@ void memsetMemory(SimThread& t, uint64_t address, uint32_t value, uint64_t bytes
   if (bytes == 0) return;
   Resolved r = resolve(w, t, address, bytes, s.space);
   if (!admissible(w, t, r, address, bytes, s.align, s.space, siteId, true)) return;
-  if (r.target == Target::Shared && w.checks)
+  if (r.target == Target::Shared && w.checks.tracksSharedMemory())
     reportSharedIssues(w, t,
                        w.sharedChecker.write(w.accessor(t), static_cast<uint32_t>(r.sharedOffset),
                                              static_cast<uint32_t>(bytes), siteId),
@@ -225,12 +225,12 @@ void memcpyMemory(SimThread& t, uint64_t dst, uint64_t src, uint64_t bytes, uint
   bool readable = admissible(w, t, from, src, bytes, s.align, AddressSpace::Generic, siteId, false);
   bool writable = admissible(w, t, to, dst, bytes, s.align, AddressSpace::Generic, siteId, true);
   if (!readable || !writable) return;
-  if (w.checks && from.target == Target::Shared)
+  if (w.checks.tracksSharedMemory() && from.target == Target::Shared)
     reportSharedIssues(w, t,
                        w.sharedChecker.read(w.accessor(t), static_cast<uint32_t>(from.sharedOffset),
                                             static_cast<uint32_t>(bytes), siteId),
                        from.sharedOffset, bytes, siteId, false);
-  if (w.checks && to.target == Target::Shared)
+  if (w.checks.tracksSharedMemory() && to.target == Target::Shared)
     reportSharedIssues(w, t,
                        w.sharedChecker.write(w.accessor(t), static_cast<uint32_t>(to.sharedOffset),
                                              static_cast<uint32_t>(bytes), siteId),
@@ -261,7 +261,7 @@ void asyncCopy(SimThread& t, uint64_t sharedAddress, uint64_t globalAddress, uin
   copy.sourceBytes = sourceBytes;
   copy.sourceValid = from.target == Target::Global || from.target == Target::RuntimeBlock;
   copy.site = siteId;
-  if (w.checks) w.sharedChecker.markPending(copy.sharedOffset, bytes);
+  if (w.checks.tracksSharedMemory()) w.sharedChecker.markPending(copy.sharedOffset, bytes);
   w.asyncCopies.issue(t.index, copy);
   if (sourceBytes && copy.sourceValid) track(w, t, siteId, RequestStream::Primary, from, globalAddress, sourceBytes);
   track(w, t, siteId, RequestStream::AsyncCopyDestination, to, sharedAddress, bytes);
@@ -280,7 +280,7 @@ void asyncCopyWait(SimThread& t, uint32_t pendingGroups, uint32_t siteId) {
     // The copy lands now: the global bytes are read at the wait, the rest of the destination zero-filled.
     uint8_t data[16] = {};
     if (c.sourceValid) std::memcpy(data, reinterpret_cast<const void*>(c.globalAddress), c.sourceBytes);
-    if (w.checks)
+    if (w.checks.tracksSharedMemory())
       reportSharedIssues(w, t, w.sharedChecker.land(w.accessor(t), c.sharedOffset, c.bytes, c.site), c.sharedOffset,
                          c.bytes, c.site, true);
     std::memcpy(w.sharedBase() + c.sharedOffset, data, c.bytes);
@@ -294,7 +294,7 @@ bool readSharedRow(Worker& w, const SimThread& lane, uint64_t address, uint32_t 
     std::memset(dst, 0, bytes);
     return false;
   }
-  if (w.checks)
+  if (w.checks.tracksSharedMemory())
     reportSharedIssues(w, lane, w.sharedChecker.read(w.accessor(lane), static_cast<uint32_t>(r.sharedOffset), bytes, site),
                        r.sharedOffset, bytes, site, false);
   std::memcpy(dst, reinterpret_cast<const void*>(address), bytes);

@@ -104,6 +104,11 @@ std::string Worker::describeThread(uint32_t thread) const {
 
 void Worker::report(FindingKind kind, const SimThread* t, std::optional<uint32_t> site,
                     const AccessDescription* access, const std::string& message) {
+  if (checks.reports(kind)) reportAlways(kind, t, site, access, message);
+}
+
+void Worker::reportAlways(FindingKind kind, const SimThread* t, std::optional<uint32_t> site,
+                          const AccessDescription* access, const std::string& message) {
   if (!findings.admit(kind)) return;
   Finding f;
   f.kind = kind;
@@ -238,7 +243,7 @@ void Worker::deadlock() {
   for (const SimThread& t : threads) ++places[whereIs(t)];
   std::string message = "no thread can run:";
   for (const auto& [place, n] : places) message += " " + std::to_string(n) + " threads " + place + ";";
-  report(FindingKind::BarrierDivergence, nullptr, std::nullopt, nullptr, message);
+  reportAlways(FindingKind::BarrierDivergence, nullptr, std::nullopt, nullptr, message);  // a hang
 }
 
 void Worker::threadFailed(const SimThread& t, const char* what) {

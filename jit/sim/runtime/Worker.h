@@ -40,7 +40,7 @@ class Worker final : public ProgramRunner::Events {
   // ---- the running program, for the ABI functions
   const LaunchContext& launch;
   const SiteTable& sites;
-  const bool checks;
+  const Checks checks;
   ProgramRunner runner;
   SiteCounters counters;
   RequestTracker requests;
@@ -62,9 +62,13 @@ class Worker final : public ProgramRunner::Events {
       return sites[id];
     invalidSite(t, id);
   }
-  // Records a finding (if its kind is still under the cap). `site` and `access` are optional.
+  // Records a finding if the launch's checks report its kind (and it is still under the cap). `site` and
+  // `access` are optional.
   void report(FindingKind kind, const SimThread* t, std::optional<uint32_t> site, const AccessDescription* access,
               const std::string& message);
+  // The same whatever the checks: for what the emulator cannot carry out (a hang, an access it cannot perform).
+  void reportAlways(FindingKind kind, const SimThread* t, std::optional<uint32_t> site,
+                    const AccessDescription* access, const std::string& message);
   // Records a finding and ends the program. The message is made here, by `makeMessage()`, and freed before the
   // program ends: the calling fiber switches away for good, so a string its frames owned would never be freed.
   template <class MakeMessage>
