@@ -41,9 +41,10 @@ struct CheckCase {
   jit::LaunchGrid grid{1, 1, 1};
   std::vector<CheckArg> args;  // the runtime arguments, in order
   int numWarps = 4;
-  int numStages = 3;  // shared-memory stages of pipelined loops (jit::LaunchOptions::numStages)
   double atol = 1e-6;  // float elements pass when |gpu - ref| <= atol + rtol * |ref|; integers must be equal
   double rtol = 1e-6;
+  int numStages = 3;  // shared-memory stages of pipelined loops (jit::LaunchOptions::numStages); last, so that
+                      // positional initializers of the fields above keep their meaning
 };
 
 struct CheckResult {
