@@ -193,7 +193,6 @@ class _Launcher:
 
     def __call__(self, *args, num_warps=4, num_stages=3, backend=None, target=None, arch=None, checks=None,
                  fast_math=True, **kwargs):
-                 **kwargs):
         k = self.kernel
         runtime, constants = k._bind(args, kwargs)
         k._check_constants(constants)

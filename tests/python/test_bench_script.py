@@ -280,10 +280,10 @@ def test_matmul_is_autotuned_unless_a_config_is_given(monkeypatch, tmp_path):
     c = np.zeros((m, n), np.float16)
     tuned[lambda meta: (tessera.cdiv(m, meta["BM"]) * tessera.cdiv(n, meta["BN"]),)](
         a, b, c, m, n, k, k, 1, n, 1, n, 1, GROUP_M=8, ACTIVATION=0)
-    assert tuned.best_config == tessera.Config({"BM": 64, "BN": 64, "BK": 32}, num_warps=4)
+    assert tuned.best_config == tessera.Config({"BM": 64, "BN": 64, "BK": 32}, num_warps=4, num_stages=4)
     np.testing.assert_array_equal(c, np.full((m, n), k, np.float16))
     fixed = bench.matmul_tuner(tessera, (64, 64, 32, 4))
-    assert fixed.configs == [tessera.Config({"BM": 64, "BN": 64, "BK": 32}, num_warps=4)]
+    assert fixed.configs == [tessera.Config({"BM": 64, "BN": 64, "BK": 32}, num_warps=4, num_stages=3)]
 
 
 @pytest.mark.parametrize("argv, message", [
