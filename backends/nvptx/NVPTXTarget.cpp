@@ -51,8 +51,12 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string& arch) 
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, err);
   if (!target) throw Error("nvptx: LLVM has no NVPTX target: " + err);
   llvm::TargetOptions options;
+  // Default, not Aggressive: NVPTX's code generator then runs early-cse where Aggressive runs GVN twice. After our
+  // kernel pipeline (which ends with GVN) those GVNs found nothing, but their load queries cost a third of PTX
+  // emission on the matmuls (docs/CompileTime.md). The PTX of every compile_time and kernel_resources case is the
+  // same but for three fp8 matmuls, whose blocks are laid out differently (4 lines shorter, 0-1 register fewer).
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      kTriple, arch, "+ptx80", options, std::nullopt, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      kTriple, arch, "+ptx80", options, std::nullopt, std::nullopt, llvm::CodeGenOptLevel::Default));
   if (!tm) throw Error("nvptx: cannot create a target machine for " + arch);
   return tm;
 }

@@ -88,7 +88,7 @@ std::vector<KernelCase> tutorialCases(const std::string& arch) {
   const MatmulConfig epilogueTiles{128, 128, 64, 8};
   Constants epilogue = matmulConstants(epilogueTiles);
   epilogue["ACTIVATION"] = kernels::kActivationGeluTanh;
-  return {
+  std::vector<KernelCase> cases{
       {"vector_add", "BLOCK=1024_w4", "f32", arch, kernels::vector_add_kernel(), {{"BLOCK", 1024}}, 4, {}},
       {"softmax", "BLOCK=1024_w4", "f32", arch, kernels::softmax_kernel(), {{"BLOCK", 1024}}, 4, {}},
       {"layernorm_fwd", "BLOCK=512_w4", "f32", arch, kernels::layernorm_fwd_kernel(), {{"BLOCK", 512}}, 4, {}},
@@ -99,6 +99,9 @@ std::vector<KernelCase> tutorialCases(const std::string& arch) {
       {"matmul_epilogue_gelu", tileName(epilogueTiles), "f16", arch, kernels::matmul_epilogue_f16_kernel(), epilogue,
        epilogueTiles.warps, kMatmulUnitStrides, epilogueTiles.stages},
   };
+  // Tutorial 5 at issue 12's first configuration (BM 128, BN 64, head dim 64, 8 warps), causal and not.
+  for (bool causal : {false, true}) cases.push_back(attentionCase("f16", AttentionConfig{128, 64, 64, 8, causal}, arch));
+  return cases;
 }
 
 std::unique_ptr<ir::Module> traceSpecialized(const KernelCase& c) {

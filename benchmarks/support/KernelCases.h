@@ -54,7 +54,8 @@ KernelCase matmulCase(const std::string& dtype, const MatmulConfig& config, cons
 // The library attention forward on "f16" or "bf16" inputs. Throws tessera::Error for another type.
 KernelCase attentionCase(const std::string& dtype, const AttentionConfig& config, const std::string& arch);
 
-// vector_add, softmax, layer norm (forward and both backward kernels) and the tutorial's fused-epilogue matmul.
+// vector_add, softmax, layer norm (forward and both backward kernels), the tutorial's fused-epilogue matmul and
+// the attention forward (f16, 128x64 blocks, head dim 64, 8 warps; causal and not).
 std::vector<KernelCase> tutorialCases(const std::string& arch);
 
 // The case's kernel traced at its constants, its arguments specialized as the file comment says.
