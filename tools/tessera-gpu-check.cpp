@@ -3,9 +3,11 @@
 // passes, 1 otherwise, 2 without a GPU (or for a bad command line). scripts/gpu/run_on_gpu.sh runs it on the GPU
 // machine; ctest runs it under the emulator.
 //
-//   tessera-gpu-check [--runtime=cuda|sim] [--arch=ARCH] [--xfail=SUBSTRING]... [substring]
+//   tessera-gpu-check [--runtime=cuda|sim] [--arch=ARCH] [--checks=LIST] [--xfail=SUBSTRING]... [substring]
 //     --runtime=sim  the emulator (jit/sim/SimRuntime.h); --arch picks what it emulates: sm_90a (default), sm_80,
 //                    gfx90a or gfx942. Each case launches once (a GPU run launches once more, timed)
+//     --checks       the emulator's checks, as compute-sanitizer's --tool picks one: all (default), none, or a
+//                    comma-separated list of memcheck, racecheck, initcheck, synccheck (runtime/Checks.h)
 //     --xfail        cases whose name contains it are known to fail: the run passes only if each of them fails
 //                    (so a fixed bug is noticed) and every other case passes
 //     substring      only the cases whose name contains it
@@ -29,6 +31,7 @@ struct Options {
   std::string runtime = "cuda";
   std::string arch;
   std::string filter;
+  std::string checks;  // empty: all
   std::vector<std::string> expectedFailures;
   bool expectedToFail(const std::string& name) const {
     for (const std::string& x : expectedFailures)
@@ -42,6 +45,7 @@ bool parse(int argc, char** argv, Options& o) {
     const std::string a = argv[i];
     if (a.starts_with("--runtime=")) o.runtime = a.substr(10);
     else if (a.starts_with("--arch=")) o.arch = a.substr(7);
+    else if (a.starts_with("--checks=")) o.checks = a.substr(9);
     else if (a.starts_with("--xfail=")) o.expectedFailures.push_back(a.substr(8));
     else if (a.starts_with("--")) return false;
     else o.filter = a;
@@ -57,23 +61,28 @@ int main(int argc, char** argv) {
   using namespace tessera::jit;
   Options options;
   if (!parse(argc, argv, options)) {
-    std::fprintf(stderr, "usage: tessera-gpu-check [--runtime=cuda|sim] [--arch=ARCH] [--xfail=SUBSTRING]... "
-                         "[substring]\n");
+    std::fprintf(stderr, "usage: tessera-gpu-check [--runtime=cuda|sim] [--arch=ARCH] [--checks=LIST] "
+                         "[--xfail=SUBSTRING]... [substring]\n");
     return 2;
   }
   std::unique_ptr<DeviceRuntime> cuda;
   DeviceRuntime* runtime = nullptr;
   if (options.runtime == "sim") {
     try {
-      runtime = &tessera::sim::simRuntime(options.arch.empty() ? "sm_90a" : options.arch);
+      const tessera::sim::Checks checks =
+          options.checks.empty() ? tessera::sim::Checks(true) : tessera::sim::Checks::parse(options.checks);
+      tessera::sim::SimRuntime& sim = tessera::sim::simRuntime(options.arch.empty() ? "sm_90a" : options.arch, checks);
+      std::printf("emulator (sim): %s %s, checks: %s\n", sim.target().c_str(), sim.nativeArch().c_str(),
+                  sim.checks().str().c_str());
+      runtime = &sim;
     } catch (const tessera::Error& e) {
       std::fprintf(stderr, "tessera-gpu-check: %s\n", e.what());
       return 2;
     }
-    std::printf("emulator (sim): %s %s\n", runtime->target().c_str(), runtime->nativeArch().c_str());
   } else {
-    if (!options.arch.empty()) {
-      std::fprintf(stderr, "tessera-gpu-check: --arch is for --runtime=sim (a GPU runs its own arch)\n");
+    if (!options.arch.empty() || !options.checks.empty()) {
+      std::fprintf(stderr, "tessera-gpu-check: --arch and --checks are for --runtime=sim (a GPU runs its own arch; "
+                           "use compute-sanitizer for its checks)\n");
       return 2;
     }
     CudaDriver& driver = CudaDriver::instance();

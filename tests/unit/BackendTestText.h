@@ -51,7 +51,7 @@ struct DotKernel {
   std::string in, acc;
   int64_t m = 32, n = 32, k = 16;
   std::string precision = "ieee";
-  std::string operandLayout, accLayout;
+  std::string operandLayout{}, accLayout{};  // empty: layout-free
 };
 
 inline std::string dotKernel(const DotKernel& d) {

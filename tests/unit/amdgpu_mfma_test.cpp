@@ -63,7 +63,7 @@ LaneVectors simulateMfma(const LaneVectors& a, const LaneVectors& b, const LaneV
 
 // A dot kernel before layout assignment: loads a (M x K), b (K x N), c (M x N), stores dot(a, b, c) to c.
 std::string layoutFreeDot(const std::string& in, int64_t M, int64_t N, int64_t K) {
-  return dotKernel({in, in == "i8" ? "i32" : "f32", M, N, K});
+  return dotKernel({.in = in, .acc = in == "i8" ? "i32" : "f32", .m = M, .n = N, .k = K});
 }
 
 const ir::Op* findDot(const ir::Module& m) {

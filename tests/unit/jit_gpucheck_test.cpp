@@ -62,7 +62,7 @@ class HostRuntime final : public jit::DeviceRuntime {
 };
 
 HostBuffer floats(const std::vector<float>& values) {
-  HostBuffer b{ir::ScalarKind::F32, std::vector<uint8_t>(values.size() * sizeof(float))};
+  HostBuffer b{ir::ScalarKind::F32, std::vector<uint8_t>(values.size() * sizeof(float)), std::nullopt};
   std::memcpy(b.bytes.data(), values.data(), b.bytes.size());
   return b;
 }
