@@ -87,9 +87,8 @@ def _corrupted(kind, rng):
     if kind == "no_binding":
         return text[:text.index(b"TESSERA_PY_KERNEL")]
     if kind == "mangled_binding":
-        return text.replace(b"TESSERA_PY_KERNEL(twice,", rng.choice(
-            [b"TESSERA_PY_KERNEL twice,", b"TESSERA_PY_KERNEL(,", b"TESSERA_PY_KERNEL((twice,", b"TESSERA_PY_KERNEL(3twice-,",
-             b"TESSERA_PY_KERNEL(twice,,"]))
+        return text.replace(b"TESSERA_PY_KERNEL(twice,", b"TESSERA_PY_KERNEL" + rng.choice(
+            [b" twice,", b"(,", b"((twice,", b"(3twice-,", b"(twice,,"]))
     if kind == "truncated":
         return text[:rng.randint(0, len(text) - 1)]
     if kind == "binding_only":

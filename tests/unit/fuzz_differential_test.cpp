@@ -133,7 +133,8 @@ TEST(FuzzGenerator, DebugPrintChangesNoResult) {
     EXPECT_NE(printed.str().find(" v"), std::string::npos) << "seed " << seed << " printed: " << printed.str();
     EXPECT_EQ(none.str(), "");
     ASSERT_EQ(loud.size(), quiet.size());
-    for (size_t i = 0; i < loud.size(); ++i) EXPECT_EQ(loud[i].bytes, quiet[i].bytes) << "seed " << seed << " buffer " << i;
+    for (size_t i = 0; i < loud.size(); ++i)
+      EXPECT_EQ(loud[i].bytes, quiet[i].bytes) << "seed " << seed << " buffer " << i;
     jit::KernelCache cache{std::filesystem::path()};
     const auto device = gpucheck::runOnDevice(makeCase(p), cache, sim::simRuntime("sm_80")).buffers;
     const auto deviceQuiet = gpucheck::runOnDevice(makeCase(silent), cache, sim::simRuntime("sm_80")).buffers;

@@ -102,7 +102,8 @@ class StatementParser {
       const bool control = s.kind == StmtKind::For || s.kind == StmtKind::While || s.kind == StmtKind::If;
       if (!control) continue;
       s.body = parseBody(depth + 1);
-      if (s.kind == StmtKind::If && next_ < lines_.size() && lines_[next_].text == std::string(2 * depth, ' ') + "else") {
+      const std::string elseLine = std::string(static_cast<size_t>(2 * depth), ' ') + "else";
+      if (s.kind == StmtKind::If && next_ < lines_.size() && lines_[next_].text == elseLine) {
         ++next_;
         s.orelse = parseBody(depth + 1);
       }

@@ -167,8 +167,8 @@ class Reducer {
   }
 
   // Shrinks tied dimensions (ShapeClasses.h) rather than all of them: the classes of one statement's result
-  // together (its whole tile), then each class alone. Each group is lowered to its smallest member's 0 at once if
-  // that still fails, else by one at a time.
+  // together (its whole tile), then each class alone. A group is lowered at once until its smallest member is 0
+  // if that still fails, else one step at a time.
   bool shrinkDimensions() {
     storeShrink(best_);
     const std::vector<DimClass> classes = dimensionClasses(live(best_));
@@ -176,9 +176,9 @@ class Reducer {
     std::vector<std::vector<size_t>> groups;
     for (size_t i = 0; i < live(best_).size(); ++i) {
       std::vector<size_t> group;
+      auto ofResult = [&](const DimRef& r) { return r.statement == i && r.operand < 0; };
       for (size_t k = 0; k < classes.size(); ++k)
-        if (std::any_of(classes[k].begin(), classes[k].end(), [&](const DimRef& r) { return r.statement == i && r.operand < 0; }))
-          group.push_back(k);
+        if (std::any_of(classes[k].begin(), classes[k].end(), ofResult)) group.push_back(k);
       if (!group.empty() && seen.insert(group).second) groups.push_back(group);
     }
     for (size_t k = 0; k < classes.size(); ++k)

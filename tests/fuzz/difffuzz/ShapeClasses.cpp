@@ -14,7 +14,8 @@ class Classes {
   explicit Classes(const std::vector<Stmt*>& statements) {
     for (size_t i = 0; i < statements.size(); ++i) {
       add(i, -1, statements[i]->type);
-      for (size_t j = 0; j < statements[i]->argTypes.size(); ++j) add(i, static_cast<int>(j), statements[i]->argTypes[j]);
+      const std::vector<ValueType>& operands = statements[i]->argTypes;
+      for (size_t j = 0; j < operands.size(); ++j) add(i, static_cast<int>(j), operands[j]);
     }
     parent_.resize(refs_.size());
     std::iota(parent_.begin(), parent_.end(), 0);
