@@ -12,8 +12,8 @@
 //     --targets    where to run besides the interpreter: eager and emulated archs (sm_80 sm_90a gfx90a gfx942)
 //     --regressions  write each reduced failure there as <where>-<what>-seed<N>.tir (else print it)
 //     --print      print each program's traced tile IR
-//   tessera-fuzz --replay PATH...   replays regression files (or every *.tir in a folder); 0 when each behaves
-//                                   as its `expect:` line says
+//   tessera-fuzz --replay PATH...   replays regression files (or every *.tir in a folder), eager mode included
+//                                   where its archs say; 0 when each behaves as its `expect:` line says
 //   tessera-fuzz --version
 #include <chrono>
 #include <cstdio>
@@ -176,13 +176,14 @@ void reportFailure(const Options& o, const Program& p, const Outcome& outcome) {
   for (const Finding& f : reducedOutcome.findings)
     if (f.signature() == signature) finding = &f;
   std::vector<std::string> archs = where.archs;
-  if (archs.empty()) archs = o.targets.archs;  // an eager finding: the file replays what the IR can
+  if (archs.empty()) archs = o.targets.archs;  // an eager finding: the IR replays on every arch as well
   if (reducedOutcome.specializedIR.empty() && !archs.empty())  // a crash left none
     reducedOutcome.specializedIR = checkInChildProcess([&] {
                                      Outcome ir;
                                      ir.specializedIR = specializedIR(reduced, archs.front());
                                      return ir;
                                    }).specializedIR;
+  if (where.eager) archs.insert(archs.begin(), "eager");  // the file's program replays in eager mode
   const std::string text = formatRegression(makeRegression(reduced, *finding, reducedOutcome.specializedIR, archs));
   if (o.regressions.empty()) {
     std::printf("%s\n", text.c_str());

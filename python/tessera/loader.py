@@ -1,5 +1,6 @@
 """tessera.load: compile a header of DSL kernels into a Python extension on the fly, and cache it."""
 
+import collections.abc
 import hashlib
 import importlib.util
 import os
@@ -48,7 +49,10 @@ def _cache_dir():
     base = os.environ.get("TESSERA_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "tessera")
     path = pathlib.Path(base) / "python-modules"
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise Error(f"tessera.load: cannot use the module cache folder {path} (TESSERA_CACHE_DIR): {e}") from e
     return path
 
 
@@ -85,6 +89,45 @@ def _binding_source(module_name, header, kernels):
     return "\n".join(lines) + "\n"
 
 
+class _MissingHeader(FileNotFoundError, ValueError):
+    """No file at tessera.load's header path: a FileNotFoundError, and a ValueError naming the argument like every
+    other unusable header."""
+
+
+def _read_header(header):
+    """(the header's resolved path, its text), or TypeError / ValueError naming `header`."""
+    if not isinstance(header, (str, os.PathLike)):
+        raise TypeError(f"header must be a path (str or os.PathLike), got {type(header).__name__}")
+    try:
+        path = pathlib.Path(header).resolve()
+        is_file = path.is_file()
+        exists = is_file or path.exists()
+    except (OSError, RuntimeError, ValueError) as e:  # a name too long, a symlink loop, a NUL character
+        raise ValueError(f"header: cannot use {header!r} as a path: {e}") from e
+    if not exists:
+        raise _MissingHeader(f"header: no such file: {path}")
+    if not is_file:
+        raise ValueError(f"header: {path} is not a regular file")
+    try:
+        return path, path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"header: {path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise ValueError(f"header: cannot read {path}: {e.strerror or e}") from e
+
+
+def _flag_list(extra_flags):
+    """extra_flags as a list of str, or TypeError / ValueError naming the argument."""
+    if isinstance(extra_flags, (str, bytes)) or not isinstance(extra_flags, collections.abc.Iterable):
+        raise TypeError(f"extra_flags must be a sequence of str (one flag each), got {extra_flags!r}")
+    flags = list(extra_flags)  # once: an iterator would be empty after the checks
+    if not all(isinstance(f, str) for f in flags):
+        raise TypeError(f"extra_flags must be a sequence of str (one flag each), got {flags!r}")
+    if any("\0" in f for f in flags):
+        raise ValueError(f"extra_flags: a flag contains a NUL character: {flags!r}")
+    return flags
+
+
 def load(header, extra_flags=(), compiler=None, verbose=False):
     """Compiles the kernels declared in a C++ header into an extension module; returns them by name.
 
@@ -95,22 +138,20 @@ def load(header, extra_flags=(), compiler=None, verbose=False):
     The extension is cached (TESSERA_CACHE_DIR, default ~/.cache/tessera) by the header's path and text, the
     flags, the compiler and the Tessera build, so later calls only import it. Headers it includes are not part
     of the key: after changing one, touch the header or clear the cache. Compile errors, and binding lines
-    whose names don't match the kernel, raise tessera.Error pointing into the header.
+    whose names don't match the kernel, raise tessera.Error pointing into the header. A header path that names
+    no readable UTF-8 file raises ValueError naming `header` (missing: also a FileNotFoundError).
     """
-    if not isinstance(header, (str, os.PathLike)):
-        raise TypeError(f"header must be a path (str or os.PathLike), got {type(header).__name__}")
-    if isinstance(extra_flags, (str, bytes)) or not all(isinstance(f, str) for f in extra_flags):
-        raise TypeError(f"extra_flags must be a sequence of str (one flag each), got {extra_flags!r}")
-    extra_flags = list(extra_flags)
-    if compiler is not None and not isinstance(compiler, (str, os.PathLike)):
-        raise TypeError(f"compiler must be a path or a command name, got {type(compiler).__name__}")
-    header = pathlib.Path(header).resolve()
-    if not header.is_file():
-        raise FileNotFoundError(f"no such header: {header}")
-    text = header.read_text()
+    header, text = _read_header(header)
+    extra_flags = _flag_list(extra_flags)
+    if compiler is not None:
+        if not isinstance(compiler, (str, os.PathLike)):
+            raise TypeError(f"compiler must be a path or a command name, got {type(compiler).__name__}")
+        if not os.fsdecode(compiler) or "\0" in os.fsdecode(compiler):
+            raise ValueError(f"compiler: {compiler!r} is no command name (empty, or with a NUL character)")
     kernels = _declared_kernels(text)
     if not kernels:
-        raise ValueError(f"{header} declares no kernels: add a TESSERA_PY_KERNEL(name, params...) line per kernel")
+        raise ValueError(f"header: {header} declares no kernels: add a TESSERA_PY_KERNEL(name, params...) line per "
+                         "kernel")
     compiler = compiler or os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
     if not compiler:
         raise Error("tessera.load needs a C++20 compiler (g++); set CXX")

@@ -197,22 +197,22 @@ class DeviceLaunch {
 
 }  // namespace
 
-std::vector<HostBuffer> runOnInterpreter(const CheckCase& c) {
+std::vector<HostBuffer> runOnInterpreter(const CheckCase& c, std::ostream* debugOut) {
   std::vector<HostBuffer> buffers = buffersOf(c.args);
-  c.kernel.runInterpreter(c.grid, hostArgs(c.args, buffers), c.constants);
+  c.kernel.runInterpreter(c.grid, hostArgs(c.args, buffers), c.constants, debugOut);
   return buffers;
 }
 
-std::vector<HostBuffer> runEager(const CheckCase& c) {
+std::vector<HostBuffer> runEager(const CheckCase& c, std::ostream* debugOut) {
   std::vector<HostBuffer> buffers = buffersOf(c.args);
-  c.kernel.runEager(c.grid, hostArgs(c.args, buffers), c.constants);
+  c.kernel.runEager(c.grid, hostArgs(c.args, buffers), c.constants, debugOut);
   return buffers;
 }
 
 std::vector<HostBuffer> interpretFunction(const ir::Function& f, const jit::LaunchGrid& grid,
-                                          const std::vector<CheckArg>& args) {
+                                          const std::vector<CheckArg>& args, std::ostream* debugOut) {
   std::vector<HostBuffer> buffers = buffersOf(args);
-  interp::run(f, hostArgs(args, buffers), grid);
+  interp::run(f, hostArgs(args, buffers), grid, debugOut);
   return buffers;
 }
 

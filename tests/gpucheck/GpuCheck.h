@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,11 +77,12 @@ CheckResult checkAgainstInterpreter(const CheckCase& c, jit::KernelCache& cache,
 
 // The pieces of checkAgainstInterpreter, for callers comparing more than two executions (tools/tessera-fuzz).
 // Each returns the case's pointer arguments after one run, in argument order, from the case's initial contents.
-std::vector<HostBuffer> runOnInterpreter(const CheckCase& c);
-std::vector<HostBuffer> runEager(const CheckCase& c);
+// What the kernel prints (debug_print) goes to `debugOut` (null: std::cout).
+std::vector<HostBuffer> runOnInterpreter(const CheckCase& c, std::ostream* debugOut = nullptr);
+std::vector<HostBuffer> runEager(const CheckCase& c, std::ostream* debugOut = nullptr);
 // The interpreter on a function already traced (or parsed), launched over `args`.
 std::vector<HostBuffer> interpretFunction(const ir::Function& f, const jit::LaunchGrid& grid,
-                                          const std::vector<CheckArg>& args);
+                                          const std::vector<CheckArg>& args, std::ostream* debugOut = nullptr);
 struct DeviceRun {
   std::shared_ptr<const jit::CompiledKernel> compiled;
   std::vector<HostBuffer> buffers;

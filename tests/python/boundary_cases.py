@@ -1,4 +1,5 @@
-"""Random cases for fuzzing the Python boundary (fuzz_boundary.py): what a case is, how it is made from a seed,
+"""Random cases for fuzzing the Python boundary (fuzz_boundary.py): what a launch or compile case is (load cases
+are boundary_load.py's), how it is made from a seed,
 how its arguments are built inside guard regions, and which outcomes are allowed.
 
 A case is plain data (a dict of tuples) made deterministically from (seed, index), so the driver can print it
@@ -14,6 +15,8 @@ import math
 import random
 
 import tessera
+
+import boundary_load
 
 # Per element type: the numpy and torch dtypes a pointer parameter accepts (bf16 and fp8 as bit patterns).
 _ELEM_DTYPES = {
@@ -165,7 +168,10 @@ def _case_rng(seed, index):
 
 
 def make_case(seed, index, kernels):
-    """The case for (seed, index): plain data, the same in every process."""
+    """The case for (seed, index): plain data, the same in every process. A few are tessera.load cases
+    (boundary_load.py)."""
+    if boundary_load.is_load_case(seed, index):
+        return boundary_load.make_case(seed, index)
     rng = _case_rng(seed, index)
     name = rng.choice(sorted(kernels))
     kernel = kernels[name]
@@ -262,6 +268,8 @@ def _spoil_option(gen, case, runtime):
 
 
 def describe(case):
+    if case["op"] == "load":
+        return boundary_load.describe(case)
     keys = ["op", "kernel", "grid", "args", "consts", "options", "keyword_runtime", "drop", "extra_kwargs",
             "extra_positional", "offenders", "must_reject"]
     return "\n".join(f"  {k}: {case[k]!r}" for k in keys if case[k] not in ({}, [], 0) or k in ("args", "grid"))

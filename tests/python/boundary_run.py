@@ -11,6 +11,8 @@ import torch
 
 import tessera
 
+import boundary_load
+
 GUARD = 64       # bytes after each array that no launch may touch
 PATTERN = 0xA5   # what arena bytes hold before the array's data is written
 ALIGN = 64       # an array starts this far into its arena, so `offset` and `unaligned` views move off alignment
@@ -169,7 +171,9 @@ def _names_offender(message, offenders):
 
 
 def run_case(case, kernels):
-    """Runs the case; returns a list of problems (empty: the case passed)."""
+    """Runs the case; returns (a list of problems (empty: the case passed), the outcome, its message)."""
+    if case["op"] == "load":
+        return boundary_load.run_case(case)
     rng = np.random.default_rng([case["seed"], case["index"]])
     kernel = kernels[case["kernel"]]
     guards, built = [], {}

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fuzzes the Python boundary: kernel[grid](...) and kernel.compile(...) with random argument kinds, dtypes,
 shapes, strides, grids, Const values, keywords and backends (boundary_cases.py makes the cases,
-boundary_run.py runs and judges one).
+boundary_run.py runs and judges one), and tessera.load(...) with bad paths, argument kinds and header contents
+(boundary_load.py).
 
 Cases run in a worker process, so a segfault, an abort or a hang is reported with the seed and case index that
 reproduce it; the driver then starts a fresh worker and goes on.

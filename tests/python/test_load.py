@@ -187,3 +187,76 @@ def test_a_compiler_that_cannot_build_the_module_is_a_tessera_error(tmp_path, ca
     path.write_text(HEADER.replace("out = x * alpha", "a header of its own"))
     with pytest.raises(tessera.Error, match=message):
         tessera.load(path, compiler=compiler)
+
+
+def _bad_header(tmp_path, kind):
+    path = tmp_path / "k.h"
+    if kind == "symlink loop":
+        path.symlink_to(path)
+    elif kind == "fifo":
+        import os
+        os.mkfifo(path)
+    elif kind == "not UTF-8":
+        path.write_bytes(HEADER.encode().replace(b"out = x", b"out \xff x"))
+    elif kind == "directory":
+        return tmp_path
+    elif kind == "NUL character":
+        return str(path) + "\0.h"
+    elif kind == "name too long":
+        return tmp_path / ("k" * 5000 + ".h")
+    return path
+
+
+# Found by the boundary fuzzer's load cases (boundary_load.py): a symlink loop raised RuntimeError, a long name
+# OSError, a NUL character or a header not in UTF-8 a ValueError naming nothing; a directory or a FIFO was "no such
+# header"; an empty compiler name silently meant g++.
+@pytest.mark.parametrize("kind, message", [
+    ("symlink loop", r"header: cannot use .* as a path: Symlink loop"),
+    ("name too long", r"header: cannot use .* as a path: .*File name too long"),
+    ("NUL character", r"header: cannot use .* as a path: embedded null"),
+    ("directory", r"header: .* is not a regular file"),
+    ("fifo", r"header: .*k\.h is not a regular file"),
+    ("not UTF-8", r"header: .*k\.h is not UTF-8 text \(invalid start byte at byte \d+\)"),
+])
+def test_unusable_headers_are_value_errors_naming_the_argument(tmp_path, kind, message):
+    with pytest.raises(ValueError, match=message):
+        tessera.load(_bad_header(tmp_path, kind))
+
+
+def test_a_missing_header_is_also_a_value_error_naming_it(tmp_path):
+    with pytest.raises(ValueError, match=r"header: no such file: .*nope\.h"):
+        tessera.load(tmp_path / "nope.h")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"compiler": ""}, r"compiler: '' is no command name"),
+    ({"compiler": "g++\0"}, r"compiler: .* is no command name"),
+    ({"extra_flags": ["-DX\0Y"]}, r"extra_flags: a flag contains a NUL character"),
+])
+def test_unusable_compilers_and_flags_are_value_errors_naming_them(header, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        tessera.load(header, **kwargs)
+
+
+def test_flags_from_an_iterator_reach_the_compiler(tmp_path, cache_dir, monkeypatch):
+    seen = []
+
+    def compiler_that_fails(cmd, **kwargs):
+        seen.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1, "", "stopped here")
+    monkeypatch.setattr(loader.subprocess, "run", compiler_that_fails)
+    path = tmp_path / "iterated.h"
+    path.write_text(HEADER.replace("out = x * alpha", "flags from an iterator"))
+    with pytest.raises(tessera.Error):
+        tessera.load(path, extra_flags=iter(["-DFROM_ITERATOR"]))
+    assert "-DFROM_ITERATOR" in seen[0]
+
+
+def test_an_unusable_cache_folder_is_a_tessera_error(tmp_path, monkeypatch):
+    not_a_folder = tmp_path / "file"
+    not_a_folder.write_text("")
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(not_a_folder))
+    path = tmp_path / "uncached.h"
+    path.write_text(HEADER.replace("out = x * alpha", "a header no cache holds"))
+    with pytest.raises(tessera.Error, match=r"cannot use the module cache folder .*file/python-modules"):
+        tessera.load(path)

@@ -1,20 +1,27 @@
 // Differential fuzzing's parts (tests/fuzz/difffuzz): the generator is deterministic, valid by construction and
-// covers the ops; the comparison catches a wrong result; the reducer shrinks a failing program and keeps it
-// failing; regression files round-trip and reject malformed headers.
+// covers the ops, debug_print included, which changes no result; the comparison catches a wrong result or
+// printed text; the reducer shrinks a failing program, one dimension alone where the failure needs the others
+// large, and keeps it failing; programs and regression files round-trip, reject malformed input, and replay
+// eager mode from the file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "ir/Error.h"
 #include "ir/IR.h"
 #include "ir/Printer.h"
+#include "jit/sim/SimRuntime.h"
 #include "tests/fuzz/difffuzz/Differential.h"
 #include "tests/fuzz/difffuzz/Generator.h"
 #include "tests/fuzz/difffuzz/Isolation.h"
 #include "tests/fuzz/difffuzz/ProgramKernel.h"
+#include "tests/fuzz/difffuzz/ProgramText.h"
 #include "tests/fuzz/difffuzz/Reducer.h"
 #include "tests/fuzz/difffuzz/Regression.h"
 
@@ -22,6 +29,54 @@ namespace tessera::fuzz {
 namespace {
 
 std::string traced(const Program& p) { return ir::print(*makeCase(p).kernel.trace({})); }
+
+// A statement of `kind` defining `result` (or none, -1) of `type`, reading `args` (of the same type).
+Stmt statement(StmtKind kind, int result, const ValueType& type, std::vector<int> args = {}, int buffer = -1) {
+  Stmt s;
+  s.kind = kind;
+  s.result = result;
+  s.type = type;
+  s.args = std::move(args);
+  s.argTypes.assign(s.args.size(), type);
+  s.buffer = buffer;
+  return s;
+}
+
+// v1 = load b0 [4 x f32]; debug_print v1; v2 = -v1; store v2 to b1.
+Program loadPrintNegateStore() {
+  const ValueType f32x4{ir::ScalarKind::F32, {2}};
+  Program p;
+  p.seed = 7;
+  p.gridX = 2;
+  p.buffers = {BufferSpec{BufferRole::Input, ir::ScalarKind::F32, false, 70},
+               BufferSpec{BufferRole::Output, ir::ScalarKind::F32, false, 71}};
+  p.body = {statement(StmtKind::Load, 1, f32x4, {}, 0), statement(StmtKind::DebugPrint, -1, f32x4, {1}),
+            statement(StmtKind::Unary, 2, f32x4, {1}), statement(StmtKind::Store, -1, f32x4, {2}, 1)};
+  p.body[2].op = static_cast<int>(UnaryOp::Neg);
+  p.numSlots = 3;
+  return p;
+}
+
+// The program with its statements as a regression file keeps them.
+Program statementsRoundTrip(const Program& p) {
+  std::vector<NumberedLine> lines;
+  std::istringstream text(formatStatements(p));
+  int number = 0;
+  for (std::string line; std::getline(text, line);) lines.push_back({++number, line});
+  Program back = p;
+  back.shrink = 0;
+  back.body = parseStatements(lines, "p.tir");
+  back.numSlots = slotsUsed(back.body);
+  return back;
+}
+
+void collectKinds(const std::vector<Stmt>& body, std::set<StmtKind>& kinds) {
+  for (const Stmt& s : body) {
+    kinds.insert(s.kind);
+    collectKinds(s.body, kinds);
+    collectKinds(s.orelse, kinds);
+  }
+}
 
 void collectOps(const ir::Block& block, std::set<std::string>& names) {
   for (const auto& op : block.ops()) {
@@ -52,14 +107,41 @@ TEST(FuzzGenerator, CoversEveryDslOp) {
     std::unique_ptr<ir::Module> m = makeCase(generateProgram(seed)).kernel.trace({});
     collectOps(*m->functions()[0]->body(), seen);
   }
-  // Everything but what only passes insert (convert_layout, barrier) and debug_print (no buffer to compare).
+  // Everything but what only passes insert (convert_layout, barrier).
   for (const char* op : {"constant", "program_id", "num_programs", "arange", "splat", "broadcast", "expand_dims",
                          "reshape", "trans", "cat", "join", "split", "add", "sub", "mul", "div", "rem", "min", "max",
                          "and", "or", "xor", "shl", "shr", "umulhi", "neg", "not", "abs", "exp", "exp2", "log",
                          "log2", "sqrt", "rsqrt", "sin", "cos", "tanh", "erf", "floor", "ceil", "fma", "cmp",
                          "select", "cast", "bitcast", "addptr", "load", "store", "atomic_rmw", "atomic_cas",
-                         "reduce", "scan", "dot", "for", "if", "while", "device_assert", "hint"})
+                         "reduce", "scan", "dot", "for", "if", "while", "device_assert", "hint", "debug_print"})
     EXPECT_TRUE(seen.count(op)) << op << " never generated";
+}
+
+// debug_print prints, and changes no result: without its statements a program leaves the same buffers on the
+// interpreter and on the emulator.
+TEST(FuzzGenerator, DebugPrintChangesNoResult) {
+  int checked = 0;
+  for (uint64_t seed = 1; seed <= 200 && checked < 2; ++seed) {
+    const Program p = generateProgram(seed);
+    if (std::none_of(p.body.begin(), p.body.end(), [](const Stmt& s) { return s.kind == StmtKind::DebugPrint; }))
+      continue;
+    Program silent = p;
+    for (Stmt& s : silent.body) s.deleted |= s.kind == StmtKind::DebugPrint;
+    std::ostringstream printed, none;
+    const auto loud = gpucheck::runOnInterpreter(makeCase(p), &printed);
+    const auto quiet = gpucheck::runOnInterpreter(makeCase(silent), &none);
+    EXPECT_NE(printed.str().find(" v"), std::string::npos) << "seed " << seed << " printed: " << printed.str();
+    EXPECT_EQ(none.str(), "");
+    ASSERT_EQ(loud.size(), quiet.size());
+    for (size_t i = 0; i < loud.size(); ++i)
+      EXPECT_EQ(loud[i].bytes, quiet[i].bytes) << "seed " << seed << " buffer " << i;
+    jit::KernelCache cache{std::filesystem::path()};
+    const auto device = gpucheck::runOnDevice(makeCase(p), cache, sim::simRuntime("sm_80")).buffers;
+    const auto deviceQuiet = gpucheck::runOnDevice(makeCase(silent), cache, sim::simRuntime("sm_80")).buffers;
+    for (size_t i = 0; i < device.size(); ++i) EXPECT_EQ(device[i].bytes, deviceQuiet[i].bytes) << "seed " << seed;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2) << "too few programs print at their top level";
 }
 
 // Bit-for-bit buffers (every fuzzed buffer but approximate math) see even the sign of a zero.
@@ -117,6 +199,111 @@ TEST(FuzzReducer, ShrinksWhileThePredicateHolds) {
   EXPECT_LT(stats.statementsAfter, stats.statementsBefore);
   EXPECT_LE(stats.statementsAfter, 6u) << traced(reduced);
   EXPECT_EQ(reduced.gridX * reduced.gridY, 1);
+}
+
+// A failure that needs one large dimension keeps only that one: here a dot whose N is at least 16. Shrinking
+// every dimension together (what the reducer did alone before) would stop with M and K at 4 or more, as the
+// generator makes them 16 to 64.
+TEST(FuzzReducer, ShrinksOneDimensionAlone) {
+  auto liveDot = [](const Program& p) -> const Stmt* {
+    for (const Stmt& s : p.body)
+      if (!s.deleted && s.kind == StmtKind::Dot) return &s;
+    return nullptr;
+  };
+  auto wideDot = [&](const Program& p) {
+    const Stmt* dot = liveDot(p);
+    if (!dot) return false;
+    try {
+      traced(p);
+    } catch (const Error&) {
+      return false;
+    }
+    return shapeOf(p, dot->type)[1] >= 16;
+  };
+  uint64_t seed = 1;
+  Program p = generateProgram(seed);
+  while (!wideDot(p)) p = generateProgram(++seed);
+  ReduceStats stats;
+  const Program reduced = reduceProgram(p, wideDot, 800, stats);
+  ASSERT_TRUE(wideDot(reduced));
+  const Stmt& dot = *liveDot(reduced);
+  const std::vector<int64_t> a = shapeOf(reduced, dot.argTypes[0]);
+  EXPECT_EQ(a[0], 1) << "M\n" << traced(reduced);
+  EXPECT_EQ(a[1], 1) << "K\n" << traced(reduced);
+  EXPECT_EQ(shapeOf(reduced, dot.type)[1], 16) << "N";
+}
+
+// Statements written and parsed back give the same program (its shrink applied), for every kind generated.
+TEST(FuzzProgramText, RoundTrips) {
+  std::set<StmtKind> kinds;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    Program p = generateProgram(seed);
+    collectKinds(p.body, kinds);
+    p.shrink = 1;  // where the program stays valid (a reshape's two sides may no longer match)
+    try {
+      traced(p);
+    } catch (const Error&) {
+      p.shrink = 0;
+    }
+    const Program back = statementsRoundTrip(p);
+    EXPECT_EQ(formatStatements(back), formatStatements(p)) << "seed " << seed;
+    EXPECT_EQ(traced(back), traced(p)) << "seed " << seed;
+  }
+  EXPECT_EQ(kinds.size(), static_cast<size_t>(StmtKind::DebugPrint) + 1) << "a kind is never generated";
+}
+
+TEST(FuzzProgramText, MalformedLinesNameTheLine) {
+  auto error = [](std::vector<NumberedLine> lines) {
+    try {
+      parseStatements(lines, "p.tir");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error({{7, "frobnicate type=f32[]"}}).find("p.tir:7: unknown statement kind"), std::string::npos);
+  EXPECT_NE(error({{3, "load result=1"}}).find("p.tir:3: no type="), std::string::npos);
+  EXPECT_NE(error({{4, "load type=f33[2]"}}).find("p.tir:4: unknown dtype"), std::string::npos);
+  EXPECT_NE(error({{5, "load type=f32[2] mask=some"}}).find("p.tir:5: unknown mask"), std::string::npos);
+  EXPECT_NE(error({{6, "store type=f32[2] arg=x:f32[2]"}}).find("p.tir:6: 'x' is not an integer"), std::string::npos);
+  EXPECT_NE(error({{1, "load type=f32[2]"}, {2, "    store type=f32[2]"}}).find("p.tir:2: indented deeper"),
+            std::string::npos);
+}
+
+// An eager-mode failure replays from its regression file: the file keeps the program, which eager mode runs
+// against the interpreter on the file's IR. A program that differs from the IR (as a wrong eager result would) is
+// a finding there, and so is one that prints other text while computing the same buffers.
+TEST(FuzzRegression, EagerModeReplaysFromTheFile) {
+  const Program p = loadPrintNegateStore();
+  const std::string file = formatRegression(
+      makeRegression(p, Finding{"eager", "mismatch", "4 elements"}, specializedIR(p, "sm_80"), {"eager"}));
+  Regression r = parseRegression(file, "eager.tir");
+  ASSERT_TRUE(r.program);
+  EXPECT_EQ(formatStatements(*r.program), formatStatements(p));
+  EXPECT_EQ(r.program->seed, 7u);
+  const Outcome same = replay(r);
+  EXPECT_FALSE(same.invalid) << same.invalidReason;
+  EXPECT_TRUE(same.findings.empty()) << same.findings.front().signature() << " " << same.findings.front().detail;
+
+  Regression wrong = r;
+  wrong.program->body[2].op = static_cast<int>(UnaryOp::Abs);
+  const Outcome differs = replay(wrong);
+  ASSERT_EQ(differs.findings.size(), 1u);
+  EXPECT_EQ(differs.findings[0].signature(), "eager mismatch") << differs.findings[0].detail;
+
+  Regression printsOther = r;  // prints v3, a second load of the same buffer, instead of v1
+  printsOther.program->body.insert(printsOther.program->body.begin() + 1,
+                                   statement(StmtKind::Load, 3, p.body[0].type, {}, 0));
+  printsOther.program->body[2].args = {3};
+  printsOther.program->numSlots = 4;
+  const Outcome printed = replay(printsOther);
+  ASSERT_EQ(printed.findings.size(), 1u);
+  EXPECT_EQ(printed.findings[0].signature(), "eager print mismatch") << printed.findings[0].detail;
+  EXPECT_NE(printed.findings[0].detail.find("v3"), std::string::npos) << printed.findings[0].detail;
+
+  EXPECT_THROW(parseRegression(file.substr(0, file.find("// program:")) + "func @k() {\n  return\n}\n", "old.tir"),
+               Error)
+      << "eager among the archs of a file without its program";
 }
 
 TEST(FuzzRegression, FormatsAndParsesBack) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "ir/Error.h"
@@ -19,7 +20,7 @@ namespace tessera::fuzz {
 
 std::string Finding::signature() const {
   std::string key = where + " " + what;
-  if (what == "mismatch") return key;
+  if (what.ends_with("mismatch")) return key;
   // The message without numbers or addresses ("Cannot select: 0x55f6...: bf16 = uint_to_fp").
   std::string message;
   std::istringstream words(detail.substr(0, detail.find('\n')));
@@ -34,38 +35,62 @@ std::string Finding::signature() const {
 
 namespace {
 
-// Collects findings against one reference.
+// Runs one execution into the buffers it leaves, writing what it prints (debug_print) to the stream.
+using Execution = std::function<std::vector<gpucheck::HostBuffer>(std::ostream& printed)>;
+
+// Collects findings against one reference: its buffers, and what it printed.
 class Comparison {
  public:
-  Comparison(Outcome& outcome, std::vector<gpucheck::HostBuffer> reference)
-      : outcome_(outcome), reference_(std::move(reference)) {}
+  Comparison(Outcome& outcome, const Execution& reference) : outcome_(outcome) {
+    std::ostringstream printed;
+    reference_ = reference(printed);
+    referencePrinted_ = printed.str();
+  }
 
-  // Runs `produce` (the buffers of one execution) and records a mismatch or the error it throws.
-  void check(const std::string& where, const std::function<std::vector<gpucheck::HostBuffer>()>& produce) {
+  // Runs `execution` and records a mismatch or the error it throws. Executions with the interpreter's semantics
+  // (`printsLikeInterpreter`: eager mode, the interpreter after passes) must also print the same text; the
+  // emulator prints through printf, in the device's formats.
+  void check(const std::string& where, const Execution& execution, bool printsLikeInterpreter) {
     try {
-      compare(where, produce());
+      std::ostringstream printed;
+      compare(where, execution(printed));
+      if (printsLikeInterpreter) comparePrinted(where, printed.str());
     } catch (const std::exception& e) {
       outcome_.findings.push_back({where, "error", e.what()});
     }
   }
+
+ private:
   void compare(const std::string& where, const std::vector<gpucheck::HostBuffer>& got) {
     gpucheck::CheckResult r;
     gpucheck::compareBuffers(reference_, got, gpucheck::Tolerance{0, 0, true}, r, where, "interpreter");
     if (r.mismatches)
       outcome_.findings.push_back({where, "mismatch", std::to_string(r.mismatches) + " elements; " + r.firstMismatch});
   }
+  void comparePrinted(const std::string& where, const std::string& printed) {
+    if (printed == referencePrinted_) return;
+    std::istringstream got(printed), want(referencePrinted_);
+    std::string gotLine, wantLine;
+    int line = 1;
+    for (; std::getline(got, gotLine) && std::getline(want, wantLine) && gotLine == wantLine; ++line) {
+    }
+    outcome_.findings.push_back({where, "print mismatch",
+                                 "printed line " + std::to_string(line) + ": " + where + " '" + gotLine +
+                                     "', interpreter '" + wantLine + "'"});
+  }
 
- private:
   Outcome& outcome_;
   std::vector<gpucheck::HostBuffer> reference_;
+  std::string referencePrinted_;
 };
 
 // The interpreter on the tile IR the pass pipeline produced for a compiled kernel.
 std::vector<gpucheck::HostBuffer> interpretPipelineOutput(const jit::CompiledKernel& compiled,
                                                           const jit::LaunchGrid& grid,
-                                                          const std::vector<gpucheck::CheckArg>& args) {
+                                                          const std::vector<gpucheck::CheckArg>& args,
+                                                          std::ostream& printed) {
   std::unique_ptr<ir::Module> m = ir::parseModule(compiled.irAfterPass.back().second, "<after the passes>");
-  return gpucheck::interpretFunction(*m->functions().at(0), grid, args);
+  return gpucheck::interpretFunction(*m->functions().at(0), grid, args, &printed);
 }
 
 std::string specializedIRFor(const gpucheck::CheckCase& c, const std::string& arch) {
@@ -91,28 +116,34 @@ std::string specializedIR(const Program& p, const std::string& arch) { return sp
 Outcome checkProgram(const Program& p, const Targets& targets) {
   Outcome outcome;
   const gpucheck::CheckCase c = makeCase(p);
-  std::vector<gpucheck::HostBuffer> reference;
+  std::optional<Comparison> comparison;
   try {
-    reference = gpucheck::runOnInterpreter(c);  // traces first: a program the DSL rejects stops here
+    // Traces first: a program the DSL rejects stops here.
+    comparison.emplace(outcome, [&](std::ostream& printed) { return gpucheck::runOnInterpreter(c, &printed); });
   } catch (const std::exception& e) {
     outcome.invalid = true;
     outcome.invalidReason = e.what();
     return outcome;
   }
-  Comparison comparison(outcome, std::move(reference));
   std::string failingArch;
-  if (targets.eager) comparison.check("eager", [&] { return gpucheck::runEager(c); });
+  if (targets.eager)
+    comparison->check("eager", [&](std::ostream& printed) { return gpucheck::runEager(c, &printed); }, true);
   for (const std::string& arch : targets.archs) {
     jit::KernelCache cache{std::filesystem::path()};  // in memory, for this program only
     std::shared_ptr<const jit::CompiledKernel> compiled;
     const size_t before = outcome.findings.size();
-    comparison.check(arch, [&] {
-      gpucheck::DeviceRun run = gpucheck::runOnDevice(c, cache, sim::simRuntime(arch));
-      compiled = run.compiled;
-      return run.buffers;
-    });
+    comparison->check(
+        arch,
+        [&](std::ostream&) {
+          gpucheck::DeviceRun run = gpucheck::runOnDevice(c, cache, sim::simRuntime(arch));
+          compiled = run.compiled;
+          return run.buffers;
+        },
+        false);
     if (compiled)
-      comparison.check(arch + " pipeline", [&] { return interpretPipelineOutput(*compiled, c.grid, c.args); });
+      comparison->check(
+          arch + " pipeline",
+          [&](std::ostream& printed) { return interpretPipelineOutput(*compiled, c.grid, c.args, printed); }, true);
     if (failingArch.empty() && outcome.findings.size() > before) failingArch = arch;
   }
   if (!outcome.findings.empty()) {
@@ -123,33 +154,44 @@ Outcome checkProgram(const Program& p, const Targets& targets) {
 }
 
 Outcome checkIR(const std::string& irText, const jit::LaunchGrid& grid, int numWarps,
-                const std::vector<gpucheck::CheckArg>& args, const std::vector<std::string>& archs) {
+                const std::vector<gpucheck::CheckArg>& args, const Targets& targets, const Program* program) {
+  if (targets.eager && !program) throw Error("fuzz: replaying eager mode needs the program, not only its tile IR");
   Outcome outcome;
   std::unique_ptr<ir::Module> m;
-  std::vector<gpucheck::HostBuffer> reference;
+  std::optional<Comparison> comparison;
   try {
     m = ir::parseModule(irText, "<regression>");
-    reference = gpucheck::interpretFunction(*m->functions().at(0), grid, args);
+    comparison.emplace(outcome, [&](std::ostream& printed) {
+      return gpucheck::interpretFunction(*m->functions().at(0), grid, args, &printed);
+    });
   } catch (const std::exception& e) {
     outcome.invalid = true;
     outcome.invalidReason = e.what();
     return outcome;
   }
   const ir::Function& f = *m->functions().at(0);
-  Comparison comparison(outcome, std::move(reference));
   outcome.specializedIR = irText;
-  for (const std::string& arch : archs) {
+  if (targets.eager)
+    comparison->check("eager", [&](std::ostream& printed) { return gpucheck::runEager(makeCase(*program), &printed); },
+                      true);
+  for (const std::string& arch : targets.archs) {
     sim::SimRuntime& runtime = sim::simRuntime(arch);
     std::shared_ptr<const jit::CompiledKernel> compiled;
-    comparison.check(arch, [&] {
-      backends::TargetOptions options;
-      options.arch = arch;
-      options.numWarps = numWarps;
-      compiled = std::make_shared<const jit::CompiledKernel>(
-          jit::compile(f, *backends::createTarget(runtime.target()), options));
-      return gpucheck::launchCompiled(compiled, f.argumentTypes(), grid, args, runtime);
-    });
-    if (compiled) comparison.check(arch + " pipeline", [&] { return interpretPipelineOutput(*compiled, grid, args); });
+    comparison->check(
+        arch,
+        [&](std::ostream&) {
+          backends::TargetOptions options;
+          options.arch = arch;
+          options.numWarps = numWarps;
+          compiled = std::make_shared<const jit::CompiledKernel>(
+              jit::compile(f, *backends::createTarget(runtime.target()), options));
+          return gpucheck::launchCompiled(compiled, f.argumentTypes(), grid, args, runtime);
+        },
+        false);
+    if (compiled)
+      comparison->check(
+          arch + " pipeline",
+          [&](std::ostream& printed) { return interpretPipelineOutput(*compiled, grid, args, printed); }, true);
   }
   return outcome;
 }

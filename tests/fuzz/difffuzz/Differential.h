@@ -4,7 +4,8 @@
 //     for that GPU, run under the emulator, whose checks (races, out-of-bounds accesses, barrier divergence...)
 //     count as failures too;
 //   - for each arch, the interpreter again on the tile IR the default pass pipeline left for it.
-// Buffers must agree bit for bit, except approximate math (Tolerance.h).
+// Buffers must agree bit for bit, except approximate math (Tolerance.h); what eager mode and the interpreter after
+// each pipeline print (debug_print) must be the interpreter's text.
 #pragma once
 
 #include <string>
@@ -18,10 +19,10 @@ namespace tessera::fuzz {
 
 struct Finding {
   std::string where;   // "eager", "sm_80", "sm_80 pipeline" (the interpreter after sm_80's passes)
-  std::string what;    // "mismatch", "error", or "crash" (where: "process", Isolation.h)
+  std::string what;    // "mismatch", "print mismatch" (debug_print's text), "error", or "crash" (where: "process")
   std::string detail;  // the first mismatch, or the error message
   // What makes two findings the same bug for the reducer: where, what, and an error's first line without
-  // numbers or addresses (a mismatch's detail names elements and values, which change as the program shrinks).
+  // numbers or addresses (a mismatch's detail names elements, values or lines, which change as the program shrinks).
   std::string signature() const;
 };
 
@@ -43,8 +44,9 @@ Outcome checkProgram(const Program& p, const Targets& targets);
 std::string specializedIR(const Program& p, const std::string& arch);
 
 // The same comparisons for a kernel given as (specialized) tile IR, as regression files keep it: the
-// interpreter on it is the reference; every arch compiles it, runs it and interprets its pipeline's output.
+// interpreter on it is the reference; every arch compiles it, runs it and interprets its pipeline's output, and
+// eager mode (targets.eager) runs `program`, which the IR was traced from (eager mode runs DSL calls, not IR).
 Outcome checkIR(const std::string& irText, const jit::LaunchGrid& grid, int numWarps,
-                const std::vector<gpucheck::CheckArg>& args, const std::vector<std::string>& archs);
+                const std::vector<gpucheck::CheckArg>& args, const Targets& targets, const Program* program);
 
 }  // namespace tessera::fuzz

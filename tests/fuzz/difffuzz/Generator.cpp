@@ -199,7 +199,7 @@ class Generator {
         {6, &Generator::reduceStmt},   {4, &Generator::scanStmt},     {3, &Generator::dotStmt},
         {6, &Generator::storeStmt},    {4, &Generator::atomicStmt},   {1, &Generator::casStmt},
         {4, &Generator::forStmt},      {2, &Generator::whileStmt},    {4, &Generator::ifStmt},
-        {1, &Generator::assertStmt}};
+        {1, &Generator::assertStmt},   {2, &Generator::debugPrintStmt}};
     int total = 0;
     for (const auto& k : kinds) total += k.first;
     int r = static_cast<int>(rng_() % static_cast<uint64_t>(total));
@@ -499,6 +499,23 @@ class Generator {
     const std::vector<int> shape = oneOf(shapes_);
     Stmt s = stmt(StmtKind::Assert, ValueType{oneOf(kInts), shape});
     operand(s, need(s.type.dtype, shape));
+    out_->push_back(std::move(s));
+  }
+
+  // Prints a visible value of at most 64 elements (the emulator runs a printf per element): printing must
+  // change no result, and eager mode and the interpreter after the passes must print the interpreter's text.
+  void debugPrintStmt() {
+    std::vector<int> candidates;
+    for (const auto& scope : scopes_)
+      for (int slot : scope) {
+        int log2Elements = 0;
+        for (int d : info(slot).type.log2Shape) log2Elements += d;
+        if (log2Elements <= 6) candidates.push_back(slot);
+      }
+    if (candidates.empty()) return;
+    const int slot = oneOf(candidates);
+    Stmt s = stmt(StmtKind::DebugPrint, info(slot).type);
+    operand(s, slot);
     out_->push_back(std::move(s));
   }
 

@@ -50,6 +50,7 @@ enum class StmtKind {
   While,      // counter in slot `result` from 0 while < trip { body; counter += 1 }
   If,         // if (a0) { body } else { orelse }
   Assert,     // device_assert(a0 == a0) on an integer value (always true)
+  DebugPrint, // debug_print("v<a0's slot> ", a0): must change no result
 };
 
 enum class UnaryOp { Neg, Abs, Not, Floor, Ceil, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sin, Cos, Tanh, Erf, Sigmoid };

@@ -226,6 +226,7 @@ void Replayer::execute(const Stmt& s) {
       device_assert(x == x, "fuzz: a value differs from itself");
       return;
     }
+    case StmtKind::DebugPrint: debug_print("v" + std::to_string(s.args.at(0)) + " ", {a(0)}); return;
     case StmtKind::For:
     case StmtKind::While:
     case StmtKind::If: executeControl(s); return;

@@ -1,7 +1,10 @@
 #include "tests/fuzz/difffuzz/Reducer.h"
 
 #include <algorithm>
+#include <set>
 #include <vector>
+
+#include "tests/fuzz/difffuzz/ShapeClasses.h"
 
 namespace tessera::fuzz {
 
@@ -71,6 +74,7 @@ class Reducer {
       progress |= inlineControlFlow();
       progress |= simplifyStatements();
       progress |= simplifyLaunch();
+      progress |= shrinkDimensions();
     }
     dropUnusedBuffers();
     stats_.statementsAfter = liveStatements(best_);
@@ -160,6 +164,60 @@ class Reducer {
     progress |= tryEdit([](Program& c) { return c.numWarps > 1 && (c.numWarps = 1, true); });
     progress |= tryEdit([](Program& c) { return c.limitPercent != 100 && (c.limitPercent = 100, true); });
     return progress;
+  }
+
+  // Shrinks tied dimensions (ShapeClasses.h) rather than all of them: the classes of one statement's result
+  // together (its whole tile), then each class alone. A group is lowered at once until its smallest member is 0
+  // if that still fails, else one step at a time.
+  bool shrinkDimensions() {
+    storeShrink(best_);
+    const std::vector<DimClass> classes = dimensionClasses(live(best_));
+    std::set<std::vector<size_t>> seen;
+    std::vector<std::vector<size_t>> groups;
+    for (size_t i = 0; i < live(best_).size(); ++i) {
+      std::vector<size_t> group;
+      auto ofResult = [&](const DimRef& r) { return r.statement == i && r.operand < 0; };
+      for (size_t k = 0; k < classes.size(); ++k)
+        if (std::any_of(classes[k].begin(), classes[k].end(), ofResult)) group.push_back(k);
+      if (!group.empty() && seen.insert(group).second) groups.push_back(group);
+    }
+    for (size_t k = 0; k < classes.size(); ++k)
+      if (seen.insert({k}).second) groups.push_back({k});
+
+    bool progress = false;
+    for (const std::vector<size_t>& group : groups) {
+      while (budgetLeft()) {
+        const int smallest = smallestDimension(classes, group);
+        if (smallest == 0) break;
+        if (!lowerDimensions(classes, group, smallest) && !(smallest > 1 && lowerDimensions(classes, group, 1))) break;
+        progress = true;
+      }
+    }
+    return progress;
+  }
+  // The program's uniform shrink, stored in its types instead (the same shapes: no check needed).
+  static void storeShrink(Program& p) {
+    for (Stmt* s : live(p)) {
+      for (int& d : s->type.log2Shape) d = std::max(0, d - p.shrink);
+      for (ValueType& t : s->argTypes)
+        for (int& d : t.log2Shape) d = std::max(0, d - p.shrink);
+    }
+    p.shrink = 0;
+  }
+  int smallestDimension(const std::vector<DimClass>& classes, const std::vector<size_t>& group) {
+    const std::vector<Stmt*> stmts = live(best_);
+    int smallest = 10;
+    for (size_t k : group)
+      for (const DimRef& r : classes[k]) smallest = std::min(smallest, dimension(stmts, r));
+    return smallest;
+  }
+  bool lowerDimensions(const std::vector<DimClass>& classes, const std::vector<size_t>& group, int step) {
+    return tryEdit([&](Program& c) {
+      const std::vector<Stmt*> stmts = live(c);
+      for (size_t k : group)
+        for (const DimRef& r : classes[k]) dimension(stmts, r) -= step;
+      return reshapesKeepSizes(stmts);
+    });
   }
 
   void dropUnusedBuffers() {

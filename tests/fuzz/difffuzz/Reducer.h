@@ -1,7 +1,8 @@
 // Delta debugging over a failing Program: removes statements (halves, quarters, ... single ones), replaces loops
 // and branches by their bodies, simplifies constants, masks, trip counts and addressing, shrinks every tile
-// dimension, the grid and the warp count, and drops unused buffers, keeping each change while the program still
-// fails the same way. Deterministic: the same program and predicate give the same result.
+// dimension, then the dimensions of one statement's tile and each class of tied dimensions alone
+// (ShapeClasses.h), the grid and the warp count, and drops unused buffers, keeping each change while the program
+// still fails the same way. Deterministic: the same program and predicate give the same result.
 #pragma once
 
 #include <functional>
