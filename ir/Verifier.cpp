@@ -877,6 +877,8 @@ class Verifier {
 
   bool checkDot(const Op& op) {
     if (!checkEnum(op, "input_precision", {"ieee", "tf32"}, true)) return false;
+    const Attr* inRegisters = nullptr;
+    if (!getAttr(op, "a_in_registers", Attr::Kind::Bool, false, inRegisters)) return false;
     Type a = operandType(op, 0), b = operandType(op, 1), acc = operandType(op, 2);
     if (a.rank() != 2 || b.rank() != 2 || acc.rank() != 2)
       return fail(op, "operands must be rank-2 tiles, got " + a.str() + ", " + b.str() + " and " + acc.str());

@@ -1,6 +1,7 @@
 // assign-layouts: every tile value gets a distributed layout (its type's encoding).
 //
-//  1. The layout policy's preferences (dot operands, ...) become anchors: convert_layout ops around the op.
+//  1. The layout policy's preferences (dot operands, ...) become anchors: convert_layout ops around the op. A dot
+//     whose A operand the target takes from registers (LayoutPolicy::dotOperandARegisterLayout) is marked so.
 //  2. Values that must share one layout are grouped (union-find): the operands and results of element-wise
 //     ops, memory ops, broadcast, hint and scan; dot's accumulator and result; a loop's init, region argument,
 //     yielded value and result; an if's yields and result. reduce and expand_dims relate two groups by a slice:
@@ -19,6 +20,7 @@
 #include <unordered_map>
 
 #include "ir/Builder.h"
+#include "transforms/analysis/SharedScratch.h"
 
 namespace tessera::transforms {
 
@@ -117,8 +119,20 @@ class AssignLayoutsPass : public Pass {
       for (unsigned i = 0; i < op->numResults(); ++i) {
         Value* r = op->result(i);
         if (!r->type().isTile()) continue;
-        if (std::optional<Layout> want = policy_->resultLayout(*op, i); want && layoutOf(r) != want)
+        std::optional<Layout> want = policy_->resultLayout(*op, i);
+        if (!want || layoutOf(r) == want) continue;
+        // A result without a layout simply takes the wanted one: it then anchors its users' group, which otherwise
+        // could take a layout propagated from unrelated index arithmetic (through slices) and convert every time.
+        if (!layoutOf(r))
+          r->setType(want->apply(r->type()));
+        else
           retypeResultWithConvertBack(op, r, want->apply(r->type()));
+      }
+      if (!op->is(OpKind::Dot)) continue;
+      if (std::optional<Layout> fragments = policy_->dotOperandARegisterLayout(*op)) {
+        Value* a = op->operand(0);
+        if (layoutOf(a) != fragments) op->setOperand(0, convertBefore(op, a, fragments->apply(a->type())));
+        op->setAttr(kDotAInRegisters, ir::Attr::boolean(true));
       }
     }
   }

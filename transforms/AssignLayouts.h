@@ -27,6 +27,14 @@ class LayoutPolicy {
     (void)dot, (void)index;
     return std::nullopt;
   }
+  // The distributed layout in which the target's tensor-core lowering of `dot` takes its A operand straight from
+  // registers, as instruction fragments (no staging through shared memory); nullopt: A is staged or read from a
+  // shared buffer. assign-layouts converts A to it and marks the dot `a_in_registers` (kDotAInRegisters in
+  // analysis/SharedScratch.h), so that no scratch is reserved for A and no copy puts it in shared memory.
+  virtual std::optional<ir::Layout> dotOperandARegisterLayout(const ir::Op& dot) const {
+    (void)dot;
+    return std::nullopt;
+  }
 };
 
 // The target-independent choice: `dot` takes its accumulator/result in the default blocked layout of their shape

@@ -12,13 +12,15 @@
 //
 // Masked-off elements of a copy are zero (cp.async's zero fill), so a load with an `other` operand qualifies only
 // when `other` is the constant 0. Runs after the layout passes: the copy keeps the load's coalesced pointer layout,
-// and local_load produces the operand directly in the layout the dot takes it in.
+// and local_load produces the operand directly in the layout the dot takes it in. An A operand the dot takes from
+// registers (marked `a_in_registers` by assign-layouts) stays where it is.
 #include <vector>
 
 #include "ir/Builder.h"
 #include "ir/Layout.h"
 #include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
+#include "transforms/analysis/SharedScratch.h"
 
 namespace tessera::transforms {
 namespace {
@@ -78,9 +80,11 @@ class AsyncCopyDotOperandsPass : public Pass {
       if (op->is(OpKind::Dot)) dots.push_back(op);
     });
     for (Op* dot : dots)
-      for (unsigned index = 0; index < 2; ++index)
+      for (unsigned index = 0; index < 2; ++index) {
+        if (index == 0 && dotTakesAInRegisters(*dot)) continue;  // the lowering wants A in registers
         if (std::optional<ir::Layout> shared = options_.layoutPolicy->dotOperandSharedLayout(*dot, index))
           if (OperandChain chain = chainOf(dot->operand(index)); chain.load) rewrite(f, *dot, index, chain, *shared);
+      }
   }
 
  private:

@@ -1,7 +1,8 @@
 // dot: acc + a·b. The target gets the first say (LoweringHooks::lowerDot: tensor cores, NVPTX's mma.sync with
 // ldmatrix and AMDGPU's MFMA), with the same operand staging contract (the op's scratch at smem_offset). The
 // portable strategy stages both operands through shared memory (row-major), except an operand a local_load reads
-// from a shared buffer, which it reads there (through the buffer's layout); then every thread accumulates its own
+// from a shared buffer, which it reads there (through the buffer's layout); a dot marked `a_in_registers` has no
+// A staging and is an error here. Then every thread accumulates its own
 // accumulator registers with FMAs over K, in f32 for float inputs (exact products for f16/bf16/fp8) and i32 for i8.
 #include "backends/common/KernelLowering.h"
 #include "backends/common/TF32Rounding.h"
@@ -24,6 +25,8 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   const bool isInt = inElem.isInt();
   if (isInt != accElem.isInt()) fail(op, "integer inputs need an integer accumulator and floats a float one");
   if (hooks_.lowerDot(*this, op)) return;  // the target's tensor cores took it
+  if (transforms::dotTakesAInRegisters(op))
+    fail(op, "takes A in registers (a_in_registers), which only a tensor-core lowering does, and none took this dot");
 
   // Stage a and b row-major in shared memory (transforms/analysis/SharedScratch.h's dot staging), unless a
   // local_load's buffer holds them already.

@@ -1,6 +1,6 @@
 // NVPTXHooks::lowerDot: `dot` on tensor cores with mma.sync (m16n8k16 f16/bf16, m16n8k32 s8, m16n8k8 tf32),
-// operands staged through XOR-swizzled shared memory and loaded with ldmatrix. The index arithmetic is
-// MmaFragments.h's, emitted as LLVM IR here.
+// operands staged through XOR-swizzled shared memory and loaded with ldmatrix, or A taken from registers where the
+// dot is marked so (16-bit inputs). The index arithmetic is MmaFragments.h's, emitted as LLVM IR here.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <map>
@@ -68,6 +68,14 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   const int64_t elementBytes = aTy.element().storageBytes();
   const bool bTransposed = mmaStagesBTransposed(elementBytes);
   const bool toTF32 = in == ir::ScalarKind::F32;
+  // A straight from registers, where assign-layouts put it in a layout holding the A fragments.
+  std::optional<std::vector<int64_t>> aFromRegisters;
+  if (transforms::dotTakesAInRegisters(op)) {
+    if (elementBytes == 2) aFromRegisters = planMmaOperandARegisters(L.mapOf(aTy, op.name()), cmap, *plan);
+    if (!aFromRegisters)
+      L.fail(op, "takes A in registers (a_in_registers), but A's layout does not hold the mma A fragments of the "
+                 "accumulator's layout");
+  }
 
   // 1. Where ldmatrix reads A and B: the shared buffer a local_load reads an operand from (transforms::
   // dotOperandBuffer; it must be swizzled as mmaOperandSharedLayout says, which async-copy-dot-operands asks for,
@@ -97,7 +105,7 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
     staged = true;
     return staging;
   };
-  llvm::Value* aBase = operandBuffer(0, aStaging, aSwizzle, false);
+  llvm::Value* aBase = aFromRegisters ? nullptr : operandBuffer(0, aStaging, aSwizzle, false);
   llvm::Value* bBase = operandBuffer(1, bStaging, bSwizzle, bTransposed);
   if (staged) L.hooks().barrier(b);
 
@@ -106,10 +114,13 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   llvm::Value* warp = L.warpId();
   llvm::Value* warpRow = warpCoordinatePart(b, warp, cmap.warpBases, 0);
   llvm::Value* warpCol = warpCoordinatePart(b, warp, cmap.warpBases, 1);
-  // mmaALaneOffset: ((lane & 7) + 8 * ((lane >> 3) & 1), chunk * ((lane >> 4) & 1)).
+  // mmaALaneOffset: (the block row of fragment row lane & 15, chunk * ((lane >> 4) & 1)).
   const int64_t chunk = aSwizzle.chunkElements;
   llvm::Value* laneLow = b.CreateAnd(lane, i32(b, 7));
-  llvm::Value* aLaneRow = b.CreateAdd(laneLow, b.CreateShl(b.CreateAnd(b.CreateLShr(lane, i32(b, 3)), i32(b, 1)), i32(b, 3)));
+  llvm::Value* aLaneRow = i32(b, 0);
+  for (int i = 0; i < 4; ++i)
+    aLaneRow = b.CreateXor(aLaneRow, b.CreateMul(b.CreateAnd(b.CreateLShr(lane, i32(b, i)), i32(b, 1)),
+                                                 i32(b, plan->rowBases[i])));
   llvm::Value* aLaneCol = b.CreateMul(b.CreateAnd(b.CreateLShr(lane, i32(b, 4)), i32(b, 1)), i32(b, chunk));
   // B covers two K steps per ldmatrix.x4 when K allows, else one per x2. Tile q = (lane >> 3) % tiles sits at K
   // rows 8q (mmaBLaneOffset, row-major B) or at K chunk q (mmaBTransposedLaneOffset).
@@ -146,26 +157,63 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
     return f16 ? b.CreateBitCast(v, llvm::FixedVectorType::get(b.getHalfTy(), 2)) : v;
   };
 
-  std::map<int64_t, std::vector<llvm::Value*>> bRegs;  // per fragment column: b registers of the current K steps
-  for (int64_t k0 = 0; k0 < K; k0 += stepK) {
-    const int64_t step = k0 / stepK;
-    std::map<int64_t, std::vector<llvm::Value*>> aRegs;
-    for (int64_t row : plan->fragmentRows)
-      aRegs[row] = ldmatrix(ldmatrixIntrinsic(4, false), aBase, aSwizzle,
-                            b.CreateAdd(b.CreateAdd(warpRow, i32(b, row)), aLaneRow), b.CreateAdd(aLaneCol, i32(b, k0)), 4);
-    if (bTiles == 2 || step % 2 == 0)
-      for (int64_t col : plan->fragmentCols) bRegs[col] = loadB(col, k0);
-    const size_t bFirst = bTiles == 4 ? static_cast<size_t>(2 * (step % 2)) : 0;
-    for (size_t f = 0; f < plan->fragments.size(); ++f) {
-      const std::vector<llvm::Value*>& af = aRegs[plan->fragments[f].row];
-      const std::vector<llvm::Value*>& bf = bRegs[plan->fragments[f].col];
-      std::vector<llvm::Value*> args;
-      for (int i = 0; i < 4; ++i) args.push_back(asOperand(af[i]));
-      args.push_back(asOperand(bf[bFirst]));
-      args.push_back(asOperand(bf[bFirst + 1]));
-      for (int s = 0; s < 4; ++s) args.push_back(d[f][s]);
-      llvm::Value* out = b.CreateCall(mma, args);
-      for (int s = 0; s < 4; ++s) d[f][s] = b.CreateExtractValue(out, {static_cast<unsigned>(s)});
+  // The four 32-bit A registers of fragment row #i at K step `step`, packed from A's registers (a0 a1 in the low and
+  // high half of the first, ...), as ldmatrix would deliver them.
+  auto packedA = [&](size_t i, int64_t step) {
+    const Regs& regs = L.get(a);
+    const std::vector<int64_t>& from = *aFromRegisters;
+    const size_t first = (i * static_cast<size_t>(K / stepK) + static_cast<size_t>(step)) * 8;
+    llvm::Type* pairTy = llvm::FixedVectorType::get(L.regType(aTy.element()), 2);
+    std::vector<llvm::Value*> packed;
+    for (size_t p = 0; p < 4; ++p) {
+      llvm::Value* pair = llvm::PoisonValue::get(pairTy);
+      for (unsigned h = 0; h < 2; ++h) pair = b.CreateInsertElement(pair, regs[from[first + 2 * p + h]], h);
+      packed.push_back(b.CreateBitCast(pair, b.getInt32Ty()));
+    }
+    return packed;
+  };
+
+  // d[f] += a · b, with a's four and b's two 32-bit registers.
+  auto issueMma = [&](size_t f, const std::vector<llvm::Value*>& af, llvm::Value* b0, llvm::Value* b1) {
+    std::vector<llvm::Value*> args;
+    for (int i = 0; i < 4; ++i) args.push_back(asOperand(af[i]));
+    args.push_back(asOperand(b0));
+    args.push_back(asOperand(b1));
+    for (int s = 0; s < 4; ++s) args.push_back(d[f][s]);
+    llvm::Value* out = b.CreateCall(mma, args);
+    for (int s = 0; s < 4; ++s) d[f][s] = b.CreateExtractValue(out, {static_cast<unsigned>(s)});
+  };
+  std::map<int64_t, size_t> rowIndex;  // fragment row -> its index in plan->fragmentRows
+  for (size_t i = 0; i < plan->fragmentRows.size(); ++i) rowIndex[plan->fragmentRows[i]] = i;
+
+  const int64_t stepsPerB = bTiles == 4 ? 2 : 1;  // the K steps one B load covers
+  if (aFromRegisters) {
+    // A costs nothing to reach, B a load: each B load serves all its K steps at once, so that only one column's B
+    // registers are live at a time (with warps stacked along M a warp covers every column).
+    for (int64_t k0 = 0; k0 < K; k0 += stepsPerB * stepK)
+      for (int64_t col : plan->fragmentCols) {
+        const std::vector<llvm::Value*> bf = loadB(col, k0);
+        for (int64_t s = 0; s < stepsPerB; ++s)
+          for (size_t f = 0; f < plan->fragments.size(); ++f)
+            if (plan->fragments[f].col == col)
+              issueMma(f, packedA(rowIndex.at(plan->fragments[f].row), k0 / stepK + s), bf[2 * s], bf[2 * s + 1]);
+      }
+  } else {
+    // Per K step, the A fragments of every row, then every fragment; B is loaded every stepsPerB steps.
+    std::map<int64_t, std::vector<llvm::Value*>> bRegs;  // per fragment column: b registers of the current K steps
+    for (int64_t k0 = 0; k0 < K; k0 += stepK) {
+      const int64_t step = k0 / stepK;
+      std::map<int64_t, std::vector<llvm::Value*>> aRegs;
+      for (int64_t row : plan->fragmentRows)
+        aRegs[row] = ldmatrix(ldmatrixIntrinsic(4, false), aBase, aSwizzle,
+                              b.CreateAdd(b.CreateAdd(warpRow, i32(b, row)), aLaneRow), b.CreateAdd(aLaneCol, i32(b, k0)), 4);
+      if (step % stepsPerB == 0)
+        for (int64_t col : plan->fragmentCols) bRegs[col] = loadB(col, k0);
+      const size_t bFirst = static_cast<size_t>(2 * (step % stepsPerB));
+      for (size_t f = 0; f < plan->fragments.size(); ++f) {
+        const std::vector<llvm::Value*>& bf = bRegs[plan->fragments[f].col];
+        issueMma(f, aRegs[plan->fragments[f].row], bf[bFirst], bf[bFirst + 1]);
+      }
     }
   }
 

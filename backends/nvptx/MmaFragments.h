@@ -18,6 +18,7 @@
 // 16x8 blocks.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -51,11 +52,19 @@ struct MmaSwizzle {
 MmaSwizzle mmaSwizzleFor(int64_t rowLength, int64_t elementBytes);
 int64_t mmaSwizzledIndex(const MmaSwizzle& s, int64_t row, int64_t col);  // element index
 
+// ---- the rows of a 16-row block: which row of the block fragment row f (0..15: groupID g, plus 8 for c2/c3 and
+// a2/a3) stands for, the XOR of rowBases[i] over the set bits i of f. The mma does not care which row is which as
+// long as A and the accumulator agree, so accumulator layouts may permute a block's rows (MmaLayoutPolicy.h).
+using MmaRowBases = std::array<int64_t, 4>;
+inline constexpr MmaRowBases kMmaIdentityRows = {1, 2, 4, 8};
+int64_t mmaBlockRow(const MmaRowBases& rowBases, int64_t fragmentRow);
+
 // ---- ldmatrix: lane l supplies the address of row (l % 8) of 8 x 16-byte tile (l / 8) % tiles. These are the
 // row/column offsets in elements (relative to the fragment's origin) each lane supplies.
 // A, ldmatrix.x4 of a 16-row x 32-byte block: tiles (0,0) (8,0) (0,16B) (8,16B), which deliver the 4 registers of
-// the mma A fragment for every element size (16-bit: a0..a7 in pairs; s8: a0..a15 in fours; tf32: a0..a3).
-MatrixCoord mmaALaneOffset(int64_t lane, int64_t elementBytes);
+// the mma A fragment for every element size (16-bit: a0..a7 in pairs; s8: a0..a15 in fours; tf32: a0..a3). The
+// row is the block row of fragment row (l % 8) + 8 * ((l / 8) % 2).
+MatrixCoord mmaALaneOffset(int64_t lane, int64_t elementBytes, const MmaRowBases& rowBases = kMmaIdentityRows);
 // B of 16-bit elements (row-major K x N), ldmatrix.x{tiles}.trans of a (8 * tiles) x 8 block: tile q covers K rows
 // 8q..8q+7, so registers (2s, 2s+1) are b0, b1 of K step s.
 MatrixCoord mmaBLaneOffset(int64_t lane, int64_t tiles);
@@ -72,14 +81,25 @@ struct MmaFragment {
   int64_t regs[4] = {0, 0, 0, 0};  // accumulator registers holding c0..c3
 };
 struct MmaAccumulatorPlan {
+  MmaRowBases rowBases = kMmaIdentityRows;  // the block rows of the fragment rows (lanes' groupID, then c2/c3)
   std::vector<MmaFragment> fragments;
   std::vector<std::pair<int64_t, int>> regSlot;  // per accumulator register: (fragment, slot 0..3)
   std::vector<int64_t> fragmentRows;             // distinct MmaFragment::row values (A loads)
   std::vector<int64_t> fragmentCols;             // distinct MmaFragment::col values (B loads)
 };
-// The plan when `acc` (the accumulator's thread map, rank 2) has the mma C fragment's shape: lanes spread as
-// (lane / 4, 2 * (lane % 4)) within each 16x8 block, each thread's registers covering offsets (0,0) (0,1) (8,0)
-// (8,1) of its blocks, and warp bits only selecting whole blocks (or replicating). nullopt otherwise.
+// The plan when `acc` (the accumulator's thread map, rank 2) has the mma C fragment's shape up to a permutation of
+// each 16-row block's rows: within each 16x8 block, lane bits 0-1 step the column by 2 and 4 and lane bits 2-4 the
+// row by rowBases[0..2], each thread's registers covering offsets (0,0) (0,1) (h,0) (h,1) (h = rowBases[3]) of its
+// blocks, and warp bits only selecting whole blocks (or replicating). nullopt otherwise.
 std::optional<MmaAccumulatorPlan> planMmaAccumulator(const ThreadMap& acc);
+
+// ---- A straight from registers (16-bit inputs): when the A operand's layout (`a`, over M x K) holds, in every
+// thread, the elements of the m16n8k16 A fragments that the accumulator's plan needs (rows permuted as its
+// rowBases say, the warps' rows those of the accumulator) at register indices that are the same in every thread,
+// the A register of element e (a0..a7) of K step s for fragment row plan.fragmentRows[i]: entry (i * steps + s) * 8
+// + e, steps = K / 16. Decided on the linear forms (ir::planConversion finds a register permutation); nullopt
+// otherwise.
+std::optional<std::vector<int64_t>> planMmaOperandARegisters(const ThreadMap& a, const ThreadMap& acc,
+                                                             const MmaAccumulatorPlan& plan);
 
 }  // namespace tessera::backends::nvptx

@@ -2,12 +2,50 @@
 
 #include "backends/common/TensorCoreDot.h"
 #include "ir/IR.h"
+#include "transforms/analysis/ChainedDots.h"
 
 namespace tessera::backends::nvptx {
 
+namespace {
+
+// Whether `dot` takes the chained accumulator layout (see MmaLayoutPolicy.h).
+bool stacksWarpsAlongM(const ir::Op& dot, const TensorCoreDot& shape, const transforms::PassOptions& options) {
+  const bool sixteenBit = shape.tile.input == ir::ScalarKind::F16 || shape.tile.input == ir::ScalarKind::BF16;
+  return sixteenBit && shape.M % (kMmaM * options.numWarps) == 0 && transforms::isChainedDot(dot);
+}
+
+ir::Layout chainedAccumulatorLayout(const transforms::PassOptions& options) {
+  return ir::Layout::blocked({2, 2}, {8, 4}, {options.numWarps, 1}, {1, 0});
+}
+
+// Whether `v` is defined outside the innermost loop around `op` (false when `op` is in no loop).
+bool definedOutsideLoopOf(const ir::Value* v, const ir::Op& op) {
+  const ir::Op* loop = op.parentOp();
+  while (loop && !loop->is(ir::OpKind::For) && !loop->is(ir::OpKind::While)) loop = loop->parentOp();
+  if (!loop) return false;
+  const ir::Block* block = v->isBlockArg() ? v->ownerBlock() : v->definingOp()->parentBlock();
+  for (const ir::Op* owner = block->parentOp(); owner; owner = owner->parentOp())
+    if (owner == loop) return false;
+  return true;
+}
+
+}  // namespace
+
 std::optional<ir::Layout> mmaAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options) {
-  if (options.warpSize != kMmaWarpSize || !matchTensorCoreDot(dot, kMmaTiles)) return std::nullopt;
+  if (options.warpSize != kMmaWarpSize) return std::nullopt;
+  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kMmaTiles);
+  if (!shape) return std::nullopt;
+  if (stacksWarpsAlongM(dot, *shape, options)) return chainedAccumulatorLayout(options);
   return ir::Layout::blocked({1, 2}, {8, 4}, {1, options.numWarps}, {1, 0});
+}
+
+std::optional<ir::Layout> mmaOperandARegisterLayout(const ir::Op& dot, const transforms::PassOptions& options) {
+  if (options.warpSize != kMmaWarpSize) return std::nullopt;
+  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kMmaTiles);
+  if (!shape || !stacksWarpsAlongM(dot, *shape, options)) return std::nullopt;
+  // A loop-variant load is better copied to shared memory asynchronously than converted on every iteration.
+  if (!transforms::operandAFromDot(dot) && !definedOutsideLoopOf(dot.operand(0), dot)) return std::nullopt;
+  return chainedAccumulatorLayout(options);
 }
 
 ir::Layout mmaSharedLayout(const MmaSwizzle& s) {

@@ -4,6 +4,17 @@
 // mma C/D fragments (the same for every one of these shapes): sizePerThread [1, 2], threadsPerWarp [8, 4],
 // warpsPerCTA [1, numWarps], order [1, 0]. A warp's 8 lanes rows repeat every 8 rows, so a thread holds rows g
 // and g + 8 of every 16-row block, columns 2 * (lane % 4) + {0, 1}. Everything else follows the default policy.
+//
+// Chained dots (transforms/analysis/ChainedDots.h: attention's Q K^T and P V) with 16-bit inputs whose M splits
+// into 16-row blocks per warp instead take sizePerThread [2, 2], threadsPerWarp [8, 4], warpsPerCTA [numWarps, 1]:
+// every warp owns whole 16-row blocks (rows 16 w + 16 numWarps i + 0..15), and a thread holds rows 2g and 2g + 1
+// of each. That is the mma C fragment with the block's rows permuted (fragment row g is row 2g, row g + 8 is
+// 2g + 1); the lowering permutes A's rows alike (MmaAccumulatorPlan::rowBases), and the mma does not care which
+// row is which. Then a row's elements all sit in one warp (row reductions are shuffles), and the same layout over
+// [M, K] holds exactly the A fragments of m16n8k16 (the C fragments of two adjacent 8-column blocks are the A
+// fragment of one 16-column K step): the first dot's result, after element-wise ops and a cast, is the second
+// dot's A operand without moving a byte (mmaOperandARegisterLayout). Being blocked, the layout spans every shape,
+// so the row statistics ([M] slices), their broadcasts and both accumulators share it.
 #pragma once
 
 #include <optional>
@@ -24,6 +35,11 @@ inline constexpr TensorCoreTile kMmaTiles[] = {
 
 // The mma accumulator layout for `dot`, or nullopt when the dot is not an mma candidate.
 std::optional<ir::Layout> mmaAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options);
+// The layout in which the mma lowering takes A from registers (LayoutPolicy::dotOperandARegisterLayout): the
+// chained accumulator layout above, for a chained dot whose A is computed from the previous dot's result or is
+// defined outside the dot's loop (converted once, in front of it); nullopt otherwise (A is staged, or copied to a
+// shared buffer when it is loaded in the loop).
+std::optional<ir::Layout> mmaOperandARegisterLayout(const ir::Op& dot, const transforms::PassOptions& options);
 
 // The #shared layout of a staging swizzle: rows of `s.rowLength`, `s.chunkElements`-element chunks XOR-swizzled.
 ir::Layout mmaSharedLayout(const MmaSwizzle& s);
@@ -39,6 +55,9 @@ class NVPTXLayoutPolicy : public TensorCoreLayoutPolicy {
       : TensorCoreLayoutPolicy(options, &mmaAccumulatorLayout), options_(options) {}
   std::optional<ir::Layout> dotOperandSharedLayout(const ir::Op& dot, unsigned index) const override {
     return mmaOperandSharedLayout(dot, index, options_);
+  }
+  std::optional<ir::Layout> dotOperandARegisterLayout(const ir::Op& dot) const override {
+    return mmaOperandARegisterLayout(dot, options_);
   }
 
  private:

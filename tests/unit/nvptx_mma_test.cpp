@@ -135,14 +135,24 @@ TEST(MmaFragments, PlanAcceptsOnlyFragmentShapedAccumulators) {
   EXPECT_EQ(plan->regSlot.size(), 32u);
   EXPECT_EQ(plan->fragmentRows.size(), 4u);
   EXPECT_EQ(plan->fragmentCols.size(), 2u);
-  // The default layout, warps along M, and 2x2-element threads are not mma fragments.
+  // The default layout, warps splitting 8-row halves of a block, lanes 4 x 8 and threads of 4 rows are not mma
+  // fragments.
   EXPECT_FALSE(planMmaAccumulator(ThreadMap::build(ir::defaultBlockedLayout({64, 64}, 4, 32), {64, 64}, "t")));
   EXPECT_FALSE(planMmaAccumulator(
       ThreadMap::build(ir::Layout::blocked({1, 2}, {8, 4}, {2, 2}, {1, 0}), {64, 64}, "t")));
   EXPECT_FALSE(planMmaAccumulator(
-      ThreadMap::build(ir::Layout::blocked({2, 2}, {8, 4}, {1, 4}, {1, 0}), {64, 64}, "t")));
-  EXPECT_FALSE(planMmaAccumulator(
       ThreadMap::build(ir::Layout::blocked({1, 2}, {4, 8}, {1, 4}, {1, 0}), {64, 64}, "t")));
+  EXPECT_FALSE(planMmaAccumulator(
+      ThreadMap::build(ir::Layout::blocked({4, 2}, {8, 4}, {1, 4}, {1, 0}), {64, 64}, "t")));
+  // 2x2-element threads are fragments with each block's rows permuted: fragment row g is row 2g, g + 8 is 2g + 1.
+  std::optional<MmaAccumulatorPlan> permuted =
+      planMmaAccumulator(ThreadMap::build(ir::Layout::blocked({2, 2}, {8, 4}, {1, 4}, {1, 0}), {64, 64}, "t"));
+  ASSERT_TRUE(permuted);
+  EXPECT_EQ(permuted->rowBases, (MmaRowBases{2, 4, 8, 1}));
+  for (int64_t g = 0; g < 8; ++g) {
+    EXPECT_EQ(mmaBlockRow(permuted->rowBases, g), 2 * g);
+    EXPECT_EQ(mmaBlockRow(permuted->rowBases, g + 8), 2 * g + 1);
+  }
 }
 
 // ---- the formats as linear layouts (MmaLinearLayouts.h), against the same PTX ISA facts
@@ -324,14 +334,26 @@ TEST(MmaLinearLayouts, StagingLayoutIsMmaSwizzledIndex) {
     }
 }
 
+// The accumulator layout the policy gives chained dots: warps stacked along M, each fragment's rows permuted.
+ir::Layout chainedLayout(int64_t warps) { return ir::Layout::blocked({2, 2}, {8, 4}, {warps, 1}, {1, 0}); }
+
 // Simulates the whole lowering of acc + a·b for one accumulator layout, with the documented ldmatrix and mma
-// semantics, and compares every thread's result registers with the reference.
-void simulateDot(int64_t M, int64_t N, int64_t K, int64_t warps, uint32_t seed) {
-  SCOPED_TRACE("M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) +
-               " warps=" + std::to_string(warps));
-  ThreadMap acc = ThreadMap::build(mmaLayout(warps), {M, N}, "sim");
+// semantics, and compares every thread's result registers with the reference. With `aInRegisters`, A is held in
+// the accumulator's layout over M x K and its fragments are packed from registers (planMmaOperandARegisters)
+// instead of loaded with ldmatrix.
+void simulateDot(const ir::Layout& layout, int64_t M, int64_t N, int64_t K, int64_t warps, uint32_t seed,
+                 bool aInRegisters = false) {
+  SCOPED_TRACE(layout.str() + " M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) +
+               " warps=" + std::to_string(warps) + (aInRegisters ? " A in registers" : ""));
+  ThreadMap acc = ThreadMap::build(layout, {M, N}, "sim");
   std::optional<MmaAccumulatorPlan> plan = planMmaAccumulator(acc);
   ASSERT_TRUE(plan);
+  ThreadMap aMap = ThreadMap::build(layout, {M, K}, "sim");
+  std::optional<std::vector<int64_t>> aSource;
+  if (aInRegisters) {
+    aSource = planMmaOperandARegisters(aMap, acc, *plan);
+    ASSERT_TRUE(aSource);
+  }
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> small(-4, 4);  // integer values: every sum is exact in double
   std::vector<double> A(M * K), B(K * N), C(M * N);
@@ -369,10 +391,22 @@ void simulateDot(int64_t M, int64_t N, int64_t K, int64_t warps, uint32_t seed) 
     for (int64_t k0 = 0; k0 < K; k0 += 16) {
       const int64_t step = k0 / 16;
       std::map<int64_t, std::vector<std::array<Pair, 4>>> aRegs;
-      for (int64_t row : plan->fragmentRows) {
+      for (size_t i = 0; i < plan->fragmentRows.size(); ++i) {
+        const int64_t row = plan->fragmentRows[i];
+        if (aSource) {  // register p packs elements 2p, 2p + 1 of the fragment, from the thread's A registers
+          const size_t first = (i * static_cast<size_t>(K / 16) + static_cast<size_t>(step)) * 8;
+          aRegs[row].resize(32);
+          for (int64_t l = 0; l < 32; ++l)
+            for (int p = 0; p < 4; ++p)
+              for (int h = 0; h < 2; ++h) {
+                backends::Coords c = aMap.coordsOf((*aSource)[first + 2 * p + h], w, l);
+                aRegs[row][l][p][h] = A[c[0] * K + c[1]];
+              }
+          continue;
+        }
         std::vector<int64_t> addr(32);
         for (int64_t l = 0; l < 32; ++l) {
-          MatrixCoord o = mmaALaneOffset(l, 2);
+          MatrixCoord o = mmaALaneOffset(l, 2, plan->rowBases);
           addr[l] = mmaSwizzledIndex(as, warpRow + row + o.row, k0 + o.col);
           ASSERT_EQ(addr[l] % 8, 0) << "ldmatrix rows must be 16-byte aligned";
         }
@@ -437,7 +471,31 @@ TEST(MmaFragments, SimulatedDotMatchesReference) {
   for (auto [M, N, K, warps] : std::vector<std::array<int64_t, 4>>{
            {16, 8, 16, 1}, {16, 32, 16, 4}, {64, 64, 32, 4}, {32, 64, 16, 4}, {32, 32, 128, 4}, {128, 64, 64, 8},
            {16, 16, 32, 4} /* N < 8 * warps: replicated warps */, {64, 128, 16, 2}})
-    simulateDot(M, N, K, warps, seed++);
+    simulateDot(mmaLayout(warps), M, N, K, warps, seed++);
+}
+
+TEST(MmaFragments, SimulatedChainedDotMatchesReference) {
+  // Warps stacked along M with permuted fragment rows, A by ldmatrix (permuted lane rows) and from registers.
+  uint32_t seed = 100;
+  for (auto [M, N, K, warps] : std::vector<std::array<int64_t, 4>>{
+           {128, 64, 64, 8}, {128, 128, 64, 8}, {64, 64, 32, 4}, {256, 32, 16, 8} /* two blocks per warp */})
+    for (bool aInRegisters : {false, true}) simulateDot(chainedLayout(warps), M, N, K, warps, seed++, aInRegisters);
+}
+
+TEST(MmaFragments, OperandARegistersNeedTheAccumulatorsRowsAndLanes) {
+  const std::vector<int64_t> accShape = {128, 64}, aShape = {128, 32};
+  ThreadMap acc = ThreadMap::build(chainedLayout(8), accShape, "t");
+  std::optional<MmaAccumulatorPlan> plan = planMmaAccumulator(acc);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->rowBases, (MmaRowBases{2, 4, 8, 1}));
+  EXPECT_TRUE(planMmaOperandARegisters(ThreadMap::build(chainedLayout(8), aShape, "t"), acc, *plan));
+  // A spread differently (the coalesced default, warps along N) holds other elements: no register permutation.
+  EXPECT_FALSE(planMmaOperandARegisters(ThreadMap::build(ir::defaultBlockedLayout(aShape, 8, 32), aShape, "t"), acc, *plan));
+  EXPECT_FALSE(planMmaOperandARegisters(ThreadMap::build(mmaLayout(8), aShape, "t"), acc, *plan));
+  // With the warps along N, every warp needs the A rows of all blocks: not in its registers either.
+  ThreadMap alongN = ThreadMap::build(mmaLayout(8), accShape, "t");
+  EXPECT_FALSE(planMmaOperandARegisters(ThreadMap::build(chainedLayout(8), aShape, "t"), alongN,
+                                        *planMmaAccumulator(alongN)));
 }
 
 const std::string kMmaLayoutText = "#blocked{order = [1, 0], spt = [1, 2], tpw = [8, 4], wpc = [1, 4]}";

@@ -205,10 +205,14 @@ const Op* dotOperandBuffer(const Op& dot, unsigned index) {
   return def && def->is(OpKind::LocalLoad) ? def : nullptr;
 }
 
+bool dotTakesAInRegisters(const Op& dot) {
+  return dot.hasAttr(kDotAInRegisters) && dot.attr(kDotAInRegisters).isBool() && dot.attr(kDotAInRegisters).getBool();
+}
+
 DotStaging dotStaging(const Op& dot) {
   Type a = dot.operand(0)->type(), b = dot.operand(1)->type();
   DotStaging staging;
-  staging.stagesA = !dotOperandBuffer(dot, 0);
+  staging.stagesA = !dotOperandBuffer(dot, 0) && !dotTakesAInRegisters(dot);
   staging.stagesB = !dotOperandBuffer(dot, 1);
   staging.bOffset = staging.stagesA ? alignToShared(a.numElements() * a.storageBytes()) : 0;
   staging.bytes = staging.bOffset + (staging.stagesB ? alignToShared(b.numElements() * b.storageBytes()) : 0);

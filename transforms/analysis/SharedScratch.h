@@ -56,7 +56,8 @@
 // * dot: operand staging (DotStaging): A (M x K) row-major at 0, B (K x N) row-major at alignTo(M*K*B(A), 16);
 //   scratchBytes = alignTo(M*K*B(A), 16) + alignTo(K*N*B(B), 16). Tensor-core lowerings permute elements within
 //   these two ranges. An operand a local_load produces is not staged (its size counts as 0 above): the lowering
-//   reads it from the local_load's shared buffer, which it accesses like the local_load.
+//   reads it from the local_load's shared buffer, which it accesses like the local_load. Nor is A when the dot is
+//   marked `a_in_registers` (kDotAInRegisters): the target's lowering takes it from registers as they are.
 // * atomic_rmw / atomic_cas whose result is used and whose pointer operand is replicated (a scalar pointer, or a
 //   tile in which some element is held by more than one (thread, register)): the owners of each element
 //   broadcast the old value through one slot per element: element e (row-major) at e * B(pointee);
@@ -125,8 +126,13 @@ OperandAreas reduceScratch(const ir::Op& reduce, int64_t warpParts);
 // scan scratch: every operand's whole tile.
 OperandAreas scanScratch(const ir::Op& scan);
 
+// The dot attribute (bool) saying that the target's lowering takes A straight from registers, in the layout it has
+// (assign-layouts sets it where LayoutPolicy::dotOperandARegisterLayout asks for it).
+inline constexpr const char* kDotAInRegisters = "a_in_registers";
+bool dotTakesAInRegisters(const ir::Op& dot);
+
 // dot operand staging: A (M x K) row-major at byte 0, B (K x N) row-major at bOffset; an operand read from a
-// shared buffer (dotOperandBuffer) is not staged.
+// shared buffer (dotOperandBuffer), or A taken from registers (dotTakesAInRegisters), is not staged.
 struct DotStaging {
   bool stagesA = true, stagesB = true;
   int64_t bOffset = 0;
