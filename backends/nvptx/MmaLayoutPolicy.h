@@ -4,6 +4,8 @@
 // mma C/D fragments (the same for every one of these shapes): sizePerThread [1, 2], threadsPerWarp [8, 4],
 // warpsPerCTA [1, numWarps], order [1, 0]. A warp's 8 lanes rows repeat every 8 rows, so a thread holds rows g
 // and g + 8 of every 16-row block, columns 2 * (lane % 4) + {0, 1}. Everything else follows the default policy.
+// On sm_90a, the dots WgmmaPlan.h admits get wgmma's accumulator and shared operand layouts instead (the policy
+// below; mmaAccumulatorLayout and mmaOperandSharedLayout are mma.sync's alone).
 #pragma once
 
 #include <optional>
@@ -33,13 +35,15 @@ ir::Layout mmaSharedLayout(const MmaSwizzle& s);
 std::optional<ir::Layout> mmaOperandSharedLayout(const ir::Op& dot, unsigned index,
                                                  const transforms::PassOptions& options);
 
+// The policy's choice: wgmma's accumulator layout for the dots WgmmaPlan.h admits, else mma.sync's.
+std::optional<ir::Layout> tensorCoreAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options);
+
 class NVPTXLayoutPolicy : public TensorCoreLayoutPolicy {
  public:
   explicit NVPTXLayoutPolicy(const transforms::PassOptions& options)
-      : TensorCoreLayoutPolicy(options, &mmaAccumulatorLayout), options_(options) {}
-  std::optional<ir::Layout> dotOperandSharedLayout(const ir::Op& dot, unsigned index) const override {
-    return mmaOperandSharedLayout(dot, index, options_);
-  }
+      : TensorCoreLayoutPolicy(options, &tensorCoreAccumulatorLayout), options_(options) {}
+  // wgmma's NVMMA layouts for the dots WgmmaPlan.h admits, else mmaOperandSharedLayout.
+  std::optional<ir::Layout> dotOperandSharedLayout(const ir::Op& dot, unsigned index) const override;
 
  private:
   transforms::PassOptions options_;
