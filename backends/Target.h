@@ -47,11 +47,11 @@ class Target {
   // launch (CUDA's opt-in limit depends on the GPU).
   virtual int64_t maxSharedBytes() const { return 0; }
 
-  // What the default pass pipeline needs from this target for `numWarps` warps and `numStages` pipeline stages:
-  // the warp size, the shared-memory limit and the layout policy. The JIT and `tessera-opt --target` both build
-  // their passes from it.
-  transforms::PassOptions passOptions(int numWarps, int numStages = 3) const {
-    transforms::PassOptions options{numWarps, warpSize(), nullptr, numStages, maxSharedBytes()};
+  // What the default pass pipeline needs from this target for `numWarps` warps, `numStages` pipeline stages and
+  // `arch` (empty: the default): the warp size, the shared-memory limit and the layout policy. The JIT and
+  // `tessera-opt --target` both build their passes from it.
+  transforms::PassOptions passOptions(int numWarps, int numStages = 3, const std::string& arch = "") const {
+    transforms::PassOptions options{numWarps, warpSize(), nullptr, numStages, maxSharedBytes(), arch};
     options.layoutPolicy = layoutPolicy(options);
     return options;
   }

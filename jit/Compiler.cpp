@@ -142,7 +142,7 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   // manager verifies after every pass; its callback keeps the IR after each one and times it.
   transforms::PassManager passes;
   // e.g. mma.sync accumulators, and how far ahead loops copy
-  transforms::addDefaultPipeline(passes, target.passOptions(options.numWarps, options.numStages));
+  transforms::addDefaultPipeline(passes, target.passOptions(options.numWarps, options.numStages, options.arch));
   passes.setAfterPassCallback([&](const std::string& pass, const std::string& ir, double seconds) {
     timings.report("pass " + pass, seconds);
     record.tileIR(pass, ir);

@@ -1,8 +1,8 @@
 // tessera-opt: reads textual tile IR, verifies it, runs a pass pipeline and prints the result (like mlir-opt).
 //
 //   tessera-opt [input.tir|-] [--pass=NAME ...] [-p NAME,NAME,...|-p default] [--target=nvptx|amdgpu]
-//               [--dump-ir] [--verify-only] [--print-locations] [--no-verify] [--num-warps=N] [--warp-size=N]
-//               [-o FILE]
+//               [--arch=ARCH] [--dump-ir] [--verify-only] [--print-locations] [--no-verify] [--num-warps=N]
+//               [--warp-size=N] [-o FILE]
 //
 // --target gives the passes what the JIT gives them for that target (its warp size and layout policy), so that
 // `tessera-opt --target=amdgpu -p default` is exactly what the JIT runs for AMD GPUs.
@@ -50,6 +50,8 @@ void printHelp(std::ostream& os) {
         "  -p NAME,NAME,...       run a comma-separated pipeline of passes; 'default' is the JIT's pipeline\n"
         "  --target=nvptx|amdgpu  the JIT's pass options for that target: its warp size (32 or 64) and its\n"
         "                         layout policy (tensor-core accumulators); none = warp size 32, default layouts\n"
+        "  --arch=ARCH            the arch the target's layout policy plans for (sm_90a, sm_80, gfx942; default:\n"
+        "                         the target's default, sm_90a on nvptx: wgmma dots)\n"
         "  --num-warps=N          warps per program for the layout passes (default 4)\n"
         "  --warp-size=N          threads per warp for the layout passes (default 32, or the target's)\n"
         "  --num-stages=N         shared-memory stages of pipelined loops (pipeline-loops; default 3, 1 = none)\n"
@@ -120,6 +122,8 @@ bool parseArgs(int argc, char** argv, Options& opts) {
       opts.passOptions.numStages = stages;
     } else if (arg.rfind("--target=", 0) == 0) {
       opts.target = arg.substr(9);
+    } else if (arg.rfind("--arch=", 0) == 0) {
+      opts.passOptions.arch = arg.substr(7);
     } else if (arg == "--dump-ir") {
       opts.dumpIR = true;
     } else if (arg == "--verify-only") {
@@ -171,7 +175,7 @@ int runTool(const Options& opts) {
     if (opts.warpSizeGiven && passOptions.warpSize != target->warpSize())
       throw Error("--warp-size=" + std::to_string(passOptions.warpSize) + " contradicts --target=" + opts.target +
                   ", whose warps have " + std::to_string(target->warpSize()) + " threads");
-    passOptions = target->passOptions(passOptions.numWarps, passOptions.numStages);
+    passOptions = target->passOptions(passOptions.numWarps, passOptions.numStages, passOptions.arch);
   }
   tessera::transforms::PassManager pm;
   tessera::transforms::addPasses(pm, opts.passes, passOptions);  // an unknown name throws before any work

@@ -6,6 +6,7 @@
 // local_alloc's buffer lives from the local_alloc to its last use (OpNumbering::valueInterval).
 #include <vector>
 
+#include "ir/Layout.h"
 #include "transforms/PassManager.h"
 #include "transforms/SharedMemoryAllocator.h"
 #include "transforms/analysis/Liveness.h"
@@ -16,6 +17,14 @@ namespace {
 
 using ir::Op;
 using ir::OpKind;
+
+// Linear shared layouts may XOR-swizzle the offset bits of a stage (the NVMMA layouts of wgmma operands do, over
+// 1024-byte patterns that the hardware applies to address bits): their buffers start on such a boundary.
+constexpr int64_t kSwizzleAlignment = 1024;
+
+bool isLinearShared(const ir::Type& buffer) {
+  return buffer.encoding() && ir::Layout::fromAttr(*buffer.encoding()).kind() == ir::Layout::Kind::LinearShared;
+}
 
 bool insideCombineRegion(const Op* op) {
   for (const Op* p = op->parentOp(); p; p = p->parentOp())
@@ -44,6 +53,7 @@ class AllocateSharedMemoryPass : public Pass {
       owners.push_back(op);
       buffers.push_back({bytes, op->is(OpKind::LocalAlloc) ? numbering.valueInterval(op->result(0))
                                                           : numbering.scratchInterval(op)});
+      if (op->is(OpKind::LocalAlloc) && isLinearShared(op->result(0)->type())) buffers.back().align = kSwizzleAlignment;
     });
     int64_t total = assignSharedOffsets(buffers);
     for (size_t i = 0; i < owners.size(); ++i) {

@@ -18,6 +18,7 @@
 
 #include "ir/Builder.h"
 #include "ir/Layout.h"
+#include "transforms/AsyncCopyDotOperands.h"
 #include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
 #include "transforms/analysis/SharedScratch.h"
@@ -131,6 +132,17 @@ class AsyncCopyDotOperandsPass : public Pass {
 };
 
 }  // namespace
+
+bool dotOperandInSharedBuffer(const ir::Op& dot, unsigned index) {
+  // chainOf only reads the IR.
+  Value* operand = const_cast<Value*>(dot.operand(index));
+  if (const Op* def = operand->definingOp(); def && def->is(OpKind::LocalLoad)) return true;
+  const OperandChain chain = chainOf(operand);
+  if (!chain.load) return false;
+  for (const Op* op : chain.between)
+    if (op->is(OpKind::Cast)) return false;
+  return true;
+}
 
 std::unique_ptr<Pass> createAsyncCopyDotOperandsPass(const PassOptions& options) {
   return std::make_unique<AsyncCopyDotOperandsPass>(options);

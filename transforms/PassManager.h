@@ -35,6 +35,9 @@ struct PassOptions {
   // The most shared memory a program may have (the target's limit); 0 = no limit. Exchanges whose buffer is larger
   // go through their scratch in rounds (analysis/SharedScratch.h).
   int64_t maxSharedBytes = 0;
+  // The target's arch ("sm_90a", "gfx942"; empty: the target's default), for layout policies whose choice depends
+  // on it (wgmma on sm_90a).
+  std::string arch;
 };
 
 class PassManager {

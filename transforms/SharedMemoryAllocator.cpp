@@ -25,10 +25,12 @@ int64_t assignSharedOffsets(std::vector<SharedBuffer>& buffers) {
       if (buffers[j].live.overlaps(buffer.live)) conflicts.push_back(&buffers[j]);
     std::sort(conflicts.begin(), conflicts.end(),
               [](const SharedBuffer* a, const SharedBuffer* b) { return a->offset < b->offset; });
+    const int64_t align = std::max<int64_t>(buffer.align, kSharedAlignment);
+    auto aligned = [&](int64_t v) { return (v + align - 1) / align * align; };
     int64_t offset = 0;  // lowest aligned offset past every conflicting buffer that starts below it
     for (const SharedBuffer* c : conflicts) {
       if (offset + bytes <= c->offset) break;
-      offset = std::max(offset, alignToShared(c->offset + alignToShared(c->bytes)));
+      offset = std::max(offset, aligned(c->offset + alignToShared(c->bytes)));
     }
     buffer.offset = offset;
     total = std::max(total, offset + bytes);

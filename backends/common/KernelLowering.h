@@ -83,7 +83,7 @@ class KernelLowering {
   DotStagingBuffers dotStagingBuffers(const ir::Op& dot);
   // A shared buffer's stage (LowerSharedBuffers.cpp): the address of stage `stage` (an i32 IR value) of `buffer`
   // (a local_alloc result), and the element index of `coords` (i32 values) within a stage laid out by `layout`
-  // (a #shared layout; throws tessera::Error naming `op` for others).
+  // (a #shared or #linear_shared layout; throws tessera::Error naming `op` for others).
   llvm::Value* sharedStage(const ir::Value* buffer, const ir::Value* stage);
   llvm::Value* sharedElementIndex(const ir::Op& op, const ir::Layout& layout, const std::vector<int64_t>& shape,
                                   const std::vector<llvm::Value*>& coords);

@@ -16,6 +16,21 @@ ir::Layout sharedLayoutOf(const ir::Type& buffer) { return ir::Layout::fromAttr(
 
 int64_t stageBytes(const ir::Type& buffer) { return buffer.stageTile().numElements() * buffer.storageBytes(); }
 
+// How many elements along `dim`, from a multiple of that many, are consecutive in a stage laid out by `layout`.
+int64_t consecutiveAlong(const ir::Layout& layout, const std::vector<int64_t>& shape, int64_t dim) {
+  if (layout.kind() == ir::Layout::Kind::Shared) return dim == layout.order()[0] ? layout.vec() : 1;
+  if (layout.kind() != ir::Layout::Kind::LinearShared) return 1;
+  // The inverse maps coordinate bit i of `dim` to offset 2^i for the low bits of a run.
+  const ir::LinearLayout inverse = layout.toLinear(shape).invert();
+  const std::vector<ir::LinearLayout::Basis>& bits = inverse.inDim(ir::tensorDimName(static_cast<int>(dim))).bases;
+  int64_t run = 1;
+  for (const ir::LinearLayout::Basis& basis : bits) {
+    if (basis[0] != run) break;
+    run *= 2;
+  }
+  return run;
+}
+
 }  // namespace
 
 // Stage offsets and element indices are never negative: they are zero-extended to i64 here, so that the GEPs do not
@@ -30,9 +45,23 @@ llvm::Value* KernelLowering::sharedStage(const ir::Value* buffer, const ir::Valu
 llvm::Value* KernelLowering::sharedElementIndex(const ir::Op& op, const ir::Layout& layout,
                                                 const std::vector<int64_t>& shape,
                                                 const std::vector<llvm::Value*>& coords) {
-  if (layout.kind() != ir::Layout::Kind::Shared)
-    fail(op, "shared buffers in layout " + layout.str() + " are not supported by the lowering (use #shared)");
   auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
+  if (layout.kind() == ir::Layout::Kind::LinearShared) {
+    // The inverse of the layout, bit by bit: the XOR of the offsets of the coordinates' set bits.
+    const ir::LinearLayout inverse = layout.toLinear(shape).invert();
+    llvm::Value* index = i32(0);
+    for (size_t d = 0; d < coords.size(); ++d) {
+      const std::vector<ir::LinearLayout::Basis>& bits = inverse.inDim(ir::tensorDimName(static_cast<int>(d))).bases;
+      for (size_t i = 0; i < bits.size(); ++i) {
+        llvm::Value* bit = b_.CreateAnd(b_.CreateLShr(coords[d], i32(static_cast<int64_t>(i))), i32(1));
+        index = b_.CreateXor(index, b_.CreateMul(bit, i32(bits[i][0])));
+      }
+    }
+    return b_.CreateZExt(index, b_.getInt64Ty());
+  }
+  if (layout.kind() != ir::Layout::Kind::Shared)
+    fail(op, "shared buffers in layout " + layout.str() + " are not supported by the lowering (use #shared or "
+             "#linear_shared)");
   const std::vector<int64_t>& order = layout.order();
   const int64_t rowLength = shape[order[0]];
   llvm::Value* row = i32(0);
@@ -65,9 +94,9 @@ void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
       const ir::Layout layout = sharedLayoutOf(buffer->type());
       const std::vector<int64_t>& shape = buffer->type().stageShape();
       auto [dim, vec] = vectorRun(ptrValue, map, mask);
-      // The run must also be contiguous in the buffer: inside one swizzled vector along its fastest dimension.
-      if (layout.kind() != ir::Layout::Kind::Shared || dim != layout.order()[0]) vec = 1;
-      vec = std::min(vec, layout.kind() == ir::Layout::Kind::Shared ? layout.vec() : int64_t(1));
+      // The run must also be contiguous in the buffer (inside one swizzled vector), and one copy moves at most 16
+      // bytes.
+      vec = std::min({vec, consecutiveAlong(layout, shape, dim), std::max<int64_t>(1, 16 / bytes)});
       llvm::Value* stage = sharedStage(buffer, op.operand(2));
       llvm::Type* accessTy = vec == 1 ? mt : llvm::FixedVectorType::get(mt, static_cast<unsigned>(vec));
       for (int64_t r = 0; r < map.numRegs(); r += vec) {

@@ -1,5 +1,6 @@
 // Every inline PTX string an NVPTX module of this backend may contain, with the operation it performs: what the
-// backend emits itself (nothing yet; wgmma and TMA will be the first) and what it links from libdevice. The
+// backend emits itself and what it links from libdevice. The wgmma strings depend on parameters and are generated
+// in WgmmaAsm.h (findWgmmaAsm), which is part of this table. The
 // backend emits inline asm only from this table; the emulator (jit/sim) accepts an inline asm only when its
 // string and constraints match an entry exactly and implements the entry's operation, so it never parses asm.
 #pragma once

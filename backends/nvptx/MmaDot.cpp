@@ -51,6 +51,7 @@ llvm::Intrinsic::ID ldmatrixIntrinsic(int64_t tiles, bool trans) {
 }  // namespace
 
 bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
+  if (lowerWgmmaDot(L, op)) return true;
   std::optional<TensorCoreDot> shape = matchTensorCoreDot(op, kMmaTiles);
   // The fragments are read from the accumulator's layout and written back in it: the result must share it.
   if (!shape || op.result(0)->type() != op.operand(2)->type()) return false;

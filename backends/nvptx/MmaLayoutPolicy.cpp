@@ -1,6 +1,7 @@
 #include "backends/nvptx/MmaLayoutPolicy.h"
 
 #include "backends/common/TensorCoreDot.h"
+#include "backends/nvptx/WgmmaPlan.h"
 #include "ir/IR.h"
 #include "transforms/analysis/ChainedDots.h"
 
@@ -59,6 +60,17 @@ std::optional<ir::Layout> mmaOperandSharedLayout(const ir::Op& dot, unsigned ind
   const int64_t elementBytes = dot.operand(index)->type().element().storageBytes();
   if (elementBytes != 2 || mmaStagesBTransposed(elementBytes)) return std::nullopt;
   return mmaSharedLayout(mmaSwizzleFor(index == 0 ? shape->K : shape->N, elementBytes));
+}
+
+std::optional<ir::Layout> tensorCoreAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options) {
+  if (std::optional<WgmmaDotPlan> plan = wgmmaDotPlan(dot, options)) return wgmmaAccumulatorLayout(*plan, options.numWarps);
+  return mmaAccumulatorLayout(dot, options);
+}
+
+std::optional<ir::Layout> NVPTXLayoutPolicy::dotOperandSharedLayout(const ir::Op& dot, unsigned index) const {
+  if (std::optional<WgmmaDotPlan> plan = wgmmaDotPlan(dot, options_); plan && index < 2)
+    return wgmmaOperandLayout(*plan, index);
+  return mmaOperandSharedLayout(dot, index, options_);
 }
 
 }  // namespace tessera::backends::nvptx

@@ -15,6 +15,9 @@
 // fragment of one 16-column K step): the first dot's result, after element-wise ops and a cast, is the second
 // dot's A operand without moving a byte (mmaOperandARegisterLayout). Being blocked, the layout spans every shape,
 // so the row statistics ([M] slices), their broadcasts and both accumulators share it.
+//
+// On sm_90a, the dots WgmmaPlan.h admits get wgmma's accumulator and shared operand layouts instead (the policy
+// below; mmaAccumulatorLayout and mmaOperandSharedLayout are mma.sync's alone).
 #pragma once
 
 #include <optional>
@@ -49,13 +52,15 @@ ir::Layout mmaSharedLayout(const MmaSwizzle& s);
 std::optional<ir::Layout> mmaOperandSharedLayout(const ir::Op& dot, unsigned index,
                                                  const transforms::PassOptions& options);
 
+// The policy's choice: wgmma's accumulator layout for the dots WgmmaPlan.h admits, else mma.sync's.
+std::optional<ir::Layout> tensorCoreAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options);
+
 class NVPTXLayoutPolicy : public TensorCoreLayoutPolicy {
  public:
   explicit NVPTXLayoutPolicy(const transforms::PassOptions& options)
-      : TensorCoreLayoutPolicy(options, &mmaAccumulatorLayout), options_(options) {}
-  std::optional<ir::Layout> dotOperandSharedLayout(const ir::Op& dot, unsigned index) const override {
-    return mmaOperandSharedLayout(dot, index, options_);
-  }
+      : TensorCoreLayoutPolicy(options, &tensorCoreAccumulatorLayout), options_(options) {}
+  // wgmma's NVMMA layouts for the dots WgmmaPlan.h admits, else mmaOperandSharedLayout.
+  std::optional<ir::Layout> dotOperandSharedLayout(const ir::Op& dot, unsigned index) const override;
   std::optional<ir::Layout> dotOperandARegisterLayout(const ir::Op& dot) const override {
     return mmaOperandARegisterLayout(dot, options_);
   }

@@ -33,12 +33,15 @@ class NVPTXHooks : public LoweringHooks {
   bool asyncCopy(IRBuilder& b, llvm::Value* sharedDst, llvm::Value* globalSrc, int64_t bytes, llvm::Value* pred) override;
   void asyncCommitGroup(IRBuilder& b) override;
   void asyncWait(IRBuilder& b, int64_t pending) override;
-  // mma.sync m16n8k16 with ldmatrix for f16/bf16 dots (MmaDot.cpp).
+  // wgmma for the dots WgmmaPlan.h admits (WgmmaDot.cpp), else mma.sync with ldmatrix (MmaDot.cpp).
   bool lowerDot(KernelLowering& lowering, const ir::Op& dot) override;
 
  private:
   llvm::Module& module(IRBuilder& b) { return *b.GetInsertBlock()->getModule(); }
   llvm::Value* callLibdevice(IRBuilder& b, const std::string& name, llvm::ArrayRef<llvm::Value*> args);
 };
+
+// WgmmaDot.cpp: lowers `dot` on wgmma when its layouts are wgmma's (WgmmaPlan.h); false, emitting nothing, else.
+bool lowerWgmmaDot(KernelLowering& lowering, const ir::Op& dot);
 
 }  // namespace tessera::backends::nvptx

@@ -57,13 +57,15 @@ llvm::Function& findKernel(llvm::Module& m) {
   return *kernel;
 }
 
-// An inline asm of the backend's table (backends/nvptx/InlineAsmTable.h), by its exact string and constraints.
+// An inline asm of the backend's table (backends/nvptx/InlineAsmTable.h and its wgmma part, WgmmaAsm.h), by its
+// exact string and constraints.
 llvm::Value* inlineAsm(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call) {
   const auto* asmValue = llvm::cast<llvm::InlineAsm>(call.getCalledOperand());
   const std::string text = asmValue->getAsmString();
   if (rc.target == GpuTarget::Amdgpu)
     rc.fail(call, "inline asm \"" + text + "\": the AMDGPU backend has no inline-asm table, and the emulator "
                   "never parses asm");
+  if (std::optional<backends::nvptx::WgmmaAsm> wgmma = wgmmaAsmOf(call)) return nvptxWgmma(rc, b, call, *wgmma);
   const backends::nvptx::InlineAsmEntry* entry =
       backends::nvptx::findInlineAsm(text, asmValue->getConstraintString());
   if (!entry)
@@ -203,6 +205,7 @@ HostModule rewrite(HostModule host) {
   RewriteContext rc(m, target, kernel, gpuLayout);
   rewriteAddressSpaces(rc, target == GpuTarget::Nvptx ? backends::nvptx::kSharedMemorySymbol
                                                       : backends::amdgpu::kSharedMemorySymbol);
+  if (target == GpuTarget::Nvptx) guardWgmmaRegisterReads(rc);
   rewriteInstructions(rc);
   expandBFloat16Arithmetic(m);
   expandBFloat16Truncations(m);
@@ -223,7 +226,8 @@ HostModule rewrite(HostModule host) {
 const char* siteKindName(SiteKind k) {
   static const char* const names[] = {"load", "store", "atomic_rmw", "atomic_cas", "memset", "memcpy", "barrier",
                                       "warp_sync", "shuffle", "vote", "bpermute", "ldmatrix", "mma", "mfma",
-                                      "cp_async", "cp_async_commit", "cp_async_wait", "print", "assert", "trap"};
+                                      "cp_async", "cp_async_commit", "cp_async_wait", "wgmma", "wgmma_fence",
+                                      "wgmma_commit", "wgmma_wait", "wgmma_register_read", "print", "assert", "trap"};
   return names[static_cast<size_t>(k)];
 }
 

@@ -16,6 +16,7 @@
 #include <llvm/IR/Module.h>
 
 #include "backends/common/DebugLocations.h"
+#include "backends/nvptx/WgmmaAsm.h"
 #include "jit/sim/SimABI.h"
 
 namespace tessera::sim {
@@ -65,6 +66,8 @@ class RewriteContext {
   llvm::ConstantInt* site(const llvm::Instruction& inst, SiteKind kind, AddressSpace space = AddressSpace::Generic,
                           uint32_t bytes = 0, uint32_t align = 0);
   SiteTable sites;
+  // The id of each wgmma.mma_async of the module (guardWgmmaRegisterReads numbers them).
+  std::map<const llvm::CallInst*, uint32_t> wgmmaIssues;
 
   // A stack slot of `type` in the entry block of `f`. Rewritten instructions pass values through it right
   // around one runtime call, so every instruction of `f` shares slot `index` of each type.
@@ -121,6 +124,13 @@ llvm::Value* hostMath(llvm::IRBuilder<>& b, llvm::CallInst& call);
 // integer arithmetic (the host may lack __truncsfbf2).
 void expandBFloat16Arithmetic(llvm::Module& m);
 void expandBFloat16Truncations(llvm::Module& m);
+// NvptxWgmma.cpp: the wgmma inline asm (backends/nvptx/WgmmaAsm.h) `call` is, if it is one; its runtime calls;
+// and, first of all, a __tsim_wgmma_register_read before every instruction reading what a wgmma.mma_async wrote
+// (through extractvalue, insertvalue, phi, select, bitcast, freeze) other than wgmma.mma_async and wait_group.
+std::optional<backends::nvptx::WgmmaAsm> wgmmaAsmOf(const llvm::CallInst& call);
+llvm::Value* nvptxWgmma(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call,
+                        const backends::nvptx::WgmmaAsm& wgmma);
+void guardWgmmaRegisterReads(RewriteContext& rc);
 // NvptxOperations.cpp: the operation of an entry of backends/nvptx/InlineAsmTable.h (null when it has none).
 llvm::Value* nvptxInlineAsm(llvm::IRBuilder<>& b, llvm::CallInst& call, std::string_view operation);
 

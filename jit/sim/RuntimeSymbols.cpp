@@ -16,7 +16,8 @@ const RuntimeSymbols& runtimeSymbols() {
       TSIM_SYMBOL(__tsim_ldmatrix),         TSIM_SYMBOL(__tsim_mma),                 TSIM_SYMBOL(__tsim_cp_async),
       TSIM_SYMBOL(__tsim_cp_async_commit),  TSIM_SYMBOL(__tsim_cp_async_wait),       TSIM_SYMBOL(__tsim_vprintf),
       TSIM_SYMBOL(__tsim_assert_fail),      TSIM_SYMBOL(__tsim_trap),                TSIM_SYMBOL(__tsim_dispatch_ptr),
-      TSIM_SYMBOL(__tsim_implicitarg_ptr),
+      TSIM_SYMBOL(__tsim_implicitarg_ptr),  TSIM_SYMBOL(__tsim_wgmma_fence),          TSIM_SYMBOL(__tsim_wgmma_commit),
+      TSIM_SYMBOL(__tsim_wgmma_wait),       TSIM_SYMBOL(__tsim_wgmma_mma),            TSIM_SYMBOL(__tsim_wgmma_register_read),
   };
 #undef TSIM_SYMBOL
   return symbols;

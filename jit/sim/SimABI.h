@@ -22,6 +22,8 @@ enum class SiteKind : uint8_t {
   Barrier, WarpSync, Shuffle, Vote, Bpermute,         // synchronization and exchanges
   LdMatrix, Mma, Mfma,                                 // warp-level matrix operations
   CpAsync, CpAsyncCommit, CpAsyncWait,                 // asynchronous copies (sm_80+)
+  Wgmma, WgmmaFence, WgmmaCommit, WgmmaWait,           // warpgroup matrix operations (sm_90a)
+  WgmmaRegisterRead,                                   // a read of registers a wgmma.mma_async writes
   Print, Assert, Trap,                                 // debugging
 };
 
@@ -64,6 +66,9 @@ enum MmaKind : uint32_t {
   kMfmaI32_16x16x32I8,  // gfx942
   kMfmaI32_16x16x16I8,  // gfx90a
 };
+
+// The input type of a wgmma.mma_async (A and B; D is f32).
+enum WgmmaInputKind : uint32_t { kWgmmaF16, kWgmmaBF16 };
 
 }  // namespace tessera::sim
 
@@ -119,6 +124,22 @@ void __tsim_cp_async_commit(uint32_t site);
 // cp.async.wait_group N: lands every committed group but the N most recent. Copies not committed yet are not
 // waited for, so cp.async.wait_all is __tsim_cp_async_commit then __tsim_cp_async_wait(0).
 void __tsim_cp_async_wait(uint32_t pendingGroups, uint32_t site);
+
+// ---- warpgroup matrix operations (wgmma, sm_90a). Each is a collective of the 128 threads of a warpgroup (warps
+// 4g..4g+3): all must arrive. mma_async operations join the warpgroup's open group; commit_group closes it;
+// wait_group N completes every committed group but the N most recent.
+void __tsim_wgmma_fence(uint32_t site);
+void __tsim_wgmma_commit(uint32_t site);
+void __tsim_wgmma_wait(uint32_t pendingGroups, uint32_t site);
+// wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input} with A (64 x 16) and B (16 x n) in shared memory as
+// the descriptors say; `transposes` bit 0 is imm-trans-a, bit 1 imm-trans-b; scaleD nonzero: D = A * B + C, else
+// D = A * B. c and d: this thread's n / 2 accumulator registers. `issue` names the instruction (one id per
+// wgmma.mma_async of the module) for __tsim_wgmma_register_read.
+void __tsim_wgmma_mma(uint32_t n, uint32_t input, uint32_t transposes, uint64_t descA, uint64_t descB,
+                      uint32_t scaleD, const uint32_t* c, uint32_t* d, uint32_t issue, uint32_t site);
+// An instruction at `site` reads registers that the wgmma.mma_async `issue` wrote: on hardware they are undefined
+// until the wait_group that completes it.
+void __tsim_wgmma_register_read(uint32_t issue, uint32_t site);
 
 // ---- debugging
 // CUDA vprintf: `args` holds the arguments at their natural alignment (null without arguments); returns the

@@ -273,6 +273,22 @@ std::vector<CheckCase> tutorialCases() {
       cases.push_back(std::move(halfCase));
       cases.push_back(std::move(bfloatCase));
     }
+  // ISSUE 12's matmul configurations (BM, BN, BK, warps, stages), wgmma on sm_90a (mma.sync on sm_80), ragged in
+  // M, N and K, f16 and bf16.
+  struct Issue12Config { int BM, BN, BK, warps, stages; };
+  for (Issue12Config t : {Issue12Config{128, 128, 64, 4, 3}, Issue12Config{128, 128, 64, 8, 3},
+                          Issue12Config{128, 256, 64, 8, 3}, Issue12Config{64, 256, 32, 4, 4},
+                          Issue12Config{128, 64, 64, 4, 4}, Issue12Config{64, 64, 32, 4, 4}}) {
+    const MatmulShape s{200, 300, 100, t.BM, t.BN, t.BK, t.warps};
+    const std::string suffix = " stages=" + std::to_string(t.stages);
+    CheckCase halfCase =
+        matmulCase("matmul f16" + suffix, kernels::matmul_kernel(), ScalarKind::F16, ScalarKind::F32, s, 1e-4);
+    CheckCase bfloatCase = matmulCase("matmul bf16" + suffix, kernels::matmul_kernel_of<bf16>("bf16"),
+                                      ScalarKind::BF16, ScalarKind::F32, s, 1e-4);
+    halfCase.numStages = bfloatCase.numStages = t.stages;
+    cases.push_back(std::move(halfCase));
+    cases.push_back(std::move(bfloatCase));
+  }
   // Attention at ISSUE 12's tiles, sequences a multiple of neither block: the causal diagonal and the ragged
   // last key block masked.
   cases.push_back(attentionCase(ScalarKind::F16, {2, 200, 64, 128, 64, 8, true}));

@@ -28,10 +28,13 @@ bool Checks::reports(FindingKind kind) const {
   switch (kind) {
     case FindingKind::Misaligned: return memcheck;
     case FindingKind::SharedRace:
-    case FindingKind::PendingAsyncCopyRead: return racecheck;
+    case FindingKind::PendingAsyncCopyRead:
+    case FindingKind::WgmmaOperandOverwrite:
+    case FindingKind::WgmmaRegisterRead: return racecheck;
     case FindingKind::UninitializedSharedRead: return initcheck;
     case FindingKind::BarrierDivergence:
-    case FindingKind::ShuffleOutsideMask: return synccheck;
+    case FindingKind::ShuffleOutsideMask:
+    case FindingKind::WgmmaMissingFence: return synccheck;
     default: return true;  // faults, hangs, mismatched collectives (the program ends), assertions, invalid calls
   }
 }

@@ -12,9 +12,10 @@ namespace tessera::sim {
 
 struct Checks {
   bool memcheck = true;   // misaligned accesses (for their width, or the alignment the instruction promised)
-  bool racecheck = true;  // shared-memory races; reads of shared bytes a cp.async has not landed yet
+  bool racecheck = true;  // shared-memory races; reads of shared bytes a cp.async has not landed yet; wgmma
+                          // operands overwritten and accumulators read before their wait_group
   bool initcheck = true;  // reads of shared bytes not written in this program
-  bool synccheck = true;  // barrier divergence, shuffles reading lanes outside their mask
+  bool synccheck = true;  // barrier divergence, shuffles reading lanes outside their mask, wgmma without fence
 
   Checks() = default;
   Checks(bool all) : memcheck(all), racecheck(all), initcheck(all), synccheck(all) {}  // NOLINT: on/off together

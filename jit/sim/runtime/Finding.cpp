@@ -23,6 +23,9 @@ const char* findingKindName(FindingKind kind) {
     case FindingKind::Unsupported: return "unsupported operation";
     case FindingKind::KernelException: return "kernel exception";
     case FindingKind::BadPrintfRecord: return "bad printf record";
+    case FindingKind::WgmmaOperandOverwrite: return "wgmma operand overwritten before its wait";
+    case FindingKind::WgmmaRegisterRead: return "wgmma accumulator read before its wait";
+    case FindingKind::WgmmaMissingFence: return "wgmma without wgmma.fence";
   }
   return "finding";
 }

@@ -27,8 +27,11 @@ enum class FindingKind : uint8_t {
   Unsupported,              // an operation the emulator does not implement
   KernelException,          // a C++ kernel (tests) threw
   BadPrintfRecord,          // the AMD printf buffer holds a record no format explains
+  WgmmaOperandOverwrite,    // a shared byte a wgmma.mma_async reads, written before the wait_group completing it
+  WgmmaRegisterRead,        // a register a wgmma.mma_async writes, read before the wait_group completing it
+  WgmmaMissingFence,        // a wgmma.mma_async with no wgmma.fence since the warpgroup's last wait_group
 };
-inline constexpr size_t kFindingKindCount = 16;
+inline constexpr size_t kFindingKindCount = 19;
 const char* findingKindName(FindingKind kind);
 
 struct Finding {

@@ -94,6 +94,10 @@ void reportSharedIssues(Worker& w, const SimThread& t, const SharedAccessIssues&
   if (issues.pending)
     w.report(FindingKind::PendingAsyncCopyRead, &t, site, &d,
              "byte " + std::to_string(issues.pendingOffset) + " is the destination of a cp.async not yet waited for");
+  if (issues.operandOverwrite)
+    w.report(FindingKind::WgmmaOperandOverwrite, &t, site, &d,
+             "byte " + std::to_string(issues.operandOffset) +
+                 " is an operand of a wgmma.mma_async whose wgmma.wait_group has not come yet");
 }
 
 // The lane's part of the warp request (global and shared memory only).
@@ -261,7 +265,9 @@ void asyncCopy(SimThread& t, uint64_t sharedAddress, uint64_t globalAddress, uin
   copy.sourceBytes = sourceBytes;
   copy.sourceValid = from.target == Target::Global || from.target == Target::RuntimeBlock;
   copy.site = siteId;
-  if (w.checks.tracksSharedMemory()) w.sharedChecker.markPending(copy.sharedOffset, bytes);
+  if (w.checks.tracksSharedMemory())
+    reportSharedIssues(w, t, w.sharedChecker.markPending(copy.sharedOffset, bytes), copy.sharedOffset, bytes, siteId,
+                       true);
   w.asyncCopies.issue(t.index, copy);
   if (sourceBytes && copy.sourceValid) track(w, t, siteId, RequestStream::Primary, from, globalAddress, sourceBytes);
   track(w, t, siteId, RequestStream::AsyncCopyDestination, to, sharedAddress, bytes);

@@ -17,6 +17,10 @@ const char* collectiveName(CollectiveKind kind) {
     case CollectiveKind::Bpermute: return "ds_bpermute";
     case CollectiveKind::LdMatrix: return "ldmatrix";
     case CollectiveKind::Mma: return "mma";
+    case CollectiveKind::WgmmaFence: return "wgmma.fence";
+    case CollectiveKind::WgmmaCommit: return "wgmma.commit_group";
+    case CollectiveKind::WgmmaWait: return "wgmma.wait_group";
+    case CollectiveKind::WgmmaMma: return "wgmma.mma_async";
   }
   return "collective";
 }
@@ -182,8 +186,7 @@ void ProgramRunner::releaseBarrier(const SimThread& releaser) {
   barrierArrived_ = 0;
 }
 
-void ProgramRunner::collective(SimThread& t, CollectiveKind kind, uint64_t mask, uint32_t site) {
-  const uint64_t lane = uint64_t{1} << t.lane;
+PendingCollective& ProgramRunner::arrive(SimThread& t, CollectiveKind kind, uint64_t mask, uint32_t site) {
   std::vector<PendingCollective>& pending = pending_[t.warp];
   PendingCollective* joined = nullptr;
   for (PendingCollective& p : pending) {
@@ -197,20 +200,57 @@ void ProgramRunner::collective(SimThread& t, CollectiveKind kind, uint64_t mask,
     break;
   }
   if (!joined) joined = &pending.emplace_back(PendingCollective{kind, site, mask, 0});
-  joined->arrived |= lane;
+  joined->arrived |= uint64_t{1} << t.lane;
   t.state = ThreadState::AtCollective;
   t.waitSite = site;
-  if (joined->arrived != mask) {
+  return *joined;
+}
+
+void ProgramRunner::wake(uint32_t firstWarp, uint32_t warps, uint64_t mask, const SimThread& running) {
+  for (uint32_t w = firstWarp; w < firstWarp + warps; ++w)
+    for (uint32_t l = 0; l < warpSize_; ++l) {
+      const uint32_t index = w * warpSize_ + l;
+      if ((mask >> l & 1) && index != running.index) makeReady(index);
+    }
+}
+
+void ProgramRunner::collective(SimThread& t, CollectiveKind kind, uint64_t mask, uint32_t site) {
+  std::vector<PendingCollective>& pending = pending_[t.warp];
+  PendingCollective& joined = arrive(t, kind, mask, site);
+  if (joined.arrived != mask) {
     switchAway(t, /*exiting=*/false);
     return;  // resumed: the last lane to arrive resolved it
   }
-  PendingCollective done = *joined;
-  pending.erase(pending.begin() + (joined - pending.data()));
+  PendingCollective done = joined;
+  pending.erase(pending.begin() + (&joined - pending.data()));
   events_->resolveCollective(t.warp, done);
   t.state = ThreadState::Running;
-  uint32_t first = t.warp * warpSize_;
-  for (uint32_t l = 0; l < warpSize_; ++l)
-    if ((done.mask >> l & 1) && l != t.lane) makeReady(first + l);
+  wake(t.warp, 1, done.mask, t);
+}
+
+void ProgramRunner::groupCollective(SimThread& t, CollectiveKind kind, uint32_t warps, uint32_t site) {
+  PendingCollective& joined = arrive(t, kind, fullWarpMask_, site);
+  joined.warps = warps;
+  const uint32_t first = t.warp / warps * warps;
+  // The group completes when each of its warps has a complete part at the same collective.
+  auto completePart = [&](uint32_t w) -> PendingCollective* {
+    for (PendingCollective& p : pending_[w])
+      if (p.kind == kind && p.site == site && p.warps == warps && p.arrived == fullWarpMask_) return &p;
+    return nullptr;
+  };
+  for (uint32_t w = first; w < first + warps; ++w)
+    if (!completePart(w)) {
+      switchAway(t, /*exiting=*/false);
+      return;  // resumed: the last thread of the group to arrive resolved it
+    }
+  PendingCollective done = joined;
+  for (uint32_t w = first; w < first + warps; ++w) {
+    PendingCollective* part = completePart(w);
+    pending_[w].erase(pending_[w].begin() + (part - pending_[w].data()));
+  }
+  events_->resolveCollective(first, done);
+  t.state = ThreadState::Running;
+  wake(first, warps, fullWarpMask_, t);
 }
 
 }  // namespace tessera::sim

@@ -17,7 +17,10 @@
 
 namespace tessera::sim {
 
-enum class CollectiveKind : uint8_t { WarpSync, Shuffle, Vote, Bpermute, LdMatrix, Mma };
+enum class CollectiveKind : uint8_t {
+  WarpSync, Shuffle, Vote, Bpermute, LdMatrix, Mma,
+  WgmmaFence, WgmmaCommit, WgmmaWait, WgmmaMma,  // warpgroup collectives (groupCollective)
+};
 const char* collectiveName(CollectiveKind kind);
 
 // A collective some lanes of a warp have arrived at.
@@ -26,6 +29,7 @@ struct PendingCollective {
   uint32_t site = 0;
   uint64_t mask = 0;     // the lanes it needs
   uint64_t arrived = 0;  // the lanes there so far
+  uint32_t warps = 1;    // > 1: a group collective of that many warps (this warp's part of it)
 };
 
 class ProgramRunner {
@@ -73,6 +77,9 @@ class ProgramRunner {
   void barrier(SimThread& t, uint32_t site);
   // `t.arrival` holds its operands; on return it holds its results. `mask` must include t's lane.
   void collective(SimThread& t, CollectiveKind kind, uint64_t mask, uint32_t site);
+  // A collective of whole warps: every lane of the `warps` consecutive warps containing t's (warps divides
+  // numWarps) must arrive at (kind, site). Resolved once, through resolveCollective(first warp of the group, ...).
+  void groupCollective(SimThread& t, CollectiveKind kind, uint32_t warps, uint32_t site);
   // Lets the other ready threads run first.
   void yield(SimThread& t);
   // Ends the program now (after a fatal finding): no thread of it runs again.
@@ -87,6 +94,10 @@ class ProgramRunner {
   void threadMain(SimThread& t);
   [[noreturn]] void exitThread(SimThread& t);
   void releaseBarrier(const SimThread& releaser);
+  // Joins t to its warp's pending collective (kind, mask, site), ending the program on a mismatch.
+  PendingCollective& arrive(SimThread& t, CollectiveKind kind, uint64_t mask, uint32_t site);
+  // Makes every thread of warps [first, first + warps) that the mask names ready, except `running`.
+  void wake(uint32_t firstWarp, uint32_t warps, uint64_t mask, const SimThread& running);
   // Suspends `t` and runs the next ready thread (or, with none, the host context). `exiting`: `t` never resumes.
   void switchAway(SimThread& t, bool exiting);
   void makeReady(uint32_t index);

@@ -31,6 +31,12 @@ bool SharedMemoryChecker::checkWritten(const ByteState& b, uint32_t offset, Shar
   return true;
 }
 
+void SharedMemoryChecker::checkOperand(const ByteState& b, uint32_t offset, SharedAccessIssues& issues) {
+  if (!b.operandReads || issues.operandOverwrite) return;
+  issues.operandOverwrite = true;
+  issues.operandOffset = offset;
+}
+
 bool SharedMemoryChecker::racesWithWriter(const ByteState& b, const SharedAccessor& who) const {
   return b.writeEpoch == epoch_ && b.writer != who.thread && b.writer != kAtomicWriter &&
          !ordered(b.writer, b.writeSync, who);
@@ -94,6 +100,7 @@ SharedAccessIssues SharedMemoryChecker::write(const SharedAccessor& who, uint32_
   SharedAccessIssues issues;
   for (uint32_t i = offset; i < offset + bytes; ++i) {
     ByteState& b = shadow_[i];
+    checkOperand(b, i, issues);
     if (!unchanged) checkWrite(b, i, who, site, issues);
     b.writeEpoch = epoch_;
     b.writer = static_cast<uint16_t>(who.thread);
@@ -110,6 +117,7 @@ SharedAccessIssues SharedMemoryChecker::atomic(const SharedAccessor& who, uint32
   for (uint32_t i = offset; i < offset + bytes; ++i) {
     ByteState& b = shadow_[i];
     checkWritten(b, i, issues);
+    checkOperand(b, i, issues);
     b.writeEpoch = epoch_;
     b.writer = kAtomicWriter;
     b.writeSite = site;
@@ -117,8 +125,13 @@ SharedAccessIssues SharedMemoryChecker::atomic(const SharedAccessor& who, uint32
   return issues;
 }
 
-void SharedMemoryChecker::markPending(uint32_t offset, uint32_t bytes) {
-  for (uint32_t i = offset; i < offset + bytes; ++i) shadow_[i].pending = 1;
+SharedAccessIssues SharedMemoryChecker::markPending(uint32_t offset, uint32_t bytes) {
+  SharedAccessIssues issues;
+  for (uint32_t i = offset; i < offset + bytes; ++i) {
+    checkOperand(shadow_[i], i, issues);
+    shadow_[i].pending = 1;
+  }
+  return issues;
 }
 
 SharedAccessIssues SharedMemoryChecker::land(const SharedAccessor& who, uint32_t offset, uint32_t bytes,
@@ -129,6 +142,15 @@ SharedAccessIssues SharedMemoryChecker::land(const SharedAccessor& who, uint32_t
 
 void SharedMemoryChecker::clearPending(uint32_t offset, uint32_t bytes) {
   for (uint32_t i = offset; i < offset + bytes; ++i) shadow_[i].pending = 0;
+}
+
+void SharedMemoryChecker::beginOperandRead(uint32_t offset, uint32_t bytes) {
+  for (uint32_t i = offset; i < offset + bytes; ++i) ++shadow_[i].operandReads;
+}
+
+void SharedMemoryChecker::endOperandRead(uint32_t offset, uint32_t bytes) {
+  for (uint32_t i = offset; i < offset + bytes; ++i)
+    if (shadow_[i].operandReads) --shadow_[i].operandReads;
 }
 
 }  // namespace tessera::sim

@@ -8,7 +8,8 @@
 //    compute-sanitizer's racecheck, too, ranks same-value writes below real hazards. Atomics do not race with each other;
 //    races between an atomic and a plain access are not reported.
 //  - a read of a byte nothing wrote in this program;
-//  - a read of a byte a cp.async will write but whose wait has not come yet.
+//  - a read of a byte a cp.async will write but whose wait has not come yet;
+//  - a write (or a cp.async into) a byte a wgmma.mma_async reads whose wait_group has not come yet.
 // Barriers advance an epoch; accesses in different epochs never race. Epochs keep counting across programs, so
 // a new program starts without clearing the shadow (bytes last written in an older epoch are "unwritten").
 #pragma once
@@ -38,7 +39,9 @@ struct SharedAccessIssues {
   uint32_t uninitializedOffset = 0;
   bool pending = false;
   uint32_t pendingOffset = 0;
-  bool any() const { return race || uninitialized || pending; }
+  bool operandOverwrite = false;  // the byte is an operand of an incomplete wgmma
+  uint32_t operandOffset = 0;
+  bool any() const { return race || uninitialized || pending || operandOverwrite; }
 };
 
 class SharedMemoryChecker {
@@ -56,10 +59,16 @@ class SharedMemoryChecker {
   // An atomic read-modify-write: reads like a read (uninitialized, pending), writes without racing other atomics.
   SharedAccessIssues atomic(const SharedAccessor& who, uint32_t offset, uint32_t bytes, uint32_t site);
 
-  // cp.async: the bytes are pending from the copy's issue until it lands (a write by the issuing thread).
-  void markPending(uint32_t offset, uint32_t bytes);
+  // cp.async: the bytes are pending from the copy's issue until it lands (a write by the issuing thread). The
+  // issue reports a wgmma operand among them.
+  SharedAccessIssues markPending(uint32_t offset, uint32_t bytes);
   SharedAccessIssues land(const SharedAccessor& who, uint32_t offset, uint32_t bytes, uint32_t site);
   void clearPending(uint32_t offset, uint32_t bytes);
+
+  // wgmma.mma_async: the bytes are read from its issue until its wait_group completes it (counted: several
+  // incomplete wgmmas may read one byte).
+  void beginOperandRead(uint32_t offset, uint32_t bytes);
+  void endOperandRead(uint32_t offset, uint32_t bytes);
 
  private:
   static constexpr uint16_t kManyThreads = 0xFFFF;
@@ -74,6 +83,7 @@ class SharedMemoryChecker {
     uint16_t writer = 0, reader = 0;  // thread; reader kManyThreads when several read in readEpoch
     uint16_t readerWarp = 0;          // their warp; kManyThreads when from several warps
     uint8_t pending = 0;
+    uint16_t operandReads = 0;  // incomplete wgmmas reading the byte
   };
 
   bool ordered(uint32_t otherThread, uint32_t otherSync, const SharedAccessor& who) const {
@@ -81,6 +91,7 @@ class SharedMemoryChecker {
   }
   // False (noting why) when the byte is pending or was not written in this program.
   bool checkWritten(const ByteState& b, uint32_t offset, SharedAccessIssues& issues) const;
+  static void checkOperand(const ByteState& b, uint32_t offset, SharedAccessIssues& issues);
   bool racesWithWriter(const ByteState& b, const SharedAccessor& who) const;
   // `who` writes the byte in the same warp store instruction as its last writer.
   bool sameWarpInstruction(const ByteState& b, const SharedAccessor& who, uint32_t site) const {

@@ -119,6 +119,20 @@ void __tsim_cp_async_commit(uint32_t site) { asyncCopyCommit(current(), site); }
 
 void __tsim_cp_async_wait(uint32_t pendingGroups, uint32_t site) { asyncCopyWait(current(), pendingGroups, site); }
 
+void __tsim_wgmma_fence(uint32_t site) { wgmmaFence(current(), site); }
+
+void __tsim_wgmma_commit(uint32_t site) { wgmmaCommit(current(), site); }
+
+void __tsim_wgmma_wait(uint32_t pendingGroups, uint32_t site) { wgmmaWait(current(), pendingGroups, site); }
+
+void __tsim_wgmma_mma(uint32_t n, uint32_t input, uint32_t transposes, uint64_t descA, uint64_t descB,
+                      uint32_t scaleD, const uint32_t* c, uint32_t* d, uint32_t issue, uint32_t site) {
+  const WgmmaArrival operands{n, input, transposes, descA, descB, scaleD, c, d, issue};
+  wgmmaMma(current(), operands, site);
+}
+
+void __tsim_wgmma_register_read(uint32_t issue, uint32_t site) { wgmmaRegisterRead(current(), issue, site); }
+
 int32_t __tsim_vprintf(const char* format, const void* args, uint32_t site) {
   SimThread& t = current();
   t.worker->site(t, site);

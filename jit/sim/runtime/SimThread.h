@@ -22,6 +22,7 @@ struct CollectiveArrival {
   const uint32_t* b = nullptr;
   const uint32_t* c = nullptr;
   uint32_t* out = nullptr;          // mma D, ldmatrix registers
+  const void* operands = nullptr;   // wgmma.mma_async: the thread's WgmmaArrival (WarpgroupOperations.h)
   uint32_t result = 0;              // shuffle / vote / bpermute result
   bool valid = false;               // shuffle predicate
 };

@@ -8,6 +8,7 @@
 #include "jit/sim/runtime/MemoryAccess.h"
 #include "jit/sim/runtime/WarpCollectives.h"
 #include "jit/sim/runtime/WarpMatrixSemantics.h"
+#include "jit/sim/runtime/WarpgroupOperations.h"
 #include "jit/sim/runtime/Worker.h"
 
 namespace tessera::sim {
@@ -207,6 +208,12 @@ void resolveWarpCollective(Worker& w, uint32_t warp, const PendingCollective& c)
       break;
     case CollectiveKind::Mma:
       resolveMma(w, lanes, c.site);
+      break;
+    case CollectiveKind::WgmmaFence:
+    case CollectiveKind::WgmmaCommit:
+    case CollectiveKind::WgmmaWait:
+    case CollectiveKind::WgmmaMma:
+      resolveWarpgroupCollective(w, warp, c);
       break;
   }
 }

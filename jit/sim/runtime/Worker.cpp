@@ -50,6 +50,7 @@ Worker::Worker(const LaunchContext& l)
       requests(static_cast<uint32_t>(l.program.sites.size()), l.program.numWarps, l.program.warpSize, counters),
       sharedChecker(l.program.sharedBytes, l.program.warpSize),
       asyncCopies(l.program.numWarps * l.program.warpSize),
+      wgmma(l.program.numWarps % 4 == 0 ? l.program.numWarps / 4 : 0),
       findings(l.config.maxFindingsPerKind),
       shared_(static_cast<std::byte*>(::operator new[](std::max<size_t>(l.program.sharedBytes, 1), kSharedAlignment))),
       warpSyncGeneration_(l.program.numWarps) {}
@@ -63,6 +64,7 @@ void Worker::runProgram(uint64_t index) {
   std::memset(shared_.get(), 0xFF, sharedBytes());
   sharedChecker.beginProgram();
   asyncCopies.beginProgram();
+  wgmma.beginProgram();
   std::fill(warpSyncGeneration_.begin(), warpSyncGeneration_.end(), 0);
   divergenceReported_ = false;
   runner.run(&Worker::threadBody, this, *this);
@@ -78,6 +80,7 @@ void Worker::finishProgram() {
   requests.flush();
   // Copies never waited for are dropped; their bytes must not stay pending for the next program.
   asyncCopies.forEachOutstanding([&](const AsyncCopy& c) { sharedChecker.clearPending(c.sharedOffset, c.bytes); });
+  dropIncompleteWgmmas(*this);
 }
 
 void Worker::warpSynced(uint32_t warp, uint64_t mask) {
@@ -219,6 +222,14 @@ void Worker::deadlock() {
   for (uint32_t w = 0; w < runner.numWarps(); ++w) {
     for (const PendingCollective& p : runner.pendingCollectives(w)) {
       uint64_t missing = p.mask & ~p.arrived;
+      if (!missing) {  // this warp's part of a group collective: other warps of the group are elsewhere
+        report(FindingKind::IncompleteCollective, &threads[w * runner.warpSize()], p.site, nullptr,
+               std::string(collectiveName(p.kind)) + " never completes: every lane of warp " + std::to_string(w) +
+                   " arrived, but not every thread of warps " + std::to_string(w / p.warps * p.warps) + "-" +
+                   std::to_string(w / p.warps * p.warps + p.warps - 1) + " (each must execute it)");
+        reported = true;
+        continue;
+      }
       std::map<std::string, uint64_t> lanesByPlace;
       for (uint32_t l = 0; l < runner.warpSize(); ++l)
         if (missing >> l & 1) lanesByPlace[whereIs(threads[w * runner.warpSize() + l])] |= uint64_t{1} << l;

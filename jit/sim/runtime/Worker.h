@@ -1,5 +1,5 @@
 // Everything one host thread needs to run programs of a launch: a runner with its fibers, the program's shared
-// memory and its shadow, request tracking and counters, cp.async state, findings and printed output. Programs
+// memory and its shadow, request tracking and counters, cp.async and wgmma state, findings and printed output. Programs
 // run one after another on a worker; no fiber ever leaves its worker's host thread. The `__tsim_*` functions
 // reach the running program's state through currentThread()->worker.
 #pragma once
@@ -19,6 +19,7 @@
 #include "jit/sim/runtime/RequestTracker.h"
 #include "jit/sim/runtime/SharedMemoryChecker.h"
 #include "jit/sim/runtime/SiteCounters.h"
+#include "jit/sim/runtime/WarpgroupOperations.h"
 
 namespace tessera::sim {
 
@@ -46,6 +47,7 @@ class Worker final : public ProgramRunner::Events {
   RequestTracker requests;
   SharedMemoryChecker sharedChecker;
   AsyncCopies asyncCopies;
+  WgmmaGroups wgmma;
   FindingLog findings;
   std::array<uint32_t, 3> programId{};
   uint64_t programIndex = 0;

@@ -1,0 +1,90 @@
+#include "backends/nvptx/WgmmaAsm.h"
+
+#include <unordered_map>
+
+namespace tessera::backends::nvptx {
+
+namespace {
+
+const char* inputName(WgmmaInput input) { return input == WgmmaInput::F16 ? "f16" : "bf16"; }
+
+// `outputs` "=f" registers, then `inputs`, then one input tied to each output.
+std::string tiedConstraints(int outputs, const std::string& inputs) {
+  std::string c;
+  for (int i = 0; i < outputs; ++i) c += i ? ",=f" : "=f";
+  if (!inputs.empty()) c += (c.empty() ? "" : ",") + inputs;
+  for (int i = 0; i < outputs; ++i) c += (c.empty() ? "" : ",") + std::to_string(i);
+  return c;
+}
+
+std::string key(std::string_view asmString, std::string_view constraints) {
+  std::string k(asmString);
+  k += '\n';
+  k += constraints;
+  return k;
+}
+
+// Every string the backend may emit, generated once.
+const std::unordered_map<std::string, WgmmaAsm>& wgmmaAsmSet() {
+  static const std::unordered_map<std::string, WgmmaAsm> set = [] {
+    std::unordered_map<std::string, WgmmaAsm> s;
+    auto entry = [](WgmmaAsm::Kind kind, int pendingGroups = 0, int registers = 0) {
+      WgmmaAsm e;
+      e.kind = kind;
+      e.pendingGroups = pendingGroups;
+      e.registers = registers;
+      return e;
+    };
+    s[key(kWgmmaFenceAsm, "")] = entry(WgmmaAsm::Kind::Fence);
+    s[key(kProxyFenceAsm, "")] = entry(WgmmaAsm::Kind::ProxyFence);
+    s[key(kWgmmaCommitAsm, "")] = entry(WgmmaAsm::Kind::Commit);
+    for (int pending = 0; pending <= kWgmmaMaxPendingGroups; ++pending)
+      for (int registers = 0; registers <= kWgmmaMaxWaitRegisters; ++registers)
+        s[key(wgmmaWaitAsm(pending), wgmmaWaitConstraints(registers))] = entry(WgmmaAsm::Kind::Wait, pending, registers);
+    for (int n : wgmmaNs())
+      for (WgmmaInput input : {WgmmaInput::F16, WgmmaInput::BF16})
+        for (int trans = 0; trans < 4; ++trans) {
+          WgmmaMma mma{n, input, (trans & 1) != 0, (trans & 2) != 0};
+          s[key(wgmmaMmaAsm(mma), wgmmaMmaConstraints(n))] = {WgmmaAsm::Kind::Mma, 0, n / 2, mma};
+        }
+    return s;
+  }();
+  return set;
+}
+
+}  // namespace
+
+const std::vector<int>& wgmmaNs() {
+  static const std::vector<int> ns = {8, 16, 32, 64, 128, 256};
+  return ns;
+}
+
+std::string wgmmaMmaAsm(const WgmmaMma& mma) {
+  const int r = mma.n / 2;
+  std::string d;
+  for (int i = 0; i < r; ++i) d += (i ? ", $" : "$") + std::to_string(i);
+  return "{\n"
+         "\t.reg .pred p;\n"
+         "\tsetp.ne.b32 p, $" + std::to_string(r + 2) + ", 0;\n"
+         "\twgmma.mma_async.sync.aligned.m64n" + std::to_string(mma.n) + "k16.f32." + inputName(mma.input) + "." +
+         inputName(mma.input) + " {" + d + "}, $" + std::to_string(r) + ", $" + std::to_string(r + 1) + ", p, 1, 1, " +
+         (mma.transposeA ? "1" : "0") + ", " + (mma.transposeB ? "1" : "0") + ";\n"
+         "}";
+}
+
+std::string wgmmaMmaConstraints(int n) { return tiedConstraints(n / 2, "l,l,r"); }
+
+std::string wgmmaWaitAsm(int pendingGroups) {
+  return "wgmma.wait_group.sync.aligned " + std::to_string(pendingGroups) + ";";
+}
+
+std::string wgmmaWaitConstraints(int registers) { return tiedConstraints(registers, ""); }
+
+std::optional<WgmmaAsm> findWgmmaAsm(std::string_view asmString, std::string_view constraints) {
+  const auto& set = wgmmaAsmSet();
+  auto it = set.find(key(asmString, constraints));
+  if (it == set.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace tessera::backends::nvptx

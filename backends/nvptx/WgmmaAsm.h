@@ -1,0 +1,61 @@
+// The wgmma entries of the inline-asm table (InlineAsmTable.h): Hopper's warpgroup matrix multiply has no LLVM 19
+// intrinsic, so the backend emits it as inline PTX. The strings depend on parameters (N, the input type, the
+// transposes, how many accumulator registers a wait passes through), so they are generated here, in one place,
+// and the emulator (jit/sim) accepts an inline asm only when its string and constraints equal one generated for
+// a parameter set of wgmmaAsmSet(): it never parses asm.
+//
+// Operand conventions (LLVM inline asm, $i numbering outputs first):
+//  - mma_async: outputs $0..$(R-1) are the f32 accumulator registers D (R = N / 2), inputs $R: the A matrix
+//    descriptor (u64), $(R+1): the B descriptor, $(R+2): scale-d (u32, nonzero: D = A * B + D, zero: D = A * B),
+//    then R inputs tied to the outputs (the accumulator C). imm-scale-a/b are 1; imm-trans-a/b as given.
+//  - wait_group N: the accumulator registers it passes through (tied), so that no read of them can be moved
+//    above the wait.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tessera::backends::nvptx {
+
+enum class WgmmaInput : uint8_t { F16, BF16 };
+
+// wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input}, A and B from shared-memory descriptors.
+struct WgmmaMma {
+  int n = 8;                         // 8..256, a multiple of 8
+  WgmmaInput input = WgmmaInput::F16;
+  bool transposeA = false;           // imm-trans-a: A is M-major (else K-major)
+  bool transposeB = false;           // imm-trans-b: B is N-major (else K-major)
+  bool operator==(const WgmmaMma&) const = default;
+};
+
+// The N values the backend emits (and the emulator accepts).
+const std::vector<int>& wgmmaNs();
+// The largest number of accumulator registers a wait_group passes through (a warpgroup's whole accumulator).
+inline constexpr int kWgmmaMaxWaitRegisters = 256;
+// The deepest wait_group the backend emits.
+inline constexpr int kWgmmaMaxPendingGroups = 1;
+
+std::string wgmmaMmaAsm(const WgmmaMma& mma);
+std::string wgmmaMmaConstraints(int n);
+inline constexpr std::string_view kWgmmaFenceAsm = "wgmma.fence.sync.aligned;";
+// Orders the thread's earlier shared-memory writes (st.shared, cp.async: the generic proxy) before later reads
+// through the async proxy, which is how wgmma reads its shared operands.
+inline constexpr std::string_view kProxyFenceAsm = "fence.proxy.async.shared::cta;";
+inline constexpr std::string_view kWgmmaCommitAsm = "wgmma.commit_group.sync.aligned;";
+std::string wgmmaWaitAsm(int pendingGroups);
+std::string wgmmaWaitConstraints(int registers);  // `registers` f32 outputs, each tied to an input
+
+// What an inline asm of the set is.
+struct WgmmaAsm {
+  enum class Kind : uint8_t { Fence, ProxyFence, Commit, Wait, Mma } kind = Kind::Fence;
+  int pendingGroups = 0;  // Wait
+  int registers = 0;      // Wait: accumulator registers passed through; Mma: n / 2
+  WgmmaMma mma;           // Mma
+};
+// The wgmma asm with exactly this string and these constraints; nullopt when there is none.
+std::optional<WgmmaAsm> findWgmmaAsm(std::string_view asmString, std::string_view constraints);
+
+}  // namespace tessera::backends::nvptx

@@ -1,0 +1,85 @@
+#include "backends/nvptx/WgmmaPlan.h"
+
+#include <algorithm>
+
+#include "backends/common/TensorCoreDot.h"
+#include "backends/nvptx/MmaFragments.h"
+#include "backends/nvptx/MmaLayoutPolicy.h"
+#include "backends/nvptx/MmaLinearLayouts.h"
+#include "backends/nvptx/WgmmaAsm.h"
+#include "transforms/AsyncCopyDotOperands.h"
+
+namespace tessera::backends::nvptx {
+
+namespace {
+
+bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+int log2(int64_t v) { return 63 - __builtin_clzll(static_cast<uint64_t>(v)); }
+
+// The widest swizzle whose lines `bytes` contiguous bytes fill.
+int64_t swizzleFor(int64_t bytes) { return std::min<int64_t>(128, bytes); }
+
+constexpr int64_t kWarpsPerGroup = 4, kWgmmaM = 64, kWgmmaK = 16;
+
+}  // namespace
+
+std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::PassOptions& options) {
+  const std::string arch = options.arch.empty() ? "sm_90a" : options.arch;  // NVPTXTarget::defaultArch
+  if (arch != "sm_90a" || options.warpSize != kMmaWarpSize || options.numWarps % kWarpsPerGroup) return std::nullopt;
+  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kMmaTiles);
+  if (!shape || (shape->tile.input != ir::ScalarKind::F16 && shape->tile.input != ir::ScalarKind::BF16))
+    return std::nullopt;
+  // Both operands must reach the dot from shared buffers (register operands keep mma.sync).
+  if (!transforms::dotOperandInSharedBuffer(dot, 0) || !transforms::dotOperandInSharedBuffer(dot, 1))
+    return std::nullopt;
+  WgmmaDotPlan p;
+  p.M = shape->M;
+  p.N = shape->N;
+  p.K = shape->K;
+  p.input = shape->tile.input;
+  if (!isPowerOfTwo(p.M) || !isPowerOfTwo(p.N) || !isPowerOfTwo(p.K) || p.M < kWgmmaM || p.K < kWgmmaK)
+    return std::nullopt;
+  const int64_t warpgroups = options.numWarps / kWarpsPerGroup;
+  if (!isPowerOfTwo(warpgroups)) return std::nullopt;
+  p.warpgroupsM = std::min(warpgroups, p.M / kWgmmaM);
+  p.warpgroupsN = warpgroups / p.warpgroupsM;
+  if (p.N % p.warpgroupsN) return std::nullopt;
+  const int64_t perWarpgroupN = p.N / p.warpgroupsN;
+  p.n = std::min<int64_t>(perWarpgroupN, 256);
+  const std::vector<int>& ns = wgmmaNs();
+  // n >= 16: B's lines hold at least 32 bytes, the narrowest swizzle.
+  if (p.n < 16 || std::find(ns.begin(), ns.end(), p.n) == ns.end()) return std::nullopt;
+  p.repeatsM = p.M / (kWgmmaM * p.warpgroupsM);
+  p.repeatsN = perWarpgroupN / p.n;
+  if (p.registers() > kWgmmaMaxWaitRegisters) return std::nullopt;
+  const int64_t elementBytes = 2;
+  p.swizzleA = swizzleFor(p.K * elementBytes);
+  p.swizzleB = swizzleFor(p.n * elementBytes);
+  // Every stage of a buffer starts on a 1024-byte boundary, where the swizzle patterns start.
+  if ((p.K * p.N * elementBytes) % 1024) return std::nullopt;
+  return p;
+}
+
+ir::Layout wgmmaAccumulatorLayout(const WgmmaDotPlan& plan, int numWarps) {
+  const ir::LinearLayout fragment = wgmmaAccumulatorFragment(plan.n);
+  std::vector<ir::LinearLayout::Basis> registers = fragment.inDim(ir::kRegisterDim).bases;
+  std::vector<ir::LinearLayout::Basis> warps = fragment.inDim(ir::kWarpDim).bases;
+  for (int i = 0; i < log2(plan.repeatsN); ++i) registers.push_back({0, plan.n * plan.warpgroupsN << i});
+  for (int i = 0; i < log2(plan.repeatsM); ++i) registers.push_back({kWgmmaM * plan.warpgroupsM << i, 0});
+  for (int i = 0; i < log2(plan.warpgroupsM); ++i) warps.push_back({kWgmmaM << i, 0});
+  for (int i = 0; i < log2(plan.warpgroupsN); ++i) warps.push_back({0, plan.n << i});
+  if (int64_t{1} << warps.size() != numWarps)
+    throw Error("wgmma accumulator layout: " + std::to_string(numWarps) + " warps do not match the plan");
+  return ir::Layout::linear(ir::LinearLayout({{ir::kRegisterDim, registers},
+                                              {ir::kLaneDim, fragment.inDim(ir::kLaneDim).bases},
+                                              {ir::kWarpDim, warps}},
+                                             {{ir::tensorDimName(0), plan.M}, {ir::tensorDimName(1), plan.N}}));
+}
+
+ir::Layout wgmmaOperandLayout(const WgmmaDotPlan& plan, unsigned index) {
+  const std::vector<int64_t> shape = index == 0 ? std::vector<int64_t>{plan.M, plan.K} : std::vector<int64_t>{plan.K, plan.N};
+  return ir::Layout::linearShared(nvmmaSharedLayout(shape, 1, 2, index == 0 ? plan.swizzleA : plan.swizzleB));
+}
+
+}  // namespace tessera::backends::nvptx

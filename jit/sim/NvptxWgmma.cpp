@@ -1,0 +1,114 @@
+// The wgmma inline asm of the NVPTX backend (backends/nvptx/WgmmaAsm.h) as runtime calls, and the guards that let
+// the runtime report a read of registers a wgmma.mma_async writes before the wait_group that completes it.
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/Instructions.h>
+
+#include <set>
+
+#include "jit/sim/RewriteContext.h"
+
+namespace tessera::sim {
+
+namespace {
+
+using backends::nvptx::WgmmaAsm;
+
+bool isKind(const llvm::Instruction& inst, std::initializer_list<WgmmaAsm::Kind> kinds) {
+  const auto* call = llvm::dyn_cast<llvm::CallInst>(&inst);
+  if (!call) return false;
+  std::optional<WgmmaAsm> wgmma = wgmmaAsmOf(*call);
+  return wgmma && std::find(kinds.begin(), kinds.end(), wgmma->kind) != kinds.end();
+}
+
+// Instructions that pass a value on without reading it as data.
+bool forwards(const llvm::Instruction& inst) {
+  return llvm::isa<llvm::ExtractValueInst, llvm::InsertValueInst, llvm::PHINode, llvm::SelectInst, llvm::BitCastInst,
+                   llvm::FreezeInst>(inst);
+}
+
+void guard(RewriteContext& rc, llvm::CallInst& mma, uint32_t issue) {
+  std::vector<llvm::Instruction*> work{&mma};
+  std::set<llvm::Instruction*> seen{&mma}, guarded;
+  while (!work.empty()) {
+    llvm::Instruction* value = work.back();
+    work.pop_back();
+    for (llvm::User* user : value->users()) {
+      auto* inst = llvm::cast<llvm::Instruction>(user);
+      if (forwards(*inst)) {
+        if (seen.insert(inst).second) work.push_back(inst);
+        continue;
+      }
+      // wgmma's own reads: an accumulator of a later mma_async, or a register a wait_group passes through.
+      if (isKind(*inst, {WgmmaAsm::Kind::Mma, WgmmaAsm::Kind::Wait}) || !guarded.insert(inst).second) continue;
+      llvm::IRBuilder<> b(inst);
+      rc.call(b, TSIM_FUNCTION(__tsim_wgmma_register_read),
+              {b.getInt32(issue), rc.site(*inst, SiteKind::WgmmaRegisterRead)});
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<WgmmaAsm> wgmmaAsmOf(const llvm::CallInst& call) {
+  const auto* asmValue = llvm::dyn_cast<llvm::InlineAsm>(call.getCalledOperand());
+  if (!asmValue) return std::nullopt;
+  return backends::nvptx::findWgmmaAsm(asmValue->getAsmString(), asmValue->getConstraintString());
+}
+
+void guardWgmmaRegisterReads(RewriteContext& rc) {
+  std::vector<llvm::CallInst*> mmas;
+  for (llvm::Function& f : rc.module)
+    for (llvm::BasicBlock& block : f)
+      for (llvm::Instruction& inst : block)
+        if (isKind(inst, {WgmmaAsm::Kind::Mma})) mmas.push_back(llvm::cast<llvm::CallInst>(&inst));
+  for (llvm::CallInst* mma : mmas) {
+    const uint32_t issue = static_cast<uint32_t>(rc.wgmmaIssues.size());
+    rc.wgmmaIssues[mma] = issue;
+    guard(rc, *mma, issue);
+  }
+}
+
+llvm::Value* nvptxWgmma(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call, const WgmmaAsm& wgmma) {
+  switch (wgmma.kind) {
+    case WgmmaAsm::Kind::Fence:
+      return rc.call(b, TSIM_FUNCTION(__tsim_wgmma_fence), {rc.site(call, SiteKind::WgmmaFence)});
+    case WgmmaAsm::Kind::ProxyFence:
+      // Memory is sequentially consistent in the emulator (docs/Sim.md): the proxies see the same bytes, so this is
+      // an ordering point for the host compiler only.
+      return b.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent, llvm::SyncScope::SingleThread);
+    case WgmmaAsm::Kind::Commit:
+      return rc.call(b, TSIM_FUNCTION(__tsim_wgmma_commit), {rc.site(call, SiteKind::WgmmaCommit)});
+    case WgmmaAsm::Kind::Wait: {
+      llvm::Value* done = rc.call(b, TSIM_FUNCTION(__tsim_wgmma_wait),
+                                  {b.getInt32(wgmma.pendingGroups), rc.site(call, SiteKind::WgmmaWait)});
+      if (wgmma.registers == 0) return done;
+      // The registers it passes through, unchanged (their values are final once it returns).
+      std::vector<llvm::Value*> words;
+      for (llvm::Value* arg : call.args())
+        for (llvm::Value* w : toWords(b, arg)) words.push_back(w);
+      size_t next = 0;
+      return fromWords(b, call.getType(), words, next);
+    }
+    case WgmmaAsm::Kind::Mma: break;
+  }
+  // Operands: descA, descB, scale-d, then the accumulator C (WgmmaAsm.h).
+  std::vector<llvm::Value*> c;
+  for (unsigned i = 3; i < call.arg_size(); ++i)
+    for (llvm::Value* w : toWords(b, call.getArgOperand(i))) c.push_back(w);
+  const auto registers = static_cast<unsigned>(wgmma.registers);
+  if (c.size() != registers)
+    rc.fail(call, "wgmma.mma_async passes " + std::to_string(c.size()) + " accumulator registers, expected " +
+                      std::to_string(registers));
+  llvm::Value* cArray = wordArray(rc, b, c, 2);
+  llvm::Value* d = rc.scratch(*call.getFunction(), llvm::ArrayType::get(b.getInt32Ty(), registers), 3);
+  const uint32_t input = wgmma.mma.input == backends::nvptx::WgmmaInput::F16 ? kWgmmaF16 : kWgmmaBF16;
+  const uint32_t transposes = (wgmma.mma.transposeA ? 1u : 0u) | (wgmma.mma.transposeB ? 2u : 0u);
+  rc.call(b, TSIM_FUNCTION(__tsim_wgmma_mma),
+          {b.getInt32(wgmma.mma.n), b.getInt32(input), b.getInt32(transposes), call.getArgOperand(0),
+           call.getArgOperand(1), call.getArgOperand(2), cArray, d, b.getInt32(rc.wgmmaIssues.at(&call)),
+           rc.site(call, SiteKind::Wgmma)});
+  size_t next = 0;
+  return fromWords(b, call.getType(), loadWords(b, d, registers), next);
+}
+
+}  // namespace tessera::sim
