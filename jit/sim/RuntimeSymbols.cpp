@@ -16,7 +16,8 @@ const RuntimeSymbols& runtimeSymbols() {
       TSIM_SYMBOL(__tsim_ldmatrix),         TSIM_SYMBOL(__tsim_mma),                 TSIM_SYMBOL(__tsim_cp_async),
       TSIM_SYMBOL(__tsim_cp_async_commit),  TSIM_SYMBOL(__tsim_cp_async_wait),       TSIM_SYMBOL(__tsim_vprintf),
       TSIM_SYMBOL(__tsim_assert_fail),      TSIM_SYMBOL(__tsim_trap),                TSIM_SYMBOL(__tsim_dispatch_ptr),
-      TSIM_SYMBOL(__tsim_implicitarg_ptr),
+      TSIM_SYMBOL(__tsim_implicitarg_ptr),  TSIM_SYMBOL(__tsim_mbarrier_init),       TSIM_SYMBOL(__tsim_mbarrier_arrive),
+      TSIM_SYMBOL(__tsim_mbarrier_try_wait_parity),                                   TSIM_SYMBOL(__tsim_bulk_tensor_copy),
   };
 #undef TSIM_SYMBOL
   return symbols;

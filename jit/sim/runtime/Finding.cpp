@@ -12,7 +12,7 @@ const char* findingKindName(FindingKind kind) {
     case FindingKind::SharedOutOfBounds: return "out-of-bounds shared access";
     case FindingKind::SharedRace: return "shared-memory race";
     case FindingKind::UninitializedSharedRead: return "uninitialized shared read";
-    case FindingKind::PendingAsyncCopyRead: return "read of pending cp.async data";
+    case FindingKind::PendingAsyncCopyRead: return "read of pending async copy data";
     case FindingKind::BarrierDivergence: return "barrier divergence";
     case FindingKind::IncompleteCollective: return "incomplete warp collective";
     case FindingKind::CollectiveMismatch: return "warp collective mismatch";
@@ -23,6 +23,7 @@ const char* findingKindName(FindingKind kind) {
     case FindingKind::Unsupported: return "unsupported operation";
     case FindingKind::KernelException: return "kernel exception";
     case FindingKind::BadPrintfRecord: return "bad printf record";
+    case FindingKind::IncompleteMbarrierWait: return "mbarrier wait that never completes";
   }
   return "finding";
 }

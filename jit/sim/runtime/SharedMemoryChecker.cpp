@@ -32,7 +32,7 @@ bool SharedMemoryChecker::checkWritten(const ByteState& b, uint32_t offset, Shar
 }
 
 bool SharedMemoryChecker::racesWithWriter(const ByteState& b, const SharedAccessor& who) const {
-  return b.writeEpoch == epoch_ && b.writer != who.thread && b.writer != kAtomicWriter &&
+  return b.writeEpoch == epoch_ && b.writer != who.thread && b.writer != kAtomicWriter && b.writer != kBulkCopyWriter &&
          !ordered(b.writer, b.writeSync, who);
 }
 
@@ -129,6 +129,23 @@ SharedAccessIssues SharedMemoryChecker::land(const SharedAccessor& who, uint32_t
 
 void SharedMemoryChecker::clearPending(uint32_t offset, uint32_t bytes) {
   for (uint32_t i = offset; i < offset + bytes; ++i) shadow_[i].pending = 0;
+}
+
+SharedAccessIssues SharedMemoryChecker::issueBulk(const SharedAccessor& who, uint32_t offset, uint32_t bytes,
+                                                  uint32_t site) {
+  SharedAccessIssues issues = write(who, offset, bytes, site);
+  markPending(offset, bytes);
+  return issues;
+}
+
+void SharedMemoryChecker::landBulk(uint32_t offset, uint32_t bytes, uint32_t site) {
+  for (uint32_t i = offset; i < offset + bytes; ++i) {
+    ByteState& b = shadow_[i];
+    b.pending = 0;
+    b.writeEpoch = epoch_;
+    b.writer = kBulkCopyWriter;
+    b.writeSite = site;
+  }
 }
 
 }  // namespace tessera::sim

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "jit/sim/runtime/BulkCopies.h"
 #include "jit/sim/runtime/KernelPrintf.h"
 #include "jit/sim/runtime/MemoryAccess.h"
 #include "jit/sim/runtime/WarpOperations.h"
@@ -118,6 +119,23 @@ void __tsim_cp_async(uint64_t sharedAddress, uint64_t globalAddress, uint32_t by
 void __tsim_cp_async_commit(uint32_t site) { asyncCopyCommit(current(), site); }
 
 void __tsim_cp_async_wait(uint32_t pendingGroups, uint32_t site) { asyncCopyWait(current(), pendingGroups, site); }
+
+void __tsim_mbarrier_init(uint64_t address, uint32_t count, uint32_t site) {
+  mbarrierInit(current(), address, count, site);
+}
+
+uint64_t __tsim_mbarrier_arrive(uint64_t address, uint32_t count, uint32_t txBytes, uint32_t site) {
+  return mbarrierArrive(current(), address, count, txBytes, site);
+}
+
+uint32_t __tsim_mbarrier_try_wait_parity(uint64_t address, uint32_t parity, uint32_t site) {
+  return mbarrierTryWaitParity(current(), address, parity, site);
+}
+
+void __tsim_bulk_tensor_copy(uint64_t sharedAddress, const void* tensorMap, const int32_t* coordinates, uint32_t rank,
+                             uint64_t mbarrierAddress, uint32_t site) {
+  bulkTensorCopy(current(), sharedAddress, tensorMap, coordinates, rank, mbarrierAddress, site);
+}
 
 int32_t __tsim_vprintf(const char* format, const void* args, uint32_t site) {
   SimThread& t = current();
