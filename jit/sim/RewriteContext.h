@@ -121,6 +121,11 @@ llvm::Value* hostMath(llvm::IRBuilder<>& b, llvm::CallInst& call);
 // integer arithmetic (the host may lack __truncsfbf2).
 void expandBFloat16Arithmetic(llvm::Module& m);
 void expandBFloat16Truncations(llvm::Module& m);
+// NvptxMbarriers.cpp: mbarrier intrinsics, and the mbarrier and TMA entries of backends/nvptx/InlineAsmTable.h
+// (null for any other call or entry).
+llvm::Value* nvptxMbarrierOperation(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call);
+llvm::Value* nvptxMbarrierInlineAsm(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call,
+                                    std::string_view operation);
 // NvptxOperations.cpp: the operation of an entry of backends/nvptx/InlineAsmTable.h (null when it has none).
 llvm::Value* nvptxInlineAsm(llvm::IRBuilder<>& b, llvm::CallInst& call, std::string_view operation);
 
