@@ -1,6 +1,6 @@
 // Every inline PTX string an NVPTX module of this backend may contain, with the operation it performs: what the
-// backend emits itself and what it links from libdevice. The wgmma strings depend on parameters and are generated
-// in WgmmaAsm.h (findWgmmaAsm), which is part of this table. The
+// backend emits itself (mbarrier waits and TMA copies) and what it links from libdevice. The wgmma strings depend
+// on parameters and are generated in WgmmaAsm.h (findWgmmaAsm), which is part of this table. The
 // backend emits inline asm only from this table; the emulator (jit/sim) accepts an inline asm only when its
 // string and constraints match an entry exactly and implements the entry's operation, so it never parses asm.
 #pragma once
@@ -16,7 +16,7 @@ struct InlineAsmEntry {
   std::string_view constraints;  // likewise
 };
 
-inline constexpr std::array<InlineAsmEntry, 6> kInlineAsmTable{{
+inline constexpr std::array<InlineAsmEntry, 13> kInlineAsmTable{{
     // libdevice (__nv_tanhf, __nv_fmodf, ...): the approximate reciprocal, subnormals flushed to zero.
     {"rcp.approx.ftz.f32", "rcp.approx.ftz.f32 $0,$1;", "=f,f"},
     // libdevice (the argument reduction of __nv_sinf, __nv_cosf): {low, high} words of a * b + c, all u32.
@@ -92,6 +92,33 @@ inline constexpr std::array<InlineAsmEntry, 6> kInlineAsmTable{{
      "\tmov.b64         $1, {r2,r3};\n"
      "\t}",
      "=l,=l,l,l,l,l"},
+    // mbarriers (sm_90): shared addresses are 32-bit ($0 / $1 below), as the shared window is.
+    // Adds $1 transaction bytes to the current phase of the mbarrier at $0, then arrives once.
+    {"mbarrier.arrive.expect_tx", "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r"},
+    // 1 once the phase of parity $2 of the mbarrier at $1 has completed, else 0 (the caller loops).
+    {"mbarrier.try_wait.parity",
+     "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\n\tselp.u32 $0, 1, 0, p;\n\t}",
+     "=r,r,r"},
+    // TMA (sm_90): the box at coordinates {$2, ...} (dimension 0 first) of the tensor map at generic address $1
+    // into shared memory at $0, completing its bytes on the mbarrier at the last operand.
+    {"cp.async.bulk.tensor.1d",
+     "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2}], [$3];",
+     "r,l,r,r"},
+    {"cp.async.bulk.tensor.2d",
+     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
+     "r,l,r,r,r"},
+    {"cp.async.bulk.tensor.3d",
+     "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3, $4}], "
+     "[$5];",
+     "r,l,r,r,r,r"},
+    {"cp.async.bulk.tensor.4d",
+     "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3, $4, "
+     "$5}], [$6];",
+     "r,l,r,r,r,r,r"},
+    {"cp.async.bulk.tensor.5d",
+     "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3, $4, $5, "
+     "$6}], [$7];",
+     "r,l,r,r,r,r,r,r"},
 }};
 
 // The entry with exactly this asm string and these constraints; null when there is none.

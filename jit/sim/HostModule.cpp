@@ -71,6 +71,7 @@ llvm::Value* inlineAsm(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst&
   if (!entry)
     rc.fail(call, "inline asm \"" + text + "\" is not in backends/nvptx/InlineAsmTable.h, and the emulator never "
                   "parses asm");
+  if (llvm::Value* v = nvptxMbarrierInlineAsm(rc, b, call, entry->operation)) return v;
   if (llvm::Value* v = nvptxInlineAsm(b, call, entry->operation)) return v;
   rc.fail(call, "inline asm '" + std::string(entry->operation) + "' (backends/nvptx/InlineAsmTable.h) has no "
                 "emulation in jit/sim");

@@ -210,7 +210,7 @@ llvm::Value* nvptxOperation(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::Call
   if (const MmaIntrinsic* m = find(kMmaIntrinsics, id))
     return matrixMultiply(rc, b, call, m->kind, m->registers, static_cast<unsigned>(call.arg_size()));
   if (const CpAsyncIntrinsic* c = find(kCpAsyncIntrinsics, id)) return cpAsync(rc, b, call, *c);
-  return nullptr;
+  return nvptxMbarrierOperation(rc, b, call);
 }
 
 llvm::Value* nvptxInlineAsm(llvm::IRBuilder<>& b, llvm::CallInst& call, std::string_view operation) {

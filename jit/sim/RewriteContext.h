@@ -131,6 +131,11 @@ std::optional<backends::nvptx::WgmmaAsm> wgmmaAsmOf(const llvm::CallInst& call);
 llvm::Value* nvptxWgmma(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call,
                         const backends::nvptx::WgmmaAsm& wgmma);
 void guardWgmmaRegisterReads(RewriteContext& rc);
+// NvptxMbarriers.cpp: mbarrier intrinsics, and the mbarrier and TMA entries of backends/nvptx/InlineAsmTable.h
+// (null for any other call or entry).
+llvm::Value* nvptxMbarrierOperation(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call);
+llvm::Value* nvptxMbarrierInlineAsm(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call,
+                                    std::string_view operation);
 // NvptxOperations.cpp: the operation of an entry of backends/nvptx/InlineAsmTable.h (null when it has none).
 llvm::Value* nvptxInlineAsm(llvm::IRBuilder<>& b, llvm::CallInst& call, std::string_view operation);
 

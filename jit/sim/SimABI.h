@@ -24,6 +24,7 @@ enum class SiteKind : uint8_t {
   CpAsync, CpAsyncCommit, CpAsyncWait,                 // asynchronous copies (sm_80+)
   Wgmma, WgmmaFence, WgmmaCommit, WgmmaWait,           // warpgroup matrix operations (sm_90a)
   WgmmaRegisterRead,                                   // a read of registers a wgmma.mma_async writes
+  Mbarrier, BulkTensorCopy,                            // mbarriers and TMA copies (sm_90)
   Print, Assert, Trap,                                 // debugging
 };
 
@@ -140,6 +141,23 @@ void __tsim_wgmma_mma(uint32_t n, uint32_t input, uint32_t transposes, uint64_t 
 // An instruction at `site` reads registers that the wgmma.mma_async `issue` wrote: on hardware they are undefined
 // until the wait_group that completes it.
 void __tsim_wgmma_register_read(uint32_t issue, uint32_t site);
+// ---- mbarriers and bulk tensor copies (sm_90). An mbarrier is named by the host address of its 8 bytes in shared
+// memory; the runtime keeps its state (Mbarriers.h).
+// mbarrier.init: `count` (1 to 2^20 - 1) arrivals per phase.
+void __tsim_mbarrier_init(uint64_t address, uint32_t count, uint32_t site);
+// mbarrier.arrive[.expect_tx]: adds `txBytes` to the current phase's pending transaction bytes, then arrives
+// `count` times. Returns the state token (the phase it arrived in).
+uint64_t __tsim_mbarrier_arrive(uint64_t address, uint32_t count, uint32_t txBytes, uint32_t site);
+// mbarrier.try_wait.parity: returns 1 once the phase of parity `parity` has completed, suspending the thread until
+// then (a GPU's try_wait may return 0 first; the kernel's loop would try again). A phase that can never complete
+// is reported as a hang.
+uint32_t __tsim_mbarrier_try_wait_parity(uint64_t address, uint32_t parity, uint32_t site);
+// cp.async.bulk.tensor.<rank>d.shared::cluster.global.tile.mbarrier::complete_tx::bytes: the box at `coordinates`
+// (`rank` of them, dimension 0 first) of the tensor map at `tensorMap` (TensorMap.h) into shared memory at
+// `sharedAddress` (128-byte aligned), completing its bytes on the mbarrier at `mbarrierAddress`. The box lands
+// when that barrier's phase completes.
+void __tsim_bulk_tensor_copy(uint64_t sharedAddress, const void* tensorMap, const int32_t* coordinates, uint32_t rank,
+                             uint64_t mbarrierAddress, uint32_t site);
 
 // ---- debugging
 // CUDA vprintf: `args` holds the arguments at their natural alignment (null without arguments); returns the

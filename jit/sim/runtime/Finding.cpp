@@ -12,7 +12,7 @@ const char* findingKindName(FindingKind kind) {
     case FindingKind::SharedOutOfBounds: return "out-of-bounds shared access";
     case FindingKind::SharedRace: return "shared-memory race";
     case FindingKind::UninitializedSharedRead: return "uninitialized shared read";
-    case FindingKind::PendingAsyncCopyRead: return "read of pending cp.async data";
+    case FindingKind::PendingAsyncCopyRead: return "read of pending async copy data";
     case FindingKind::BarrierDivergence: return "barrier divergence";
     case FindingKind::IncompleteCollective: return "incomplete warp collective";
     case FindingKind::CollectiveMismatch: return "warp collective mismatch";
@@ -26,6 +26,7 @@ const char* findingKindName(FindingKind kind) {
     case FindingKind::WgmmaOperandOverwrite: return "wgmma operand overwritten before its wait";
     case FindingKind::WgmmaRegisterRead: return "wgmma accumulator read before its wait";
     case FindingKind::WgmmaMissingFence: return "wgmma without wgmma.fence";
+    case FindingKind::IncompleteMbarrierWait: return "mbarrier wait that never completes";
   }
   return "finding";
 }

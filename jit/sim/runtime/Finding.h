@@ -16,7 +16,7 @@ enum class FindingKind : uint8_t {
   SharedOutOfBounds,        // beyond the kernel's shared-memory size
   SharedRace,               // two threads, one writing, the same byte, no barrier between
   UninitializedSharedRead,  // a shared byte read before anything in this program wrote it
-  PendingAsyncCopyRead,     // a shared byte read while a cp.async into it has not been waited for
+  PendingAsyncCopyRead,     // a shared byte read while a cp.async (or bulk copy) into it has not landed
   BarrierDivergence,        // a barrier not every thread reached (exited threads, different barriers)
   IncompleteCollective,     // a warp collective some lane of its mask never reaches (would hang)
   CollectiveMismatch,       // lanes of one mask at different collectives
@@ -30,8 +30,9 @@ enum class FindingKind : uint8_t {
   WgmmaOperandOverwrite,    // a shared byte a wgmma.mma_async reads, written before the wait_group completing it
   WgmmaRegisterRead,        // a register a wgmma.mma_async writes, read before the wait_group completing it
   WgmmaMissingFence,        // a wgmma.mma_async with no wgmma.fence since the warpgroup's last wait_group
+  IncompleteMbarrierWait,   // an mbarrier wait on a phase that never completes (would hang)
 };
-inline constexpr size_t kFindingKindCount = 19;
+inline constexpr size_t kFindingKindCount = 20;
 const char* findingKindName(FindingKind kind);
 
 struct Finding {

@@ -76,6 +76,20 @@ bool admissible(Worker& w, const SimThread& t, const Resolved& r, uint64_t addre
   return true;
 }
 
+// The lane's part of the warp request (global and shared memory only).
+void track(Worker& w, SimThread& t, uint32_t site, RequestStream stream, const Resolved& r, uint64_t address,
+           uint32_t bytes) {
+  if (r.target != Target::Global && r.target != Target::Shared) return;
+  bool shared = r.target == Target::Shared;
+  LaneAccess a{shared ? r.sharedOffset : address, bytes, static_cast<uint16_t>(t.lane),
+               shared ? MemorySpace::Shared : MemorySpace::Global};
+  if (w.requests.tryRecord(t.warp, site, stream, a, w.runner.liveLanes(t.warp))) return;
+  w.runner.yield(t);  // let the warp's other lanes catch up with this one
+  w.requests.record(t.warp, site, stream, a, w.runner.liveLanes(t.warp));
+}
+
+}  // namespace
+
 void reportSharedIssues(Worker& w, const SimThread& t, const SharedAccessIssues& issues, uint64_t offset,
                         uint64_t bytes, uint32_t site, bool write) {
   if (!issues.any()) return;
@@ -93,26 +107,14 @@ void reportSharedIssues(Worker& w, const SimThread& t, const SharedAccessIssues&
              "byte " + std::to_string(issues.uninitializedOffset) + " was not written in this program");
   if (issues.pending)
     w.report(FindingKind::PendingAsyncCopyRead, &t, site, &d,
-             "byte " + std::to_string(issues.pendingOffset) + " is the destination of a cp.async not yet waited for");
+             "byte " + std::to_string(issues.pendingOffset) +
+                 " is the destination of an async copy that has not landed (a cp.async not waited for, or a bulk "
+                 "copy whose mbarrier phase has not completed)");
   if (issues.operandOverwrite)
     w.report(FindingKind::WgmmaOperandOverwrite, &t, site, &d,
              "byte " + std::to_string(issues.operandOffset) +
                  " is an operand of a wgmma.mma_async whose wgmma.wait_group has not come yet");
 }
-
-// The lane's part of the warp request (global and shared memory only).
-void track(Worker& w, SimThread& t, uint32_t site, RequestStream stream, const Resolved& r, uint64_t address,
-           uint32_t bytes) {
-  if (r.target != Target::Global && r.target != Target::Shared) return;
-  bool shared = r.target == Target::Shared;
-  LaneAccess a{shared ? r.sharedOffset : address, bytes, static_cast<uint16_t>(t.lane),
-               shared ? MemorySpace::Shared : MemorySpace::Global};
-  if (w.requests.tryRecord(t.warp, site, stream, a, w.runner.liveLanes(t.warp))) return;
-  w.runner.yield(t);  // let the warp's other lanes catch up with this one
-  w.requests.record(t.warp, site, stream, a, w.runner.liveLanes(t.warp));
-}
-
-}  // namespace
 
 void loadMemory(SimThread& t, void* dst, uint64_t address, uint32_t bytes, uint32_t siteId) {
   Worker& w = *t.worker;
@@ -291,6 +293,18 @@ void asyncCopyWait(SimThread& t, uint32_t pendingGroups, uint32_t siteId) {
                          c.bytes, c.site, true);
     std::memcpy(w.sharedBase() + c.sharedOffset, data, c.bytes);
   });
+}
+
+std::optional<uint32_t> sharedOperand(Worker& w, const SimThread& t, uint64_t address, uint64_t bytes, uint32_t align,
+                                      uint32_t site, bool write) {
+  Resolved r = resolve(w, t, address, bytes, AddressSpace::Shared);
+  if (!admissible(w, t, r, address, bytes, align, AddressSpace::Shared, site, write)) return std::nullopt;
+  return static_cast<uint32_t>(r.sharedOffset);
+}
+
+bool globalReadable(Worker& w, const SimThread& t, uint64_t address, uint64_t bytes, uint32_t site) {
+  Resolved r = resolve(w, t, address, bytes, AddressSpace::Global);
+  return admissible(w, t, r, address, bytes, 1, AddressSpace::Global, site, false);
 }
 
 bool readSharedRow(Worker& w, const SimThread& lane, uint64_t address, uint32_t bytes, void* dst, uint32_t site,

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "jit/sim/SimABI.h"
 #include "jit/sim/runtime/AccessCost.h"
+#include "jit/sim/runtime/SharedMemoryChecker.h"
 #include "jit/sim/runtime/SimThread.h"
 
 namespace tessera::sim {
@@ -27,6 +29,18 @@ void asyncCopy(SimThread& t, uint64_t sharedAddress, uint64_t globalAddress, uin
                uint32_t site);
 void asyncCopyCommit(SimThread& t, uint32_t site);
 void asyncCopyWait(SimThread& t, uint32_t pendingGroups, uint32_t site);
+
+// Reports what the shared-memory checker found about an access of `t` at `offset`.
+void reportSharedIssues(Worker& w, const SimThread& t, const SharedAccessIssues& issues, uint64_t offset,
+                        uint64_t bytes, uint32_t site, bool write);
+
+// The shared-memory offset of `bytes` at the shared host address `address`, operand of an instruction that is
+// no plain access (an mbarrier, a bulk copy's destination); out-of-bounds (then nullopt) and, under memcheck,
+// addresses not a multiple of `align` are reported.
+std::optional<uint32_t> sharedOperand(Worker& w, const SimThread& t, uint64_t address, uint64_t bytes, uint32_t align,
+                                      uint32_t site, bool write);
+// Whether `bytes` at the global `address` lie inside launch memory; reports them when not.
+bool globalReadable(Worker& w, const SimThread& t, uint64_t address, uint64_t bytes, uint32_t site);
 
 // A row read of a warp matrix instruction on behalf of `lane` (not necessarily the running thread). Returns the
 // lane's part of the request, or false when the row is out of bounds (then `dst` is zero-filled).

@@ -159,6 +159,12 @@ void ProgramRunner::yield(SimThread& t) {
   switchAway(t, /*exiting=*/false);
 }
 
+void ProgramRunner::park(SimThread& t, uint32_t site) {
+  t.state = ThreadState::AtMbarrier;
+  t.waitSite = site;
+  switchAway(t, /*exiting=*/false);
+}
+
 void ProgramRunner::barrier(SimThread& t, uint32_t site) {
   t.state = ThreadState::AtBarrier;
   t.waitSite = site;

@@ -1,5 +1,5 @@
 // Runs one program (CTA / workgroup) of the emulator: one fiber per GPU thread, scheduled round-robin; a thread
-// runs until it blocks at a barrier or a warp collective, or exits. The runner releases barriers (every live
+// runs until it blocks at a barrier, a warp collective or an mbarrier wait (parked until woken), or exits. The runner releases barriers (every live
 // thread arrived), completes collectives (every lane of the mask arrived at the same kind, mask and site), and
 // notices when nothing can run while threads still wait: a deadlock, which on a GPU would hang. What these events
 // mean (counters, checks, collective results, findings) is the Events' business.
@@ -82,6 +82,10 @@ class ProgramRunner {
   void groupCollective(SimThread& t, CollectiveKind kind, uint32_t warps, uint32_t site);
   // Lets the other ready threads run first.
   void yield(SimThread& t);
+  // Suspends `t` at the mbarrier wait `site` until another thread wakes it (what it waits for is the caller's).
+  void park(SimThread& t, uint32_t site);
+  // Makes the parked thread `index` ready again.
+  void wake(uint32_t index) { makeReady(index); }
   // Ends the program now (after a fatal finding): no thread of it runs again.
   [[noreturn]] void endProgram(SimThread& t);
 

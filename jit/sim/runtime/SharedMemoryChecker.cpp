@@ -38,7 +38,7 @@ void SharedMemoryChecker::checkOperand(const ByteState& b, uint32_t offset, Shar
 }
 
 bool SharedMemoryChecker::racesWithWriter(const ByteState& b, const SharedAccessor& who) const {
-  return b.writeEpoch == epoch_ && b.writer != who.thread && b.writer != kAtomicWriter &&
+  return b.writeEpoch == epoch_ && b.writer != who.thread && b.writer != kAtomicWriter && b.writer != kBulkCopyWriter &&
          !ordered(b.writer, b.writeSync, who);
 }
 
@@ -151,6 +151,23 @@ void SharedMemoryChecker::beginOperandRead(uint32_t offset, uint32_t bytes) {
 void SharedMemoryChecker::endOperandRead(uint32_t offset, uint32_t bytes) {
   for (uint32_t i = offset; i < offset + bytes; ++i)
     if (shadow_[i].operandReads) --shadow_[i].operandReads;
+}
+
+SharedAccessIssues SharedMemoryChecker::issueBulk(const SharedAccessor& who, uint32_t offset, uint32_t bytes,
+                                                  uint32_t site) {
+  SharedAccessIssues issues = write(who, offset, bytes, site);
+  markPending(offset, bytes);
+  return issues;
+}
+
+void SharedMemoryChecker::landBulk(uint32_t offset, uint32_t bytes, uint32_t site) {
+  for (uint32_t i = offset; i < offset + bytes; ++i) {
+    ByteState& b = shadow_[i];
+    b.pending = 0;
+    b.writeEpoch = epoch_;
+    b.writer = kBulkCopyWriter;
+    b.writeSite = site;
+  }
 }
 
 }  // namespace tessera::sim

@@ -8,7 +8,9 @@
 //    compute-sanitizer's racecheck, too, ranks same-value writes below real hazards. Atomics do not race with each other;
 //    races between an atomic and a plain access are not reported.
 //  - a read of a byte nothing wrote in this program;
-//  - a read of a byte a cp.async will write but whose wait has not come yet;
+//  - a read of a byte a cp.async will write but whose wait has not come yet, or a bulk tensor copy whose mbarrier
+//    phase has not completed. A bulk copy's bytes, once landed, race with no read: the phase completion that
+//    lands them is what a reader waits for (whether each reader did wait is not tracked);
 //  - a write (or a cp.async into) a byte a wgmma.mma_async reads whose wait_group has not come yet.
 // Barriers advance an epoch; accesses in different epochs never race. Epochs keep counting across programs, so
 // a new program starts without clearing the shadow (bytes last written in an older epoch are "unwritten").
@@ -64,6 +66,10 @@ class SharedMemoryChecker {
   SharedAccessIssues markPending(uint32_t offset, uint32_t bytes);
   SharedAccessIssues land(const SharedAccessor& who, uint32_t offset, uint32_t bytes, uint32_t site);
   void clearPending(uint32_t offset, uint32_t bytes);
+  // A bulk tensor copy: issued by `who` (checked as its write: it must not overwrite what other threads read or
+  // wrote unordered), pending until it lands, then written by the asynchronous proxy.
+  SharedAccessIssues issueBulk(const SharedAccessor& who, uint32_t offset, uint32_t bytes, uint32_t site);
+  void landBulk(uint32_t offset, uint32_t bytes, uint32_t site);
 
   // wgmma.mma_async: the bytes are read from its issue until its wait_group completes it (counted: several
   // incomplete wgmmas may read one byte).
@@ -73,6 +79,7 @@ class SharedMemoryChecker {
  private:
   static constexpr uint16_t kManyThreads = 0xFFFF;
   static constexpr uint16_t kAtomicWriter = 0xFFFE;
+  static constexpr uint16_t kBulkCopyWriter = 0xFFFD;
   struct ByteState {
     uint32_t writeEpoch = 0;  // epoch of the last write; below programEpoch_: not written in this program
     uint32_t readEpoch = 0;

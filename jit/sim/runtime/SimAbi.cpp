@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "jit/sim/runtime/BulkCopies.h"
 #include "jit/sim/runtime/KernelPrintf.h"
 #include "jit/sim/runtime/MemoryAccess.h"
 #include "jit/sim/runtime/WarpOperations.h"
@@ -132,6 +133,22 @@ void __tsim_wgmma_mma(uint32_t n, uint32_t input, uint32_t transposes, uint64_t 
 }
 
 void __tsim_wgmma_register_read(uint32_t issue, uint32_t site) { wgmmaRegisterRead(current(), issue, site); }
+void __tsim_mbarrier_init(uint64_t address, uint32_t count, uint32_t site) {
+  mbarrierInit(current(), address, count, site);
+}
+
+uint64_t __tsim_mbarrier_arrive(uint64_t address, uint32_t count, uint32_t txBytes, uint32_t site) {
+  return mbarrierArrive(current(), address, count, txBytes, site);
+}
+
+uint32_t __tsim_mbarrier_try_wait_parity(uint64_t address, uint32_t parity, uint32_t site) {
+  return mbarrierTryWaitParity(current(), address, parity, site);
+}
+
+void __tsim_bulk_tensor_copy(uint64_t sharedAddress, const void* tensorMap, const int32_t* coordinates, uint32_t rank,
+                             uint64_t mbarrierAddress, uint32_t site) {
+  bulkTensorCopy(current(), sharedAddress, tensorMap, coordinates, rank, mbarrierAddress, site);
+}
 
 int32_t __tsim_vprintf(const char* format, const void* args, uint32_t site) {
   SimThread& t = current();

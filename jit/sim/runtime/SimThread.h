@@ -8,7 +8,7 @@ namespace tessera::sim {
 
 class Worker;
 
-enum class ThreadState : uint8_t { Ready, Running, AtBarrier, AtCollective, Exited };
+enum class ThreadState : uint8_t { Ready, Running, AtBarrier, AtCollective, AtMbarrier, Exited };
 
 // What a thread brings to a warp collective and what it gets back (WarpCollectives.cpp reads every lane's
 // arrival once all have arrived). Registers live on the arriving fiber's stack, which stays put while it waits.
@@ -33,7 +33,7 @@ struct SimThread {
   uint32_t lane = 0;
   Worker* worker = nullptr;
   ThreadState state = ThreadState::Ready;
-  uint32_t waitSite = 0;        // the barrier or collective it waits at
+  uint32_t waitSite = 0;        // the barrier, collective or mbarrier wait it waits at
   uint32_t warpSyncGeneration = 0;  // warp syncs of its warp it has passed (orders same-warp shared accesses)
   CollectiveArrival arrival;
 };

@@ -6,6 +6,7 @@
 #include <map>
 #include <new>
 
+#include "jit/sim/runtime/BulkCopies.h"
 #include "jit/sim/runtime/WarpOperations.h"
 
 namespace tessera::sim {
@@ -65,6 +66,7 @@ void Worker::runProgram(uint64_t index) {
   sharedChecker.beginProgram();
   asyncCopies.beginProgram();
   wgmma.beginProgram();
+  mbarriers.beginProgram();
   std::fill(warpSyncGeneration_.begin(), warpSyncGeneration_.end(), 0);
   divergenceReported_ = false;
   runner.run(&Worker::threadBody, this, *this);
@@ -81,6 +83,7 @@ void Worker::finishProgram() {
   // Copies never waited for are dropped; their bytes must not stay pending for the next program.
   asyncCopies.forEachOutstanding([&](const AsyncCopy& c) { sharedChecker.clearPending(c.sharedOffset, c.bytes); });
   dropIncompleteWgmmas(*this);
+  dropUnlandedBulkCopies(*this);
 }
 
 void Worker::warpSynced(uint32_t warp, uint64_t mask) {
@@ -215,10 +218,11 @@ void Worker::deadlock() {
       case ThreadState::Exited: return "exited";
       case ThreadState::AtBarrier: return "waits at the barrier at " + describeSite(t.waitSite);
       case ThreadState::AtCollective: return "waits at the collective at " + describeSite(t.waitSite);
+      case ThreadState::AtMbarrier: return "waits on an mbarrier at " + describeSite(t.waitSite);
       default: return "is still running";
     }
   };
-  bool reported = false;
+  bool reported = reportMbarrierHangs(*this);
   for (uint32_t w = 0; w < runner.numWarps(); ++w) {
     for (const PendingCollective& p : runner.pendingCollectives(w)) {
       uint64_t missing = p.mask & ~p.arrived;

@@ -1,7 +1,7 @@
 // Everything one host thread needs to run programs of a launch: a runner with its fibers, the program's shared
-// memory and its shadow, request tracking and counters, cp.async and wgmma state, findings and printed output. Programs
-// run one after another on a worker; no fiber ever leaves its worker's host thread. The `__tsim_*` functions
-// reach the running program's state through currentThread()->worker.
+// memory and its shadow, request tracking and counters, cp.async, wgmma and mbarrier state, findings and printed
+// output. Programs run one after another on a worker; no fiber ever leaves its worker's host thread. The `__tsim_*`
+// functions reach the running program's state through currentThread()->worker.
 #pragma once
 
 #include <array>
@@ -15,6 +15,7 @@
 #include "jit/sim/runtime/AsyncCopies.h"
 #include "jit/sim/runtime/Finding.h"
 #include "jit/sim/runtime/LaunchContext.h"
+#include "jit/sim/runtime/Mbarriers.h"
 #include "jit/sim/runtime/ProgramRunner.h"
 #include "jit/sim/runtime/RequestTracker.h"
 #include "jit/sim/runtime/SharedMemoryChecker.h"
@@ -48,6 +49,7 @@ class Worker final : public ProgramRunner::Events {
   SharedMemoryChecker sharedChecker;
   AsyncCopies asyncCopies;
   WgmmaGroups wgmma;
+  Mbarriers mbarriers;
   FindingLog findings;
   std::array<uint32_t, 3> programId{};
   uint64_t programIndex = 0;

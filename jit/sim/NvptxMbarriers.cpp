@@ -1,0 +1,63 @@
+// NVPTX mbarriers and TMA as runtime calls: the LLVM intrinsics of mbarrier.init and mbarrier.arrive, and the
+// inline asm of backends/nvptx/InlineAsmTable.h for what LLVM 19 has no intrinsic for (arrive.expect_tx,
+// try_wait.parity, cp.async.bulk.tensor). The asm takes shared addresses as 32-bit integers, which the rewriting
+// made offsets into the shared buffer (HostAddressSpaces.cpp): here they become host addresses again.
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "jit/sim/RewriteContext.h"
+
+namespace tessera::sim {
+
+namespace {
+
+namespace I = llvm::Intrinsic;
+
+// The host address of the shared offset `offset` (an i32 asm operand).
+llvm::Value* sharedHostAddress(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::Value* offset) {
+  llvm::Value* base = hostAddress(b, rc.call(b, TSIM_FUNCTION(__tsim_shared_base), {}));
+  return b.CreateAdd(base, b.CreateZExt(offset, b.getInt64Ty()));
+}
+
+llvm::Value* bulkTensorCopy(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call, unsigned rank) {
+  std::vector<llvm::Value*> coordinates;
+  for (unsigned d = 0; d < rank; ++d) coordinates.push_back(call.getArgOperand(2 + d));
+  llvm::Value* array = wordArray(rc, b, coordinates, 0);
+  return rc.call(b, TSIM_FUNCTION(__tsim_bulk_tensor_copy),
+                 {sharedHostAddress(rc, b, call.getArgOperand(0)),
+                  b.CreateIntToPtr(call.getArgOperand(1), b.getPtrTy()), array, b.getInt32(rank),
+                  sharedHostAddress(rc, b, call.getArgOperand(2 + rank)),
+                  rc.site(call, SiteKind::BulkTensorCopy, AddressSpace::Shared)});
+}
+
+}  // namespace
+
+llvm::Value* nvptxMbarrierOperation(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call) {
+  switch (call.getIntrinsicID()) {
+    case I::nvvm_mbarrier_init: case I::nvvm_mbarrier_init_shared:
+      return rc.call(b, TSIM_FUNCTION(__tsim_mbarrier_init),
+                     {hostAddress(b, call.getArgOperand(0)), call.getArgOperand(1), rc.site(call, SiteKind::Mbarrier)});
+    case I::nvvm_mbarrier_arrive: case I::nvvm_mbarrier_arrive_shared:
+      return rc.call(b, TSIM_FUNCTION(__tsim_mbarrier_arrive),
+                     {hostAddress(b, call.getArgOperand(0)), b.getInt32(1), b.getInt32(0),
+                      rc.site(call, SiteKind::Mbarrier)});
+    default: return nullptr;
+  }
+}
+
+llvm::Value* nvptxMbarrierInlineAsm(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call,
+                                    std::string_view operation) {
+  if (operation == "mbarrier.arrive.expect_tx")
+    return rc.call(b, TSIM_FUNCTION(__tsim_mbarrier_arrive),
+                   {sharedHostAddress(rc, b, call.getArgOperand(0)), b.getInt32(1), call.getArgOperand(1),
+                    rc.site(call, SiteKind::Mbarrier)});
+  if (operation == "mbarrier.try_wait.parity")
+    return rc.call(b, TSIM_FUNCTION(__tsim_mbarrier_try_wait_parity),
+                   {sharedHostAddress(rc, b, call.getArgOperand(0)), call.getArgOperand(1),
+                    rc.site(call, SiteKind::Mbarrier)});
+  constexpr std::string_view kBulkTensor = "cp.async.bulk.tensor.";
+  if (operation.starts_with(kBulkTensor) && operation.size() == kBulkTensor.size() + 2)
+    return bulkTensorCopy(rc, b, call, static_cast<unsigned>(operation[kBulkTensor.size()] - '0'));
+  return nullptr;
+}
+
+}  // namespace tessera::sim

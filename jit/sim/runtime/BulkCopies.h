@@ -1,0 +1,25 @@
+// The sm_90 operations of the ABI on mbarriers and bulk tensor copies (SimABI.h): checking their operands,
+// updating the barriers' phases (Mbarriers.h), suspending waiters, and landing each copy's box in shared memory
+// when its barrier's phase completes: out-of-range elements as zeros, swizzled as the tensor map says.
+#pragma once
+
+#include <cstdint>
+
+#include "jit/sim/runtime/SimThread.h"
+
+namespace tessera::sim {
+
+class Worker;
+
+void mbarrierInit(SimThread& t, uint64_t address, uint32_t count, uint32_t site);
+uint64_t mbarrierArrive(SimThread& t, uint64_t address, uint32_t count, uint32_t txBytes, uint32_t site);
+uint32_t mbarrierTryWaitParity(SimThread& t, uint64_t address, uint32_t parity, uint32_t site);
+void bulkTensorCopy(SimThread& t, uint64_t sharedAddress, const void* tensorMap, const int32_t* coordinates,
+                    uint32_t rank, uint64_t mbarrierAddress, uint32_t site);
+
+// The program ends: copies that never landed leave their bytes pending no longer.
+void dropUnlandedBulkCopies(Worker& w);
+// The program cannot go on: reports every thread waiting on an mbarrier phase; false when there is none.
+bool reportMbarrierHangs(Worker& w);
+
+}  // namespace tessera::sim
