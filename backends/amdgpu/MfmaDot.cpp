@@ -1,6 +1,8 @@
-// AMDGPUHooks::lowerDot: `dot` on matrix cores with v_mfma_f32_16x16x16{f16,bf16_1k} (wave64). A is staged
-// row-major and B transposed in the dot's LDS scratch so each lane reads its 4-element operand vectors with one
-// 8-byte LDS load. The index arithmetic is MfmaFragments.h's, emitted as LLVM IR here.
+// AMDGPUHooks::lowerDot: `dot` on matrix cores with v_mfma_f32_16x16x16{f16,bf16_1k} (wave64). Each lane reads its
+// 4-element operand vectors with one 8-byte LDS load from A's rows and B's columns, K-contiguous and swizzled as
+// mfmaOperandLdsLayout says: from the shared buffer a local_load names (async copies filled it, in that layout), or
+// from the dot's LDS scratch, where the dot stages the operand itself. The index arithmetic is MfmaFragments.h's,
+// emitted as LLVM IR here.
 #include <llvm/IR/IntrinsicsAMDGPU.h>
 
 #include <array>
@@ -25,7 +27,6 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   // The fragments are read from the accumulator's layout and written back in it: the result must share it.
   if (!shape || op.result(0)->type() != op.operand(2)->type()) return false;
   const ir::Value* a = op.operand(0);
-  const ir::Value* bv = op.operand(1);
   const ir::Value* acc = op.operand(2);
   ir::Type aTy = a->type(), accTy = acc->type();
   const ir::ScalarKind in = shape->tile.input;
@@ -34,31 +35,44 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   std::optional<MfmaAccumulatorPlan> plan = planMfmaAccumulator(cmap);
   if (!plan) return false;
 
-  // Operands in shared buffers (local_load) are read there by the portable lowering.
-  if (transforms::dotOperandBuffer(op, 0) || transforms::dotOperandBuffer(op, 1)) return false;
+  // An operand in a shared buffer must be laid out as MFMA reads it (async-copy-dot-operands asks the policy for
+  // that layout); in another one the portable lowering reads it.
+  const ir::Layout lds[2] = {mfmaOperandLdsLayout(K, 0), mfmaOperandLdsLayout(K, 1)};
+  for (unsigned i = 0; i < 2; ++i)
+    if (const ir::Op* load = transforms::dotOperandBuffer(op, i))
+      if (ir::Layout::fromAttr(*load->operand(0)->type().encoding()) != lds[i]) return false;
   IRBuilder& b = L.builder();
   const bool bf16 = in == ir::ScalarKind::BF16;
   llvm::Type* elemTy = L.memType(aTy.element());
+  const std::vector<int64_t> shapes[2] = {{shape->M, K}, {K, shape->N}};
+  // The element index of A[outer][k] (operand 0) or B[k][outer] (operand 1) in its LDS layout.
+  auto ldsIndex = [&](unsigned i, llvm::Value* outer, llvm::Value* k) {
+    return L.sharedElementIndex(op, lds[i], shapes[i], i == 0 ? std::vector{outer, k} : std::vector{k, outer});
+  };
 
-  // 1. Stage A row-major and B transposed (each thread writes the elements it owns), inside the byte ranges of the
-  // portable lowering (transforms/analysis/SharedScratch.h's dot rule): B's range has the same size, only permuted.
-  const auto [aBase, bBase] = L.dotStagingBuffers(op);
-  auto stage = [&](const ir::Value* v, llvm::Value* buf, bool transposed) {
+  // 1. Where the operands are: their shared buffer's stage, or the dot's staging ranges (transforms/analysis/
+  // SharedScratch.h's dot rule), into which each thread writes the elements it owns (the swizzle permutes elements
+  // within rows, so each layout fits its range).
+  const auto [aStaging, bStaging] = L.dotStagingBuffers(op);
+  bool staged = false;
+  auto operandBase = [&](unsigned i, llvm::Value* staging) -> llvm::Value* {
+    if (const ir::Op* load = transforms::dotOperandBuffer(op, i))
+      return L.sharedStage(load->operand(0), load->operand(1));
+    const ir::Value* v = op.operand(i);
     const ThreadMap& map = L.mapOf(v->type(), op.name());
     const Regs& regs = L.get(v);
     for (int64_t r = 0; r < map.numRegs(); ++r) {
       if (!map.regOwner[r]) continue;
-      llvm::Value* row = L.coord(map, r, 0);
-      llvm::Value* col = L.coord(map, r, 1);
-      // mfmaAStageIndex(K, row, k) = row * K + k; mfmaBStageIndex(K, k, col) = col * K + k.
-      llvm::Value* idx = transposed ? b.CreateAdd(b.CreateMul(col, i32(b, K)), row)
-                                    : b.CreateAdd(b.CreateMul(row, i32(b, K)), col);
-      b.CreateStore(regs[r], L.smemElementPtr(buf, elemTy, idx));
+      llvm::Value* outer = L.coord(map, r, i == 0 ? 0 : 1);
+      llvm::Value* k = L.coord(map, r, i == 0 ? 1 : 0);
+      b.CreateStore(regs[r], L.smemElementPtr(staging, elemTy, ldsIndex(i, outer, k)));
     }
+    staged = true;
+    return staging;
   };
-  stage(a, aBase, false);
-  stage(bv, bBase, true);
-  barrier(b);
+  llvm::Value* aBase = operandBase(0, aStaging);
+  llvm::Value* bBase = operandBase(1, bStaging);
+  if (staged) barrier(b);
 
   // 2. Per-thread parts: the warp's accumulator block origin, and
   // mfmaOperandOrigin(lane) = (lane % 16, 4 * (lane / 16)).
@@ -71,9 +85,10 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
 
   // The intrinsic's operand vectors: <4 x half> for f16, <4 x i16> (bf16 bit patterns) for the bf16 "1k" form.
   llvm::Type* operandTy = llvm::FixedVectorType::get(bf16 ? b.getInt16Ty() : b.getHalfTy(), kMfmaOperandElements);
-  auto loadOperand = [&](llvm::Value* buf, llvm::Value* outer, int64_t k0) -> llvm::Value* {
-    llvm::Value* idx = b.CreateAdd(b.CreateMul(outer, i32(b, K)), b.CreateAdd(laneK, i32(b, k0)));
-    return b.CreateAlignedLoad(operandTy, L.smemElementPtr(buf, elemTy, idx), llvm::Align(8));
+  auto loadOperand = [&](unsigned i, llvm::Value* outer, int64_t k0) -> llvm::Value* {
+    llvm::Value* k = b.CreateAdd(laneK, i32(b, k0));
+    return b.CreateAlignedLoad(operandTy, L.smemElementPtr(i == 0 ? aBase : bBase, elemTy, ldsIndex(i, outer, k)),
+                               llvm::Align(8));
   };
 
   // 3. The accumulator's fragments as <4 x float>, updated by one MFMA per 16x16 block per K step.
@@ -90,9 +105,9 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   for (int64_t k0 = 0; k0 < K; k0 += kMfmaK) {
     std::map<int64_t, llvm::Value*> aVec, bVec;
     for (int64_t row : plan->fragmentRows)
-      aVec[row] = loadOperand(aBase, b.CreateAdd(b.CreateAdd(warpRow, i32(b, row)), laneOuter), k0);
+      aVec[row] = loadOperand(0, b.CreateAdd(b.CreateAdd(warpRow, i32(b, row)), laneOuter), k0);
     for (int64_t col : plan->fragmentCols)
-      bVec[col] = loadOperand(bBase, b.CreateAdd(b.CreateAdd(warpCol, i32(b, col)), laneOuter), k0);
+      bVec[col] = loadOperand(1, b.CreateAdd(b.CreateAdd(warpCol, i32(b, col)), laneOuter), k0);
     for (size_t f = 0; f < plan->fragments.size(); ++f)
       // cbsz, abid, blgp = 0: no broadcast between blocks, plain B lane pattern.
       d[f] = b.CreateIntrinsic(mfma, {}, {aVec[plan->fragments[f].row], bVec[plan->fragments[f].col], d[f],

@@ -9,6 +9,15 @@ MfmaOperandOrigin mfmaOperandOrigin(int64_t lane) {
   return {lane % 16, kMfmaOperandElements * (lane / 16)};
 }
 
+MfmaSwizzle mfmaSwizzleFor(int64_t K) {
+  constexpr int64_t kChunksPerLine = 128 / (kMfmaOperandElements * 2);
+  const int64_t chunks = std::max<int64_t>(1, K / kMfmaOperandElements);
+  MfmaSwizzle s;
+  s.perPhase = std::max<int64_t>(1, kChunksPerLine / chunks);
+  s.maxPhase = std::min<int64_t>(chunks & -chunks, kChunksPerLine);
+  return s;
+}
+
 std::optional<MfmaAccumulatorPlan> planMfmaAccumulator(const ThreadMap& acc) {
   if (acc.rank() != 2 || acc.warpSize != kMfmaWaveSize) return std::nullopt;
   const std::vector<Coords> lanePattern = {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {4, 0}, {8, 0}};

@@ -8,10 +8,12 @@
 //   B: the 4 elements B[4 * (l / 16) + v][l % 16],
 //   C/D: the 4 floats D[4 * (l / 16) + v][l % 16].
 //
-// Strategy: A (M x K) is staged row-major and B (K x N) transposed (column-major, N x K) in the dot's LDS scratch
-// (each inside the byte range the portable lowering uses), so both operand vectors are 4 consecutive elements:
-// one 8-byte LDS load each per block and K step. The accumulator stays in its distributed (blocked) layout;
-// planMfmaAccumulator finds its 16x16 blocks.
+// Strategy: A (M x K) lies in LDS as M rows of K and B (K x N) as N rows of K (its columns), K-contiguous either
+// way, so both operand vectors are 4 consecutive elements: one 8-byte LDS load each per block and K step. The rows
+// are XOR-swizzled in 8-byte chunks (mfmaSwizzleFor) so those loads hit no bank twice. The operands are either in
+// shared buffers that async copies filled in that layout (the layout policy asks for it) or staged by the dot
+// itself in its LDS scratch (each inside the byte range the portable lowering uses). The accumulator stays in its
+// distributed (blocked) layout; planMfmaAccumulator finds its 16x16 blocks.
 #pragma once
 
 #include <cstdint>
@@ -35,9 +37,17 @@ struct MfmaOperandOrigin {
 };
 MfmaOperandOrigin mfmaOperandOrigin(int64_t lane);
 
-// LDS element indices of the staged operands: A row-major (M x K), B transposed (N x K).
-inline int64_t mfmaAStageIndex(int64_t K, int64_t row, int64_t k) { return row * K + k; }
-inline int64_t mfmaBStageIndex(int64_t K, int64_t k, int64_t col) { return col * K + k; }
+// The XOR swizzle of the operands' LDS rows (K 16-bit elements each; A's rows, B's columns): 4-element (8-byte)
+// chunks, the chunk index XOR-ed with (row / perPhase) % maxPhase. A ds_read_b64 is served 16 lanes at a time, and
+// those 16 lanes read one chunk of 16 consecutive rows; 128 bytes (16 chunks) span the 32 banks, so rows shorter
+// than that share a 128-byte line (perPhase rows per phase) and the phases must make the 16 chunks land in 16
+// distinct 8-byte bank pairs. The XOR stays inside the row: the phase is below the largest power of two dividing
+// the row's chunks. The #shared layout with vec = kMfmaOperandElements and these phases (mfmaOperandLdsLayout).
+struct MfmaSwizzle {
+  int64_t perPhase = 1;
+  int64_t maxPhase = 1;
+};
+MfmaSwizzle mfmaSwizzleFor(int64_t K);
 
 // ---- the accumulator: which registers of each thread form which MFMA C/D fragments.
 struct MfmaFragment {

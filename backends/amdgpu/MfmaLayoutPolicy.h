@@ -2,7 +2,8 @@
 // M, N, K multiples of 16, wave64) gets its accumulator and result in the blocked layout whose per-thread
 // registers are the v_mfma_f32_16x16x16 C/D fragments: sizePerThread [4, 1], threadsPerWarp [4, 16],
 // warpsPerCTA [1, numWarps], order [1, 0]: lane l holds rows 4 * (l / 16) + {0..3} of column l % 16 of every
-// 16x16 block. Everything else follows the default policy.
+// 16x16 block. Its operands A and B are read from LDS buffers that async copies fill (mfmaOperandSharedLayout).
+// Everything else follows the default policy.
 #pragma once
 
 #include <optional>
@@ -22,9 +23,19 @@ inline constexpr TensorCoreTile kMfmaTiles[] = {
 // The MFMA accumulator layout for `dot`, or nullopt when the dot is not an MFMA candidate.
 std::optional<ir::Layout> mfmaAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options);
 
+// The LDS layout MFMA reads operand #index (0: A, 1: B) from, K being the dot's reduction size: K-contiguous rows
+// (A's rows, order [1, 0]; B's columns, order [0, 1]) in 4-element chunks swizzled by mfmaSwizzleFor(K).
+ir::Layout mfmaOperandLdsLayout(int64_t K, unsigned index);
+// mfmaOperandLdsLayout for operand #index of `dot` when it is an MFMA candidate on wave64 and, with a shared-memory
+// limit set, options.numStages copies of both operands of every MFMA dot of its function fit in that limit;
+// nullopt otherwise (the dot then stages the operand in its scratch, laid out the same way).
+std::optional<ir::Layout> mfmaOperandSharedLayout(const ir::Op& dot, unsigned index,
+                                                  const transforms::PassOptions& options);
+
 class AMDGPULayoutPolicy : public TensorCoreLayoutPolicy {
  public:
-  explicit AMDGPULayoutPolicy(const transforms::PassOptions& options) : TensorCoreLayoutPolicy(options, &mfmaAccumulatorLayout) {}
+  explicit AMDGPULayoutPolicy(const transforms::PassOptions& options)
+      : TensorCoreLayoutPolicy(options, &mfmaAccumulatorLayout, &mfmaOperandSharedLayout) {}
 };
 
 }  // namespace tessera::backends::amdgpu

@@ -1,8 +1,8 @@
 // Shared buffers and asynchronous copies: local_alloc (a base address in the kernel's shared memory, placed by
 // allocate-shared-memory), async_copy (each thread copies the elements it owns, in runs of up to 16 contiguous bytes,
-// with the target's asynchronous copy where it has one, else a load and a store), the commit and wait groups (the
-// target's), and local_load (each thread reads its registers' elements). A buffer value's one "register" is the
-// address of its first stage; tokens have none.
+// with the target's asynchronous copy where it has one, else a vector load and stores), the commit and wait groups (the
+// target's), and local_load (each thread reads its registers' elements). A buffer value's one "register" is the address
+// of its first stage; tokens have none.
 #include "backends/common/KernelLowering.h"
 #include "ir/Layout.h"
 
@@ -29,6 +29,13 @@ int64_t consecutiveAlong(const ir::Layout& layout, const std::vector<int64_t>& s
     run *= 2;
   }
   return run;
+}
+
+// Lanes first .. first + count - 1 of a vector.
+std::vector<int> shuffleMask(int64_t first, int64_t count) {
+  std::vector<int> lanes;
+  for (int64_t i = 0; i < count; ++i) lanes.push_back(static_cast<int>(first + i));
+  return lanes;
 }
 
 }  // namespace
@@ -93,24 +100,40 @@ void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
       const ir::Value* mask = op.numOperands() > 3 ? op.operand(3) : nullptr;
       const ir::Layout layout = sharedLayoutOf(buffer->type());
       const std::vector<int64_t>& shape = buffer->type().stageShape();
-      auto [dim, vec] = vectorRun(ptrValue, map, mask);
-      // The run must also be contiguous in the buffer (inside one swizzled vector), and one copy moves at most 16
-      // bytes.
-      vec = std::min({vec, consecutiveAlong(layout, shape, dim), std::max<int64_t>(1, 16 / bytes)});
+      // `run` registers are contiguous in global memory (at most 16 bytes: one copy), `vec` of them in the buffer
+      // too (consecutive in a stage). An asynchronous copy moves `vec` at a time; a load and a store load the whole
+      // run and store it `vec` at a time (element by element into a buffer transposed to the pointers).
+      const auto [dim, contiguous] = vectorRun(ptrValue, map, mask);
+      const int64_t run = std::min(contiguous, std::max<int64_t>(1, 16 / bytes));
+      const int64_t vec = std::min(run, consecutiveAlong(layout, shape, dim));
       llvm::Value* stage = sharedStage(buffer, op.operand(2));
-      llvm::Type* accessTy = vec == 1 ? mt : llvm::FixedVectorType::get(mt, static_cast<unsigned>(vec));
-      for (int64_t r = 0; r < map.numRegs(); r += vec) {
-        std::vector<llvm::Value*> coords;
-        for (int d = 0; d < map.rank(); ++d) coords.push_back(coord(map, r, d));
-        llvm::Value* dst = smemElementPtr(stage, mt, sharedElementIndex(op, layout, shape, coords));
+      auto vectorOf = [&](int64_t n) -> llvm::Type* {
+        return n == 1 ? mt : llvm::FixedVectorType::get(mt, static_cast<unsigned>(n));
+      };
+      for (int64_t r = 0; r < map.numRegs(); r += run) {
+        std::vector<llvm::Value*> dsts;  // where each `vec` of the run goes
+        for (int64_t c = r; c < r + run; c += vec) {
+          std::vector<llvm::Value*> coords;
+          for (int d = 0; d < map.rank(); ++d) coords.push_back(coord(map, c, d));
+          dsts.push_back(smemElementPtr(stage, mt, sharedElementIndex(op, layout, shape, coords)));
+        }
         llvm::Value* inBounds = mask ? get(mask)[r] : b_.getTrue();
         // Replicated elements are copied once, by their owner.
         predicated(ownsRegister(map, r), [&]() -> llvm::Value* {
-          if (hooks_.asyncCopy(b_, dst, ptrs[r], vec * bytes, inBounds)) return nullptr;
+          if (hooks_.asyncCopy(b_, dsts[0], ptrs[r], vec * bytes, inBounds)) {
+            for (size_t i = 1; i < dsts.size(); ++i)
+              hooks_.asyncCopy(b_, dsts[i], ptrs[r + i * vec], vec * bytes, inBounds);
+            return nullptr;
+          }
           llvm::Value* loaded = predicated(inBounds, [&]() -> llvm::Value* {
-            return b_.CreateAlignedLoad(accessTy, ptrs[r], llvm::Align(static_cast<uint64_t>(vec * bytes)));
-          }, llvm::Constant::getNullValue(accessTy));
-          b_.CreateAlignedStore(loaded, dst, llvm::Align(static_cast<uint64_t>(vec * bytes)));
+            return b_.CreateAlignedLoad(vectorOf(run), ptrs[r], llvm::Align(static_cast<uint64_t>(run * bytes)));
+          }, llvm::Constant::getNullValue(vectorOf(run)));
+          for (size_t i = 0; i < dsts.size(); ++i) {
+            llvm::Value* part = loaded;
+            if (vec == 1 && run > 1) part = b_.CreateExtractElement(loaded, b_.getInt64(i));
+            if (vec > 1 && vec < run) part = b_.CreateShuffleVector(loaded, shuffleMask(i * vec, vec));
+            b_.CreateAlignedStore(part, dsts[i], llvm::Align(static_cast<uint64_t>(vec * bytes)));
+          }
           return nullptr;
         }, nullptr);
       }

@@ -34,6 +34,10 @@ std::optional<ir::Layout> TensorCoreLayoutPolicy::resultLayout(const ir::Op& op,
   return fallback_.resultLayout(op, index);
 }
 
+std::optional<ir::Layout> TensorCoreLayoutPolicy::dotOperandSharedLayout(const ir::Op& dot, unsigned index) const {
+  return operandSharedLayout_ ? operandSharedLayout_(dot, index, options_) : std::nullopt;
+}
+
 llvm::Value* warpCoordinatePart(IRBuilder& b, llvm::Value* warp, const std::vector<Coords>& bases, int dim) {
   llvm::Value* acc = b.getInt32(0);
   for (size_t j = 0; j < bases.size(); ++j) {

@@ -32,18 +32,27 @@ struct TensorCoreDot {
 std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, std::span<const TensorCoreTile> tiles);
 
 // A target's layout policy for tensor-core dots: the accumulator (operand 2) and the result of a qualifying dot get
-// `accumulatorLayout`'s layout (the instruction's output fragments); everything else follows the default policy.
+// `accumulatorLayout`'s layout (the instruction's output fragments); its a and b operands are read from shared
+// buffers laid out as `operandSharedLayout` says, when one is given and answers; everything else follows the
+// default policy.
 class TensorCoreLayoutPolicy : public transforms::LayoutPolicy {
  public:
   using AccumulatorLayoutFn = std::optional<ir::Layout> (*)(const ir::Op&, const transforms::PassOptions&);
-  TensorCoreLayoutPolicy(const transforms::PassOptions& options, AccumulatorLayoutFn accumulatorLayout)
-      : options_(options), accumulatorLayout_(accumulatorLayout), fallback_(options) {}
+  using OperandSharedLayoutFn = std::optional<ir::Layout> (*)(const ir::Op&, unsigned, const transforms::PassOptions&);
+  TensorCoreLayoutPolicy(const transforms::PassOptions& options, AccumulatorLayoutFn accumulatorLayout,
+                         OperandSharedLayoutFn operandSharedLayout = nullptr)
+      : options_(options),
+        accumulatorLayout_(accumulatorLayout),
+        operandSharedLayout_(operandSharedLayout),
+        fallback_(options) {}
   std::optional<ir::Layout> operandLayout(const ir::Op& op, unsigned index) const override;
   std::optional<ir::Layout> resultLayout(const ir::Op& op, unsigned index) const override;
+  std::optional<ir::Layout> dotOperandSharedLayout(const ir::Op& dot, unsigned index) const override;
 
  private:
   transforms::PassOptions options_;
   AccumulatorLayoutFn accumulatorLayout_;
+  OperandSharedLayoutFn operandSharedLayout_;
   transforms::DefaultLayoutPolicy fallback_;
 };
 

@@ -203,10 +203,11 @@ def test_collect_gathers_every_launch_and_summary_merges_them_per_kernel(rng, mo
 
 
 @pytest.mark.parametrize("arch, conflicts", [
-    # The MFMA dot stages its operands in LDS unpadded (rows of BK = 32 f16, 64 bytes) and each lane reads 8 bytes
-    # of one row: the 16 lanes of a ds_read_b64 phase read 16 rows at one offset, 8 to a bank (28 extra wavefronts
-    # per request; tests/unit/sim_runtime_access_cost_test.cpp). sm_90a's mma.sync dot reads no shared memory here.
-    ("gfx942", {"dot": 51840, "convert_layout": 960}),
+    # The MFMA dot reads its operands from LDS buffers swizzled in 8-byte chunks: its ds_read_b64 phases have no
+    # conflict (unpadded staging had 51840 extra wavefronts). The copies into them store B transposed, element by
+    # element, to rows 8 apart (docs/Layouts.md, "MFMA operands on AMDGPU"). sm_90a's mma.sync dot reads no shared
+    # memory here.
+    ("gfx942", {"async_copy": 2400, "convert_layout": 960}),
     ("sm_90a", {"convert_layout": 1440}),
 ])
 def test_bank_conflicts_of_the_tutorial_matmul_by_op(arch, conflicts):

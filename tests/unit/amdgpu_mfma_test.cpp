@@ -110,18 +110,22 @@ void simulateDot(int64_t M, int64_t N, int64_t K, int numWarps, unsigned seed) {
   for (double& x : B) x = small(rng);
   for (double& x : C) x = small(rng);
 
-  // Staging: each a permutation of its portable-lowering range (no element lost or written twice).
+  // LDS (a shared buffer or the staging ranges): each a permutation of its portable-lowering range (no element
+  // lost or written twice).
+  const ir::Layout aLds = mfmaOperandLdsLayout(K, 0), bLds = mfmaOperandLdsLayout(K, 1);
+  auto aIndex = [&](int64_t r, int64_t k) { return aLds.sharedOffset({M, K}, {r, k}); };
+  auto bIndex = [&](int64_t k, int64_t c) { return bLds.sharedOffset({K, N}, {k, c}); };
   std::vector<double> aSmem(M * K, 0), bSmem(K * N, 0);
   std::set<int64_t> aSeen, bSeen;
   for (int64_t r = 0; r < M; ++r)
     for (int64_t k = 0; k < K; ++k) {
-      int64_t i = mfmaAStageIndex(K, r, k);
+      int64_t i = aIndex(r, k);
       ASSERT_TRUE(i >= 0 && i < M * K && aSeen.insert(i).second);
       aSmem[i] = A[r * K + k];
     }
   for (int64_t k = 0; k < K; ++k)
     for (int64_t c = 0; c < N; ++c) {
-      int64_t i = mfmaBStageIndex(K, k, c);
+      int64_t i = bIndex(k, c);
       ASSERT_TRUE(i >= 0 && i < K * N && bSeen.insert(i).second);
       bSmem[i] = B[k * N + c];
     }
@@ -144,9 +148,14 @@ void simulateDot(int64_t M, int64_t N, int64_t K, int numWarps, unsigned seed) {
         LaneVectors a(64), b(64);
         for (int64_t l = 0; l < 64; ++l) {
           MfmaOperandOrigin o = mfmaOperandOrigin(l);
+          // One 8-byte load per operand: the vector's 4 elements are consecutive in LDS.
+          const int64_t aAt = aIndex(warpPart[0] + plan->fragments[f].row + o.outer, k0 + o.k);
+          const int64_t bAt = bIndex(k0 + o.k, warpPart[1] + plan->fragments[f].col + o.outer);
+          ASSERT_EQ(aAt % 4, 0);
+          ASSERT_EQ(bAt % 4, 0);
           for (int i = 0; i < 4; ++i) {
-            a[l][i] = aSmem.at(mfmaAStageIndex(K, warpPart[0] + plan->fragments[f].row + o.outer, k0 + o.k + i));
-            b[l][i] = bSmem.at(mfmaBStageIndex(K, k0 + o.k + i, warpPart[1] + plan->fragments[f].col + o.outer));
+            a[l][i] = aSmem.at(aAt + i);
+            b[l][i] = bSmem.at(bAt + i);
           }
         }
         d[f] = simulateMfma(a, b, d[f]);
@@ -172,6 +181,58 @@ TEST(AMDGPUMfma, HostSimulationMatchesExactProduct) {
            {16, 16, 16, 1}, {32, 32, 16, 4}, {64, 64, 32, 4}, {64, 32, 64, 2}, {16, 64, 16, 8}, {128, 64, 32, 4},
            {32, 128, 64, 8}})
     simulateDot(M, N, K, static_cast<int>(warps), seed++);
+}
+
+// The bank model of gfx9 LDS (32 banks of 4 bytes; a ds_read_b64 is served 16 lanes at a time): the 16 lanes of
+// one phase read one 8-byte chunk of 16 consecutive rows (A's rows or B's columns) at one K offset; they must
+// touch 32 distinct banks.
+TEST(AMDGPUMfma, OperandLdsLayoutsAreConflictFreeForTheOperandReads) {
+  for (int64_t K : {16, 32, 64, 128, 256})
+    for (unsigned index : {0u, 1u}) {
+      SCOPED_TRACE("K " + std::to_string(K) + " operand " + std::to_string(index));
+      const ir::Layout lds = mfmaOperandLdsLayout(K, index);
+      const int64_t outerSize = 64;
+      using Coords2 = std::vector<int64_t>;
+      const Coords2 shape = index == 0 ? Coords2{outerSize, K} : Coords2{K, outerSize};
+      auto byteOf = [&](int64_t outer, int64_t k) {
+        return 2 * lds.sharedOffset(shape, index == 0 ? Coords2{outer, k} : Coords2{k, outer});
+      };
+      for (int64_t block = 0; block < outerSize; block += 16)
+        for (int64_t k0 = 0; k0 < K; k0 += kMfmaK)
+          for (int64_t phase = 0; phase < 4; ++phase) {
+            std::set<int64_t> banks;
+            for (int64_t lane = 16 * phase; lane < 16 * phase + 16; ++lane) {
+              MfmaOperandOrigin o = mfmaOperandOrigin(lane);
+              const int64_t at = byteOf(block + o.outer, k0 + o.k);
+              ASSERT_EQ(at % 8, 0);
+              banks.insert((at / 4) % 32);
+              banks.insert((at / 4 + 1) % 32);
+            }
+            EXPECT_EQ(banks.size(), 32u) << "rows from " << block << ", k " << k0 << ", phase " << phase;
+          }
+    }
+}
+
+TEST(AMDGPUMfma, PolicyAsksForOperandBuffersOnlyForMfmaDots) {
+  auto sharedLayout = [](const std::string& in, int64_t M, int64_t N, int64_t K, unsigned index,
+                         int64_t ldsBytes = 0, int stages = 3) {
+    std::unique_ptr<ir::Module> m = ir::parseModule(layoutFreeDot(in, M, N, K), "policy.tir");
+    transforms::PassOptions options = wave64(4);
+    options.maxSharedBytes = ldsBytes;
+    options.numStages = stages;
+    return AMDGPULayoutPolicy(options).dotOperandSharedLayout(*findDot(*m), index);
+  };
+  EXPECT_EQ(sharedLayout("f16", 64, 64, 32, 0), ir::Layout::shared(4, 2, 8, {1, 0}));
+  EXPECT_EQ(sharedLayout("bf16", 64, 64, 64, 1), ir::Layout::shared(4, 1, 16, {0, 1}));
+  EXPECT_EQ(sharedLayout("f16", 32, 16, 16, 1), ir::Layout::shared(4, 4, 4, {0, 1}));
+  for (const char* in : {"f32", "i8"}) EXPECT_FALSE(sharedLayout(in, 64, 64, 32, 0)) << in;
+  EXPECT_FALSE(sharedLayout("f16", 64, 64, 8, 0));  // not a multiple of the 16x16x16 block
+  EXPECT_FALSE(sharedLayout("f16", 64, 64, 32, 2));  // the accumulator stays in registers
+  // In 64 KiB of LDS: 3 stages of 128x32 A and 32x128 B (48 KiB) fit, of 128x64 and 64x128 (96 KiB) not; 1 does.
+  EXPECT_TRUE(sharedLayout("f16", 128, 128, 32, 0, 65536, 3));
+  EXPECT_FALSE(sharedLayout("f16", 128, 128, 64, 0, 65536, 3));
+  EXPECT_TRUE(sharedLayout("f16", 128, 128, 64, 1, 65536, 2));
+  EXPECT_FALSE(sharedLayout("f16", 128, 128, 64, 1, 65536, 3));
 }
 
 TEST(AMDGPUMfma, PolicyChoosesFragmentLayoutOnlyForMfmaDots) {
