@@ -8,6 +8,7 @@
 #include "backends/nvptx/MmaLinearLayouts.h"
 #include "backends/nvptx/WgmmaAsm.h"
 #include "transforms/AsyncCopyDotOperands.h"
+#include "transforms/analysis/ChainedDots.h"
 
 namespace tessera::backends::nvptx {
 
@@ -33,6 +34,9 @@ std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::Pa
   // Both operands must reach the dot from shared buffers (register operands keep mma.sync).
   if (!transforms::dotOperandInSharedBuffer(dot, 0) || !transforms::dotOperandInSharedBuffer(dot, 1))
     return std::nullopt;
+  // Chained dots (attention) keep mma.sync's chained layout: blocked, so it spans the row statistics' slices and
+  // broadcasts, and it is the next dot's A fragment in registers (wgmma with A from registers is not lowered yet).
+  if (transforms::isChainedDot(dot)) return std::nullopt;
   WgmmaDotPlan p;
   p.M = shape->M;
   p.N = shape->N;

@@ -109,7 +109,7 @@ def test_kernel_resources_csv(tmp_path):
 # The library matmul on each input type compiles; f16, bf16, i8 and tf32 dots use tensor cores, fp8 falls back to
 # FMAs.
 @pytest.mark.parametrize("case, instruction", [("matmul_f16_64x64x32_w4_s4_sm_80", "mma.sync"),
-                                               ("matmul_bf16_64x64x32_w4_s4_sm_90a", "mma.sync"),
+                                               ("matmul_bf16_64x64x32_w4_s4_sm_90a", "wgmma"),
                                                ("matmul_f8e4m3_64x64x32_w4_s4_sm_90a", "none"),
                                                ("matmul_i8_128x128x64_w8_s3_sm_90a", "mma.sync"),
                                                ("matmul_tf32_64x64x32_w4_s3_sm_90a", "mma.sync")])

@@ -455,25 +455,33 @@ TEST(JitCompileNvptx, TimingsStartWithTheTrace) {
   }
 }
 
-// The JIT asks the target for its layout policy, so an f16 matmul gets mma.sync accumulators and tensor cores,
-// while an f32 one stays on the FMA path.
+// The JIT asks the target for its layout policy, so an f16 matmul gets tensor cores (mma.sync with ldmatrix on
+// sm_80, wgmma on sm_90a), while an f32 one stays on the FMA path.
 TEST(JitCompileNvptx, F16MatmulUsesTensorCoresThroughThePipeline) {
   std::string why;
   auto target = nvptxOrWhyNot(why);
   if (!target) GTEST_SKIP() << why;
   auto m = kernels::matmul_kernel().trace(
       {{"BM", int64_t(64)}, {"BN", int64_t(64)}, {"BK", int64_t(32)}, {"GROUP_M", int64_t(8)}});
-  backends::TargetOptions options;
-  options.arch = "sm_90a";
-  options.numWarps = 4;
-  CompiledKernel c = compile(*m->functions()[0], *target, options);
-  EXPECT_NE(c.binary.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), std::string::npos);
-  EXPECT_NE(c.binary.find("ldmatrix.sync.aligned"), std::string::npos);
-  EXPECT_EQ(c.binary.find("fma.rn.f32"), std::string::npos);
-  if (!fs::exists("/usr/local/cuda/bin/ptxas")) return;
-  std::string report;
-  ASSERT_EQ(runPtxas(c.binary, "sm_90a", report), 0) << report;
-  EXPECT_NE(report.find("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << report;
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    SCOPED_TRACE(arch);
+    backends::TargetOptions options;
+    options.arch = arch;
+    options.numWarps = 4;
+    CompiledKernel c = compile(*m->functions()[0], *target, options);
+    if (std::string(arch) == "sm_80") {
+      EXPECT_NE(c.binary.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), std::string::npos);
+      EXPECT_NE(c.binary.find("ldmatrix.sync.aligned"), std::string::npos);
+    } else {
+      EXPECT_NE(c.binary.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"), std::string::npos);
+      EXPECT_EQ(c.binary.find("mma.sync.aligned"), std::string::npos);
+    }
+    EXPECT_EQ(c.binary.find("fma.rn.f32"), std::string::npos);
+    if (!fs::exists("/usr/local/cuda/bin/ptxas")) continue;
+    std::string report;
+    ASSERT_EQ(runPtxas(c.binary, arch, report), 0) << report;
+    EXPECT_NE(report.find("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"), std::string::npos) << report;
+  }
 }
 
 // ---- the AMDGPU target: its assembly is not its artifact, so TESSERA_DUMP_ASM asks Target::emitAssembly for it.

@@ -505,6 +505,7 @@ const std::string kMmaLayoutText = "#blocked{order = [1, 0], spt = [1, 2], tpw =
 TEST(NVPTXMma, PolicyChoosesFragmentLayoutOnlyForMmaDots) {
   transforms::PassOptions options;
   options.numWarps = 4;
+  options.arch = "sm_80";  // on sm_90a the f16/bf16 dots whose operands are loads run on wgmma (below)
   auto dotOf = [](const std::string& in, const std::string& precision, int64_t M, int64_t N, int64_t K) {
     const std::string operands = "#blocked{order = [1, 0], spt = [1, 4], tpw = [4, 8], wpc = [4, 1]}";
     std::string text = dotKernel({in, in == "i8" ? "i32" : "f32", M, N, K, precision, operands, kMmaLayoutText});
@@ -533,6 +534,23 @@ TEST(NVPTXMma, PolicyChoosesFragmentLayoutOnlyForMmaDots) {
     ASSERT_NE(d, nullptr);
     EXPECT_EQ(policy.resultLayout(*d, 0), ir::defaultBlockedLayout({64, 64}, 4, 32)) << in << " " << precision << " K=" << K;
   }
+  // sm_90a: f16 and bf16 take wgmma's accumulator (a linear layout); i8 and tf32 keep mma.sync's fragments.
+  transforms::PassOptions hopper = options;
+  hopper.arch = "sm_90a";
+  NVPTXLayoutPolicy hopperPolicy(hopper);
+  for (auto [in, precision, K] : std::vector<std::tuple<std::string, std::string, int64_t>>{
+           {"f16", "ieee", 32}, {"bf16", "ieee", 16}, {"i8", "ieee", 32}, {"f32", "tf32", 8}}) {
+    std::unique_ptr<ir::Module> m = dotOf(in, precision, 64, 64, K);
+    const ir::Op* d = findDot(*m);
+    ASSERT_NE(d, nullptr);
+    const bool wgmma = in == "f16" || in == "bf16";
+    std::optional<ir::Layout> layout = hopperPolicy.resultLayout(*d, 0);
+    ASSERT_TRUE(layout) << in << " K=" << K;
+    EXPECT_EQ(layout->kind() == ir::Layout::Kind::Linear, wgmma) << in << " K=" << K;
+    if (!wgmma) {
+      EXPECT_EQ(layout, mmaLayout(4)) << in << " K=" << K;
+    }
+  }
 }
 
 TEST(NVPTXMma, TutorialMatmulThroughThePipelineUsesMma) {
@@ -545,6 +563,7 @@ TEST(NVPTXMma, TutorialMatmulThroughThePipelineUsesMma) {
     if (f.argument(i)->type().isPtr()) f.argAttrs(i)["divisibility"] = ir::Attr::integer(16);
   transforms::PassOptions options;
   options.numWarps = 4;
+  options.arch = "sm_80";  // mma.sync's layouts (sm_90a would take wgmma's)
   transforms::PassManager pm;
   pm.setVerifyEach(true);
   pm.add(transforms::createPass("coalesce", options));
