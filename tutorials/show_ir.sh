@@ -9,9 +9,12 @@
 # passes; an ARG written NAME=1 is marked `equal_to_1 = true` instead (a unit stride, e.g. stride_ak=1).
 # Environment: TESSERA_BUILD_DIR (default ./build), NUM_WARPS (default 4), STAGE (traced|laid-out|ptx|all),
 # OCCURRENCE (default 1: which of the tutorial's traces of KERNEL, e.g. 4 for 04_matmul's gelu epilogue).
+# TARGET=nvptx|amdgpu runs the JIT's whole default pipeline for that target instead of the five layout passes:
+# its layout policy (tensor-core layouts), async copies and pipelining; with ARCH (default: the target's) and
+# NUM_STAGES (default 3).
 set -euo pipefail
 if [ $# -lt 2 ]; then
-  sed -n '4,11p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '4,14p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,12 +46,17 @@ if [ "$stage" = traced ] || [ "$stage" = all ]; then
   [ "$stage" = all ] && echo "// ---- traced (specialized)"
   cat "$tmp/traced.tir"
 fi
-"$build/tools/tessera-opt" "$tmp/traced.tir" -p "$passes" --num-warps="$warps" >"$tmp/laid-out.tir"
+options=(-p "$passes" --num-warps="$warps")
+if [ -n "${TARGET:-}" ]; then
+  passes="the default pipeline for $TARGET${ARCH:+ $ARCH}, ${NUM_STAGES:-3} stages"
+  options=(-p default --target="$TARGET" ${ARCH:+--arch="$ARCH"} --num-stages="${NUM_STAGES:-3}" --num-warps="$warps")
+fi
+"$build/tools/tessera-opt" "$tmp/traced.tir" "${options[@]}" >"$tmp/laid-out.tir"
 if [ "$stage" = laid-out ] || [ "$stage" = all ]; then
   [ "$stage" = all ] && echo "// ---- after $passes (num_warps = $warps)"
   cat "$tmp/laid-out.tir"
 fi
 if [ "$stage" = ptx ] || [ "$stage" = all ]; then
   [ "$stage" = all ] && echo "// ---- PTX (tessera-translate --emit=ptx)"
-  "$build/tools/tessera-translate" "$tmp/laid-out.tir" --emit=ptx --num-warps="$warps"
+  "$build/tools/tessera-translate" "$tmp/laid-out.tir" --emit=ptx --num-warps="$warps" ${ARCH:+--arch="$ARCH"}
 fi
