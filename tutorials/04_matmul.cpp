@@ -1,6 +1,6 @@
 // Tutorial 4: tiled matmul with an f32 accumulator carried through the K loop and grouped program order, then
-// the same kernel with a fused activation epilogue, storing f32 or f16, and the plain kernel autotuned over tile
-// sizes. See 04_matmul.md.
+// the same kernel with a fused activation epilogue, storing f32 or f16, the plain kernel autotuned over tile
+// sizes, and an fp8 (e4m3) variant taking B transposed. See 04_matmul.md.
 #include "ir/FloatFormats.h"
 #include "jit/AutotunedKernel.h"
 #include "jit/sim/SimRuntime.h"
@@ -85,6 +85,34 @@ void autotunedMatmul(Report& report, const std::vector<uint16_t>& a, const std::
                "{" + matmul.bestConfig()->str() + "} " + fmtError(err));
 }
 
+// fp8: e4m3 A [M, K] and B passed as B^T ([N, K] row-major: stride_bk = 1, stride_bn = K), so that both operands
+// are K-major, the only order Hopper's fp8 wgmma reads; f32 accumulator and C. The tiles are wgmma's smallest
+// (64 rows, 32 bytes of K). e4m3 products are exact in f32: only the sums round.
+void fp8Matmul(Report& report, const std::vector<float>& af, const std::vector<float>& bf) {
+  namespace ir = tessera::ir;
+  std::vector<uint8_t> a(M * K), bt(N * K);
+  for (int64_t i = 0; i < M * K; ++i) a[i] = ir::encodeF8E4M3(af[i]);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t j = 0; j < N; ++j) bt[j * K + k] = ir::encodeF8E4M3(bf[k * N + j]);
+  std::vector<double> want(M * N, 0.0);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j)
+      for (int64_t k = 0; k < K; ++k) want[i * N + j] += ir::decodeF8E4M3(a[i * K + k]) * ir::decodeF8E4M3(bt[j * K + k]);
+  const tessera::KernelDef kernel = matmul_kernel_of<tessera::f8e4m3>("f8e4m3");
+  const int tileM = 64, tileN = 64, tileK = 32;
+  const tessera::Constants constants{{"BM", tileM}, {"BN", tileN}, {"BK", tileK}, {"GROUP_M", GROUP_M}};
+  report.check("fp8: trace, verify, print, parse, print", checkRoundTrip(*kernel.trace(constants)));
+  for (Backend backend : availableBackends()) {
+    std::vector<float> c(M * N, NAN);
+    runOn(backend, kernel, {((M + tileM - 1) / tileM) * ((N + tileN - 1) / tileN), 1, 1},
+          {Buffer{a.data(), a.size()}, Buffer{bt.data(), bt.size()}, buffer(c), M, N, K, K, int64_t(1), int64_t(1), K,
+           N, int64_t(1)},
+          constants);
+    const double err = worstError(c, want, 1e-5, 1e-5);
+    report.check("fp8 e4m3, B^T, " + modeName(backend), err <= 1, fmtError(err));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -114,6 +142,7 @@ int main(int argc, char** argv) {
   }
 
   autotunedMatmul(report, a, b, want);
+  fp8Matmul(report, af, bf);
 
   // Fused epilogue: f32 output (tolerance of f32 accumulation) and f16 output (half an f16 ulp, 2^-11 relative,
   // plus the same accumulation error).

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Tutorial 4: tiled matmul with a fused activation epilogue, autotuned, launched from Python on numpy arrays.
-See 04_matmul.md.
+"""Tutorial 4: tiled matmul with a fused activation epilogue, autotuned, and an fp8 variant, launched from Python on
+numpy arrays. See 04_matmul.md.
 
     PYTHONPATH=build/python python3 tutorials/04_matmul.py [--backend interpreter|eager|cuda|sim]
 """
@@ -57,6 +57,35 @@ def matmul(a, b, activation=None, out_dtype=np.float32, GROUP_M=4, backend="inte
     return c
 
 
+# The value of each e4m3 bit pattern: sign, 4 exponent bits (bias 7), 3 mantissa bits; S.1111.111 is NaN.
+_CODES = np.arange(256)
+E4M3_VALUES = np.where(_CODES & 0x80, -1.0, 1.0) * np.where(
+    (_CODES >> 3) & 15 == 0, (_CODES & 7) / 8 * 2.0 ** -6, (1 + (_CODES & 7) / 8) * 2.0 ** (((_CODES >> 3) & 15) - 7))
+E4M3_VALUES[(_CODES & 0x7F) == 0x7F] = np.nan
+
+
+def to_e4m3(x):
+    """The bit patterns (uint8) of the e4m3 values nearest to x: numpy has no fp8 dtype, so fp8 arrays travel as
+    their bits."""
+    finite = np.flatnonzero(~np.isnan(E4M3_VALUES))
+    nearest = np.abs(x.reshape(-1, 1) - E4M3_VALUES[finite]).argmin(axis=1)
+    return finite[nearest].astype(np.uint8).reshape(x.shape)
+
+
+def matmul_fp8(a, b_t, BM=64, BN=64, BK=32, GROUP_M=4, backend="interpreter"):
+    """a @ b for e4m3 a [M, K] and b given transposed, b_t = b.T [N, K] (both uint8 bit patterns), into f32.
+    b_t makes both operands K-major, the only order Hopper's fp8 wgmma reads (see 04_matmul.md)."""
+    (M, K), (N, K2) = a.shape, b_t.shape
+    if K != K2:
+        raise ValueError(f"inner dimensions differ: {a.shape} @ {b_t.shape}.T")
+    c = np.empty((M, N), np.float32)
+    grid = (tessera.cdiv(M, BM) * tessera.cdiv(N, BN),)
+    # B's strides (stride_bk, stride_bn) over b_t: 1 along K, K along N.
+    tessera.kernels.matmul_f8e4m3[grid](a, b_t, c, M, N, K, K, 1, 1, K, N, 1, BM=BM, BN=BN, BK=BK, GROUP_M=GROUP_M,
+                                        backend=backend)
+    return c
+
+
 def activate(x, activation):
     if activation == "relu":
         return np.maximum(x, 0)
@@ -85,6 +114,11 @@ def run_checks(M=131, N=75, K=90, seed=0, backend="interpreter"):
         ok &= tutorial_check.check(f"epilogue {activation}, f16 C",
                                    matmul(a, b, activation, np.float16, backend=backend), activated,
                                    atol=1e-4, rtol=1e-3)
+    # fp8: e4m3 products are exact in f32 too; b goes in transposed.
+    a8, b8_t = to_e4m3(a.astype(np.float64)), to_e4m3(b.astype(np.float64).T)
+    want8 = E4M3_VALUES[a8] @ E4M3_VALUES[b8_t].T
+    ok &= tutorial_check.check(f"fp8 e4m3, B^T, {backend}", matmul_fp8(a8, b8_t, backend=backend), want8,
+                               atol=1e-5, rtol=1e-5)
     return ok
 
 

@@ -2,11 +2,27 @@
 
 #include <unordered_map>
 
+#include "ir/Error.h"
+
 namespace tessera::backends::nvptx {
 
 namespace {
 
-const char* inputName(WgmmaInput input) { return input == WgmmaInput::F16 ? "f16" : "bf16"; }
+const char* inputName(WgmmaInput input) {
+  switch (input) {
+    case WgmmaInput::F16: return "f16";
+    case WgmmaInput::BF16: return "bf16";
+    case WgmmaInput::E4M3: return "e4m3";
+    case WgmmaInput::E5M2: return "e5m2";
+  }
+  return "?";
+}
+
+// The instructions the ISA defines: 16-bit A and B of one type, any transposes; 8-bit floats, mixed, none.
+bool valid(const WgmmaMma& mma) {
+  if (wgmmaTransposable(mma.inputA)) return mma.inputB == mma.inputA;
+  return !wgmmaTransposable(mma.inputB) && !mma.transposeA && !mma.transposeB;
+}
 
 // `outputs` "=f" registers, then `inputs`, then one input tied to each output.
 std::string tiedConstraints(int outputs, const std::string& inputs) {
@@ -41,12 +57,14 @@ const std::unordered_map<std::string, WgmmaAsm>& wgmmaAsmSet() {
     for (int pending = 0; pending <= kWgmmaMaxPendingGroups; ++pending)
       for (int registers = 0; registers <= kWgmmaMaxWaitRegisters; ++registers)
         s[key(wgmmaWaitAsm(pending), wgmmaWaitConstraints(registers))] = entry(WgmmaAsm::Kind::Wait, pending, registers);
+    constexpr WgmmaInput kInputs[] = {WgmmaInput::F16, WgmmaInput::BF16, WgmmaInput::E4M3, WgmmaInput::E5M2};
     for (int n : wgmmaNs())
-      for (WgmmaInput input : {WgmmaInput::F16, WgmmaInput::BF16})
-        for (int trans = 0; trans < 4; ++trans) {
-          WgmmaMma mma{n, input, (trans & 1) != 0, (trans & 2) != 0};
-          s[key(wgmmaMmaAsm(mma), wgmmaMmaConstraints(n))] = {WgmmaAsm::Kind::Mma, 0, n / 2, mma};
-        }
+      for (WgmmaInput a : kInputs)
+        for (WgmmaInput b : kInputs)
+          for (int trans = 0; trans < 4; ++trans) {
+            const WgmmaMma mma{n, a, b, (trans & 1) != 0, (trans & 2) != 0};
+            if (valid(mma)) s[key(wgmmaMmaAsm(mma), wgmmaMmaConstraints(n))] = {WgmmaAsm::Kind::Mma, 0, n / 2, mma};
+          }
     return s;
   }();
   return set;
@@ -59,16 +77,26 @@ const std::vector<int>& wgmmaNs() {
   return ns;
 }
 
+int wgmmaK(WgmmaInput input) { return wgmmaTransposable(input) ? 16 : 32; }
+
+bool wgmmaTransposable(WgmmaInput input) { return input == WgmmaInput::F16 || input == WgmmaInput::BF16; }
+
 std::string wgmmaMmaAsm(const WgmmaMma& mma) {
+  if (!valid(mma))
+    throw Error(std::string("wgmma.mma_async has no instruction for A ") + inputName(mma.inputA) + ", B " +
+                inputName(mma.inputB) + (mma.transposeA || mma.transposeB ? " with transposes" : ""));
   const int r = mma.n / 2;
   std::string d;
   for (int i = 0; i < r; ++i) d += (i ? ", $" : "$") + std::to_string(i);
+  const std::string transposes = wgmmaTransposable(mma.inputA) ? std::string(", ") + (mma.transposeA ? "1" : "0") +
+                                                                     ", " + (mma.transposeB ? "1" : "0")
+                                                               : "";
   return "{\n"
          "\t.reg .pred p;\n"
          "\tsetp.ne.b32 p, $" + std::to_string(r + 2) + ", 0;\n"
-         "\twgmma.mma_async.sync.aligned.m64n" + std::to_string(mma.n) + "k16.f32." + inputName(mma.input) + "." +
-         inputName(mma.input) + " {" + d + "}, $" + std::to_string(r) + ", $" + std::to_string(r + 1) + ", p, 1, 1, " +
-         (mma.transposeA ? "1" : "0") + ", " + (mma.transposeB ? "1" : "0") + ";\n"
+         "\twgmma.mma_async.sync.aligned.m64n" + std::to_string(mma.n) + "k" + std::to_string(wgmmaK(mma.inputA)) +
+         ".f32." + inputName(mma.inputA) + "." + inputName(mma.inputB) + " {" + d + "}, $" + std::to_string(r) +
+         ", $" + std::to_string(r + 1) + ", p, 1, 1" + transposes + ";\n"
          "}";
 }
 

@@ -4,10 +4,15 @@
 // and the emulator (jit/sim) accepts an inline asm only when its string and constraints equal one generated for
 // a parameter set of wgmmaAsmSet(): it never parses asm.
 //
+// Inputs: f16 and bf16 (m64nNk16, A and B of one type, each K-major or MN-major by the transpose immediates) and
+// the 8-bit floats e4m3 and e5m2 (m64nNk32, A and B of either type, both K-major: the ISA gives 8-bit types no
+// transpose immediates, so their instruction ends after imm-scale-b).
+//
 // Operand conventions (LLVM inline asm, $i numbering outputs first):
 //  - mma_async: outputs $0..$(R-1) are the f32 accumulator registers D (R = N / 2), inputs $R: the A matrix
 //    descriptor (u64), $(R+1): the B descriptor, $(R+2): scale-d (u32, nonzero: D = A * B + D, zero: D = A * B),
-//    then R inputs tied to the outputs (the accumulator C). imm-scale-a/b are 1; imm-trans-a/b as given.
+//    then R inputs tied to the outputs (the accumulator C). imm-scale-a/b are 1; imm-trans-a/b as given (16-bit
+//    inputs only).
 //  - wait_group N: the accumulator registers it passes through (tied), so that no read of them can be moved
 //    above the wait.
 #pragma once
@@ -20,12 +25,20 @@
 
 namespace tessera::backends::nvptx {
 
-enum class WgmmaInput : uint8_t { F16, BF16 };
+enum class WgmmaInput : uint8_t { F16, BF16, E4M3, E5M2 };
 
-// wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input}, A and B from shared-memory descriptors.
+// The instruction's K: 32 bytes of K per row, 16 elements of 16 bits or 32 of 8.
+int wgmmaK(WgmmaInput input);
+// Whether an input type has the transpose immediates (the 16-bit ones).
+bool wgmmaTransposable(WgmmaInput input);
+
+// wgmma.mma_async.sync.aligned.m64n{n}k{K}.f32.{inputA}.{inputB}, A and B from shared-memory descriptors. A and B
+// are both 16-bit of one type, or both 8-bit floats (wgmmaMmaAsm throws otherwise, and for a transpose of 8-bit
+// inputs).
 struct WgmmaMma {
   int n = 8;                         // 8..256, a multiple of 8
-  WgmmaInput input = WgmmaInput::F16;
+  WgmmaInput inputA = WgmmaInput::F16;
+  WgmmaInput inputB = WgmmaInput::F16;
   bool transposeA = false;           // imm-trans-a: A is M-major (else K-major)
   bool transposeB = false;           // imm-trans-b: B is N-major (else K-major)
   bool operator==(const WgmmaMma&) const = default;

@@ -1,7 +1,7 @@
 // NVPTXHooks::lowerDot on Hopper's wgmma, for the dots WgmmaPlan.h admits once their layouts say so: the
 // accumulator in wgmma's fragment layout, both operands read from their shared buffers in the NVMMA layouts by
 // matrix descriptors. Per dot: fence.proxy.async (the buffers were written through the generic proxy, wgmma reads
-// through the async one), wgmma.fence, one mma_async per warpgroup repeat per K step of 16 (the accumulator
+// through the async one), wgmma.fence, one mma_async per warpgroup repeat per K step (16 or 32; the accumulator
 // chained through them), commit_group, and wait_group 0 passing the accumulator through, so that nothing reads
 // it, and no copy overwrites the stage, before the products are complete.
 #include <llvm/IR/InlineAsm.h>
@@ -16,7 +16,16 @@ namespace tessera::backends::nvptx {
 
 namespace {
 
-constexpr int64_t kWgmmaM = 64, kWgmmaK = 16, kElementBytes = 2;
+constexpr int64_t kWgmmaM = 64;
+
+WgmmaInput wgmmaInput(ir::ScalarKind kind) {
+  switch (kind) {
+    case ir::ScalarKind::BF16: return WgmmaInput::BF16;
+    case ir::ScalarKind::F8E4M3: return WgmmaInput::E4M3;
+    case ir::ScalarKind::F8E5M2: return WgmmaInput::E5M2;
+    default: return WgmmaInput::F16;
+  }
+}
 
 llvm::Value* i32(IRBuilder& b, int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); }
 
@@ -67,23 +76,29 @@ bool lowerWgmmaDot(KernelLowering& L, const ir::Op& op) {
   llvm::Value* group = b.CreateUDiv(L.warpId(), i32(b, 4));
   llvm::Value* groupM = b.CreateURem(group, i32(b, p.warpgroupsM));
   llvm::Value* groupN = b.CreateUDiv(group, i32(b, p.warpgroupsM));
-  // A [M, K] K-major: line = row (swizzleA bytes of K), column blocks of M lines; B [K, N] N-major: line = k (n
-  // elements or 64), column blocks of K lines (the leading byte offset).
-  const int64_t aLine = p.swizzleA / kElementBytes, bLine = p.swizzleB / kElementBytes;
+  // A K-major operand ([rows, K] of A, [K, rows] of B): line = row (swizzle bytes of K), column blocks of `rows`
+  // lines. An N-major B [K, N]: line = k (n elements or 64), column blocks of K lines (the leading byte offset).
+  const int64_t eb = p.elementBytes;
+  auto kMajorStart = [&](llvm::Value* base, llvm::Value* row, int64_t k, int64_t rows, int64_t swizzle) {
+    const int64_t line = swizzle / eb;
+    llvm::Value* inStage =
+        b.CreateAdd(b.CreateMul(row, i32(b, swizzle)), i32(b, k / line * rows * swizzle + k % line * eb));
+    return b.CreateAdd(base, inStage);
+  };
   auto aStart = [&](int64_t repeat, int64_t k) {
     llvm::Value* row = b.CreateAdd(i32(b, repeat * p.warpgroupsM * kWgmmaM), b.CreateMul(groupM, i32(b, kWgmmaM)));
-    llvm::Value* inStage = b.CreateAdd(b.CreateMul(row, i32(b, p.swizzleA)),
-                                       i32(b, k / aLine * p.M * p.swizzleA + k % aLine * kElementBytes));
-    return b.CreateAdd(aBase, inStage);
+    return kMajorStart(aBase, row, k, p.M, p.swizzleA);
   };
   auto bStart = [&](int64_t repeat, int64_t k) {
-    llvm::Value* block = b.CreateMul(b.CreateAdd(i32(b, repeat * p.warpgroupsN), groupN), i32(b, p.n / bLine));
+    llvm::Value* instruction = b.CreateAdd(i32(b, repeat * p.warpgroupsN), groupN);  // its columns: n from here
+    if (p.bKMajor()) return kMajorStart(bBase, b.CreateMul(instruction, i32(b, p.n)), k, p.N, p.swizzleB);
+    llvm::Value* block = b.CreateMul(instruction, i32(b, p.n / (p.swizzleB / eb)));
     llvm::Value* inStage = b.CreateAdd(b.CreateMul(block, i32(b, p.K * p.swizzleB)), i32(b, k * p.swizzleB));
     return b.CreateAdd(bBase, inStage);
   };
 
-  const WgmmaMma mma{static_cast<int>(p.n), p.input == ir::ScalarKind::F16 ? WgmmaInput::F16 : WgmmaInput::BF16,
-                     false, true};
+  const WgmmaInput input = wgmmaInput(p.input);
+  const WgmmaMma mma{static_cast<int>(p.n), input, input, false, !p.bKMajor()};
   const int64_t perMma = p.n / 2;
   std::vector<llvm::Type*> floats(perMma, b.getFloatTy());
   llvm::StructType* mmaResult = llvm::StructType::get(L.context(), floats);
@@ -95,11 +110,15 @@ bool lowerWgmmaDot(KernelLowering& L, const ir::Op& op) {
   Regs d = L.get(acc);
   emitAsm(b, kProxyFenceAsm);
   emitAsm(b, kWgmmaFenceAsm);
-  for (int64_t k = 0; k < p.K; k += kWgmmaK)
+  // The leading byte offset of a swizzled K-major operand is not read (one instruction's 32 bytes of K lie in one
+  // line); 16 encodes 1.
+  const int64_t unusedLeading = 16;
+  for (int64_t k = 0; k < p.K; k += p.k)
     for (int64_t m = 0; m < p.repeatsM; ++m)
       for (int64_t n = 0; n < p.repeatsN; ++n) {
-        llvm::Value* descA = descriptor(b, aStart(m, k), kWgmmaK, 8 * p.swizzleA, p.swizzleA);
-        llvm::Value* descB = descriptor(b, bStart(n, k), p.K * p.swizzleB, 8 * p.swizzleB, p.swizzleB);
+        llvm::Value* descA = descriptor(b, aStart(m, k), unusedLeading, 8 * p.swizzleA, p.swizzleA);
+        llvm::Value* descB = descriptor(b, bStart(n, k), p.bKMajor() ? unusedLeading : p.K * p.swizzleB,
+                                        8 * p.swizzleB, p.swizzleB);
         const int64_t first = perMma * (n + p.repeatsN * m);
         std::vector<llvm::Value*> args = {descA, descB, i32(b, 1)};
         args.insert(args.end(), d.begin() + first, d.begin() + first + perMma);

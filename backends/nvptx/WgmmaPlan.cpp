@@ -4,7 +4,6 @@
 
 #include "backends/common/TensorCoreDot.h"
 #include "backends/nvptx/MmaFragments.h"
-#include "backends/nvptx/MmaLayoutPolicy.h"
 #include "backends/nvptx/MmaLinearLayouts.h"
 #include "backends/nvptx/WgmmaAsm.h"
 #include "transforms/AsyncCopyDotOperands.h"
@@ -21,16 +20,24 @@ int log2(int64_t v) { return 63 - __builtin_clzll(static_cast<uint64_t>(v)); }
 // The widest swizzle whose lines `bytes` contiguous bytes fill.
 int64_t swizzleFor(int64_t bytes) { return std::min<int64_t>(128, bytes); }
 
-constexpr int64_t kWarpsPerGroup = 4, kWgmmaM = 64, kWgmmaK = 16;
+constexpr int64_t kWarpsPerGroup = 4, kWgmmaM = 64;
+
+// The inputs wgmma takes into an f32 accumulator, with the instruction's K (matchTensorCoreDot requires K to be a
+// multiple of it).
+constexpr TensorCoreTile kWgmmaTiles[] = {
+    {ir::ScalarKind::F16, ir::ScalarKind::F32, kWgmmaM, 8, 16},
+    {ir::ScalarKind::BF16, ir::ScalarKind::F32, kWgmmaM, 8, 16},
+    {ir::ScalarKind::F8E4M3, ir::ScalarKind::F32, kWgmmaM, 8, 32},
+    {ir::ScalarKind::F8E5M2, ir::ScalarKind::F32, kWgmmaM, 8, 32},
+};
 
 }  // namespace
 
 std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::PassOptions& options) {
   const std::string arch = options.arch.empty() ? "sm_90a" : options.arch;  // NVPTXTarget::defaultArch
   if (arch != "sm_90a" || options.warpSize != kMmaWarpSize || options.numWarps % kWarpsPerGroup) return std::nullopt;
-  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kMmaTiles);
-  if (!shape || (shape->tile.input != ir::ScalarKind::F16 && shape->tile.input != ir::ScalarKind::BF16))
-    return std::nullopt;
+  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kWgmmaTiles);
+  if (!shape) return std::nullopt;
   // Both operands must reach the dot from shared buffers (register operands keep mma.sync).
   if (!transforms::dotOperandInSharedBuffer(dot, 0) || !transforms::dotOperandInSharedBuffer(dot, 1))
     return std::nullopt;
@@ -42,8 +49,9 @@ std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::Pa
   p.N = shape->N;
   p.K = shape->K;
   p.input = shape->tile.input;
-  if (!isPowerOfTwo(p.M) || !isPowerOfTwo(p.N) || !isPowerOfTwo(p.K) || p.M < kWgmmaM || p.K < kWgmmaK)
-    return std::nullopt;
+  p.k = shape->tile.k;
+  p.elementBytes = 32 / p.k;
+  if (!isPowerOfTwo(p.M) || !isPowerOfTwo(p.N) || !isPowerOfTwo(p.K)) return std::nullopt;
   const int64_t warpgroups = options.numWarps / kWarpsPerGroup;
   if (!isPowerOfTwo(warpgroups)) return std::nullopt;
   p.warpgroupsM = std::min(warpgroups, p.M / kWgmmaM);
@@ -52,16 +60,15 @@ std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::Pa
   const int64_t perWarpgroupN = p.N / p.warpgroupsN;
   p.n = std::min<int64_t>(perWarpgroupN, 256);
   const std::vector<int>& ns = wgmmaNs();
-  // n >= 16: B's lines hold at least 32 bytes, the narrowest swizzle.
-  if (p.n < 16 || std::find(ns.begin(), ns.end(), p.n) == ns.end()) return std::nullopt;
+  // An N-major B's lines hold n elements: at least 32 bytes, the narrowest swizzle, takes n >= 16.
+  if ((!p.bKMajor() && p.n < 16) || std::find(ns.begin(), ns.end(), p.n) == ns.end()) return std::nullopt;
   p.repeatsM = p.M / (kWgmmaM * p.warpgroupsM);
   p.repeatsN = perWarpgroupN / p.n;
   if (p.registers() > kWgmmaMaxWaitRegisters) return std::nullopt;
-  const int64_t elementBytes = 2;
-  p.swizzleA = swizzleFor(p.K * elementBytes);
-  p.swizzleB = swizzleFor(p.n * elementBytes);
+  p.swizzleA = swizzleFor(p.K * p.elementBytes);
+  p.swizzleB = swizzleFor((p.bKMajor() ? p.K : p.n) * p.elementBytes);
   // Every stage of a buffer starts on a 1024-byte boundary, where the swizzle patterns start.
-  if ((p.K * p.N * elementBytes) % 1024) return std::nullopt;
+  if ((p.K * p.N * p.elementBytes) % 1024) return std::nullopt;
   return p;
 }
 
@@ -83,7 +90,10 @@ ir::Layout wgmmaAccumulatorLayout(const WgmmaDotPlan& plan, int numWarps) {
 
 ir::Layout wgmmaOperandLayout(const WgmmaDotPlan& plan, unsigned index) {
   const std::vector<int64_t> shape = index == 0 ? std::vector<int64_t>{plan.M, plan.K} : std::vector<int64_t>{plan.K, plan.N};
-  return ir::Layout::linearShared(nvmmaSharedLayout(shape, 1, 2, index == 0 ? plan.swizzleA : plan.swizzleB));
+  // K is dimension 1 of A and 0 of B: A and a K-major B have it contiguous, an N-major B has N.
+  const int contiguous = index == 0 || !plan.bKMajor() ? 1 : 0;
+  return ir::Layout::linearShared(
+      nvmmaSharedLayout(shape, contiguous, plan.elementBytes, index == 0 ? plan.swizzleA : plan.swizzleB));
 }
 
 }  // namespace tessera::backends::nvptx

@@ -12,6 +12,7 @@ namespace tessera::bench {
 namespace {
 
 const std::set<std::string> kMatmulUnitStrides{"stride_ak", "stride_bn", "stride_cn"};
+const std::set<std::string> kMatmulBTransposedUnitStrides{"stride_ak", "stride_bk", "stride_cn"};
 
 std::string tileName(const MatmulConfig& c) {
   return std::to_string(c.bm) + "x" + std::to_string(c.bn) + "x" + std::to_string(c.bk) + "_w" +
@@ -73,6 +74,13 @@ backends::TargetOptions KernelCase::targetOptions() const {
 KernelCase matmulCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch) {
   return KernelCase{"matmul",         tileName(config),        dtype,        arch,
                     matmulFor(dtype), matmulConstants(config), config.warps, kMatmulUnitStrides, config.stages};
+}
+
+KernelCase matmulBTransposedCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch) {
+  KernelCase c = matmulCase(dtype, config, arch);
+  c.config += "_bT";
+  c.unitParams = kMatmulBTransposedUnitStrides;
+  return c;
 }
 
 KernelCase attentionCase(const std::string& dtype, const AttentionConfig& config, const std::string& arch) {

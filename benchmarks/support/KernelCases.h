@@ -51,6 +51,10 @@ struct KernelCase {
 // The library matmul on `dtype` inputs ("f16", "bf16", "f8e4m3" or "i8"). Throws tessera::Error for another one.
 KernelCase matmulCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch);
 
+// The same with B passed transposed ([N, K] row-major: stride_bk is the unit stride, not stride_bn), the K-major B
+// that fp8 wgmma reads (backends/nvptx/WgmmaPlan.h); its config name ends in "_bT".
+KernelCase matmulBTransposedCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch);
+
 // The library attention forward on "f16" or "bf16" inputs. Throws tessera::Error for another type.
 KernelCase attentionCase(const std::string& dtype, const AttentionConfig& config, const std::string& arch);
 

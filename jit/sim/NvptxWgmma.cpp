@@ -26,6 +26,16 @@ bool forwards(const llvm::Instruction& inst) {
                    llvm::FreezeInst>(inst);
 }
 
+uint32_t inputKind(backends::nvptx::WgmmaInput input) {
+  switch (input) {
+    case backends::nvptx::WgmmaInput::F16: return kWgmmaF16;
+    case backends::nvptx::WgmmaInput::BF16: return kWgmmaBF16;
+    case backends::nvptx::WgmmaInput::E4M3: return kWgmmaE4M3;
+    case backends::nvptx::WgmmaInput::E5M2: return kWgmmaE5M2;
+  }
+  return kWgmmaF16;
+}
+
 void guard(RewriteContext& rc, llvm::CallInst& mma, uint32_t issue) {
   std::vector<llvm::Instruction*> work{&mma};
   std::set<llvm::Instruction*> seen{&mma}, guarded;
@@ -101,10 +111,10 @@ llvm::Value* nvptxWgmma(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst
                       std::to_string(registers));
   llvm::Value* cArray = wordArray(rc, b, c, 2);
   llvm::Value* d = rc.scratch(*call.getFunction(), llvm::ArrayType::get(b.getInt32Ty(), registers), 3);
-  const uint32_t input = wgmma.mma.input == backends::nvptx::WgmmaInput::F16 ? kWgmmaF16 : kWgmmaBF16;
   const uint32_t transposes = (wgmma.mma.transposeA ? 1u : 0u) | (wgmma.mma.transposeB ? 2u : 0u);
   rc.call(b, TSIM_FUNCTION(__tsim_wgmma_mma),
-          {b.getInt32(wgmma.mma.n), b.getInt32(input), b.getInt32(transposes), call.getArgOperand(0),
+          {b.getInt32(wgmma.mma.n), b.getInt32(inputKind(wgmma.mma.inputA)), b.getInt32(inputKind(wgmma.mma.inputB)),
+           b.getInt32(transposes), call.getArgOperand(0),
            call.getArgOperand(1), call.getArgOperand(2), cArray, d, b.getInt32(rc.wgmmaIssues.at(&call)),
            rc.site(call, SiteKind::Wgmma)});
   size_t next = 0;

@@ -68,8 +68,8 @@ enum MmaKind : uint32_t {
   kMfmaI32_16x16x16I8,  // gfx90a
 };
 
-// The input type of a wgmma.mma_async (A and B; D is f32).
-enum WgmmaInputKind : uint32_t { kWgmmaF16, kWgmmaBF16 };
+// The input types of a wgmma.mma_async (A's and B's; D is f32).
+enum WgmmaInputKind : uint32_t { kWgmmaF16, kWgmmaBF16, kWgmmaE4M3, kWgmmaE5M2 };
 
 }  // namespace tessera::sim
 
@@ -132,12 +132,13 @@ void __tsim_cp_async_wait(uint32_t pendingGroups, uint32_t site);
 void __tsim_wgmma_fence(uint32_t site);
 void __tsim_wgmma_commit(uint32_t site);
 void __tsim_wgmma_wait(uint32_t pendingGroups, uint32_t site);
-// wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{input}.{input} with A (64 x 16) and B (16 x n) in shared memory as
-// the descriptors say; `transposes` bit 0 is imm-trans-a, bit 1 imm-trans-b; scaleD nonzero: D = A * B + C, else
+// wgmma.mma_async.sync.aligned.m64n{n}k{K}.f32.{inputA}.{inputB} (WgmmaInputKind; K = 16 for the 16-bit inputs, 32
+// for the 8-bit ones) with A (64 x K) and B (K x n) in shared memory as the descriptors say; `transposes` bit 0 is
+// imm-trans-a, bit 1 imm-trans-b (16-bit inputs only); scaleD nonzero: D = A * B + C, else
 // D = A * B. c and d: this thread's n / 2 accumulator registers. `issue` names the instruction (one id per
 // wgmma.mma_async of the module) for __tsim_wgmma_register_read.
-void __tsim_wgmma_mma(uint32_t n, uint32_t input, uint32_t transposes, uint64_t descA, uint64_t descB,
-                      uint32_t scaleD, const uint32_t* c, uint32_t* d, uint32_t issue, uint32_t site);
+void __tsim_wgmma_mma(uint32_t n, uint32_t inputA, uint32_t inputB, uint32_t transposes, uint64_t descA,
+                      uint64_t descB, uint32_t scaleD, const uint32_t* c, uint32_t* d, uint32_t issue, uint32_t site);
 // An instruction at `site` reads registers that the wgmma.mma_async `issue` wrote: on hardware they are undefined
 // until the wait_group that completes it.
 void __tsim_wgmma_register_read(uint32_t issue, uint32_t site);

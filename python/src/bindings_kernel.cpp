@@ -141,6 +141,7 @@ void bindKernels(py::module_& m) {
   python::bind(kernels, tessera::kernels::layernorm_bwd_dwdb_kernel());
   python::bind(kernels, tessera::kernels::layernorm_bwd_atomic_kernel());
   python::bind(kernels, tessera::kernels::matmul_kernel());
+  python::bind(kernels, tessera::kernels::matmul_kernel_of<tessera::f8e4m3>("f8e4m3"));
   python::bind(kernels, tessera::kernels::matmul_epilogue_kernel());
   python::bind(kernels, tessera::kernels::matmul_epilogue_f16_kernel());
   python::bind(kernels, tessera::kernels::attention_fwd_kernel());

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ir/FloatFormats.h"
@@ -181,7 +182,9 @@ void loop_kernel(Ptr<f32> a, Ptr<f32> out, Int n, Int steps, Const<int> BLOCK) {
 // The library matmul (kernels/matmul.h's parameters) on M x N x K with BM x BN x BK blocks; f16 inputs in [-1, 1),
 // i8 ones in [-128, 128).
 struct MatmulShape { int64_t M, N, K; int BM, BN, BK, warps; };
-CheckCase matmulCase(const std::string& name, KernelDef k, ScalarKind in, ScalarKind acc, MatmulShape s, double tol) {
+// B is [K, N] row-major, or with `bTransposed` [N, K] row-major (B^T, K contiguous: strides (1, K)).
+CheckCase matmulCase(const std::string& name, KernelDef k, ScalarKind in, ScalarKind acc, MatmulShape s, double tol,
+                     bool bTransposed = false) {
   CheckCase c{name + " " + std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K) + " blocks " +
                   std::to_string(s.BM) + "x" + std::to_string(s.BN) + "x" + std::to_string(s.BK) +
                   " warps=" + std::to_string(s.warps),
@@ -191,7 +194,8 @@ CheckCase matmulCase(const std::string& name, KernelDef k, ScalarKind in, Scalar
   const bool isInt = in == ScalarKind::I8;
   c.args = {randomBuffer(in, s.M * s.K, 7, isInt ? -128 : -1, isInt ? 128 : 1),
             randomBuffer(in, s.K * s.N, 8, isInt ? -128 : -1, isInt ? 128 : 1), zeroBuffer(acc, s.M * s.N),
-            s.M, s.N, s.K, s.K, int64_t(1), s.N, int64_t(1), s.N, int64_t(1)};
+            s.M, s.N, s.K, s.K, int64_t(1), bTransposed ? int64_t(1) : s.N, bTransposed ? s.K : int64_t(1), s.N,
+            int64_t(1)};
   c.numWarps = s.warps;
   c.atol = c.rtol = tol;  // f32 accumulation in another order; i8 exact
   return c;
@@ -288,6 +292,32 @@ std::vector<CheckCase> tutorialCases() {
     halfCase.numStages = bfloatCase.numStages = t.stages;
     cases.push_back(std::move(halfCase));
     cases.push_back(std::move(bfloatCase));
+  }
+  // fp8 (e4m3, e5m2) into f32: wgmma m64nNk32 on sm_90a, FMAs elsewhere. wgmma reads B only K-major: from a B^T
+  // ([N, K]) tensor the copies are cp.async's, from a row-major B they go through registers (transposed). ISSUE 12's
+  // configurations on e4m3 B^T, num_stages 1 to 4 on e5m2, and row-major B; ragged in M, N and K. Products are exact
+  // and the sums f32 in another order than the interpreter's.
+  const KernelDef e4m3 = kernels::matmul_kernel_of<f8e4m3>("f8e4m3"), e5m2 = kernels::matmul_kernel_of<f8e5m2>("f8e5m2");
+  for (Issue12Config t : {Issue12Config{128, 128, 64, 4, 3}, Issue12Config{128, 128, 64, 8, 3},
+                          Issue12Config{128, 256, 64, 8, 3}, Issue12Config{64, 256, 32, 4, 4},
+                          Issue12Config{128, 64, 64, 4, 4}, Issue12Config{64, 64, 32, 4, 4}}) {
+    CheckCase c = matmulCase("matmul e4m3 B^T stages=" + std::to_string(t.stages), e4m3, ScalarKind::F8E4M3,
+                             ScalarKind::F32, {200, 300, 100, t.BM, t.BN, t.BK, t.warps}, 1e-4, true);
+    c.numStages = t.stages;
+    cases.push_back(std::move(c));
+  }
+  for (int stages : {1, 2, 3, 4}) {
+    CheckCase c = matmulCase("matmul e5m2 B^T stages=" + std::to_string(stages), e5m2, ScalarKind::F8E5M2,
+                             ScalarKind::F32, {131, 75, 150, 64, 64, 32, 4}, 1e-4, true);
+    c.numStages = stages;
+    cases.push_back(std::move(c));
+  }
+  for (auto [name, kernel, kind] :
+       {std::tuple{"e4m3", e4m3, ScalarKind::F8E4M3}, std::tuple{"e5m2", e5m2, ScalarKind::F8E5M2}}) {
+    CheckCase c = matmulCase(std::string("matmul ") + name + " stages=3", kernel, kind, ScalarKind::F32,
+                             {200, 136, 100, 128, 64, 64, 8}, 1e-4);
+    c.numStages = 3;
+    cases.push_back(std::move(c));
   }
   // Attention at ISSUE 12's tiles, sequences a multiple of neither block: the causal diagonal and the ragged
   // last key block masked.

@@ -20,6 +20,7 @@ TUTORIAL_CONSTANTS = {
     "layernorm_bwd_dwdb": dict(BLOCK_M=2, BLOCK_N=32),
     "layernorm_bwd_atomic": dict(BLOCK=128),
     "matmul": MATMUL,
+    "matmul_f8e4m3": MATMUL,
     "matmul_epilogue": dict(MATMUL, ACTIVATION=1),
     "matmul_epilogue_f16": dict(MATMUL, ACTIVATION=1),
     "attention_fwd": dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=1),

@@ -77,6 +77,24 @@ def test_attention_causal_and_not(attention, backend):
     assert attention.run_checks(batch=2, heads=1, seq_len=40, head_dim=32, seed=5, backend=backend)
 
 
+def test_e4m3_encoding_rounds_to_the_nearest_value(matmul):
+    codes = matmul.to_e4m3(np.array([0.0, 1.0, -1.5, 448.0, 1.0625 + 1e-9, 2.0 ** -9, 500.0]))
+    assert codes.tolist() == [0x00, 0x38, 0xBC, 0x7E, 0x39, 0x01, 0x7E]  # 500 -> the largest finite, 448
+    assert np.isnan(matmul.E4M3_VALUES[0x7F]) and matmul.E4M3_VALUES[0x78] == 256.0
+
+
+@pytest.mark.sim
+def test_fp8_matmul_runs_on_wgmma_under_the_emulator(matmul, monkeypatch):
+    import tessera
+    monkeypatch.setenv("TESSERA_SIM_ARCH", "sm_90a")
+    rng = np.random.default_rng(6)
+    a, b_t = matmul.to_e4m3(rng.uniform(-1, 1, (70, 64))), matmul.to_e4m3(rng.uniform(-1, 1, (50, 64)))
+    got = matmul.matmul_fp8(a, b_t, backend="sim")
+    np.testing.assert_allclose(got, matmul.E4M3_VALUES[a] @ matmul.E4M3_VALUES[b_t].T, rtol=1e-5, atol=1e-5)
+    report = tessera.sim.last_report()
+    assert report["warp_instructions"]["mma"] > 0 and report["findings"] == []
+
+
 def test_main_prints_pass(vector_add, capsys):
     assert vector_add.main(["--seed", "5"]) == 0
     assert "01 vector add (python): PASS" in capsys.readouterr().out

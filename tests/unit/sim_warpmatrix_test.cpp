@@ -14,6 +14,7 @@
 
 #include "ir/FloatFormats.h"
 #include "ir/Error.h"
+#include "jit/sim/runtime/IsaFloat8.h"
 #include "jit/sim/runtime/WarpMatrix.h"
 
 namespace tessera::sim {
@@ -374,6 +375,23 @@ TEST(WarpMatrix, Fp8InputsDecodeExactly) {
   };
   for (const Case& c : cases)
     EXPECT_EQ(singleProduct(c.kind, c.bits, c.unit, 0), f32Bits(c.value)) << std::hex << c.bits;
+}
+
+// The emulator's fp8 decoding (IsaFloat8.h, from the PTX ISA) and the IR's (ir/FloatFormats.h, from the OCP
+// formats) are written apart: they must agree on every code (NaNs as NaNs, e5m2 infinities included).
+TEST(WarpMatrix, IsaFp8DecodingAgreesWithTheIRsOnEveryCode) {
+  for (uint32_t bits = 0; bits < 256; ++bits) {
+    const auto code = static_cast<uint8_t>(bits);
+    for (auto [isa, reference] : {std::pair{decodeIsaE4M3(code), ir::decodeF8E4M3(code)},
+                                  std::pair{decodeIsaE5M2(code), ir::decodeF8E5M2(code)}}) {
+      if (std::isnan(reference)) EXPECT_TRUE(std::isnan(isa)) << std::hex << bits;
+      else EXPECT_EQ(isa, reference) << std::hex << bits;
+    }
+  }
+  EXPECT_EQ(decodeIsaE5M2(0x7C), INFINITY);
+  EXPECT_EQ(decodeIsaE5M2(0xFC), -INFINITY);
+  EXPECT_TRUE(std::isnan(decodeIsaE4M3(0xFF)));
+  EXPECT_EQ(decodeIsaE4M3(0x78), 256.0);  // S.1111.000: finite (e4m3 has no infinities)
 }
 
 // ---- ldmatrix / stmatrix

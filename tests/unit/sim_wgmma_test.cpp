@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backends/nvptx/MmaLinearLayouts.h"
@@ -44,48 +45,51 @@ uint64_t descriptor(const Operand& o, uint32_t regionOffset) {
          uint64_t(o.stride >> 4 & 0x3FFF) << 32 | mode << 62;
 }
 
-void put(std::vector<uint8_t>& bytes, uint32_t offset, uint16_t value) {
-  if (bytes.size() < offset + 2) bytes.resize(offset + 2, 0xEE);
-  std::memcpy(&bytes[offset], &value, 2);
+// Stores the low `bytes` (1 or 2) bytes of `value`.
+void put(std::vector<uint8_t>& image, uint32_t offset, uint16_t value, uint32_t bytes) {
+  if (image.size() < offset + bytes) image.resize(offset + bytes, 0xEE);
+  std::memcpy(&image[offset], &value, bytes);
 }
 
-// `values[row * 16 + k]` (rows along M or N, 16 along K) as a K-major or MN-major operand with the given swizzle.
-// Swizzled operands sit inside a larger tile laid out by the backend's nvmmaSharedLayout, at its last K slice
-// (K-major: the start address moves along the swizzled line; MN-major: to the second group of 16 K lines);
-// the other elements hold filler.
-Operand place(const std::vector<uint16_t>& values, uint32_t rows, bool mnMajor, uint32_t swizzle) {
+// `values[row * K + k]` (rows along M or N, K = 32 bytes of elements of `eb` bytes along K) as a K-major or
+// MN-major operand with the given swizzle. Swizzled operands sit inside a larger tile laid out by the backend's
+// nvmmaSharedLayout, at its last K slice (K-major: the start address moves along the swizzled line; MN-major: to
+// the second group of 16 K lines); the other elements hold filler.
+Operand place(const std::vector<uint16_t>& values, uint32_t rows, bool mnMajor, uint32_t swizzle, uint32_t eb) {
   Operand o;
   o.swizzle = swizzle;
+  const uint32_t K = 32 / eb, perChunk = 16 / eb;
   if (swizzle == 0) {
-    // Core matrices of 8 x 16 bytes. K-major: 8 rows x 8 K; K neighbours LBO = 128 apart, row groups SBO = 256.
-    // MN-major: 8 K x 8 rows (rows contiguous); row chunks SBO = 128 apart, K groups LBO = rows / 8 * 128.
+    // Core matrices of 8 x 16 bytes. K-major: 8 rows x 16 bytes of K; K neighbours LBO = 128 apart, row groups
+    // SBO = 256. MN-major (16-bit): 8 K x 8 rows (rows contiguous); row chunks SBO = 128 apart, K groups LBO =
+    // rows / 8 * 128.
     o.leading = mnMajor ? rows / 8 * 128 : 128;
     o.stride = mnMajor ? 128 : 256;
     for (uint32_t r = 0; r < rows; ++r)
-      for (uint32_t k = 0; k < 16; ++k) {
-        uint32_t at = mnMajor ? r / 8 * o.stride + k / 8 * o.leading + k % 8 * 16 + r % 8 * 2
-                              : r / 8 * o.stride + k / 8 * o.leading + r % 8 * 16 + k % 8 * 2;
-        put(o.bytes, at, values[r * 16 + k]);
+      for (uint32_t k = 0; k < K; ++k) {
+        uint32_t at = mnMajor ? r / 8 * o.stride + k / 8 * o.leading + k % 8 * 16 + r % 8 * eb
+                              : r / 8 * o.stride + k / perChunk * o.leading + r % 8 * 16 + k % perChunk * eb;
+        put(o.bytes, at, values[r * K + k], eb);
       }
     return o;
   }
-  const uint32_t lineElements = swizzle / 2;
+  const uint32_t lineElements = swizzle / eb;
   // K-major: rows x kTile, K contiguous; MN-major: 32 K lines x rows, rows contiguous.
-  const uint32_t kTile = mnMajor ? 32 : std::max<uint32_t>(16, lineElements), k0 = kTile - 16;
+  const uint32_t kTile = mnMajor ? 32 : std::max<uint32_t>(K, lineElements), k0 = kTile - K;
   const std::vector<int64_t> shape = mnMajor ? std::vector<int64_t>{kTile, rows} : std::vector<int64_t>{rows, kTile};
-  ir::LinearLayout layout = backends::nvptx::nvmmaSharedLayout(shape, 1, 2, swizzle);
+  ir::LinearLayout layout = backends::nvptx::nvmmaSharedLayout(shape, 1, eb, swizzle);
   std::map<std::pair<int64_t, int64_t>, uint32_t> offsetOf;
   for (int64_t e = 0; e < shape[0] * shape[1]; ++e) {
     std::vector<int64_t> at = layout.apply({e});
-    offsetOf[{at[0], at[1]}] = static_cast<uint32_t>(e * 2);
+    offsetOf[{at[0], at[1]}] = static_cast<uint32_t>(e * eb);
   }
-  for (uint32_t e = 0; e < shape[0] * shape[1]; ++e) put(o.bytes, e * 2, static_cast<uint16_t>(0x7C01 + e % 7));
+  for (uint32_t e = 0; e < shape[0] * shape[1]; ++e) put(o.bytes, e * eb, static_cast<uint16_t>(0x7C01 + e % 7), eb);
   for (uint32_t r = 0; r < rows; ++r)
-    for (uint32_t k = 0; k < 16; ++k)
-      put(o.bytes, mnMajor ? offsetOf.at({k0 + k, r}) : offsetOf.at({r, k0 + k}), values[r * 16 + k]);
+    for (uint32_t k = 0; k < K; ++k)
+      put(o.bytes, mnMajor ? offsetOf.at({k0 + k, r}) : offsetOf.at({r, k0 + k}), values[r * K + k], eb);
   // The start address is element (0, k0) of the unswizzled tile; 8-line groups are 8 lines apart; MN-major
   // blocks of one line's width hold all kTile lines.
-  o.start = mnMajor ? k0 * swizzle : k0 * 2;
+  o.start = mnMajor ? k0 * swizzle : k0 * eb;
   o.stride = 8 * swizzle;
   o.leading = mnMajor ? kTile * swizzle : 16;  // K-major swizzled: not used (any value)
   return o;
@@ -206,28 +210,41 @@ struct Outcome {
   std::vector<float> d, expected;  // 64 x n, row-major
 };
 
-uint16_t encode(WgmmaInput input, double v) { return input == WgmmaInput::F16 ? ir::encodeF16(v) : ir::encodeBF16(v); }
+uint16_t encode(WgmmaInput input, double v) {
+  switch (input) {
+    case WgmmaInput::F16: return ir::encodeF16(v);
+    case WgmmaInput::BF16: return ir::encodeBF16(v);
+    case WgmmaInput::E4M3: return ir::encodeF8E4M3(v);
+    case WgmmaInput::E5M2: return ir::encodeF8E5M2(v);
+  }
+  return 0;
+}
 
-// Multiples of 1/64 in [-1, 1): exact in f16 and bf16, and every sum of 16 products of them exact in f32.
-std::vector<double> samples(size_t n, uint32_t seed) {
+// Values of `input`: multiples of 1/64 in [-1, 1) (exact in f16 and bf16), rounded to the 8-bit formats (then
+// still multiples of 1/64). Every sum of K products of them, plus a multiple of 1/64 below 1, is exact in f32.
+std::vector<double> samples(size_t n, uint32_t seed, WgmmaInput input) {
   std::vector<double> v(n);
   for (double& x : v) {
     seed = seed * 1664525u + 1013904223u;
     x = static_cast<double>(static_cast<int>(seed >> 25) - 64) / 64.0;
+    if (input == WgmmaInput::E4M3) x = ir::roundToF8E4M3(x);
+    if (input == WgmmaInput::E5M2) x = ir::roundToF8E5M2(x);
   }
   return v;
 }
 
 Outcome run(const Case& c) {
   const uint32_t n = static_cast<uint32_t>(c.mma.n), registers = n / 2;
-  const std::vector<double> a = samples(64 * 16, 1), b = samples(16 * n, 2), acc = samples(64 * n, 3);
-  std::vector<uint16_t> aRows(64 * 16), bRows(n * 16);  // (row, k) order
+  const uint32_t K = static_cast<uint32_t>(backends::nvptx::wgmmaK(c.mma.inputA)), eb = 32 / K;
+  const std::vector<double> a = samples(64 * K, 1, c.mma.inputA), b = samples(K * n, 2, c.mma.inputB),
+                            acc = samples(64 * n, 3, WgmmaInput::F16);
+  std::vector<uint16_t> aRows(64 * K), bRows(n * K);  // (row, k) order
   for (uint32_t m = 0; m < 64; ++m)
-    for (uint32_t k = 0; k < 16; ++k) aRows[m * 16 + k] = encode(c.mma.input, a[m * 16 + k]);
+    for (uint32_t k = 0; k < K; ++k) aRows[m * K + k] = encode(c.mma.inputA, a[m * K + k]);
   for (uint32_t j = 0; j < n; ++j)
-    for (uint32_t k = 0; k < 16; ++k) bRows[j * 16 + k] = encode(c.mma.input, b[k * n + j]);
-  const Operand opA = place(aRows, 64, c.mma.transposeA, c.swizzleA);
-  const Operand opB = place(bRows, n, c.mma.transposeB, c.swizzleB);
+    for (uint32_t k = 0; k < K; ++k) bRows[j * K + k] = encode(c.mma.inputB, b[k * n + j]);
+  const Operand opA = place(aRows, 64, c.mma.transposeA, c.swizzleA, eb);
+  const Operand opB = place(bRows, n, c.mma.transposeB, c.swizzleB, eb);
   EXPECT_LE(opA.bytes.size(), kBRegion);
   std::vector<uint8_t> image(kBRegion + opB.bytes.size(), 0xEE);
   image.resize((image.size() + 2047) / 2048 * 2048, 0xEE);
@@ -274,7 +291,7 @@ Outcome run(const Case& c) {
   for (uint32_t m = 0; m < 64; ++m)
     for (uint32_t j = 0; j < n; ++j) {
       double sum = c.scaleD ? acc[m * n + j] : 0.0;
-      for (uint32_t k = 0; k < 16; ++k) sum += a[m * 16 + k] * b[k * n + j];
+      for (uint32_t k = 0; k < K; ++k) sum += a[m * K + k] * b[k * n + j];
       o.expected[m * n + j] = static_cast<float>(sum);
     }
   return o;
@@ -305,13 +322,26 @@ std::vector<ProductCase> productCases() {
       const bool ta = trans & 1, tb = trans & 2;
       names.push_back(std::string("swizzle") + std::to_string(swizzle) + (ta ? "_A_M_major" : "_A_K_major") +
                       (tb ? "_B_N_major" : "_B_K_major"));
-      cases.push_back({names.back().c_str(), {{64, f16, ta, tb}, swizzle, swizzle}});
+      cases.push_back({names.back().c_str(), {{64, f16, f16, ta, tb}, swizzle, swizzle}});
     }
   }
-  cases.push_back({"bf16_n128_mixed_swizzles", {{128, bf16, false, true}, 128, 64}});
-  cases.push_back({"n256_B_spans_two_128B_blocks", {{256, f16, false, true}, 128, 128}});
-  cases.push_back({"n8_K_major_interleave", {{8, bf16, true, false}, 0, 0}});
-  cases.push_back({"scale_d_0_ignores_C", {{32, f16, false, false}, 64, 32, false}});
+  cases.push_back({"bf16_n128_mixed_swizzles", {{128, bf16, bf16, false, true}, 128, 64}});
+  cases.push_back({"n256_B_spans_two_128B_blocks", {{256, f16, f16, false, true}, 128, 128}});
+  cases.push_back({"n8_K_major_interleave", {{8, bf16, bf16, true, false}, 0, 0}});
+  cases.push_back({"scale_d_0_ignores_C", {{32, f16, f16, false, false}, 64, 32, false}});
+  // 8-bit floats (m64nNk32, both K-major): each swizzle mode with each pairing of e4m3 and e5m2.
+  const auto e4m3 = WgmmaInput::E4M3, e5m2 = WgmmaInput::E5M2;
+  for (uint32_t swizzle : {0u, 32u, 64u, 128u}) {
+    static std::vector<std::string> names;
+    names.reserve(16);
+    for (auto [inA, inB, label] : {std::tuple{e4m3, e4m3, "e4m3_e4m3"}, std::tuple{e4m3, e5m2, "e4m3_e5m2"},
+                                   std::tuple{e5m2, e4m3, "e5m2_e4m3"}, std::tuple{e5m2, e5m2, "e5m2_e5m2"}}) {
+      names.push_back(std::string("fp8_swizzle") + std::to_string(swizzle) + "_" + label);
+      cases.push_back({names.back().c_str(), {{swizzle == 64 ? 128 : 64, inA, inB, false, false}, swizzle, swizzle}});
+    }
+  }
+  cases.push_back({"fp8_n256_mixed_swizzles", {{256, e5m2, e4m3, false, false}, 128, 32}});
+  cases.push_back({"fp8_n8_scale_d_0", {{8, e4m3, e4m3, false, false}, 0, 0, false}});
   return cases;
 }
 
@@ -328,7 +358,7 @@ const sim::Finding* firstFinding(const sim::Report& r, FindingKind kind) {
 
 TEST(WgmmaChecks, AnOperandOverwrittenBeforeTheWaitIsReported) {
   // A without swizzle: the 512 bytes the threads overwrite are all read.
-  const Outcome o = run({{64, WgmmaInput::F16, false, false}, 0, 128, true, Plant::OverwriteOperand});
+  const Outcome o = run({{64, WgmmaInput::F16, WgmmaInput::F16, false, false}, 0, 128, true, Plant::OverwriteOperand});
   EXPECT_EQ(o.report.findingCount(FindingKind::WgmmaOperandOverwrite), 128u) << o.report.str();
   const sim::Finding* f = firstFinding(o.report, FindingKind::WgmmaOperandOverwrite);
   ASSERT_NE(f, nullptr);
@@ -342,7 +372,7 @@ TEST(WgmmaChecks, AnOperandOverwrittenBeforeTheWaitIsReported) {
 }
 
 TEST(WgmmaChecks, AnAccumulatorReadBeforeTheWaitIsReported) {
-  const Outcome o = run({{64, WgmmaInput::F16, false, false}, 0, 0, true, Plant::ReadBeforeWait});
+  const Outcome o = run({{64, WgmmaInput::F16, WgmmaInput::F16, false, false}, 0, 0, true, Plant::ReadBeforeWait});
   EXPECT_EQ(o.report.findingCount(FindingKind::WgmmaRegisterRead), 128u) << o.report.str();
   const sim::Finding* f = firstFinding(o.report, FindingKind::WgmmaRegisterRead);
   ASSERT_NE(f, nullptr);
@@ -353,7 +383,7 @@ TEST(WgmmaChecks, AnAccumulatorReadBeforeTheWaitIsReported) {
 }
 
 TEST(WgmmaChecks, AnMmaWithoutAFenceIsReported) {
-  const Outcome o = run({{16, WgmmaInput::BF16, false, false}, 32, 32, true, Plant::NoFence});
+  const Outcome o = run({{16, WgmmaInput::BF16, WgmmaInput::BF16, false, false}, 32, 32, true, Plant::NoFence});
   EXPECT_EQ(o.report.findingCount(FindingKind::WgmmaMissingFence), 1u) << o.report.str();
   const sim::Finding* f = firstFinding(o.report, FindingKind::WgmmaMissingFence);
   ASSERT_NE(f, nullptr);
@@ -362,7 +392,7 @@ TEST(WgmmaChecks, AnMmaWithoutAFenceIsReported) {
 }
 
 TEST(WgmmaChecks, EveryThreadOfTheWarpgroupMustArrive) {
-  const Outcome o = run({{16, WgmmaInput::F16, false, false}, 0, 0, true, Plant::ThreeWarpsArrive});
+  const Outcome o = run({{16, WgmmaInput::F16, WgmmaInput::F16, false, false}, 0, 0, true, Plant::ThreeWarpsArrive});
   EXPECT_GE(o.report.findingCount(FindingKind::IncompleteCollective), 1u) << o.report.str();
   const sim::Finding* f = firstFinding(o.report, FindingKind::IncompleteCollective);
   ASSERT_NE(f, nullptr);
@@ -370,7 +400,7 @@ TEST(WgmmaChecks, EveryThreadOfTheWarpgroupMustArrive) {
 }
 
 TEST(WgmmaChecks, ACorrectKernelHasNoFinding) {
-  const Outcome clean = run({{64, WgmmaInput::F16, true, true}, 64, 128});
+  const Outcome clean = run({{64, WgmmaInput::F16, WgmmaInput::F16, true, true}, 64, 128});
   EXPECT_EQ(clean.report.findingCount(), 0u) << clean.report.str();
   EXPECT_EQ(clean.d, clean.expected);
 }
@@ -392,7 +422,7 @@ TEST(WgmmaDescriptor, FieldsDecodeAsThePtxIsaLaysThemOut) {
 }
 
 TEST(WgmmaAsmTable, AcceptsExactlyTheGeneratedStrings) {
-  const WgmmaMma mma{128, WgmmaInput::BF16, false, true};
+  const WgmmaMma mma{128, WgmmaInput::BF16, WgmmaInput::BF16, false, true};
   std::optional<backends::nvptx::WgmmaAsm> found =
       backends::nvptx::findWgmmaAsm(backends::nvptx::wgmmaMmaAsm(mma), backends::nvptx::wgmmaMmaConstraints(128));
   ASSERT_TRUE(found);
@@ -413,8 +443,24 @@ TEST(WgmmaAsmTable, AcceptsExactlyTheGeneratedStrings) {
   EXPECT_EQ(wait->registers, 96);
 }
 
+TEST(WgmmaAsmTable, EightBitInputsAreK32WithoutTransposeImmediates) {
+  using backends::nvptx::WgmmaAsm;
+  const WgmmaMma mixed{64, WgmmaInput::E4M3, WgmmaInput::E5M2, false, false};
+  const std::string text = backends::nvptx::wgmmaMmaAsm(mixed);
+  EXPECT_NE(text.find("wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e5m2 {"), std::string::npos) << text;
+  EXPECT_NE(text.find("$32, $33, p, 1, 1;"), std::string::npos) << text;  // ends after imm-scale-b
+  std::optional<WgmmaAsm> found = backends::nvptx::findWgmmaAsm(text, backends::nvptx::wgmmaMmaConstraints(64));
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->mma, mixed);
+  // The ISA has no transposed 8-bit instruction, nor one mixing 16-bit types or 16- and 8-bit ones.
+  for (const WgmmaMma& invalid : {WgmmaMma{64, WgmmaInput::E4M3, WgmmaInput::E4M3, false, true},
+                                  WgmmaMma{64, WgmmaInput::F16, WgmmaInput::BF16, false, false},
+                                  WgmmaMma{64, WgmmaInput::F16, WgmmaInput::E4M3, false, false}})
+    EXPECT_THROW(backends::nvptx::wgmmaMmaAsm(invalid), Error);
+}
+
 TEST(WgmmaAsmTable, TheEmulatorRefusesAWgmmaStringOutsideTheTable) {
-  std::string ir = kernelIR({64, WgmmaInput::F16, false, false}, 2048, Plant::None);
+  std::string ir = kernelIR({64, WgmmaInput::F16, WgmmaInput::F16, false, false}, 2048, Plant::None);
   const std::string fence = escapeForIR(backends::nvptx::kWgmmaFenceAsm);
   ir.replace(ir.find(fence), fence.size(), "wgmma.fence.sync.aligned ;");
   try {

@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "ir/FloatFormats.h"
 #include "ir/Error.h"
+#include "ir/FloatFormats.h"
+#include "jit/sim/runtime/IsaFloat8.h"
 
 namespace tessera::sim {
 namespace {
@@ -168,8 +169,8 @@ double decodeFloat(E e, uint32_t bits) {
     case E::F16: return ir::decodeF16(static_cast<uint16_t>(bits));
     case E::BF16: return ir::decodeBF16(static_cast<uint16_t>(bits));
     case E::TF32: return ir::decodeF32(bits & ~0x1FFFu);  // the low 13 mantissa bits are not read
-    case E::E4M3: return ir::decodeF8E4M3(static_cast<uint8_t>(bits));
-    case E::E5M2: return ir::decodeF8E5M2(static_cast<uint8_t>(bits));
+    case E::E4M3: return decodeIsaE4M3(static_cast<uint8_t>(bits));
+    case E::E5M2: return decodeIsaE5M2(static_cast<uint8_t>(bits));
     case E::F32: return ir::decodeF32(bits);
     default: break;
   }

@@ -4,8 +4,28 @@
 
 #include "ir/Error.h"
 #include "ir/FloatFormats.h"
+#include "jit/sim/runtime/IsaFloat8.h"
 
 namespace tessera::sim {
+
+namespace {
+
+bool isWgmmaInput(MatrixElement e) {
+  return e == MatrixElement::F16 || e == MatrixElement::BF16 || e == MatrixElement::E4M3 || e == MatrixElement::E5M2;
+}
+
+double decodeInput(MatrixElement e, uint16_t bits) {
+  switch (e) {
+    case MatrixElement::F16: return ir::decodeF16(bits);
+    case MatrixElement::BF16: return ir::decodeBF16(bits);
+    case MatrixElement::E4M3: return decodeIsaE4M3(static_cast<uint8_t>(bits));
+    default: return decodeIsaE5M2(static_cast<uint8_t>(bits));
+  }
+}
+
+}  // namespace
+
+uint32_t wgmmaK(MatrixElement input) { return 256 / elementBits(input); }
 
 MatrixDescriptor decodeMatrixDescriptor(uint64_t bits) {
   auto field = [&](int low, int width) { return static_cast<uint32_t>(bits >> low & ((uint64_t{1} << width) - 1)); };
@@ -44,22 +64,23 @@ MatrixPosition wgmmaAccumulatorElement(uint32_t thread, uint32_t reg) {
   return {16 * warp + lane / 4 + 8 * (reg / 2 % 2), 8 * (reg / 4) + 2 * (lane % 4) + reg % 2};
 }
 
-void executeWgmma(uint32_t n, MatrixElement input, std::span<const uint16_t> a, std::span<const uint16_t> b,
-                  bool scaleD, std::span<const uint32_t> c, std::span<uint32_t> d) {
+void executeWgmma(uint32_t n, MatrixElement inputA, MatrixElement inputB, std::span<const uint16_t> a,
+                  std::span<const uint16_t> b, bool scaleD, std::span<const uint32_t> c, std::span<uint32_t> d) {
   if (n < 8 || n > 256 || n % 8) throw Error("wgmma: n = " + std::to_string(n) + " (a multiple of 8 up to 256)");
-  if (input != MatrixElement::F16 && input != MatrixElement::BF16)
-    throw Error("wgmma: only .f16 and .bf16 inputs are implemented");
+  if (!isWgmmaInput(inputA) || !isWgmmaInput(inputB) || elementBits(inputA) != elementBits(inputB) ||
+      (elementBits(inputA) == 16 && inputA != inputB))
+    throw Error("wgmma: the inputs are .f16 or .bf16 (A and B alike) or .e4m3 and .e5m2 (mixed)");
+  const uint32_t K = wgmmaK(inputA);
   const size_t registers = size_t{kWarpgroupThreads} * n / 2;
-  if (a.size() != kWgmmaM * kWgmmaK || b.size() != size_t{kWgmmaK} * n || c.size() != registers ||
-      d.size() != registers)
-    throw Error("wgmma: operand sizes do not match m64n" + std::to_string(n) + "k16");
-  auto decode = [&](uint16_t bits) { return input == MatrixElement::F16 ? ir::decodeF16(bits) : ir::decodeBF16(bits); };
+  if (a.size() != kWgmmaM * K || b.size() != size_t{K} * n || c.size() != registers || d.size() != registers)
+    throw Error("wgmma: operand sizes do not match m64n" + std::to_string(n) + "k" + std::to_string(K));
   for (uint32_t t = 0; t < kWarpgroupThreads; ++t)
     for (uint32_t r = 0; r < n / 2; ++r) {
       const MatrixPosition p = wgmmaAccumulatorElement(t, r);
       const size_t at = size_t{t} * (n / 2) + r;
       double sum = 0;
-      for (uint32_t k = 0; k < kWgmmaK; ++k) sum += decode(a[p.row * kWgmmaK + k]) * decode(b[size_t{k} * n + p.col]);
+      for (uint32_t k = 0; k < K; ++k)
+        sum += decodeInput(inputA, a[p.row * K + k]) * decodeInput(inputB, b[size_t{k} * n + p.col]);
       if (scaleD) sum += ir::decodeF32(c[at]);
       d[at] = ir::encodeF32(sum);
     }

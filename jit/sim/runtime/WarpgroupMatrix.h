@@ -15,7 +15,9 @@
 namespace tessera::sim {
 
 inline constexpr uint32_t kWarpgroupThreads = 128;
-inline constexpr uint32_t kWgmmaM = 64, kWgmmaK = 16;
+inline constexpr uint32_t kWgmmaM = 64;
+// The instruction's K for an input format: each row of A and B spans 32 bytes of K (16 f16/bf16, 32 e4m3/e5m2).
+uint32_t wgmmaK(MatrixElement input);
 
 // The 64-bit matrix descriptor: byte quantities as the descriptor encodes them (fields >> 4 scaled back).
 struct MatrixDescriptor {
@@ -27,13 +29,14 @@ struct MatrixDescriptor {
 };
 MatrixDescriptor decodeMatrixDescriptor(uint64_t bits);
 
-// One operand of an m64nNk16 wgmma in shared memory: `rows` x 16 elements along (M or N) x K, K-major (each
-// row's K elements in one core-matrix row) or MN-major (transposed: runs of the M/N index contiguous).
+// One operand of an m64nNkK wgmma in shared memory: `rows` x K elements along (M or N) x K, K-major (each row's K
+// elements in the rows of two core matrices, 16 bytes each) or MN-major (transposed: runs of the M/N index
+// contiguous; 16-bit inputs only).
 struct WgmmaOperand {
   MatrixDescriptor descriptor;
   bool mnMajor = false;        // imm-trans-a / imm-trans-b
   uint32_t rows = 0;           // 64 for A, N for B
-  uint32_t elementBytes = 2;
+  uint32_t elementBytes = 2;   // 2 (K = 16) or 1 (K = 32)
 };
 
 // The shared address of element (row, k) of `operand`: the canonical layout's address from the descriptor's start
@@ -46,10 +49,12 @@ uint32_t wgmmaElementAddress(const WgmmaOperand& operand, uint32_t row, uint32_t
 // + 2 * (l % 4) + reg % 2.
 MatrixPosition wgmmaAccumulatorElement(uint32_t thread, uint32_t reg);
 
-// D = A * B (+ C when scaleD) over the warpgroup: a and b are the operands' 16-bit elements (A 64 x 16 row-major,
-// B 16 x n row-major, i.e. B[k][n]); c and d hold n / 2 registers per thread, thread-major. Numerics as executeMma
-// (WarpMatrix.h): exact products, summed in double, rounded once to f32.
-void executeWgmma(uint32_t n, MatrixElement input, std::span<const uint16_t> a, std::span<const uint16_t> b,
-                  bool scaleD, std::span<const uint32_t> c, std::span<uint32_t> d);
+// D = A * B (+ C when scaleD) over the warpgroup, with K = wgmmaK(inputA): a and b are the operands' element
+// encodings (A 64 x K row-major, B K x n row-major, i.e. B[k][n]; 8-bit ones in the low byte); c and d hold n / 2
+// registers per thread, thread-major. Inputs: f16 and bf16 (A and B alike), or e4m3 and e5m2 (mixed), decoded as
+// the ISA defines them (IsaFloat8.h). Numerics as executeMma (WarpMatrix.h): exact products, summed in double,
+// rounded once to f32.
+void executeWgmma(uint32_t n, MatrixElement inputA, MatrixElement inputB, std::span<const uint16_t> a,
+                  std::span<const uint16_t> b, bool scaleD, std::span<const uint32_t> c, std::span<uint32_t> d);
 
 }  // namespace tessera::sim

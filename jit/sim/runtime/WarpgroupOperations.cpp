@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "jit/sim/runtime/MemoryAccess.h"
@@ -26,6 +27,17 @@ void arrive(SimThread& t, CollectiveKind kind, uint32_t site, const char* what) 
   w.runner.groupCollective(t, kind, kWarpsPerGroup, site);
 }
 
+// The element format of a WgmmaInputKind (SimABI.h); nullopt for another value.
+std::optional<MatrixElement> inputElement(uint32_t kind) {
+  switch (kind) {
+    case kWgmmaF16: return MatrixElement::F16;
+    case kWgmmaBF16: return MatrixElement::BF16;
+    case kWgmmaE4M3: return MatrixElement::E4M3;
+    case kWgmmaE5M2: return MatrixElement::E5M2;
+    default: return std::nullopt;
+  }
+}
+
 WgmmaGroups::Warpgroup& groupOf(Worker& w, uint32_t firstWarp) { return w.wgmma.warpgroups[firstWarp / kWarpsPerGroup]; }
 
 void commit(WgmmaGroups::Warpgroup& g) {
@@ -46,13 +58,14 @@ void wait(Worker& w, WgmmaGroups::Warpgroup& g, uint32_t pendingGroups) {
   g.fenced = false;  // the accumulators are the threads' again: the next mma_async needs a fence
 }
 
-// One operand's 16-bit elements (rows x 16, row-major by (row, k)), read chunk by chunk through the checks as the
-// warpgroup's first thread; the chunks read are added to `chunks`.
+// One operand's element encodings (rows x K, row-major by (row, k), K = 32 bytes of elements), read chunk by chunk
+// through the checks as the warpgroup's first thread; the chunks read are added to `chunks`.
 std::vector<uint16_t> readOperand(Worker& w, const SimThread& reader, const WgmmaOperand& operand, uint32_t site,
                                   std::vector<uint32_t>& chunks) {
-  std::vector<uint32_t> addresses(size_t{operand.rows} * kWgmmaK);
+  const uint32_t K = 32 / operand.elementBytes;
+  std::vector<uint32_t> addresses(size_t{operand.rows} * K);
   for (uint32_t row = 0; row < operand.rows; ++row)
-    for (uint32_t k = 0; k < kWgmmaK; ++k) addresses[size_t{row} * kWgmmaK + k] = wgmmaElementAddress(operand, row, k);
+    for (uint32_t k = 0; k < K; ++k) addresses[size_t{row} * K + k] = wgmmaElementAddress(operand, row, k);
   std::vector<uint32_t> own;
   for (uint32_t a : addresses) own.push_back(a & ~15u);
   std::sort(own.begin(), own.end());
@@ -67,7 +80,7 @@ std::vector<uint16_t> readOperand(Worker& w, const SimThread& reader, const Wgmm
   std::vector<uint16_t> values(addresses.size(), 0);
   for (size_t i = 0; i < addresses.size(); ++i)
     if (std::binary_search(readable.begin(), readable.end(), addresses[i] & ~15u))
-      std::memcpy(&values[i], w.sharedBase() + addresses[i], 2);
+      std::memcpy(&values[i], w.sharedBase() + addresses[i], operand.elementBytes);  // little-endian: low byte first
   chunks.insert(chunks.end(), readable.begin(), readable.end());
   return values;
 }
@@ -86,13 +99,19 @@ void resolveMma(Worker& w, SimThread* threads, uint32_t firstWarp, uint32_t site
     w.report(FindingKind::WgmmaMissingFence, &threads[0], site, nullptr,
              "no wgmma.fence since the warpgroup's last wgmma.wait_group (or its start): the accumulator registers "
              "may still be in use by other instructions");
-  if ((first.input != kWgmmaF16 && first.input != kWgmmaBF16) || first.n < 8 || first.n > 256 || first.n % 8)
+  const std::optional<MatrixElement> inputA = inputElement(first.inputA), inputB = inputElement(first.inputB);
+  const bool eightBit = inputA && elementBits(*inputA) == 8;
+  if (!inputA || !inputB || elementBits(*inputA) != elementBits(*inputB) || (!eightBit && *inputA != *inputB) ||
+      (eightBit && first.transposes) || first.n < 8 || first.n > 256 || first.n % 8)
     w.fail(threads[0], FindingKind::InvalidCall, site, [&] {
-      return "wgmma.mma_async m64n" + std::to_string(first.n) + "k16 with input kind " + std::to_string(first.input) +
-             " (f16 or bf16, n a multiple of 8 up to 256)";
+      return "wgmma.mma_async m64n" + std::to_string(first.n) + " with input kinds " + std::to_string(first.inputA) +
+             ", " + std::to_string(first.inputB) + " and transposes " + std::to_string(first.transposes) +
+             " (f16 or bf16 alike, or e4m3/e5m2 K-major; n a multiple of 8 up to 256)";
     });
-  const WgmmaOperand a{decodeMatrixDescriptor(first.descA), (first.transposes & 1) != 0, kWgmmaM, 2};
-  const WgmmaOperand b{decodeMatrixDescriptor(first.descB), (first.transposes & 2) != 0, first.n, 2};
+  const uint32_t elementBytes = elementBits(*inputA) / 8;
+  const uint32_t K = wgmmaK(*inputA);
+  const WgmmaOperand a{decodeMatrixDescriptor(first.descA), (first.transposes & 1) != 0, kWgmmaM, elementBytes};
+  const WgmmaOperand b{decodeMatrixDescriptor(first.descB), (first.transposes & 2) != 0, first.n, elementBytes};
   for (const WgmmaOperand* op : {&a, &b})
     if (op->descriptor.baseOffset)
       w.report(FindingKind::Unsupported, &threads[0], site, nullptr,
@@ -103,15 +122,14 @@ void resolveMma(Worker& w, SimThread* threads, uint32_t firstWarp, uint32_t site
   const std::vector<uint16_t> bRows = readOperand(w, threads[0], b, site, op.chunks);
   std::vector<uint16_t> bValues(bRows.size());  // B[k][n] from the operand's (n, k) order
   for (uint32_t n = 0; n < first.n; ++n)
-    for (uint32_t k = 0; k < kWgmmaK; ++k) bValues[size_t{k} * first.n + n] = bRows[size_t{n} * kWgmmaK + k];
+    for (uint32_t k = 0; k < K; ++k) bValues[size_t{k} * first.n + n] = bRows[size_t{n} * K + k];
   const uint32_t registers = first.n / 2;
   w.scratchC.resize(size_t{kWarpgroupThreads} * registers);
   w.scratchD.resize(w.scratchC.size());
   for (uint32_t i = 0; i < kWarpgroupThreads; ++i)
     std::memcpy(&w.scratchC[size_t{i} * registers], static_cast<const WgmmaArrival*>(threads[i].arrival.operands)->c,
                 registers * sizeof(uint32_t));
-  executeWgmma(first.n, first.input == kWgmmaF16 ? MatrixElement::F16 : MatrixElement::BF16, aValues, bValues,
-               first.scaleD != 0, w.scratchC, w.scratchD);
+  executeWgmma(first.n, *inputA, *inputB, aValues, bValues, first.scaleD != 0, w.scratchC, w.scratchD);
   for (uint32_t i = 0; i < kWarpgroupThreads; ++i)
     std::memcpy(static_cast<const WgmmaArrival*>(threads[i].arrival.operands)->d, &w.scratchD[size_t{i} * registers],
                 registers * sizeof(uint32_t));

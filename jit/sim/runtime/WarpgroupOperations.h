@@ -24,14 +24,14 @@ class Worker;
 
 // What one thread brings to a wgmma.mma_async (its arrival's `operands`).
 struct WgmmaArrival {
-  uint32_t n = 0, input = 0, transposes = 0;
+  uint32_t n = 0, inputA = 0, inputB = 0, transposes = 0;
   uint64_t descA = 0, descB = 0;
   uint32_t scaleD = 0;
   const uint32_t* c = nullptr;
   uint32_t* d = nullptr;
   uint32_t issue = 0;
   bool operator==(const WgmmaArrival& o) const {  // the operands every thread of the warpgroup must agree on
-    return n == o.n && input == o.input && transposes == o.transposes && descA == o.descA && descB == o.descB &&
+    return n == o.n && inputA == o.inputA && inputB == o.inputB && transposes == o.transposes && descA == o.descA && descB == o.descB &&
            scaleD == o.scaleD && issue == o.issue;
   }
 };
