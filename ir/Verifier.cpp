@@ -887,8 +887,8 @@ class Verifier {
       return fail(op, "shapes must be [M, K] x [K, N] + [M, N], got " + shapeStr(a.shape()) + " x " +
                           shapeStr(b.shape()) + " + " + shapeStr(acc.shape()));
     Type in = a.element();
-    if (b.element() != in)
-      return fail(op, "a and b must have the same element type, got " + a.str() + " and " + b.str());
+    if (b.element() != in && !(in.isFP8() && b.element().isFP8()))
+      return fail(op, "a and b must have the same element type (or both be fp8), got " + a.str() + " and " + b.str());
     if (!acceptsElement(op.info().elements, in))
       return fail(op, "input element type must be " + describeElements(op.info().elements) + ", got " + in.str());
     ScalarKind ik = in.scalarKind();

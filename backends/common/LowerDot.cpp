@@ -4,6 +4,7 @@
 // from a shared buffer, which it reads there (through the buffer's layout); a dot marked `a_in_registers` has no
 // A staging and is an error here. Then every thread accumulates its own
 // accumulator registers with FMAs over K, in f32 for float inputs (exact products for f16/bf16/fp8) and i32 for i8.
+// a and b have one element type, except fp8, whose two formats may meet (e4m3 x e5m2).
 #include "backends/common/KernelLowering.h"
 #include "backends/common/TF32Rounding.h"
 #include "ir/Layout.h"
@@ -16,7 +17,8 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   const ir::Value* a = op.operand(0);
   const ir::Value* bv = op.operand(1);
   const ir::Value* acc = op.operand(2);
-  ir::Type inElem = a->type().element(), accElem = acc->type().element();
+  const ir::Type inElems[2] = {a->type().element(), bv->type().element()};
+  const ir::Type inElem = inElems[0], accElem = acc->type().element();
   if (a->type().rank() != 2 || bv->type().rank() != 2 || acc->type().rank() != 2)
     fail(op, "operands must be 2-D tiles");
   const int64_t K = a->type().shape()[1];
@@ -31,8 +33,9 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   // Stage a and b row-major in shared memory (transforms/analysis/SharedScratch.h's dot staging), unless a
   // local_load's buffer holds them already.
   const auto [aBase, bBase] = dotStagingBuffers(op);
-  llvm::Type* mt = memType(inElem);
+  llvm::Type* const memTypes[2] = {memType(inElems[0]), memType(inElems[1])};
   auto element = [&](unsigned operand, llvm::Value* staging, llvm::Value* row, llvm::Value* col) {
+    llvm::Type* mt = memTypes[operand];
     if (const ir::Op* load = transforms::dotOperandBuffer(op, operand)) {
       const ir::Type buffer = load->operand(0)->type();
       return smemElementPtr(sharedStage(load->operand(0), load->operand(1)), mt,
@@ -42,27 +45,28 @@ void KernelLowering::lowerDot(const ir::Op& op) {
     const int64_t rowLength = op.operand(operand)->type().shape()[1];
     return smemElementPtr(staging, mt, b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(rowLength))), col));
   };
-  auto stage = [&](const ir::Value* v, llvm::Value* buf) {
+  auto stage = [&](unsigned operand, llvm::Value* buf) {
     if (!buf) return;
+    const ir::Value* v = op.operand(operand);
     const ThreadMap& map = mapOf(v->type(), op.name());
     const Regs& regs = get(v);
     for (int64_t r = 0; r < map.numRegs(); ++r) {
       if (!map.regOwner[r]) continue;
       llvm::Value* idx = b_.CreateAdd(b_.CreateMul(coord(map, r, 0), b_.getInt32(static_cast<uint32_t>(map.shape[1]))),
                                      coord(map, r, 1));
-      b_.CreateStore(toMemory(regs[r], inElem), smemElementPtr(buf, mt, idx));
+      b_.CreateStore(toMemory(regs[r], inElems[operand]), smemElementPtr(buf, memTypes[operand], idx));
     }
   };
-  stage(a, aBase);
-  stage(bv, bBase);
+  stage(0, aBase);
+  stage(1, bBase);
   if (aBase || bBase) hooks_.barrier(b_);
 
   // Accumulate: for (k = 0; k < K; ++k) acc[r] += a[m_r, k] * b[k, n_r].
   const ThreadMap& cmap = mapOf(acc->type(), op.name());
   llvm::Type* computeTy = isInt ? b_.getInt32Ty() : b_.getFloatTy();
   ir::Type computeElem = isInt ? ir::Type::i32() : ir::Type::f32();
-  auto toCompute = [&](llvm::Value* v) {
-    v = castScalar(v, inElem, computeElem);
+  auto toCompute = [&](llvm::Value* v, unsigned operand) {
+    v = castScalar(v, inElems[operand], computeElem);
     return toTF32 ? roundToTF32(b_, v) : v;
   };
   llvm::BasicBlock* pre = b_.GetInsertBlock();
@@ -85,9 +89,11 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   for (int64_t r = 0; r < cmap.numRegs(); ++r) {
     int64_t mReg = cmap.regCoords[r][0], nReg = cmap.regCoords[r][1];
     if (!aVals.count(mReg))
-      aVals[mReg] = toCompute(fromMemory(b_.CreateLoad(mt, element(0, aBase, coord(cmap, r, 0), k)), inElem));
+      aVals[mReg] = toCompute(
+          fromMemory(b_.CreateLoad(memTypes[0], element(0, aBase, coord(cmap, r, 0), k)), inElems[0]), 0);
     if (!bVals.count(nReg))
-      bVals[nReg] = toCompute(fromMemory(b_.CreateLoad(mt, element(1, bBase, k, coord(cmap, r, 1))), inElem));
+      bVals[nReg] = toCompute(
+          fromMemory(b_.CreateLoad(memTypes[1], element(1, bBase, k, coord(cmap, r, 1))), inElems[1]), 1);
     llvm::Value* x = aVals[mReg];
     llvm::Value* y = bVals[nReg];
     next.push_back(isInt ? b_.CreateAdd(sums[r], b_.CreateMul(x, y))

@@ -4,7 +4,8 @@
 
 namespace tessera::backends {
 
-std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, std::span<const TensorCoreTile> tiles) {
+std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, std::span<const TensorCoreTile> tiles,
+                                                bool mixedFp8) {
   if (!dot.is(ir::OpKind::Dot) || dot.numOperands() != 3 || dot.numResults() != 1) return std::nullopt;
   ir::Type aTy = dot.operand(0)->type(), bTy = dot.operand(1)->type(), accTy = dot.operand(2)->type();
   if (aTy.rank() != 2 || bTy.rank() != 2 || accTy.rank() != 2) return std::nullopt;
@@ -12,7 +13,8 @@ std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, std::span<con
   if (dot.result(0)->type().withoutEncoding() != accTy.withoutEncoding()) return std::nullopt;
   if (aTy.element().isPtr() || bTy.element().isPtr() || accTy.element().isPtr()) return std::nullopt;
   const ir::ScalarKind in = aTy.element().scalarKind(), acc = accTy.element().scalarKind();
-  if (bTy.element().scalarKind() != in) return std::nullopt;
+  if (bTy.element().scalarKind() != in && !(mixedFp8 && aTy.element().isFP8() && bTy.element().isFP8()))
+    return std::nullopt;
   const bool allowsTF32 = dot.hasAttr("input_precision") && dot.stringAttr("input_precision") == "tf32";
   if (in == ir::ScalarKind::F32 && !allowsTF32) return std::nullopt;
   const int64_t M = aTy.shape()[0], K = aTy.shape()[1], N = bTy.shape()[1];

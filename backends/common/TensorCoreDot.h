@@ -25,11 +25,13 @@ struct TensorCoreDot {
   int64_t M, N, K;
 };
 
-// The dot's shape and instruction if it is a tensor-core candidate: rank-2 operands of one element type, an
-// accumulator equal to the result type, and the first of `tiles` whose element kinds match and whose tile divides
-// M, N and K; nullopt otherwise (the FMA path runs). Used both by the layout policies (before layouts exist) and
-// by the lowerings.
-std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, std::span<const TensorCoreTile> tiles);
+// The dot's shape and instruction if it is a tensor-core candidate: rank-2 operands of one element type (with
+// `mixedFp8`, for instructions that take it, also one fp8 format in A and the other in B; the tile matches A's),
+// an accumulator equal to the result type, and the first of `tiles` whose element kinds match and whose tile
+// divides M, N and K; nullopt otherwise (the FMA path runs). Used both by the layout policies (before layouts
+// exist) and by the lowerings.
+std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, std::span<const TensorCoreTile> tiles,
+                                                bool mixedFp8 = false);
 
 // A target's layout policy for tensor-core dots: the accumulator (operand 2) and the result of a qualifying dot get
 // `accumulatorLayout`'s layout (the instruction's output fragments); its a and b operands are read from shared

@@ -219,7 +219,8 @@ Tile evalDot(const ir::Op& op, OperandList operands, const EvalEnv& env) {
   if (a.shape().size() != 2 || b.shape().size() != 2 || acc.shape().size() != 2 || a.shape()[1] != b.shape()[0] ||
       acc.shape()[0] != a.shape()[0] || acc.shape()[1] != b.shape()[1] || r.type != acc.type)
     fail(op, ctx, "shapes " + a.type.str() + " x " + b.type.str() + " + " + acc.type.str() + " do not form a matrix product");
-  if (a.type.element() != b.type.element()) fail(op, ctx, "a and b must have the same element type");
+  if (a.type.element() != b.type.element() && !(a.type.element().isFP8() && b.type.element().isFP8()))
+    fail(op, ctx, "a and b must have the same element type (or both be fp8)");
   if (a.type.isPtr() || r.type.isPtr()) fail(op, ctx, "operands must be integers or floats, not pointers");
   const int64_t m = a.shape()[0], kDim = a.shape()[1], nDim = b.shape()[1];
   if (!a.usesFloats()) {

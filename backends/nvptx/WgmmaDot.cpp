@@ -97,8 +97,7 @@ bool lowerWgmmaDot(KernelLowering& L, const ir::Op& op) {
     return b.CreateAdd(bBase, inStage);
   };
 
-  const WgmmaInput input = wgmmaInput(p.input);
-  const WgmmaMma mma{static_cast<int>(p.n), input, input, false, !p.bKMajor()};
+  const WgmmaMma mma{static_cast<int>(p.n), wgmmaInput(p.input), wgmmaInput(p.inputB), false, !p.bKMajor()};
   const int64_t perMma = p.n / 2;
   std::vector<llvm::Type*> floats(perMma, b.getFloatTy());
   llvm::StructType* mmaResult = llvm::StructType::get(L.context(), floats);

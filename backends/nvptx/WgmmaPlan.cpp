@@ -36,7 +36,7 @@ constexpr TensorCoreTile kWgmmaTiles[] = {
 std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::PassOptions& options) {
   const std::string arch = options.arch.empty() ? "sm_90a" : options.arch;  // NVPTXTarget::defaultArch
   if (arch != "sm_90a" || options.warpSize != kMmaWarpSize || options.numWarps % kWarpsPerGroup) return std::nullopt;
-  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kWgmmaTiles);
+  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kWgmmaTiles, /*mixedFp8=*/true);
   if (!shape) return std::nullopt;
   // Both operands must reach the dot from shared buffers (register operands keep mma.sync).
   if (!transforms::dotOperandInSharedBuffer(dot, 0) || !transforms::dotOperandInSharedBuffer(dot, 1))
@@ -49,6 +49,7 @@ std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::Pa
   p.N = shape->N;
   p.K = shape->K;
   p.input = shape->tile.input;
+  p.inputB = dot.operand(1)->type().element().scalarKind();
   p.k = shape->tile.k;
   p.elementBytes = 32 / p.k;
   if (!isPowerOfTwo(p.M) || !isPowerOfTwo(p.N) || !isPowerOfTwo(p.K)) return std::nullopt;

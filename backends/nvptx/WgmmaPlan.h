@@ -1,4 +1,5 @@
-// When and how a `dot` runs on Hopper's wgmma (sm_90a): a dot of f16, bf16, f8e4m3 or f8e5m2 operands into f32
+// When and how a `dot` runs on Hopper's wgmma (sm_90a): a dot of f16, bf16, f8e4m3 or f8e5m2 operands (the two
+// fp8 formats mixed or not) into f32
 // whose operands both reach it through shared buffers (async-copy-dot-operands), with num_warps a multiple of 4.
 // Each warpgroup (4 warps) runs m64nNk16 (16-bit) or m64nNk32 (8-bit) instructions: warpgroups tile M (64 rows
 // each), then N; a warpgroup repeats its instruction over the rest of its part of the tile. Its operands stay in
@@ -22,7 +23,8 @@ namespace tessera::backends::nvptx {
 
 struct WgmmaDotPlan {
   int64_t M = 0, N = 0, K = 0;
-  ir::ScalarKind input = ir::ScalarKind::F16;    // A's and B's
+  ir::ScalarKind input = ir::ScalarKind::F16;    // A's
+  ir::ScalarKind inputB = ir::ScalarKind::F16;   // B's: A's, or the other fp8 format
   int64_t elementBytes = 2;                      // 2, or 1 for the 8-bit floats
   int64_t k = 16;                                // the instruction's K: 32 bytes of elements
   int64_t warpgroupsM = 1, warpgroupsN = 1;  // how the warpgroups tile M and N

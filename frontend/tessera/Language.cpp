@@ -471,8 +471,10 @@ Tensor dot(const TArg& a, const TArg& b, const TArg& acc, InputPrecision precisi
     fail("dot: inner dimensions differ: " + shapeStr(x.shape()) + " times " + shapeStr(y.shape()), loc);
   if (c.shape() != Shape{x.shape()[0], y.shape()[1]})
     fail("dot: accumulator shape " + shapeStr(c.shape()) + " should be " + shapeStr({x.shape()[0], y.shape()[1]}), loc);
-  if (x.dtype() != y.dtype())
-    fail("dot: operands must have the same element type, got " + x.dtype().str() + " and " + y.dtype().str(), loc);
+  if (x.dtype() != y.dtype() && !(x.dtype().isFP8() && y.dtype().isFP8()))
+    fail("dot: operands must have the same element type (or both be fp8: e4m3 and e5m2 mix), got " +
+             x.dtype().str() + " and " + y.dtype().str(),
+         loc);
   const char* precisionName = precision == InputPrecision::TF32 ? "tf32" : "ieee";
   return Context::current(loc).emit1(OpKind::Dot, {x, y, c}, c.type(), {{"input_precision", Attr::string(precisionName)}},
                                      loc);

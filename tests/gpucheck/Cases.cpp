@@ -319,6 +319,19 @@ std::vector<CheckCase> tutorialCases() {
     c.numStages = 3;
     cases.push_back(std::move(c));
   }
+  // One fp8 format times the other (wgmma .e4m3.e5m2 and .e5m2.e4m3; the interpreter decodes each operand in its own).
+  for (bool e4m3First : {true, false}) {
+    const KernelDef mixed = e4m3First ? kernels::matmul_mixed_kernel<f8e4m3, f8e5m2>("e4m3_e5m2")
+                                      : kernels::matmul_mixed_kernel<f8e5m2, f8e4m3>("e5m2_e4m3");
+    const ScalarKind a = e4m3First ? ScalarKind::F8E4M3 : ScalarKind::F8E5M2;
+    const ScalarKind b = e4m3First ? ScalarKind::F8E5M2 : ScalarKind::F8E4M3;
+    const MatmulShape s{131, 75, 150, 64, 64, 32, 4};
+    CheckCase c = matmulCase(std::string("matmul ") + (e4m3First ? "e4m3 x e5m2" : "e5m2 x e4m3") + " B^T stages=3",
+                             mixed, a, ScalarKind::F32, s, 1e-4, true);
+    c.args[1] = randomBuffer(b, s.K * s.N, 8);
+    c.numStages = 3;
+    cases.push_back(std::move(c));
+  }
   // Attention at ISSUE 12's tiles, sequences a multiple of neither block: the causal diagonal and the ragged
   // last key block masked.
   cases.push_back(attentionCase(ScalarKind::F16, {2, 200, 64, 128, 64, 8, true}));

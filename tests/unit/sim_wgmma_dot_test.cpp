@@ -89,6 +89,10 @@ TEST_P(WgmmaFp8Matmul, RunsOnK32WgmmaWithBothOperandsKMajor) {
   const std::string e5m2 = compileCase(matmulCase(c, kernels::matmul_kernel_of<f8e5m2>("e5m2"), true), "nvptx",
                                        "sm_90a")->optimizedLLVMIR;
   EXPECT_GT(count(e5m2, mma + ".e5m2.e5m2 {"), 0);
+  const std::string mixed = compileCase(matmulCase(c, kernels::matmul_mixed_kernel<f8e4m3, f8e5m2>("mixed"), true),
+                                        "nvptx", "sm_90a")->optimizedLLVMIR;
+  EXPECT_GT(count(mixed, mma + ".e4m3.e5m2 {"), 0);
+  EXPECT_EQ(count(mixed, mma + ".e4m3.e5m2 {"), count(mixed, "wgmma.mma_async"));
   const std::string ampere =
       compileCase(matmulCase(c, kernels::matmul_kernel_of<f8e4m3>("e4m3"), true), "nvptx", "sm_80")->optimizedLLVMIR;
   EXPECT_EQ(count(ampere, "wgmma"), 0);

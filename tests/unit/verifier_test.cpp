@@ -844,7 +844,8 @@ std::vector<Rejection> rejections() {
        }},
       {"DotRank1", "'dot' operands must be rank-2 tiles",
        [](Kernel& k) { return k.b.dot(k.f4, k.f4, k.f4)->definingOp(); }},
-      {"DotMixedInputs", "'dot' a and b must have the same element type, got tile<16x16xf16> and tile<16x16xbf16>",
+      {"DotMixedInputs", "'dot' a and b must have the same element type (or both be fp8), got tile<16x16xf16> and "
+       "tile<16x16xbf16>",
        [](Kernel& k) {
          Value* a = k.b.constantFloat(1.0, T({16, 16}, f16));
          Value* b = k.b.constantFloat(1.0, T({16, 16}, bf16));

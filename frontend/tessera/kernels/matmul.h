@@ -1,6 +1,7 @@
 // Matrix multiplication (tutorials/04_matmul.md): C = A x B with f16 inputs and an f32 accumulator (the tutorial's
 // kernels; `matmul_of<In>` takes other inputs: bf16, fp8 with an f32 accumulator, i8 with an i32 one, and f32
-// with `InputPrecision::TF32` for tf32 products). Each program
+// with `InputPrecision::TF32` for tf32 products; `matmul_mixed_of<InA, InB>` one fp8 format times the other). Each
+// program
 // computes one BM x BN tile of C, walking K in BK steps; programs are ordered in groups of GROUP_M rows of tiles so
 // that programs running at the same time share rows of A and columns of B in the L2 cache.
 //
@@ -19,7 +20,8 @@ namespace tessera::kernels {
 enum Activation : int { kActivationNone = 0, kActivationRelu = 1, kActivationLeakyRelu = 2, kActivationGeluTanh = 3 };
 inline constexpr float kLeakyReluSlope = 0.01f;  // PyTorch's default negative slope
 
-// One program's BM x BN tile of A x B. Also returns the tile's row and column indices.
+// One program's BM x BN tile of A x B (of one element type, or of the two fp8 formats). Also returns the tile's row
+// and column indices.
 struct MatmulTile {
   Tensor acc, rows, cols;
 };
@@ -32,8 +34,8 @@ template <> struct MatmulAccumulator<i8> {
   using type = i32;
 };
 
-template <class In>
-inline MatmulTile matmul_tile(Ptr<In> a, Ptr<In> b, Int M, Int N, Int K, Int stride_am, Int stride_ak,
+template <class In, class InB>
+inline MatmulTile matmul_tile(Ptr<In> a, Ptr<InB> b, Int M, Int N, Int K, Int stride_am, Int stride_ak,
                               Int stride_bk, Int stride_bn, int BM, int BN, int BK, int GROUP_M,
                               InputPrecision precision = InputPrecision::IEEE) {
   // Grouped ordering: program id -> (pm, pn). Consecutive ids walk down a group of GROUP_M tile rows before
@@ -104,6 +106,16 @@ inline void matmul_epilogue(Ptr<f16> a, Ptr<f16> b, Ptr<OutT> c, Int M, Int N, I
   store(c_ptrs, result, (expand_dims(t.rows, 1) < M) & (expand_dims(t.cols, 0) < N));
 }
 
+// C = A x B with A and B of different fp8 formats (e4m3 x e5m2, or the reverse), f32 accumulator and C.
+template <class InA, class InB>
+inline void matmul_mixed_of(Ptr<InA> a, Ptr<InB> b, Ptr<f32> c, Int M, Int N, Int K, Int stride_am, Int stride_ak,
+                            Int stride_bk, Int stride_bn, Int stride_cm, Int stride_cn, Const<int> BM, Const<int> BN,
+                            Const<int> BK, Const<int> GROUP_M) {
+  MatmulTile t = matmul_tile(a, b, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, BM, BN, BK, GROUP_M);
+  Tensor c_ptrs = c + expand_dims(t.rows, 1) * stride_cm + expand_dims(t.cols, 0) * stride_cn;
+  store(c_ptrs, t.acc, (expand_dims(t.rows, 1) < M) & (expand_dims(t.cols, 0) < N));
+}
+
 inline std::vector<std::string> matmul_param_names() {
   return {"a", "b", "c", "M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm",
           "stride_cn", "BM", "BN", "BK", "GROUP_M"};
@@ -115,6 +127,12 @@ inline KernelDef matmul_kernel() { return kernel("matmul", matmul_of<f16>, matmu
 template <class In>
 inline KernelDef matmul_kernel_of(const std::string& inputName) {
   return kernel("matmul_" + inputName, matmul_of<In>, matmul_param_names());
+}
+
+// matmul_mixed_of, named after its inputs ("matmul_f8e4m3_f8e5m2", ...).
+template <class InA, class InB>
+inline KernelDef matmul_mixed_kernel(const std::string& inputNames) {
+  return kernel("matmul_" + inputNames, matmul_mixed_of<InA, InB>, matmul_param_names());
 }
 
 // matmul on f32 inputs rounded to tf32 (tensor cores on NVIDIA GPUs; the FMA path elsewhere).
