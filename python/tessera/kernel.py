@@ -114,7 +114,8 @@ class Kernel:
 
         specialization maps runtime parameter names to the facts a launch would find (jit/Specialization.h):
         16 for a pointer aligned to 16 bytes or an integer divisible by 16, 1 for an integer equal to 1, None
-        for no fact. Unnamed pointers default to 16 (what allocators return), unnamed integers to None.
+        for no fact, the block shape (a tuple) for a tensor descriptor, which a kernel specializes on (required).
+        Unnamed pointers default to 16 (what allocators return), unnamed integers to None.
         """
         self._check_constants(constants)
         if type(num_warps) is not int or num_warps <= 0 or num_warps & (num_warps - 1):

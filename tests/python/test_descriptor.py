@@ -1,5 +1,6 @@
-"""tessera.TensorDescriptor arguments on the interpreter and in eager mode: a kernel specializes on each
-descriptor's block, and launches check a descriptor with the same rules as a GPU launch (ir/TensorDescriptor.h)."""
+"""tessera.TensorDescriptor arguments on the interpreter, in eager mode and on the emulator: a kernel specializes
+on each descriptor's block, and launches check a descriptor with the same rules as a GPU launch
+(ir/TensorDescriptor.h). Compiled for sm_90a, the descriptor is a 256-byte parameter carrying a tensor map."""
 
 import numpy as np
 import pytest
@@ -36,7 +37,7 @@ def test_descriptor_defaults_to_the_arrays_shape_and_strides():
     assert (d.shape, d.strides) == ((30, 40), (48, 1))
 
 
-@pytest.mark.parametrize("backend", ["interpreter", "eager"])
+@pytest.mark.parametrize("backend", ["interpreter", "eager", pytest.param("sim", marks=pytest.mark.sim)])
 def test_a_descriptor_launches_and_the_kernel_specializes_on_its_block(module, backend):
     k = module.take_desc
     assert k.params[0] == ("src", "descriptor", "f32")
@@ -65,3 +66,20 @@ def test_bad_descriptors_are_refused_with_the_rule_they_break(module, backend):
         k[(1,)](tessera.TensorDescriptor(np.zeros((32, 48), np.float16), (16, 32)), out, BLOCK=8, backend=backend)
     with pytest.raises(ValueError, match="'src': block dimension 48 is not a power of two"):
         k[(1,)](tessera.TensorDescriptor(np.zeros((32, 48), np.float32), (16, 48)), out, BLOCK=8, backend=backend)
+
+
+def test_compiled_for_sm90a_the_descriptor_carries_a_tensor_map(module):
+    k = module.take_desc
+    ptx = k.compile(arch="sm_90a", specialization={"src": (16, 32)}, BLOCK=8).ptx
+    assert ".param .align 64 .b8 take_desc_param_0[256]" in ptx
+    ptx = k.compile(arch="sm_80", specialization={"src": (16, 32)}, BLOCK=8).ptx
+    assert ".param .align 8 .b8 take_desc_param_0[40]" in ptx
+    with pytest.raises(TypeError, match="specialization of descriptor 'src' must be a sequence of ints"):
+        k.compile(arch="sm_90a", BLOCK=8)
+
+
+def test_cuda_launches_of_descriptors_say_where_they_run(module):
+    a = np.zeros((32, 32), np.float32)
+    with pytest.raises(TypeError, match="argument 'src' is a tensor descriptor; from Python they launch on"):
+        module.take_desc[(1,)](tessera.TensorDescriptor(a, (16, 32)), np.zeros(8, np.float32), BLOCK=8,
+                               backend="cuda")
