@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <variant>
+#include <vector>
 
 namespace tessera::interp {
 
@@ -16,9 +17,16 @@ struct Buffer {
   size_t bytes = 0;
 };
 
-// One kernel argument: an integer (for int parameters), a double (for float parameters) or a Buffer (for
-// pointer parameters: the pointer's value is the buffer's start address).
-using Arg = std::variant<int64_t, double, Buffer>;
+// A tensor descriptor over a buffer (ir/TensorDescriptor.h): the tensor starts at the buffer's start address;
+// shape, strides (in elements, dimension 0 outermost) and the block its loads read.
+struct TensorDesc {
+  Buffer buffer;
+  std::vector<int64_t> shape, strides, block;
+};
+
+// One kernel argument: an integer (for int parameters), a double (for float parameters), a Buffer (for pointer
+// parameters: the pointer's value is the buffer's start address) or a TensorDesc (for descriptor parameters).
+using Arg = std::variant<int64_t, double, Buffer, TensorDesc>;
 
 using Grid = std::array<int64_t, 3>;
 

@@ -462,6 +462,7 @@ class Parser {
     if (word.text == "tile") return parseTileBody();
     if (word.text == "smem") return parseSharedBufferBody();
     if (word.text == "async_token") return Type::asyncToken();
+    if (word.text == "tensordesc") return parseTensorDescBody();
     fail(word, "unknown type '" + word.text + "'");
   }
 
@@ -493,6 +494,20 @@ class Parser {
     try {
       return Type::sharedBuffer(shape[0], std::vector<int64_t>(shape.begin() + 1, shape.end()), element,
                                 std::move(encoding));
+    } catch (const Error& e) {
+      fail(word, e.message());
+    }
+  }
+
+  // After "tensordesc": "<D0xD1xT>" (the block shape, rank 1 to 5, and a scalar element).
+  Type parseTensorDescBody() {
+    expect(Tok::Less, "'<' after 'tensordesc'");
+    if (!is(Tok::Word)) failExpected("descriptor block shape such as 64x32xf16");
+    Token word = peek();
+    auto [shape, element] = parseShapeAndElement(/*leadingStageCount=*/false);
+    expect(Tok::Greater, "'>' to close the tensor descriptor type");
+    try {
+      return Type::tensorDesc(shape, element);
     } catch (const Error& e) {
       fail(word, e.message());
     }
@@ -604,7 +619,7 @@ class Parser {
           return parseNumber(number, number, /*negative=*/false);
         }
         if (scalarKindFromName(t.text) || t.text == "ptr" || t.text == "tile" || t.text == "smem" ||
-            t.text == "async_token")
+            t.text == "async_token" || t.text == "tensordesc")
           return Attr::type(parseType());
         failExpected("attribute value");
       }

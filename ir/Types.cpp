@@ -10,13 +10,13 @@
 namespace tessera::ir {
 
 struct TypeStorage {
-  enum class Form { Scalar, Pointer, Tile, SharedBuffer, AsyncToken } form = Form::Scalar;
+  enum class Form { Scalar, Pointer, Tile, SharedBuffer, AsyncToken, TensorDesc } form = Form::Scalar;
   ScalarKind scalar = ScalarKind::I32;  // Form::Scalar
   Type pointee;                         // Form::Pointer
   int addrSpace = kGlobalAddrSpace;     // Form::Pointer
-  std::vector<int64_t> shape;           // Form::Tile; Form::SharedBuffer: one stage's shape
+  std::vector<int64_t> shape;           // Form::Tile; Form::SharedBuffer: one stage's shape; Form::TensorDesc: block
   int64_t stages = 0;                   // Form::SharedBuffer
-  Type element;                         // Form::Tile: a scalar or pointer type; Form::SharedBuffer: a scalar
+  Type element;                         // Form::Tile: a scalar or pointer type; SharedBuffer, TensorDesc: a scalar
   std::shared_ptr<const Attr> encoding; // Form::Tile, optional; Form::SharedBuffer, required
   std::string text;                     // canonical spelling, also the interning key
 };
@@ -139,13 +139,40 @@ Type Type::asyncToken() {
   return Type(intern(std::move(s)));
 }
 
+std::optional<std::string> Type::checkDescriptorBlock(const std::vector<int64_t>& blockShape) {
+  if (blockShape.empty() || blockShape.size() > static_cast<size_t>(kMaxDescriptorRank))
+    return "a tensor descriptor has rank 1 to " + std::to_string(kMaxDescriptorRank) + ", not " +
+           std::to_string(blockShape.size());
+  for (int64_t d : blockShape)
+    if (d < 1 || d > kMaxDescriptorBlockDim || (d & (d - 1)) != 0)  // a power of two: loads make tiles of it
+      return "block dimension " + std::to_string(d) + " is not a power of two between 1 and " +
+             std::to_string(kMaxDescriptorBlockDim);
+  return std::nullopt;
+}
+
+Type Type::tensorDesc(const std::vector<int64_t>& blockShape, Type element) {
+  assert(element);
+  if (auto err = checkDescriptorBlock(blockShape)) throw Error(*err);
+  if (element.isTile() || element.isPtr() || !element.isScalar())
+    throw Error("a tensor descriptor describes scalar elements, not " + element.str());
+  TypeStorage s;
+  s.form = TypeStorage::Form::TensorDesc;
+  s.shape = blockShape;
+  s.element = element;
+  s.text = "tensordesc<";
+  for (int64_t d : blockShape) s.text += std::to_string(d) + "x";
+  s.text += element.str() + ">";
+  return Type(intern(std::move(s)));
+}
+
 bool Type::isTile() const { return s_->form == TypeStorage::Form::Tile; }
 bool Type::isSharedBuffer() const { return s_->form == TypeStorage::Form::SharedBuffer; }
 bool Type::isAsyncToken() const { return s_->form == TypeStorage::Form::AsyncToken; }
-Type Type::element() const { return isTile() || isSharedBuffer() ? s_->element : *this; }
+bool Type::isTensorDesc() const { return s_->form == TypeStorage::Form::TensorDesc; }
+Type Type::element() const { return isTile() || isSharedBuffer() || isTensorDesc() ? s_->element : *this; }
 bool Type::isPtr() const { return element().s_->form == TypeStorage::Form::Pointer; }
 
-static bool elemIsScalar(const Type& t) { return !t.isPtr() && !t.isAsyncToken(); }
+static bool elemIsScalar(const Type& t) { return !t.isPtr() && !t.isAsyncToken() && !t.isTensorDesc(); }
 
 ScalarKind Type::scalarKind() const {
   assert(elemIsScalar(*this));
@@ -214,6 +241,10 @@ int64_t Type::stages() const {
 }
 const std::vector<int64_t>& Type::stageShape() const {
   assert(isSharedBuffer());
+  return s_->shape;
+}
+const std::vector<int64_t>& Type::blockShape() const {
+  assert(isTensorDesc());
   return s_->shape;
 }
 Type Type::stageTile() const { return tile(stageShape(), element()); }

@@ -7,6 +7,8 @@
 //   smem     smem<3x64x32xf16, #shared{...}>  (a shared-memory buffer: a leading stage dimension, then one stage's
 //            shape, laid out per stage by the shared layout; what local_alloc makes)
 //   token    async_token                      (orders asynchronous copies: async_copy, commit and wait groups)
+//   desc     tensordesc<64x32xf16>            (a tensor descriptor kernel parameter: a global tensor's base, shape
+//            and strides, read block by block; the type holds the block shape, rank 1 to 5, and the element)
 //
 // Tiles have rank 1 to 3 with power-of-two static dimensions; a rank-0 "tile" is just its element type.
 // The optional encoding (a layout attribute) is assigned by the backend-independent layout passes.
@@ -32,6 +34,9 @@ std::optional<ScalarKind> scalarKindFromName(const std::string& name);
 // Largest number of elements a tile may hold (as Triton: 2^20).
 constexpr int64_t kMaxTileElements = int64_t(1) << 20;
 constexpr int kMaxTileRank = 3;
+// Tensor descriptors: the ranks and block dimensions a TMA tensor map allows.
+constexpr int kMaxDescriptorRank = 5;
+constexpr int64_t kMaxDescriptorBlockDim = 256;
 // Address spaces (LLVM numbering, shared by NVPTX and AMDGPU for these two).
 constexpr int kGlobalAddrSpace = 1;
 constexpr int kSharedAddrSpace = 3;
@@ -59,6 +64,11 @@ class Type {
   static Type sharedBuffer(int64_t stages, const std::vector<int64_t>& stageShape, Type element,
                            std::shared_ptr<const Attr> encoding);
   static Type asyncToken();
+  // A tensor descriptor whose loads read blocks of `blockShape` (rank 1 to kMaxDescriptorRank, dimensions powers
+  // of two up to kMaxDescriptorBlockDim) of scalar `element`. Throws tessera::Error on an invalid block shape or element.
+  static Type tensorDesc(const std::vector<int64_t>& blockShape, Type element);
+  // An error message if `blockShape` is not a legal descriptor block, else nullopt.
+  static std::optional<std::string> checkDescriptorBlock(const std::vector<int64_t>& blockShape);
 
   explicit operator bool() const { return s_ != nullptr; }
   bool operator==(const Type& o) const { return s_ == o.s_; }
@@ -69,7 +79,8 @@ class Type {
   bool isTile() const;      // rank >= 1
   bool isSharedBuffer() const;
   bool isAsyncToken() const;
-  bool isScalar() const { return !isTile() && !isSharedBuffer() && !isAsyncToken(); }
+  bool isTensorDesc() const;
+  bool isScalar() const { return !isTile() && !isSharedBuffer() && !isAsyncToken() && !isTensorDesc(); }
   bool isPtr() const;       // element is a pointer
   bool isInt() const;       // i1..i64, u8..u64
   bool isBool() const;      // i1
@@ -79,7 +90,7 @@ class Type {
   bool isFP8() const;
   bool isArithmeticFloat() const { return isFloat() && !isFP8(); }
 
-  Type element() const;                      // tile, smem -> its element; scalar/pointer -> itself
+  Type element() const;                      // tile, smem, tensordesc -> its element; scalar/pointer -> itself
   ScalarKind scalarKind() const;             // of the element; pointers: undefined (assert)
   Type pointee() const;                      // element must be a pointer
   int addrSpace() const;                     // element must be a pointer
@@ -89,6 +100,8 @@ class Type {
   int rank() const { return static_cast<int>(shape().size()); }
   int64_t numElements() const;
   const std::shared_ptr<const Attr>& encoding() const;  // tiles and smem buffers
+  // tensordesc: the shape of the blocks its loads read.
+  const std::vector<int64_t>& blockShape() const;
   // smem buffers: the number of stages, and the shape of one stage.
   int64_t stages() const;
   const std::vector<int64_t>& stageShape() const;

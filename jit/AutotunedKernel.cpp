@@ -69,6 +69,12 @@ TuningKey tuningKeyFor(const KernelDef& def, const std::vector<std::string>& key
       if (a.kind() == KernelArg::Kind::Pointer)
         throw Error("autotuned kernel '" + def.name() + "': key '" + name + "' is a pointer; its element type is "
                     "fixed by the kernel's signature, so key on sizes and Consts");
+      if (a.kind() == KernelArg::Kind::TensorDescriptor) {  // a descriptor keys on the shape it describes
+        std::string shape;
+        for (int64_t d : a.descriptor().shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
+        key.emplace_back(name, shape);
+        continue;
+      }
       key.emplace_back(name, a.kind() == KernelArg::Kind::Int ? std::to_string(a.intValue())
                                                               : std::to_string(a.floatValue()));
       continue;

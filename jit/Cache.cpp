@@ -20,7 +20,7 @@ namespace tessera::jit {
 
 namespace {
 
-constexpr const char* kMagic = "tessera-jit-cache v1";
+constexpr const char* kMagic = "tessera-jit-cache v2";
 
 // Length-prefixed fields, so that any byte (PTX, code objects) survives and truncation is detectable.
 void putField(std::string& out, const std::string& field) {
@@ -162,6 +162,11 @@ std::string serializeCacheEntry(const std::string& key, const CompiledKernel& k)
     putField(payload, stage);
     putField(payload, text);
   }
+  putField(payload, std::to_string(k.tensorMaps.size()));
+  for (const auto& [param, swizzle] : k.tensorMaps) {
+    putField(payload, std::to_string(param));
+    putField(payload, std::to_string(swizzle));
+  }
   std::string header = std::string(kMagic) + "\nkey " + key + "\nsize " + std::to_string(payload.size()) +
                        "\nsha256 " + sha256Hex(payload) + "\n\n";
   return header + payload;
@@ -190,6 +195,13 @@ std::unique_ptr<CompiledKernel> parseCacheEntry(const std::string& key, const st
     std::string stage, text;
     if (!r.next(stage) || !r.next(text)) return nullptr;
     k->irAfterPass.emplace_back(std::move(stage), std::move(text));
+  }
+  int64_t maps = 0;
+  if (!r.nextInt(maps) || maps < 0) return nullptr;
+  for (int64_t i = 0; i < maps; ++i) {
+    int64_t param = 0, swizzle = 0;
+    if (!r.nextInt(param) || !r.nextInt(swizzle) || param < 0) return nullptr;
+    k->tensorMaps.emplace_back(static_cast<unsigned>(param), static_cast<int>(swizzle));
   }
   if (!r.atEnd()) return nullptr;
   return k;

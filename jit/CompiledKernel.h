@@ -21,6 +21,9 @@ struct CompiledKernel {
   std::string llvmIR;       // LLVM IR as lowered, before LLVM's optimizations
   std::string optimizedLLVMIR;  // LLVM IR after Target::optimize: the module Target::emit turned into `binary`
   std::vector<std::pair<std::string, std::string>> irAfterPass;  // (stage, tile IR text), in pipeline order
+  // The runtime parameters whose tensor descriptor carries a TMA tensor map the launch must encode, and the
+  // swizzle (0, 32, 64 or 128 bytes) the kernel's shared buffers expect of it.
+  std::vector<std::pair<unsigned, int>> tensorMaps;  // (parameter, swizzle bytes)
 
   int threadsPerProgram() const { return numWarps * warpSize; }
   bool operator==(const CompiledKernel&) const = default;

@@ -1,6 +1,8 @@
 #include "jit/Compiler.h"
 
+#include <llvm/IR/Constants.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -11,6 +13,7 @@
 #include <functional>
 #include <iostream>
 
+#include "backends/common/LowerToLLVM.h"
 #include "ir/EnvFlag.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
@@ -22,6 +25,19 @@
 namespace tessera::jit {
 
 namespace {
+
+// The (parameter, swizzle) pairs the lowering listed in backends::kTensorMapsMetadata.
+std::vector<std::pair<unsigned, int>> tensorMapsOf(const llvm::Module& m) {
+  std::vector<std::pair<unsigned, int>> maps;
+  if (const llvm::NamedMDNode* md = m.getNamedMetadata(backends::kTensorMapsMetadata))
+    for (const llvm::MDNode* entry : md->operands()) {
+      auto field = [&](unsigned i) {
+        return llvm::mdconst::extract<llvm::ConstantInt>(entry->getOperand(i))->getZExtValue();
+      };
+      maps.emplace_back(static_cast<unsigned>(field(0)), static_cast<int>(field(1)));
+    }
+  return maps;
+}
 
 // Keeps the IR of every stage in the result and dumps each artifact as soon as it exists (so a compile that
 // fails halfway still leaves the stages before the failure on disk), as the TESSERA_DUMP_* variables ask. The
@@ -163,6 +179,7 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
     if (!module) throw Error("the target returned no module");
   });
   record.llvmIR(printLLVM(*module), /*optimized=*/false);
+  kernel.tensorMaps = tensorMapsOf(*module);
 
   // 4. Let the target optimize it (vendor libraries linked, O3, verified): exactly the module emitted next.
   stage("optimize LLVM", [&] { target.optimize(*module, options); });

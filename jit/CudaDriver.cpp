@@ -47,6 +47,9 @@ struct CudaDriver::Api {
   Result (*cuEventElapsedTime)(float*, Event, Event);
   Result (*cuGetErrorName)(Result, const char**);
   Result (*cuGetErrorString)(Result, const char**);
+  // Optional: CUDA 12 and later.
+  Result (*cuTensorMapEncodeTiled)(TensorMap*, int, unsigned, void*, const uint64_t*, const uint64_t*,
+                                   const uint32_t*, const uint32_t*, int, int, int, int);
 };
 
 CudaDriver& CudaDriver::instance() {
@@ -114,6 +117,8 @@ void CudaDriver::load(const std::string& libraryPath, int deviceIndex) {
   resolve(a.cuEventElapsedTime, "cuEventElapsedTime");
   resolve(a.cuGetErrorName, "cuGetErrorName");
   resolve(a.cuGetErrorString, "cuGetErrorString");
+  a.cuTensorMapEncodeTiled =
+      reinterpret_cast<decltype(a.cuTensorMapEncodeTiled)>(dlsym(library_, "cuTensorMapEncodeTiled"));
   if (!missing.empty()) {
     reason_ = "'" + libraryPath + "' is not a usable CUDA driver library: it lacks " + missing + "." + hint;
     return;
@@ -308,6 +313,23 @@ void CudaDriver::launch(Function f, const unsigned grid[3], const unsigned block
   check(api_->cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, stream, params,
                              nullptr),
         "cuLaunchKernel", kernelName);
+}
+
+CudaDriver::TensorMapBytes CudaDriver::encodeTensorMapTiled(int dataType, unsigned rank, DevicePtr base,
+                                                          const uint64_t* dims, const uint64_t* byteStrides,
+                                                          const uint32_t* box, int swizzle,
+                                                          const std::string& kernelName) {
+  require();
+  if (!api_->cuTensorMapEncodeTiled)
+    throw Error("kernel '" + kernelName + "' takes a tensor descriptor, and this CUDA driver has no " +
+                "cuTensorMapEncodeTiled (CUDA 12 or later encodes tensor maps)");
+  constexpr int kInterleaveNone = 0, kL2Promotion128B = 2, kOobFillZeros = 0;
+  const uint32_t elementStrides[5] = {1, 1, 1, 1, 1};
+  TensorMap map{};
+  check(api_->cuTensorMapEncodeTiled(&map, dataType, rank, reinterpret_cast<void*>(base), dims, byteStrides, box,
+                                     elementStrides, kInterleaveNone, swizzle, kL2Promotion128B, kOobFillZeros),
+        "cuTensorMapEncodeTiled", kernelName);
+  return map;
 }
 
 // ---- DeviceBuffer

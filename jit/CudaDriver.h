@@ -47,10 +47,28 @@ constexpr int kJitInfoLogBuffer = 3;
 constexpr int kJitInfoLogBufferSizeBytes = 4;
 constexpr int kJitErrorLogBuffer = 5;
 constexpr int kJitErrorLogBufferSizeBytes = 6;
+// CUtensorMapDataType and CUtensorMapSwizzle values.
+constexpr int kTensorMapUint8 = 0;
+constexpr int kTensorMapUint16 = 1;
+constexpr int kTensorMapUint32 = 2;
+constexpr int kTensorMapInt32 = 3;
+constexpr int kTensorMapUint64 = 4;
+constexpr int kTensorMapInt64 = 5;
+constexpr int kTensorMapFloat16 = 6;
+constexpr int kTensorMapFloat32 = 7;
+constexpr int kTensorMapFloat64 = 8;
+constexpr int kTensorMapBfloat16 = 9;
+constexpr int kTensorMapSwizzleNone = 0;  // 32, 64 and 128 bytes follow as 1, 2, 3
+constexpr size_t kTensorMapBytes = 128;
+// A CUtensorMap: 128 opaque bytes, aligned as cuda.h aligns them.
+struct alignas(128) TensorMap {
+  std::byte bytes[kTensorMapBytes];
+};
 }  // namespace cu
 
 class CudaDriver {
  public:
+  using TensorMapBytes = cu::TensorMap;
   // The process-wide driver: loads $TESSERA_LIBCUDA (default "libcuda.so.1") and device $TESSERA_CUDA_DEVICE
   // (default 0) on first use. Never throws; check available().
   static CudaDriver& instance();
@@ -96,6 +114,14 @@ class CudaDriver {
   void setFunctionAttribute(cu::Function f, int attribute, int value, const std::string& kernelName);
   void launch(cu::Function f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes, cu::Stream stream,
               void** params, const std::string& kernelName);
+
+  // cuTensorMapEncodeTiled (CUDA 12 and later): the tensor map of a tiled view of `rank` dimensions (innermost
+  // first) of elements of `dataType` at `base`: `dims` elements, `byteStrides` bytes between neighbours of
+  // dimensions 1.. (rank - 1 entries), `box` elements per copy, `swizzle` a CUtensorMapSwizzle, out-of-bounds
+  // elements filled with zeros. Errors name the kernel.
+  TensorMapBytes encodeTensorMapTiled(int dataType, unsigned rank, cu::DevicePtr base, const uint64_t* dims,
+                                      const uint64_t* byteStrides, const uint32_t* box, int swizzle,
+                                      const std::string& kernelName);
 
   // "CUDA_ERROR_OUT_OF_MEMORY (out of memory)" for a result code.
   std::string describeResult(cu::Result r) const;

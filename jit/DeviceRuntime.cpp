@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "ir/Error.h"
 #include "jit/CompiledKernel.h"
@@ -12,7 +13,40 @@
 
 namespace tessera::jit {
 
+TensorMapBytes DeviceRuntime::encodeTensorMap(const TensorMapRequest&, const std::string& kernelName) {
+  throw Error("kernel '" + kernelName + "' takes a tensor map, which the " + apiName() + " runtime cannot encode");
+}
+
 namespace {
+
+// CUtensorMapDataType of an element type: fp8 and other bytes travel as uint8, as copies only move them.
+int cudaTensorMapDataType(ir::Type element) {
+  switch (element.scalarKind()) {
+    case ir::ScalarKind::F16: return cu::kTensorMapFloat16;
+    case ir::ScalarKind::BF16: return cu::kTensorMapBfloat16;
+    case ir::ScalarKind::F32: return cu::kTensorMapFloat32;
+    case ir::ScalarKind::F64: return cu::kTensorMapFloat64;
+    case ir::ScalarKind::I32: return cu::kTensorMapInt32;
+    case ir::ScalarKind::I64: return cu::kTensorMapInt64;
+    default: break;
+  }
+  switch (element.storageBytes()) {
+    case 1: return cu::kTensorMapUint8;
+    case 2: return cu::kTensorMapUint16;
+    case 4: return cu::kTensorMapUint32;
+    default: return cu::kTensorMapUint64;
+  }
+}
+
+// CUtensorMapSwizzle of a swizzle span in bytes.
+int cudaTensorMapSwizzle(int swizzleBytes) {
+  switch (swizzleBytes) {
+    case 32: return cu::kTensorMapSwizzleNone + 1;
+    case 64: return cu::kTensorMapSwizzleNone + 2;
+    case 128: return cu::kTensorMapSwizzleNone + 3;
+    default: return cu::kTensorMapSwizzleNone;
+  }
+}
 
 // CUDA: PTX modules, dynamic shared memory passed at launch (with an opt-in above 48 KB).
 class CudaDeviceRuntime final : public DeviceRuntime {
@@ -56,6 +90,14 @@ class CudaDeviceRuntime final : public DeviceRuntime {
   }
   int localBytesPerThread(DeviceFunction f, const std::string& kernelName) override {
     return driver_.functionAttribute(static_cast<cu::Function>(f), cu::kFuncAttrLocalSizeBytes, kernelName);
+  }
+  TensorMapBytes encodeTensorMap(const TensorMapRequest& r, const std::string& kernelName) override {
+    const cu::TensorMap map = driver_.encodeTensorMapTiled(cudaTensorMapDataType(r.element), r.rank, r.base,
+                                                           r.dims.data(), r.byteStrides.data() + 1, r.box.data(),
+                                                           cudaTensorMapSwizzle(r.swizzleBytes), kernelName);
+    TensorMapBytes bytes;
+    std::memcpy(bytes.data(), map.bytes, bytes.size());
+    return bytes;
   }
 
   void launch(DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,

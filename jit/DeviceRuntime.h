@@ -7,11 +7,14 @@
 // selectRuntime("sim") is the emulator (jit/sim/SimRuntime.h), which runs nvptx sm_90a kernels on the host.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "ir/Types.h"
 
 struct CUstream_st;
 
@@ -54,6 +57,19 @@ using DeviceModule = void*;
 using DeviceFunction = void*;
 using DeviceAddress = uint64_t;  // a device pointer, as KernelArg::pointer takes it
 
+// A TMA tensor map to encode (cuTensorMapEncodeTiled's terms): a tiled view of `rank` dimensions, innermost
+// first, of `element`s at `base`: `dims` elements each, `byteStrides[d]` bytes between neighbours along
+// dimension d >= 1, `box` elements per copy, swizzled by `swizzleBytes` (0, 32, 64 or 128); zeros out of bounds.
+struct TensorMapRequest {
+  ir::Type element;
+  uint32_t rank = 0;
+  DeviceAddress base = 0;
+  std::array<uint64_t, 5> dims{}, byteStrides{};
+  std::array<uint32_t, 5> box{};
+  int swizzleBytes = 0;
+};
+using TensorMapBytes = std::array<std::byte, 128>;
+
 class DeviceRuntime {
  public:
   virtual ~DeviceRuntime() = default;
@@ -88,6 +104,10 @@ class DeviceRuntime {
 
   virtual void launch(DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,
                       DeviceStream stream, void** params, const std::string& kernelName) = 0;
+
+  // The tensor map a kernel's descriptor parameter carries (CUDA: the driver's encoding; the emulator: its own).
+  // Throws tessera::Error naming the kernel where it cannot be encoded; runtimes without TMA have none.
+  virtual TensorMapBytes encodeTensorMap(const TensorMapRequest& request, const std::string& kernelName);
 };
 
 // Adapters over a specific driver or runtime (which must outlive them).

@@ -43,7 +43,9 @@ Specialization JitKernel::specialize(const std::vector<KernelArg>& args, const C
 
 std::unique_ptr<ir::Module> JitKernel::specializedIR(const Specialization& s) const {
   std::unique_ptr<ir::Module> m;
-  StageTimings(def_.name(), s.target, s.arch).time("trace", [&] { m = def_.trace(s.constants); });
+  StageTimings(def_.name(), s.target, s.arch).time("trace", [&] {
+    m = def_.trace(s.constants, descriptorTypes(def_.runtimeParams(), s.args));
+  });
   applySpecialization(*m->functions()[0], s.args);
   return m;
 }
@@ -115,7 +117,9 @@ LoadedKernel& JitKernel::prepare(const std::vector<KernelArg>& args, const Const
   auto it = loaded_.find(key);
   if (it == loaded_.end()) {
     std::vector<ir::Type> paramTypes;
-    for (const ParamInfo& p : def_.runtimeParams()) paramTypes.push_back(p.type);
+    const std::vector<ParamInfo> params = def_.runtimeParams();
+    for (size_t i = 0; i < params.size(); ++i)
+      paramTypes.push_back(s.args[i].descriptorType ? s.args[i].descriptorType : params[i].type);
     it = loaded_.emplace(key, std::make_unique<LoadedKernel>(compileSpecialization(s), paramTypes,
                                                              *resolved.runtime)).first;
   }

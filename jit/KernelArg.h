@@ -1,17 +1,22 @@
-// One runtime argument of a GPU launch: a device pointer, an integer or a floating-point number.
+// One runtime argument of a GPU launch: a device pointer, an integer, a floating-point number or a tensor
+// descriptor (ir/TensorDescriptor.h: a global tensor's base, shape and strides, and the block its loads read).
 //   kernel.launch(grid, {x, y, out, int64_t(n)}, constants);   // x, y, out: DeviceBuffers
+//   kernel.launch(grid, {KernelArg::tensorDescriptor(a, {M, K}, {K, 1}, {64, 32}), ...}, constants);
 #pragma once
 
 #include <concepts>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
+#include "ir/TensorDescriptor.h"
 #include "jit/CudaDriver.h"
 
 namespace tessera::jit {
 
 class KernelArg {
  public:
-  enum class Kind { Pointer, Int, Float };
+  enum class Kind { Pointer, Int, Float, TensorDescriptor };
 
   KernelArg(const DeviceBuffer& buffer) : kind_(Kind::Pointer), ptr_(buffer.ptr()) {}  // NOLINT: implicit on purpose
   template <std::integral T>
@@ -26,16 +31,31 @@ class KernelArg {
     return a;
   }
 
+  // A descriptor of the tensor at `base` (strides in elements, dimension 0 outermost); checked at launch.
+  static KernelArg tensorDescriptor(cu::DevicePtr base, std::vector<int64_t> shape, std::vector<int64_t> strides,
+                                    std::vector<int64_t> block) {
+    KernelArg a(int64_t(0));
+    a.kind_ = Kind::TensorDescriptor;
+    a.descriptor_ = {base, std::move(shape), std::move(strides), std::move(block)};
+    return a;
+  }
+  static KernelArg tensorDescriptor(const DeviceBuffer& buffer, std::vector<int64_t> shape,
+                                    std::vector<int64_t> strides, std::vector<int64_t> block) {
+    return tensorDescriptor(buffer.ptr(), std::move(shape), std::move(strides), std::move(block));
+  }
+
   Kind kind() const { return kind_; }
   cu::DevicePtr pointerValue() const { return ptr_; }
   int64_t intValue() const { return int_; }
   double floatValue() const { return float_; }
+  const ir::TensorDescriptorFields& descriptor() const { return descriptor_; }
 
  private:
   Kind kind_;
   cu::DevicePtr ptr_ = 0;
   int64_t int_ = 0;
   double float_ = 0;
+  ir::TensorDescriptorFields descriptor_;
 };
 
 }  // namespace tessera::jit

@@ -1,6 +1,7 @@
 #include "jit/LoadedKernel.h"
 
 #include <cstring>
+#include <optional>
 
 #include "ir/Error.h"
 #include "ir/FloatFormats.h"
@@ -17,6 +18,35 @@ std::vector<uint8_t> bytesOf(T v) {
   std::memcpy(out.data(), &v, sizeof(T));
   return out;
 }
+
+// The fields of a descriptor parameter (ir/TensorDescriptor.h): base, shape, strides as 64-bit integers.
+std::vector<uint8_t> descriptorFieldBytes(const ir::TensorDescriptorFields& d) {
+  const int rank = static_cast<int>(d.shape.size());
+  std::vector<uint8_t> out(static_cast<size_t>(ir::descriptorParamBytes(rank, /*withTensorMap=*/false)));
+  std::memcpy(out.data(), &d.base, 8);
+  for (int i = 0; i < rank; ++i) {
+    std::memcpy(out.data() + ir::descriptorShapeOffset(i), &d.shape[i], 8);
+    std::memcpy(out.data() + ir::descriptorStrideOffset(rank, i), &d.strides[i], 8);
+  }
+  return out;
+}
+
+// The tensor map of descriptor `d` in TMA's terms: dimensions innermost first, strides in bytes.
+TensorMapRequest tensorMapRequest(const ir::TensorDescriptorFields& d, ir::Type element, int swizzleBytes) {
+  TensorMapRequest r;
+  r.element = element;
+  r.rank = static_cast<uint32_t>(d.shape.size());
+  r.base = d.base;
+  r.swizzleBytes = swizzleBytes;
+  for (uint32_t i = 0; i < r.rank; ++i) {
+    const size_t dim = r.rank - 1 - i;  // TMA's dimension i is the tile's dimension rank - 1 - i
+    r.dims[i] = static_cast<uint64_t>(d.shape[dim]);
+    r.byteStrides[i] = static_cast<uint64_t>(d.strides[dim] * element.storageBytes());
+    r.box[i] = static_cast<uint32_t>(d.block[dim]);
+  }
+  r.byteStrides[0] = 0;  // the element itself
+  return r;
+}
 }  // namespace
 
 std::vector<uint8_t> packKernelArgument(ir::Type t, const KernelArg& arg, const std::string& kernelName, size_t index) {
@@ -25,6 +55,15 @@ std::vector<uint8_t> packKernelArgument(ir::Type t, const KernelArg& arg, const 
                  want);
   };
   if (t.isTile()) throw Error("kernel '" + kernelName + "': argument " + std::to_string(index) + " is a tile");
+  if (t.isTensorDesc()) {
+    if (arg.kind() != KernelArg::Kind::TensorDescriptor) throw mismatch("a tensor descriptor");
+    const ir::TensorDescriptorFields& d = arg.descriptor();
+    std::optional<std::string> why = ir::descriptorError(d, t.element());
+    if (!why && d.block != t.blockShape()) why = "its block differs from the one the kernel was compiled for";
+    if (why) throw Error("kernel '" + kernelName + "': descriptor argument " + std::to_string(index) + ": " + *why);
+    return descriptorFieldBytes(d);
+  }
+  if (arg.kind() == KernelArg::Kind::TensorDescriptor) throw mismatch("a pointer or number, not a tensor descriptor");
   if (t.isPtr()) {
     if (arg.kind() != KernelArg::Kind::Pointer) throw mismatch("a device pointer");
     return bytesOf<uint64_t>(arg.pointerValue());
@@ -101,10 +140,18 @@ void LoadedKernel::launch(const LaunchGrid& grid, const std::vector<KernelArg>& 
   std::vector<std::vector<uint8_t>> storage;
   storage.reserve(args.size());
   std::vector<void*> params;
-  for (size_t i = 0; i < args.size(); ++i) {
-    storage.push_back(packKernelArgument(paramTypes_[i], args[i], name, i));
-    params.push_back(storage.back().data());
+  for (size_t i = 0; i < args.size(); ++i) storage.push_back(packKernelArgument(paramTypes_[i], args[i], name, i));
+  // Descriptors the kernel copies with TMA carry the runtime's encoding of their tensor map after their fields.
+  for (const auto& [param, swizzle] : kernel_->tensorMaps) {
+    if (param >= args.size() || !paramTypes_[param].isTensorDesc())
+      throw Error("kernel '" + name + "': its tensor map " + std::to_string(param) + " is not a descriptor parameter");
+    const ir::Type t = paramTypes_[param];
+    const TensorMapBytes map = runtime_.encodeTensorMap(tensorMapRequest(args[param].descriptor(), t.element(), swizzle), name);
+    std::vector<uint8_t>& bytes = storage[param];
+    bytes.resize(static_cast<size_t>(ir::descriptorParamBytes(static_cast<int>(t.blockShape().size()), /*withTensorMap=*/true)));
+    std::memcpy(bytes.data() + ir::kDescriptorMapOffset, map.data(), map.size());
   }
+  for (std::vector<uint8_t>& bytes : storage) params.push_back(bytes.data());
   unsigned block[3] = {static_cast<unsigned>(kernel_->threadsPerProgram()), 1, 1};
   const unsigned dynamicShared =
       runtime_.launchesWithDynamicSharedMemory() ? static_cast<unsigned>(kernel_->sharedBytes) : 0;

@@ -16,6 +16,7 @@ const char* kindName(KernelArg::Kind k) {
     case KernelArg::Kind::Pointer: return "a device pointer";
     case KernelArg::Kind::Int: return "an integer";
     case KernelArg::Kind::Float: return "a floating-point number";
+    case KernelArg::Kind::TensorDescriptor: return "a tensor descriptor";
   }
   return "?";
 }
@@ -37,7 +38,7 @@ std::string Specialization::key() const {
   k += "args=";
   for (size_t i = 0; i < args.size(); ++i) {
     k += i ? "," : "";
-    k += args[i].divisibleBy16 ? "16" : args[i].equalTo1 ? "1" : "_";
+    k += args[i].descriptorType ? args[i].descriptorType.str() : args[i].divisibleBy16 ? "16" : args[i].equalTo1 ? "1" : "_";
   }
   k += ";warps=" + std::to_string(numWarps) + ";stages=" + std::to_string(numStages) + ";" + target + ";" + arch + (fastMath ? ";fast" : ";precise");
   return k;
@@ -52,13 +53,18 @@ std::vector<ArgFacts> argumentFacts(const std::string& kernelName, const std::ve
   for (size_t i = 0; i < args.size(); ++i) {
     const ParamInfo& p = params[i];
     const KernelArg& a = args[i];
-    KernelArg::Kind want = p.kind == ParamKind::Pointer ? KernelArg::Kind::Pointer
-                           : p.type.isFloat()           ? KernelArg::Kind::Float
-                                                        : KernelArg::Kind::Int;
+    KernelArg::Kind want = p.kind == ParamKind::Pointer            ? KernelArg::Kind::Pointer
+                           : p.kind == ParamKind::TensorDescriptor ? KernelArg::Kind::TensorDescriptor
+                           : p.type.isFloat()                      ? KernelArg::Kind::Float
+                                                                   : KernelArg::Kind::Int;
     if (a.kind() != want)
       throw Error("kernel '" + kernelName + "': argument '" + p.name + "' (" + p.type.str() + ") must be " +
                   kindName(want) + ", got " + kindName(a.kind()));
-    if (want == KernelArg::Kind::Pointer) {
+    if (want == KernelArg::Kind::TensorDescriptor) {
+      if (auto why = ir::descriptorError(a.descriptor(), p.type))
+        throw Error("kernel '" + kernelName + "': descriptor argument '" + p.name + "': " + *why);
+      facts[i].descriptorType = ir::descriptorType(a.descriptor(), p.type);
+    } else if (want == KernelArg::Kind::Pointer) {
       facts[i].divisibleBy16 = a.pointerValue() % 16 == 0;
     } else if (want == KernelArg::Kind::Int) {
       if (!fitsIntType(p.type, a.intValue()))
@@ -72,6 +78,13 @@ std::vector<ArgFacts> argumentFacts(const std::string& kernelName, const std::ve
     }
   }
   return facts;
+}
+
+DescriptorTypes descriptorTypes(const std::vector<ParamInfo>& runtimeParams, const std::vector<ArgFacts>& facts) {
+  DescriptorTypes types;
+  for (size_t i = 0; i < runtimeParams.size() && i < facts.size(); ++i)
+    if (facts[i].descriptorType) types[runtimeParams[i].name] = facts[i].descriptorType;
+  return types;
 }
 
 void applySpecialization(ir::Function& f, const std::vector<ArgFacts>& facts) {

@@ -3,6 +3,7 @@
 //   * its Const parameter values,
 //   * for each pointer argument: whether its address is 16-byte aligned,
 //   * for each integer argument: whether it is divisible by 16, and whether it equals 1,
+//   * for each tensor descriptor: its type, tensordesc<block x element> (the block its loads read),
 //   * num_warps, the target, its arch and the compile options.
 // (Argument dtypes are fixed by the KernelDef's C++ signature.) The facts become argument attributes of the
 // traced function, `divisibility = 16` and `equal_to_1 = true`, which the axis analysis and coalescing read.
@@ -20,6 +21,7 @@ namespace tessera::jit {
 struct ArgFacts {
   bool divisibleBy16 = false;
   bool equalTo1 = false;  // integers only
+  ir::Type descriptorType;  // tensor descriptors only
   bool operator==(const ArgFacts&) const = default;
 };
 
@@ -41,6 +43,9 @@ struct Specialization {
 // count or a kind does not match the parameter list, or an integer does not fit its parameter's type.
 std::vector<ArgFacts> argumentFacts(const std::string& kernelName, const std::vector<ParamInfo>& runtimeParams,
                                     const std::vector<KernelArg>& args);
+
+// The descriptor parameter types the facts fix, by parameter name (what KernelDef::trace takes).
+DescriptorTypes descriptorTypes(const std::vector<ParamInfo>& runtimeParams, const std::vector<ArgFacts>& facts);
 
 // Records the facts as argument attributes of `f` (whose arguments are the runtime parameters, in order).
 void applySpecialization(ir::Function& f, const std::vector<ArgFacts>& facts);

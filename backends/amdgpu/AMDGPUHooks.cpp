@@ -19,6 +19,13 @@ void AMDGPUHooks::configureKernel(llvm::Function& kernel, int numWarps) {
   kernel.addFnAttr(llvm::Attribute::NoUnwind);
 }
 
+void AMDGPUHooks::declareDescriptorParameter(llvm::Function& kernel, unsigned argNo, int64_t bytes, int64_t align) {
+  llvm::LLVMContext& ctx = kernel.getContext();
+  llvm::Argument* a = kernel.getArg(argNo);
+  a->addAttr(llvm::Attribute::getWithByRefType(ctx, llvm::ArrayType::get(llvm::Type::getInt8Ty(ctx), bytes)));
+  a->addAttr(llvm::Attribute::getWithAlignment(ctx, llvm::Align(align)));
+}
+
 llvm::Value* AMDGPUHooks::threadId(IRBuilder& b) {
   return b.CreateIntrinsic(llvm::Intrinsic::amdgcn_workitem_id_x, {}, {});
 }

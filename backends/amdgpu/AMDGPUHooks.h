@@ -19,6 +19,9 @@ class AMDGPUHooks : public LoweringHooks {
  public:
   int warpSize() const override { return 64; }
   void configureKernel(llvm::Function& kernel, int numWarps) override;
+  // Aggregates reach AMDGPU kernels by reference into the (constant) kernel-argument segment.
+  llvm::Type* descriptorParameterType(llvm::LLVMContext& ctx) override { return llvm::PointerType::get(ctx, 4); }
+  void declareDescriptorParameter(llvm::Function& kernel, unsigned argNo, int64_t bytes, int64_t align) override;
   llvm::Value* threadId(IRBuilder& b) override;
   llvm::Value* programId(IRBuilder& b, int axis) override;
   llvm::Value* numPrograms(IRBuilder& b, int axis) override;

@@ -8,6 +8,7 @@
 
 #include "backends/common/DebugLocations.h"
 #include "ir/Printer.h"
+#include "ir/TensorDescriptor.h"
 
 namespace tessera::backends {
 
@@ -375,7 +376,7 @@ void KernelLowering::declareKernel() {
     if (t.isTile()) throw Error("cannot lower kernel '" + func_.name() + "': argument " + std::to_string(i) +
                                 " is a tile (" + t.str() + "); kernel arguments are scalars and pointers");
     // i1 travels as a byte: kernel parameters are at least byte-sized.
-    params.push_back(t.isBool() ? b_.getInt8Ty() : regType(t));
+    params.push_back(t.isTensorDesc() ? hooks_.descriptorParameterType(ctx_) : t.isBool() ? b_.getInt8Ty() : regType(t));
   }
   auto* fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   kernel_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, func_.name(), module_.get());
@@ -384,6 +385,7 @@ void KernelLowering::declareKernel() {
     llvm::Argument* a = kernel_->getArg(i);
     a->setName(func_.argument(i)->nameHint().empty() ? "arg" + std::to_string(i) : func_.argument(i)->nameHint());
     ir::Type t = func_.argument(i)->type();
+    if (t.isTensorDesc()) declareDescriptor(i);
     if (t.isPtr()) {
       a->addAttr(llvm::Attribute::NoUndef);
       const ir::AttrDict& attrs = func_.argAttrs(i);
@@ -393,6 +395,23 @@ void KernelLowering::declareKernel() {
                                                               std::min<int64_t>(it->second.getInt(), 4096)))));
     }
   }
+}
+
+// A descriptor parameter is its bytes (ir/TensorDescriptor.h); the kernel's named metadata tessera.tensor_maps
+// lists the parameters that carry a tensor map, with its swizzle, for the runtime that encodes the maps.
+void KernelLowering::declareDescriptor(unsigned argNo) {
+  const ir::Type t = func_.argument(argNo)->type();
+  const bool withMap = hooks_.descriptorsCarryTensorMaps();
+  const int rank = static_cast<int>(t.blockShape().size());
+  hooks_.declareDescriptorParameter(*kernel_, argNo, ir::descriptorParamBytes(rank, withMap),
+                                    ir::descriptorParamAlign(withMap));
+  if (!withMap) return;
+  const ir::AttrDict& attrs = func_.argAttrs(argNo);
+  auto it = attrs.find("tensor_map_swizzle");
+  const int64_t swizzle = it != attrs.end() && it->second.isInt() ? it->second.getInt() : 0;
+  llvm::Metadata* entry[] = {llvm::ConstantAsMetadata::get(b_.getInt32(argNo)),
+                             llvm::ConstantAsMetadata::get(b_.getInt32(static_cast<uint32_t>(swizzle)))};
+  module_->getOrInsertNamedMetadata(kTensorMapsMetadata)->addOperand(llvm::MDNode::get(ctx_, entry));
 }
 
 std::unique_ptr<llvm::Module> KernelLowering::run() {

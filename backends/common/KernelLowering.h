@@ -146,6 +146,7 @@ class KernelLowering {
   template <class F>
   auto inPrologue(F fn);
   void declareKernel();
+  void declareDescriptor(unsigned argNo);
 
   llvm::LLVMContext& ctx_;
   LoweringHooks& hooks_;

@@ -15,6 +15,10 @@ struct LoweringOptions {
   bool fastMath = true;
 };
 
+// The module's named metadata that lists its tensor-map descriptor parameters: one !{i32 argNo, i32 swizzle bytes}
+// per parameter whose tensor map the runtime must encode (jit/Compiler.cpp copies it to CompiledKernel).
+inline constexpr const char* kTensorMapsMetadata = "tessera.tensor_maps";
+
 // Lowers `f` into a new module. The module's triple and data layout are left to the caller (the target).
 // Throws tessera::Error naming the op for anything it cannot lower.
 std::unique_ptr<llvm::Module> lowerFunction(const ir::Function& f, llvm::LLVMContext& ctx, LoweringHooks& hooks,

@@ -27,6 +27,18 @@ class LoweringHooks {
   // module-level annotations the driver needs.
   virtual void configureKernel(llvm::Function& kernel, int numWarps) = 0;
 
+  // Tensor descriptor parameters (their bytes: ir/TensorDescriptor.h). Whether they carry a TMA tensor map after
+  // their fields; the LLVM type of the parameter, a pointer to its bytes; and the attributes of argument `argNo`
+  // of `kernel` that make it `bytes` bytes aligned to `align`, passed by value (byval by default).
+  virtual bool descriptorsCarryTensorMaps() const { return false; }
+  virtual llvm::Type* descriptorParameterType(llvm::LLVMContext& ctx) { return llvm::PointerType::get(ctx, 0); }
+  virtual void declareDescriptorParameter(llvm::Function& kernel, unsigned argNo, int64_t bytes, int64_t align) {
+    llvm::Argument* a = kernel.getArg(argNo);
+    a->addAttr(llvm::Attribute::getWithByValType(kernel.getContext(),
+                                                 llvm::ArrayType::get(llvm::Type::getInt8Ty(kernel.getContext()), bytes)));
+    a->addAttr(llvm::Attribute::getWithAlignment(kernel.getContext(), llvm::Align(align)));
+  }
+
   // Ids (i32). threadId is the flat thread index within the program (block).
   virtual llvm::Value* threadId(IRBuilder& b) = 0;
   virtual llvm::Value* programId(IRBuilder& b, int axis) = 0;

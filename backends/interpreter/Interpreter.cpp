@@ -2,6 +2,7 @@
 #include "backends/interpreter/Interpreter.h"
 
 #include "backends/interpreter/Executor.h"
+#include "ir/TensorDescriptor.h"
 
 namespace tessera::interp {
 
@@ -10,6 +11,7 @@ namespace {
 const char* argKindName(const Arg& a) {
   if (std::holds_alternative<int64_t>(a)) return "an integer";
   if (std::holds_alternative<double>(a)) return "a double";
+  if (std::holds_alternative<TensorDesc>(a)) return "a tensor descriptor";
   return "a buffer";
 }
 
@@ -24,6 +26,15 @@ Tile argumentTile(const ir::Function& f, unsigned i, const Arg& arg, ProgramCont
     throw Error("kernel '" + f.name() + "' parameter " + std::to_string(i) + " has tile type " + t.str() +
                     "; kernel parameters must be scalars or pointers",
                 f.loc());
+  if (t.isTensorDesc()) {
+    const TensorDesc* d = std::get_if<TensorDesc>(&arg);
+    if (!d) throw mismatch("a tensor descriptor");
+    const std::string& hint = f.argument(i)->nameHint();
+    Tile tile = descriptorTile(t, *d, "kernel '" + f.name() + "': descriptor argument '" +
+                                          (hint.empty() ? "#" + std::to_string(i) : hint) + "'");
+    if (d->buffer.data) ctx.buffers.push_back(d->buffer);
+    return tile;
+  }
   if (t.isPtr()) {
     const Buffer* buffer = std::get_if<Buffer>(&arg);
     if (!buffer) throw mismatch("a buffer");
@@ -42,6 +53,19 @@ Tile argumentTile(const ir::Function& f, unsigned i, const Arg& arg, ProgramCont
 }
 
 }  // namespace
+
+Tile descriptorTile(ir::Type t, const TensorDesc& d, const std::string& context) {
+  const ir::TensorDescriptorFields fields{reinterpret_cast<uintptr_t>(d.buffer.data), d.shape, d.strides, d.block};
+  if (auto why = ir::descriptorError(fields, t.element())) throw Error(context + ": " + *why);
+  if (d.block != t.blockShape())
+    throw Error(context + " (" + t.str() + ") reads blocks of its type's shape; the descriptor's block differs");
+  Tile tile;
+  tile.type = t;
+  tile.ints.push_back(static_cast<int64_t>(fields.base));
+  tile.ints.insert(tile.ints.end(), d.shape.begin(), d.shape.end());
+  tile.ints.insert(tile.ints.end(), d.strides.begin(), d.strides.end());
+  return tile;
+}
 
 void run(const ir::Function& f, const std::vector<Arg>& args, Grid grid, std::ostream* debugOut) {
   if (args.size() != f.numArguments())

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <string>
 #include <vector>
 
 #include "backends/interpreter/Tile.h"
@@ -30,6 +31,11 @@ struct ProgramContext {
 // Evaluates one op that has no regions, or a reduce/scan (whose combine region is interpreted), on concrete
 // operand values. Control-flow ops (for/if/while/yield/return) are not accepted here.
 std::vector<Tile> evaluateOp(const ir::Op& op, const std::vector<Tile>& operands, ProgramContext& ctx);
+
+// The value of a descriptor argument for a parameter of type `t` (tensordesc<...>): a tile of type `t` holding
+// the plain fields, base then shape then strides. Throws tessera::Error "<context>: <why>" when the descriptor
+// breaks the rules of ir::descriptorError or reads blocks other than `t`'s.
+Tile descriptorTile(ir::Type t, const TensorDesc& d, const std::string& context);
 
 // Runs `f` over the whole grid (every dimension >= 1). Throws tessera::Error on argument mismatch (count or
 // kind), a non-positive grid dimension, or a runtime failure.

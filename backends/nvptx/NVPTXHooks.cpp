@@ -31,6 +31,16 @@ void NVPTXHooks::configureKernel(llvm::Function& kernel, int numWarps) {
   kernel.addFnAttr(llvm::Attribute::NoUnwind);
 }
 
+void NVPTXHooks::declareDescriptorParameter(llvm::Function& kernel, unsigned argNo, int64_t bytes, int64_t align) {
+  LoweringHooks::declareDescriptorParameter(kernel, argNo, bytes, align);
+  // !{ptr @kernel, !"grid_constant", !{i32 argNo + 1}}: LLVM's NVPTX backend numbers parameters from 1 here.
+  llvm::LLVMContext& ctx = kernel.getContext();
+  llvm::Metadata* index[] = {llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), argNo + 1))};
+  llvm::Metadata* ops[] = {llvm::ValueAsMetadata::get(&kernel), llvm::MDString::get(ctx, "grid_constant"),
+                           llvm::MDNode::get(ctx, index)};
+  kernel.getParent()->getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, ops));
+}
+
 llvm::Value* NVPTXHooks::threadId(IRBuilder& b) { return sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x); }
 
 llvm::Value* NVPTXHooks::programId(IRBuilder& b, int axis) {

@@ -12,8 +12,14 @@ inline constexpr const char* kSharedMemorySymbol = "global_smem";
 
 class NVPTXHooks : public LoweringHooks {
  public:
+  // `tensorMaps`: the arch has TMA (sm_90 and up), so descriptor parameters carry tensor maps.
+  explicit NVPTXHooks(bool tensorMaps = false) : tensorMaps_(tensorMaps) {}
   int warpSize() const override { return 32; }
   void configureKernel(llvm::Function& kernel, int numWarps) override;
+  bool descriptorsCarryTensorMaps() const override { return tensorMaps_; }
+  // A byval parameter marked grid_constant, so that its address is the parameter's own (cvta.param), which
+  // cp.async.bulk.tensor may read the tensor map at, rather than a local copy's.
+  void declareDescriptorParameter(llvm::Function& kernel, unsigned argNo, int64_t bytes, int64_t align) override;
   llvm::Value* threadId(IRBuilder& b) override;
   llvm::Value* programId(IRBuilder& b, int axis) override;
   llvm::Value* numPrograms(IRBuilder& b, int axis) override;
@@ -37,6 +43,7 @@ class NVPTXHooks : public LoweringHooks {
   bool lowerDot(KernelLowering& lowering, const ir::Op& dot) override;
 
  private:
+  bool tensorMaps_;
   llvm::Module& module(IRBuilder& b) { return *b.GetInsertBlock()->getModule(); }
   llvm::Value* callLibdevice(IRBuilder& b, const std::string& name, llvm::ArrayRef<llvm::Value*> args);
 };

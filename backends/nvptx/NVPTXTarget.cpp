@@ -102,8 +102,9 @@ std::string libdevicePath() {
 
 std::unique_ptr<llvm::Module> NVPTXTarget::lowerToLLVM(const ir::Function& f, llvm::LLVMContext& ctx,
                                                        const TargetOptions& opts) const {
-  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
-  NVPTXHooks hooks;
+  const std::string arch = checkedArch(opts);
+  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(arch);
+  NVPTXHooks hooks(/*tensorMaps=*/arch == "sm_90" || arch == "sm_90a");
   LoweringOptions lo;
   lo.numWarps = opts.numWarps;
   lo.fastMath = opts.fastMath;

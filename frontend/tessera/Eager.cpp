@@ -12,8 +12,10 @@ class InterpreterEvaluator final : public EagerEvaluator {
   InterpreterEvaluator(const interp::Grid& grid, const std::vector<interp::Arg>& args, std::ostream* debugOut) {
     program_.numPrograms = grid;
     program_.out = debugOut;
-    for (const interp::Arg& a : args)
+    for (const interp::Arg& a : args) {
       if (auto* b = std::get_if<interp::Buffer>(&a)) program_.buffers.push_back(*b);
+      if (auto* d = std::get_if<interp::TensorDesc>(&a)) program_.buffers.push_back(d->buffer);
+    }
   }
 
   void enterProgram(const interp::Grid& programId) override { program_.programId = programId; }

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "backends/interpreter/Interpreter.h"
+#include "ir/TensorDescriptor.h"
 #include "ir/Verifier.h"
 #include "tessera/Context.h"
 #include "tessera/Eager.h"
@@ -93,7 +94,10 @@ class EagerSource : public detail::ParamSource {
         continue;
       }
       const interp::Arg& arg = args[a++];
-      if (p.kind == ParamKind::Pointer)
+      if (p.kind == ParamKind::TensorDescriptor) {
+        const auto& d = std::get<interp::TensorDesc>(arg);
+        tiles_.push_back(interp::descriptorTile(ir::Type::tensorDesc(d.block, p.type), d, "argument '" + p.name + "'"));
+      } else if (p.kind == ParamKind::Pointer)
         tiles_.push_back(interp::Tile::scalarInt(p.type, reinterpret_cast<int64_t>(std::get<interp::Buffer>(arg).data)));
       else if (p.type.isFloat())
         tiles_.push_back(interp::Tile::scalarFloat(p.type, std::get<double>(arg)));
@@ -118,24 +122,60 @@ void checkArgs(const std::string& kernel, const std::vector<ParamInfo>& runtime,
                 detail::toLocation(loc));
   for (size_t i = 0; i < args.size(); ++i) {
     const ParamInfo& p = runtime[i];
-    bool ok = p.kind == ParamKind::Pointer ? std::holds_alternative<interp::Buffer>(args[i])
-              : p.type.isFloat()           ? std::holds_alternative<double>(args[i])
-                                           : std::holds_alternative<int64_t>(args[i]);
+    bool ok = p.kind == ParamKind::Pointer            ? std::holds_alternative<interp::Buffer>(args[i])
+              : p.kind == ParamKind::TensorDescriptor ? std::holds_alternative<interp::TensorDesc>(args[i])
+              : p.type.isFloat()                      ? std::holds_alternative<double>(args[i])
+                                                      : std::holds_alternative<int64_t>(args[i]);
+    const char* want = p.kind == ParamKind::Pointer            ? "a buffer"
+                       : p.kind == ParamKind::TensorDescriptor ? "a tensor descriptor"
+                       : p.type.isFloat()                      ? "a floating-point number"
+                                                               : "an integer";
     if (!ok)
-      throw Error("kernel '" + kernel + "': argument '" + p.name + "' must be " +
-                      (p.kind == ParamKind::Pointer ? "a buffer" : p.type.isFloat() ? "a floating-point number" : "an integer") +
-                      " (parameter type " + p.type.str() + ")",
+      throw Error("kernel '" + kernel + "': argument '" + p.name + "' must be " + want + " (parameter type " +
+                      p.type.str() + ")",
                   detail::toLocation(loc));
+    if (const auto* d = std::get_if<interp::TensorDesc>(&args[i])) {
+      const ir::TensorDescriptorFields fields{reinterpret_cast<uintptr_t>(d->buffer.data), d->shape, d->strides,
+                                              d->block};
+      if (auto why = ir::descriptorError(fields, p.type))
+        throw Error("kernel '" + kernel + "': descriptor argument '" + p.name + "': " + *why, detail::toLocation(loc));
+    }
   }
 }
 
 }  // namespace
 
-std::unique_ptr<ir::Module> KernelDef::trace(const Constants& constants, SourceLoc loc) const {
+DescriptorTypes KernelDef::descriptorTypes(const std::vector<interp::Arg>& args) const {
+  DescriptorTypes types;
+  std::vector<ParamInfo> runtime = runtimeParams();
+  for (size_t i = 0; i < runtime.size() && i < args.size(); ++i)
+    if (const auto* d = std::get_if<interp::TensorDesc>(&args[i]))
+      if (runtime[i].kind == ParamKind::TensorDescriptor && !ir::Type::checkDescriptorBlock(d->block))
+        types[runtime[i].name] = ir::Type::tensorDesc(d->block, runtime[i].type);
+  return types;
+}
+
+std::unique_ptr<ir::Module> KernelDef::trace(const Constants& constants, const DescriptorTypes& descriptors,
+                                             SourceLoc loc) const {
   checkConstants(constants, loc);
   std::vector<ir::Type> argTypes;
-  for (const ParamInfo& p : params_)
-    if (p.kind != ParamKind::Constant) argTypes.push_back(p.type);
+  for (const ParamInfo& p : params_) {
+    if (p.kind == ParamKind::Constant) continue;
+    if (p.kind != ParamKind::TensorDescriptor) {
+      argTypes.push_back(p.type);
+      continue;
+    }
+    auto it = descriptors.find(p.name);
+    if (it == descriptors.end())
+      throw Error("kernel '" + name_ + "': tracing needs the block shape of descriptor parameter '" + p.name +
+                      "' (the type of the descriptor a launch passes)",
+                  detail::toLocation(loc));
+    if (!it->second.isTensorDesc() || it->second.element() != p.type)
+      throw Error("kernel '" + name_ + "': descriptor parameter '" + p.name + "' takes a tensordesc of " +
+                      p.type.str() + ", not " + it->second.str(),
+                  detail::toLocation(loc));
+    argTypes.push_back(it->second);
+  }
   auto module = std::make_unique<ir::Module>();
   ir::Function* fn = module->addFunction(std::make_unique<ir::Function>(name_, argTypes));
   fn->setLoc(detail::toLocation(loc));
@@ -183,7 +223,7 @@ void KernelDef::runEager(interp::Grid grid, const std::vector<interp::Arg>& args
 void KernelDef::runInterpreter(interp::Grid grid, const std::vector<interp::Arg>& args, const Constants& constants,
                                std::ostream* debugOut, SourceLoc loc) const {
   checkArgs(name_, runtimeParams(), args, loc);
-  std::unique_ptr<ir::Module> m = trace(constants, loc);
+  std::unique_ptr<ir::Module> m = trace(constants, descriptorTypes(args), loc);
   interp::run(*m->functions()[0], args, grid, debugOut);
 }
 

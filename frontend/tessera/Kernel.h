@@ -21,17 +21,21 @@
 
 namespace tessera {
 
-enum class ParamKind { Pointer, Scalar, Constant };
+enum class ParamKind { Pointer, Scalar, Constant, TensorDescriptor };
 
 struct ParamInfo {
   std::string name;
   ParamKind kind;
-  ir::Type type;        // pointer or scalar type; for constants: the scalar type of Const<T>'s T
+  ir::Type type;        // pointer or scalar type; for constants: the scalar type of Const<T>'s T; for tensor
+                        // descriptors: the element type (the block shape comes with each launch)
 };
 
 // Values of Const parameters, by parameter name.
 using ConstValue = std::variant<int64_t, double>;
 using Constants = std::map<std::string, ConstValue>;
+// The type of each tensor descriptor parameter, tensordesc<block x element>, by parameter name: what a trace
+// specializes on besides the Constants (the blocks of the launch's descriptors).
+using DescriptorTypes = std::map<std::string, ir::Type>;
 
 namespace detail {
 // Supplies kernel parameter values while the kernel function runs (traced or eager).
@@ -46,6 +50,10 @@ template <class P> struct ParamTraits;
 template <class E> struct ParamTraits<Ptr<E>> {
   static ParamInfo info(std::string n) { return {std::move(n), ParamKind::Pointer, ir::Type::ptr(dtype<E>())}; }
   static Ptr<E> make(ParamSource& s, size_t i) { return Ptr<E>(s.tensor(i)); }
+};
+template <class E> struct ParamTraits<TensorDesc<E>> {
+  static ParamInfo info(std::string n) { return {std::move(n), ParamKind::TensorDescriptor, dtype<E>()}; }
+  static TensorDesc<E> make(ParamSource& s, size_t i) { return TensorDesc<E>(s.tensor(i)); }
 };
 template <class E> struct ParamTraits<Scalar<E>> {
   static ParamInfo info(std::string n) { return {std::move(n), ParamKind::Scalar, dtype<E>()}; }
@@ -85,9 +93,13 @@ class KernelDef {
   // The runtime (non-Const) parameters, in order: what run/runEager take as arguments.
   std::vector<ParamInfo> runtimeParams() const;
 
-  // Traces the kernel with every Const parameter given by name, verifies the result and returns a module
-  // holding one function named name(). Misuse inside the kernel throws tessera::Error at the author's line.
-  std::unique_ptr<ir::Module> trace(const Constants& constants, SourceLoc loc = SourceLoc::current()) const;
+  // Traces the kernel with every Const parameter given by name (and the type of every descriptor parameter),
+  // verifies the result and returns a module holding one function named name(). Misuse inside the kernel throws
+  // tessera::Error at the author's line.
+  std::unique_ptr<ir::Module> trace(const Constants& constants, const DescriptorTypes& descriptors = {},
+                                    SourceLoc loc = SourceLoc::current()) const;
+  // The descriptor types a launch with these runtime arguments specializes on (interp::TensorDesc blocks).
+  DescriptorTypes descriptorTypes(const std::vector<interp::Arg>& args) const;
 
   // Runs the kernel function op by op on concrete tiles, one program after another (eager mode).
   void runEager(interp::Grid grid, const std::vector<interp::Arg>& args, const Constants& constants,

@@ -95,6 +95,13 @@ template <class E> class Scalar : public Tensor {
   Scalar() = default;
   Scalar(const Tensor& t) : Tensor(t) {}
 };
+// A tensor descriptor parameter: a global tensor of E with its shape and strides, read block by block
+// (load(desc, {offsets...})). The block shape comes with the launch's argument; the kernel specializes on it.
+template <class E> class TensorDesc : public Tensor {
+ public:
+  TensorDesc() = default;
+  TensorDesc(const Tensor& t) : Tensor(t) {}
+};
 using Int = Scalar<i32>;
 using Long = Scalar<i64>;
 using Float = Scalar<f32>;

@@ -32,6 +32,7 @@ HostJit::HostJit(HostModule host, const RuntimeSymbols& runtime, HostOptLevel le
       target_(host.target),
       sites_(std::move(host.sites)),
       pointerParameters_(std::move(host.pointerParameters)),
+      byValueParameters_(std::move(host.byValueParameters)),
       printfFormats_(std::move(host.printfFormats)) {
   auto failure = [&](const std::string& why) {
     return Error("sim: compiling kernel '" + kernel_ + "' (" + target_ + ") for the host failed: " + why);

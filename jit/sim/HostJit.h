@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jit/sim/HostModule.h"
@@ -40,6 +41,7 @@ class HostJit {
   const std::string& target() const { return target_; }
   const SiteTable& sites() const { return sites_; }
   const std::vector<uint32_t>& pointerParameters() const { return pointerParameters_; }
+  const std::vector<std::pair<uint32_t, uint64_t>>& byValueParameters() const { return byValueParameters_; }
   const std::vector<std::string>& printfFormats() const { return printfFormats_; }
 
  private:
@@ -47,6 +49,7 @@ class HostJit {
   std::string kernel_, target_;
   SiteTable sites_;
   std::vector<uint32_t> pointerParameters_;
+  std::vector<std::pair<uint32_t, uint64_t>> byValueParameters_;
   std::vector<std::string> printfFormats_;
   Entry entry_ = nullptr;
 };

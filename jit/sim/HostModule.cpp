@@ -178,9 +178,17 @@ void addEntry(llvm::Module& m, llvm::Function& kernel, const std::string& name) 
                                        llvm::GlobalValue::ExternalLinkage, name, m);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
   std::vector<llvm::Value*> args;
-  for (const llvm::Argument& a : kernel.args()) {
+  for (llvm::Argument& a : kernel.args()) {
     llvm::Value* value = b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), a.getArgNo()));
-    args.push_back(b.CreateAlignedLoad(a.getType(), value, llvm::Align(1)));
+    // An aggregate passed by value (byval, AMDGPU byref: tensor descriptors) is its bytes, which the launch
+    // keeps alive and the kernel only reads: the kernel gets their address, as a plain pointer on the host.
+    if (a.hasByValAttr() || a.hasByRefAttr()) {
+      a.removeAttr(llvm::Attribute::ByVal);
+      a.removeAttr(llvm::Attribute::ByRef);
+      args.push_back(value);
+    } else {
+      args.push_back(b.CreateAlignedLoad(a.getType(), value, llvm::Align(1)));
+    }
   }
   b.CreateCall(&kernel, args);
   b.CreateRetVoid();
@@ -195,8 +203,11 @@ HostModule rewrite(HostModule host) {
   m.setTargetTriple(llvm::sys::getProcessTriple());
   m.setDataLayout(hostDataLayout());
 
-  for (const llvm::Argument& a : kernel.args())
+  for (const llvm::Argument& a : kernel.args()) {
     if (a.getType()->isPointerTy()) host.pointerParameters.push_back(a.getArgNo());
+    if (llvm::Type* bytes = a.hasByValAttr() ? a.getParamByValType() : a.hasByRefAttr() ? a.getParamByRefType() : nullptr)
+      host.byValueParameters.emplace_back(a.getArgNo(), gpuLayout.getTypeAllocSize(bytes).getFixedValue());
+  }
   if (const llvm::NamedMDNode* formats = m.getNamedMetadata("llvm.printf.fmts"))
     for (const llvm::MDNode* record : formats->operands())
       if (record->getNumOperands() == 1)

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jit/sim/SimABI.h"
@@ -32,7 +33,10 @@ struct HostModule {
                                                // at argument i's value, as in cuLaunchKernel
   SiteTable sites;                             // indexed by the `site` argument of the runtime calls
   std::vector<uint32_t> pointerParameters;     // the kernel's pointer parameters, by index: their buffers are
-                                               // the memory a launch may touch
+                                               // the memory a launch may touch (a descriptor's: its base,
+                                               // the first 8 of its bytes)
+  std::vector<std::pair<uint32_t, uint64_t>> byValueParameters;  // (index, bytes) of the aggregates passed by
+                                               // value (descriptors): the kernel reads them where params[i] points
   std::vector<std::string> printfFormats;      // amdgpu: the module's llvm.printf.fmts strings, in order
 };
 

@@ -11,6 +11,7 @@
 #include "jit/sim/HostJit.h"
 #include "jit/sim/RuntimeSymbols.h"
 #include "jit/sim/runtime/Launch.h"
+#include "jit/sim/runtime/TensorMap.h"
 
 namespace tessera::sim {
 
@@ -162,6 +163,9 @@ void SimRuntime::launch(jit::DeviceFunction f, const unsigned grid[3], const uns
       std::memcpy(&address, params[i], sizeof address);
       if (const auto* a = allocationContaining(address)) config.allocations.push_back({a->first, a->second});
     }
+    // Parameters passed by value are read where the launch keeps them.
+    for (const auto& [i, bytes] : loaded->jit.byValueParameters())
+      config.allocations.push_back({reinterpret_cast<uint64_t>(params[i]), bytes});
   }
   Report report = sim::launch(program, {grid[0], grid[1], grid[2]}, params, config);
   {
@@ -169,6 +173,22 @@ void SimRuntime::launch(jit::DeviceFunction f, const unsigned grid[3], const uns
     lastReport_ = report;
   }
   report.throwIfFailed();
+}
+
+jit::TensorMapBytes SimRuntime::encodeTensorMap(const jit::TensorMapRequest& r, const std::string& kernelName) {
+  TensorMapFields f;
+  f.rank = r.rank;
+  f.elementBytes = static_cast<uint32_t>(r.element.storageBytes());
+  f.globalAddress = r.base;
+  for (uint32_t d = 0; d < r.rank && d < kTensorMapMaxRank; ++d) {
+    f.dims[d] = r.dims[d];
+    f.strides[d] = r.byteStrides[d];
+    f.box[d] = r.box[d];
+  }
+  f.swizzleBytes = static_cast<uint32_t>(r.swizzleBytes);
+  if (std::string why = tensorMapError(f); !why.empty())
+    throw Error("sim: kernel '" + kernelName + "': cannot encode its tensor map: " + why);
+  return sim::encodeTensorMap(f);
 }
 
 std::optional<Report> SimRuntime::lastReport() const {

@@ -53,6 +53,8 @@ class SimRuntime final : public jit::DeviceRuntime {
 
   void launch(jit::DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,
               jit::DeviceStream stream, void** params, const std::string& kernelName) override;
+  // The emulator's own encoding (runtime/TensorMap.h), which its cp.async.bulk.tensor decodes.
+  jit::TensorMapBytes encodeTensorMap(const jit::TensorMapRequest& request, const std::string& kernelName) override;
 
   // The checks launches run (runtime/Checks.h: all by default; bounds are always checked; counters stay).
   void setChecks(Checks checks) { checks_ = checks; }

@@ -147,8 +147,46 @@ inline bool isMaskedArray(py::handle value) {
   return PyObject_IsInstance(value.ptr(), masked) == 1;
 }
 
+inline interp::Arg convertArg(ir::Type param, const std::string& name, py::handle value);
+
+// A sequence of ints (a descriptor's shape, strides or block), named `what` in messages.
+inline std::vector<int64_t> toInt64s(py::handle value, const std::string& what) {
+  if (!PySequence_Check(value.ptr()) || py::isinstance<py::str>(value))
+    throw py::type_error(what + " must be a sequence of ints, got " + typeName(value));
+  std::vector<int64_t> out;
+  for (py::handle v : py::reinterpret_borrow<py::sequence>(value)) out.push_back(toIndex(v, what).cast<int64_t>());
+  return out;
+}
+
+// Whether `value` is a tessera.TensorDescriptor (python/tessera/descriptor.py).
+inline bool isTensorDescriptor(py::handle value) {
+  return py::hasattr(value, "array") && py::hasattr(value, "block_shape") && py::hasattr(value, "strides");
+}
+
+// The parameter type a descriptor parameter of `element`s takes for `value`: tensordesc<its block x element>.
+inline ir::Type descriptorTypeOf(ir::Type element, const std::string& name, py::handle value) {
+  if (!isTensorDescriptor(value))
+    throw py::type_error("argument '" + name + "' must be a tessera.TensorDescriptor of " + element.str() + ", got " +
+                         typeName(value));
+  std::vector<int64_t> block = toInt64s(value.attr("block_shape"), "the block_shape of argument '" + name + "'");
+  if (auto why = ir::Type::checkDescriptorBlock(block))
+    throw py::value_error("argument '" + name + "': " + *why);
+  return ir::Type::tensorDesc(block, element);
+}
+
+// A tessera.TensorDescriptor for a parameter of type `param` (tensordesc<...>): its array as a pointer argument
+// would be (dtype, contiguity, writability), its shape and strides (in elements) and its block.
+inline interp::TensorDesc convertDescriptor(ir::Type param, const std::string& name, py::handle value) {
+  if (descriptorTypeOf(param.element(), name, value) != param)
+    throw py::value_error("argument '" + name + "' reads blocks of " + param.str() + "; its block_shape differs");
+  interp::Arg array = convertArg(ir::Type::ptr(param.element()), name, value.attr("array"));
+  return {std::get<interp::Buffer>(array), toInt64s(value.attr("shape"), "the shape of argument '" + name + "'"),
+          toInt64s(value.attr("strides"), "the strides of argument '" + name + "'"), param.blockShape()};
+}
+
 // One argument for a parameter of type `param` (named `name` in messages).
 inline interp::Arg convertArg(ir::Type param, const std::string& name, py::handle value) {
+  if (param.isTensorDesc()) return convertDescriptor(param, name, value);
   if (param.isPtr()) {
     if (!py::isinstance<py::array>(value)) {  // arrays first: hasattr() on an array costs a caught AttributeError
       if (py::hasattr(value, "__cuda_array_interface__"))

@@ -19,8 +19,16 @@ using namespace tessera;
 Constants constantsFromPython(const KernelDef& k, const py::dict& d);  // bindings_kernel.cpp
 
 // A fact stands in for an argument: compileOnly only reads the facts, never the value (docs/JIT.md).
-// 16: a pointer aligned to 16 bytes or an integer divisible by 16; 1: an integer equal to 1; None: no fact.
+// 16: a pointer aligned to 16 bytes or an integer divisible by 16; 1: an integer equal to 1; None: no fact;
+// a descriptor's block shape.
 jit::KernelArg argumentForFact(const ParamInfo& p, py::handle fact) {
+  if (p.kind == ParamKind::TensorDescriptor) {
+    // A descriptor's one fact is its block (a sequence of ints): a contiguous tensor of one block stands in.
+    const std::vector<int64_t> block = python::toInt64s(fact, "specialization of descriptor '" + p.name + "'");
+    std::vector<int64_t> strides(block.size(), 1);
+    for (size_t d = block.size(); d-- > 1;) strides[d - 1] = strides[d] * block[d];
+    return jit::KernelArg::tensorDescriptor(256, block, strides, block);
+  }
   int64_t f = 0;
   if (!fact.is_none()) {
     if (!python::isIntegerLike(fact)) throw py::type_error("specialization of '" + p.name + "' must be 16, 1 or None");
@@ -86,6 +94,10 @@ void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& arg
   for (size_t i = 0; i < params.size(); ++i) {
     const ParamInfo& p = params[i];
     py::handle value = args[i];
+    if (p.kind == ParamKind::TensorDescriptor)
+      throw py::type_error("argument '" + p.name + "' is a tensor descriptor; from Python they launch on the "
+                           "interpreter, in eager mode and on backend='sim' or 'hip' (CUDA launches take them from "
+                           "C++, jit::KernelArg::tensorDescriptor)");
     if (!p.type.isPtr()) {
       kernelArgs.push_back(python::scalarKernelArg(p.type, p.name, value));
       continue;
@@ -141,8 +153,9 @@ void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& arg
     buffers[i].copyToHost(staged[i].host.mutable_data(), staged[i].host.nbytes());
 }
 
-// A launch's arguments with its host arrays (numpy arrays, CPU tensors through DLPack) to be staged through
-// device buffers: their pointer arguments are filled in by runStaged.
+// A launch's arguments with its host arrays (numpy arrays, CPU tensors through DLPack; the arrays of tensor
+// descriptors) to be staged through device buffers: their pointer and descriptor arguments are filled in by
+// runStaged.
 struct StagedArgs {
   std::vector<jit::KernelArg> kernelArgs;
   std::vector<std::pair<interp::Buffer, size_t>> arrays;  // (host memory, argument index)
@@ -156,6 +169,13 @@ StagedArgs stageHostArrays(const KernelDef& def, const py::sequence& args, const
   StagedArgs staged;
   for (size_t i = 0; i < params.size(); ++i) {
     const ParamInfo& p = params[i];
+    if (p.kind == ParamKind::TensorDescriptor) {  // its array is staged; runStaged rebases it on the copy
+      const interp::TensorDesc d =
+          python::convertDescriptor(python::descriptorTypeOf(p.type, p.name, args[i]), p.name, args[i]);
+      staged.arrays.emplace_back(d.buffer, i);
+      staged.kernelArgs.push_back(jit::KernelArg::tensorDescriptor(0, d.shape, d.strides, d.block));
+      continue;
+    }
     if (!p.type.isPtr()) {
       staged.kernelArgs.push_back(python::scalarKernelArg(p.type, p.name, args[i]));
       continue;
@@ -183,7 +203,11 @@ void runStaged(jit::JitKernel& kernel, const interp::Grid& g, StagedArgs staged,
   for (const auto& [array, index] : staged.arrays) {
     buffers.addresses.push_back(runtime.allocate(std::max<size_t>(array.bytes, 1)));
     runtime.copyToDevice(buffers.addresses.back(), array.data, array.bytes);
-    staged.kernelArgs[index] = jit::KernelArg::pointer(buffers.addresses.back());
+    jit::KernelArg& arg = staged.kernelArgs[index];
+    arg = arg.kind() == jit::KernelArg::Kind::TensorDescriptor
+              ? jit::KernelArg::tensorDescriptor(buffers.addresses.back(), arg.descriptor().shape,
+                                                 arg.descriptor().strides, arg.descriptor().block)
+              : jit::KernelArg::pointer(buffers.addresses.back());
   }
   {
     py::gil_scoped_release release;

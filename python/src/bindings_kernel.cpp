@@ -40,8 +40,9 @@ Constants constantsFromPython(const KernelDef& k, const py::dict& d) {
 namespace {
 
 struct RuntimeSignature {
-  std::vector<ir::Type> types;
+  std::vector<ir::Type> types;   // descriptors: their element, until an argument gives the block
   std::vector<std::string> names;
+  std::vector<bool> descriptors;
 };
 
 RuntimeSignature runtimeSignature(const KernelDef& k) {
@@ -49,7 +50,16 @@ RuntimeSignature runtimeSignature(const KernelDef& k) {
   for (const ParamInfo& p : k.runtimeParams()) {
     sig.types.push_back(p.type);
     sig.names.push_back(p.name);
+    sig.descriptors.push_back(p.kind == ParamKind::TensorDescriptor);
   }
+  return sig;
+}
+
+// The signature of a traced specialization: its function's parameter types, descriptors' blocks included.
+RuntimeSignature tracedSignature(const KernelDef& k, const ir::Module& m) {
+  RuntimeSignature sig = runtimeSignature(k);
+  sig.types = m.functions()[0]->argumentTypes();
+  sig.descriptors.assign(sig.types.size(), false);
   return sig;
 }
 
@@ -58,7 +68,22 @@ std::vector<interp::Arg> convertRuntimeArgs(const std::string& kernel, const Run
   if (py::len(args) != sig.types.size())
     throw py::type_error("kernel '" + kernel + "' takes " + std::to_string(sig.types.size()) +
                          " runtime arguments, got " + std::to_string(py::len(args)));
-  return python::convertArgs(sig.types, sig.names, args);
+  std::vector<ir::Type> types = sig.types;
+  for (size_t i = 0; i < types.size(); ++i)
+    if (sig.descriptors[i]) types[i] = python::descriptorTypeOf(types[i], sig.names[i], args[i]);
+  return python::convertArgs(types, sig.names, args);
+}
+
+// Descriptor parameter types from a dict {name: block shape} (what a trace specializes on besides Consts).
+DescriptorTypes descriptorsFromPython(const KernelDef& k, const py::dict& blocks) {
+  DescriptorTypes types;
+  for (const ParamInfo& p : k.runtimeParams()) {
+    if (p.kind != ParamKind::TensorDescriptor || !blocks.contains(p.name)) continue;
+    std::vector<int64_t> block = python::toInt64s(blocks[py::str(p.name)], "the block of descriptor '" + p.name + "'");
+    if (auto why = ir::Type::checkDescriptorBlock(block)) throw py::value_error("descriptor '" + p.name + "': " + *why);
+    types[p.name] = ir::Type::tensorDesc(block, p.type);
+  }
+  return types;
 }
 
 // A kernel traced for one set of Const values: what a cached launch runs.
@@ -80,6 +105,7 @@ const char* kindName(ParamKind k) {
     case ParamKind::Pointer: return "pointer";
     case ParamKind::Scalar: return "scalar";
     case ParamKind::Constant: return "constant";
+    case ParamKind::TensorDescriptor: return "descriptor";
   }
   return "";
 }
@@ -96,10 +122,14 @@ void bindKernels(py::module_& m) {
                                  out.append(py::make_tuple(p.name, kindName(p.kind), p.type.str()));
                                return out;
                              },
-                             "[(name, 'pointer' | 'scalar' | 'constant', type)]")
+                             "[(name, 'pointer' | 'scalar' | 'constant' | 'descriptor', type)]")
       .def("trace",
-           [](const KernelDef& k, const py::dict& constants) { return k.trace(constantsFromPython(k, constants)); },
-           py::arg("constants"), "Traces the kernel for these Const values; returns a verified ir.Module")
+           [](const KernelDef& k, const py::dict& constants, const py::dict& descriptors) {
+             return k.trace(constantsFromPython(k, constants), descriptorsFromPython(k, descriptors));
+           },
+           py::arg("constants"), py::arg("descriptors") = py::dict(),
+           "Traces the kernel for these Const values (and descriptor blocks, {name: block_shape}); returns a "
+           "verified ir.Module")
       .def("run_interpreter",
            [](const KernelDef& k, py::handle grid, const py::sequence& args, const py::dict& constants) {
              interp::Grid g = python::toGrid(grid);
@@ -119,10 +149,15 @@ void bindKernels(py::module_& m) {
            },
            py::arg("grid"), py::arg("args"), py::arg("constants"))
       .def("specialize",
-           [](const KernelDef& k, const py::dict& constants) {
-             return Specialization{k.name(), runtimeSignature(k), k.trace(constantsFromPython(k, constants))};
+           [](const KernelDef& k, const py::dict& constants, const py::dict& descriptors) {
+             std::unique_ptr<ir::Module> m =
+                 k.trace(constantsFromPython(k, constants), descriptorsFromPython(k, descriptors));
+             RuntimeSignature signature = tracedSignature(k, *m);
+             return Specialization{k.name(), std::move(signature), std::move(m)};
            },
-           py::arg("constants"), "Traces the kernel once for these Const values; launch the result with run()");
+           py::arg("constants"), py::arg("descriptors") = py::dict(),
+           "Traces the kernel once for these Const values (and descriptor blocks, {name: block_shape}); launch "
+           "the result with run()");
 
   py::class_<Specialization>(m, "Specialization")
       .def_property_readonly("ir", [](const Specialization& s) { return ir::print(*s.module); },

@@ -14,6 +14,7 @@ tessera/python.h and tessera.load). Exceptions from the compiler and runtime are
 
 from . import _C
 from ._C import Error, __version__, ir
+from .descriptor import TensorDescriptor
 from .kernel import Kernel, cdiv
 from .autotune import Config, autotune
 from .loader import load
@@ -26,4 +27,4 @@ for _name in dir(_C.kernels):
         setattr(kernels, _name, Kernel(getattr(_C.kernels, _name)))
 
 __all__ = ["__version__", "Config", "Error", "Kernel", "aot", "autotune", "cdiv", "ir", "kernels", "load", "sim",
-           "testing"]
+           "TensorDescriptor", "testing"]

@@ -3,6 +3,7 @@
 import numpy as _np
 
 from . import _C, sim as _sim
+from .descriptor import TensorDescriptor
 
 BACKENDS = ("interpreter", "eager", "cuda", "hip", "sim")
 # Argument types that are never GPU arrays: checked by type first, since hasattr() on them is comparatively slow.
@@ -73,6 +74,9 @@ class Kernel:
         self.params = kernel_def.params  # [(name, kind, type)]
         self.arg_names = [p[0] for p in self.params if p[1] != "constant"]
         self.const_names = [p[0] for p in self.params if p[1] == "constant"]
+        runtime_params = [p for p in self.params if p[1] != "constant"]
+        self._param_types = {p[0]: p[2] for p in runtime_params}
+        self._descriptor_args = [(i, p[0]) for i, p in enumerate(runtime_params) if p[1] == "descriptor"]
         self._arg_set = frozenset(self.arg_names)
         self._const_set = frozenset(self.const_names)
         self._specializations = {}
@@ -110,7 +114,8 @@ class Kernel:
 
         specialization maps runtime parameter names to the facts a launch would find (jit/Specialization.h):
         16 for a pointer aligned to 16 bytes or an integer divisible by 16, 1 for an integer equal to 1, None
-        for no fact. Unnamed pointers default to 16 (what allocators return), unnamed integers to None.
+        for no fact, the block shape (a tuple) for a tensor descriptor, which a kernel specializes on (required).
+        Unnamed pointers default to 16 (what allocators return), unnamed integers to None.
         """
         self._check_constants(constants)
         if type(num_warps) is not int or num_warps <= 0 or num_warps & (num_warps - 1):
@@ -146,11 +151,19 @@ class Kernel:
             self._jit = _C.JitKernel(self._def)
         return self._jit
 
-    def _specialization(self, constants):
+    def _specialization(self, constants, runtime=()):
         key = tuple([_key_part(constants[name]) for name in self.const_names])
+        blocks = {}
+        if self._descriptor_args:  # a kernel specializes on the block of each descriptor it takes
+            for i, name in self._descriptor_args:
+                if not isinstance(runtime[i], TensorDescriptor):
+                    raise TypeError(f"argument '{name}' must be a tessera.TensorDescriptor of "
+                                    f"{self._param_types[name]}, got {type(runtime[i]).__name__}")
+                blocks[name] = runtime[i].block_shape
+            key += tuple(blocks.values())
         spec = self._specializations.get(key)
         if spec is None:
-            spec = self._def.specialize(constants)
+            spec = self._def.specialize(constants, blocks)
             self._specializations[key] = spec
         return spec
 
@@ -212,7 +225,7 @@ class _Launcher:
                         _sim.runtime(target, arch, True if checks is None else checks), bool(fast_math),
                         num_stages)
         elif backend == "interpreter":
-            k._specialization(constants).run(grid, runtime)
+            k._specialization(constants, runtime).run(grid, runtime)
         elif backend == "cuda":
             k._jit_kernel().launch(grid, runtime, constants, num_warps, _producer_stream(runtime), "",
                                    bool(fast_math), num_stages)

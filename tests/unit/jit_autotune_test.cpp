@@ -593,5 +593,14 @@ TEST(AutotunedKernel, KeysOnSizesAndConstsNotPointers) {
             "autotuned kernel 'matmul': key 'GROUP_M' is a Const the launch does not give");
 }
 
+void keyed_desc(TensorDesc<f32> src, Ptr<f32> out) { store(out, 1.0f); }
+
+TEST(AutotunedKernel, KeysADescriptorOnTheShapeItDescribes) {
+  const KernelDef def = kernel("keyed_desc", keyed_desc, {"src", "out"});
+  const std::vector<jit::KernelArg> args{jit::KernelArg::tensorDescriptor(256, {30, 48}, {48, 1}, {16, 16}),
+                                         jit::KernelArg::pointer(256)};
+  EXPECT_EQ(jit::tuningKeyFor(def, {"src"}, args, {}), (TuningKey{{"src", "30x48"}}));
+}
+
 }  // namespace
 }  // namespace tessera

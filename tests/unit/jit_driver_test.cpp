@@ -3,6 +3,8 @@
 // launches and the driver enum values against cuda.h when that header is installed.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "ir/Error.h"
 #include "ir/Types.h"
 #include "jit/CudaDriver.h"
@@ -106,6 +108,27 @@ TEST(JitKernelArguments, PackToTheParameterWidths) {
   expectErrorContaining([&] { pack(Type::f32(), KernelArg::pointer(16)); }, {"must be a floating-point number"});
 }
 
+TEST(JitKernelArguments, DescriptorsPackTheirFields) {
+  const Type desc = Type::tensorDesc({8, 16}, Type::f32());
+  const std::vector<uint8_t> bytes =
+      packKernelArgument(desc, KernelArg::tensorDescriptor(0x1000, {30, 40}, {48, 1}, {8, 16}), "k", 2);
+  ASSERT_EQ(bytes.size(), 40u);  // base, 2 shapes, 2 strides; the launch appends a tensor map where there is one
+  int64_t fields[5];
+  std::memcpy(fields, bytes.data(), sizeof fields);
+  EXPECT_EQ(std::vector<int64_t>(fields, fields + 5), (std::vector<int64_t>{0x1000, 30, 40, 48, 1}));
+  expectErrorContaining([&] { packKernelArgument(desc, KernelArg::pointer(16), "k", 2); },
+                        {"kernel 'k'", "argument 2", "must be a tensor descriptor"});
+  expectErrorContaining(
+      [&] { packKernelArgument(Type::ptr(Type::f32()), KernelArg::tensorDescriptor(16, {8}, {1}, {8}), "k", 0); },
+      {"not a tensor descriptor"});
+  expectErrorContaining(
+      [&] { packKernelArgument(desc, KernelArg::tensorDescriptor(0x1000, {30, 40}, {48, 1}, {8, 32}), "k", 2); },
+      {"descriptor argument 2", "its block differs from the one the kernel was compiled for"});
+  expectErrorContaining(
+      [&] { packKernelArgument(desc, KernelArg::tensorDescriptor(0x1004, {30, 40}, {48, 1}, {8, 16}), "k", 2); },
+      {"descriptor argument 2: the base address 4100 is not 16-byte aligned"});
+}
+
 #ifdef TESSERA_HAVE_CUDA_H
 TEST(JitCudaDriver, DeclaredEnumValuesMatchCudaH) {
   static_assert(cu::kSuccess == CUDA_SUCCESS);
@@ -121,6 +144,19 @@ TEST(JitCudaDriver, DeclaredEnumValuesMatchCudaH) {
   static_assert(cu::kJitInfoLogBufferSizeBytes == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES);
   static_assert(cu::kJitErrorLogBuffer == CU_JIT_ERROR_LOG_BUFFER);
   static_assert(cu::kJitErrorLogBufferSizeBytes == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
+  static_assert(cu::kTensorMapUint8 == CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  static_assert(cu::kTensorMapUint16 == CU_TENSOR_MAP_DATA_TYPE_UINT16);
+  static_assert(cu::kTensorMapUint32 == CU_TENSOR_MAP_DATA_TYPE_UINT32);
+  static_assert(cu::kTensorMapInt32 == CU_TENSOR_MAP_DATA_TYPE_INT32);
+  static_assert(cu::kTensorMapUint64 == CU_TENSOR_MAP_DATA_TYPE_UINT64);
+  static_assert(cu::kTensorMapInt64 == CU_TENSOR_MAP_DATA_TYPE_INT64);
+  static_assert(cu::kTensorMapFloat16 == CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+  static_assert(cu::kTensorMapFloat32 == CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+  static_assert(cu::kTensorMapFloat64 == CU_TENSOR_MAP_DATA_TYPE_FLOAT64);
+  static_assert(cu::kTensorMapBfloat16 == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  static_assert(cu::kTensorMapSwizzleNone == CU_TENSOR_MAP_SWIZZLE_NONE);
+  static_assert(cu::kTensorMapSwizzleNone + 3 == CU_TENSOR_MAP_SWIZZLE_128B);
+  static_assert(sizeof(cu::TensorMap) == sizeof(CUtensorMap) && alignof(cu::TensorMap) == alignof(CUtensorMap));
   static_assert(sizeof(cu::DevicePtr) == sizeof(CUdeviceptr));
   static_assert(std::is_same_v<cu::Stream, CUstream> && std::is_same_v<cu::Function, CUfunction>);
   static_assert(std::is_same_v<cu::Module, CUmodule> && std::is_same_v<cu::Context, CUcontext>);

@@ -1,0 +1,45 @@
+// What a tensor descriptor argument holds on the host: a global tensor's base address, shape and strides, and the
+// block its loads read, as the caller of a launch gives them (dimension 0 outermost, as tiles index; strides in
+// elements). Every runtime checks it with descriptorError before encoding it: the rules are those of a TMA tensor
+// map (cuTensorMapEncodeTiled), so that a descriptor that runs on the interpreter also runs on an H100.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/Types.h"
+
+namespace tessera::ir {
+
+struct TensorDescriptorFields {
+  uint64_t base = 0;              // address of element (0, ..., 0)
+  std::vector<int64_t> shape;     // elements per dimension
+  std::vector<int64_t> strides;   // elements between neighbours along each dimension; the last must be 1
+  std::vector<int64_t> block;     // the block (tile) one load reads
+  bool operator==(const TensorDescriptorFields&) const = default;
+};
+
+// How a descriptor travels as a kernel parameter, on every target: its fields as 64-bit integers from byte 0
+// (base, then shape, then strides), and where the compiled kernel copies with TMA, the 128-byte tensor map the
+// runtime encodes at byte kDescriptorMapOffset (the parameter is then 64-byte aligned, as cp.async.bulk.tensor
+// needs its map to be).
+inline constexpr int64_t kTensorMapBytes = 128;
+inline constexpr int64_t kDescriptorMapOffset = 128;  // past the fields of any rank (at most 88 bytes)
+inline constexpr int64_t kTensorMapAlign = 64;
+int64_t descriptorParamBytes(int rank, bool withTensorMap);
+int64_t descriptorParamAlign(bool withTensorMap);
+inline int64_t descriptorShapeOffset(int dim) { return 8 + 8 * int64_t{dim}; }
+inline int64_t descriptorStrideOffset(int rank, int dim) { return 8 + 8 * int64_t{rank} + 8 * int64_t{dim}; }
+
+// Why `d`, describing elements of `element`, cannot be encoded as a tensor map, else nullopt: its rank (1 to 5,
+// the same for shape, strides and block), a positive shape, a contiguous innermost dimension, outer strides that
+// are multiples of 16 bytes and span the dimensions inside them, block dimensions that are powers of two up to 256, an innermost block row that is a
+// multiple of 16 bytes, and a 16-byte-aligned base. The message names the offending field.
+std::optional<std::string> descriptorError(const TensorDescriptorFields& d, Type element);
+
+// The descriptor parameter type a kernel specializes on for `d`: tensordesc<block x element>.
+Type descriptorType(const TensorDescriptorFields& d, Type element);
+
+}  // namespace tessera::ir

@@ -1,0 +1,85 @@
+"""tessera.TensorDescriptor arguments on the interpreter, in eager mode and on the emulator: a kernel specializes
+on each descriptor's block, and launches check a descriptor with the same rules as a GPU launch
+(ir/TensorDescriptor.h). Compiled for sm_90a, the descriptor is a 256-byte parameter carrying a tensor map."""
+
+import numpy as np
+import pytest
+
+import tessera
+
+HEADER = """\
+#pragma once
+#include "tessera/tessera.h"
+using namespace tessera;
+
+// Marks out[0:BLOCK]; the descriptor is only taken (loads through descriptors come with the next step).
+inline void take_desc(TensorDesc<f32> src, Ptr<f32> out, Const<int> BLOCK) {
+  store(out + arange(0, BLOCK), 1.0f);
+}
+TESSERA_PY_KERNEL(take_desc, src, out, BLOCK);
+"""
+
+
+@pytest.fixture(scope="module")
+def module(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TESSERA_CACHE_DIR", str(tmp_path_factory.mktemp("tessera-cache")))
+        header = tmp_path_factory.mktemp("kernels") / "descriptors.h"
+        header.write_text(HEADER)
+        yield tessera.load(header)
+
+
+def test_descriptor_defaults_to_the_arrays_shape_and_strides():
+    a = np.zeros((30, 48), np.float32)
+    d = tessera.TensorDescriptor(a, block_shape=[16, 32])
+    assert (d.shape, d.strides, d.block_shape) == ((30, 48), (48, 1), (16, 32))
+    d = tessera.TensorDescriptor(a, (8, 8), shape=(30, 40), strides=(48, 1))
+    assert (d.shape, d.strides) == ((30, 40), (48, 1))
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "eager", pytest.param("sim", marks=pytest.mark.sim)])
+def test_a_descriptor_launches_and_the_kernel_specializes_on_its_block(module, backend):
+    k = module.take_desc
+    assert k.params[0] == ("src", "descriptor", "f32")
+    a = np.zeros((30, 48), np.float32)
+    for block in [(16, 32), (8, 16)]:
+        out = np.zeros(8, np.float32)
+        k[(1,)](tessera.TensorDescriptor(a, block), out, BLOCK=8, backend=backend)
+        np.testing.assert_array_equal(out, np.ones(8, np.float32))
+    if backend == "interpreter":
+        irs = [spec.ir for spec in k._specializations.values()]
+        assert len(irs) == 2
+        assert any("%src: tensordesc<16x32xf32>" in ir for ir in irs)
+        assert any("%src: tensordesc<8x16xf32>" in ir for ir in irs)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "eager"])
+def test_bad_descriptors_are_refused_with_the_rule_they_break(module, backend):
+    k = module.take_desc
+    out = np.zeros(8, np.float32)
+    a = np.zeros((30, 50), np.float32)  # rows of 200 bytes: not a multiple of 16
+    with pytest.raises(tessera.Error, match=r"descriptor argument 'src': strides\[0\] is 50 elements \(200 bytes\)"):
+        k[(1,)](tessera.TensorDescriptor(a, (16, 32)), out, BLOCK=8, backend=backend)
+    with pytest.raises(TypeError, match="argument 'src' must be a tessera.TensorDescriptor of f32, got ndarray"):
+        k[(1,)](a, out, BLOCK=8, backend=backend)
+    with pytest.raises(TypeError, match="argument 'src' must be a float32 array"):
+        k[(1,)](tessera.TensorDescriptor(np.zeros((32, 48), np.float16), (16, 32)), out, BLOCK=8, backend=backend)
+    with pytest.raises(ValueError, match="'src': block dimension 48 is not a power of two"):
+        k[(1,)](tessera.TensorDescriptor(np.zeros((32, 48), np.float32), (16, 48)), out, BLOCK=8, backend=backend)
+
+
+def test_compiled_for_sm90a_the_descriptor_carries_a_tensor_map(module):
+    k = module.take_desc
+    ptx = k.compile(arch="sm_90a", specialization={"src": (16, 32)}, BLOCK=8).ptx
+    assert ".param .align 64 .b8 take_desc_param_0[256]" in ptx
+    ptx = k.compile(arch="sm_80", specialization={"src": (16, 32)}, BLOCK=8).ptx
+    assert ".param .align 8 .b8 take_desc_param_0[40]" in ptx
+    with pytest.raises(TypeError, match="specialization of descriptor 'src' must be a sequence of ints"):
+        k.compile(arch="sm_90a", BLOCK=8)
+
+
+def test_cuda_launches_of_descriptors_say_where_they_run(module):
+    a = np.zeros((32, 32), np.float32)
+    with pytest.raises(TypeError, match="argument 'src' is a tensor descriptor; from Python they launch on"):
+        module.take_desc[(1,)](tessera.TensorDescriptor(a, (16, 32)), np.zeros(8, np.float32), BLOCK=8,
+                               backend="cuda")
