@@ -41,6 +41,7 @@ TEST_P(PtxLineInfo, PointsAtTheAuthorAndChangesNoCode) {
   ASSERT_EQ(a.status, 0) << a.log;
   ASSERT_EQ(b.status, 0) << b.log;
   EXPECT_GT(a.registers, 0) << a.log;
+  EXPECT_EQ(b.spillStores, 0) << "a spilling kernel: ptxas's spill choices follow the .loc lines\n" << b.log;
   EXPECT_EQ(a.registers, b.registers) << a.log << b.log;
   EXPECT_EQ(a.spillStores, b.spillStores) << a.log << b.log;
   EXPECT_EQ(a.spillLoads, b.spillLoads) << a.log << b.log;
