@@ -79,6 +79,20 @@ Value* Builder::cast(Value* v, Type elem) { return create1(OpKind::Cast, {v}, v-
 Value* Builder::bitcast(Value* v, Type elem) { return create1(OpKind::Bitcast, {v}, v->type().withElement(elem)); }
 Value* Builder::addptr(Value* p, Value* off) { return create1(OpKind::AddPtr, {p, off}, p->type()); }
 
+Value* Builder::descLoad(Value* desc, const std::vector<Value*>& offsets) {
+  std::vector<Value*> ops{desc};
+  ops.insert(ops.end(), offsets.begin(), offsets.end());
+  const Type t = desc->type();
+  return create1(OpKind::DescLoad, ops, Type::tile(t.blockShape(), t.element()));
+}
+
+Value* Builder::descField(Value* desc, const std::string& field, int dim) {
+  AttrDict attrs{{"field", Attr::string(field)}};
+  if (dim >= 0) attrs["dim"] = Attr::integer(dim);
+  const Type result = dim >= 0 ? Type::i64() : Type::ptr(desc->type().element());
+  return create1(OpKind::DescField, {desc}, result, std::move(attrs));
+}
+
 Value* Builder::load(Value* ptr, Value* mask, Value* other) {
   std::vector<Value*> ops{ptr};
   if (mask) ops.push_back(mask);

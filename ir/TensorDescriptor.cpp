@@ -38,12 +38,6 @@ std::optional<std::string> descriptorError(const TensorDescriptorFields& d, Type
   return std::nullopt;
 }
 
-int64_t descriptorParamBytes(int rank, bool withTensorMap) {
-  return withTensorMap ? kDescriptorMapOffset + kTensorMapBytes : descriptorStrideOffset(rank, rank);
-}
-
-int64_t descriptorParamAlign(bool withTensorMap) { return withTensorMap ? kTensorMapAlign : 8; }
-
 Type descriptorType(const TensorDescriptorFields& d, Type element) { return Type::tensorDesc(d.block, element); }
 
 }  // namespace tessera::ir

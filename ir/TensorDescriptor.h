@@ -21,17 +21,10 @@ struct TensorDescriptorFields {
   bool operator==(const TensorDescriptorFields&) const = default;
 };
 
-// How a descriptor travels as a kernel parameter, on every target: its fields as 64-bit integers from byte 0
-// (base, then shape, then strides), and where the compiled kernel copies with TMA, the 128-byte tensor map the
-// runtime encodes at byte kDescriptorMapOffset (the parameter is then 64-byte aligned, as cp.async.bulk.tensor
-// needs its map to be).
-inline constexpr int64_t kTensorMapBytes = 128;
-inline constexpr int64_t kDescriptorMapOffset = 128;  // past the fields of any rank (at most 88 bytes)
-inline constexpr int64_t kTensorMapAlign = 64;
-int64_t descriptorParamBytes(int rank, bool withTensorMap);
-int64_t descriptorParamAlign(bool withTensorMap);
-inline int64_t descriptorShapeOffset(int dim) { return 8 + 8 * int64_t{dim}; }
-inline int64_t descriptorStrideOffset(int rank, int dim) { return 8 + 8 * int64_t{rank} + 8 * int64_t{dim}; }
+// The fields `desc_field` reads (its `field` attribute): the base pointer, and shape[dim] or strides[dim] as i64.
+inline constexpr const char* kDescFieldBase = "base";
+inline constexpr const char* kDescFieldShape = "shape";
+inline constexpr const char* kDescFieldStride = "stride";
 
 // Why `d`, describing elements of `element`, cannot be encoded as a tensor map, else nullopt: its rank (1 to 5,
 // the same for shape, strides and block), a positive shape, a contiguous innermost dimension, outer strides that

@@ -19,6 +19,7 @@
 
 #include "ir/Builder.h"
 #include "ir/Layout.h"
+#include "ir/TensorDescriptor.h"
 
 namespace tessera::ir {
 namespace {
@@ -294,6 +295,7 @@ class Verifier {
     if (!checkCounts(op)) return;
     if (!checkValueTypes(op)) return;
     if (!checkSharedBufferUses(op)) return;
+    if (!checkDescriptorUses(op)) return;
     checkKindRule(op);
   }
 
@@ -318,6 +320,26 @@ class Verifier {
       if (special(resultType(op, i)))
         return fail(op, "result #" + std::to_string(i) + " has type " + resultType(op, i).str() +
                             ", which only local_alloc, async_copy, async_commit_group, async_wait and local_load make");
+    return true;
+  }
+
+  // Tensor descriptors are kernel parameters that only desc_load and desc_field read: they are not values in
+  // registers, so no op makes them and no other op (nor a loop or branch) carries them.
+  bool checkDescriptorUses(const Op& op) {
+    const bool readsDescriptor = op.is(OpKind::DescLoad) || op.is(OpKind::DescField);
+    for (unsigned i = 0; i < op.numOperands(); ++i)
+      if (operandType(op, i).isTensorDesc() && !(readsDescriptor && i == 0))
+        return fail(op, "operand #" + std::to_string(i) + " is a tensor descriptor (" + operandType(op, i).str() +
+                            "), which only desc_load and desc_field take, as their first operand");
+    for (unsigned i = 0; i < op.numResults(); ++i)
+      if (resultType(op, i).isTensorDesc())
+        return fail(op, "result #" + std::to_string(i) + " is a tensor descriptor (" + resultType(op, i).str() +
+                            "); descriptors are kernel parameters");
+    for (unsigned r = 0; r < op.numRegions(); ++r)
+      for (unsigned a = 0; a < op.region(r)->numArguments(); ++a)
+        if (op.region(r)->argument(a)->type().isTensorDesc())
+          return fail(op, "region #" + std::to_string(r) + " argument #" + std::to_string(a) +
+                              " is a tensor descriptor; descriptors are kernel parameters");
     return true;
   }
 
@@ -461,6 +483,12 @@ class Verifier {
         return;
       case OpKind::AtomicCAS:
         checkAtomicCAS(op);
+        return;
+      case OpKind::DescLoad:
+        checkDescLoad(op);
+        return;
+      case OpKind::DescField:
+        checkDescField(op);
         return;
       case OpKind::Reduce:
       case OpKind::Scan:
@@ -751,6 +779,47 @@ class Verifier {
     if (op.numOperands() == 3 && !checkPointeeOperand(op, 2, "'other'")) return false;
     Type ptr = operandType(op, 0);
     return expectResult(op, 0, ptr.shape(), ptr.pointee());
+  }
+
+  // ---- tensor descriptors
+
+  bool checkDescriptorOperand(const Op& op) {
+    if (op.numOperands() == 0 || !operandType(op, 0).isTensorDesc())
+      return fail(op, "first operand must be a tensor descriptor (tensordesc<...>), got " +
+                          (op.numOperands() ? operandType(op, 0).str() : std::string("none")));
+    return true;
+  }
+
+  // desc_load %desc, %offset0, ..., %offsetN-1 : the block at those element offsets, one i32 per dimension.
+  bool checkDescLoad(const Op& op) {
+    if (!checkDescriptorOperand(op)) return false;
+    const Type desc = operandType(op, 0);
+    const std::vector<int64_t>& block = desc.blockShape();
+    const unsigned rank = static_cast<unsigned>(block.size());
+    if (op.numOperands() != rank + 1)
+      return fail(op, "expects " + std::to_string(rank) + " offset" + (rank == 1 ? "" : "s") + " (one per dimension of " +
+                          desc.str() + "), got " + std::to_string(op.numOperands() - 1));
+    for (unsigned i = 1; i <= rank; ++i)
+      if (operandType(op, i) != Type::i32())
+        return fail(op, "offset #" + std::to_string(i - 1) + " (operand #" + std::to_string(i) + ") must be i32, got " +
+                            operandType(op, i).str());
+    if (auto err = Type::checkTileShape(block))
+      return fail(op, "cannot read the blocks of " + desc.str() + " into a tile: " + *err);
+    return expectResult(op, 0, block, desc.element());
+  }
+
+  // desc_field %desc {field = "base"} : ptr<E>; {field = "shape" | "stride", dim = d} : i64.
+  bool checkDescField(const Op& op) {
+    if (!checkDescriptorOperand(op)) return false;
+    if (!checkEnum(op, "field", {kDescFieldBase, kDescFieldShape, kDescFieldStride}, true)) return false;
+    const Type desc = operandType(op, 0);
+    if (op.stringAttr("field") == kDescFieldBase) {
+      if (op.hasAttr("dim")) return fail(op, "field \"base\" takes no 'dim' attribute");
+      return expectResult(op, 0, {}, Type::ptr(desc.element()));
+    }
+    int64_t dim;
+    if (!getIntInRange(op, "dim", 0, static_cast<int64_t>(desc.blockShape().size()) - 1, dim)) return false;
+    return expectResult(op, 0, {}, Type::i64());
   }
 
   // ---- shared buffers and asynchronous copies

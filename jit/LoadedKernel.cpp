@@ -3,6 +3,7 @@
 #include <cstring>
 #include <optional>
 
+#include "backends/common/DescriptorParameter.h"
 #include "ir/Error.h"
 #include "ir/FloatFormats.h"
 #include "jit/Timings.h"
@@ -19,14 +20,14 @@ std::vector<uint8_t> bytesOf(T v) {
   return out;
 }
 
-// The fields of a descriptor parameter (ir/TensorDescriptor.h): base, shape, strides as 64-bit integers.
+// The fields of a descriptor parameter (backends/common/DescriptorParameter.h): base, shape, strides as 64-bit integers.
 std::vector<uint8_t> descriptorFieldBytes(const ir::TensorDescriptorFields& d) {
   const int rank = static_cast<int>(d.shape.size());
-  std::vector<uint8_t> out(static_cast<size_t>(ir::descriptorParamBytes(rank, /*withTensorMap=*/false)));
-  std::memcpy(out.data(), &d.base, 8);
+  std::vector<uint8_t> out(static_cast<size_t>(backends::descriptorParamBytes(rank, /*withTensorMap=*/false)));
+  std::memcpy(out.data() + backends::kDescriptorBaseOffset, &d.base, 8);
   for (int i = 0; i < rank; ++i) {
-    std::memcpy(out.data() + ir::descriptorShapeOffset(i), &d.shape[i], 8);
-    std::memcpy(out.data() + ir::descriptorStrideOffset(rank, i), &d.strides[i], 8);
+    std::memcpy(out.data() + backends::descriptorShapeOffset(i), &d.shape[i], 8);
+    std::memcpy(out.data() + backends::descriptorStrideOffset(rank, i), &d.strides[i], 8);
   }
   return out;
 }
@@ -148,10 +149,22 @@ void LoadedKernel::launch(const LaunchGrid& grid, const std::vector<KernelArg>& 
     const ir::Type t = paramTypes_[param];
     const TensorMapBytes map = runtime_.encodeTensorMap(tensorMapRequest(args[param].descriptor(), t.element(), swizzle), name);
     std::vector<uint8_t>& bytes = storage[param];
-    bytes.resize(static_cast<size_t>(ir::descriptorParamBytes(static_cast<int>(t.blockShape().size()), /*withTensorMap=*/true)));
-    std::memcpy(bytes.data() + ir::kDescriptorMapOffset, map.data(), map.size());
+    bytes.resize(static_cast<size_t>(backends::descriptorParamBytes(static_cast<int>(t.blockShape().size()), /*withTensorMap=*/true)));
+    std::memcpy(bytes.data() + backends::kDescriptorMapOffset, map.data(), map.size());
   }
-  for (std::vector<uint8_t>& bytes : storage) params.push_back(bytes.data());
+  // Each parameter's bytes start at the strictest alignment a parameter declares (a descriptor carrying a tensor
+  // map: 64 bytes). A driver copies them into the parameter space, which honours it; the emulator reads them in
+  // place, so they must be aligned here as the compiled kernel assumes.
+  struct alignas(backends::kTensorMapAlign) Chunk {
+    uint8_t bytes[backends::kTensorMapAlign];
+  };
+  std::vector<std::vector<Chunk>> aligned;
+  aligned.reserve(storage.size());
+  for (const std::vector<uint8_t>& bytes : storage) {
+    aligned.emplace_back((bytes.size() + sizeof(Chunk) - 1) / sizeof(Chunk));
+    std::memcpy(aligned.back().data(), bytes.data(), bytes.size());
+    params.push_back(aligned.back().data());
+  }
   unsigned block[3] = {static_cast<unsigned>(kernel_->threadsPerProgram()), 1, 1};
   const unsigned dynamicShared =
       runtime_.launchesWithDynamicSharedMemory() ? static_cast<unsigned>(kernel_->sharedBytes) : 0;

@@ -1,5 +1,6 @@
 #include "jit/Specialization.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace tessera::jit {
@@ -38,7 +39,10 @@ std::string Specialization::key() const {
   k += "args=";
   for (size_t i = 0; i < args.size(); ++i) {
     k += i ? "," : "";
-    k += args[i].descriptorType ? args[i].descriptorType.str() : args[i].divisibleBy16 ? "16" : args[i].equalTo1 ? "1" : "_";
+    if (args[i].descriptorType)
+      k += args[i].descriptorType.str() + (args[i].divisibleBy16 ? "16" : "");
+    else
+      k += args[i].divisibleBy16 ? "16" : args[i].equalTo1 ? "1" : "_";
   }
   k += ";warps=" + std::to_string(numWarps) + ";stages=" + std::to_string(numStages) + ";" + target + ";" + arch + (fastMath ? ";fast" : ";precise");
   return k;
@@ -64,6 +68,8 @@ std::vector<ArgFacts> argumentFacts(const std::string& kernelName, const std::ve
       if (auto why = ir::descriptorError(a.descriptor(), p.type))
         throw Error("kernel '" + kernelName + "': descriptor argument '" + p.name + "': " + *why);
       facts[i].descriptorType = ir::descriptorType(a.descriptor(), p.type);
+      const std::vector<int64_t>& shape = a.descriptor().shape;
+      facts[i].divisibleBy16 = std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d % 16 == 0; });
     } else if (want == KernelArg::Kind::Pointer) {
       facts[i].divisibleBy16 = a.pointerValue() % 16 == 0;
     } else if (want == KernelArg::Kind::Int) {

@@ -3,10 +3,12 @@
 //   * its Const parameter values,
 //   * for each pointer argument: whether its address is 16-byte aligned,
 //   * for each integer argument: whether it is divisible by 16, and whether it equals 1,
-//   * for each tensor descriptor: its type, tensordesc<block x element> (the block its loads read),
+//   * for each tensor descriptor: its type, tensordesc<block x element> (the block its loads read), and whether
+//     every dimension of its shape is divisible by 16,
 //   * num_warps, the target, its arch and the compile options.
 // (Argument dtypes are fixed by the KernelDef's C++ signature.) The facts become argument attributes of the
-// traced function, `divisibility = 16` and `equal_to_1 = true`, which the axis analysis and coalescing read.
+// traced function, `divisibility = 16` and `equal_to_1 = true`, which the axis analysis and coalescing read (and
+// for a descriptor, expand-descriptor-loads: its loads' masks are then constant over runs of 16 elements).
 #pragma once
 
 #include <string>

@@ -80,6 +80,9 @@ std::unique_ptr<Pass> createCanonicalizePass();  // constant folding + algebraic
 std::unique_ptr<Pass> createCSEPass();           // common subexpression elimination of pure ops
 std::unique_ptr<Pass> createDCEPass();           // removes unused pure ops, dead loop-carried values
 
+// desc_load -> pointer arithmetic over the descriptor's fields and a masked load (every target, before layouts).
+std::unique_ptr<Pass> createExpandDescriptorLoadsPass();
+
 // GPU passes (docs/Layouts.md), in pipeline order.
 std::unique_ptr<Pass> createCoalescePass(const PassOptions& options);       // memory ops: widest coalesced layout
 std::unique_ptr<Pass> createAssignLayoutsPass(const PassOptions& options);  // every tile value gets a layout

@@ -5,6 +5,9 @@
 namespace tessera::transforms {
 
 void addDefaultPipeline(PassManager& pm, const PassOptions& options) {
+  // Descriptor loads become pointer loads first, so that everything below treats the two alike.
+  pm.add("expand-descriptor-loads", options);
+
   // Cleanup of what the frontend traced. Folded constants and merged index arithmetic let the axis analysis
   // see the contiguity and divisibility of pointers, which is what coalescing decides from.
   pm.add("canonicalize", options);

@@ -7,6 +7,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "backends/common/DebugLocations.h"
+#include "backends/common/DescriptorParameter.h"
 #include "ir/Printer.h"
 #include "ir/TensorDescriptor.h"
 
@@ -397,14 +398,14 @@ void KernelLowering::declareKernel() {
   }
 }
 
-// A descriptor parameter is its bytes (ir/TensorDescriptor.h); the kernel's named metadata tessera.tensor_maps
+// A descriptor parameter is its bytes (DescriptorParameter.h); the kernel's named metadata tessera.tensor_maps
 // lists the parameters that carry a tensor map, with its swizzle, for the runtime that encodes the maps.
 void KernelLowering::declareDescriptor(unsigned argNo) {
   const ir::Type t = func_.argument(argNo)->type();
   const bool withMap = hooks_.descriptorsCarryTensorMaps();
   const int rank = static_cast<int>(t.blockShape().size());
-  hooks_.declareDescriptorParameter(*kernel_, argNo, ir::descriptorParamBytes(rank, withMap),
-                                    ir::descriptorParamAlign(withMap));
+  hooks_.declareDescriptorParameter(*kernel_, argNo, descriptorParamBytes(rank, withMap),
+                                    descriptorParamAlign(withMap));
   if (!withMap) return;
   const ir::AttrDict& attrs = func_.argAttrs(argNo);
   auto it = attrs.find("tensor_map_swizzle");
@@ -471,6 +472,7 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpKind::Load: return lowerLoad(op);
     case OpKind::Store: return lowerStore(op);
     case OpKind::AtomicRMW: case OpKind::AtomicCAS: return lowerAtomic(op);
+    case OpKind::DescLoad: case OpKind::DescField: return lowerDescriptorOp(op);
     case OpKind::Reduce: return lowerReduce(op);
     case OpKind::Scan: return lowerScan(op);
     case OpKind::Dot: return lowerDot(op);

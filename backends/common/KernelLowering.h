@@ -113,6 +113,7 @@ class KernelLowering {
   void lowerLoad(const ir::Op& op);              // LowerMemory.cpp
   void lowerStore(const ir::Op& op);             // LowerMemory.cpp
   void lowerAtomic(const ir::Op& op);            // LowerAtomic.cpp: atomic_rmw, atomic_cas
+  void lowerDescriptorOp(const ir::Op& op);      // LowerDescriptors.cpp: desc_field (desc_load is expanded before)
   void lowerReduce(const ir::Op& op);            // LowerReduce.cpp
   void lowerScan(const ir::Op& op);              // LowerScan.cpp
   void lowerDot(const ir::Op& op);               // LowerDot.cpp

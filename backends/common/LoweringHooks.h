@@ -27,7 +27,7 @@ class LoweringHooks {
   // module-level annotations the driver needs.
   virtual void configureKernel(llvm::Function& kernel, int numWarps) = 0;
 
-  // Tensor descriptor parameters (their bytes: ir/TensorDescriptor.h). Whether they carry a TMA tensor map after
+  // Tensor descriptor parameters (their bytes: DescriptorParameter.h). Whether they carry a TMA tensor map after
   // their fields; the LLVM type of the parameter, a pointer to its bytes; and the attributes of argument `argNo`
   // of `kernel` that make it `bytes` bytes aligned to `align`, passed by value (byval by default).
   virtual bool descriptorsCarryTensorMaps() const { return false; }

@@ -42,6 +42,8 @@ Tile evalMemoryOp(const ir::Op& op, OperandList operands, const EvalEnv& env);  
 // The elements `ptr` points at, as a tile of `type`; lanes where `mask` (optional) is 0 take `other`'s element, or 0.
 Tile loadElements(const ir::Op& op, const Tile& ptr, const Tile* mask, const Tile* other, ir::Type type,
                   const ProgramContext& ctx);
+// desc_load, desc_field (Descriptors.cpp).
+Tile evalDescriptorOp(const ir::Op& op, OperandList operands, const EvalEnv& env);
 // local_alloc, async_copy, async_commit_group, async_wait, local_load (SharedBuffers.cpp).
 Tile evalSharedBufferOp(const ir::Op& op, OperandList operands, const EvalEnv& env);
 std::vector<Tile> evalReduceOrScan(const ir::Op& op, OperandList operands, const EvalEnv& env);

@@ -127,6 +127,8 @@ std::vector<Tile> evaluate(const ir::Op& op, OperandList operands, const EvalEnv
       evalMemoryOp(op, operands, env);
       return {};
 
+    case OpKind::DescLoad: case OpKind::DescField: return {evalDescriptorOp(op, operands, env)};
+
     case OpKind::LocalAlloc: case OpKind::AsyncCopy: case OpKind::AsyncCommitGroup: case OpKind::AsyncWait:
     case OpKind::LocalLoad:
       return {evalSharedBufferOp(op, operands, env)};

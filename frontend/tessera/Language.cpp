@@ -297,6 +297,29 @@ Tensor load(const Tensor& ptr, const Tensor& mask, const TArg& other, SourceLoc 
   return Context::current(loc).emit1(OpKind::Load, operands, result, {}, loc);
 }
 
+Tensor load(const TensorDescBase& desc, std::initializer_list<TArg> offsets, SourceLoc loc) {
+  const Tensor& d = desc.value();
+  if (!d.defined()) fail("'load': the tensor descriptor was never assigned", loc);
+  const Type t = d.type();
+  const std::vector<int64_t>& block = t.blockShape();
+  if (offsets.size() != block.size())
+    fail("'load': a descriptor of " + t.str() + " takes " + std::to_string(block.size()) +
+             " offsets (one per dimension), got " + std::to_string(offsets.size()),
+         loc);
+  if (auto err = Type::checkTileShape(block))
+    fail("'load': the blocks of " + t.str() + " do not fit in a tile: " + *err, loc);
+  std::vector<Tensor> operands{d};
+  for (const TArg& offset : offsets) {
+    const Type ot = typeOf(offset);
+    if (!ot.isScalar() || !ot.isInt() || ot.isBool())
+      fail("'load': descriptor offset #" + std::to_string(operands.size() - 1) + " must be an integer scalar, got " +
+               ot.str(),
+           loc);
+    operands.push_back(materialize(offset, Type::i32(), {}, loc));
+  }
+  return Context::current(loc).emit1(OpKind::DescLoad, operands, Type::tile(block, t.element()), {}, loc);
+}
+
 void store(const Tensor& ptr, const TArg& value, SourceLoc loc) { store(ptr, value, Tensor(), loc); }
 
 void store(const Tensor& ptr, const TArg& value, const Tensor& mask, SourceLoc loc) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,6 +78,9 @@ template <class T> Tensor Tensor::to(SourceLoc loc) const { return cast(*this, d
 Tensor load(const Tensor& ptr, SourceLoc loc = SourceLoc::current());
 Tensor load(const Tensor& ptr, const Tensor& mask, SourceLoc loc = SourceLoc::current());
 Tensor load(const Tensor& ptr, const Tensor& mask, const TArg& other, SourceLoc loc = SourceLoc::current());
+// The block of `desc` (its type's block shape) whose first element is at `offsets`, one per dimension (ints or
+// integer scalars, in elements); elements outside the tensor, [0, shape) in every dimension, read as zero.
+Tensor load(const TensorDescBase& desc, std::initializer_list<TArg> offsets, SourceLoc loc = SourceLoc::current());
 void store(const Tensor& ptr, const TArg& value, SourceLoc loc = SourceLoc::current());
 void store(const Tensor& ptr, const TArg& value, const Tensor& mask, SourceLoc loc = SourceLoc::current());
 

@@ -97,10 +97,21 @@ template <class E> class Scalar : public Tensor {
 };
 // A tensor descriptor parameter: a global tensor of E with its shape and strides, read block by block
 // (load(desc, {offsets...})). The block shape comes with the launch's argument; the kernel specializes on it.
-template <class E> class TensorDesc : public Tensor {
+// It holds the descriptor's value rather than being a Tensor, so that no Tensor operation applies to it and
+// load(desc, {m, k}) cannot be mistaken for load(pointers, mask).
+class TensorDescBase {
+ public:
+  TensorDescBase() = default;
+  explicit TensorDescBase(const Tensor& value) : value_(value) {}
+  const Tensor& value() const { return value_; }
+
+ private:
+  Tensor value_;
+};
+template <class E> class TensorDesc : public TensorDescBase {
  public:
   TensorDesc() = default;
-  TensorDesc(const Tensor& t) : Tensor(t) {}
+  explicit TensorDesc(const Tensor& value) : TensorDescBase(value) {}
 };
 using Int = Scalar<i32>;
 using Long = Scalar<i64>;

@@ -185,7 +185,8 @@ void addEntry(llvm::Module& m, llvm::Function& kernel, const std::string& name) 
     if (a.hasByValAttr() || a.hasByRefAttr()) {
       a.removeAttr(llvm::Attribute::ByVal);
       a.removeAttr(llvm::Attribute::ByRef);
-      args.push_back(value);
+      // AMDGPU's byref parameters point into the constant address space (4): one flat space on the host.
+      args.push_back(value->getType() == a.getType() ? value : b.CreateAddrSpaceCast(value, a.getType()));
     } else {
       args.push_back(b.CreateAlignedLoad(a.getType(), value, llvm::Align(1)));
     }

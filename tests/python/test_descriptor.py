@@ -1,6 +1,7 @@
 """tessera.TensorDescriptor arguments on the interpreter, in eager mode and on the emulator: a kernel specializes
 on each descriptor's block, and launches check a descriptor with the same rules as a GPU launch
-(ir/TensorDescriptor.h). Compiled for sm_90a, the descriptor is a 256-byte parameter carrying a tensor map."""
+(ir/TensorDescriptor.h). Compiled for sm_90a, the descriptor is a 256-byte parameter carrying a tensor map.
+load(desc, {offsets...}) in a kernel reads a block, zero outside the tensor, on every backend."""
 
 import numpy as np
 import pytest
@@ -12,11 +13,21 @@ HEADER = """\
 #include "tessera/tessera.h"
 using namespace tessera;
 
-// Marks out[0:BLOCK]; the descriptor is only taken (loads through descriptors come with the next step).
+// Marks out[0:BLOCK]; the descriptor is only taken.
 inline void take_desc(TensorDesc<f32> src, Ptr<f32> out, Const<int> BLOCK) {
   store(out + arange(0, BLOCK), 1.0f);
 }
 TESSERA_PY_KERNEL(take_desc, src, out, BLOCK);
+
+// Program (i, j) copies the BM x BN block of src at (i * BM + shift, j * BN) to its place in out, whole: what lies
+// outside src reads as zero.
+inline void copy_blocks(TensorDesc<f32> src, Ptr<f32> out, Int shift, Int out_cols, Const<int> BM, Const<int> BN) {
+  Tensor i = program_id(0), j = program_id(1);
+  Tensor block = load(src, {i * BM + shift, j * BN});
+  Tensor rows = i * BM + arange(0, BM), cols = j * BN + arange(0, BN);
+  store(out + expand_dims(rows, 1) * out_cols + expand_dims(cols, 0), block);
+}
+TESSERA_PY_KERNEL(copy_blocks, src, out, shift, out_cols, BM, BN);
 """
 
 
@@ -83,3 +94,16 @@ def test_cuda_launches_of_descriptors_say_where_they_run(module):
     with pytest.raises(TypeError, match="argument 'src' is a tensor descriptor; from Python they launch on"):
         module.take_desc[(1,)](tessera.TensorDescriptor(a, (16, 32)), np.zeros(8, np.float32), BLOCK=8,
                                backend="cuda")
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "eager", pytest.param("sim", marks=pytest.mark.sim)])
+def test_loads_through_a_descriptor_read_zeros_outside_the_tensor(module, backend):
+    a = np.arange(37 * 52, dtype=np.float32).reshape(37, 52) + 1
+    bm, bn, shift = 16, 32, -5
+    grid = (3, 2)
+    out = np.full((grid[0] * bm, grid[1] * bn), -1, np.float32)
+    module.copy_blocks[grid](tessera.TensorDescriptor(a, (bm, bn)), out, shift, out.shape[1], BM=bm, BN=bn,
+                             backend=backend)
+    expected = np.zeros_like(out)
+    expected[-shift:37 - shift, :52] = a  # row r of out is row r + shift of a
+    np.testing.assert_array_equal(out, expected)

@@ -32,7 +32,7 @@ inline std::string asmOf(std::string_view operation) {
 // 128 threads: thread 0 initializes the barrier (shared offset 0), expects `expectBytes` and copies the 16 x 64
 // f16 box at (x0, y0) to shared offset 1024; every thread waits, then copies 16 bytes of the box to `out`.
 // The tensor map is at the generic address `desc`; with `descriptorParameter`, `desc` is instead a tensor
-// descriptor parameter (256 bytes by value: ir/TensorDescriptor.h) with the map at byte 128, and thread 0 also
+// descriptor parameter (256 bytes by value: backends/common/DescriptorParameter.h) with the map at byte 128, and thread 0 also
 // stores its fields shape[0] and strides[0] to a third parameter, `fields`.
 inline std::string tmaModule(int expectBytes, int x0, int y0, bool descriptorParameter = false) {
   const std::string params = descriptorParameter

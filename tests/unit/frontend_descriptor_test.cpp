@@ -1,6 +1,7 @@
 // Tensor descriptor parameters in the DSL (TensorDesc<E>): a kernel specializes on each descriptor's block, so
 // tracing needs the descriptor types and the interpreter and eager mode take them from the launch's
 // interp::TensorDesc arguments, which they check with the same rules as a GPU launch, at the caller's line.
+// load(desc, {offsets...}) reads a block, zero outside the tensor; misuse is reported at the kernel's line.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -83,6 +84,76 @@ TEST(FrontendDescriptor, InterpreterAndEagerTakeDescriptorsAndCheckThem) {
       FAIL() << "ran with a buffer for a descriptor";
     } catch (const Error& e) {
       EXPECT_NE(e.message().find("argument 'src' must be a tensor descriptor"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// The BLOCK x BLOCK block of `src` at (row0, 8), stored to out (BLOCK x BLOCK, row-major).
+void copy_block(TensorDesc<f32> src, Ptr<f32> out, Int row0, Const<int> BLOCK) {
+  Tensor block = load(src, {row0, 8});
+  store(out + expand_dims(arange(0, BLOCK), 1) * BLOCK + expand_dims(arange(0, BLOCK), 0), block);
+}
+
+KernelDef copyBlock() { return kernel("copy_block", copy_block, {"src", "out", "row0", "BLOCK"}); }
+
+TEST(FrontendDescriptor, LoadTracesToDescLoad) {
+  std::unique_ptr<ir::Module> m = copyBlock().trace({{"BLOCK", 8}}, {{"src", ir::Type::tensorDesc({8, 8}, ir::Type::f32())}});
+  const std::string text = ir::print(*m);
+  EXPECT_NE(text.find("= desc_load %src, %row0, %"), std::string::npos) << text;
+  EXPECT_NE(text.find(": tile<8x8xf32>"), std::string::npos) << text;
+}
+
+TEST(FrontendDescriptor, LoadReadsTheBlockAndZerosOutsideTheTensor) {
+  constexpr int64_t kRows = 6, kCols = 12, kBlock = 8;
+  std::vector<float> matrix(kRows * kCols);
+  for (size_t i = 0; i < matrix.size(); ++i) matrix[i] = static_cast<float>(i + 1);
+  const interp::TensorDesc src{{matrix.data(), matrix.size() * 4}, {kRows, kCols}, {kCols, 1}, {kBlock, kBlock}};
+  for (bool eager : {false, true}) {
+    std::vector<float> out(kBlock * kBlock, -1.0f);
+    const std::vector<interp::Arg> args{src, interp::Buffer{out.data(), out.size() * 4}, int64_t{-2}};
+    eager ? copyBlock().runEager({1, 1, 1}, args, {{"BLOCK", kBlock}})
+          : copyBlock().runInterpreter({1, 1, 1}, args, {{"BLOCK", kBlock}});
+    for (int64_t r = 0; r < kBlock; ++r)
+      for (int64_t c = 0; c < kBlock; ++c) {
+        const int64_t y = r - 2, x = c + 8;  // rows -2 and -1 and columns 12 to 15 are outside
+        const float expected = y >= 0 && y < kRows && x < kCols ? matrix[y * kCols + x] : 0.0f;
+        ASSERT_EQ(out[r * kBlock + c], expected) << (eager ? "eager" : "interpreter") << " row " << r << " col " << c;
+      }
+  }
+}
+
+int g_misuseLine = 0;
+
+// MODE 0: one offset for a 2-d block; MODE 1: a float offset; MODE 2: a tile offset.
+void misuse(TensorDesc<f32> src, Ptr<f32> out, Const<int> MODE) {
+  Tensor block;
+  if (MODE == 0) {
+    g_misuseLine = __LINE__ + 1;
+    block = load(src, {0});
+  } else if (MODE == 1) {
+    g_misuseLine = __LINE__ + 1;
+    block = load(src, {0, 1.5f});
+  } else {
+    g_misuseLine = __LINE__ + 1;
+    block = load(src, {arange(0, 8), 0});
+  }
+  store(out + arange(0, 8), 1.0f);
+}
+
+TEST(FrontendDescriptor, LoadMisuseIsReportedAtTheKernelsLine) {
+  const KernelDef k = kernel("misuse", misuse, {"src", "out", "MODE"});
+  const DescriptorTypes desc{{"src", ir::Type::tensorDesc({8, 8}, ir::Type::f32())}};
+  const std::pair<int, const char*> cases[] = {
+      {0, "'load': a descriptor of tensordesc<8x8xf32> takes 2 offsets (one per dimension), got 1"},
+      {1, "'load': descriptor offset #1 must be an integer scalar, got f32"},
+      {2, "'load': descriptor offset #0 must be an integer scalar, got tile<8xi32>"}};
+  for (const auto& [mode, message] : cases) {
+    try {
+      k.trace({{"MODE", mode}}, desc);
+      FAIL() << "traced misuse " << mode;
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find(message), std::string::npos) << e.what();
+      EXPECT_EQ(e.location().line, static_cast<unsigned>(g_misuseLine)) << e.what();
     }
   }
 }

@@ -66,20 +66,5 @@ TEST(TensorDescriptor, EachRuleNamesTheOffendingField) {
   EXPECT_EQ(errorOf({16, {8, 4}, {4, 1}, {8, 4}}, Type::f16()),
             "strides[0] is 4 elements (8 bytes); a positive multiple of 16 bytes below 2^40");
 }
-
-TEST(TensorDescriptor, ParameterBytes) {
-  // Fields only: base, then rank shapes, then rank strides.
-  EXPECT_EQ(descriptorParamBytes(1, false), 24);
-  EXPECT_EQ(descriptorParamBytes(5, false), 88);
-  EXPECT_EQ(descriptorParamAlign(false), 8);
-  EXPECT_EQ(descriptorShapeOffset(1), 16);
-  EXPECT_EQ(descriptorStrideOffset(2, 0), 24);
-  // With a tensor map after the fields of any rank.
-  EXPECT_LE(descriptorParamBytes(kMaxDescriptorRank, false), kDescriptorMapOffset);
-  EXPECT_EQ(descriptorParamBytes(2, true), kDescriptorMapOffset + kTensorMapBytes);
-  EXPECT_EQ(descriptorParamAlign(true), 64);
-  EXPECT_EQ(kDescriptorMapOffset % kTensorMapAlign, 0);
-}
-
 }  // namespace
 }  // namespace tessera::ir

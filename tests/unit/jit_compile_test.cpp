@@ -72,8 +72,9 @@ class StandInTarget : public backends::Target {
 std::unique_ptr<ir::Module> vectorAddIR() { return kernels::vector_add_kernel().trace({{"BLOCK", int64_t(1024)}}); }
 
 // The default pipeline (transforms/Pipeline.cpp), as docs/JIT.md documents it.
-const std::vector<std::string> kDefaultPipeline = {"canonicalize", "cse", "dce", "coalesce", "assign-layouts",
-                                                   "remove-layout-conversions", "canonicalize", "cse", "dce",
+const std::vector<std::string> kDefaultPipeline = {"expand-descriptor-loads", "canonicalize", "cse", "dce",
+                                                   "coalesce", "assign-layouts", "remove-layout-conversions",
+                                                   "canonicalize", "cse", "dce",
                                                    "async-copy-dot-operands", "pipeline-loops", "dce",
                                                    "allocate-shared-memory", "insert-barriers"};
 
@@ -209,7 +210,8 @@ TEST(JitCompile, DumpVariablesWriteEveryArtifact) {
     err = testing::internal::GetCapturedStderr();
   }
   // The tile IR comes from the pass manager, as in tessera-opt: the input once, then after every pass.
-  EXPECT_NE(err.find("// -----// IR Dump Before canonicalize (@vector_add) //----- //"), std::string::npos) << err;
+  EXPECT_NE(err.find("// -----// IR Dump Before expand-descriptor-loads (@vector_add) //----- //"), std::string::npos)
+      << err;
   EXPECT_NE(err.find("// -----// IR Dump After coalesce (@vector_add) //----- //"), std::string::npos) << err;
   EXPECT_NE(err.find("// -----// LLVM IR as lowered (@vector_add)"), std::string::npos);
   EXPECT_NE(err.find("// -----// LLVM IR after optimization (@vector_add)"), std::string::npos);
@@ -220,7 +222,7 @@ TEST(JitCompile, DumpVariablesWriteEveryArtifact) {
   for (const auto& e : fs::directory_iterator(dir)) kernelDirs.push_back(e.path());
   ASSERT_EQ(kernelDirs.size(), 1u);
   EXPECT_EQ(kernelDirs[0].filename().string().rfind("vector_add-", 0), 0u) << kernelDirs[0];
-  for (const char* file : {"00-input.tir", "04-coalesce.tir", "14-insert-barriers.tir", "kernel.ll", "kernel.opt.ll",
+  for (const char* file : {"00-input.tir", "05-coalesce.tir", "15-insert-barriers.tir", "kernel.ll", "kernel.opt.ll",
                            "kernel.s", "kernel.ptx"})
     EXPECT_TRUE(fs::exists(kernelDirs[0] / file)) << file;
   std::ifstream ptx(kernelDirs[0] / "kernel.ptx");

@@ -104,3 +104,32 @@ TEST(JitSpecialization, FactsBecomeArgumentAttributesInTheIR) {
   EXPECT_NE(text.find("%n: i32 {equal_to_1 = true}"), std::string::npos) << text;
   EXPECT_THROW(applySpecialization(f, {{true, false}}), Error);
 }
+
+namespace {
+void read_block(TensorDesc<f16> src, Ptr<f16> out, Const<int> BLOCK) {
+  store(out + expand_dims(arange(0, BLOCK), 1) * BLOCK + expand_dims(arange(0, BLOCK), 0), load(src, {0, 0}));
+}
+}  // namespace
+
+// A descriptor specializes on its block (its type) and on whether every dimension of its shape is divisible by 16,
+// which reaches the IR as its `divisibility` and lets expand-descriptor-loads vectorize its masks.
+TEST(JitSpecialization, DescriptorShapeDivisibility) {
+  KernelDef k = kernel("read_block", read_block, {"src", "out", "BLOCK"});
+  auto factsOf = [&](std::vector<int64_t> shape) {
+    return argumentFacts(k.name(), k.runtimeParams(),
+                         {KernelArg::tensorDescriptor(4096, shape, {64, 1}, {16, 16}), KernelArg::pointer(4096)});
+  };
+  const std::vector<ArgFacts> even = factsOf({32, 64}), ragged = factsOf({30, 64});
+  EXPECT_TRUE(even[0].divisibleBy16);
+  EXPECT_FALSE(ragged[0].divisibleBy16);
+  EXPECT_EQ(even[0].descriptorType, ragged[0].descriptorType);
+  Specialization a, b;
+  a.args = even;
+  b.args = ragged;
+  EXPECT_NE(a.key(), b.key());
+  EXPECT_NE(a.key().find("args=tensordesc<16x16xf16>16,16;"), std::string::npos) << a.key();
+
+  std::unique_ptr<ir::Module> m = k.trace({{"BLOCK", 16}}, descriptorTypes(k.runtimeParams(), even));
+  applySpecialization(*m->functions()[0], even);
+  EXPECT_NE(ir::print(*m).find("%src: tensordesc<16x16xf16> {divisibility = 16}"), std::string::npos) << ir::print(*m);
+}

@@ -62,6 +62,7 @@ std::unique_ptr<Module> buildEveryOpModule() {
                                 Type::tile({64}, Type::f32(), blockedLayout()),
                                 Type::tile({2, 4, 8}, Type::ptr(Type::scalar(ScalarKind::I8), kSharedAddrSpace))};
   for (int k = 0; k <= static_cast<int>(ScalarKind::F8E5M2); ++k) argTypes.push_back(Type::scalar(ScalarKind(k)));
+  argTypes.push_back(Type::tensorDesc({8, 16}, Type::f16()));
   Function* f = module->addFunction(std::make_unique<Function>("every_op", argTypes));
   f->argument(0)->setNameHint("x");
   f->argument(1)->setNameHint("smem");
@@ -96,6 +97,10 @@ std::unique_ptr<Module> buildEveryOpModule() {
   Value* acc = b.load(ptrs, mask, fill);
   acc->setNameHint("acc");
   Value* acc2 = b.load(ptrs);
+  Value* desc = f->argument(static_cast<unsigned>(argTypes.size() - 1));
+  b.descLoad(desc, {n, pid});
+  b.descField(desc, "shape", 0);
+  b.descField(desc, "base");
   acc2->setNameHint("acc");  // duplicate hint: printed as %acc_1
   Value* shared = b.load(b.addptr(b.splat(smem, {16}), offs), mask);
 

@@ -1,5 +1,5 @@
 // A tensor descriptor argument launched on the emulator through LoadedKernel: the launch packs the fields and the
-// sim runtime's encoding of the tensor map into one 256-byte parameter (ir/TensorDescriptor.h), which the kernel
+// sim runtime's encoding of the tensor map into one 256-byte parameter (backends/common/DescriptorParameter.h), which the kernel
 // receives by value. The hand-written kernel (TmaTestKernel.h) reads two fields and copies a box with the table's
 // cp.async.bulk.tensor.2d from the map at byte 128, so a wrong field, a wrong map (dimensions not reversed,
 // strides not in bytes) or a parameter passed by pointer instead of by value shows in its output.

@@ -121,8 +121,8 @@ AttrDict axisAttr(int64_t axis) { return {{"axis", Attr::integer(axis)}}; }
 
 // One function exercising every op kind.
 TEST(VerifierAccepts, FunctionUsingEveryOpKind) {
-  Function fn("all_ops", {Type::ptr(f32), i32, Type::ptr(i32)});
-  Value *pf = fn.argument(0), *n = fn.argument(1), *pi = fn.argument(2);
+  Function fn("all_ops", {Type::ptr(f32), i32, Type::ptr(i32), Type::tensorDesc({16, 32}, f32)});
+  Value *pf = fn.argument(0), *n = fn.argument(1), *pi = fn.argument(2), *desc = fn.argument(3);
   Builder b(fn.body());
   unsigned line = 1;
   auto at = [&] { b.setLoc({"all.tir", line++, 1}); };
@@ -160,6 +160,10 @@ TEST(VerifierAccepts, FunctionUsingEveryOpKind) {
   Value* iptrs = b.addptr(b.splat(pi, {16}), off);
   b.atomicRMW("add", iptrs, off, mask);
   b.atomicCAS(iptrs, off, off);
+  at();
+  b.descLoad(desc, {pid, n});
+  at();
+  b.descField(desc, "stride", 1);
   Value* row = b.expandDims(x, 0);          // tile<1x16xf32>
   Value* rows = b.broadcast(row, {4, 16});  // tile<4x16xf32>
   b.reshape(rows, {64});

@@ -1,9 +1,9 @@
 // Matrix multiplication (tutorials/04_matmul.md): C = A x B with f16 inputs and an f32 accumulator (the tutorial's
 // kernels; `matmul_of<In>` takes other inputs: bf16, fp8 with an f32 accumulator, i8 with an i32 one, and f32
-// with `InputPrecision::TF32` for tf32 products; `matmul_mixed_of<InA, InB>` one fp8 format times the other). Each
-// program
-// computes one BM x BN tile of C, walking K in BK steps; programs are ordered in groups of GROUP_M rows of tiles so
-// that programs running at the same time share rows of A and columns of B in the L2 cache.
+// with `InputPrecision::TF32` for tf32 products; `matmul_mixed_of<InA, InB>` one fp8 format times the other;
+// `matmul_desc_of<In>` reads A and B through tensor descriptors). Each program computes one BM x BN tile of C,
+// walking K in BK steps; programs are ordered in groups of GROUP_M rows of tiles so that programs running at the
+// same time share rows of A and columns of B in the L2 cache.
 //
 // `matmul` (matmul_of<f16>) stores the f32 accumulator. `matmul_epilogue` (f32 C) and `matmul_epilogue_f16` (f16 C) apply an
 // activation chosen by the Const ACTIVATION to the f32 accumulator while it is still in registers, then store
@@ -34,21 +34,34 @@ template <> struct MatmulAccumulator<i8> {
   using type = i32;
 };
 
-template <class In, class InB>
-inline MatmulTile matmul_tile(Ptr<In> a, Ptr<InB> b, Int M, Int N, Int K, Int stride_am, Int stride_ak,
-                              Int stride_bk, Int stride_bn, int BM, int BN, int BK, int GROUP_M,
-                              InputPrecision precision = InputPrecision::IEEE) {
-  // Grouped ordering: program id -> (pm, pn). Consecutive ids walk down a group of GROUP_M tile rows before
-  // moving one tile column to the right, instead of sweeping a whole row of C.
+// The BM x BN tile of C this program computes, as tile row and column indices (pm, pn), in grouped ordering:
+// consecutive program ids walk down a group of GROUP_M tile rows before moving one tile column to the right,
+// instead of sweeping a whole row of C.
+struct ProgramTile {
+  Tensor pm, pn;
+};
+inline ProgramTile grouped_program_tile(Int M, Int N, int BM, int BN, int GROUP_M) {
   Tensor pid = program_id(0);
   Tensor num_pid_m = cdiv(M, BM);
   Tensor num_pid_n = cdiv(N, BN);
   Tensor programs_per_group = GROUP_M * num_pid_n;
   Tensor first_pm = (pid / programs_per_group) * GROUP_M;
   Tensor group_rows = minimum(num_pid_m - first_pm, GROUP_M);  // the last group may be shorter
-  Tensor pm = first_pm + (pid % programs_per_group) % group_rows;
-  Tensor pn = (pid % programs_per_group) / group_rows;
+  return {first_pm + (pid % programs_per_group) % group_rows, (pid % programs_per_group) / group_rows};
+}
 
+// Stores a tile of C at rows x cols (its row and column indices), masked to M x N.
+inline void store_c_tile(const Tensor& c, const Tensor& value, const MatmulTile& t, Int M, Int N, Int stride_cm,
+                         Int stride_cn) {
+  Tensor c_ptrs = c + expand_dims(t.rows, 1) * stride_cm + expand_dims(t.cols, 0) * stride_cn;
+  store(c_ptrs, value, (expand_dims(t.rows, 1) < M) & (expand_dims(t.cols, 0) < N));
+}
+
+template <class In, class InB>
+inline MatmulTile matmul_tile(Ptr<In> a, Ptr<InB> b, Int M, Int N, Int K, Int stride_am, Int stride_ak,
+                              Int stride_bk, Int stride_bn, int BM, int BN, int BK, int GROUP_M,
+                              InputPrecision precision = InputPrecision::IEEE) {
+  const auto [pm, pn] = grouped_program_tile(M, N, BM, BN, GROUP_M);
   Tensor rm = pm * BM + arange(0, BM);
   Tensor rn = pn * BN + arange(0, BN);
   Tensor rk = arange(0, BK);
@@ -73,8 +86,21 @@ inline void matmul_of(Ptr<In> a, Ptr<In> b, Ptr<typename MatmulAccumulator<In>::
                       Const<int> BM, Const<int> BN, Const<int> BK, Const<int> GROUP_M) {
   MatmulTile t =
       matmul_tile(a, b, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, BM, BN, BK, GROUP_M, Precision);
-  Tensor c_ptrs = c + expand_dims(t.rows, 1) * stride_cm + expand_dims(t.cols, 0) * stride_cn;
-  store(c_ptrs, t.acc, (expand_dims(t.rows, 1) < M) & (expand_dims(t.cols, 0) < N));
+  store_c_tile(c, t.acc, t, M, N, stride_cm, stride_cn);
+}
+
+// C = A x B with A and B read through tensor descriptors (blocks BM x BK of A and BK x BN of B, which the launch's
+// descriptors give): each load is the block at (row, k) of its matrix, zero where it reaches past M, N or K, so the
+// kernel needs no masks or pointer arithmetic of its own. Only C is a plain pointer.
+template <class In>
+inline void matmul_desc_of(TensorDesc<In> a, TensorDesc<In> b, Ptr<typename MatmulAccumulator<In>::type> c, Int M,
+                           Int N, Int K, Int stride_cm, Int stride_cn, Const<int> BM, Const<int> BN, Const<int> BK,
+                           Const<int> GROUP_M) {
+  const auto [pm, pn] = grouped_program_tile(M, N, BM, BN, GROUP_M);
+  Tensor m0 = pm * BM, n0 = pn * BN;
+  Tensor acc = zeros<typename MatmulAccumulator<In>::type>({BM, BN});
+  for (Tensor k : range(0, K, BK)) acc = dot(load(a, {m0, k}), load(b, {k, n0}), acc);
+  store_c_tile(c, acc, {acc, m0 + arange(0, BM), n0 + arange(0, BN)}, M, N, stride_cm, stride_cn);
 }
 
 // The activation, on the f32 accumulator. ACTIVATION is a Const, so this is ordinary C++ control flow that runs
@@ -101,9 +127,7 @@ inline void matmul_epilogue(Ptr<f16> a, Ptr<f16> b, Ptr<OutT> c, Int M, Int N, I
                             Int stride_ak, Int stride_bk, Int stride_bn, Int stride_cm, Int stride_cn, Const<int> BM,
                             Const<int> BN, Const<int> BK, Const<int> GROUP_M, Const<int> ACTIVATION) {
   MatmulTile t = matmul_tile(a, b, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, BM, BN, BK, GROUP_M);
-  Tensor result = cast<OutT>(apply_activation(t.acc, ACTIVATION));
-  Tensor c_ptrs = c + expand_dims(t.rows, 1) * stride_cm + expand_dims(t.cols, 0) * stride_cn;
-  store(c_ptrs, result, (expand_dims(t.rows, 1) < M) & (expand_dims(t.cols, 0) < N));
+  store_c_tile(c, cast<OutT>(apply_activation(t.acc, ACTIVATION)), t, M, N, stride_cm, stride_cn);
 }
 
 // C = A x B with A and B of different fp8 formats (e4m3 x e5m2, or the reverse), f32 accumulator and C.
@@ -112,8 +136,7 @@ inline void matmul_mixed_of(Ptr<InA> a, Ptr<InB> b, Ptr<f32> c, Int M, Int N, In
                             Int stride_bk, Int stride_bn, Int stride_cm, Int stride_cn, Const<int> BM, Const<int> BN,
                             Const<int> BK, Const<int> GROUP_M) {
   MatmulTile t = matmul_tile(a, b, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, BM, BN, BK, GROUP_M);
-  Tensor c_ptrs = c + expand_dims(t.rows, 1) * stride_cm + expand_dims(t.cols, 0) * stride_cn;
-  store(c_ptrs, t.acc, (expand_dims(t.rows, 1) < M) & (expand_dims(t.cols, 0) < N));
+  store_c_tile(c, t.acc, t, M, N, stride_cm, stride_cn);
 }
 
 inline std::vector<std::string> matmul_param_names() {
@@ -138,6 +161,13 @@ inline KernelDef matmul_mixed_kernel(const std::string& inputNames) {
 // matmul on f32 inputs rounded to tf32 (tensor cores on NVIDIA GPUs; the FMA path elsewhere).
 inline KernelDef matmul_tf32_kernel() {
   return kernel("matmul_tf32", matmul_of<f32, InputPrecision::TF32>, matmul_param_names());
+}
+
+// matmul_desc_of on f16 (or `In`) inputs, named "matmul_desc" (or "matmul_desc_<inputName>").
+template <class In = f16>
+inline KernelDef matmul_desc_kernel(const std::string& inputName = "") {
+  return kernel(inputName.empty() ? "matmul_desc" : "matmul_desc_" + inputName, matmul_desc_of<In>,
+                {"a", "b", "c", "M", "N", "K", "stride_cm", "stride_cn", "BM", "BN", "BK", "GROUP_M"});
 }
 
 inline std::vector<std::string> matmul_epilogue_param_names() {

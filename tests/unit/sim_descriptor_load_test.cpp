@@ -1,0 +1,169 @@
+// load(desc, {offsets...}) on the emulator against the interpreter: the expand-descriptor-loads pass turns it into
+// a masked load over the descriptor's fields, which every target lowers with no code of its own (sm_90a, where the
+// parameter also carries the tensor map; sm_80; gfx942). A plain block copy, with blocks reaching past every edge
+// of the tensor and a negative offset, and the descriptor matmul with M, N and K not multiples of the blocks,
+// whose products are exact, so the emulator, the interpreter and the host's reference all agree bit for bit.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <variant>
+#include <vector>
+
+#include "ir/FloatFormats.h"
+#include "jit/JitKernel.h"
+#include "jit/sim/SimRuntime.h"
+#include "tessera/kernels/matmul.h"
+#include "tessera/tessera.h"
+
+namespace tessera {
+namespace {
+
+// A host array launched as a tensor descriptor (`block` set) or as a pointer.
+struct HostTensor {
+  std::vector<uint8_t> bytes;
+  std::vector<int64_t> shape, strides, block;
+};
+using Arg = std::variant<HostTensor, int64_t>;
+
+// Runs `k` on the interpreter and returns every array afterwards, in argument order.
+std::vector<std::vector<uint8_t>> onInterpreter(const KernelDef& k, interp::Grid grid, std::vector<Arg> args,
+                                                const Constants& constants) {
+  std::vector<interp::Arg> launch;
+  for (Arg& a : args) {
+    if (auto* t = std::get_if<HostTensor>(&a)) {
+      const interp::Buffer buffer{t->bytes.data(), t->bytes.size()};
+      if (t->block.empty())
+        launch.push_back(buffer);
+      else
+        launch.push_back(interp::TensorDesc{buffer, t->shape, t->strides, t->block});
+    } else {
+      launch.push_back(std::get<int64_t>(a));
+    }
+  }
+  k.runInterpreter(grid, launch, constants);
+  std::vector<std::vector<uint8_t>> out;
+  for (Arg& a : args)
+    if (auto* t = std::get_if<HostTensor>(&a)) out.push_back(t->bytes);
+  return out;
+}
+
+// Runs `k` on the emulator of `arch` (compiled through the JIT's default pipeline) and returns every array after.
+std::vector<std::vector<uint8_t>> onEmulator(const KernelDef& k, const char* arch, jit::LaunchGrid grid,
+                                             const std::vector<Arg>& args, const Constants& constants, int numWarps) {
+  sim::SimRuntime& runtime = sim::simRuntime(arch);
+  std::vector<jit::DeviceAddress> addresses;
+  std::vector<jit::KernelArg> launch;
+  for (const Arg& a : args) {
+    if (const auto* t = std::get_if<HostTensor>(&a)) {
+      addresses.push_back(runtime.allocate(t->bytes.size()));
+      runtime.copyToDevice(addresses.back(), t->bytes.data(), t->bytes.size());
+      launch.push_back(t->block.empty() ? jit::KernelArg::pointer(addresses.back())
+                                        : jit::KernelArg::tensorDescriptor(addresses.back(), t->shape, t->strides,
+                                                                           t->block));
+    } else {
+      launch.push_back(std::get<int64_t>(a));
+    }
+  }
+  jit::KernelCache cache{std::filesystem::path()};
+  jit::JitKernel jit(k, cache);
+  jit::LaunchOptions options;
+  options.runtime = &runtime;
+  options.numWarps = numWarps;
+  jit.launch(grid, launch, constants, options);
+  std::vector<std::vector<uint8_t>> out;
+  size_t i = 0;
+  for (const Arg& a : args)
+    if (const auto* t = std::get_if<HostTensor>(&a)) {
+      out.emplace_back(t->bytes.size());
+      runtime.copyToHost(out.back().data(), addresses[i], t->bytes.size());
+      runtime.release(addresses[i++]);
+    }
+  return out;
+}
+
+std::vector<float> floatsOf(const std::vector<uint8_t>& bytes) {
+  std::vector<float> v(bytes.size() / 4);
+  std::memcpy(v.data(), bytes.data(), bytes.size());
+  return v;
+}
+
+constexpr const char* kArchs[] = {"sm_90a", "sm_80", "gfx942"};
+
+// The BM x BN block of src at (pm * BM + shift, pn * BN), stored whole to out (rows of the grid's width).
+void copy_desc(TensorDesc<f32> src, Ptr<f32> out, Int shift, Int out_cols, Const<int> BM, Const<int> BN) {
+  Tensor pm = program_id(0), pn = program_id(1);
+  Tensor block = load(src, {pm * BM + shift, pn * BN});
+  Tensor rows = pm * BM + arange(0, BM), cols = pn * BN + arange(0, BN);
+  store(out + expand_dims(rows, 1) * out_cols + expand_dims(cols, 0), block);
+}
+
+TEST(SimDescriptorLoad, ACopyReadsZerosOutsideTheTensorOnEveryTarget) {
+  constexpr int64_t kRows = 45, kCols = 52, kStride = 56, BM = 16, BN = 32, shift = -3;
+  constexpr int64_t gridM = (kRows + BM - 1) / BM, gridN = (kCols + BN - 1) / BN, outCols = gridN * BN;
+  HostTensor src{std::vector<uint8_t>(kRows * kStride * 4), {kRows, kCols}, {kStride, 1}, {BM, BN}};
+  std::vector<float> values(kRows * kStride);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 1000) + 0.5f;
+  std::memcpy(src.bytes.data(), values.data(), src.bytes.size());
+  const HostTensor out{std::vector<uint8_t>(gridM * BM * outCols * 4), {}, {}, {}};
+  const std::vector<Arg> args{src, out, shift, outCols};
+  const Constants constants{{"BM", BM}, {"BN", BN}};
+  const KernelDef k = kernel("copy_desc", copy_desc, {"src", "out", "shift", "out_cols", "BM", "BN"});
+
+  const std::vector<float> reference = floatsOf(onInterpreter(k, {gridM, gridN, 1}, args, constants)[1]);
+  for (int64_t r = 0; r < gridM * BM; ++r)
+    for (int64_t c = 0; c < outCols; ++c) {
+      const int64_t y = r + shift;
+      const float expected = y >= 0 && y < kRows && c < kCols ? values[y * kStride + c] : 0.0f;
+      ASSERT_EQ(reference[r * outCols + c], expected) << "interpreter, row " << r << " col " << c;
+    }
+  for (const char* arch : kArchs)
+    EXPECT_EQ(floatsOf(onEmulator(k, arch, {gridM, gridN, 1}, args, constants, 4)[1]), reference) << arch;
+}
+
+// A rows x cols f16 matrix, rows `ld` elements apart (a multiple of 16 bytes, as descriptors need; the padding
+// holds 1000s, which no load may read). Its values, multiples of 1/4 in [-2, 2) so that products and their sums
+// are exact in f32, go to `values` (rows x cols).
+HostTensor halfMatrix(int64_t rows, int64_t cols, std::vector<int64_t> block, int seed, std::vector<double>& values) {
+  const int64_t ld = (cols + 7) / 8 * 8;
+  HostTensor t{std::vector<uint8_t>(rows * ld * 2), {rows, cols}, {ld, 1}, std::move(block)};
+  values.resize(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < ld; ++c) {
+      const int64_t i = r * cols + c;
+      const double v = c < cols ? static_cast<double>((i * 7 + seed * 13) % 16 - 8) / 4 : 1000.0;
+      if (c < cols) values[i] = v;
+      const uint16_t bits = ir::encodeF16(v);
+      std::memcpy(t.bytes.data() + (r * ld + c) * 2, &bits, 2);
+    }
+  return t;
+}
+
+TEST(SimDescriptorLoad, TheDescriptorMatmulMatchesTheInterpreterWithRaggedSizes) {
+  struct Config { int64_t M, N, K, BM, BN, BK; int warps; };
+  // Ragged in M, N and K (element-wise copies), then shapes of multiples of 16, which the launch specializes on
+  // (16-byte async copies: cp.async on sm_80, wgmma's operands on sm_90a, LDS on gfx942), on 4 and 8 warps.
+  for (const Config& s : {Config{75, 67, 90, 32, 32, 32, 4}, Config{70, 72, 40, 64, 64, 16, 4},
+                          Config{128, 64, 96, 64, 64, 32, 4}, Config{64, 128, 64, 64, 128, 32, 8}}) {
+    std::vector<double> a, b;
+    const HostTensor A = halfMatrix(s.M, s.K, {s.BM, s.BK}, 1, a), B = halfMatrix(s.K, s.N, {s.BK, s.BN}, 2, b);
+    const HostTensor C{std::vector<uint8_t>(s.M * s.N * 4), {}, {}, {}};
+    const std::vector<Arg> args{A, B, C, s.M, s.N, s.K, s.N, int64_t{1}};
+    const Constants constants{{"BM", s.BM}, {"BN", s.BN}, {"BK", s.BK}, {"GROUP_M", int64_t{2}}};
+    const int64_t programs = ((s.M + s.BM - 1) / s.BM) * ((s.N + s.BN - 1) / s.BN);
+    const KernelDef k = kernels::matmul_desc_kernel();
+    const std::vector<float> reference = floatsOf(onInterpreter(k, {programs, 1, 1}, args, constants)[2]);
+    for (int64_t i = 0; i < s.M; ++i)
+      for (int64_t j = 0; j < s.N; ++j) {
+        double sum = 0;
+        for (int64_t l = 0; l < s.K; ++l) sum += a[i * s.K + l] * b[l * s.N + j];
+        ASSERT_EQ(reference[i * s.N + j], static_cast<float>(sum)) << "interpreter, C[" << i << ", " << j << "]";
+      }
+    for (const char* arch : kArchs)
+      EXPECT_EQ(floatsOf(onEmulator(k, arch, {programs, 1, 1}, args, constants, s.warps)[2]), reference)
+          << arch << " " << s.M << "x" << s.N << "x" << s.K;
+  }
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,125 @@
+// expand-descriptor-loads: every `desc_load` becomes pointer arithmetic over its descriptor's fields and a masked
+// `load` (masked-off elements read as zero), so that every target lowers descriptor loads as it lowers pointer
+// loads, and the passes after it (coalescing, async copies of dot operands, pipelining) treat them the same.
+//
+//   %t = desc_load %d, %m0, %k0 : tile<64x32xf16>
+// becomes, with the fields read once at the function's entry (%base, %shape0, %shape1, %stride0),
+//   %r = add (splat %m0), (arange 0..64)        ; rows, i32      %c = add (splat %k0), (arange 0..32)
+//   %mask = (0 <= %r < %shape0)[:, None] & (0 <= %c < %shape1)[None, :]   (compared as i64)
+//   %ptrs = %base + (i64 %r * %stride0)[:, None] + (i64 %c)[None, :]
+//   %t = load %ptrs, %mask : tile<64x32xf16>
+// The innermost stride is not read: every launch checks that it is 1 (ir/TensorDescriptor.h), and the unit stride
+// is what lets coalescing see contiguous rows. The same rules make the base 16-byte aligned and the outer strides
+// multiples of 16 bytes, which the expansion passes on as `hint {multiple_of}` for vectorized accesses, as it does
+// the launch's specialization of the shape (a descriptor argument's `divisibility`: every dimension a multiple of it).
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "ir/Builder.h"
+#include "ir/TensorDescriptor.h"
+#include "transforms/PassManager.h"
+
+namespace tessera::transforms {
+namespace {
+
+using ir::Op;
+using ir::OpKind;
+using ir::Type;
+using ir::Value;
+
+constexpr int64_t kDescriptorAlignBytes = 16;  // base and outer strides, in bytes (the launch's rules)
+
+class ExpandDescriptorLoadsPass : public Pass {
+ public:
+  const char* name() const override { return "expand-descriptor-loads"; }
+
+  void run(ir::Function& f) override {
+    std::vector<Op*> loads;
+    f.walk([&](Op* op) {
+      if (op->is(OpKind::DescLoad)) loads.push_back(op);
+    });
+    if (loads.empty()) return;
+    fields_.clear();
+    // What the launch's specialization says every dimension of a descriptor's shape is a multiple of (its
+    // `divisibility` argument attribute, jit/Specialization.h): masks are then constant over runs that long.
+    shapeDivisibility_.clear();
+    for (unsigned i = 0; i < f.numArguments(); ++i)
+      if (auto it = f.argAttrs(i).find("divisibility");
+          f.argument(i)->type().isTensorDesc() && it != f.argAttrs(i).end() && it->second.isInt())
+        shapeDivisibility_[f.argument(i)] = it->second.getInt();
+    entry_ = ir::Builder(f.body(), f.body()->front());
+    for (Op* load : loads) expand(*load);
+    // Erased last: the entry builder may be inserting before one of them.
+    for (Op* load : loads) load->parentBlock()->erase(load);
+  }
+
+ private:
+  // A field of `desc`, read at the function's entry once for all the loads through it.
+  Value* field(Value* desc, const std::string& name, int dim) {
+    Value*& v = fields_[{desc, name, dim}];
+    if (v) return v;
+    const int64_t elementBytes = desc->type().element().storageBytes();
+    v = entry_.descField(desc, name, dim);
+    if (name == ir::kDescFieldBase)
+      v = entry_.hint(v, {{"multiple_of", ir::Attr::integer(kDescriptorAlignBytes)}});
+    else if (name == ir::kDescFieldStride && kDescriptorAlignBytes % elementBytes == 0)
+      v = entry_.hint(v, {{"multiple_of", ir::Attr::integer(kDescriptorAlignBytes / elementBytes)}});
+    else if (name == ir::kDescFieldShape)
+      if (auto it = shapeDivisibility_.find(desc); it != shapeDivisibility_.end())
+        v = entry_.hint(v, {{"multiple_of", ir::Attr::integer(it->second)}});
+    return v;
+  }
+
+  static Value* broadcastTo(ir::Builder& b, Value* v, const std::vector<int64_t>& shape) {
+    return v->type().shape() == shape ? v : b.broadcast(v, shape);
+  }
+
+  // `v`, a 1-d tile, as a rank-`rank` tile whose dimensions other than `dim` are 1.
+  static Value* along(ir::Builder& b, Value* v, int dim, int rank) {
+    for (int d = 0; d < dim; ++d) v = b.expandDims(v, 0);
+    for (int d = dim + 1; d < rank; ++d) v = b.expandDims(v, d);
+    return v;
+  }
+
+  void expand(Op& load) {
+    Value* desc = load.operand(0);
+    const Type result = load.result(0)->type();
+    const std::vector<int64_t>& block = result.shape();
+    const int rank = static_cast<int>(block.size());
+    ir::Builder b(load.parentBlock(), &load);
+    b.setLoc(load.loc());
+    entry_.setLoc(load.loc());
+
+    // Built up one dimension at a time: after dimension d, the tiles have shape block[0..d] x 1 x ... x 1.
+    std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
+    Value* ptrs = b.splat(field(desc, ir::kDescFieldBase, -1), shape);
+    Value* mask = nullptr;
+    for (int d = 0; d < rank; ++d) {
+      shape[d] = block[d];
+      Value* index = b.binary(OpKind::Add, b.splat(load.operand(1 + d), {block[d]}), b.arange(0, block[d]));
+      Value* wide = b.cast(index, Type::i64());
+      Value* inside = b.binary(OpKind::And, b.cmp("ge", index, b.splat(b.constantInt(0, Type::i32()), {block[d]})),
+                               b.cmp("lt", wide, b.splat(field(desc, ir::kDescFieldShape, d), {block[d]})));
+      Value* offset = d + 1 == rank ? wide
+                                    : b.binary(OpKind::Mul, wide,
+                                               b.splat(field(desc, ir::kDescFieldStride, d), {block[d]}));
+      ptrs = b.addptr(broadcastTo(b, ptrs, shape), broadcastTo(b, along(b, offset, d, rank), shape));
+      Value* insideHere = broadcastTo(b, along(b, inside, d, rank), shape);
+      mask = mask ? b.binary(OpKind::And, broadcastTo(b, mask, shape), insideHere) : insideHere;
+    }
+    Value* loaded = b.load(ptrs, mask);
+    loaded->setNameHint(load.result(0)->nameHint());
+    load.result(0)->replaceAllUsesWith(loaded);
+  }
+
+  ir::Builder entry_;
+  std::map<std::tuple<Value*, std::string, int>, Value*> fields_;
+  std::map<const Value*, int64_t> shapeDivisibility_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> createExpandDescriptorLoadsPass() { return std::make_unique<ExpandDescriptorLoadsPass>(); }
+
+}  // namespace tessera::transforms
