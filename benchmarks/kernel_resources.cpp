@@ -1,9 +1,9 @@
 // What ptxas says each standard kernel uses: registers, spill bytes (stored / loaded), stack frame, shared memory,
 // and ptxas's own compile time, for the standard matmul configurations (f16, bf16 and fp8 e4m3 inputs on sm_90a,
-// fp8 also with B transposed, f16 on sm_80; i8 at 128x128x64 and 64x64x64; f32 with tf32 products at 128x128x32 and 64x64x32) and the
-// tutorial softmax and layer norm kernels, and the attention forward configurations (f16 and bf16 on sm_90a, f16 on
-// sm_80; ISSUE 12, item 4). The tensor-core column says which tensor-core instruction the PTX uses, if any: a dot
-// without one runs on FMAs.
+// fp8 also with B transposed, f16 on sm_80, f16 through tensor descriptors on both; i8 at 128x128x64 and
+// 64x64x64; f32 with tf32 products at 128x128x32 and 64x64x32) and the tutorial softmax and layer norm kernels,
+// and the attention forward configurations (f16 and bf16 on sm_90a, f16 on sm_80; ISSUE 12, item 4). The
+// tensor-core column says which tensor-core instruction the PTX uses, if any: a dot without one runs on FMAs.
 //
 //   kernel_resources [--csv FILE] [--only SUBSTRING] [--ptx-dir DIR] [--ptxas PATH] [--runs N]
 //   benchmarks/plot_results.py FILE    turns the CSV into a PNG bar plot
@@ -28,6 +28,9 @@ std::vector<KernelCase> resourceCases() {
       {"f16", "sm_90a"}, {"bf16", "sm_90a"}, {"f8e4m3", "sm_90a"}, {"f16", "sm_80"}};
   for (const auto& [dtype, arch] : matmulTypes)
     for (const MatmulConfig& config : standardMatmulConfigs()) cases.push_back(matmulCase(dtype, config, arch));
+  // The matmul reading A and B through tensor descriptors, beside the pointer one at each configuration.
+  for (const char* arch : {"sm_90a", "sm_80"})
+    for (const MatmulConfig& config : standardMatmulConfigs()) cases.push_back(matmulDescriptorCase(config, arch));
   // fp8 with B given as B^T: the K-major B that wgmma's 8-bit inputs need arrives by cp.async, not through registers.
   for (const MatmulConfig& config : standardMatmulConfigs())
     cases.push_back(matmulBTransposedCase("f8e4m3", config, "sm_90a"));

@@ -76,6 +76,14 @@ KernelCase matmulCase(const std::string& dtype, const MatmulConfig& config, cons
                     matmulFor(dtype), matmulConstants(config), config.warps, kMatmulUnitStrides, config.stages};
 }
 
+KernelCase matmulDescriptorCase(const MatmulConfig& config, const std::string& arch) {
+  KernelCase c{"matmul_desc", tileName(config), "f16", arch, kernels::matmul_desc_kernel(), matmulConstants(config),
+               config.warps, {"stride_cn"}, config.stages};
+  c.descriptors = {{"a", ir::Type::tensorDesc({config.bm, config.bk}, ir::Type::f16())},
+                   {"b", ir::Type::tensorDesc({config.bk, config.bn}, ir::Type::f16())}};
+  return c;
+}
+
 KernelCase matmulBTransposedCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch) {
   KernelCase c = matmulCase(dtype, config, arch);
   c.config += "_bT";
@@ -113,12 +121,14 @@ std::vector<KernelCase> tutorialCases(const std::string& arch) {
 }
 
 std::unique_ptr<ir::Module> traceSpecialized(const KernelCase& c) {
-  std::unique_ptr<ir::Module> m = c.def.trace(c.constants);
+  std::unique_ptr<ir::Module> m = c.def.trace(c.constants, c.descriptors);
   std::vector<jit::ArgFacts> facts;
   for (const ParamInfo& p : c.def.runtimeParams()) {
     jit::ArgFacts f;
     f.equalTo1 = c.unitParams.count(p.name) > 0;
-    f.divisibleBy16 = p.kind == ParamKind::Pointer || (p.type.isInt() && !f.equalTo1);
+    f.divisibleBy16 = p.kind == ParamKind::Pointer || p.kind == ParamKind::TensorDescriptor ||
+                      (p.type.isInt() && !f.equalTo1);
+    if (p.kind == ParamKind::TensorDescriptor) f.descriptorType = c.descriptors.at(p.name);
     facts.push_back(f);
   }
   jit::applySpecialization(*m->functions().at(0), facts);

@@ -43,6 +43,7 @@ struct KernelCase {
   int numWarps = 4;
   std::set<std::string> unitParams;  // integer parameters a launch passes as 1 (unit strides)
   int numStages = 3;
+  DescriptorTypes descriptors;  // the type of each tensor descriptor parameter (its block)
 
   std::string name() const;  // "matmul_f16_128x128x64_w8_sm_90a": unique, usable as a file name
   backends::TargetOptions targetOptions() const;  // the arch, warp count and stages
@@ -50,6 +51,10 @@ struct KernelCase {
 
 // The library matmul on `dtype` inputs ("f16", "bf16", "f8e4m3" or "i8"). Throws tessera::Error for another one.
 KernelCase matmulCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch);
+
+// The descriptor matmul (kernels::matmul_desc_of) on f16 inputs, its descriptors' shapes multiples of 16 (what the
+// pointer matmul's sizes are specialized as); the kernel is "matmul_desc".
+KernelCase matmulDescriptorCase(const MatmulConfig& config, const std::string& arch);
 
 // The same with B passed transposed ([N, K] row-major: stride_bk is the unit stride, not stride_bn), the K-major B
 // that fp8 wgmma reads (backends/nvptx/WgmmaPlan.h); its config name ends in "_bT".
