@@ -279,7 +279,9 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
   // Through shared memory: the row-padded exchange buffer of transforms/analysis/SharedScratch.h, indexed in
   // elements (row * pitch + column), in rounds of rowsPerRound buffer rows when the op's scratch holds fewer
   // than all of them.
-  const transforms::ExchangeBuffer buffer{bufferShape, element.storageBytes()};
+  transforms::ExchangeBuffer buffer = transforms::exchangeBufferOf(op);  // the pad the scratch was sized with
+  if (buffer.shape != bufferShape || buffer.elementBytes != element.storageBytes())
+    buffer = {bufferShape, element.storageBytes(), std::nullopt};
   const std::optional<transforms::SharedRange> range = transforms::scratchRangeOf(op);
   // Not even one row in the scratch: one round, for which scratch() reports the shortfall.
   const int64_t fitting = range ? buffer.rowsPerRound(range->bytes) : 0;

@@ -14,6 +14,7 @@
 #include "ir/Verifier.h"
 #include "transforms/PassManager.h"
 #include "transforms/SharedMemoryAllocator.h"
+#include "transforms/analysis/ExchangePadding.h"
 #include "transforms/analysis/Liveness.h"
 #include "transforms/analysis/SharedScratch.h"
 
@@ -104,6 +105,40 @@ TEST(SharedMemoryRules, ConvertLayoutScratch) {
   EXPECT_EQ(transforms::scratchBytes(*same, kOptions), 0);
 }
 
+TEST(SharedMemoryRules, ConvertLayoutPadsItsRowsForTheFewestWavefronts) {
+  // The f32 mma.sync accumulator of a 128x128 tile on 8 warps (pairs of columns, 8 rows of 4 lanes per warp)
+  // converted for 16-byte global stores (4 columns per thread, a warp per row). With the default 4-byte pad every
+  // access is scalar and 4-way conflicted (bank = row + column repeats 4 times over a warp); a 32-byte pad keeps
+  // rows 16-byte aligned, so the writes are 8 bytes (16 lanes per phase: 4 rows x 4 pairs, rows 8 words apart,
+  // all 32 banks) and the reads 16 bytes (8 lanes per phase, 128 contiguous bytes): one wavefront per phase.
+  const std::vector<int64_t> shape = {128, 128};
+  const Layout accumulator = Layout::blocked({1, 2}, {8, 4}, {1, 8}, {1, 0});
+  const Layout rows = Layout::blocked({1, 4}, {1, 32}, {8, 1}, {1, 0});
+  const ir::LinearLayout src = accumulator.toLinear(shape), dst = rows.toLinear(shape);
+  // Default pad: 64 scalar writes and 64 scalar reads of one phase each, at 4 wavefronts apiece.
+  EXPECT_EQ(transforms::exchangeWavefronts(src, shape, 4, 128 * 4 + 4), 64 * 4);
+  EXPECT_EQ(transforms::exchangeWavefronts(dst, shape, 4, 128 * 4 + 4), 64 * 4);
+  // 32-byte pad: 32 writes of 8 bytes in 2 phases, 16 reads of 16 bytes in 4 phases, no conflict.
+  EXPECT_EQ(transforms::exchangeWavefronts(src, shape, 4, 128 * 4 + 32), 32 * 2);
+  EXPECT_EQ(transforms::exchangeWavefronts(dst, shape, 4, 128 * 4 + 32), 16 * 4);
+  EXPECT_EQ(transforms::leastConflictingPadBytes(src, dst, shape, 4, 4), 32);
+
+  // The op's scratch follows: 128 rows of 512 + 32 bytes.
+  const PassOptions eightWarps{8, 32};
+  auto f = makeFunction();
+  Builder b(f->body());
+  Value* acc = constantTile(b, laidOut(shape, Type::f32(), accumulator));
+  Op* toRows = convert(b, acc, rows);
+  EXPECT_EQ(transforms::exchangeBufferOf(*toRows).pitchBytes(), 544);
+  EXPECT_EQ(transforms::scratchBytes(*toRows, eightWarps), 128 * 544);
+
+  // A transpose is conflict-free with the default pad already: it keeps it (ties go to the default).
+  const std::vector<int64_t> square = {32, 32};
+  EXPECT_EQ(transforms::leastConflictingPadBytes(rowMajor(square).toLinear(square), colMajor(square).toLinear(square),
+                                                 square, 4, 4),
+            4);
+}
+
 TEST(SharedMemoryRules, ExchangeLargerThanTheLimitRunsInRoundsOfPowerOfTwoRows) {
   // 128 x 128 f32 (an MFMA accumulator's conversion): 128 rows of 516 bytes = 66048 bytes, over a 65536 limit.
   const transforms::ExchangeBuffer tile{{128, 128}, 4};
@@ -140,10 +175,11 @@ TEST(SharedMemoryRules, ConvertLayoutWithinEachWarpNeedsNoScratch) {
   EXPECT_FALSE(transforms::canRemapInRegisters(*lanesRenumbered, kOptions));
   EXPECT_FALSE(transforms::exchangeNeedsSharedMemory(*lanesRenumbered, kOptions));
   EXPECT_EQ(transforms::scratchBytes(*lanesRenumbered, kOptions), 0);
-  // Warps along the other dimension: elements change warps, so the conversion goes through shared memory.
+  // Warps along the other dimension: elements change warps, so the conversion goes through shared memory, in
+  // unpadded 16-byte rows (analysis/ExchangePadding.h: no pad costs fewer wavefronts than the 4-byte one).
   Op* acrossWarps = convert(b, x, Layout::blocked({1, 1}, {8, 4}, {1, 4}, {0, 1}));
   EXPECT_TRUE(transforms::exchangeNeedsSharedMemory(*acrossWarps, kOptions));
-  EXPECT_EQ(transforms::scratchBytes(*acrossWarps, kOptions), 32 * (4 * 4 + 4));
+  EXPECT_EQ(transforms::scratchBytes(*acrossWarps, kOptions), 32 * (4 * 4));
 }
 
 // Exact definition of "remappable in registers", by brute force over every thread: each result register is, in

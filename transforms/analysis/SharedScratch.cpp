@@ -7,6 +7,7 @@
 
 #include "ir/Layout.h"
 #include "ir/LayoutConversion.h"
+#include "transforms/analysis/ExchangePadding.h"
 
 namespace tessera::transforms {
 
@@ -163,7 +164,14 @@ std::vector<int64_t> exchangeBufferShape(const Op& op) {
 }
 
 ExchangeBuffer exchangeBufferOf(const Op& op) {
-  return {exchangeBufferShape(op), op.result(0)->type().storageBytes()};
+  ExchangeBuffer buffer{exchangeBufferShape(op), op.result(0)->type().storageBytes(), std::nullopt};
+  if (!op.is(OpKind::ConvertLayout) || buffer.rows() == 1) return buffer;
+  // The pad that makes this conversion's writes and reads cheapest (the shapes are the same on both sides).
+  std::optional<Layout> src = Layout::ofType(op.operand(0)->type()), dst = Layout::ofType(op.result(0)->type());
+  if (!src || !dst || !src->isDistributed() || !dst->isDistributed()) return buffer;
+  buffer.padBytes = leastConflictingPadBytes(src->toLinear(buffer.shape), dst->toLinear(buffer.shape), buffer.shape,
+                                             buffer.elementBytes, ExchangeBuffer::defaultPadBytes(buffer.elementBytes));
+  return buffer;
 }
 
 int64_t ExchangeBuffer::rows() const {
