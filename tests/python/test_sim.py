@@ -207,7 +207,7 @@ def test_collect_gathers_every_launch_and_summary_merges_them_per_kernel(rng, mo
     # conflict (unpadded staging had 51840 extra wavefronts). The copies into them store B transposed, element by
     # element, to rows 8 apart (docs/Layouts.md, "MFMA operands on AMDGPU"). sm_90a's mma.sync dot reads no shared
     # memory here. The accumulator's conversion is conflict-free on both: its exchange rows are padded for its two
-    # layouts (transforms/analysis/ExchangePadding.h; the one-bank pad had 960 and 1440 extra wavefronts).
+    # layouts (transforms/analysis/ExchangeConflicts.h; the one-bank pad had 960 and 1440 extra wavefronts).
     ("gfx942", {"async_copy": 2400}),
     ("sm_90a", {}),
 ])

@@ -2,7 +2,7 @@
 // swizzled operand buffers (cp.async writes, ldmatrix / wgmma reads) and the epilogue's accumulator exchange
 // (mma fragments written, rows read for 16-byte global stores) cost no extra wavefront on sm_80 and sm_90a. The
 // exchange is conflict-free because its row pad is chosen for the two layouts (transforms/analysis/
-// ExchangePadding.h); with the fixed one-bank pad these launches had 512 (64x64x32, 4 warps) and 3072 (128x128x64,
+// ExchangeConflicts.h); with the fixed one-bank pad these launches had 512 (64x64x32, 4 warps) and 3072 (128x128x64,
 // 8 warps) bank conflicts, all in the exchange.
 #include <gtest/gtest.h>
 

@@ -44,7 +44,9 @@
 //   The pad shifts each row by one bank (4-byte word; 8-byte elements by 8 bytes to keep them aligned), so threads
 //   reading a column of a transposed tile hit distinct banks. A convert_layout between distributed layouts pads
 //   by whatever multiple of max(4, B) up to 128 bytes makes writing its source and reading its destination
-//   cheapest in shared-memory wavefronts (analysis/ExchangePadding.h), max(4, B) when nothing is cheaper. (The unpadded row-major index `linear(c) * B` also
+//   cheapest in shared-memory wavefronts, max(4, B) when nothing is cheaper, or, when an XOR swizzle of 16-byte
+//   chunks within unpadded rows is cheaper still, swizzles (analysis/ExchangeConflicts.h). (The unpadded
+//   row-major index `linear(c) * B` also
 //   fits in these bytes, for lowerings that do not pad.)
 // * reduce: only when the reduced axis spans several warps (some warp-id bit moves the input's coordinate along
 //   `axis`; P = 2^(number of such bits) = the warps holding distinct partials of one output element). One slot per
@@ -97,11 +99,21 @@ struct OperandAreas {
 };
 OperandAreas operandAreas(const ir::Op& op, int64_t slots);
 
-// The row-padded exchange buffer of `shape` (see the rule above).
+// An XOR swizzle of a row's 16-byte chunks: chunk c of row r is stored as chunk c XOR ((r / rowsPerPhase) %
+// phases). Accesses of up to 16 aligned bytes stay whole. phases == 1: none. Powers of two; phases chunks fit in
+// a row.
+struct ExchangeSwizzle {
+  static constexpr int64_t kChunkBytes = 16;
+  int64_t rowsPerPhase = 1, phases = 1;
+  bool operator==(const ExchangeSwizzle&) const = default;
+};
+
+// The row-padded (or swizzled) exchange buffer of `shape` (see the rule above).
 struct ExchangeBuffer {
   std::vector<int64_t> shape;
   int64_t elementBytes = 1;
   std::optional<int64_t> padBytes = std::nullopt;  // a multiple of max(4, B); unset: defaultPadBytes
+  ExchangeSwizzle swizzle{};
 
   static int64_t defaultPadBytes(int64_t elementBytes) { return std::max<int64_t>(4, elementBytes); }
   int64_t rows() const;
@@ -117,6 +129,9 @@ struct ExchangeBuffer {
   int64_t rowsPerRound(int64_t scratchBytes) const;
   // Byte offset of buffer coordinates `coords`; throws tessera::Error if their rank is not the shape's.
   int64_t byteOffset(const std::vector<int64_t>& coords) const;
+  // Where column `column` of row `row` is stored within the row, in elements.
+  int64_t swizzledColumn(int64_t row, int64_t column) const;
+  int64_t chunkElements() const { return ExchangeSwizzle::kChunkBytes / elementBytes; }
 };
 
 bool isExchangeOp(const ir::Op& op);

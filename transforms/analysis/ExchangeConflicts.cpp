@@ -1,8 +1,6 @@
-#include "transforms/analysis/ExchangePadding.h"
+#include "transforms/analysis/ExchangeConflicts.h"
 
 #include <algorithm>
-#include <functional>
-#include <numeric>
 #include <utility>
 
 namespace tessera::transforms {
@@ -31,12 +29,11 @@ int64_t contiguousRegisters(const ir::LinearLayout& layout) {
 
 }  // namespace
 
-int64_t exchangeWavefronts(const ir::LinearLayout& layout, const std::vector<int64_t>& shape, int64_t elementBytes,
-                           int64_t pitchBytes) {
-  // The widest access the pitch keeps aligned, as LLVM's load/store vectorizer would form it.
-  // (One row: only the buffer's start, 16-byte aligned, matters.)
-  const bool oneRow = shape.size() < 2 || std::accumulate(shape.begin(), shape.end() - 1, int64_t(1),
-                                                          std::multiplies<int64_t>()) == 1;
+int64_t exchangeWavefronts(const ir::LinearLayout& layout, const ExchangeBuffer& buffer) {
+  const int64_t elementBytes = buffer.elementBytes, pitchBytes = buffer.pitchBytes();
+  // The widest access the pitch keeps aligned, as LLVM's load/store vectorizer would form it (a swizzle moves
+  // whole 16-byte chunks). One row: only the buffer's start, 16-byte aligned, matters.
+  const bool oneRow = buffer.rows() == 1;
   int64_t vectorBytes = std::min(contiguousRegisters(layout) * elementBytes, kMaxVectorBytes);
   while (!oneRow && vectorBytes > elementBytes && pitchBytes % vectorBytes != 0) vectorBytes /= 2;
   const int64_t perAccess = vectorBytes / elementBytes;
@@ -46,12 +43,11 @@ int64_t exchangeWavefronts(const ir::LinearLayout& layout, const std::vector<int
   // and LLVM merges their loads.
   const uint64_t repeatedRegisters = layout.freeVariableMasks()[0];
 
-  // Byte offsets are linear over F2 in the coordinates, which are a register's part XOR a lane's part.
-  const size_t rank = shape.size();
+  // The coordinates are a register's part XOR a lane's part.
   auto byteOffset = [&](const std::vector<int64_t>& regPart, const std::vector<int64_t>& lanePart) {
-    int64_t row = 0;
-    for (size_t d = 0; d + 1 < rank; ++d) row = row * shape[d] + (regPart[d] ^ lanePart[d]);
-    return row * pitchBytes + (regPart[rank - 1] ^ lanePart[rank - 1]) * elementBytes;
+    std::vector<int64_t> coords(regPart.size());
+    for (size_t d = 0; d < coords.size(); ++d) coords[d] = regPart[d] ^ lanePart[d];
+    return buffer.byteOffset(coords);
   };
   std::vector<std::vector<int64_t>> laneParts;
   for (int64_t lane = 0; lane < lanes; ++lane) laneParts.push_back(layout.apply({0, lane, 0}));
@@ -83,19 +79,32 @@ int64_t exchangeWavefronts(const ir::LinearLayout& layout, const std::vector<int
   return wavefronts;
 }
 
-int64_t leastConflictingPadBytes(const ir::LinearLayout& src, const ir::LinearLayout& dst,
-                                 const std::vector<int64_t>& shape, int64_t elementBytes, int64_t preferred) {
-  if (shape.size() < 2) return preferred;  // one row: no pad matters
-  const int64_t rowBytes = shape.back() * elementBytes;
-  auto cost = [&](int64_t pad) {
-    return exchangeWavefronts(src, shape, elementBytes, rowBytes + pad) +
-           exchangeWavefronts(dst, shape, elementBytes, rowBytes + pad);
+ExchangeBuffer leastConflictingExchange(const ir::LinearLayout& src, const ir::LinearLayout& dst, ExchangeBuffer buffer) {
+  buffer.padBytes = std::nullopt;
+  buffer.swizzle = {};
+  if (buffer.rows() == 1) return buffer;  // one row: no pad or swizzle matters
+  auto cost = [&](const ExchangeBuffer& b) { return exchangeWavefronts(src, b) + exchangeWavefronts(dst, b); };
+  ExchangeBuffer best = buffer;
+  int64_t bestCost = cost(best);
+  auto consider = [&](const ExchangeBuffer& candidate) {
+    if (const int64_t c = cost(candidate); c < bestCost) best = candidate, bestCost = c;
   };
-  int64_t best = preferred, bestCost = cost(preferred);
-  for (int64_t pad = 0; pad <= kMaxPadBytes; pad += std::max(kBankBytes, elementBytes)) {
-    const int64_t c = cost(pad);
-    if (c < bestCost) best = pad, bestCost = c;
+  for (int64_t pad = 0; pad <= kMaxPadBytes && bestCost > 0; pad += std::max(kBankBytes, buffer.elementBytes)) {
+    ExchangeBuffer padded = buffer;
+    padded.padBytes = pad;
+    consider(padded);
   }
+  // Swizzles only over power-of-two dimensions: the lowering relies on the row index being linear over F2.
+  const bool powerOfTwo = std::all_of(buffer.shape.begin(), buffer.shape.end(), [](int64_t n) { return (n & (n - 1)) == 0; });
+  const int64_t rowBytes = buffer.rowLength() * buffer.elementBytes;
+  for (int64_t phases = 2; powerOfTwo && phases * ExchangeSwizzle::kChunkBytes <= kPhaseBytes &&
+                           rowBytes % (phases * ExchangeSwizzle::kChunkBytes) == 0 && bestCost > 0; phases *= 2)
+    for (int64_t rowsPerPhase = 1; rowsPerPhase * phases <= kBanks && bestCost > 0; rowsPerPhase *= 2) {
+      ExchangeBuffer swizzled = buffer;
+      swizzled.padBytes = 0;
+      swizzled.swizzle = {rowsPerPhase, phases};
+      consider(swizzled);
+    }
   return best;
 }
 
