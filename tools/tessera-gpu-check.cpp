@@ -10,12 +10,19 @@
 //                    comma-separated list of memcheck, racecheck, initcheck, synccheck (runtime/Checks.h)
 //     --xfail        cases whose name contains it are known to fail: the run passes only if each of them fails
 //                    (so a fixed bug is noticed) and every other case passes
+//     --conflict-free-conversions
+//                    with --runtime=sim: the run also fails if a layout conversion (convert_layout) of any case
+//                    costs shared-memory bank conflicts (the emulator's counters); the cases whose conversions do
+//                    are listed either way
 //     substring      only the cases whose name contains it
 //   tessera-gpu-check --version
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/Error.h"
@@ -33,6 +40,7 @@ struct Options {
   std::string filter;
   std::string checks;  // empty: all
   std::vector<std::string> expectedFailures;
+  bool conflictFreeConversions = false;
   bool expectedToFail(const std::string& name) const {
     for (const std::string& x : expectedFailures)
       if (name.find(x) != std::string::npos) return true;
@@ -47,10 +55,20 @@ bool parse(int argc, char** argv, Options& o) {
     else if (a.starts_with("--arch=")) o.arch = a.substr(7);
     else if (a.starts_with("--checks=")) o.checks = a.substr(9);
     else if (a.starts_with("--xfail=")) o.expectedFailures.push_back(a.substr(8));
+    else if (a == "--conflict-free-conversions") o.conflictFreeConversions = true;
     else if (a.starts_with("--")) return false;
     else o.filter = a;
   }
-  return o.runtime == "cuda" || o.runtime == "sim";
+  return o.runtime == "sim" || (o.runtime == "cuda" && !o.conflictFreeConversions);
+}
+
+// The extra shared-memory wavefronts the layout conversions of the emulator's last launch cost.
+uint64_t conversionBankConflicts(tessera::sim::SimRuntime& emulator) {
+  uint64_t conflicts = 0;
+  if (std::optional<tessera::sim::Report> report = emulator.takeLastReport())
+    for (const tessera::sim::OpCounters& op : report->ops)
+      if (op.op == "convert_layout") conflicts += op.counters.sharedBankConflicts();
+  return conflicts;
 }
 
 }  // namespace
@@ -62,11 +80,12 @@ int main(int argc, char** argv) {
   Options options;
   if (!parse(argc, argv, options)) {
     std::fprintf(stderr, "usage: tessera-gpu-check [--runtime=cuda|sim] [--arch=ARCH] [--checks=LIST] "
-                         "[--xfail=SUBSTRING]... [substring]\n");
+                         "[--xfail=SUBSTRING]... [--conflict-free-conversions (sim)] [substring]\n");
     return 2;
   }
   std::unique_ptr<DeviceRuntime> cuda;
   DeviceRuntime* runtime = nullptr;
+  tessera::sim::SimRuntime* emulator = nullptr;
   if (options.runtime == "sim") {
     try {
       const tessera::sim::Checks checks =
@@ -74,7 +93,7 @@ int main(int argc, char** argv) {
       tessera::sim::SimRuntime& sim = tessera::sim::simRuntime(options.arch.empty() ? "sm_90a" : options.arch, checks);
       std::printf("emulator (sim): %s %s, checks: %s\n", sim.target().c_str(), sim.nativeArch().c_str(),
                   sim.checks().str().c_str());
-      runtime = &sim;
+      runtime = emulator = &sim;
     } catch (const tessera::Error& e) {
       std::fprintf(stderr, "tessera-gpu-check: %s\n", e.what());
       return 2;
@@ -99,14 +118,23 @@ int main(int argc, char** argv) {
   CheckOptions checkOptions;
   checkOptions.timeLaunch = options.runtime != "sim";  // the emulator's time says nothing of a GPU's
   std::vector<CheckResult> results;
+  std::vector<std::pair<std::string, uint64_t>> conflictingConversions;
   for (const CheckCase& c : allCases()) {
     if (!options.filter.empty() && c.name.find(options.filter) == std::string::npos) continue;
     results.push_back(checkAgainstInterpreter(c, cache, *runtime, checkOptions));
     const CheckResult& r = results.back();
     std::fprintf(stderr, "%-6s %s\n", r.status == CheckResult::Status::Pass ? "pass" : "FAIL", c.name.c_str());
+    if (emulator)
+      if (uint64_t conflicts = conversionBankConflicts(*emulator)) conflictingConversions.emplace_back(c.name, conflicts);
   }
   std::printf("\n%s", formatCheckTable(results).c_str());
   bool ok = true;
+  if (emulator) {
+    std::printf("\nlayout conversions with shared-memory bank conflicts: %zu case(s)\n", conflictingConversions.size());
+    for (const auto& [name, conflicts] : conflictingConversions)
+      std::printf("  %-60s %llu extra wavefronts\n", name.c_str(), static_cast<unsigned long long>(conflicts));
+    ok = !options.conflictFreeConversions || conflictingConversions.empty();
+  }
   for (const CheckResult& r : results) {
     const bool passed = r.status == CheckResult::Status::Pass, expectedFailure = options.expectedToFail(r.name);
     if (passed && expectedFailure) {

@@ -4,6 +4,7 @@
 #include "backends/common/WarpShuffle.h"
 
 #include <llvm/IR/Verifier.h>
+#include <llvm/Support/MathExtras.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include "backends/common/DebugLocations.h"
@@ -277,10 +278,12 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
     }
     return out;
   }
-  // Through shared memory: the row-padded exchange buffer of transforms/analysis/SharedScratch.h, indexed in
-  // elements (row * pitch + column), in rounds of rowsPerRound buffer rows when the op's scratch holds fewer
+  // Through shared memory: the row-padded (or swizzled) exchange buffer of transforms/analysis/SharedScratch.h,
+  // indexed in elements (row * pitch + swizzledColumn(row, column)), in rounds of rowsPerRound buffer rows when the op's scratch holds fewer
   // than all of them.
-  const transforms::ExchangeBuffer buffer{bufferShape, element.storageBytes()};
+  transforms::ExchangeBuffer buffer = transforms::exchangeBufferOf(op);  // the pad the scratch was sized with
+  if (buffer.shape != bufferShape || buffer.elementBytes != element.storageBytes())
+    buffer = {bufferShape, element.storageBytes(), std::nullopt};
   const std::optional<transforms::SharedRange> range = transforms::scratchRangeOf(op);
   // Not even one row in the scratch: one round, for which scratch() reports the shortfall.
   const int64_t fitting = range ? buffer.rowsPerRound(range->bytes) : 0;
@@ -321,6 +324,31 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
       llvm::Value* c = b_.CreateXor(thread[d], b_.getInt32(static_cast<uint32_t>(regPart[d])));
       if (d + 1 == bufferShape.size()) col = c;
       else row = b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(bufferShape[d]))), c);
+    }
+    if (buffer.swizzle.phases > 1) {
+      // The swizzle is linear over F2 in the row and column bits (power-of-two dimensions: the row of c XOR c' is
+      // row(c) XOR row(c')): the thread's part and the register's constant part are swizzled apart and XORed,
+      // the same form as the unswizzled index, which LLVM's vectorizer merges into 8- and 16-byte accesses.
+      llvm::Value* threadRow = b_.getInt32(0);
+      for (size_t d = 0; d + 1 < bufferShape.size(); ++d)
+        threadRow = b_.CreateOr(b_.CreateShl(threadRow, static_cast<uint64_t>(llvm::Log2_64(bufferShape[d]))),
+                                thread[d]);
+      const int64_t registerRow = rowOf(regPart);
+      const int64_t registerColumn = buffer.swizzledColumn(registerRow, regPart.back());
+      const transforms::ExchangeSwizzle& z = buffer.swizzle;
+      llvm::Value* phase = b_.CreateAnd(b_.CreateLShr(threadRow, static_cast<uint64_t>(llvm::Log2_64(z.rowsPerPhase))),
+                                        static_cast<uint64_t>(z.phases - 1));
+      llvm::Value* threadColumn =
+          b_.CreateXor(thread.back(), b_.CreateShl(phase, static_cast<uint64_t>(llvm::Log2_64(buffer.chunkElements()))));
+      // The register's column bits below every thread basis's (and below the chunk) are added (no carry: the
+      // base's are 0), so that registers of one vector share the XORed base and the vectorizer sees base + 1, ...
+      int64_t threadLowBit = buffer.chunkElements();
+      for (const auto* bases : {&image.laneBases, &image.warpBases})
+        for (const Coords& c : *bases)
+          if (c.back() != 0) threadLowBit = std::min(threadLowBit, c.back() & -c.back());
+      const int64_t low = registerColumn & (threadLowBit - 1);
+      col = b_.CreateAdd(b_.CreateXor(threadColumn, b_.getInt32(static_cast<uint32_t>(registerColumn - low))),
+                         b_.getInt32(static_cast<uint32_t>(low)));
     }
     std::optional<int64_t> round;
     if (rounds == 1) {

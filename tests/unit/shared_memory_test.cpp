@@ -14,6 +14,7 @@
 #include "ir/Verifier.h"
 #include "transforms/PassManager.h"
 #include "transforms/SharedMemoryAllocator.h"
+#include "transforms/analysis/ExchangeConflicts.h"
 #include "transforms/analysis/Liveness.h"
 #include "transforms/analysis/SharedScratch.h"
 
@@ -104,6 +105,74 @@ TEST(SharedMemoryRules, ConvertLayoutScratch) {
   EXPECT_EQ(transforms::scratchBytes(*same, kOptions), 0);
 }
 
+TEST(SharedMemoryRules, ConvertLayoutPadsItsRowsForTheFewestWavefronts) {
+  // The f32 mma.sync accumulator of a 128x128 tile on 8 warps (pairs of columns, 8 rows of 4 lanes per warp)
+  // converted for 16-byte global stores (4 columns per thread, a warp per row). With the default 4-byte pad every
+  // access is scalar and 4-way conflicted (bank = row + column repeats 4 times over a warp); a 32-byte pad keeps
+  // rows 16-byte aligned, so the writes are 8 bytes (16 lanes per phase: 4 rows x 4 pairs, rows 8 words apart,
+  // all 32 banks) and the reads 16 bytes (8 lanes per phase, 128 contiguous bytes): one wavefront per phase.
+  const std::vector<int64_t> shape = {128, 128};
+  const Layout accumulator = Layout::blocked({1, 2}, {8, 4}, {1, 8}, {1, 0});
+  const Layout rows = Layout::blocked({1, 4}, {1, 32}, {8, 1}, {1, 0});
+  const ir::LinearLayout src = accumulator.toLinear(shape), dst = rows.toLinear(shape);
+  auto padded = [&](int64_t pad) { return transforms::ExchangeBuffer{shape, 4, pad}; };
+  // Default pad: 64 scalar writes and 64 scalar reads of one phase each, at 4 wavefronts apiece.
+  EXPECT_EQ(transforms::exchangeWavefronts(src, padded(4)), 64 * 4);
+  EXPECT_EQ(transforms::exchangeWavefronts(dst, padded(4)), 64 * 4);
+  // 32-byte pad: 32 writes of 8 bytes in 2 phases, 16 reads of 16 bytes in 4 phases, no conflict.
+  EXPECT_EQ(transforms::exchangeWavefronts(src, padded(32)), 32 * 2);
+  EXPECT_EQ(transforms::exchangeWavefronts(dst, padded(32)), 16 * 4);
+  const transforms::ExchangeBuffer chosen = transforms::leastConflictingExchange(src, dst, {shape, 4});
+  EXPECT_EQ(chosen.padBytes, 32);
+  EXPECT_EQ(chosen.swizzle.phases, 1);  // a pad that serves wins over a swizzle
+
+  // The op's scratch follows: 128 rows of 512 + 32 bytes.
+  const PassOptions eightWarps{8, 32};
+  auto f = makeFunction();
+  Builder b(f->body());
+  Value* acc = constantTile(b, laidOut(shape, Type::f32(), accumulator));
+  Op* toRows = convert(b, acc, rows);
+  EXPECT_EQ(transforms::exchangeBufferOf(*toRows).pitchBytes(), 544);
+  EXPECT_EQ(transforms::scratchBytes(*toRows, eightWarps), 128 * 544);
+
+  // A transpose is conflict-free with the default pad already: it keeps it (ties go to the default).
+  const std::vector<int64_t> square = {32, 32};
+  const transforms::ExchangeBuffer transpose = transforms::leastConflictingExchange(
+      rowMajor(square).toLinear(square), colMajor(square).toLinear(square), {square, 4});
+  EXPECT_EQ(transpose.pitchBytes(), 32 * 4 + 4);
+  EXPECT_EQ(transpose.swizzle.phases, 1);
+}
+
+TEST(SharedMemoryRules, ConvertLayoutSwizzlesWhereNoPadServesBothSides) {
+  // One warp's 16x16 f32 accumulator (pairs of columns, 8 rows of 4 lanes) read 4 columns at a time: a write
+  // phase is 16 lanes on 4 rows x 32 bytes, a read phase 8 lanes on 2 rows x 64 bytes. Rows 32 bytes apart in
+  // banks serve the writes and 64 the reads; no pitch is both. Swizzling 16-byte chunks serves both with one
+  // wavefront per phase: 4 writes of 8 bytes in 2 phases each, 2 reads of 16 bytes in 4 phases each.
+  const std::vector<int64_t> shape = {16, 16};
+  const ir::LinearLayout src = Layout::blocked({1, 2}, {8, 4}, {1, 1}, {1, 0}).toLinear(shape);
+  const ir::LinearLayout dst = Layout::blocked({1, 4}, {8, 4}, {1, 1}, {1, 0}).toLinear(shape);
+  const int64_t conflictFree = 4 * 2 + 2 * 4;
+  for (int64_t pad = 0; pad <= 128; pad += 4) {
+    const transforms::ExchangeBuffer buffer{shape, 4, pad};
+    EXPECT_GT(transforms::exchangeWavefronts(src, buffer) + transforms::exchangeWavefronts(dst, buffer), conflictFree)
+        << "pad " << pad;
+  }
+  const transforms::ExchangeBuffer chosen = transforms::leastConflictingExchange(src, dst, {shape, 4});
+  EXPECT_GT(chosen.swizzle.phases, 1);
+  EXPECT_EQ(chosen.pitchBytes(), 64);  // unpadded
+  EXPECT_EQ(transforms::exchangeWavefronts(src, chosen) + transforms::exchangeWavefronts(dst, chosen), conflictFree);
+  // The swizzle moves whole 16-byte chunks (4 f32) within a row, and every element keeps its own slot.
+  std::set<int64_t> offsets;
+  for (int64_t row = 0; row < 16; ++row)
+    for (int64_t column = 0; column < 16; ++column) {
+      const int64_t offset = chosen.byteOffset({row, column});
+      EXPECT_EQ(offset / 64, row);
+      EXPECT_EQ(offset % 16, column % 4 * 4);
+      offsets.insert(offset);
+    }
+  EXPECT_EQ(offsets.size(), 256u);
+}
+
 TEST(SharedMemoryRules, ExchangeLargerThanTheLimitRunsInRoundsOfPowerOfTwoRows) {
   // 128 x 128 f32 (an MFMA accumulator's conversion): 128 rows of 516 bytes = 66048 bytes, over a 65536 limit.
   const transforms::ExchangeBuffer tile{{128, 128}, 4};
@@ -121,12 +190,14 @@ TEST(SharedMemoryRules, ExchangeLargerThanTheLimitRunsInRoundsOfPowerOfTwoRows) 
   Builder b(f->body());
   std::vector<int64_t> shape = {128, 128};
   Op* transpose = convert(b, constantTile(b, laidOut(shape, Type::f32(), rowMajor(shape))), colMajor(shape));
+  // Its rows go unpadded, swizzled (analysis/ExchangeConflicts.h): 128 rows of 512 bytes.
+  EXPECT_EQ(transforms::exchangeBufferOf(*transpose).pitchBytes(), 512);
   PassOptions limited = kOptions;
-  EXPECT_EQ(transforms::scratchBytes(*transpose, limited), 66048);  // no limit
-  limited.maxSharedBytes = 65536;
-  EXPECT_EQ(transforms::scratchBytes(*transpose, limited), 33024);
+  EXPECT_EQ(transforms::scratchBytes(*transpose, limited), 65536);  // no limit
+  limited.maxSharedBytes = 65535;
+  EXPECT_EQ(transforms::scratchBytes(*transpose, limited), 32768);  // 2 rounds of 64 rows
   limited.maxSharedBytes = 100;  // not even one row: the whole buffer, for the target to reject
-  EXPECT_EQ(transforms::scratchBytes(*transpose, limited), 66048);
+  EXPECT_EQ(transforms::scratchBytes(*transpose, limited), 65536);
 }
 
 TEST(SharedMemoryRules, ConvertLayoutWithinEachWarpNeedsNoScratch) {
@@ -140,10 +211,11 @@ TEST(SharedMemoryRules, ConvertLayoutWithinEachWarpNeedsNoScratch) {
   EXPECT_FALSE(transforms::canRemapInRegisters(*lanesRenumbered, kOptions));
   EXPECT_FALSE(transforms::exchangeNeedsSharedMemory(*lanesRenumbered, kOptions));
   EXPECT_EQ(transforms::scratchBytes(*lanesRenumbered, kOptions), 0);
-  // Warps along the other dimension: elements change warps, so the conversion goes through shared memory.
+  // Warps along the other dimension: elements change warps, so the conversion goes through shared memory, in
+  // unpadded 16-byte rows (analysis/ExchangeConflicts.h: no pad costs fewer wavefronts than the 4-byte one).
   Op* acrossWarps = convert(b, x, Layout::blocked({1, 1}, {8, 4}, {1, 4}, {0, 1}));
   EXPECT_TRUE(transforms::exchangeNeedsSharedMemory(*acrossWarps, kOptions));
-  EXPECT_EQ(transforms::scratchBytes(*acrossWarps, kOptions), 32 * (4 * 4 + 4));
+  EXPECT_EQ(transforms::scratchBytes(*acrossWarps, kOptions), 32 * (4 * 4));
 }
 
 // Exact definition of "remappable in registers", by brute force over every thread: each result register is, in

@@ -7,6 +7,7 @@
 
 #include "ir/Layout.h"
 #include "ir/LayoutConversion.h"
+#include "transforms/analysis/ExchangeConflicts.h"
 
 namespace tessera::transforms {
 
@@ -163,7 +164,13 @@ std::vector<int64_t> exchangeBufferShape(const Op& op) {
 }
 
 ExchangeBuffer exchangeBufferOf(const Op& op) {
-  return {exchangeBufferShape(op), op.result(0)->type().storageBytes()};
+  ExchangeBuffer buffer{exchangeBufferShape(op), op.result(0)->type().storageBytes()};
+  if (!op.is(OpKind::ConvertLayout) || buffer.rows() == 1) return buffer;
+  // The pad or swizzle that makes this conversion's writes and reads cheapest (the shapes are the same on both
+  // sides).
+  std::optional<Layout> src = Layout::ofType(op.operand(0)->type()), dst = Layout::ofType(op.result(0)->type());
+  if (!src || !dst || !src->isDistributed() || !dst->isDistributed()) return buffer;
+  return leastConflictingExchange(src->toLinear(buffer.shape), dst->toLinear(buffer.shape), buffer);
 }
 
 int64_t ExchangeBuffer::rows() const {
@@ -182,7 +189,11 @@ int64_t ExchangeBuffer::byteOffset(const Coords& coords) const {
   if (coords.empty()) return 0;
   int64_t row = 0;
   for (size_t d = 0; d + 1 < coords.size(); ++d) row = row * shape[d] + coords[d];
-  return row * pitchBytes() + coords.back() * elementBytes;
+  return row * pitchBytes() + swizzledColumn(row, coords.back()) * elementBytes;
+}
+
+int64_t ExchangeBuffer::swizzledColumn(int64_t row, int64_t column) const {
+  return column ^ ((row / swizzle.rowsPerPhase) % swizzle.phases) * chunkElements();
 }
 
 OperandAreas operandAreas(const Op& op, int64_t slots) {

@@ -31,7 +31,7 @@
 //   (the operand's shape; for cat and join the result's shape) and element size B = B(element type), laid out
 //   row-padded:
 //       rows = product of all dimensions but the last (1 for rank 1), rowLength = last dimension,
-//       pad  = max(4, B) bytes at the end of every row, pitch = rowLength * B + pad,
+//       pad  = max(4, B) bytes at the end of every row (convert_layout: see below), pitch = rowLength * B + pad,
 //       byte offset of buffer coordinates c = row(c) * pitch + c[last] * B,  row(c) = row-major index of c
 //                                             without its last coordinate,
 //       scratchBytes = alignTo(rows * pitch, 16).
@@ -42,7 +42,11 @@
 //   The lowering derives R from the op's smem_bytes with the same function. If not even one row fits, the
 //   whole buffer is reserved (and the target reports the kernel's shared memory as too large).
 //   The pad shifts each row by one bank (4-byte word; 8-byte elements by 8 bytes to keep them aligned), so threads
-//   reading a column of a transposed tile hit distinct banks. (The unpadded row-major index `linear(c) * B` also
+//   reading a column of a transposed tile hit distinct banks. A convert_layout between distributed layouts pads
+//   by whatever multiple of max(4, B) up to 128 bytes makes writing its source and reading its destination
+//   cheapest in shared-memory wavefronts, max(4, B) when nothing is cheaper, or, when an XOR swizzle of 16-byte
+//   chunks within unpadded rows is cheaper still, swizzles (analysis/ExchangeConflicts.h). (The unpadded
+//   row-major index `linear(c) * B` also
 //   fits in these bytes, for lowerings that do not pad.)
 // * reduce: only when the reduced axis spans several warps (some warp-id bit moves the input's coordinate along
 //   `axis`; P = 2^(number of such bits) = the warps holding distinct partials of one output element). One slot per
@@ -95,15 +99,27 @@ struct OperandAreas {
 };
 OperandAreas operandAreas(const ir::Op& op, int64_t slots);
 
-// The row-padded exchange buffer of `shape` (see the rule above).
+// An XOR swizzle of a row's 16-byte chunks: chunk c of row r is stored as chunk c XOR ((r / rowsPerPhase) %
+// phases). Accesses of up to 16 aligned bytes stay whole. phases == 1: none. Powers of two; phases chunks fit in
+// a row.
+struct ExchangeSwizzle {
+  static constexpr int64_t kChunkBytes = 16;
+  int64_t rowsPerPhase = 1, phases = 1;
+  bool operator==(const ExchangeSwizzle&) const = default;
+};
+
+// The row-padded (or swizzled) exchange buffer of `shape` (see the rule above).
 struct ExchangeBuffer {
   std::vector<int64_t> shape;
   int64_t elementBytes = 1;
+  std::optional<int64_t> padBytes = std::nullopt;  // a multiple of max(4, B); unset: defaultPadBytes
+  ExchangeSwizzle swizzle{};
 
+  static int64_t defaultPadBytes(int64_t elementBytes) { return std::max<int64_t>(4, elementBytes); }
   int64_t rows() const;
   int64_t rowLength() const { return shape.empty() ? 1 : shape.back(); }
-  int64_t pitchBytes() const { return rowLength() * elementBytes + std::max<int64_t>(4, elementBytes); }
-  // The pitch in elements: the pad, max(4, B) bytes, is a whole number of B-byte elements (B is 1, 2, 4 or 8).
+  int64_t pitchBytes() const { return rowLength() * elementBytes + padBytes.value_or(defaultPadBytes(elementBytes)); }
+  // The pitch in elements: the pad is a whole number of B-byte elements (B is 1, 2, 4 or 8).
   int64_t pitchElements() const { return pitchBytes() / elementBytes; }
   int64_t bytes() const { return alignToShared(rows() * pitchBytes()); }
   // Scratch for `rowsPerRound` rows at a time.
@@ -113,6 +129,9 @@ struct ExchangeBuffer {
   int64_t rowsPerRound(int64_t scratchBytes) const;
   // Byte offset of buffer coordinates `coords`; throws tessera::Error if their rank is not the shape's.
   int64_t byteOffset(const std::vector<int64_t>& coords) const;
+  // Where column `column` of row `row` is stored within the row, in elements.
+  int64_t swizzledColumn(int64_t row, int64_t column) const;
+  int64_t chunkElements() const { return ExchangeSwizzle::kChunkBytes / elementBytes; }
 };
 
 bool isExchangeOp(const ir::Op& op);

@@ -1,0 +1,111 @@
+#include "transforms/analysis/ExchangeConflicts.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace tessera::transforms {
+namespace {
+
+constexpr int64_t kBanks = 32, kBankBytes = 4, kPhaseBytes = kBanks * kBankBytes, kMaxVectorBytes = 16;
+constexpr int64_t kMaxPadBytes = 128;  // every bank offset a row can start at
+
+// Consecutive registers holding consecutive elements of a row: register bits 0..m-1 step the last coordinate by
+// 1, 2, .., 2^(m-1); limited by the lowest last-coordinate bit a lane or warp basis moves (a vector must start at a
+// multiple of its length).
+int64_t contiguousRegisters(const ir::LinearLayout& layout) {
+  const size_t last = layout.outDims().size() - 1;
+  int64_t run = 1;
+  for (const ir::LinearLayout::Basis& b : layout.inDim(ir::kRegisterDim).bases) {
+    bool unitStep = b[last] == run;
+    for (size_t d = 0; d < last; ++d) unitStep = unitStep && b[d] == 0;
+    if (!unitStep) break;
+    run *= 2;
+  }
+  for (const char* dim : {ir::kLaneDim, ir::kWarpDim})
+    for (const ir::LinearLayout::Basis& b : layout.inDim(dim).bases)
+      while (b[last] != 0 && b[last] % run != 0) run /= 2;
+  return run;
+}
+
+}  // namespace
+
+int64_t exchangeWavefronts(const ir::LinearLayout& layout, const ExchangeBuffer& buffer) {
+  const int64_t elementBytes = buffer.elementBytes, pitchBytes = buffer.pitchBytes();
+  // The widest access the pitch keeps aligned, as LLVM's load/store vectorizer would form it (a swizzle moves
+  // whole 16-byte chunks). One row: only the buffer's start, 16-byte aligned, matters.
+  const bool oneRow = buffer.rows() == 1;
+  int64_t vectorBytes = std::min(contiguousRegisters(layout) * elementBytes, kMaxVectorBytes);
+  while (!oneRow && vectorBytes > elementBytes && pitchBytes % vectorBytes != 0) vectorBytes /= 2;
+  const int64_t perAccess = vectorBytes / elementBytes;
+  const int64_t phaseLanes = kPhaseBytes / std::max(vectorBytes, kBankBytes);
+  const int64_t registers = layout.inDimSize(ir::kRegisterDim), lanes = layout.inDimSize(ir::kLaneDim);
+  // A thread accesses an element once: registers repeating an earlier register's element are not written again,
+  // and LLVM merges their loads.
+  const uint64_t repeatedRegisters = layout.freeVariableMasks()[0];
+
+  // The coordinates are a register's part XOR a lane's part.
+  auto byteOffset = [&](const std::vector<int64_t>& regPart, const std::vector<int64_t>& lanePart) {
+    std::vector<int64_t> coords(regPart.size());
+    for (size_t d = 0; d < coords.size(); ++d) coords[d] = regPart[d] ^ lanePart[d];
+    return buffer.byteOffset(coords);
+  };
+  std::vector<std::vector<int64_t>> laneParts;
+  for (int64_t lane = 0; lane < lanes; ++lane) laneParts.push_back(layout.apply({0, lane, 0}));
+
+  int64_t wavefronts = 0;
+  std::vector<std::pair<int64_t, int64_t>> bankWords;  // (bank, word) of one phase
+  for (int64_t r = 0; r < registers; r += perAccess) {
+    if ((static_cast<uint64_t>(r) & repeatedRegisters) != 0) continue;
+    const std::vector<int64_t> regPart = layout.apply({r, 0, 0});
+    for (int64_t first = 0; first < lanes; first += phaseLanes) {
+      bankWords.clear();
+      for (int64_t lane = first; lane < std::min(lanes, first + phaseLanes); ++lane) {
+        const int64_t start = byteOffset(regPart, laneParts[lane]);
+        for (int64_t word = start / kBankBytes; word * kBankBytes < start + vectorBytes; ++word)
+          bankWords.emplace_back(word % kBanks, word);
+      }
+      std::sort(bankWords.begin(), bankWords.end());
+      bankWords.erase(std::unique(bankWords.begin(), bankWords.end()), bankWords.end());
+      int64_t most = 0;
+      for (size_t i = 0; i < bankWords.size();) {
+        size_t j = i;
+        while (j < bankWords.size() && bankWords[j].first == bankWords[i].first) ++j;
+        most = std::max<int64_t>(most, static_cast<int64_t>(j - i));
+        i = j;
+      }
+      wavefronts += most;
+    }
+  }
+  return wavefronts;
+}
+
+ExchangeBuffer leastConflictingExchange(const ir::LinearLayout& src, const ir::LinearLayout& dst, ExchangeBuffer buffer) {
+  buffer.padBytes = std::nullopt;
+  buffer.swizzle = {};
+  if (buffer.rows() == 1) return buffer;  // one row: no pad or swizzle matters
+  auto cost = [&](const ExchangeBuffer& b) { return exchangeWavefronts(src, b) + exchangeWavefronts(dst, b); };
+  ExchangeBuffer best = buffer;
+  int64_t bestCost = cost(best);
+  auto consider = [&](const ExchangeBuffer& candidate) {
+    if (const int64_t c = cost(candidate); c < bestCost) best = candidate, bestCost = c;
+  };
+  for (int64_t pad = 0; pad <= kMaxPadBytes && bestCost > 0; pad += std::max(kBankBytes, buffer.elementBytes)) {
+    ExchangeBuffer padded = buffer;
+    padded.padBytes = pad;
+    consider(padded);
+  }
+  // Swizzles only over power-of-two dimensions: the lowering relies on the row index being linear over F2.
+  const bool powerOfTwo = std::all_of(buffer.shape.begin(), buffer.shape.end(), [](int64_t n) { return (n & (n - 1)) == 0; });
+  const int64_t rowBytes = buffer.rowLength() * buffer.elementBytes;
+  for (int64_t phases = 2; powerOfTwo && phases * ExchangeSwizzle::kChunkBytes <= kPhaseBytes &&
+                           rowBytes % (phases * ExchangeSwizzle::kChunkBytes) == 0 && bestCost > 0; phases *= 2)
+    for (int64_t rowsPerPhase = 1; rowsPerPhase * phases <= kBanks && bestCost > 0; rowsPerPhase *= 2) {
+      ExchangeBuffer swizzled = buffer;
+      swizzled.padBytes = 0;
+      swizzled.swizzle = {rowsPerPhase, phases};
+      consider(swizzled);
+    }
+  return best;
+}
+
+}  // namespace tessera::transforms
