@@ -5,6 +5,7 @@ packages=(
   build-essential cmake ninja-build ccache git
   llvm-19-dev lld-19 llvm-19-tools libzstd-dev zlib1g-dev libedit-dev libxml2-dev libffi-dev libncurses-dev
   python3-venv python3-pip python3-setuptools python3-wheel python3-matplotlib  # pip install ., plots (tests/pip)
+  python3-torch  # torch tensors as kernel arguments (tests/python)
   libgtest-dev pybind11-dev python3-dev python3-numpy python3-pytest
   clang-19 libclang-rt-19-dev  # the sanitizer and libFuzzer build (scripts/run_sanitizers.sh)
 )
