@@ -288,6 +288,9 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
   // Not even one row in the scratch: one round, for which scratch() reports the shortfall.
   const int64_t fitting = range ? buffer.rowsPerRound(range->bytes) : 0;
   const int64_t rowsPerRound = fitting > 0 ? fitting : buffer.rows();
+  // A round holds whole swizzle blocks; where it cannot, the rows go unswizzled (both sides of the exchange agree;
+  // only bank conflicts differ).
+  if (rowsPerRound % buffer.swizzleBlockRows() != 0) buffer.swizzle = {};
   const int64_t rounds = (buffer.rows() + rowsPerRound - 1) / rowsPerRound;
   const int64_t pitch = buffer.pitchElements();
   llvm::Value* base = scratch(op, rounds == 1 ? buffer.bytes() : buffer.roundBytes(rowsPerRound));
@@ -303,10 +306,14 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
   // round). Otherwise it is computed per thread.
   auto powerOfTwo = [](int64_t n) { return (n & (n - 1)) == 0; };
   const bool powerOfTwoRows = std::all_of(bufferShape.begin(), bufferShape.end(), powerOfTwo) && powerOfTwo(rowsPerRound);
+  // A slot is row * pitch + col elements from the round's start, plus a constant (rowConstant * pitch +
+  // columnConstant) that is added last, so that LLVM's vectorizer sees a thread's registers as one base plus
+  // 0, 1, 2, ... elements.
   struct Slot {
     llvm::Value* row;
     llvm::Value* col;
     std::optional<int64_t> round;  // known at compile time
+    int64_t rowConstant = 0, columnConstant = 0;
   };
   auto slotOf = [&](const ThreadMap& map, const CoordFn& fn, int64_t reg) -> Slot {
     // Buffer coordinates = fn(register part) XOR linear(fn)(thread part); the thread part is expressed through a
@@ -320,35 +327,61 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
     const std::vector<llvm::Value*>& thread = threadPart(image);
     llvm::Value* row = b_.getInt32(0);
     llvm::Value* col = b_.getInt32(0);
+    // Each coordinate is the thread part XOR the register's constant part. Where no thread basis moves a bit of
+    // the register's part, in any dimension, the XOR is an add and the register's part becomes the slot's
+    // constant. (A register's column ORed into a masked thread part lets InstCombine drop the mask, and the
+    // vectorizer no longer sees that `x | 249` follows `x | 248`.) Otherwise the register's bits below every
+    // thread basis's are at least added last (no carry: the thread part's are 0).
+    std::vector<int64_t> threadBits(bufferShape.size(), 0);
+    for (const auto* bases : {&image.laneBases, &image.warpBases})
+      for (const Coords& c : *bases)
+        for (size_t d = 0; d < bufferShape.size(); ++d) threadBits[d] |= c[d];
+    bool disjoint = buffer.swizzle.phases == 1;
+    for (size_t d = 0; d < bufferShape.size(); ++d) disjoint = disjoint && (regPart[d] & threadBits[d]) == 0;
     for (size_t d = 0; d < bufferShape.size(); ++d) {
-      llvm::Value* c = b_.CreateXor(thread[d], b_.getInt32(static_cast<uint32_t>(regPart[d])));
+      const int64_t lowMask = threadBits[d] == 0 ? -1 : (threadBits[d] & -threadBits[d]) - 1;
+      const int64_t low = disjoint ? 0 : regPart[d] & lowMask;
+      const int64_t xored = disjoint ? 0 : regPart[d] - low;
+      llvm::Value* c = b_.CreateAdd(b_.CreateXor(thread[d], b_.getInt32(static_cast<uint32_t>(xored))),
+                                    b_.getInt32(static_cast<uint32_t>(low)));
       if (d + 1 == bufferShape.size()) col = c;
       else row = b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(bufferShape[d]))), c);
     }
     if (buffer.swizzle.phases > 1) {
-      // The swizzle is linear over F2 in the row and column bits (power-of-two dimensions: the row of c XOR c' is
-      // row(c) XOR row(c')): the thread's part and the register's constant part are swizzled apart and XORed,
-      // the same form as the unswizzled index, which LLVM's vectorizer merges into 8- and 16-byte accesses.
+      // The swizzle is linear over F2 in the unpadded offset's bits (power-of-two dimensions: the row of c XOR c'
+      // is row(c) XOR row(c')): the thread's part and the register's constant part are swizzled apart and
+      // XORed, the same form as the unswizzled index, which LLVM's vectorizer merges into 8- and 16-byte
+      // accesses. Offsets here are in elements, row-major over the unpadded rows.
+      const transforms::ExchangeSwizzle& z = buffer.swizzle;
+      const uint64_t columnBits = llvm::Log2_64(bufferShape.back());
+      const uint64_t strideShift = llvm::Log2_64(z.strideBytes / buffer.elementBytes);
+      const uint64_t chunkShift = llvm::Log2_64(buffer.chunkElements());
       llvm::Value* threadRow = b_.getInt32(0);
       for (size_t d = 0; d + 1 < bufferShape.size(); ++d)
         threadRow = b_.CreateOr(b_.CreateShl(threadRow, static_cast<uint64_t>(llvm::Log2_64(bufferShape[d]))),
                                 thread[d]);
-      const int64_t registerRow = rowOf(regPart);
-      const int64_t registerColumn = buffer.swizzledColumn(registerRow, regPart.back());
-      const transforms::ExchangeSwizzle& z = buffer.swizzle;
-      llvm::Value* phase = b_.CreateAnd(b_.CreateLShr(threadRow, static_cast<uint64_t>(llvm::Log2_64(z.rowsPerPhase))),
-                                        static_cast<uint64_t>(z.phases - 1));
-      llvm::Value* threadColumn =
-          b_.CreateXor(thread.back(), b_.CreateShl(phase, static_cast<uint64_t>(llvm::Log2_64(buffer.chunkElements()))));
-      // The register's column bits below every thread basis's (and below the chunk) are added (no carry: the
+      llvm::Value* threadOffset = b_.CreateOr(b_.CreateShl(threadRow, columnBits), thread.back());
+      llvm::Value* threadSwizzled = b_.CreateXor(
+          threadOffset,
+          b_.CreateShl(b_.CreateAnd(b_.CreateLShr(threadOffset, strideShift), static_cast<uint64_t>(z.phases - 1)),
+                       chunkShift));
+      auto offsetOf = [&](const Coords& c) { return rowOf(c) << columnBits | c.back(); };
+      const int64_t registerSwizzled = z.apply(offsetOf(regPart) * buffer.elementBytes) / buffer.elementBytes;
+      // The register's offset bits below every thread basis's (and below the chunk) are added (no carry: the
       // base's are 0), so that registers of one vector share the XORed base and the vectorizer sees base + 1, ...
       int64_t threadLowBit = buffer.chunkElements();
       for (const auto* bases : {&image.laneBases, &image.warpBases})
         for (const Coords& c : *bases)
-          if (c.back() != 0) threadLowBit = std::min(threadLowBit, c.back() & -c.back());
-      const int64_t low = registerColumn & (threadLowBit - 1);
-      col = b_.CreateAdd(b_.CreateXor(threadColumn, b_.getInt32(static_cast<uint32_t>(registerColumn - low))),
+          if (const int64_t o = offsetOf(c); o != 0) threadLowBit = std::min(threadLowBit, o & -o);
+      const int64_t low = registerSwizzled & (threadLowBit - 1);
+      // The swizzle keeps every element within its block of blockRows rows: the slot is the block's first row
+      // and the offset within the block.
+      const int64_t blockRows = buffer.swizzleBlockRows();
+      const uint64_t blockMask = static_cast<uint64_t>(blockRows * bufferShape.back() - 1);
+      col = b_.CreateAdd(b_.CreateAnd(b_.CreateXor(threadSwizzled, b_.getInt32(static_cast<uint32_t>(registerSwizzled - low))),
+                                      blockMask),
                          b_.getInt32(static_cast<uint32_t>(low)));
+      if (blockRows > 1) row = b_.CreateAnd(row, ~static_cast<uint64_t>(blockRows - 1));
     }
     std::optional<int64_t> round;
     if (rounds == 1) {
@@ -359,16 +392,20 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
         for (const Coords& c : *bases) threadsStayInRound = threadsStayInRound && rowOf(c) < rowsPerRound;
       if (threadsStayInRound) round = rowOf(regPart) / rowsPerRound;
     }
+    if (disjoint) return {row, col, round, rowOf(regPart), regPart.back()};
     return {row, col, round};
   };
   auto inRound = [&](const Slot& s, int64_t k) -> llvm::Value* {
     if (s.round) return b_.getInt1(*s.round == k);
-    return b_.CreateICmpEQ(b_.CreateUDiv(s.row, b_.getInt32(static_cast<uint32_t>(rowsPerRound))),
+    llvm::Value* row = b_.CreateAdd(s.row, b_.getInt32(static_cast<uint32_t>(s.rowConstant)));
+    return b_.CreateICmpEQ(b_.CreateUDiv(row, b_.getInt32(static_cast<uint32_t>(rowsPerRound))),
                            b_.getInt32(static_cast<uint32_t>(k)));
   };
   auto pointerInRound = [&](const Slot& s, int64_t k) {
     llvm::Value* row = b_.CreateSub(s.row, b_.getInt32(static_cast<uint32_t>(k * rowsPerRound)));
-    return smemElementPtr(base, mt, b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(pitch))), s.col));
+    llvm::Value* index = b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(pitch))), s.col);
+    const int64_t constant = s.rowConstant * pitch + s.columnConstant;
+    return smemElementPtr(base, mt, b_.CreateAdd(index, b_.getInt32(static_cast<uint32_t>(constant))));
   };
   std::vector<Regs> out;
   for (const ExchangeDest& d : dests) out.emplace_back(d.map->numRegs(), nullptr);

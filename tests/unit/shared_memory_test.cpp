@@ -173,6 +173,42 @@ TEST(SharedMemoryRules, ConvertLayoutSwizzlesWhereNoPadServesBothSides) {
   EXPECT_EQ(offsets.size(), 256u);
 }
 
+TEST(SharedMemoryRules, ConvertLayoutSwizzlesShortRowsApartWithinTheirBlock) {
+  // The 16x16 f32 accumulator of one wave64 MFMA (4 consecutive rows of one column per lane, 16 lanes along the
+  // columns) read 4 columns at a time (16 lanes along the rows). A write phase is 32 lanes storing one element of
+  // each column of 2 rows 4 apart; in 64-byte rows those 2 rows sit in the same 16 banks however their own chunks
+  // are permuted, so no pad and no swizzle within rows serves both sides. A swizzle of 128-byte blocks (2 rows)
+  // whose stride is one row (chunk bits 4-6 of the offset XOR bits 6-8) moves row r + 4 to the other half of the
+  // banks: one wavefront per phase, 4 writes in 2 phases each and one 16-byte read in 8 phases.
+  const std::vector<int64_t> shape = {16, 16};
+  const ir::LinearLayout src = Layout::blocked({4, 1}, {4, 16}, {1, 1}, {1, 0}).toLinear(shape);
+  const ir::LinearLayout dst = Layout::blocked({1, 4}, {16, 4}, {1, 1}, {1, 0}).toLinear(shape);
+  const int64_t conflictFree = 4 * 2 + 1 * 8;
+  auto cost = [&](const transforms::ExchangeBuffer& buffer) {
+    return transforms::exchangeWavefronts(src, buffer) + transforms::exchangeWavefronts(dst, buffer);
+  };
+  for (int64_t pad = 0; pad <= 128; pad += 4) EXPECT_GT(cost({shape, 4, pad}), conflictFree) << "pad " << pad;
+  for (int64_t phases = 2; phases <= 4; phases *= 2)  // chunks XORed within a row, by row
+    for (int64_t stride = 64; stride <= 1024; stride *= 2)
+      EXPECT_GT(cost({shape, 4, 0, {phases, stride}}), conflictFree) << phases << " " << stride;
+
+  const transforms::ExchangeBuffer chosen = transforms::leastConflictingExchange(src, dst, {shape, 4});
+  EXPECT_EQ(chosen.swizzle, (transforms::ExchangeSwizzle{8, 64}));
+  EXPECT_EQ(chosen.swizzleBlockRows(), 2);
+  EXPECT_EQ(chosen.pitchBytes(), 64);  // unpadded
+  EXPECT_EQ(cost(chosen), conflictFree);
+  // Chunks stay whole and within their block of 2 rows, and every element keeps its own slot.
+  std::set<int64_t> offsets;
+  for (int64_t row = 0; row < 16; ++row)
+    for (int64_t column = 0; column < 16; ++column) {
+      const int64_t offset = chosen.byteOffset({row, column});
+      EXPECT_EQ(offset / 128, row / 2);
+      EXPECT_EQ(offset % 16, column % 4 * 4);
+      offsets.insert(offset);
+    }
+  EXPECT_EQ(offsets.size(), 256u);
+}
+
 TEST(SharedMemoryRules, ExchangeLargerThanTheLimitRunsInRoundsOfPowerOfTwoRows) {
   // 128 x 128 f32 (an MFMA accumulator's conversion): 128 rows of 516 bytes = 66048 bytes, over a 65536 limit.
   const transforms::ExchangeBuffer tile{{128, 128}, 4};

@@ -206,8 +206,22 @@ TEST(SimPlantedBugs, UnpaddedExchangeBufferHasBankConflicts) {
   // Loads: lane l reads word (4 (l % 8) + k) * P + 4w + l / 8 (+16): with P = 32, 4 banks for 32 lanes, 8
   // distinct words in each: 7 extra wavefronts x 32 requests = 224. (With P = 33 both are permutations of the
   // 32 banks.)
+  // The optimized IR addresses a slot as the thread's row * 33 plus its column, then each register's constant
+  // offset in bytes from there (row * 132 + column * 4): both become pitch 32.
   SimOutcome planted = runUnderSim(transposeCase(), "sm_90a", [](jit::CompiledKernel& k) {
-    ASSERT_EQ(replaceAll(k.optimizedLLVMIR, ", 33, !dbg", ", 32, !dbg"), 6);
+    ASSERT_EQ(replaceAll(k.optimizedLLVMIR, ", 33, !dbg", ", 32, !dbg"), 2);
+    const std::regex constantOffset(R"((getelementptr inbounds i8, ptr addrspace\(3\) %[0-9]+, i64 )([0-9]+))");
+    std::string text;
+    int offsets = 0;
+    auto last = k.optimizedLLVMIR.cbegin();
+    for (std::sregex_iterator m(k.optimizedLLVMIR.begin(), k.optimizedLLVMIR.end(), constantOffset), end; m != end; ++m) {
+      const int64_t offset = std::stoll((*m)[2].str());
+      text.append(last, (*m)[0].first).append((*m)[1].str()).append(std::to_string(offset / 132 * 128 + offset % 132));
+      last = (*m)[0].second;
+      ++offsets;
+    }
+    k.optimizedLLVMIR = text.append(last, k.optimizedLLVMIR.cend());
+    ASSERT_EQ(offsets, 14);  // 2 x 8 registers, each side's first at the thread's own slot
   });
   EXPECT_EQ(planted.check.status, gpucheck::CheckResult::Status::Pass) << planted.check.message;
   exchange = opCounters(planted.report, "trans", kTransLine);

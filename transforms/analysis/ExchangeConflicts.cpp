@@ -94,17 +94,26 @@ ExchangeBuffer leastConflictingExchange(const ir::LinearLayout& src, const ir::L
     padded.padBytes = pad;
     consider(padded);
   }
-  // Swizzles only over power-of-two dimensions: the lowering relies on the row index being linear over F2.
+  // Swizzles only over power-of-two dimensions: the lowering relies on the offset being linear over F2. First
+  // the strides of whole rows ("chunk XOR (row / k) % phases" within a row), then shorter ones, which also move
+  // chunks between the short rows of one block.
   const bool powerOfTwo = std::all_of(buffer.shape.begin(), buffer.shape.end(), [](int64_t n) { return (n & (n - 1)) == 0; });
-  const int64_t rowBytes = buffer.rowLength() * buffer.elementBytes;
-  for (int64_t phases = 2; powerOfTwo && phases * ExchangeSwizzle::kChunkBytes <= kPhaseBytes &&
-                           rowBytes % (phases * ExchangeSwizzle::kChunkBytes) == 0 && bestCost > 0; phases *= 2)
-    for (int64_t rowsPerPhase = 1; rowsPerPhase * phases <= kBanks && bestCost > 0; rowsPerPhase *= 2) {
+  const int64_t rowBytes = buffer.rowLength() * buffer.elementBytes, totalBytes = buffer.rows() * rowBytes;
+  auto trySwizzles = [&](int64_t phases, int64_t firstStride, int64_t lastStride) {
+    for (int64_t stride = firstStride; stride <= lastStride && bestCost > 0; stride *= 2) {
       ExchangeBuffer swizzled = buffer;
       swizzled.padBytes = 0;
-      swizzled.swizzle = {rowsPerPhase, phases};
+      swizzled.swizzle = {phases, stride};
       consider(swizzled);
     }
+  };
+  auto withinRows = [&](int64_t phases) { return rowBytes % (phases * ExchangeSwizzle::kChunkBytes) == 0; };
+  for (int64_t phases = 2; powerOfTwo && phases * ExchangeSwizzle::kChunkBytes <= kPhaseBytes; phases *= 2)
+    if (withinRows(phases)) trySwizzles(phases, rowBytes, rowBytes * kBanks / phases);
+  // Strides past half the buffer XOR nothing.
+  constexpr int64_t kMinStrideBytes = 2 * ExchangeSwizzle::kChunkBytes;
+  for (int64_t phases = 2; powerOfTwo && phases * ExchangeSwizzle::kChunkBytes <= std::min(kPhaseBytes, totalBytes); phases *= 2)
+    trySwizzles(phases, kMinStrideBytes, withinRows(phases) ? rowBytes / 2 : totalBytes / 2);
   return best;
 }
 

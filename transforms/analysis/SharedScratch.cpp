@@ -189,11 +189,11 @@ int64_t ExchangeBuffer::byteOffset(const Coords& coords) const {
   if (coords.empty()) return 0;
   int64_t row = 0;
   for (size_t d = 0; d + 1 < coords.size(); ++d) row = row * shape[d] + coords[d];
-  return row * pitchBytes() + swizzledColumn(row, coords.back()) * elementBytes;
+  return swizzle.apply(row * pitchBytes() + coords.back() * elementBytes);  // a swizzle leaves rows unpadded
 }
 
-int64_t ExchangeBuffer::swizzledColumn(int64_t row, int64_t column) const {
-  return column ^ ((row / swizzle.rowsPerPhase) % swizzle.phases) * chunkElements();
+int64_t ExchangeBuffer::swizzleBlockRows() const {
+  return std::max<int64_t>(1, swizzle.blockBytes() / (rowLength() * elementBytes));
 }
 
 OperandAreas operandAreas(const Op& op, int64_t slots) {

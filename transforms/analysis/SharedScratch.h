@@ -44,10 +44,11 @@
 //   The pad shifts each row by one bank (4-byte word; 8-byte elements by 8 bytes to keep them aligned), so threads
 //   reading a column of a transposed tile hit distinct banks. A convert_layout between distributed layouts pads
 //   by whatever multiple of max(4, B) up to 128 bytes makes writing its source and reading its destination
-//   cheapest in shared-memory wavefronts, max(4, B) when nothing is cheaper, or, when an XOR swizzle of 16-byte
-//   chunks within unpadded rows is cheaper still, swizzles (analysis/ExchangeConflicts.h). (The unpadded
-//   row-major index `linear(c) * B` also
-//   fits in these bytes, for lowerings that do not pad.)
+//   cheapest in shared-memory wavefronts, max(4, B) when nothing is cheaper, or, when an XOR swizzle of the
+//   unpadded buffer's 16-byte chunks is cheaper still, swizzles (ExchangeSwizzle below;
+//   analysis/ExchangeConflicts.h). A round then holds whole swizzle blocks (else the lowering leaves the rows
+//   unswizzled). (The unpadded row-major index `linear(c) * B` also fits in these bytes, for lowerings that do
+//   not pad.)
 // * reduce: only when the reduced axis spans several warps (some warp-id bit moves the input's coordinate along
 //   `axis`; P = 2^(number of such bits) = the warps holding distinct partials of one output element). One slot per
 //   warp position per output element per operand, in OperandAreas of E * P slots (E = max(1, result elements)):
@@ -99,12 +100,20 @@ struct OperandAreas {
 };
 OperandAreas operandAreas(const ir::Op& op, int64_t slots);
 
-// An XOR swizzle of a row's 16-byte chunks: chunk c of row r is stored as chunk c XOR ((r / rowsPerPhase) %
-// phases). Accesses of up to 16 aligned bytes stay whole. phases == 1: none. Powers of two; phases chunks fit in
-// a row.
+// An XOR swizzle of the unpadded buffer's 16-byte chunks: the chunk at byte offset o is stored as chunk
+// (o / 16) XOR ((o / strideBytes) % phases). Every bit it flips is below the bits it reads, so it is a bijection
+// within each aligned block of `phases` chunks (a block may span several short rows), and linear over F2 in the
+// offset's bits. strideBytes = k * rowBytes is the familiar "chunk XOR (row / k) % phases"; shorter strides also
+// separate rows that share their banks (in 64-byte rows, rows 4 apart, which no permutation within a row can).
+// Accesses of up to 16 aligned bytes stay whole. phases == 1: none; otherwise powers of two, strideBytes >= 32.
 struct ExchangeSwizzle {
   static constexpr int64_t kChunkBytes = 16;
-  int64_t rowsPerPhase = 1, phases = 1;
+  int64_t phases = 1, strideBytes = 0;
+  int64_t blockBytes() const { return phases * kChunkBytes; }
+  // Where the byte at unswizzled offset `offset` is stored.
+  int64_t apply(int64_t offset) const {
+    return phases == 1 ? offset : offset ^ (offset / strideBytes % phases * kChunkBytes);
+  }
   bool operator==(const ExchangeSwizzle&) const = default;
 };
 
@@ -129,8 +138,8 @@ struct ExchangeBuffer {
   int64_t rowsPerRound(int64_t scratchBytes) const;
   // Byte offset of buffer coordinates `coords`; throws tessera::Error if their rank is not the shape's.
   int64_t byteOffset(const std::vector<int64_t>& coords) const;
-  // Where column `column` of row `row` is stored within the row, in elements.
-  int64_t swizzledColumn(int64_t row, int64_t column) const;
+  // Rows of one swizzle block (the swizzle moves elements only within them): 1 when a block fits in a row.
+  int64_t swizzleBlockRows() const;
   int64_t chunkElements() const { return ExchangeSwizzle::kChunkBytes / elementBytes; }
 };
 
