@@ -207,7 +207,7 @@ void runStaged(jit::JitKernel& kernel, const interp::Grid& g, StagedArgs staged,
     arg = arg.kind() == jit::KernelArg::Kind::TensorDescriptor
               ? jit::KernelArg::tensorDescriptor(buffers.addresses.back(), arg.descriptor().shape,
                                                  arg.descriptor().strides, arg.descriptor().block)
-              : jit::KernelArg::pointer(buffers.addresses.back());
+              : jit::KernelArg::pointer(buffers.addresses.back(), array.bytes);  // sized: offsets32
   }
   {
     py::gil_scoped_release release;
