@@ -21,7 +21,7 @@
 // Addresses outside it (masked-off elements) may differ from the 64-bit ones, which no one reads.
 //
 // Left alone: arguments without pointer_range = 32, i64 offsets that are not an i32 widened, steps that are not
-// one scalar for the whole tile or that change inside the loop, and pointer tiles the loop does not carry
+// one scalar for the whole tile or that change from one iteration to the next, and pointer tiles the loop does not carry
 // (recomputing per-iteration addresses, e.g. attention's K and V blocks, cost registers instead of saving them).
 #include <optional>
 #include <vector>
@@ -64,6 +64,21 @@ bool definedInside(const Value* v, const Op* loop) {
   for (const Op* parent = block->parentOp(); parent; parent = parent->parentBlock()->parentOp())
     if (parent == loop) return true;
   return false;
+}
+
+// Whether `v` has the same value in every iteration of `loop`: defined outside it, or (as the frontend traces
+// `a_ptrs += BK * stride_ak`) computed in the loop's body by pure ops from such values. The body's own ops
+// dominate its yield, where the sum is advanced; a value from a nested region would not, so those do not count.
+bool loopInvariant(const Value* v, const Op* loop, int depth = 0) {
+  constexpr int kMaxDepth = 16;  // the traced step is a product or two; deeper chains are not worth the walk
+  if (!definedInside(v, loop)) return true;
+  const Op* def = v->definingOp();
+  if (!def || def->parentBlock() != loop->region(0) || !def->info().has(ir::kPure) || def->numRegions() != 0 ||
+      depth >= kMaxDepth)
+    return false;
+  for (const Value* operand : def->operands())
+    if (!loopInvariant(operand, loop, depth + 1)) return false;
+  return true;
 }
 
 // `v` (integer, any shape) as an i32 value of the same value: itself, or the i32 it was widened from. Null when
@@ -173,7 +188,7 @@ class CanonicalizePointersPass : public Pass {
     if (!def) return std::nullopt;
     if (def->is(OpKind::Splat)) {
       Value* scalar = asI32(def->operand(0));
-      if (!scalar || definedInside(scalar, &loop)) return std::nullopt;
+      if (!scalar || !loopInvariant(scalar, &loop)) return std::nullopt;
       return Step{scalar, 0};
     }
     if (def->is(OpKind::Constant) && def->hasAttr("value") && def->attr("value").isInt()) {
