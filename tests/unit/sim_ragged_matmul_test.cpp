@@ -91,7 +91,8 @@ TEST_P(RaggedMatmul, SizedAndBarePointersWriteWhatTheInterpreterWrites) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Tutorial04, RaggedMatmul, ::testing::Values("sm_80", "sm_90a", "gfx942"));
+INSTANTIATE_TEST_SUITE_P(Tutorial04, RaggedMatmul, ::testing::Values("sm_80", "sm_90a", "gfx942"),
+                         [](const auto& info) { return std::string(info.param); });
 
 }  // namespace
 }  // namespace tessera
