@@ -123,8 +123,22 @@ class Verifier {
     for (unsigned i = 0; i < body.numArguments(); ++i)
       if (auto problem = typeProblem(body.argument(i)->type()))
         report("function @" + f.name() + " argument #" + std::to_string(i) + " " + *problem, f.loc());
+    for (unsigned i = 0; i < body.numArguments(); ++i) verifyPointerRange(f, i);
     scopes_.clear();
     verifyBlock(body, nullptr, 0);
+  }
+
+  // `pointer_range = 32` (the JIT's offsets32 fact: fewer than 2^31 elements behind the pointer) belongs on a
+  // scalar pointer argument, and 32 is the only range there is.
+  void verifyPointerRange(const Function& f, unsigned i) {
+    auto it = f.argAttrs(i).find("pointer_range");
+    if (it == f.argAttrs(i).end()) return;
+    const Type t = f.argument(i)->type();
+    const std::string where = "function @" + f.name() + " argument #" + std::to_string(i) + " ";
+    if (!t.isScalar() || !t.isPtr())
+      report(where + "has attribute 'pointer_range' but type " + t.str() + " (only pointer arguments may)", f.loc());
+    else if (!it->second.isInt() || it->second.getInt() != 32)
+      report(where + "attribute 'pointer_range' must be 32, got " + it->second.str(), f.loc());
   }
 
   void report(const std::string& message, const Location& loc) {

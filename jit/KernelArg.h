@@ -6,6 +6,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -18,7 +19,9 @@ class KernelArg {
  public:
   enum class Kind { Pointer, Int, Float, TensorDescriptor };
 
-  KernelArg(const DeviceBuffer& buffer) : kind_(Kind::Pointer), ptr_(buffer.ptr()) {}  // NOLINT: implicit on purpose
+  // A DeviceBuffer's size is known, so the launch may specialize on it (ArgFacts::offsets32).
+  KernelArg(const DeviceBuffer& buffer)  // NOLINT: implicit on purpose
+      : kind_(Kind::Pointer), ptr_(buffer.ptr()), pointerBytes_(buffer.bytes()) {}
   template <std::integral T>
   KernelArg(T v) : kind_(Kind::Int), int_(static_cast<int64_t>(v)) {}  // NOLINT
   template <std::floating_point T>
@@ -28,6 +31,14 @@ class KernelArg {
     KernelArg a(int64_t(0));
     a.kind_ = Kind::Pointer;
     a.ptr_ = p;
+    return a;
+  }
+  // A device address with the size in bytes of the memory the kernel may reach through it (from the address on):
+  // as a DeviceBuffer, it lets the launch specialize on the size (ArgFacts::offsets32). A bare address keeps
+  // 64-bit pointer arithmetic.
+  static KernelArg pointer(cu::DevicePtr p, uint64_t bytes) {
+    KernelArg a = pointer(p);
+    a.pointerBytes_ = bytes;
     return a;
   }
 
@@ -46,6 +57,8 @@ class KernelArg {
 
   Kind kind() const { return kind_; }
   cu::DevicePtr pointerValue() const { return ptr_; }
+  // The bytes reachable through a pointer argument, where known (DeviceBuffer, pointer(addr, bytes)).
+  std::optional<uint64_t> pointerBytes() const { return pointerBytes_; }
   int64_t intValue() const { return int_; }
   double floatValue() const { return float_; }
   const ir::TensorDescriptorFields& descriptor() const { return descriptor_; }
@@ -53,6 +66,7 @@ class KernelArg {
  private:
   Kind kind_;
   cu::DevicePtr ptr_ = 0;
+  std::optional<uint64_t> pointerBytes_;
   int64_t int_ = 0;
   double float_ = 0;
   ir::TensorDescriptorFields descriptor_;

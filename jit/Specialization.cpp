@@ -31,6 +31,13 @@ bool fitsIntType(ir::Type t, int64_t v) {
   return v >= 0 && v < (int64_t(1) << bits);
 }
 
+// Whether `bytes` of memory hold fewer than 2^31 elements of the pointee of `pointerType` (a partial element
+// counts), so that every element offset from the base that stays inside the memory fits an i32.
+bool fewerThan2To31Elements(uint64_t bytes, ir::Type pointerType) {
+  const uint64_t elementBytes = static_cast<uint64_t>(pointerType.pointee().storageBytes());
+  return bytes / elementBytes + (bytes % elementBytes != 0) < (uint64_t(1) << 31);
+}
+
 }  // namespace
 
 std::string Specialization::key() const {
@@ -42,7 +49,7 @@ std::string Specialization::key() const {
     if (args[i].descriptorType)
       k += args[i].descriptorType.str() + (args[i].divisibleBy16 ? "16" : "");
     else
-      k += args[i].divisibleBy16 ? "16" : args[i].equalTo1 ? "1" : "_";
+      k += std::string(args[i].divisibleBy16 ? "16" : args[i].equalTo1 ? "1" : "_") + (args[i].offsets32 ? "r32" : "");
   }
   k += ";warps=" + std::to_string(numWarps) + ";stages=" + std::to_string(numStages) + ";" + target + ";" + arch + (fastMath ? ";fast" : ";precise");
   return k;
@@ -72,6 +79,7 @@ std::vector<ArgFacts> argumentFacts(const std::string& kernelName, const std::ve
       facts[i].divisibleBy16 = std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d % 16 == 0; });
     } else if (want == KernelArg::Kind::Pointer) {
       facts[i].divisibleBy16 = a.pointerValue() % 16 == 0;
+      facts[i].offsets32 = a.pointerBytes() && fewerThan2To31Elements(*a.pointerBytes(), p.type);
     } else if (want == KernelArg::Kind::Int) {
       if (!fitsIntType(p.type, a.intValue()))
         throw Error("kernel '" + kernelName + "': argument '" + p.name + "' = " + std::to_string(a.intValue()) +
@@ -101,6 +109,7 @@ void applySpecialization(ir::Function& f, const std::vector<ArgFacts>& facts) {
     ir::AttrDict& attrs = f.argAttrs(i);
     if (facts[i].divisibleBy16) attrs["divisibility"] = ir::Attr::integer(16);
     if (facts[i].equalTo1) attrs["equal_to_1"] = ir::Attr::boolean(true);
+    if (facts[i].offsets32) attrs["pointer_range"] = ir::Attr::integer(32);
   }
 }
 

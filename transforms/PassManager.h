@@ -82,6 +82,8 @@ std::unique_ptr<Pass> createDCEPass();           // removes unused pure ops, dea
 
 // desc_load -> pointer arithmetic over the descriptor's fields and a masked load (every target, before layouts).
 std::unique_ptr<Pass> createExpandDescriptorLoadsPass();
+// Loop-carried pointer tiles over a pointer_range = 32 argument -> one carried i32 offset (before layouts).
+std::unique_ptr<Pass> createCanonicalizePointersPass();
 
 // GPU passes (docs/Layouts.md), in pipeline order.
 std::unique_ptr<Pass> createCoalescePass(const PassOptions& options);       // memory ops: widest coalesced layout

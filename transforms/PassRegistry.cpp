@@ -15,6 +15,7 @@ static const std::map<std::string, PassFactory>& registry() {
        [](const PassOptions& o) { return o.layoutPolicy ? createAssignLayoutsPass(o, o.layoutPolicy) : createAssignLayoutsPass(o); }},
       {"async-copy-dot-operands", [](const PassOptions& o) { return createAsyncCopyDotOperandsPass(o); }},
       {"canonicalize", [](const PassOptions&) { return createCanonicalizePass(); }},
+      {"canonicalize-pointers", [](const PassOptions&) { return createCanonicalizePointersPass(); }},
       {"coalesce", [](const PassOptions& o) { return createCoalescePass(o); }},
       {"cse", [](const PassOptions&) { return createCSEPass(); }},
       {"dce", [](const PassOptions&) { return createDCEPass(); }},

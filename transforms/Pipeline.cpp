@@ -8,6 +8,12 @@ void addDefaultPipeline(PassManager& pm, const PassOptions& options) {
   // Descriptor loads become pointer loads first, so that everything below treats the two alike.
   pm.add("expand-descriptor-loads", options);
 
+  // Loop-carried pointer tiles become one carried i32 offset where the launch says i32 offsets are exact
+  // (pointer_range = 32): before the cleanup, so that CSE merges the offsets it rebuilds with the traced ones and
+  // DCE drops the 64-bit arithmetic it replaced; before the layout passes, which then see (and lay out) only the
+  // new form, whose axis facts (contiguity, divisibility) are those of the old one.
+  pm.add("canonicalize-pointers", options);
+
   // Cleanup of what the frontend traced. Folded constants and merged index arithmetic let the axis analysis
   // see the contiguity and divisibility of pointers, which is what coalescing decides from.
   pm.add("canonicalize", options);

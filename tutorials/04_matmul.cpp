@@ -73,7 +73,8 @@ void autotunedMatmul(Report& report, const std::vector<uint16_t>& a, const std::
     return jit::LaunchGrid{((M + bm - 1) / bm) * ((N + bn - 1) / bn), 1, 1};
   };
   matmul.launch(grid,
-                {jit::KernelArg::pointer(da), jit::KernelArg::pointer(db), jit::KernelArg::pointer(dc), M, N, K, K,
+                {jit::KernelArg::pointer(da, a.size() * 2), jit::KernelArg::pointer(db, b.size() * 2),
+                 jit::KernelArg::pointer(dc, cBytes), M, N, K, K,
                  int64_t(1), N, int64_t(1), N, int64_t(1)},
                 {{"GROUP_M", GROUP_M}}, launch);
   runtime.synchronize(nullptr, "matmul");

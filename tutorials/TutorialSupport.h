@@ -154,7 +154,7 @@ inline void runOn(Backend backend, const tessera::KernelDef& k, tessera::interp:
     if (auto* b = std::get_if<tessera::interp::Buffer>(&a)) {
       device.addresses.push_back(runtime.allocate(std::max<size_t>(b->bytes, 1)));
       runtime.copyToDevice(device.addresses.back(), b->data, b->bytes);
-      kernelArgs.push_back(jit::KernelArg::pointer(device.addresses.back()));
+      kernelArgs.push_back(jit::KernelArg::pointer(device.addresses.back(), b->bytes));  // sized: offsets32
     } else if (auto* i = std::get_if<int64_t>(&a)) {
       kernelArgs.emplace_back(*i);
     } else {

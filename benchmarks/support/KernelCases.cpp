@@ -91,6 +91,13 @@ KernelCase matmulBTransposedCase(const std::string& dtype, const MatmulConfig& c
   return c;
 }
 
+KernelCase raggedMatmulCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch) {
+  KernelCase c = matmulCase(dtype, config, arch);
+  c.config += "_ragged";
+  c.ragged = true;
+  return c;
+}
+
 KernelCase attentionCase(const std::string& dtype, const AttentionConfig& config, const std::string& arch) {
   const std::string tiles = std::to_string(config.bm) + "x" + std::to_string(config.bn) + "_d" +
                             std::to_string(config.headDim) + "_w" + std::to_string(config.warps) +
@@ -127,7 +134,8 @@ std::unique_ptr<ir::Module> traceSpecialized(const KernelCase& c) {
     jit::ArgFacts f;
     f.equalTo1 = c.unitParams.count(p.name) > 0;
     f.divisibleBy16 = p.kind == ParamKind::Pointer || p.kind == ParamKind::TensorDescriptor ||
-                      (p.type.isInt() && !f.equalTo1);
+                      (p.type.isInt() && !f.equalTo1 && !c.ragged);
+    f.offsets32 = p.kind == ParamKind::Pointer;  // buffers of known size (DeviceBuffers), under 2^31 elements
     if (p.kind == ParamKind::TensorDescriptor) f.descriptorType = c.descriptors.at(p.name);
     facts.push_back(f);
   }

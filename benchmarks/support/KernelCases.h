@@ -1,6 +1,8 @@
 // The kernels that benchmarks/compile_time and benchmarks/kernel_resources measure: the tutorial kernels and the
 // standard matmul configurations (ISSUE 12's list), traced and specialized as a launch on large contiguous
-// row-major tensors would be (16-byte aligned pointers, sizes divisible by 16, unit strides equal to 1).
+// row-major tensors would be (16-byte aligned pointers to buffers of known size under 2^31 elements, sizes
+// divisible by 16, unit strides equal to 1); a "ragged" case as one whose sizes and outer strides are not
+// multiples of 16 (M = N = K = 1000).
 #pragma once
 
 #include <memory>
@@ -44,6 +46,7 @@ struct KernelCase {
   std::set<std::string> unitParams;  // integer parameters a launch passes as 1 (unit strides)
   int numStages = 3;
   DescriptorTypes descriptors;  // the type of each tensor descriptor parameter (its block)
+  bool ragged = false;  // integer parameters (other than unit strides) not divisible by 16
 
   std::string name() const;  // "matmul_f16_128x128x64_w8_sm_90a": unique, usable as a file name
   backends::TargetOptions targetOptions() const;  // the arch, warp count and stages
@@ -59,6 +62,10 @@ KernelCase matmulDescriptorCase(const MatmulConfig& config, const std::string& a
 // The same with B passed transposed ([N, K] row-major: stride_bk is the unit stride, not stride_bn), the K-major B
 // that fp8 wgmma reads (backends/nvptx/WgmmaPlan.h); its config name ends in "_bT".
 KernelCase matmulBTransposedCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch);
+
+// matmulCase with the sizes and outer strides of a ragged launch (M = N = K = 1000); its config name ends in
+// "_ragged".
+KernelCase raggedMatmulCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch);
 
 // The library attention forward on "f16" or "bf16" inputs. Throws tessera::Error for another type.
 KernelCase attentionCase(const std::string& dtype, const AttentionConfig& config, const std::string& arch);

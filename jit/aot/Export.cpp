@@ -60,6 +60,8 @@ std::vector<ArgFacts> factsFromNames(const KernelDef& kernel, const std::vector<
     ArgFacts f;
     f.divisibleBy16 = o.divisibleBy16.count(p.name) > 0;
     f.equalTo1 = o.equalTo1.count(p.name) > 0;
+    // offsets32 stays off: an exported kernel is launched on buffers of sizes unknown here, so its pointer
+    // arithmetic stays 64-bit.
     if ((f.divisibleBy16 || f.equalTo1) && p.type.isFloat())
       throw Error("aot: kernel '" + kernel.name() + "': parameter '" + p.name + "' is a float; only pointers and "
                   "integers take specialization facts");

@@ -92,7 +92,10 @@ inline jit::KernelArg fromCudaArrayInterface(ir::Type param, const std::string& 
     throw py::value_error("argument '" + name + "' is read-only; the kernel may write through it");
   if (std::optional<int> dev = dlpackCudaDevice(value)) noteDevice(ctx, name, *dev);
   if (!ctx.stream && cai.contains("stream") && !cai["stream"].is_none()) ctx.stream = cai["stream"].cast<uint64_t>();
-  return jit::KernelArg::pointer(data[0].cast<uint64_t>());
+  // C-contiguous, so the array spans its elements exactly: the launch may specialize on that size (offsets32).
+  uint64_t elements = 1;
+  for (int64_t d : shape) elements *= static_cast<uint64_t>(d);
+  return jit::KernelArg::pointer(data[0].cast<uint64_t>(), elements * static_cast<uint64_t>(elem.storageBytes()));
 }
 
 // A pointer argument from a DLPack capsule of an array on a CUDA device. The capsule goes to `keepAlive`: the
@@ -114,7 +117,10 @@ inline jit::KernelArg fromDLPack(ir::Type param, const std::string& name, py::ha
   }
   noteDevice(ctx, name, device);
   keepAlive.push_back(capsule);
-  return jit::KernelArg::pointer(reinterpret_cast<uint64_t>(t.data) + t.byteOffset);
+  uint64_t elements = 1;  // C-contiguous: the array spans exactly its elements (the launch's offsets32 fact)
+  for (int d = 0; d < t.ndim; ++d) elements *= static_cast<uint64_t>(t.shape[d]);
+  return jit::KernelArg::pointer(reinterpret_cast<uint64_t>(t.data) + t.byteOffset,
+                                 elements * static_cast<uint64_t>(elem.storageBytes()));
 }
 
 inline bool isGpuArray(py::handle value) {

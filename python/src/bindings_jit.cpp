@@ -41,7 +41,10 @@ jit::KernelArg argumentForFact(const ParamInfo& p, py::handle fact) {
   }
   if (p.kind == ParamKind::Pointer) {
     if (f == 1) throw py::value_error("pointer '" + p.name + "' can only be specialized as 16 (aligned) or None");
-    return jit::KernelArg::pointer(f == 16 ? 256 : 260);
+    // An array of fewer than 2^31 elements, as Python launches find (they pass arrays, so sizes are known: the
+    // offsets32 fact); a larger array gets a variant of its own, with 64-bit pointer arithmetic.
+    constexpr uint64_t kStandInBytes = 4096;
+    return jit::KernelArg::pointer(f == 16 ? 256 : 260, kStandInBytes);
   }
   if (p.type.isFloat()) {
     if (f != 0) throw py::value_error("float argument '" + p.name + "' carries no specialization facts");
@@ -207,7 +210,7 @@ void runStaged(jit::JitKernel& kernel, const interp::Grid& g, StagedArgs staged,
     arg = arg.kind() == jit::KernelArg::Kind::TensorDescriptor
               ? jit::KernelArg::tensorDescriptor(buffers.addresses.back(), arg.descriptor().shape,
                                                  arg.descriptor().strides, arg.descriptor().block)
-              : jit::KernelArg::pointer(buffers.addresses.back());
+              : jit::KernelArg::pointer(buffers.addresses.back(), array.bytes);  // sized: offsets32
   }
   {
     py::gil_scoped_release release;

@@ -135,7 +135,7 @@ class DeviceLaunch {
       : hostArgs_(args), grid_(grid), kernelName_(std::move(kernelName)), runtime_(runtime), copies_(runtime) {
     for (const CheckArg& a : args) {
       if (const auto* b = std::get_if<HostBuffer>(&a))
-        args_.push_back(jit::KernelArg::pointer(copies_.add(b->bytes)));
+        args_.push_back(jit::KernelArg::pointer(copies_.add(b->bytes), b->bytes.size()));  // sized: offsets32
       else if (const auto* i = std::get_if<int64_t>(&a))
         args_.push_back(*i);
       else

@@ -72,7 +72,8 @@ class StandInTarget : public backends::Target {
 std::unique_ptr<ir::Module> vectorAddIR() { return kernels::vector_add_kernel().trace({{"BLOCK", int64_t(1024)}}); }
 
 // The default pipeline (transforms/Pipeline.cpp), as docs/JIT.md documents it.
-const std::vector<std::string> kDefaultPipeline = {"expand-descriptor-loads", "canonicalize", "cse", "dce",
+const std::vector<std::string> kDefaultPipeline = {"expand-descriptor-loads", "canonicalize-pointers",
+                                                   "canonicalize", "cse", "dce",
                                                    "coalesce", "assign-layouts", "remove-layout-conversions",
                                                    "canonicalize", "cse", "dce",
                                                    "async-copy-dot-operands", "pipeline-loops", "dce",
@@ -222,7 +223,7 @@ TEST(JitCompile, DumpVariablesWriteEveryArtifact) {
   for (const auto& e : fs::directory_iterator(dir)) kernelDirs.push_back(e.path());
   ASSERT_EQ(kernelDirs.size(), 1u);
   EXPECT_EQ(kernelDirs[0].filename().string().rfind("vector_add-", 0), 0u) << kernelDirs[0];
-  for (const char* file : {"00-input.tir", "05-coalesce.tir", "15-insert-barriers.tir", "kernel.ll", "kernel.opt.ll",
+  for (const char* file : {"00-input.tir", "06-coalesce.tir", "16-insert-barriers.tir", "kernel.ll", "kernel.opt.ll",
                            "kernel.s", "kernel.ptx"})
     EXPECT_TRUE(fs::exists(kernelDirs[0] / file)) << file;
   std::ifstream ptx(kernelDirs[0] / "kernel.ptx");

@@ -2,6 +2,7 @@
 // checking, and how the facts reach the IR as argument attributes.
 #include <gtest/gtest.h>
 
+#include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "jit/Specialization.h"
 #include "tessera/tessera.h"
@@ -49,6 +50,23 @@ TEST(JitSpecialization, PointerAlignmentAndIntegerFacts) {
             (ArgFacts{true, false}));
 }
 
+// offsets32: only a pointer whose memory's size is known (DeviceBuffer, KernelArg::pointer(addr, bytes)), and only
+// when it holds fewer than 2^31 elements of the pointee (f32 here: 2^33 bytes is 2^31 elements, one too many).
+TEST(JitSpecialization, SizedPointersUnder2To31ElementsGetOffsets32) {
+  KernelDef k = axpyKernel();
+  auto factsOf = [&](KernelArg x) { return argumentFacts(k.name(), k.runtimeParams(), {x, KernelArg::pointer(16), 8, 2.0}); };
+  EXPECT_FALSE(factsOf(KernelArg::pointer(256))[0].offsets32);  // a bare address: size unknown
+  EXPECT_TRUE(factsOf(KernelArg::pointer(256, 4000))[0].offsets32);
+  EXPECT_TRUE(factsOf(KernelArg::pointer(256, (uint64_t(1) << 33) - 4))[0].offsets32);
+  EXPECT_FALSE(factsOf(KernelArg::pointer(256, uint64_t(1) << 33))[0].offsets32);
+  EXPECT_FALSE(factsOf(KernelArg::pointer(256, (uint64_t(1) << 33) - 3))[0].offsets32);  // a partial element counts
+  EXPECT_FALSE(factsOf(KernelArg::pointer(256, ~uint64_t(0)))[0].offsets32);
+  const ArgFacts sized = factsOf(KernelArg::pointer(256, 4000))[0];
+  EXPECT_TRUE(sized.divisibleBy16);
+  EXPECT_FALSE(factsOf(KernelArg::pointer(256, 4000))[1].offsets32);
+  EXPECT_FALSE(factsOf(KernelArg::pointer(256, 4000))[2].offsets32);  // integers never
+}
+
 TEST(JitSpecialization, BadArgumentsAreClearErrors) {
   KernelDef k = axpyKernel();
   std::vector<ParamInfo> params = k.runtimeParams();
@@ -84,6 +102,11 @@ TEST(JitSpecialization, KeyDistinguishesEverySpecializationInput) {
   EXPECT_TRUE(differs([](Specialization& s) { s.constants["BLOCK"] = 1024.0; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.args[1].divisibleBy16 = true; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.args[2].equalTo1 = false; }));
+  EXPECT_TRUE(differs([](Specialization& s) { s.args[0].offsets32 = true; }));
+  EXPECT_TRUE(differs([](Specialization& s) { s.args[1].offsets32 = true; }));
+  Specialization narrow = base;
+  narrow.args[0].offsets32 = narrow.args[1].offsets32 = true;
+  EXPECT_EQ(narrow.key(), "BLOCK=1024;args=16r32,_r32,1;warps=4;stages=3;nvptx;sm_90a;fast");
   EXPECT_TRUE(differs([](Specialization& s) { s.numWarps = 8; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.numStages = 1; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.arch = "sm_80"; }));
@@ -102,7 +125,18 @@ TEST(JitSpecialization, FactsBecomeArgumentAttributesInTheIR) {
   std::string text = ir::print(f);
   EXPECT_NE(text.find("%x: ptr<f32> {divisibility = 16}"), std::string::npos) << text;
   EXPECT_NE(text.find("%n: i32 {equal_to_1 = true}"), std::string::npos) << text;
+  EXPECT_EQ(f.argAttrs(0).count("pointer_range"), 0u);
   EXPECT_THROW(applySpecialization(f, {{true, false}}), Error);
+
+  // offsets32 becomes `pointer_range = 32`, which prints, parses back and verifies.
+  auto sized = k.trace({{"BLOCK", int64_t(256)}});
+  ir::Function& g = *sized->functions()[0];
+  applySpecialization(g, {{true, false, true}, {false, false, true}, {}, {}});
+  EXPECT_EQ(g.argAttrs(0).at("pointer_range").getInt(), 32);
+  text = ir::print(g);
+  EXPECT_NE(text.find("%x: ptr<f32> {divisibility = 16, pointer_range = 32}"), std::string::npos) << text;
+  EXPECT_NE(text.find("%y: ptr<f32> {pointer_range = 32}"), std::string::npos) << text;
+  EXPECT_EQ(ir::print(*ir::parseModule(ir::print(*sized))), ir::print(*sized));
 }
 
 namespace {

@@ -96,7 +96,8 @@ std::vector<gpucheck::HostBuffer> interpretPipelineOutput(const jit::CompiledKer
 std::string specializedIRFor(const gpucheck::CheckCase& c, const std::string& arch) {
   std::vector<jit::KernelArg> args;
   for (const gpucheck::CheckArg& a : c.args) {
-    if (std::holds_alternative<gpucheck::HostBuffer>(a)) args.push_back(jit::KernelArg::pointer(256));  // as allocated
+    if (const auto* b = std::get_if<gpucheck::HostBuffer>(&a))
+      args.push_back(jit::KernelArg::pointer(256, b->bytes.size()));  // as allocated: aligned, sized
     else if (const auto* i = std::get_if<int64_t>(&a)) args.push_back(*i);
     else args.push_back(std::get<double>(a));
   }
