@@ -182,7 +182,9 @@ bool Type::isMbarriers() const { return s_->form == TypeStorage::Form::Mbarriers
 Type Type::element() const { return isTile() || isSharedBuffer() || isTensorDesc() ? s_->element : *this; }
 bool Type::isPtr() const { return element().s_->form == TypeStorage::Form::Pointer; }
 
-static bool elemIsScalar(const Type& t) { return !t.isPtr() && !t.isAsyncToken() && !t.isTensorDesc() && !t.isMbarriers(); }
+static bool elemIsScalar(const Type& t) {
+  return !t.isPtr() && !t.isAsyncToken() && !t.isTensorDesc() && !t.isMbarriers();
+}
 
 ScalarKind Type::scalarKind() const {
   assert(elemIsScalar(*this));

@@ -84,7 +84,9 @@ class Type {
   bool isAsyncToken() const;
   bool isTensorDesc() const;
   bool isMbarriers() const;
-  bool isScalar() const { return !isTile() && !isSharedBuffer() && !isAsyncToken() && !isTensorDesc() && !isMbarriers(); }
+  bool isScalar() const {
+    return !isTile() && !isSharedBuffer() && !isAsyncToken() && !isTensorDesc() && !isMbarriers();
+  }
   bool isPtr() const;       // element is a pointer
   bool isInt() const;       // i1..i64, u8..u64
   bool isBool() const;      // i1

@@ -115,8 +115,8 @@ class AsyncCopyDotOperandsPass : public Pass {
                   "function's body (expand-descriptor-loads keeps no other desc_load)", load.loc());
     Value* iv = loop->region(0)->argument(0);
     const ir::Type ivType = iv->type();
-    Value* iteration = b.create1(OpKind::Div, {b.create1(OpKind::Sub, {iv, loop->operand(0)}, ivType), loop->operand(2)},
-                                 ivType);
+    Value* sinceStart = b.create1(OpKind::Sub, {iv, loop->operand(0)}, ivType);
+    Value* iteration = b.create1(OpKind::Div, {sinceStart, loop->operand(2)}, ivType);
     if (ivType != ir::Type::i32()) iteration = b.cast(iteration, ir::Type::i32());
     return b.create1(OpKind::And, {iteration, b.constantInt(1, ir::Type::i32())}, ir::Type::i32());
   }

@@ -300,8 +300,8 @@ class PipelineLoopsPass : public Pass {
                                              i32(in, 1)},
                                ir::Type::i32());
     for (const BodyCopy& c : copies) {
-      Value* ready = c.tma() ? in.create1(OpKind::MbarrierWait, {c.barriers(), readStage, parity}, ir::Type::asyncToken())
-                             : landed;
+      Value* ready = landed;
+      if (c.tma()) ready = in.create1(OpKind::MbarrierWait, {c.barriers(), readStage, parity}, ir::Type::asyncToken());
       for (Op* read : c.reads) {
         read->setOperand(1, readStage);
         read->setOperand(2, ready);

@@ -130,8 +130,9 @@ void descriptorMatmul(Report& report, const std::vector<uint16_t>& a, const std:
   const int64_t tileM = 64, tileN = 64, tileK = 32;
   const tessera::KernelDef kernel = matmul_desc_kernel();
   const tessera::Constants constants{{"BM", tileM}, {"BN", tileN}, {"BK", tileK}, {"GROUP_M", GROUP_M}};
-  const tessera::DescriptorTypes blocks{{"a", tessera::ir::Type::tensorDesc({tileM, tileK}, tessera::ir::Type::f16())},
-                                         {"b", tessera::ir::Type::tensorDesc({tileK, tileN}, tessera::ir::Type::f16())}};
+  namespace ir = tessera::ir;
+  const tessera::DescriptorTypes blocks{{"a", ir::Type::tensorDesc({tileM, tileK}, ir::Type::f16())},
+                                         {"b", ir::Type::tensorDesc({tileK, tileN}, ir::Type::f16())}};
   report.check("descriptors: trace, verify, print, parse, print", checkRoundTrip(*kernel.trace(constants, blocks)));
   for (Backend backend : availableBackends()) {
     std::vector<float> c(M * N, NAN);

@@ -131,9 +131,10 @@ inline int& failedLaunches() {
   return failed;
 }
 
-// Runs `k` on `backend` over host buffers (pointer and tensor descriptor arguments). On the GPU and the emulator every buffer is copied to the device, the
-// kernel is JIT-compiled (once per specialization) and launched, and every buffer is copied back, so callers read
-// results the same way. A launch that throws is reported on stdout and counted as a failure.
+// Runs `k` on `backend` over host buffers (pointer and tensor descriptor arguments). On the GPU and the emulator
+// every buffer is copied to the device, the kernel is JIT-compiled (once per specialization) and launched, and every
+// buffer is copied back, so callers read results the same way. A launch that throws is reported on stdout and
+// counted as a failure.
 inline void runOn(Backend backend, const tessera::KernelDef& k, tessera::interp::Grid grid,
                   const std::vector<tessera::interp::Arg>& args, const tessera::Constants& constants, int numWarps = 4) {
   if (backend == Backend::Interpreter) return k.runInterpreter(grid, args, constants);

@@ -1,6 +1,7 @@
-// Tensor descriptor ops (async_tma_copy reads its block as desc_load does: SharedBuffers.cpp). A descriptor's value is a tile holding its plain fields, base then shape then strides
-// (descriptorTile in Interpreter.cpp). desc_load reads the block at the given offsets: the elements outside the
-// tensor ([0, shape) in every dimension) are zero and never touched, as with a TMA copy.
+// Tensor descriptor ops (async_tma_copy reads its block as desc_load does: SharedBuffers.cpp). A descriptor's value
+// is a tile holding its plain fields, base then shape then strides (descriptorTile in Interpreter.cpp). desc_load
+// reads the block at the given offsets: the elements outside the tensor ([0, shape) in every dimension) are zero
+// and never touched, as with a TMA copy.
 #include "backends/interpreter/OpImpl.h"
 #include "ir/TensorDescriptor.h"
 

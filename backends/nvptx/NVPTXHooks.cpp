@@ -45,10 +45,12 @@ void NVPTXHooks::declareDescriptorParameter(llvm::Function& kernel, unsigned arg
   std::optional<unsigned> existing;
   for (unsigned i = 0; i < annotations->getNumOperands(); ++i) {
     llvm::MDNode* node = annotations->getOperand(i);
-    auto* key = node->getNumOperands() == 3 ? llvm::dyn_cast<llvm::MDString>(node->getOperand(1)) : nullptr;
-    auto* owner = node->getNumOperands() == 3 ? llvm::dyn_cast_or_null<llvm::ValueAsMetadata>(node->getOperand(0)) : nullptr;
+    if (node->getNumOperands() != 3) continue;
+    auto* key = llvm::dyn_cast<llvm::MDString>(node->getOperand(1));
+    auto* owner = llvm::dyn_cast_or_null<llvm::ValueAsMetadata>(node->getOperand(0));
     if (!key || key->getString() != "grid_constant" || !owner || owner->getValue() != &kernel) continue;
-    for (const llvm::MDOperand& index : llvm::cast<llvm::MDNode>(node->getOperand(2))->operands()) indices.push_back(index);
+    for (const llvm::MDOperand& index : llvm::cast<llvm::MDNode>(node->getOperand(2))->operands())
+      indices.push_back(index);
     existing = i;
   }
   indices.push_back(llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), argNo + 1)));

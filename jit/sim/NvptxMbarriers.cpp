@@ -1,7 +1,8 @@
 // NVPTX mbarriers and TMA as runtime calls: the LLVM intrinsics of mbarrier.init and mbarrier.arrive, and the
 // inline asm of backends/nvptx/InlineAsmTable.h for what LLVM 19 has no intrinsic for (arrive.expect_tx,
-// try_wait.parity, cp.async.bulk.tensor, fence.proxy.async). The asm takes shared addresses as 32-bit integers, which the rewriting
-// made offsets into the shared buffer (HostAddressSpaces.cpp): here they become host addresses again.
+// try_wait.parity, cp.async.bulk.tensor, fence.proxy.async). The asm takes shared addresses as 32-bit integers,
+// which the rewriting made offsets into the shared buffer (HostAddressSpaces.cpp): here they become host addresses
+// again.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "jit/sim/RewriteContext.h"

@@ -206,7 +206,8 @@ TEST(SimDescriptorLoad, TheDescriptorMatmulCopiesWithTmaOnSm90a) {
       EXPECT_EQ(compiled->tensorMaps, (std::vector<std::pair<unsigned, int>>{{0, aSwizzle}, {1, bSwizzle}})) << size;
       EXPECT_NE(compiled->binary.find("cp.async.bulk.tensor.2d"), std::string::npos) << size;
       EXPECT_NE(compiled->binary.find("mbarrier.try_wait.parity"), std::string::npos) << size;
-      EXPECT_EQ(compiled->binary.find("cp.async.cg"), std::string::npos) << size << ": an operand still copied by cp.async";
+      EXPECT_EQ(compiled->binary.find("cp.async.cg"), std::string::npos)
+          << size << ": an operand still copied by cp.async";
     }
     for (const char* arch : {"sm_80", "gfx942"}) {
       std::shared_ptr<const jit::CompiledKernel> compiled;

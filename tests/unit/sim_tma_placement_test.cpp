@@ -48,7 +48,8 @@ TEST(SimTmaPlacement, BoxesLandInTheNvmmaLayoutOfEverySwizzle) {
               const int64_t column = static_cast<int64_t>((address - kBase) % kRowPitch / elementBytes);
               const uint32_t at = sim::swizzledSharedAddress(static_cast<uint32_t>(box * boxBytes + boxByte), swizzle);
               ASSERT_EQ(at % elementBytes, 0u);
-              ASSERT_EQ(at / elementBytes, offsetOf.apply({row, column})[0]) << "element (" << row << ", " << column << ")";
+              ASSERT_EQ(at / elementBytes, offsetOf.apply({row, column})[0])
+                  << "element (" << row << ", " << column << ")";
               ++landed;
             });
           }
