@@ -31,6 +31,7 @@
 
 #include "ir/Builder.h"
 #include "ir/Layout.h"
+#include "ir/TensorDescriptor.h"
 #include "transforms/AsyncCopyDotOperands.h"
 #include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
@@ -101,18 +102,36 @@ class AsyncCopyDotOperandsPass : public Pass {
       for (unsigned index = 0; index < 2; ++index) {
         if (index == 0 && dotTakesAInRegisters(*dot)) continue;  // the lowering wants A in registers
         if (std::optional<ir::Layout> shared = options_.layoutPolicy->dotOperandSharedLayout(*dot, index))
-          if (OperandChain chain = chainOf(dot->operand(index)); chain.load) rewrite(f, *dot, index, chain, *shared);
+          if (OperandChain chain = chainOf(dot->operand(index)); chain.load && copiesInto(f, *dot, index, chain))
+            rewrite(f, *dot, index, chain, *shared);
       }
   }
 
  private:
+  // Whether the copy lands what the dot expects. A desc_load (expand-descriptor-loads keeps only those the target
+  // copies with TMA; hand-written IR may hold others, which then stay as they are) must be one the target copies
+  // with TMA into that layout, run once or once per iteration of a `for` in the function's body (phaseParity), and
+  // agree with its descriptor's tensor map swizzle, which it sets if no copy did yet.
+  bool copiesInto(ir::Function& f, const Op& dot, unsigned index, const OperandChain& chain) const {
+    const Op& load = *chain.load;
+    if (!load.is(OpKind::DescLoad)) return true;
+    const std::optional<int64_t> swizzle = options_.layoutPolicy->dotOperandTmaSwizzle(dot, index);
+    const Value* desc = load.operand(0);
+    const Op* loop = load.parentOp();
+    if (!swizzle || !desc->isBlockArg() || desc->ownerBlock() != f.body() ||
+        (loop && (!loop->is(OpKind::For) || loop->parentOp())))
+      return false;
+    auto [it, added] = f.argAttrs(desc->index()).try_emplace(ir::kTensorMapSwizzleAttr, ir::Attr::integer(*swizzle));
+    return it->second.isInt() && it->second.getInt() == *swizzle;
+  }
+
   // The parity of the barrier phase a TMA copy at `load` completes (see above), an i32 built at `b`.
   static Value* phaseParity(ir::Builder& b, const Op& load) {
     const Op* loop = load.parentOp();
     if (!loop) return b.constantInt(0, ir::Type::i32());
     if (!loop->is(OpKind::For) || loop->parentOp())
-      throw Error("async-copy-dot-operands: a TMA copy must run once, or once per iteration of a 'for' in the "
-                  "function's body (expand-descriptor-loads keeps no other desc_load)", load.loc());
+      throw Error("internal error: async-copy-dot-operands: a TMA copy must run once, or once per iteration of a "
+                  "'for' in the function's body", load.loc());
     Value* iv = loop->region(0)->argument(0);
     const ir::Type ivType = iv->type();
     Value* sinceStart = b.create1(OpKind::Sub, {iv, loop->operand(0)}, ivType);
