@@ -462,6 +462,7 @@ class Parser {
     if (word.text == "tile") return parseTileBody();
     if (word.text == "smem") return parseSharedBufferBody();
     if (word.text == "async_token") return Type::asyncToken();
+    if (word.text == "mbarriers") return parseMbarriersBody(word);
     if (word.text == "tensordesc") return parseTensorDescBody();
     fail(word, "unknown type '" + word.text + "'");
   }
@@ -477,6 +478,18 @@ class Parser {
     if (accept(Tok::Comma)) addrSpace = static_cast<int>(parseUnsigned("address space", 1u << 24));
     expect(Tok::Greater, "'>' to close the pointer type");
     return Type::ptr(pointee, addrSpace);
+  }
+
+  // After "mbarriers": "<N>" (N barriers).
+  Type parseMbarriersBody(const Token& word) {
+    expect(Tok::Less, "'<' after 'mbarriers'");
+    const int64_t count = static_cast<int64_t>(parseUnsigned("mbarrier count", 1u << 16));
+    expect(Tok::Greater, "'>' to close the mbarriers type");
+    try {
+      return Type::mbarriers(count);
+    } catch (const Error& e) {
+      fail(word, e.message());
+    }
   }
 
   // After "smem": "<SxD0xD1xT, #layout{...}>" (S stages of a D0xD1 tile of scalar T, a shared layout required).

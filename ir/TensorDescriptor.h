@@ -26,6 +26,11 @@ inline constexpr const char* kDescFieldBase = "base";
 inline constexpr const char* kDescFieldShape = "shape";
 inline constexpr const char* kDescFieldStride = "stride";
 
+// The descriptor argument attribute (int: 0, 32, 64 or 128) giving the swizzle of the tensor map its launches
+// encode, which expand-descriptor-loads sets where a TMA copy lands the blocks in a swizzled shared layout
+// (backends/common/DescriptorParameter.h: tensorMapInnerBox), and the lowering reports in tessera.tensor_maps.
+inline constexpr const char* kTensorMapSwizzleAttr = "tensor_map_swizzle";
+
 // Why `d`, describing elements of `element`, cannot be encoded as a tensor map, else nullopt: its rank (1 to 5,
 // the same for shape, strides and block), a positive shape, a contiguous innermost dimension, outer strides that
 // are multiples of 16 bytes and span the dimensions inside them, block dimensions that are powers of two up to 256, an innermost block row that is a

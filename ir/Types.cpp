@@ -10,12 +10,12 @@
 namespace tessera::ir {
 
 struct TypeStorage {
-  enum class Form { Scalar, Pointer, Tile, SharedBuffer, AsyncToken, TensorDesc } form = Form::Scalar;
+  enum class Form { Scalar, Pointer, Tile, SharedBuffer, AsyncToken, TensorDesc, Mbarriers } form = Form::Scalar;
   ScalarKind scalar = ScalarKind::I32;  // Form::Scalar
   Type pointee;                         // Form::Pointer
   int addrSpace = kGlobalAddrSpace;     // Form::Pointer
   std::vector<int64_t> shape;           // Form::Tile; Form::SharedBuffer: one stage's shape; Form::TensorDesc: block
-  int64_t stages = 0;                   // Form::SharedBuffer
+  int64_t stages = 0;                   // Form::SharedBuffer; Form::Mbarriers: the barrier count
   Type element;                         // Form::Tile: a scalar or pointer type; SharedBuffer, TensorDesc: a scalar
   std::shared_ptr<const Attr> encoding; // Form::Tile, optional; Form::SharedBuffer, required
   std::string text;                     // canonical spelling, also the interning key
@@ -139,6 +139,15 @@ Type Type::asyncToken() {
   return Type(intern(std::move(s)));
 }
 
+Type Type::mbarriers(int64_t count) {
+  if (count < 1) throw Error("an mbarrier array needs at least one barrier, got " + std::to_string(count));
+  TypeStorage s;
+  s.form = TypeStorage::Form::Mbarriers;
+  s.stages = count;
+  s.text = "mbarriers<" + std::to_string(count) + ">";
+  return Type(intern(std::move(s)));
+}
+
 std::optional<std::string> Type::checkDescriptorBlock(const std::vector<int64_t>& blockShape) {
   if (blockShape.empty() || blockShape.size() > static_cast<size_t>(kMaxDescriptorRank))
     return "a tensor descriptor has rank 1 to " + std::to_string(kMaxDescriptorRank) + ", not " +
@@ -169,10 +178,13 @@ bool Type::isTile() const { return s_->form == TypeStorage::Form::Tile; }
 bool Type::isSharedBuffer() const { return s_->form == TypeStorage::Form::SharedBuffer; }
 bool Type::isAsyncToken() const { return s_->form == TypeStorage::Form::AsyncToken; }
 bool Type::isTensorDesc() const { return s_->form == TypeStorage::Form::TensorDesc; }
+bool Type::isMbarriers() const { return s_->form == TypeStorage::Form::Mbarriers; }
 Type Type::element() const { return isTile() || isSharedBuffer() || isTensorDesc() ? s_->element : *this; }
 bool Type::isPtr() const { return element().s_->form == TypeStorage::Form::Pointer; }
 
-static bool elemIsScalar(const Type& t) { return !t.isPtr() && !t.isAsyncToken() && !t.isTensorDesc(); }
+static bool elemIsScalar(const Type& t) {
+  return !t.isPtr() && !t.isAsyncToken() && !t.isTensorDesc() && !t.isMbarriers();
+}
 
 ScalarKind Type::scalarKind() const {
   assert(elemIsScalar(*this));
@@ -236,7 +248,7 @@ const std::shared_ptr<const Attr>& Type::encoding() const {
 }
 
 int64_t Type::stages() const {
-  assert(isSharedBuffer());
+  assert(isSharedBuffer() || isMbarriers());
   return s_->stages;
 }
 const std::vector<int64_t>& Type::stageShape() const {

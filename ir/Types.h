@@ -64,6 +64,9 @@ class Type {
   static Type sharedBuffer(int64_t stages, const std::vector<int64_t>& stageShape, Type element,
                            std::shared_ptr<const Attr> encoding);
   static Type asyncToken();
+  // `count` mbarriers in shared memory (8 bytes each), one per stage of the shared buffers whose TMA copies they
+  // complete (async_tma_copy). Throws tessera::Error when count < 1.
+  static Type mbarriers(int64_t count);
   // A tensor descriptor whose loads read blocks of `blockShape` (rank 1 to kMaxDescriptorRank, dimensions powers
   // of two up to kMaxDescriptorBlockDim) of scalar `element`. Throws tessera::Error on an invalid block shape or element.
   static Type tensorDesc(const std::vector<int64_t>& blockShape, Type element);
@@ -80,7 +83,10 @@ class Type {
   bool isSharedBuffer() const;
   bool isAsyncToken() const;
   bool isTensorDesc() const;
-  bool isScalar() const { return !isTile() && !isSharedBuffer() && !isAsyncToken() && !isTensorDesc(); }
+  bool isMbarriers() const;
+  bool isScalar() const {
+    return !isTile() && !isSharedBuffer() && !isAsyncToken() && !isTensorDesc() && !isMbarriers();
+  }
   bool isPtr() const;       // element is a pointer
   bool isInt() const;       // i1..i64, u8..u64
   bool isBool() const;      // i1
@@ -102,7 +108,7 @@ class Type {
   const std::shared_ptr<const Attr>& encoding() const;  // tiles and smem buffers
   // tensordesc: the shape of the blocks its loads read.
   const std::vector<int64_t>& blockShape() const;
-  // smem buffers: the number of stages, and the shape of one stage.
+  // smem buffers: the number of stages, and the shape of one stage; mbarriers: stages() is the barrier count.
   int64_t stages() const;
   const std::vector<int64_t>& stageShape() const;
   // smem buffers: one stage as a tile type (same element; no encoding), what async_copy writes and local_load reads.

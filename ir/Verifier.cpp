@@ -321,30 +321,35 @@ class Verifier {
       case OpKind::AsyncCommitGroup:
       case OpKind::AsyncWait:
       case OpKind::LocalLoad:
+      case OpKind::MbarrierAlloc:
+      case OpKind::AsyncTmaCopy:
+      case OpKind::MbarrierWait:
         return true;
       default:
         break;
     }
-    auto special = [](Type t) { return t.isSharedBuffer() || t.isAsyncToken(); };
+    auto special = [](Type t) { return t.isSharedBuffer() || t.isAsyncToken() || t.isMbarriers(); };
+    const std::string owners = "local_alloc, async_copy, async_commit_group, async_wait, local_load, mbarrier_alloc, "
+                         "async_tma_copy and mbarrier_wait";
     for (unsigned i = 0; i < op.numOperands(); ++i)
       if (special(operandType(op, i)))
-        return fail(op, "operand #" + std::to_string(i) + " has type " + operandType(op, i).str() +
-                            ", which only local_alloc, async_copy, async_commit_group, async_wait and local_load take");
+        return fail(op, "operand #" + std::to_string(i) + " has type " + operandType(op, i).str() + ", which only " +
+                            owners + " take");
     for (unsigned i = 0; i < op.numResults(); ++i)
       if (special(resultType(op, i)))
-        return fail(op, "result #" + std::to_string(i) + " has type " + resultType(op, i).str() +
-                            ", which only local_alloc, async_copy, async_commit_group, async_wait and local_load make");
+        return fail(op, "result #" + std::to_string(i) + " has type " + resultType(op, i).str() + ", which only " +
+                            owners + " make");
     return true;
   }
 
   // Tensor descriptors are kernel parameters that only desc_load and desc_field read: they are not values in
   // registers, so no op makes them and no other op (nor a loop or branch) carries them.
   bool checkDescriptorUses(const Op& op) {
-    const bool readsDescriptor = op.is(OpKind::DescLoad) || op.is(OpKind::DescField);
+    const bool readsDescriptor = op.is(OpKind::DescLoad) || op.is(OpKind::DescField) || op.is(OpKind::AsyncTmaCopy);
     for (unsigned i = 0; i < op.numOperands(); ++i)
       if (operandType(op, i).isTensorDesc() && !(readsDescriptor && i == 0))
         return fail(op, "operand #" + std::to_string(i) + " is a tensor descriptor (" + operandType(op, i).str() +
-                            "), which only desc_load and desc_field take, as their first operand");
+                            "), which only desc_load, desc_field and async_tma_copy take, as their first operand");
     for (unsigned i = 0; i < op.numResults(); ++i)
       if (resultType(op, i).isTensorDesc())
         return fail(op, "result #" + std::to_string(i) + " is a tensor descriptor (" + resultType(op, i).str() +
@@ -551,6 +556,15 @@ class Verifier {
         return;
       case OpKind::LocalLoad:
         checkLocalLoad(op);
+        return;
+      case OpKind::MbarrierAlloc:
+        checkMbarrierAlloc(op);
+        return;
+      case OpKind::AsyncTmaCopy:
+        checkAsyncTmaCopy(op);
+        return;
+      case OpKind::MbarrierWait:
+        checkMbarrierWait(op);
         return;
       default:
         fail(op, "has no verifier rule (an op without the kSameType trait needs one in Verifier.cpp)");
@@ -882,6 +896,68 @@ class Verifier {
       return fail(op, "operand #2 must be an async_token, got " + operandType(op, 2).str());
     Type buffer = operandType(op, 0);
     return expectResult(op, 0, buffer.stageShape(), buffer.element());
+  }
+
+  // ---- TMA copies and mbarriers
+
+  // mbarrier_alloc : mbarriers<N>. Its lowering initializes the barriers and synchronizes every thread of the
+  // program, so it sits in the function's body, outside any loop or branch.
+  bool checkMbarrierAlloc(const Op& op) {
+    if (!resultType(op).isMbarriers())
+      return fail(op, "must produce mbarriers (mbarriers<N>), got " + resultType(op).str());
+    if (op.parentOp())
+      return fail(op, "must be in the function's body, not inside '" + std::string(op.parentOp()->name()) + "'");
+    return true;
+  }
+
+  // async_tma_copy %desc, %offset0, ..., %offsetR-1, %buffer, %stage, %barriers[, %pred] : async_token. The block
+  // of %desc at the offsets lands in stage %stage of %buffer, completing on barrier %stage of %barriers; %pred (i1)
+  // false issues nothing.
+  bool checkAsyncTmaCopy(const Op& op) {
+    if (!checkDescriptorOperand(op)) return false;
+    const Type desc = operandType(op, 0);
+    const std::vector<int64_t>& block = desc.blockShape();
+    const unsigned rank = static_cast<unsigned>(block.size());
+    if (op.numOperands() != rank + 4 && op.numOperands() != rank + 5)
+      return fail(op, "expects the descriptor, " + std::to_string(rank) + " offset" + (rank == 1 ? "" : "s") +
+                          ", a shared buffer, a stage index, mbarriers and an optional predicate; got " +
+                          std::to_string(op.numOperands()) + " operands");
+    for (unsigned i = 1; i <= rank; ++i)
+      if (operandType(op, i) != Type::i32())
+        return fail(op, "offset #" + std::to_string(i - 1) + " (operand #" + std::to_string(i) + ") must be i32, got " +
+                            operandType(op, i).str());
+    if (!checkBufferAndStage(op, rank + 1)) return false;
+    const Type buffer = operandType(op, rank + 1), barriers = operandType(op, rank + 3);
+    if (buffer.stageShape() != block || buffer.element() != desc.element())
+      return fail(op, "the blocks of " + desc.str() + " must match one stage of " + buffer.str() + " (" +
+                          buffer.stageTile().str() + ")");
+    if (!barriers.isMbarriers() || barriers.stages() != buffer.stages())
+      return fail(op, "operand #" + std::to_string(rank + 3) + " must be mbarriers<" + std::to_string(buffer.stages()) +
+                          "> (one barrier per stage of the buffer), got " + barriers.str());
+    if (op.numOperands() == rank + 5 && operandType(op, rank + 4) != Type::i1())
+      return fail(op, "the predicate (operand #" + std::to_string(rank + 4) + ") must be i1, got " +
+                          operandType(op, rank + 4).str());
+    if (!resultType(op).isAsyncToken()) return fail(op, "must produce an async_token, got " + resultType(op).str());
+    return true;
+  }
+
+  // mbarrier_wait %barriers, %index, %parity, %tokens... : async_token. Waits until the phase of parity %parity
+  // (i32, 0 or 1) of barrier %index has completed; the tokens (of the copies it waits for) only order the IR.
+  bool checkMbarrierWait(const Op& op) {
+    if (op.numOperands() < 3)
+      return fail(op, "expects mbarriers, a barrier index, a parity and optional tokens; got " +
+                          std::to_string(op.numOperands()) + " operands");
+    if (!operandType(op, 0).isMbarriers())
+      return fail(op, "operand #0 must be mbarriers (mbarriers<N>), got " + operandType(op, 0).str());
+    if (operandType(op, 1) != Type::i32())
+      return fail(op, "barrier index (operand #1) must be i32, got " + operandType(op, 1).str());
+    if (operandType(op, 2) != Type::i32())
+      return fail(op, "parity (operand #2) must be i32, got " + operandType(op, 2).str());
+    for (unsigned i = 3; i < op.numOperands(); ++i)
+      if (!operandType(op, i).isAsyncToken())
+        return fail(op, "operand #" + std::to_string(i) + " must be an async_token, got " + operandType(op, i).str());
+    if (!resultType(op).isAsyncToken()) return fail(op, "must produce an async_token, got " + resultType(op).str());
+    return true;
   }
 
   bool checkStore(const Op& op) {

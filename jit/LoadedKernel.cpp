@@ -32,7 +32,8 @@ std::vector<uint8_t> descriptorFieldBytes(const ir::TensorDescriptorFields& d) {
   return out;
 }
 
-// The tensor map of descriptor `d` in TMA's terms: dimensions innermost first, strides in bytes.
+// The tensor map of descriptor `d` in TMA's terms: dimensions innermost first, strides in bytes, the box the
+// block (its innermost extent clipped to the swizzle span: backends/common/DescriptorParameter.h).
 TensorMapRequest tensorMapRequest(const ir::TensorDescriptorFields& d, ir::Type element, int swizzleBytes) {
   TensorMapRequest r;
   r.element = element;
@@ -46,6 +47,8 @@ TensorMapRequest tensorMapRequest(const ir::TensorDescriptorFields& d, ir::Type 
     r.box[i] = static_cast<uint32_t>(d.block[dim]);
   }
   r.byteStrides[0] = 0;  // the element itself
+  // A swizzled box is no wider than the swizzle span; the kernel copies a wider block as several boxes.
+  r.box[0] = static_cast<uint32_t>(backends::tensorMapInnerBox(r.box[0], element.storageBytes(), swizzleBytes));
   return r;
 }
 }  // namespace

@@ -51,8 +51,8 @@ class AllocateSharedMemoryPass : public Pass {
         throw Error(op->describe() + ": needs shared-memory scratch inside a reduce/scan combine region, which runs "
                                      "per element and cannot own shared memory", op->loc());
       owners.push_back(op);
-      buffers.push_back({bytes, op->is(OpKind::LocalAlloc) ? numbering.valueInterval(op->result(0))
-                                                          : numbering.scratchInterval(op)});
+      const bool ownsValue = op->is(OpKind::LocalAlloc) || op->is(OpKind::MbarrierAlloc);
+      buffers.push_back({bytes, ownsValue ? numbering.valueInterval(op->result(0)) : numbering.scratchInterval(op)});
       if (op->is(OpKind::LocalAlloc) && isLinearShared(op->result(0)->type())) buffers.back().align = kSwizzleAlignment;
     });
     int64_t total = assignSharedOffsets(buffers);

@@ -35,6 +35,14 @@ class LayoutPolicy {
     (void)dot;
     return std::nullopt;
   }
+  // Whether the target copies operand #index of `dot`, when it is a descriptor's block (desc_load), into the
+  // shared buffer dotOperandSharedLayout gives with the tensor-memory accelerator (TMA: async_tma_copy), and with
+  // which swizzle of the tensor map in bytes (0 none; 32, 64 or 128), the one that makes the box land in that
+  // layout; nullopt: the target has no such copy, and expand-descriptor-loads turns the desc_load into a load.
+  virtual std::optional<int64_t> dotOperandTmaSwizzle(const ir::Op& dot, unsigned index) const {
+    (void)dot, (void)index;
+    return std::nullopt;
+  }
 };
 
 // The target-independent choice: `dot` takes its accumulator/result in the default blocked layout of their shape

@@ -14,10 +14,24 @@
 // when `other` is the constant 0. Runs after the layout passes: the copy keeps the load's coalesced pointer layout,
 // and local_load produces the operand directly in the layout the dot takes it in. An A operand the dot takes from
 // registers (marked `a_in_registers` by assign-layouts) stays where it is.
+//
+// A `desc_load` still here is one expand-descriptor-loads kept for a TMA copy (LayoutPolicy::dotOperandTmaSwizzle):
+// it becomes a copy of the descriptor's block that one thread issues and every thread waits for on an mbarrier:
+//
+//   %x = desc_load %d, %m, %k : tile<MxKxf16, #blocked>       %buf = local_alloc : smem<1xMxKxf16, #linear_shared...>
+//   %a = convert_layout %x : tile<MxKxf16, #L>          ->    %bars = mbarrier_alloc : mbarriers<1>
+//                                                             %t = async_tma_copy %d, %m, %k, %buf, %c0, %bars
+//                                                             %w = mbarrier_wait %bars, %c0, %parity, %t
+//                                                             %a = local_load %buf, %c0, %w : tile<MxKxf16, #L>
+//
+// The barrier completes one phase per copy, so the wait's parity is the number of copies before this one, mod 2:
+// 0 outside loops, ((%iv - lb) / step) & 1 in a `for` in the function's body (the only places
+// expand-descriptor-loads keeps a desc_load). Out-of-bounds elements of the block land as zeros (TMA's fill).
 #include <vector>
 
 #include "ir/Builder.h"
 #include "ir/Layout.h"
+#include "ir/TensorDescriptor.h"
 #include "transforms/AsyncCopyDotOperands.h"
 #include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
@@ -57,6 +71,10 @@ OperandChain chainOf(Value* operand) {
   Value* v = operand;
   while (Op* def = v->definingOp()) {
     if (v->uses().size() != 1) return {};
+    if (def->is(OpKind::DescLoad)) {  // kept by expand-descriptor-loads for a TMA copy
+      chain.load = def;
+      return chain;
+    }
     if (def->is(OpKind::Load)) {
       if (!isCopyableLoad(*def)) return {};
       chain.load = def;
@@ -84,11 +102,44 @@ class AsyncCopyDotOperandsPass : public Pass {
       for (unsigned index = 0; index < 2; ++index) {
         if (index == 0 && dotTakesAInRegisters(*dot)) continue;  // the lowering wants A in registers
         if (std::optional<ir::Layout> shared = options_.layoutPolicy->dotOperandSharedLayout(*dot, index))
-          if (OperandChain chain = chainOf(dot->operand(index)); chain.load) rewrite(f, *dot, index, chain, *shared);
+          if (OperandChain chain = chainOf(dot->operand(index)); chain.load && copiesInto(f, *dot, index, chain))
+            rewrite(f, *dot, index, chain, *shared);
       }
   }
 
  private:
+  // Whether the copy lands what the dot expects. A desc_load (expand-descriptor-loads keeps only those the target
+  // copies with TMA; hand-written IR may hold others, which then stay as they are) must be one the target copies
+  // with TMA into that layout, run once or once per iteration of a `for` in the function's body (phaseParity), and
+  // agree with its descriptor's tensor map swizzle, which it sets if no copy did yet.
+  bool copiesInto(ir::Function& f, const Op& dot, unsigned index, const OperandChain& chain) const {
+    const Op& load = *chain.load;
+    if (!load.is(OpKind::DescLoad)) return true;
+    const std::optional<int64_t> swizzle = options_.layoutPolicy->dotOperandTmaSwizzle(dot, index);
+    const Value* desc = load.operand(0);
+    const Op* loop = load.parentOp();
+    if (!swizzle || !desc->isBlockArg() || desc->ownerBlock() != f.body() ||
+        (loop && (!loop->is(OpKind::For) || loop->parentOp())))
+      return false;
+    auto [it, added] = f.argAttrs(desc->index()).try_emplace(ir::kTensorMapSwizzleAttr, ir::Attr::integer(*swizzle));
+    return it->second.isInt() && it->second.getInt() == *swizzle;
+  }
+
+  // The parity of the barrier phase a TMA copy at `load` completes (see above), an i32 built at `b`.
+  static Value* phaseParity(ir::Builder& b, const Op& load) {
+    const Op* loop = load.parentOp();
+    if (!loop) return b.constantInt(0, ir::Type::i32());
+    if (!loop->is(OpKind::For) || loop->parentOp())
+      throw Error("internal error: async-copy-dot-operands: a TMA copy must run once, or once per iteration of a "
+                  "'for' in the function's body", load.loc());
+    Value* iv = loop->region(0)->argument(0);
+    const ir::Type ivType = iv->type();
+    Value* sinceStart = b.create1(OpKind::Sub, {iv, loop->operand(0)}, ivType);
+    Value* iteration = b.create1(OpKind::Div, {sinceStart, loop->operand(2)}, ivType);
+    if (ivType != ir::Type::i32()) iteration = b.cast(iteration, ir::Type::i32());
+    return b.create1(OpKind::And, {iteration, b.constantInt(1, ir::Type::i32())}, ir::Type::i32());
+  }
+
   void rewrite(ir::Function& f, Op& dot, unsigned index, const OperandChain& chain, const ir::Layout& shared) {
     Op* load = chain.load;
     const ir::Type loaded = load->result(0)->type();
@@ -104,12 +155,26 @@ class AsyncCopyDotOperandsPass : public Pass {
 
     ir::Builder b(load->parentBlock(), load);
     b.setLoc(load->loc());
-    std::vector<Value*> copyOperands = {load->operand(0), buffer, stage};
-    if (load->numOperands() > 1) copyOperands.push_back(load->operand(1));
-    Value* copy = b.create1(OpKind::AsyncCopy, copyOperands, ir::Type::asyncToken());
-    Value* group = b.create1(OpKind::AsyncCommitGroup, {copy}, ir::Type::asyncToken());
-    Value* landed =
-        b.create1(OpKind::AsyncWait, {group}, ir::Type::asyncToken(), {{"pending", ir::Attr::integer(0)}});
+    Value* landed = nullptr;
+    if (load->is(OpKind::DescLoad)) {
+      Value* barriers = entry.create1(OpKind::MbarrierAlloc, {}, ir::Type::mbarriers(1));
+      std::vector<Value*> copyOperands(load->operands().begin(), load->operands().end());
+      copyOperands.insert(copyOperands.end(), {buffer, stage, barriers});
+      Value* copy = b.create1(OpKind::AsyncTmaCopy, copyOperands, ir::Type::asyncToken());
+      // The wait goes right before the dot when it is in the load's block, so that the copies of both operands are
+      // in flight together.
+      if (dot.parentBlock() == load->parentBlock()) {
+        b = ir::Builder(dot.parentBlock(), &dot);
+        b.setLoc(load->loc());
+      }
+      landed = b.create1(OpKind::MbarrierWait, {barriers, stage, phaseParity(b, *load), copy}, ir::Type::asyncToken());
+    } else {
+      std::vector<Value*> copyOperands = {load->operand(0), buffer, stage};
+      if (load->numOperands() > 1) copyOperands.push_back(load->operand(1));
+      Value* copy = b.create1(OpKind::AsyncCopy, copyOperands, ir::Type::asyncToken());
+      Value* group = b.create1(OpKind::AsyncCommitGroup, {copy}, ir::Type::asyncToken());
+      landed = b.create1(OpKind::AsyncWait, {group}, ir::Type::asyncToken(), {{"pending", ir::Attr::integer(0)}});
+    }
     Value* value = b.create1(OpKind::LocalLoad, {buffer, stage, landed}, loaded.withEncoding(operandLayout));
     value->setNameHint(load->result(0)->nameHint());
 

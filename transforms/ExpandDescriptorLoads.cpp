@@ -12,12 +12,20 @@
 // is what lets coalescing see contiguous rows. The same rules make the base 16-byte aligned and the outer strides
 // multiples of 16 bytes, which the expansion passes on as `hint {multiple_of}` for vectorized accesses, as it does
 // the launch's specialization of the shape (a descriptor argument's `divisibility`: every dimension a multiple of it).
+//
+// Except on targets that copy descriptor blocks with TMA (LayoutPolicy::dotOperandTmaSwizzle): there a desc_load
+// whose only use is a dot operand stays, for async-copy-dot-operands to turn into an async_tma_copy into the
+// operand's shared buffer, and its descriptor argument gets the tensor map's swizzle (kTensorMapSwizzleAttr). Such
+// a desc_load must run at most once per iteration of a `for` directly in the function's body (or once, outside any
+// loop), which is what lets the copy's barrier phases be counted from the loop's induction variable; and all the
+// copies through one descriptor must agree on its swizzle. Every other desc_load is expanded.
 #include <map>
 #include <tuple>
 #include <vector>
 
 #include "ir/Builder.h"
 #include "ir/TensorDescriptor.h"
+#include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
 
 namespace tessera::transforms {
@@ -30,14 +38,21 @@ using ir::Value;
 
 constexpr int64_t kDescriptorAlignBytes = 16;  // base and outer strides, in bytes (the launch's rules)
 
+// Whether `load` runs at most once per iteration of a `for` in the function's body, or once in the body itself.
+bool runsOncePerTopLevelIteration(const Op& load) {
+  const Op* parent = load.parentOp();
+  return !parent || (parent->is(OpKind::For) && !parent->parentOp());
+}
+
 class ExpandDescriptorLoadsPass : public Pass {
  public:
+  explicit ExpandDescriptorLoadsPass(const PassOptions& options) : options_(options) {}
   const char* name() const override { return "expand-descriptor-loads"; }
 
   void run(ir::Function& f) override {
     std::vector<Op*> loads;
     f.walk([&](Op* op) {
-      if (op->is(OpKind::DescLoad)) loads.push_back(op);
+      if (op->is(OpKind::DescLoad) && !copiedWithTma(f, *op)) loads.push_back(op);
     });
     if (loads.empty()) return;
     fields_.clear();
@@ -55,6 +70,23 @@ class ExpandDescriptorLoadsPass : public Pass {
   }
 
  private:
+  // Whether `load` stays for a TMA copy (see above); if so, its descriptor argument records the map's swizzle.
+  bool copiedWithTma(ir::Function& f, const Op& load) {
+    if (!options_.layoutPolicy || !runsOncePerTopLevelIteration(load)) return false;
+    const Value* result = load.result(0);
+    if (result->uses().size() != 1) return false;
+    const ir::Use& use = result->uses()[0];
+    if (!use.user->is(OpKind::Dot) || use.operandIndex > 1) return false;
+    const std::optional<int64_t> swizzle = options_.layoutPolicy->dotOperandTmaSwizzle(*use.user, use.operandIndex);
+    const Value* desc = load.operand(0);
+    if (!swizzle || !desc->isBlockArg() || desc->ownerBlock() != f.body()) return false;
+    ir::AttrDict& attrs = f.argAttrs(desc->index());
+    auto it = attrs.find(ir::kTensorMapSwizzleAttr);
+    if (it != attrs.end()) return it->second.isInt() && it->second.getInt() == *swizzle;
+    attrs[ir::kTensorMapSwizzleAttr] = ir::Attr::integer(*swizzle);
+    return true;
+  }
+
   // A field of `desc`, read at the function's entry once for all the loads through it.
   Value* field(Value* desc, const std::string& name, int dim) {
     Value*& v = fields_[{desc, name, dim}];
@@ -113,6 +145,7 @@ class ExpandDescriptorLoadsPass : public Pass {
     load.result(0)->replaceAllUsesWith(loaded);
   }
 
+  PassOptions options_;
   ir::Builder entry_;
   std::map<std::tuple<Value*, std::string, int>, Value*> fields_;
   std::map<const Value*, int64_t> shapeDivisibility_;
@@ -120,6 +153,8 @@ class ExpandDescriptorLoadsPass : public Pass {
 
 }  // namespace
 
-std::unique_ptr<Pass> createExpandDescriptorLoadsPass() { return std::make_unique<ExpandDescriptorLoadsPass>(); }
+std::unique_ptr<Pass> createExpandDescriptorLoadsPass(const PassOptions& options) {
+  return std::make_unique<ExpandDescriptorLoadsPass>(options);
+}
 
 }  // namespace tessera::transforms

@@ -80,8 +80,10 @@ std::unique_ptr<Pass> createCanonicalizePass();  // constant folding + algebraic
 std::unique_ptr<Pass> createCSEPass();           // common subexpression elimination of pure ops
 std::unique_ptr<Pass> createDCEPass();           // removes unused pure ops, dead loop-carried values
 
-// desc_load -> pointer arithmetic over the descriptor's fields and a masked load (every target, before layouts).
-std::unique_ptr<Pass> createExpandDescriptorLoadsPass();
+// desc_load -> pointer arithmetic over the descriptor's fields and a masked load (every target, before layouts),
+// except dot operands the target copies with TMA (LayoutPolicy::dotOperandTmaSwizzle), which stay desc_loads for
+// async-copy-dot-operands.
+std::unique_ptr<Pass> createExpandDescriptorLoadsPass(const PassOptions& options = {});
 // Loop-carried pointer tiles over a pointer_range = 32 argument -> one carried i32 offset (before layouts).
 std::unique_ptr<Pass> createCanonicalizePointersPass();
 

@@ -19,7 +19,7 @@ static const std::map<std::string, PassFactory>& registry() {
       {"coalesce", [](const PassOptions& o) { return createCoalescePass(o); }},
       {"cse", [](const PassOptions&) { return createCSEPass(); }},
       {"dce", [](const PassOptions&) { return createDCEPass(); }},
-      {"expand-descriptor-loads", [](const PassOptions&) { return createExpandDescriptorLoadsPass(); }},
+      {"expand-descriptor-loads", [](const PassOptions& o) { return createExpandDescriptorLoadsPass(o); }},
       {"insert-barriers", [](const PassOptions&) { return createInsertBarriersPass(); }},
       {"pipeline-loops", [](const PassOptions& o) { return createPipelineLoopsPass(o); }},
       {"remove-layout-conversions", [](const PassOptions&) { return createRemoveLayoutConversionsPass(); }},

@@ -20,6 +20,14 @@
 // are masked off: they read nothing and fill their stage with zeros that nobody reads. insert-barriers then puts one
 // barrier per iteration after the wait: it orders both the reads of the stage about to be overwritten and the reads
 // of the stage that just landed. num_stages = 1 leaves the loop as it is.
+//
+// TMA copies (async_tma_copy, waited for by an mbarrier_wait, as async-copy-dot-operands makes them from desc_loads)
+// are pipelined alike, their mbarriers getting one barrier per stage: iteration j's copy lands in stage j % S and
+// completes phase j / S of barrier j % S, so iteration i waits for parity (i / S) & 1 of barrier i % S. The copies
+// ahead are issued before that wait, predicated off past the end (nothing issued, no bytes expected: no phase
+// nobody waits for is left pending); insert-barriers puts a barrier before them, which orders every thread's reads
+// of the stage iteration i-1 read before thread 0 overwrites it. They need no drain: every copy issued is waited
+// for in the loop.
 #include <algorithm>
 #include <set>
 #include <unordered_map>
@@ -38,21 +46,48 @@ using ir::OpKind;
 using ir::Value;
 using Mapping = std::unordered_map<const Value*, Value*>;
 
-// One copy of the loop body as async-copy-dot-operands writes it: the copy, its group, its wait and its readers.
+// One copy of the loop body as async-copy-dot-operands writes it: the copy, its group (none for a TMA copy), its
+// wait (async_wait, or mbarrier_wait) and its readers.
 struct BodyCopy {
   Op* copy;
   Op* commit;
   Op* wait;
   std::vector<Op*> reads;  // local_loads of the wait's token
+
+  bool tma() const { return copy->is(OpKind::AsyncTmaCopy); }
+  // async_tma_copy's operands: the descriptor, one offset per dimension, the buffer, the stage, the mbarriers.
+  unsigned rank() const { return static_cast<unsigned>(copy->operand(0)->type().blockShape().size()); }
+  Value* buffer() const { return copy->operand(tma() ? rank() + 1 : 1); }
+  Value* barriers() const { return tma() ? copy->operand(rank() + 3) : nullptr; }
 };
 
 Op* onlyUser(const Value* v) { return v->uses().size() == 1 ? v->uses()[0].user : nullptr; }
+
+// A TMA copy in the form above: unpredicated, its only user the wait on its own barrier and stage.
+std::optional<BodyCopy> tmaBodyCopy(Op* op) {
+  BodyCopy c{op, nullptr, onlyUser(op->result(0)), {}};
+  const unsigned rank = c.rank();
+  if (op->numOperands() != rank + 4 || !c.wait || !c.wait->is(OpKind::MbarrierWait) || c.wait->numOperands() != 4 ||
+      c.wait->operand(0) != c.barriers() || c.wait->operand(1) != op->operand(rank + 2))
+    return std::nullopt;
+  return c;
+}
 
 // The copies of `body`, or nullopt when some copy, group or wait there is not in the form above.
 std::optional<std::vector<BodyCopy>> bodyCopies(Block& body) {
   std::vector<BodyCopy> copies;
   for (auto& owned : body.ops()) {
     Op* op = owned.get();
+    if (op->is(OpKind::AsyncTmaCopy)) {
+      std::optional<BodyCopy> c = tmaBodyCopy(op);
+      if (!c) return std::nullopt;
+      for (const ir::Use& use : c->wait->result(0)->uses()) {
+        if (!use.user->is(OpKind::LocalLoad) || use.user->operand(0) != c->buffer()) return std::nullopt;
+        c->reads.push_back(use.user);
+      }
+      copies.push_back(*c);
+      continue;
+    }
     if (!op->is(OpKind::AsyncCopy)) continue;
     BodyCopy c{op, onlyUser(op->result(0)), nullptr, {}};
     if (!c.commit || !c.commit->is(OpKind::AsyncCommitGroup) || c.commit->numOperands() != 1) return std::nullopt;
@@ -122,12 +157,15 @@ class PipelineLoopsPass : public Pass {
     std::optional<std::vector<BodyCopy>> found = bodyCopies(body);
     if (!found || found->empty()) return;
     const std::vector<BodyCopy>& copies = *found;
+    auto ownedByLoop = [&](const Value* v, OpKind alloc) {
+      return v->definingOp() && v->definingOp()->is(alloc) && v->type().stages() == 1 && usedOnlyIn(v, loop);
+    };
+    bool anyAsyncCopy = false;
     for (const BodyCopy& c : copies) {
-      const Value* buffer = c.copy->operand(1);
-      // Every stage of the buffer becomes this loop's: nothing else may use it.
-      if (!buffer->definingOp() || !buffer->definingOp()->is(OpKind::LocalAlloc) ||
-          buffer->type().stages() != 1 || !usedOnlyIn(buffer, loop))
-        return;
+      // Every stage of the buffer (and every barrier) becomes this loop's: nothing else may use them.
+      if (!ownedByLoop(c.buffer(), OpKind::LocalAlloc)) return;
+      if (c.tma() && !ownedByLoop(c.barriers(), OpKind::MbarrierAlloc)) return;
+      anyAsyncCopy = anyAsyncCopy || !c.tma();
     }
 
     // What the copies' operands need, and which carried values must be advanced: those the copies use, and those
@@ -135,9 +173,14 @@ class PipelineLoopsPass : public Pass {
     const unsigned numCarried = body.numArguments() - 1;
     Op* yield = body.terminator();
     std::vector<Value*> copyInputs;
-    for (const BodyCopy& c : copies)
+    for (const BodyCopy& c : copies) {
+      if (c.tma()) {
+        for (unsigned i = 1; i <= c.rank(); ++i) copyInputs.push_back(c.copy->operand(i));  // the offsets
+        continue;
+      }
       for (unsigned i : {0u, 3u})
         if (i < c.copy->numOperands()) copyInputs.push_back(c.copy->operand(i));
+    }
     std::set<unsigned> carried;  // carried-value indices (0-based, without the induction variable)
     while (true) {
       std::vector<Value*> roots = copyInputs;
@@ -160,9 +203,10 @@ class PipelineLoopsPass : public Pass {
     if (!sliceOf(body, copyInputs, copySlice) || !sliceOf(body, nexts, advanceSlice)) return;
 
     for (const BodyCopy& c : copies) {
-      Value* buffer = c.copy->operand(1);
+      Value* buffer = c.buffer();
       ir::Type t = buffer->type();
       buffer->setType(ir::Type::sharedBuffer(stages_, t.stageShape(), t.element(), t.encoding()));
+      if (c.tma()) c.barriers()->setType(ir::Type::mbarriers(stages_));
     }
 
     Value* iv = body.argument(0);
@@ -184,8 +228,8 @@ class PipelineLoopsPass : public Pass {
       }
       return next;
     };
-    // Issues every copy of the iteration `m` describes into `stage`, masked off unless that iteration runs, then
-    // commits them as one group.
+    // Issues every copy of the iteration `m` describes into `stage`, masked off (TMA: predicated off) unless that
+    // iteration runs, then commits the asynchronous copies as one group.
     auto issue = [&](ir::Builder& b, const Mapping& m, Value* stage) {
       Mapping scratch = m;
       cloneSlice(b, copySlice, scratch);
@@ -196,13 +240,20 @@ class PipelineLoopsPass : public Pass {
       Value* runs = b.cmp("lt", m.at(iv), ub);
       std::vector<Value*> tokens;
       for (const BodyCopy& c : copies) {
+        if (c.tma()) {
+          std::vector<Value*> operands = {c.copy->operand(0)};
+          for (unsigned i = 1; i <= c.rank(); ++i) operands.push_back(mapped(c.copy->operand(i)));
+          operands.insert(operands.end(), {c.buffer(), stage, c.barriers(), runs});
+          b.create1(OpKind::AsyncTmaCopy, operands, ir::Type::asyncToken());
+          continue;
+        }
         Value* ptr = mapped(c.copy->operand(0));
         Value* mask = b.create1(OpKind::Splat, {runs}, ptr->type().withElement(ir::Type::i1()));
         if (c.copy->numOperands() > 3) mask = b.create1(OpKind::And, {mapped(c.copy->operand(3)), mask}, mask->type());
         tokens.push_back(
             b.create1(OpKind::AsyncCopy, {ptr, c.copy->operand(1), stage, mask}, ir::Type::asyncToken()));
       }
-      return b.create1(OpKind::AsyncCommitGroup, tokens, ir::Type::asyncToken());
+      if (!tokens.empty()) b.create1(OpKind::AsyncCommitGroup, tokens, ir::Type::asyncToken());
     };
     auto i32 = [](ir::Builder& b, int64_t v) { return b.constantInt(v, ir::Type::i32()); };
 
@@ -234,7 +285,9 @@ class PipelineLoopsPass : public Pass {
     Value* writeStage = in.create1(
         OpKind::Rem, {in.create1(OpKind::Add, {iterationI32, i32(in, stages_ - 1)}, ir::Type::i32()), i32(in, stages_)},
         ir::Type::i32());
-    Value* landed = in.create1(OpKind::AsyncWait, {}, ir::Type::asyncToken(), {{"pending", ir::Attr::integer(stages_ - 2)}});
+    Value* landed = anyAsyncCopy ? in.create1(OpKind::AsyncWait, {}, ir::Type::asyncToken(),
+                                              {{"pending", ir::Attr::integer(stages_ - 2)}})
+                                 : nullptr;
     Mapping ahead;
     ahead[iv] = in.create1(OpKind::Add, {iv, in.create1(OpKind::Mul, {step, in.constantInt(stages_ - 1, ivType)}, ivType)},
                            ivType);
@@ -243,14 +296,20 @@ class PipelineLoopsPass : public Pass {
       for (unsigned c : carried) ahead[body.argument(c + 1)] = aheadArgs[i++];
     }
     issue(in, ahead, writeStage);
-    for (const BodyCopy& c : copies)
+    Value* parity = in.create1(OpKind::And, {in.create1(OpKind::Div, {iterationI32, i32(in, stages_)}, ir::Type::i32()),
+                                             i32(in, 1)},
+                               ir::Type::i32());
+    for (const BodyCopy& c : copies) {
+      Value* ready = landed;
+      if (c.tma()) ready = in.create1(OpKind::MbarrierWait, {c.barriers(), readStage, parity}, ir::Type::asyncToken());
       for (Op* read : c.reads) {
         read->setOperand(1, readStage);
-        read->setOperand(2, landed);
+        read->setOperand(2, ready);
       }
+    }
     for (const BodyCopy& c : copies) {
       body.erase(c.wait);
-      body.erase(c.commit);
+      if (c.commit) body.erase(c.commit);
       body.erase(c.copy);
     }
     ir::Builder tail(&body, yield);
@@ -258,7 +317,8 @@ class PipelineLoopsPass : public Pass {
     Mapping next = advance(tail, ahead);
     for (unsigned c : carried) yield->addOperand(next.at(body.argument(c + 1)));
 
-    // Drain: the masked-off copies past the end still write their zeros.
+    // Drain: the masked-off copies past the end still write their zeros (TMA copies past the end issue nothing).
+    if (!anyAsyncCopy) return;
     ir::Builder after(loop.parentBlock(), nextOp(loop));
     after.setLoc(loop.loc());
     after.create1(OpKind::AsyncWait, {}, ir::Type::asyncToken(), {{"pending", ir::Attr::integer(0)}});

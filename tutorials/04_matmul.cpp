@@ -1,6 +1,7 @@
 // Tutorial 4: tiled matmul with an f32 accumulator carried through the K loop and grouped program order, then
 // the same kernel with a fused activation epilogue, storing f32 or f16, the plain kernel autotuned over tile
-// sizes, and an fp8 (e4m3) variant taking B transposed. See 04_matmul.md.
+// sizes, an fp8 (e4m3) variant taking B transposed, and A and B read through tensor descriptors (TMA copies on
+// sm_90a). See 04_matmul.md.
 #include "ir/FloatFormats.h"
 #include "jit/AutotunedKernel.h"
 #include "jit/sim/SimRuntime.h"
@@ -114,6 +115,38 @@ void fp8Matmul(Report& report, const std::vector<float>& af, const std::vector<f
   }
 }
 
+// A and B through tensor descriptors (kernels::matmul_desc_of): the kernel loads blocks, and what reaches past M, N
+// or K reads as zero, with no masks of its own. On sm_90a with 64x64x32 blocks (wgmma's operands) each block is one
+// TMA copy into the swizzled shared layout wgmma reads, waited for on an mbarrier; elsewhere the loads are
+// expanded into masked pointer loads. A descriptor's rows must start 16 bytes apart: A's and B's are padded to a
+// multiple of 8 f16 elements (the padding holds NaNs, which no load may read).
+void descriptorMatmul(Report& report, const std::vector<uint16_t>& a, const std::vector<uint16_t>& b,
+                      const std::vector<double>& want) {
+  const int64_t lda = (K + 7) / 8 * 8, ldb = (N + 7) / 8 * 8;
+  std::vector<uint16_t> ap(M * lda, 0x7e00), bp(K * ldb, 0x7e00);  // f16 NaN in the padding
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k) ap[i * lda + k] = a[i * K + k];
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t j = 0; j < N; ++j) bp[k * ldb + j] = b[k * N + j];
+  const int64_t tileM = 64, tileN = 64, tileK = 32;
+  const tessera::KernelDef kernel = matmul_desc_kernel();
+  const tessera::Constants constants{{"BM", tileM}, {"BN", tileN}, {"BK", tileK}, {"GROUP_M", GROUP_M}};
+  namespace ir = tessera::ir;
+  const tessera::DescriptorTypes blocks{{"a", ir::Type::tensorDesc({tileM, tileK}, ir::Type::f16())},
+                                         {"b", ir::Type::tensorDesc({tileK, tileN}, ir::Type::f16())}};
+  report.check("descriptors: trace, verify, print, parse, print", checkRoundTrip(*kernel.trace(constants, blocks)));
+  for (Backend backend : availableBackends()) {
+    std::vector<float> c(M * N, NAN);
+    runOn(backend, kernel, {((M + tileM - 1) / tileM) * ((N + tileN - 1) / tileN), 1, 1},
+          {tessera::interp::TensorDesc{Buffer{ap.data(), ap.size() * 2}, {M, K}, {lda, 1}, {tileM, tileK}},
+           tessera::interp::TensorDesc{Buffer{bp.data(), bp.size() * 2}, {K, N}, {ldb, 1}, {tileK, tileN}}, buffer(c),
+           M, N, K, N, int64_t(1)},
+          constants);
+    const double err = worstError(c, want, 1e-5, 1e-5);
+    report.check("descriptors (TMA on sm_90a), " + modeName(backend), err <= 1, fmtError(err));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -144,6 +177,7 @@ int main(int argc, char** argv) {
 
   autotunedMatmul(report, a, b, want);
   fp8Matmul(report, af, bf);
+  descriptorMatmul(report, a, b, want);
 
   // Fused epilogue: f32 output (tolerance of f32 accumulation) and f16 output (half an f16 ulp, 2^-11 relative,
   // plus the same accumulation error).

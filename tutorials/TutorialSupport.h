@@ -131,9 +131,10 @@ inline int& failedLaunches() {
   return failed;
 }
 
-// Runs `k` on `backend` over host buffers. On the GPU and the emulator every buffer is copied to the device, the
-// kernel is JIT-compiled (once per specialization) and launched, and every buffer is copied back, so callers read
-// results the same way. A launch that throws is reported on stdout and counted as a failure.
+// Runs `k` on `backend` over host buffers (pointer and tensor descriptor arguments). On the GPU and the emulator
+// every buffer is copied to the device, the kernel is JIT-compiled (once per specialization) and launched, and every
+// buffer is copied back, so callers read results the same way. A launch that throws is reported on stdout and
+// counted as a failure.
 inline void runOn(Backend backend, const tessera::KernelDef& k, tessera::interp::Grid grid,
                   const std::vector<tessera::interp::Arg>& args, const tessera::Constants& constants, int numWarps = 4) {
   if (backend == Backend::Interpreter) return k.runInterpreter(grid, args, constants);
@@ -149,12 +150,21 @@ inline void runOn(Backend backend, const tessera::KernelDef& k, tessera::interp:
       for (jit::DeviceAddress a : addresses) runtime.release(a);
     }
   } device{runtime, {}};
+  // The host buffer behind a pointer or descriptor argument, or null.
+  auto bufferOf = [](const tessera::interp::Arg& a) -> const tessera::interp::Buffer* {
+    if (auto* b = std::get_if<tessera::interp::Buffer>(&a)) return b;
+    if (auto* d = std::get_if<tessera::interp::TensorDesc>(&a)) return &d->buffer;
+    return nullptr;
+  };
   std::vector<jit::KernelArg> kernelArgs;
   for (const tessera::interp::Arg& a : args) {
-    if (auto* b = std::get_if<tessera::interp::Buffer>(&a)) {
+    if (const tessera::interp::Buffer* b = bufferOf(a)) {
       device.addresses.push_back(runtime.allocate(std::max<size_t>(b->bytes, 1)));
       runtime.copyToDevice(device.addresses.back(), b->data, b->bytes);
-      kernelArgs.push_back(jit::KernelArg::pointer(device.addresses.back(), b->bytes));  // sized: offsets32
+      if (auto* d = std::get_if<tessera::interp::TensorDesc>(&a))
+        kernelArgs.push_back(jit::KernelArg::tensorDescriptor(device.addresses.back(), d->shape, d->strides, d->block));
+      else
+        kernelArgs.push_back(jit::KernelArg::pointer(device.addresses.back(), b->bytes));  // sized: offsets32
     } else if (auto* i = std::get_if<int64_t>(&a)) {
       kernelArgs.emplace_back(*i);
     } else {
@@ -183,7 +193,7 @@ inline void runOn(Backend backend, const tessera::KernelDef& k, tessera::interp:
   }
   size_t next = 0;
   for (const tessera::interp::Arg& a : args)
-    if (auto* b = std::get_if<tessera::interp::Buffer>(&a)) runtime.copyToHost(b->data, device.addresses[next++], b->bytes);
+    if (const tessera::interp::Buffer* b = bufferOf(a)) runtime.copyToHost(b->data, device.addresses[next++], b->bytes);
 }
 
 // The emulated launches' figures as run_tutorials.sh collects them (the Python tutorials print the same table):

@@ -5,6 +5,7 @@
 // runtimes (jit/) write them there.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace tessera::backends {
@@ -19,5 +20,12 @@ inline int64_t descriptorParamBytes(int rank, bool withTensorMap) {
   return withTensorMap ? kDescriptorMapOffset + kTensorMapBytes : descriptorStrideOffset(rank, rank);
 }
 inline int64_t descriptorParamAlign(bool withTensorMap) { return withTensorMap ? kTensorMapAlign : 8; }
+
+// The box of a descriptor's tensor map along its innermost dimension, in elements: the block's row, but no wider
+// than the swizzle span (TMA's rule for swizzled boxes). A block row wider than that lands as consecutive boxes of
+// swizzleBytes-wide lines, one copy each, which is how the NVMMA shared layouts split a long contiguous extent.
+inline int64_t tensorMapInnerBox(int64_t blockInner, int64_t elementBytes, int64_t swizzleBytes) {
+  return swizzleBytes == 0 ? blockInner : std::min(blockInner, swizzleBytes / elementBytes);
+}
 
 }  // namespace tessera::backends

@@ -473,7 +473,7 @@ void KernelLowering::declareDescriptor(unsigned argNo) {
                                     descriptorParamAlign(withMap));
   if (!withMap) return;
   const ir::AttrDict& attrs = func_.argAttrs(argNo);
-  auto it = attrs.find("tensor_map_swizzle");
+  auto it = attrs.find(ir::kTensorMapSwizzleAttr);
   const int64_t swizzle = it != attrs.end() && it->second.isInt() ? it->second.getInt() : 0;
   llvm::Metadata* entry[] = {llvm::ConstantAsMetadata::get(b_.getInt32(argNo)),
                              llvm::ConstantAsMetadata::get(b_.getInt32(static_cast<uint32_t>(swizzle)))};
@@ -544,6 +544,8 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpKind::LocalAlloc: case OpKind::AsyncCopy: case OpKind::AsyncCommitGroup: case OpKind::AsyncWait:
     case OpKind::LocalLoad:
       return lowerSharedBufferOp(op);
+    case OpKind::MbarrierAlloc: case OpKind::AsyncTmaCopy: case OpKind::MbarrierWait:
+      return lowerTmaOp(op);
     case OpKind::For: case OpKind::If: case OpKind::While:
       return lowerControlFlow(op);
     case OpKind::Yield:

@@ -118,6 +118,7 @@ class KernelLowering {
   void lowerScan(const ir::Op& op);              // LowerScan.cpp
   void lowerDot(const ir::Op& op);               // LowerDot.cpp
   void lowerSharedBufferOp(const ir::Op& op);    // LowerSharedBuffers.cpp: local_alloc, async_*, local_load
+  void lowerTmaOp(const ir::Op& op);             // LowerTmaCopies.cpp: mbarrier_alloc, async_tma_copy, mbarrier_wait
   void lowerControlFlow(const ir::Op& op);       // LowerControl.cpp: for, if, while
   void lowerDebugOp(const ir::Op& op);           // LowerControl.cpp: debug_print, device_assert
 

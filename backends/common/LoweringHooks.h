@@ -9,6 +9,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include "ir/Error.h"
 #include "ir/IR.h"
 #include "ir/OpInfo.h"
 
@@ -88,6 +89,34 @@ class LoweringHooks {
   // Waits until at most `pending` of this thread's committed groups are still in flight (other threads' copies are
   // visible only after a barrier too).
   virtual void asyncWait(IRBuilder& b, int64_t pending) { (void)b, (void)pending; }
+
+  // TMA copies and mbarriers (backends/common/LowerTmaCopies.cpp), for targets whose layout policy asks for them
+  // (transforms::LayoutPolicy::dotOperandTmaSwizzle); the defaults fail. `barrier` is an mbarrier's address (a
+  // pointer in the shared address space), `count` its arrivals per phase.
+  virtual void mbarrierInit(IRBuilder& b, llvm::Value* barrier, int64_t count) {
+    (void)b, (void)barrier, (void)count;
+    throw Error("this target has no mbarriers (TMA copies)");
+  }
+  // After the barriers are initialized (by one thread) and before any thread uses them: makes the initialization
+  // visible to the copies (the caller then synchronizes every thread with barrier()).
+  virtual void fenceMbarrierInit(IRBuilder& b) { (void)b; }
+  // One arrival on `barrier` that also expects `bytes` transaction bytes in its current phase.
+  virtual void mbarrierArriveExpectTx(IRBuilder& b, llvm::Value* barrier, int64_t bytes) {
+    (void)b, (void)barrier, (void)bytes;
+    throw Error("this target has no mbarriers (TMA copies)");
+  }
+  // Copies the box at `coordinates` (i32, the tensor map's dimension 0 first) of the tensor map at generic address
+  // `tensorMap` (i64) to shared memory at `sharedDst`, completing its bytes on `barrier`.
+  virtual void tensorCopyToShared(IRBuilder& b, llvm::Value* sharedDst, llvm::Value* tensorMap,
+                                  const std::vector<llvm::Value*>& coordinates, llvm::Value* barrier) {
+    (void)b, (void)sharedDst, (void)tensorMap, (void)coordinates, (void)barrier;
+    throw Error("this target has no TMA copies");
+  }
+  // Waits (every calling thread) until the phase of parity `parity` (i32) of `barrier` has completed.
+  virtual void mbarrierWaitParity(IRBuilder& b, llvm::Value* barrier, llvm::Value* parity) {
+    (void)b, (void)barrier, (void)parity;
+    throw Error("this target has no mbarriers (TMA copies)");
+  }
 
   // A target-specific lowering of `dot` (tensor cores), with the same shared-memory staging contract as the
   // portable one. Returns false, having emitted nothing, when the target has none for this dot's dtypes, shapes

@@ -1,6 +1,7 @@
-// Tensor descriptor ops. A descriptor's value is a tile holding its plain fields, base then shape then strides
-// (descriptorTile in Interpreter.cpp). desc_load reads the block at the given offsets: the elements outside the
-// tensor ([0, shape) in every dimension) are zero and never touched, as with a TMA copy.
+// Tensor descriptor ops (async_tma_copy reads its block as desc_load does: SharedBuffers.cpp). A descriptor's value
+// is a tile holding its plain fields, base then shape then strides (descriptorTile in Interpreter.cpp). desc_load
+// reads the block at the given offsets: the elements outside the tensor ([0, shape) in every dimension) are zero
+// and never touched, as with a TMA copy.
 #include "backends/interpreter/OpImpl.h"
 #include "ir/TensorDescriptor.h"
 
@@ -36,8 +37,8 @@ Tile evalDescField(const ir::Op& op, const DescriptorFields& f, const EvalEnv& e
   return r;
 }
 
-Tile evalDescLoad(const ir::Op& op, OperandList operands, const DescriptorFields& f, const EvalEnv& env) {
-  const ir::Type result = resultType(op, 0, env);
+Tile evalDescLoad(const ir::Op& op, OperandList operands, const DescriptorFields& f, ir::Type result,
+                  const EvalEnv& env) {
   const std::vector<int64_t>& block = result.shape();
   const size_t rank = block.size();
   if (operands.size() != rank + 1 || f.shape.size() != rank)
@@ -65,7 +66,12 @@ Tile evalDescLoad(const ir::Op& op, OperandList operands, const DescriptorFields
 
 Tile evalDescriptorOp(const ir::Op& op, OperandList operands, const EvalEnv& env) {
   const DescriptorFields f = fieldsOf(op, *operands[0], env.ctx);
-  return op.is(ir::OpKind::DescField) ? evalDescField(op, f, env) : evalDescLoad(op, operands, f, env);
+  return op.is(ir::OpKind::DescField) ? evalDescField(op, f, env)
+                                      : evalDescLoad(op, operands, f, resultType(op, 0, env), env);
+}
+
+Tile loadDescriptorBlock(const ir::Op& op, OperandList operands, ir::Type block, const EvalEnv& env) {
+  return evalDescLoad(op, operands, fieldsOf(op, *operands[0], env.ctx), block, env);
 }
 
 }  // namespace tessera::interp::detail

@@ -44,7 +44,11 @@ Tile loadElements(const ir::Op& op, const Tile& ptr, const Tile* mask, const Til
                   const ProgramContext& ctx);
 // desc_load, desc_field (Descriptors.cpp).
 Tile evalDescriptorOp(const ir::Op& op, OperandList operands, const EvalEnv& env);
-// local_alloc, async_copy, async_commit_group, async_wait, local_load (SharedBuffers.cpp).
+// The block of the descriptor operands[0] at the offsets operands[1..rank] as a tile of `block` (desc_load's
+// semantics; async_tma_copy's too).
+Tile loadDescriptorBlock(const ir::Op& op, OperandList operands, ir::Type block, const EvalEnv& env);
+// local_alloc, async_copy, async_commit_group, async_wait, local_load, mbarrier_alloc, async_tma_copy,
+// mbarrier_wait (SharedBuffers.cpp).
 Tile evalSharedBufferOp(const ir::Op& op, OperandList operands, const EvalEnv& env);
 std::vector<Tile> evalReduceOrScan(const ir::Op& op, OperandList operands, const EvalEnv& env);
 Tile evalDot(const ir::Op& op, OperandList operands, const EvalEnv& env);

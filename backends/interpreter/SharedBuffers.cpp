@@ -1,6 +1,7 @@
 // Shared buffers and asynchronous copies. Programs run one at a time, so a copy lands at once: async_copy is a
-// masked load (masked-off elements read as 0, as cp.async's zero fill) stored into its stage, and the commit and
-// wait groups only produce tokens. A buffer value is a handle: its index in ProgramContext::sharedBuffers.
+// masked load (masked-off elements read as 0, as cp.async's zero fill) stored into its stage, async_tma_copy the
+// descriptor's block (desc_load's semantics) stored into its stage, and the commit and wait groups, mbarriers and
+// their waits only produce tokens. A buffer value is a handle: its index in ProgramContext::sharedBuffers.
 #include "backends/interpreter/OpImpl.h"
 
 namespace tessera::interp::detail {
@@ -44,6 +45,18 @@ Tile evalSharedBufferOp(const ir::Op& op, OperandList operands, const EvalEnv& e
       stage = loadElements(op, *operands[0], mask, nullptr, stage.type, ctx);
       return handle(result, 0);
     }
+    case OpKind::AsyncTmaCopy: {
+      // Operands: the descriptor, one offset per dimension, the buffer, the stage, the barriers, the predicate.
+      const size_t rank = op.operand(0)->type().blockShape().size();
+      const bool issued = operands.size() == rank + 4 || operands[rank + 4]->ints.at(0) != 0;
+      if (issued) {
+        Tile& stage = stageOf(op, *operands[rank + 1], *operands[rank + 2], ctx);
+        stage = loadDescriptorBlock(op, operands.first(rank + 1), stage.type, env);
+      }
+      return handle(result, 0);
+    }
+    case OpKind::MbarrierAlloc:  // copies land at once: nothing waits on the barriers
+    case OpKind::MbarrierWait:
     case OpKind::AsyncCommitGroup:
     case OpKind::AsyncWait:
       return handle(result, 0);

@@ -16,7 +16,7 @@ struct InlineAsmEntry {
   std::string_view constraints;  // likewise
 };
 
-inline constexpr std::array<InlineAsmEntry, 13> kInlineAsmTable{{
+inline constexpr std::array<InlineAsmEntry, 14> kInlineAsmTable{{
     // libdevice (__nv_tanhf, __nv_fmodf, ...): the approximate reciprocal, subnormals flushed to zero.
     {"rcp.approx.ftz.f32", "rcp.approx.ftz.f32 $0,$1;", "=f,f"},
     // libdevice (the argument reduction of __nv_sinf, __nv_cosf): {low, high} words of a * b + c, all u32.
@@ -99,6 +99,9 @@ inline constexpr std::array<InlineAsmEntry, 13> kInlineAsmTable{{
     {"mbarrier.try_wait.parity",
      "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\n\tselp.u32 $0, 1, 0, p;\n\t}",
      "=r,r,r"},
+    // Orders this thread's generic-proxy accesses of shared memory (mbarrier.init) before later async-proxy ones
+    // (TMA copies completing on those barriers).
+    {"fence.proxy.async.shared::cta", "fence.proxy.async.shared::cta;", ""},
     // TMA (sm_90): the box at coordinates {$2, ...} (dimension 0 first) of the tensor map at generic address $1
     // into shared memory at $0, completing its bytes on the mbarrier at the last operand.
     {"cp.async.bulk.tensor.1d",

@@ -73,4 +73,12 @@ std::optional<ir::Layout> NVPTXLayoutPolicy::dotOperandSharedLayout(const ir::Op
   return mmaOperandSharedLayout(dot, index, options_);
 }
 
+// A descriptor's block has its innermost dimension contiguous, as the copy lands it: A [M, K] and an N-major B
+// [K, N] are laid out that way, a K-major B (8-bit inputs) is not.
+std::optional<int64_t> NVPTXLayoutPolicy::dotOperandTmaSwizzle(const ir::Op& dot, unsigned index) const {
+  std::optional<WgmmaDotPlan> plan = wgmmaDotPlan(dot, options_);
+  if (!plan || index > 1 || (index == 1 && plan->bKMajor())) return std::nullopt;
+  return index == 0 ? plan->swizzleA : plan->swizzleB;
+}
+
 }  // namespace tessera::backends::nvptx

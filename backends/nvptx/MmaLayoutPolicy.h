@@ -64,6 +64,9 @@ class NVPTXLayoutPolicy : public TensorCoreLayoutPolicy {
   std::optional<ir::Layout> dotOperandARegisterLayout(const ir::Op& dot) const override {
     return mmaOperandARegisterLayout(dot, options_);
   }
+  // On sm_90a, the operands of the dots WgmmaPlan.h admits whose NVMMA layout has the descriptor's innermost
+  // dimension contiguous (A, and B of 16-bit inputs): the plan's swizzle.
+  std::optional<int64_t> dotOperandTmaSwizzle(const ir::Op& dot, unsigned index) const override;
 
  private:
   transforms::PassOptions options_;

@@ -2,6 +2,9 @@
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include <optional>
+#include <vector>
+
 #include "ir/Error.h"
 #include "transforms/analysis/SharedScratch.h"
 
@@ -33,12 +36,30 @@ void NVPTXHooks::configureKernel(llvm::Function& kernel, int numWarps) {
 
 void NVPTXHooks::declareDescriptorParameter(llvm::Function& kernel, unsigned argNo, int64_t bytes, int64_t align) {
   LoweringHooks::declareDescriptorParameter(kernel, argNo, bytes, align);
-  // !{ptr @kernel, !"grid_constant", !{i32 argNo + 1}}: LLVM's NVPTX backend numbers parameters from 1 here.
+  // !{ptr @kernel, !"grid_constant", !{i32 p1, i32 p2, ...}}: LLVM's NVPTX backend numbers parameters from 1 here,
+  // and reads one such node per kernel (a second node's parameters would not be grid constants, and taking their
+  // address would copy them to the stack), so every descriptor parameter joins the kernel's one node.
   llvm::LLVMContext& ctx = kernel.getContext();
-  llvm::Metadata* index[] = {llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), argNo + 1))};
+  llvm::NamedMDNode* annotations = kernel.getParent()->getOrInsertNamedMetadata("nvvm.annotations");
+  std::vector<llvm::Metadata*> indices;
+  std::optional<unsigned> existing;
+  for (unsigned i = 0; i < annotations->getNumOperands(); ++i) {
+    llvm::MDNode* node = annotations->getOperand(i);
+    if (node->getNumOperands() != 3) continue;
+    auto* key = llvm::dyn_cast<llvm::MDString>(node->getOperand(1));
+    auto* owner = llvm::dyn_cast_or_null<llvm::ValueAsMetadata>(node->getOperand(0));
+    if (!key || key->getString() != "grid_constant" || !owner || owner->getValue() != &kernel) continue;
+    for (const llvm::MDOperand& index : llvm::cast<llvm::MDNode>(node->getOperand(2))->operands())
+      indices.push_back(index);
+    existing = i;
+  }
+  indices.push_back(llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), argNo + 1)));
   llvm::Metadata* ops[] = {llvm::ValueAsMetadata::get(&kernel), llvm::MDString::get(ctx, "grid_constant"),
-                           llvm::MDNode::get(ctx, index)};
-  kernel.getParent()->getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, ops));
+                           llvm::MDNode::get(ctx, indices)};
+  if (existing)
+    annotations->setOperand(*existing, llvm::MDNode::get(ctx, ops));
+  else
+    annotations->addOperand(llvm::MDNode::get(ctx, ops));
 }
 
 llvm::Value* NVPTXHooks::threadId(IRBuilder& b) { return sreg(b, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x); }

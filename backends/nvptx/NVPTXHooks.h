@@ -39,6 +39,13 @@ class NVPTXHooks : public LoweringHooks {
   bool asyncCopy(IRBuilder& b, llvm::Value* sharedDst, llvm::Value* globalSrc, int64_t bytes, llvm::Value* pred) override;
   void asyncCommitGroup(IRBuilder& b) override;
   void asyncWait(IRBuilder& b, int64_t pending) override;
+  // TMA copies and mbarriers (TmaCopies.cpp): the InlineAsmTable.h entries and mbarrier.init.
+  void mbarrierInit(IRBuilder& b, llvm::Value* barrier, int64_t count) override;
+  void fenceMbarrierInit(IRBuilder& b) override;
+  void mbarrierArriveExpectTx(IRBuilder& b, llvm::Value* barrier, int64_t bytes) override;
+  void tensorCopyToShared(IRBuilder& b, llvm::Value* sharedDst, llvm::Value* tensorMap,
+                          const std::vector<llvm::Value*>& coordinates, llvm::Value* barrier) override;
+  void mbarrierWaitParity(IRBuilder& b, llvm::Value* barrier, llvm::Value* parity) override;
   // wgmma for the dots WgmmaPlan.h admits (WgmmaDot.cpp), else mma.sync with ldmatrix (MmaDot.cpp).
   bool lowerDot(KernelLowering& lowering, const ir::Op& dot) override;
 

@@ -1,7 +1,8 @@
 // NVPTX mbarriers and TMA as runtime calls: the LLVM intrinsics of mbarrier.init and mbarrier.arrive, and the
 // inline asm of backends/nvptx/InlineAsmTable.h for what LLVM 19 has no intrinsic for (arrive.expect_tx,
-// try_wait.parity, cp.async.bulk.tensor). The asm takes shared addresses as 32-bit integers, which the rewriting
-// made offsets into the shared buffer (HostAddressSpaces.cpp): here they become host addresses again.
+// try_wait.parity, cp.async.bulk.tensor, fence.proxy.async). The asm takes shared addresses as 32-bit integers,
+// which the rewriting made offsets into the shared buffer (HostAddressSpaces.cpp): here they become host addresses
+// again.
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include "jit/sim/RewriteContext.h"
@@ -54,6 +55,9 @@ llvm::Value* nvptxMbarrierInlineAsm(RewriteContext& rc, llvm::IRBuilder<>& b, ll
     return rc.call(b, TSIM_FUNCTION(__tsim_mbarrier_try_wait_parity),
                    {sharedHostAddress(rc, b, call.getArgOperand(0)), call.getArgOperand(1),
                     rc.site(call, SiteKind::Mbarrier)});
+  // The emulated copies read and write memory from the runtime, in one order with every thread's accesses: there
+  // is no second proxy to order against, so the fence is a no-op (the call goes; its void value is never used).
+  if (operation == "fence.proxy.async.shared::cta") return b.getTrue();
   constexpr std::string_view kBulkTensor = "cp.async.bulk.tensor.";
   if (operation.starts_with(kBulkTensor) && operation.size() == kBulkTensor.size() + 2)
     return bulkTensorCopy(rc, b, call, static_cast<unsigned>(operation[kBulkTensor.size()] - '0'));

@@ -194,6 +194,19 @@ std::unique_ptr<Module> buildEveryOpModule() {
   Value* landed = b.create1(OpKind::AsyncWait, {group}, Type::asyncToken(), {{"pending", Attr::integer(0)}});
   b.create1(OpKind::LocalLoad, {buf, stage, landed}, Type::tile({64}, Type::f32()));
 
+  // TMA: a barrier per stage of a buffer of the descriptor's blocks, a predicated copy into stage 1, its wait, a read.
+  Value* barriers = b.create1(OpKind::MbarrierAlloc, {}, Type::mbarriers(2));
+  Type blocks = Type::sharedBuffer(2, {8, 16}, Type::f16(), std::make_shared<const Attr>(Attr::layout(
+      "shared", {{"max_phase", Attr::integer(1)}, {"order", Attr::intArray({1, 0})}, {"per_phase", Attr::integer(1)},
+                 {"vec", Attr::integer(1)}})));
+  Value* blockBuf = b.create1(OpKind::LocalAlloc, {}, blocks);
+  Value* always = b.constantBool(true, Type::i1());
+  Value* issued =
+      b.create1(OpKind::AsyncTmaCopy, {desc, n, pid, blockBuf, stage, barriers, always}, Type::asyncToken());
+  Value* arrived = b.create1(OpKind::MbarrierWait, {barriers, stage, b.constantInt(0, Type::i32()), issued},
+                             Type::asyncToken());
+  b.create1(OpKind::LocalLoad, {blockBuf, stage, arrived}, Type::tile({8, 16}, Type::f16()));
+
   b.debugPrint("pid \"=\"\n", {pid, grid, loop->result(1), reduced->result(0)});
   b.deviceAssert(flag, "out of bounds");
   b.hint(offs, {{"max_contiguous", Attr::intArray({16})}, {"multiple_of", Attr::intArray({16})}});

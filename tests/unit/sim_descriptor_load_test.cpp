@@ -48,9 +48,13 @@ std::vector<std::vector<uint8_t>> onInterpreter(const KernelDef& k, interp::Grid
   return out;
 }
 
-// Runs `k` on the emulator of `arch` (compiled through the JIT's default pipeline) and returns every array after.
+// Runs `k` on the emulator of `arch` (compiled through the JIT's default pipeline, with `numStages` stages) and
+// returns every array after; `compiled`, when given, receives what ran. The launch fails on any finding of the
+// emulator's checkers (races, out-of-bounds accesses, barrier hangs).
 std::vector<std::vector<uint8_t>> onEmulator(const KernelDef& k, const char* arch, jit::LaunchGrid grid,
-                                             const std::vector<Arg>& args, const Constants& constants, int numWarps) {
+                                             const std::vector<Arg>& args, const Constants& constants, int numWarps,
+                                             int numStages = 3,
+                                             std::shared_ptr<const jit::CompiledKernel>* compiled = nullptr) {
   sim::SimRuntime& runtime = sim::simRuntime(arch);
   std::vector<jit::DeviceAddress> addresses;
   std::vector<jit::KernelArg> launch;
@@ -70,7 +74,15 @@ std::vector<std::vector<uint8_t>> onEmulator(const KernelDef& k, const char* arc
   jit::LaunchOptions options;
   options.runtime = &runtime;
   options.numWarps = numWarps;
+  options.numStages = numStages;
   jit.launch(grid, launch, constants, options);
+  if (compiled) {  // compileOnly takes the target and arch from the options, not from a runtime
+    jit::LaunchOptions compileOptions = options;
+    compileOptions.runtime = nullptr;
+    compileOptions.arch = arch;
+    compileOptions.target = std::string(arch).starts_with("gfx") ? "amdgpu" : "nvptx";
+    *compiled = jit.compileOnly(launch, constants, compileOptions);
+  }
   std::vector<std::vector<uint8_t>> out;
   size_t i = 0;
   for (const Arg& a : args)
@@ -162,6 +174,48 @@ TEST(SimDescriptorLoad, TheDescriptorMatmulMatchesTheInterpreterWithRaggedSizes)
     for (const char* arch : kArchs)
       EXPECT_EQ(floatsOf(onEmulator(k, arch, {programs, 1, 1}, args, constants, s.warps)[2]), reference)
           << arch << " " << s.M << "x" << s.N << "x" << s.K;
+  }
+}
+
+// On sm_90a the descriptor matmul's operands reach wgmma through TMA: each block is one cp.async.bulk.tensor (or
+// several boxes, each no wider than the swizzle) into the swizzled NVMMA layout wgmma reads, waited for on an
+// mbarrier per stage; blocks past M, N or K land zero-filled, so the ragged size needs no masks. Bit-exact against
+// the interpreter for 1 to 4 stages, on 4 and 8 warps, with no finding of the emulator's race and memory checkers
+// (a launch with one throws); sm_80 and gfx942 keep the expanded loads.
+TEST(SimDescriptorLoad, TheDescriptorMatmulCopiesWithTmaOnSm90a) {
+  struct Config { int64_t M, N, K, BM, BN, BK; int warps; };
+  for (const Config& s : {Config{75, 67, 90, 64, 64, 32, 4}, Config{128, 64, 96, 64, 64, 32, 4},
+                          Config{256, 256, 128, 128, 128, 64, 8}, Config{128, 256, 64, 128, 256, 64, 8}}) {
+    std::vector<double> a, b;
+    const HostTensor A = halfMatrix(s.M, s.K, {s.BM, s.BK}, 1, a), B = halfMatrix(s.K, s.N, {s.BK, s.BN}, 2, b);
+    const HostTensor C{std::vector<uint8_t>(s.M * s.N * 4), {}, {}, {}};
+    const std::vector<Arg> args{A, B, C, s.M, s.N, s.K, s.N, int64_t{1}};
+    const Constants constants{{"BM", s.BM}, {"BN", s.BN}, {"BK", s.BK}, {"GROUP_M", int64_t{2}}};
+    const int64_t programs = ((s.M + s.BM - 1) / s.BM) * ((s.N + s.BN - 1) / s.BN);
+    const KernelDef k = kernels::matmul_desc_kernel();
+    const std::vector<float> reference = floatsOf(onInterpreter(k, {programs, 1, 1}, args, constants)[2]);
+    const std::string size = std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
+    for (int stages = 1; stages <= 4; ++stages) {
+      std::shared_ptr<const jit::CompiledKernel> compiled;
+      EXPECT_EQ(floatsOf(onEmulator(k, "sm_90a", {programs, 1, 1}, args, constants, s.warps, stages, &compiled)[2]),
+                reference)
+          << size << ", " << stages << " stages";
+      // A's rows are BK elements, B's BN (as wide as wgmma's N per warpgroup allows): the plan's swizzles.
+      const int aSwizzle = static_cast<int>(std::min<int64_t>(128, s.BK * 2));
+      const int bSwizzle = static_cast<int>(std::min<int64_t>(128, std::min<int64_t>(s.BN, 256) * 2));
+      EXPECT_EQ(compiled->tensorMaps, (std::vector<std::pair<unsigned, int>>{{0, aSwizzle}, {1, bSwizzle}})) << size;
+      EXPECT_NE(compiled->binary.find("cp.async.bulk.tensor.2d"), std::string::npos) << size;
+      EXPECT_NE(compiled->binary.find("mbarrier.try_wait.parity"), std::string::npos) << size;
+      EXPECT_EQ(compiled->binary.find("cp.async.cg"), std::string::npos)
+          << size << ": an operand still copied by cp.async";
+    }
+    for (const char* arch : {"sm_80", "gfx942"}) {
+      std::shared_ptr<const jit::CompiledKernel> compiled;
+      EXPECT_EQ(floatsOf(onEmulator(k, arch, {programs, 1, 1}, args, constants, s.warps, 3, &compiled)[2]), reference)
+          << arch << " " << size;
+      EXPECT_TRUE(compiled->tensorMaps.empty()) << arch;
+      EXPECT_EQ(compiled->binary.find("cp.async.bulk"), std::string::npos) << arch;
+    }
   }
 }
 

@@ -226,6 +226,17 @@ TEST(VerifierAccepts, FunctionUsingEveryOpKind) {
   at();
   b.create1(OpKind::LocalLoad, {buf, stage, landed}, Type::tile({4}, f32));
   at();
+  Value* barriers = b.create1(OpKind::MbarrierAlloc, {}, Type::mbarriers(2));
+  Type blocks =
+      Type::sharedBuffer(2, {16, 32}, f32, std::make_shared<const Attr>(Layout::shared(1, 1, 1, {1, 0}).toAttr()));
+  Value* blockBuf = b.create1(OpKind::LocalAlloc, {}, blocks);
+  at();
+  Value* issued = b.create1(OpKind::AsyncTmaCopy, {desc, pid, n, blockBuf, stage, barriers}, Type::asyncToken());
+  at();
+  Value* arrived = b.create1(OpKind::MbarrierWait, {barriers, stage, stage, issued}, Type::asyncToken());
+  at();
+  b.create1(OpKind::LocalLoad, {blockBuf, stage, arrived}, Type::tile({16, 32}, f32));
+  at();
   b.ret();
 
   std::set<OpKind> used;

@@ -72,12 +72,18 @@ ByteRanges bufferRange(const ir::Value* buffer) {
 }
 
 // What `op` itself (not its regions) reads and writes in shared memory. An async_copy's write lands at the
-// async_wait covering it, in another thread's view (asyncCopyLanding below); a local_alloc accesses nothing.
+// async_wait covering it, in another thread's view (asyncCopyLanding below); an async_tma_copy's at the
+// mbarrier_wait on its barrier, visible there to the waiting thread without a barrier. A local_alloc accesses
+// nothing; nor do mbarriers (mbarrier_alloc synchronizes its own initialization; waits only read the barrier).
 Pending accessesOf(const Op& op) {
   Pending access;
-  if (op.is(OpKind::LocalAlloc)) return access;
+  if (op.is(OpKind::LocalAlloc) || op.is(OpKind::MbarrierAlloc) || op.is(OpKind::MbarrierWait)) return access;
   if (op.is(OpKind::AsyncCopy)) {
     access.writes = bufferRange(op.operand(1));
+    return access;
+  }
+  if (op.is(OpKind::AsyncTmaCopy)) {
+    access.writes = bufferRange(op.operand(op.operand(0)->type().blockShape().size() + 1));
     return access;
   }
   if (op.is(OpKind::LocalLoad)) {
@@ -113,7 +119,10 @@ bool conflicts(const Pending& pending, const Pending& access) {
 // Asynchronous copies: an async_copy must not start before earlier accesses of its buffer are ordered (its write is
 // checked for conflicts where it is issued), but other threads may read what it wrote only after an async_wait and a
 // barrier, so its write becomes pending at every async_wait (which adds the bytes of every buffer async copies
-// write, without a conflict check of its own: its copies were checked when they were issued).
+// write, without a conflict check of its own: its copies were checked when they were issued). An async_tma_copy is
+// checked where it is issued too (one thread issues it, so reads of the stage by every thread must be ordered
+// before it), but the mbarrier_wait that completes it makes its bytes visible to every waiting thread: it adds
+// nothing pending.
 class MembarAnalysis {
  public:
   enum class Mode { Insert, Check };
@@ -161,7 +170,8 @@ class MembarAnalysis {
           state = {};
         }
       }
-      if (!op->is(OpKind::AsyncCopy)) state.add(access);
+      // A copy's write is checked where it is issued; it lands later (async_wait, mbarrier_wait).
+      if (!op->is(OpKind::AsyncCopy) && !op->is(OpKind::AsyncTmaCopy)) state.add(access);
     }
     return state;
   }

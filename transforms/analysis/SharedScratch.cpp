@@ -230,6 +230,8 @@ DotStaging dotStaging(const Op& dot) {
   return staging;
 }
 
+int64_t mbarrierArrayBytes(ir::Type barriers) { return alignToShared(barriers.stages() * kMbarrierBytes); }
+
 int64_t sharedBufferBytes(Type buffer) {
   return alignToShared(buffer.stages() * buffer.stageTile().numElements() * buffer.storageBytes());
 }
@@ -330,6 +332,8 @@ int64_t scratchBytes(const Op& op, const PassOptions& options) {
       return dotStaging(op).bytes;
     case OpKind::LocalAlloc:
       return sharedBufferBytes(op.result(0)->type());
+    case OpKind::MbarrierAlloc:
+      return mbarrierArrayBytes(op.result(0)->type());
     case OpKind::AtomicRMW:
     case OpKind::AtomicCAS:
       if (!op.result(0)->hasUses() || !isReplicated(op.operand(0), op, options)) return 0;

@@ -71,6 +71,11 @@
 //   (element offsets of ir::Layout::sharedOffset): scratchBytes = alignTo(stages * elements per stage * B, 16)
 //   (sharedBufferBytes). Unlike the scratch above it lives from the local_alloc to the buffer's last use, and only
 //   async_copy (writes, landing at the async_wait that covers them) and local_load (reads) access it.
+// * mbarrier_alloc: its barriers, 8 bytes each (kMbarrierBytes; the scratch alignment keeps them 8-aligned):
+//   scratchBytes = alignTo(N * 8, 16) (mbarrierArrayBytes). It lives like a local_alloc's buffer, from the op to
+//   the barriers' last use. The op's lowering initializes them and synchronizes every thread; async_tma_copy
+//   (whose write to its buffer stage lands at the mbarrier_wait on its barrier, visible to every thread that waits)
+//   and mbarrier_wait use them, which the barrier analysis does not count as shared-memory accesses.
 // * everything else (including debug_print and device_assert): 0.
 #pragma once
 
@@ -173,6 +178,9 @@ const ir::Op* dotOperandBuffer(const ir::Op& dot, unsigned index);
 
 // A shared buffer's bytes (smem<...>: all its stages).
 int64_t sharedBufferBytes(ir::Type buffer);
+// An mbarrier array's bytes (mbarriers<N>).
+inline constexpr int64_t kMbarrierBytes = 8;
+int64_t mbarrierArrayBytes(ir::Type barriers);
 
 // atomic_rmw / atomic_cas: one slot per element of the pointer operand for broadcasting the old values.
 int64_t atomicBroadcastBytes(const ir::Op& atomic);

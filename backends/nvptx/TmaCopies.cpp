@@ -1,0 +1,76 @@
+// NVPTXHooks' TMA copies and mbarriers (sm_90): mbarrier.init through its LLVM intrinsic, and the inline asm of
+// InlineAsmTable.h for what LLVM 19 has no intrinsic for: fence.proxy.async, mbarrier.arrive.expect_tx,
+// cp.async.bulk.tensor and mbarrier.try_wait.parity. The asm takes shared addresses as 32-bit integers (the shared
+// window is 32-bit), and only strings of the table, which the emulator (jit/sim) implements by name.
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "backends/nvptx/InlineAsmTable.h"
+#include "backends/nvptx/NVPTXHooks.h"
+#include "ir/Error.h"
+
+namespace tessera::backends::nvptx {
+
+namespace {
+
+const InlineAsmEntry& tableEntry(std::string_view operation) {
+  for (const InlineAsmEntry& e : kInlineAsmTable)
+    if (e.operation == operation) return e;
+  throw Error("internal error: no inline asm '" + std::string(operation) + "' in backends/nvptx/InlineAsmTable.h");
+}
+
+// Calls the table's asm for `operation` on `args`, returning `result` (void or i32).
+llvm::Value* callTableAsm(IRBuilder& b, std::string_view operation, llvm::Type* result,
+                          const std::vector<llvm::Value*>& args) {
+  const InlineAsmEntry& e = tableEntry(operation);
+  std::vector<llvm::Type*> params;
+  for (llvm::Value* a : args) params.push_back(a->getType());
+  llvm::InlineAsm* asmValue = llvm::InlineAsm::get(llvm::FunctionType::get(result, params, false),
+                                                   std::string(e.asmString), std::string(e.constraints),
+                                                   /*hasSideEffects=*/true);
+  return b.CreateCall(asmValue, args);
+}
+
+// A shared-memory pointer as the 32-bit shared address the asm takes.
+llvm::Value* sharedAddress(IRBuilder& b, llvm::Value* sharedPtr) { return b.CreatePtrToInt(sharedPtr, b.getInt32Ty()); }
+
+}  // namespace
+
+void NVPTXHooks::mbarrierInit(IRBuilder& b, llvm::Value* barrier, int64_t count) {
+  b.CreateIntrinsic(llvm::Intrinsic::nvvm_mbarrier_init_shared, {},
+                    {barrier, b.getInt32(static_cast<uint32_t>(count))});
+}
+
+void NVPTXHooks::fenceMbarrierInit(IRBuilder& b) {
+  callTableAsm(b, "fence.proxy.async.shared::cta", b.getVoidTy(), {});
+}
+
+void NVPTXHooks::mbarrierArriveExpectTx(IRBuilder& b, llvm::Value* barrier, int64_t bytes) {
+  callTableAsm(b, "mbarrier.arrive.expect_tx", b.getVoidTy(),
+               {sharedAddress(b, barrier), b.getInt32(static_cast<uint32_t>(bytes))});
+}
+
+void NVPTXHooks::tensorCopyToShared(IRBuilder& b, llvm::Value* sharedDst, llvm::Value* tensorMap,
+                                    const std::vector<llvm::Value*>& coordinates, llvm::Value* barrier) {
+  if (coordinates.empty() || coordinates.size() > 5)
+    throw Error("cp.async.bulk.tensor copies boxes of 1 to 5 dimensions, not " + std::to_string(coordinates.size()));
+  std::vector<llvm::Value*> args = {sharedAddress(b, sharedDst), tensorMap};
+  args.insert(args.end(), coordinates.begin(), coordinates.end());
+  args.push_back(sharedAddress(b, barrier));
+  callTableAsm(b, "cp.async.bulk.tensor." + std::to_string(coordinates.size()) + "d", b.getVoidTy(), args);
+}
+
+// try_wait suspends the thread for a while when the phase is not complete yet; the loop asks again until it is.
+void NVPTXHooks::mbarrierWaitParity(IRBuilder& b, llvm::Value* barrier, llvm::Value* parity) {
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* wait = llvm::BasicBlock::Create(b.getContext(), "mbarrier.wait", f);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "mbarrier.done", f);
+  llvm::Value* address = sharedAddress(b, barrier);
+  b.CreateBr(wait);
+  b.SetInsertPoint(wait);
+  llvm::Value* completed = callTableAsm(b, "mbarrier.try_wait.parity", b.getInt32Ty(), {address, parity});
+  b.CreateCondBr(b.CreateICmpNE(completed, b.getInt32(0)), done, wait);
+  b.SetInsertPoint(done);
+}
+
+}  // namespace tessera::backends::nvptx
