@@ -151,28 +151,48 @@ HostTensor halfMatrix(int64_t rows, int64_t cols, std::vector<int64_t> block, in
   return t;
 }
 
+struct MatmulConfig {
+  int64_t M, N, K, BM, BN, BK;
+  int warps;
+};
+
+// One launch of the descriptor matmul: its arguments, grid and the interpreter's C (checked against the host's
+// exact product).
+struct MatmulLaunch {
+  std::vector<Arg> args;
+  Constants constants;
+  int64_t programs = 0;
+  std::vector<float> reference;
+};
+
+MatmulLaunch descriptorMatmul(const KernelDef& k, const MatmulConfig& s) {
+  std::vector<double> a, b;
+  const HostTensor A = halfMatrix(s.M, s.K, {s.BM, s.BK}, 1, a), B = halfMatrix(s.K, s.N, {s.BK, s.BN}, 2, b);
+  const HostTensor C{std::vector<uint8_t>(s.M * s.N * 4), {}, {}, {}};
+  MatmulLaunch launch{{A, B, C, s.M, s.N, s.K, s.N, int64_t{1}},
+                      {{"BM", s.BM}, {"BN", s.BN}, {"BK", s.BK}, {"GROUP_M", int64_t{2}}},
+                      ((s.M + s.BM - 1) / s.BM) * ((s.N + s.BN - 1) / s.BN)};
+  launch.reference = floatsOf(onInterpreter(k, {launch.programs, 1, 1}, launch.args, launch.constants)[2]);
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < s.M; ++i)
+    for (int64_t j = 0; j < s.N; ++j) {
+      double sum = 0;
+      for (int64_t l = 0; l < s.K; ++l) sum += a[i * s.K + l] * b[l * s.N + j];
+      wrong += launch.reference[i * s.N + j] != static_cast<float>(sum);
+    }
+  EXPECT_EQ(wrong, 0) << "elements of the interpreter's C differ from the host's product";
+  return launch;
+}
+
 TEST(SimDescriptorLoad, TheDescriptorMatmulMatchesTheInterpreterWithRaggedSizes) {
-  struct Config { int64_t M, N, K, BM, BN, BK; int warps; };
   // Ragged in M, N and K (element-wise copies), then shapes of multiples of 16, which the launch specializes on
   // (16-byte async copies: cp.async on sm_80, wgmma's operands on sm_90a, LDS on gfx942), on 4 and 8 warps.
-  for (const Config& s : {Config{75, 67, 90, 32, 32, 32, 4}, Config{70, 72, 40, 64, 64, 16, 4},
-                          Config{128, 64, 96, 64, 64, 32, 4}, Config{64, 128, 64, 64, 128, 32, 8}}) {
-    std::vector<double> a, b;
-    const HostTensor A = halfMatrix(s.M, s.K, {s.BM, s.BK}, 1, a), B = halfMatrix(s.K, s.N, {s.BK, s.BN}, 2, b);
-    const HostTensor C{std::vector<uint8_t>(s.M * s.N * 4), {}, {}, {}};
-    const std::vector<Arg> args{A, B, C, s.M, s.N, s.K, s.N, int64_t{1}};
-    const Constants constants{{"BM", s.BM}, {"BN", s.BN}, {"BK", s.BK}, {"GROUP_M", int64_t{2}}};
-    const int64_t programs = ((s.M + s.BM - 1) / s.BM) * ((s.N + s.BN - 1) / s.BN);
-    const KernelDef k = kernels::matmul_desc_kernel();
-    const std::vector<float> reference = floatsOf(onInterpreter(k, {programs, 1, 1}, args, constants)[2]);
-    for (int64_t i = 0; i < s.M; ++i)
-      for (int64_t j = 0; j < s.N; ++j) {
-        double sum = 0;
-        for (int64_t l = 0; l < s.K; ++l) sum += a[i * s.K + l] * b[l * s.N + j];
-        ASSERT_EQ(reference[i * s.N + j], static_cast<float>(sum)) << "interpreter, C[" << i << ", " << j << "]";
-      }
+  const KernelDef k = kernels::matmul_desc_kernel();
+  for (const MatmulConfig& s : {MatmulConfig{75, 67, 90, 32, 32, 32, 4}, MatmulConfig{70, 72, 40, 64, 64, 16, 4},
+                                MatmulConfig{128, 64, 96, 64, 64, 32, 4}, MatmulConfig{64, 128, 64, 64, 128, 32, 8}}) {
+    const MatmulLaunch m = descriptorMatmul(k, s);
     for (const char* arch : kArchs)
-      EXPECT_EQ(floatsOf(onEmulator(k, arch, {programs, 1, 1}, args, constants, s.warps)[2]), reference)
+      EXPECT_EQ(floatsOf(onEmulator(k, arch, {m.programs, 1, 1}, m.args, m.constants, s.warps)[2]), m.reference)
           << arch << " " << s.M << "x" << s.N << "x" << s.K;
   }
 }
@@ -183,17 +203,12 @@ TEST(SimDescriptorLoad, TheDescriptorMatmulMatchesTheInterpreterWithRaggedSizes)
 // the interpreter for 1 to 4 stages, on 4 and 8 warps, with no finding of the emulator's race and memory checkers
 // (a launch with one throws); sm_80 and gfx942 keep the expanded loads.
 TEST(SimDescriptorLoad, TheDescriptorMatmulCopiesWithTmaOnSm90a) {
-  struct Config { int64_t M, N, K, BM, BN, BK; int warps; };
-  for (const Config& s : {Config{75, 67, 90, 64, 64, 32, 4}, Config{128, 64, 96, 64, 64, 32, 4},
-                          Config{256, 256, 128, 128, 128, 64, 8}, Config{128, 256, 64, 128, 256, 64, 8}}) {
-    std::vector<double> a, b;
-    const HostTensor A = halfMatrix(s.M, s.K, {s.BM, s.BK}, 1, a), B = halfMatrix(s.K, s.N, {s.BK, s.BN}, 2, b);
-    const HostTensor C{std::vector<uint8_t>(s.M * s.N * 4), {}, {}, {}};
-    const std::vector<Arg> args{A, B, C, s.M, s.N, s.K, s.N, int64_t{1}};
-    const Constants constants{{"BM", s.BM}, {"BN", s.BN}, {"BK", s.BK}, {"GROUP_M", int64_t{2}}};
-    const int64_t programs = ((s.M + s.BM - 1) / s.BM) * ((s.N + s.BN - 1) / s.BN);
-    const KernelDef k = kernels::matmul_desc_kernel();
-    const std::vector<float> reference = floatsOf(onInterpreter(k, {programs, 1, 1}, args, constants)[2]);
+  const KernelDef k = kernels::matmul_desc_kernel();
+  for (const MatmulConfig& s :
+       {MatmulConfig{75, 67, 90, 64, 64, 32, 4}, MatmulConfig{128, 64, 96, 64, 64, 32, 4},
+        MatmulConfig{256, 256, 128, 128, 128, 64, 8}, MatmulConfig{128, 256, 64, 128, 256, 64, 8}}) {
+    const MatmulLaunch m = descriptorMatmul(k, s);
+    const auto& [args, constants, programs, reference] = m;
     const std::string size = std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
     for (int stages = 1; stages <= 4; ++stages) {
       std::shared_ptr<const jit::CompiledKernel> compiled;
