@@ -129,14 +129,19 @@ class ExpandDescriptorLoadsPass : public Pass {
     Value* mask = nullptr;
     for (int d = 0; d < rank; ++d) {
       shape[d] = block[d];
-      Value* index = b.binary(OpKind::Add, b.splat(load.operand(1 + d), {block[d]}), b.arange(0, block[d]));
+      // One op-building call per statement: C++ leaves the order of a call's arguments unspecified (gcc and clang
+      // differ), and the printed IR must not depend on the compiler.
+      Value* iota = b.arange(0, block[d]);
+      Value* index = b.binary(OpKind::Add, b.splat(load.operand(1 + d), {block[d]}), iota);
       Value* wide = b.cast(index, Type::i64());
-      Value* inside = b.binary(OpKind::And, b.cmp("ge", index, b.splat(b.constantInt(0, Type::i32()), {block[d]})),
-                               b.cmp("lt", wide, b.splat(field(desc, ir::kDescFieldShape, d), {block[d]})));
+      Value* below = b.cmp("lt", wide, b.splat(field(desc, ir::kDescFieldShape, d), {block[d]}));
+      Value* zeros = b.splat(b.constantInt(0, Type::i32()), {block[d]});
+      Value* inside = b.binary(OpKind::And, b.cmp("ge", index, zeros), below);
       Value* offset = d + 1 == rank ? wide
                                     : b.binary(OpKind::Mul, wide,
                                                b.splat(field(desc, ir::kDescFieldStride, d), {block[d]}));
-      ptrs = b.addptr(broadcastTo(b, ptrs, shape), broadcastTo(b, along(b, offset, d, rank), shape));
+      Value* offsetHere = broadcastTo(b, along(b, offset, d, rank), shape);
+      ptrs = b.addptr(broadcastTo(b, ptrs, shape), offsetHere);
       Value* insideHere = broadcastTo(b, along(b, inside, d, rank), shape);
       mask = mask ? b.binary(OpKind::And, broadcastTo(b, mask, shape), insideHere) : insideHere;
     }

@@ -23,7 +23,8 @@ void copy_rows(TensorDesc<f16> src, Ptr<f32> out, Const<int> BLOCK) {
 KernelDef copyRows() { return kernel("copy_rows", copy_rows, {"src", "out", "BLOCK"}); }
 
 TEST(FrontendDescriptor, TheParameterIsADescriptorOfItsElement) {
-  const ParamInfo& p = copyRows().params()[0];
+  const KernelDef k = copyRows();  // params() refers into the KernelDef, which must outlive `p`
+  const ParamInfo& p = k.params()[0];
   EXPECT_EQ(p.kind, ParamKind::TensorDescriptor);
   EXPECT_EQ(p.type, ir::Type::f16());
 }
