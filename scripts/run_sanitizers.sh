@@ -10,8 +10,10 @@
 # fuzz_differential_budget (60 random programs through every backend; its replayed past failures,
 # fuzz_differential_regressions, do run) and gpu_check_sim_* (the whole GPU check table on the emulator, per
 # arch: 26 of its cases in 5 minutes under ASan on the loaded 2-core machine).
-# TESSERA_ASAN_FUZZ=OFF leaves out libFuzzer's coverage instrumentation and the fuzzer binaries (the
-# instrumentation slows every test; scripts/run_fuzzers.sh builds its own in ./build-fuzz).
+# TESSERA_ASAN_FUZZ=OFF leaves out libFuzzer's coverage instrumentation and the fuzzer binaries. CI (.ci/run)
+# instead points TESSERA_ASAN_BUILD_DIR at scripts/run_fuzzers.sh's ./build-fuzz, configured with the same flags,
+# so that one instrumented library serves both (the coverage instrumentation costs the tests little: 390 s of
+# ctest on 2 cores).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${TESSERA_ASAN_BUILD_DIR:-$root/build-asan}
