@@ -3,7 +3,8 @@
 //
 // Each scratch buffer is live only while its op runs (its interval is the op's number in OpNumbering), so
 // scratch buffers of different ops may all reuse the same bytes; the barrier pass then orders those reuses. A
-// local_alloc's buffer lives from the local_alloc to its last use (OpNumbering::valueInterval).
+// local_alloc's buffer lives from the local_alloc to its last read (OpNumbering::bufferInterval: a dot reading a
+// local_load's operand reads the buffer), an mbarrier_alloc's to its last use.
 #include <vector>
 
 #include "ir/Layout.h"
@@ -51,8 +52,10 @@ class AllocateSharedMemoryPass : public Pass {
         throw Error(op->describe() + ": needs shared-memory scratch inside a reduce/scan combine region, which runs "
                                      "per element and cannot own shared memory", op->loc());
       owners.push_back(op);
-      const bool ownsValue = op->is(OpKind::LocalAlloc) || op->is(OpKind::MbarrierAlloc);
-      buffers.push_back({bytes, ownsValue ? numbering.valueInterval(op->result(0)) : numbering.scratchInterval(op)});
+      LiveInterval live = op->is(OpKind::LocalAlloc)       ? numbering.bufferInterval(op->result(0))
+                          : op->is(OpKind::MbarrierAlloc) ? numbering.valueInterval(op->result(0))
+                                                          : numbering.scratchInterval(op);
+      buffers.push_back({bytes, live});
       if (op->is(OpKind::LocalAlloc) && isLinearShared(op->result(0)->type())) buffers.back().align = kSwizzleAlignment;
     });
     int64_t total = assignSharedOffsets(buffers);

@@ -51,6 +51,12 @@ bool isZeroConstant(const Value* v) {
   return (value.isInt() && value.getInt() == 0) || (value.isFloat() && value.getFloat() == 0.0);
 }
 
+// The op of `block` that is `op` or holds it.
+Op* outermostAncestorIn(const ir::Block& block, Op* op) {
+  while (op->parentBlock() != &block) op = op->parentOp();
+  return op;
+}
+
 // A load the rewrite can turn into an asynchronous copy: from global memory, not volatile, zero (or no) `other`.
 bool isCopyableLoad(const Op& load) {
   if (!load.is(OpKind::Load) || !load.operand(0)->type().isTile()) return false;
@@ -145,8 +151,10 @@ class AsyncCopyDotOperandsPass : public Pass {
     const ir::Type loaded = load->result(0)->type();
     const auto operandLayout = dot.operand(index)->type().encoding();
 
-    // The buffer and the stage index live at the function's entry, so that every loop can reuse them.
-    ir::Builder entry(f.body(), f.body()->front());
+    // The buffer and the stage index go right before the op of the function's body that holds the load (the load
+    // itself, or its outermost loop or if): they run once, reach every use, and the buffer is live from there only,
+    // so that the buffers of consecutive loops (attention's unmasked and masked key blocks) may share bytes.
+    ir::Builder entry(f.body(), outermostAncestorIn(*f.body(), load));
     entry.setLoc(load->loc());
     Value* buffer = entry.create1(OpKind::LocalAlloc, {},
                                   ir::Type::sharedBuffer(1, loaded.shape(), loaded.element(),

@@ -53,4 +53,11 @@ LiveInterval OpNumbering::valueInterval(const Value* v) const {
   return live;
 }
 
+LiveInterval OpNumbering::bufferInterval(const Value* buffer) const {
+  LiveInterval live = valueInterval(buffer);
+  for (const ir::Use& use : buffer->uses())
+    if (use.user->is(OpKind::LocalLoad)) live.end = std::max(live.end, valueInterval(use.user->result(0)).end);
+  return live;
+}
+
 }  // namespace tessera::transforms

@@ -26,6 +26,10 @@ class OpNumbering {
   // use; a use inside a loop (for/while) that does not contain the definition extends it to the loop's end,
   // since the value must survive the back edge.
   LiveInterval valueInterval(const ir::Value* v) const;
+  // A shared buffer's interval: its value's, extended over the uses of every local_load from it. A dot reads the
+  // buffer of an operand a local_load defines where the dot runs (the lowering never stages that operand through
+  // registers), so the buffer must outlive the local_load; other users of a local_load only make this longer.
+  LiveInterval bufferInterval(const ir::Value* buffer) const;
   // An op's scratch: live only while the op runs.
   LiveInterval scratchInterval(const ir::Op* op) const { return {start(op), end(op)}; }
 
