@@ -125,7 +125,10 @@ std::vector<Tile> evalShapeOp(const ir::Op& op, OperandList operands, const Eval
     }
     case OpKind::Split: {
       Tile second(resultType(op, 1, env));
-      if (aShape.empty() || aShape.back() != 2 || r.size() * 2 != a.size() || second.type != r.type)
+      // The halves may be in different layouts (the verifier allows it; a GPU lowering exchanges through shared
+      // memory), so only their shapes and element types must agree.
+      if (aShape.empty() || aShape.back() != 2 || r.size() * 2 != a.size() ||
+          second.type.shape() != r.type.shape() || second.type.element() != r.type.element())
         fail(op, ctx, "operand " + a.type.str() + " does not split into two " + r.type.str());
       withStorage(r, a, [&](auto& dst, const auto& src) {
         for (int64_t i = 0, n = r.size(); i < n; ++i) dst[i] = src[2 * i];
