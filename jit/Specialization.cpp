@@ -49,7 +49,11 @@ std::string Specialization::key() const {
     if (args[i].descriptorType)
       k += args[i].descriptorType.str() + (args[i].divisibleBy16 ? "16" : "");
     else
-      k += std::string(args[i].divisibleBy16 ? "16" : args[i].equalTo1 ? "1" : "_") + (args[i].offsets32 ? "r32" : "");
+      k += std::string(args[i].divisibleBy16  ? "16"
+                       : args[i].divisibleBy8 ? "8"
+                       : args[i].equalTo1     ? "1"
+                                              : "_") +
+           (args[i].offsets32 ? "r32" : "");
   }
   k += ";warps=" + std::to_string(numWarps) + ";stages=" + std::to_string(numStages) + ";" + target + ";" + arch + (fastMath ? ";fast" : ";precise");
   return k;
@@ -87,6 +91,7 @@ std::vector<ArgFacts> argumentFacts(const std::string& kernelName, const std::ve
       // Booleans carry no divisibility facts worth specializing on.
       if (!p.type.isBool()) {
         facts[i].divisibleBy16 = a.intValue() % 16 == 0;
+        facts[i].divisibleBy8 = !facts[i].divisibleBy16 && a.intValue() % 8 == 0;
         facts[i].equalTo1 = a.intValue() == 1;
       }
     }
@@ -108,6 +113,7 @@ void applySpecialization(ir::Function& f, const std::vector<ArgFacts>& facts) {
   for (unsigned i = 0; i < f.numArguments(); ++i) {
     ir::AttrDict& attrs = f.argAttrs(i);
     if (facts[i].divisibleBy16) attrs["divisibility"] = ir::Attr::integer(16);
+    else if (facts[i].divisibleBy8) attrs["divisibility"] = ir::Attr::integer(8);
     if (facts[i].equalTo1) attrs["equal_to_1"] = ir::Attr::boolean(true);
     if (facts[i].offsets32) attrs["pointer_range"] = ir::Attr::integer(32);
   }

@@ -4,12 +4,14 @@
 //   * for each pointer argument: whether its address is 16-byte aligned, and whether the memory behind it is known
 //     to hold fewer than 2^31 elements (its size is known only for DeviceBuffers, KernelArg::pointer(addr, bytes)
 //     and the arrays the Python runtimes are handed; a bare address keeps 64-bit offsets),
-//   * for each integer argument: whether it is divisible by 16, and whether it equals 1,
+//   * for each integer argument: whether it is divisible by 16, else whether by 8, and whether it equals 1
+//     (Triton stops at 16; 8 matters for sizes like 1000: a row of 1000 f16 is still 16-byte aligned, so copies
+//     stay vectorized and a ragged matmul needs no more registers than an aligned one),
 //   * for each tensor descriptor: its type, tensordesc<block x element> (the block its loads read), and whether
 //     every dimension of its shape is divisible by 16,
 //   * num_warps, the target, its arch and the compile options.
 // (Argument dtypes are fixed by the KernelDef's C++ signature.) The facts become argument attributes of the
-// traced function, `divisibility = 16` and `equal_to_1 = true`, which the axis analysis and coalescing read (and
+// traced function, `divisibility = 16` (or 8) and `equal_to_1 = true`, which the axis analysis and coalescing read (and
 // for a descriptor, expand-descriptor-loads: its loads' masks are then constant over runs of 16 elements), and
 // `pointer_range = 32`, which lets canonicalize-pointers carry a loop's pointer tiles as one i32 offset.
 #pragma once
@@ -28,6 +30,7 @@ struct ArgFacts {
   bool equalTo1 = false;  // integers only
   bool offsets32 = false;  // pointers only: fewer than 2^31 elements behind it, so i32 element offsets are exact
   ir::Type descriptorType;  // tensor descriptors only
+  bool divisibleBy8 = false;  // integers only: divisible by 8 but not by 16
   bool operator==(const ArgFacts&) const = default;
 };
 
@@ -41,7 +44,8 @@ struct Specialization {
   bool fastMath = true;
 
   // Canonical text of everything above, e.g. "BLOCK=1024;args=16r32,16r32,_,16;warps=4;stages=3;nvptx;sm_90a;fast".
-  // A pointer known to need only i32 offsets (offsets32) gets the suffix "r32": "16r32", "_r32".
+  // A pointer known to need only i32 offsets (offsets32) gets the suffix "r32": "16r32", "_r32"; an integer
+  // divisible by 8 but not 16 is "8".
   std::string key() const;
   bool operator==(const Specialization&) const = default;
 };

@@ -19,8 +19,8 @@ using namespace tessera;
 Constants constantsFromPython(const KernelDef& k, const py::dict& d);  // bindings_kernel.cpp
 
 // A fact stands in for an argument: compileOnly only reads the facts, never the value (docs/JIT.md).
-// 16: a pointer aligned to 16 bytes or an integer divisible by 16; 1: an integer equal to 1; None: no fact;
-// a descriptor's block shape.
+// 16: a pointer aligned to 16 bytes or an integer divisible by 16; 8: an integer divisible by 8 (not 16); 1: an
+// integer equal to 1; None: no fact; a descriptor's block shape.
 jit::KernelArg argumentForFact(const ParamInfo& p, py::handle fact) {
   if (p.kind == ParamKind::TensorDescriptor) {
     // A descriptor's one fact is its block (a sequence of ints): a contiguous tensor of one block stands in.
@@ -31,16 +31,17 @@ jit::KernelArg argumentForFact(const ParamInfo& p, py::handle fact) {
   }
   int64_t f = 0;
   if (!fact.is_none()) {
-    if (!python::isIntegerLike(fact)) throw py::type_error("specialization of '" + p.name + "' must be 16, 1 or None");
+    if (!python::isIntegerLike(fact)) throw py::type_error("specialization of '" + p.name + "' must be 16, 8, 1 or None");
     py::int_ index = python::toIndex(fact, "specialization of '" + p.name + "'");
     int overflow = 0;
     f = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
-    if (overflow || (f != 16 && f != 1))
-      throw py::value_error("specialization of '" + p.name + "' must be 16, 1 or None, got " +
+    if (overflow || (f != 16 && f != 8 && f != 1))
+      throw py::value_error("specialization of '" + p.name + "' must be 16, 8, 1 or None, got " +
                             py::str(index).cast<std::string>());
   }
   if (p.kind == ParamKind::Pointer) {
-    if (f == 1) throw py::value_error("pointer '" + p.name + "' can only be specialized as 16 (aligned) or None");
+    if (f == 1 || f == 8)
+      throw py::value_error("pointer '" + p.name + "' can only be specialized as 16 (aligned) or None");
     // An array of fewer than 2^31 elements, as Python launches find (they pass arrays, so sizes are known: the
     // offsets32 fact); a larger array gets a variant of its own, with 64-bit pointer arithmetic.
     constexpr uint64_t kStandInBytes = 4096;
@@ -51,7 +52,7 @@ jit::KernelArg argumentForFact(const ParamInfo& p, py::handle fact) {
     return jit::KernelArg(0.0);
   }
   if (p.type.isBool()) return jit::KernelArg(int64_t(f == 1));
-  return jit::KernelArg(int64_t(f == 0 ? 3 : f));  // 3: neither divisible by 16 nor 1, and fits every int type
+  return jit::KernelArg(int64_t(f == 0 ? 3 : f));  // 3: divisible by neither 16 nor 8, not 1; fits every int type
 }
 
 namespace {
@@ -311,7 +312,7 @@ void bindJit(py::module_& m) {
           py::arg("facts"), py::arg("constants"), py::arg("num_warps"), py::arg("target"), py::arg("arch"),
           py::arg("fast_math"), py::arg("sim_runtime") = nullptr, py::arg("num_stages") = 3,
           "Compiles without a GPU (for sim_runtime's target and arch, and loads it there, when given); facts: per "
-          "runtime parameter 16 (aligned / divisible by 16), 1 or None")
+          "runtime parameter 16 (aligned / divisible by 16), 8 (divisible by 8), 1 or None")
       .def("launch", &launchCuda, py::arg("grid"), py::arg("args"), py::arg("constants"), py::arg("num_warps"),
            py::arg("stream"), py::arg("arch"), py::arg("fast_math"), py::arg("num_stages") = 3)
       .def("launch_staged", &launchStaged, py::arg("grid"), py::arg("args"), py::arg("constants"),

@@ -65,7 +65,7 @@ def _key_text(value):
 def _fact(value):
     # The specialization facts (jit/Specialization.h) of a runtime argument, as kernel.compile() takes them.
     if type(value) is int:
-        return 16 if value % 16 == 0 else 1 if value == 1 else None
+        return 16 if value % 16 == 0 else 8 if value % 8 == 0 else 1 if value == 1 else None
     return 16 if hasattr(value, "dtype") else None  # arrays: allocators align to 16 bytes or more
 
 

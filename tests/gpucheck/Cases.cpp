@@ -292,6 +292,12 @@ std::vector<CheckCase> tutorialCases() {
     halfCase.numStages = bfloatCase.numStages = t.stages;
     cases.push_back(std::move(halfCase));
     cases.push_back(std::move(bfloatCase));
+    // Sizes that are multiples of 8 but not 16: the JIT specializes them as such (jit/Specialization.h), so rows
+    // stay 16-byte aligned and the copies vectorized, while the last K block is masked in runs of 8.
+    CheckCase eightCase = matmulCase("matmul f16 sizes 8 mod 16" + suffix, kernels::matmul_kernel(), ScalarKind::F16,
+                                     ScalarKind::F32, MatmulShape{200, 264, 136, t.BM, t.BN, t.BK, t.warps}, 1e-4);
+    eightCase.numStages = t.stages;
+    cases.push_back(std::move(eightCase));
   }
   // fp8 (e4m3, e5m2) into f32: wgmma m64nNk32 on sm_90a, FMAs elsewhere. wgmma reads B only K-major: from a B^T
   // ([N, K]) tensor the copies are cp.async's, from a row-major B they go through registers (transposed). ISSUE 12's

@@ -64,6 +64,8 @@ def test_specialization_facts_are_argument_attributes():
     assert re.search(r"%n: i32 \{divisibility = 16\}", first_ir), first_ir
     one = K.vector_add.compile(specialization={"n": 1}, BLOCK=256)
     assert "equal_to_1 = true" in one.ir_stages[0][1]
+    eight = K.vector_add.compile(specialization={"n": 8}, BLOCK=256)
+    assert re.search(r"%n: i32 \{divisibility = 8\}", eight.ir_stages[0][1]), eight.ir_stages[0][1]
 
 
 def test_ir_stages_follow_the_pipeline():
@@ -114,10 +116,12 @@ def test_compile_errors():
         K.vector_add.compile()
     with pytest.raises(TypeError, match="no runtime parameter 'z'"):
         K.vector_add.compile(specialization={"z": 16}, BLOCK=64)
-    with pytest.raises(ValueError, match="16, 1 or None"):
-        K.vector_add.compile(specialization={"n": 8}, BLOCK=64)
+    with pytest.raises(ValueError, match="16, 8, 1 or None"):
+        K.vector_add.compile(specialization={"n": 4}, BLOCK=64)
     with pytest.raises(ValueError, match="pointer 'x' can only be specialized as 16"):
         K.vector_add.compile(specialization={"x": 1}, BLOCK=64)
+    with pytest.raises(ValueError, match="pointer 'x' can only be specialized as 16"):
+        K.vector_add.compile(specialization={"x": 8}, BLOCK=64)
     with pytest.raises(ValueError, match="num_warps"):
         K.vector_add.compile(num_warps=3, BLOCK=64)
     with pytest.raises(tessera.Error, match="unknown target 'x86'"):

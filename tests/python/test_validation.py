@@ -242,7 +242,7 @@ def test_a_numpy_array_of_grid_sizes_is_a_grid():
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
-    ({"specialization": {"n": 2**70}}, ValueError, r"specialization of 'n' must be 16, 1 or None, got 1180591620717411303424"),
+    ({"specialization": {"n": 2**70}}, ValueError, r"specialization of 'n' must be 16, 8, 1 or None, got 1180591620717411303424"),
     ({"specialization": [1]}, TypeError, r"specialization must be a dict"),
     ({"target": 5}, TypeError, r"target must be a str"),
     ({"target": ""}, ValueError, r"target must be 'nvptx' or 'amdgpu' \(None for nvptx\), got ''"),

@@ -44,8 +44,15 @@ TEST(JitSpecialization, PointerAlignmentAndIntegerFacts) {
 
   EXPECT_EQ(argumentFacts(k.name(), k.runtimeParams(), {KernelArg::pointer(0), KernelArg::pointer(16), 1, 2.0})[2],
             (ArgFacts{false, true}));
+  // 1000 is a multiple of 8, not of 16 (a row of 1000 f16 is 16-byte aligned); 1004 of neither.
+  ArgFacts byEight;
+  byEight.divisibleBy8 = true;
   EXPECT_EQ(argumentFacts(k.name(), k.runtimeParams(), {KernelArg::pointer(0), KernelArg::pointer(16), 1000, 2.0})[2],
+            byEight);
+  EXPECT_EQ(argumentFacts(k.name(), k.runtimeParams(), {KernelArg::pointer(0), KernelArg::pointer(16), 1004, 2.0})[2],
             (ArgFacts{false, false}));
+  EXPECT_FALSE(argumentFacts(k.name(), k.runtimeParams(), {KernelArg::pointer(0), KernelArg::pointer(16), 4096, 2.0})[2]
+                   .divisibleBy8);  // divisible by 16: that fact alone
   EXPECT_EQ(argumentFacts(k.name(), k.runtimeParams(), {KernelArg::pointer(0), KernelArg::pointer(16), 0, 2.0})[2],
             (ArgFacts{true, false}));
 }
@@ -101,9 +108,13 @@ TEST(JitSpecialization, KeyDistinguishesEverySpecializationInput) {
   EXPECT_TRUE(differs([](Specialization& s) { s.constants["BLOCK"] = int64_t(512); }));
   EXPECT_TRUE(differs([](Specialization& s) { s.constants["BLOCK"] = 1024.0; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.args[1].divisibleBy16 = true; }));
+  EXPECT_TRUE(differs([](Specialization& s) { s.args[1].divisibleBy8 = true; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.args[2].equalTo1 = false; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.args[0].offsets32 = true; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.args[1].offsets32 = true; }));
+  Specialization eight = base;
+  eight.args[1].divisibleBy8 = true;
+  EXPECT_EQ(eight.key(), "BLOCK=1024;args=16,8,1;warps=4;stages=3;nvptx;sm_90a;fast");
   Specialization narrow = base;
   narrow.args[0].offsets32 = narrow.args[1].offsets32 = true;
   EXPECT_EQ(narrow.key(), "BLOCK=1024;args=16r32,_r32,1;warps=4;stages=3;nvptx;sm_90a;fast");
@@ -120,6 +131,11 @@ TEST(JitSpecialization, FactsBecomeArgumentAttributesInTheIR) {
   applySpecialization(f, {{true, false}, {false, false}, {false, true}, {}});
   EXPECT_EQ(f.argAttrs(0).at("divisibility").getInt(), 16);
   EXPECT_EQ(f.argAttrs(1).count("divisibility"), 0u);
+  ArgFacts byEight;
+  byEight.divisibleBy8 = true;
+  auto eight = k.trace({{"BLOCK", int64_t(256)}});
+  applySpecialization(*eight->functions()[0], {{}, {}, byEight, {}});
+  EXPECT_EQ(eight->functions()[0]->argAttrs(2).at("divisibility").getInt(), 8);
   EXPECT_TRUE(f.argAttrs(2).at("equal_to_1").getBool());
   EXPECT_TRUE(f.argAttrs(3).empty());
   std::string text = ir::print(f);
