@@ -1,6 +1,6 @@
 // What ptxas says each standard kernel uses: registers, spill bytes (stored / loaded), stack frame, shared memory,
 // and ptxas's own compile time, for the standard matmul configurations (f16, bf16 and fp8 e4m3 inputs on sm_90a,
-// fp8 also with B transposed, f16 on sm_80, f16 on both at a ragged launch's sizes (M = N = K = 1000), f16
+// fp8 also with B transposed, f16 on sm_80, f16 on both at ragged launches' sizes (M = N = K = 1000 and 999), f16
 // through tensor descriptors on both; i8 at 128x128x64 and
 // 64x64x64; f32 with tf32 products at 128x128x32 and 64x64x32) and the tutorial softmax and layer norm kernels,
 // and the attention forward configurations (f16 and bf16 on sm_90a, f16 on sm_80; ISSUE 12, item 4). The
@@ -29,9 +29,12 @@ std::vector<KernelCase> resourceCases() {
       {"f16", "sm_90a"}, {"bf16", "sm_90a"}, {"f8e4m3", "sm_90a"}, {"f16", "sm_80"}};
   for (const auto& [dtype, arch] : matmulTypes)
     for (const MatmulConfig& config : standardMatmulConfigs()) cases.push_back(matmulCase(dtype, config, arch));
-  // f16 at the sizes of a ragged launch (M = N = K = 1000): no vectorized pointer arithmetic along K.
-  for (const char* arch : {"sm_90a", "sm_80"})
-    for (const MatmulConfig& config : standardMatmulConfigs()) cases.push_back(raggedMatmulCase("f16", config, arch));
+  // f16 at the sizes of ragged launches: M = N = K = 1000 (specialized as multiples of 8: rows stay 16-byte
+  // aligned) and 999 (no alignment beyond an element: no vectorized copies along K).
+  for (int64_t size : {1000, 999})
+    for (const char* arch : {"sm_90a", "sm_80"})
+      for (const MatmulConfig& config : standardMatmulConfigs())
+        cases.push_back(raggedMatmulCase("f16", config, arch, size));
   // The matmul reading A and B through tensor descriptors, beside the pointer one at each configuration.
   for (const char* arch : {"sm_90a", "sm_80"})
     for (const MatmulConfig& config : standardMatmulConfigs()) cases.push_back(matmulDescriptorCase(config, arch));

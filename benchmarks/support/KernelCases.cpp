@@ -91,10 +91,11 @@ KernelCase matmulBTransposedCase(const std::string& dtype, const MatmulConfig& c
   return c;
 }
 
-KernelCase raggedMatmulCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch) {
+KernelCase raggedMatmulCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch,
+                            int64_t size) {
   KernelCase c = matmulCase(dtype, config, arch);
-  c.config += "_ragged";
-  c.ragged = true;
+  c.config += "_ragged" + std::to_string(size);
+  c.raggedSize = size;
   return c;
 }
 
@@ -133,8 +134,10 @@ std::unique_ptr<ir::Module> traceSpecialized(const KernelCase& c) {
   for (const ParamInfo& p : c.def.runtimeParams()) {
     jit::ArgFacts f;
     f.equalTo1 = c.unitParams.count(p.name) > 0;
+    const bool size = p.type.isInt() && !f.equalTo1;
     f.divisibleBy16 = p.kind == ParamKind::Pointer || p.kind == ParamKind::TensorDescriptor ||
-                      (p.type.isInt() && !f.equalTo1 && !c.ragged);
+                      (size && c.raggedSize % 16 == 0);
+    f.divisibleBy8 = size && !f.divisibleBy16 && c.raggedSize % 8 == 0;  // as jit::argumentFacts decides
     f.offsets32 = p.kind == ParamKind::Pointer;  // buffers of known size (DeviceBuffers), under 2^31 elements
     if (p.kind == ParamKind::TensorDescriptor) f.descriptorType = c.descriptors.at(p.name);
     facts.push_back(f);

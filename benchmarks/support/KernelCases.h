@@ -46,7 +46,7 @@ struct KernelCase {
   std::set<std::string> unitParams;  // integer parameters a launch passes as 1 (unit strides)
   int numStages = 3;
   DescriptorTypes descriptors;  // the type of each tensor descriptor parameter (its block)
-  bool ragged = false;  // integer parameters (other than unit strides) not divisible by 16
+  int64_t raggedSize = 0;  // 0: integer parameters (other than unit strides) divisible by 16; else all equal this
 
   std::string name() const;  // "matmul_f16_128x128x64_w8_sm_90a": unique, usable as a file name
   backends::TargetOptions targetOptions() const;  // the arch, warp count and stages
@@ -63,9 +63,11 @@ KernelCase matmulDescriptorCase(const MatmulConfig& config, const std::string& a
 // that fp8 wgmma reads (backends/nvptx/WgmmaPlan.h); its config name ends in "_bT".
 KernelCase matmulBTransposedCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch);
 
-// matmulCase with the sizes and outer strides of a ragged launch (M = N = K = 1000); its config name ends in
-// "_ragged".
-KernelCase raggedMatmulCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch);
+// matmulCase with the sizes and outer strides of a ragged launch, M = N = K = `size`; its config name ends in
+// "_ragged<size>". The JIT specializes on divisibility by 16 and by 8: 1000 keeps 16-byte aligned rows of f16,
+// 999 does not.
+KernelCase raggedMatmulCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch,
+                            int64_t size);
 
 // The library attention forward on "f16" or "bf16" inputs. Throws tessera::Error for another type.
 KernelCase attentionCase(const std::string& dtype, const AttentionConfig& config, const std::string& arch);
