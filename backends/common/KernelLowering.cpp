@@ -314,6 +314,26 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
     llvm::Value* col;
     std::optional<int64_t> round;  // known at compile time
     int64_t rowConstant = 0, columnConstant = 0;
+    int64_t alignBytes = 1;  // of the element's address in every thread (alignmentOf)
+  };
+  // The alignment every thread's address of one register's element has: the offset is a sum over dimensions of a
+  // coordinate (an XOR of the register's and the thread bases' coordinates, so no lower bit than theirs) times
+  // the dimension's stride in elements, plus a round's start. A swizzle moves whole 16-byte chunks, so up to 16
+  // bytes it keeps the alignment; the scratch starts 16-byte aligned. LLVM cannot always see this (a swizzled or
+  // PRE'd address loses its known bits), and its vectorizer only widens accesses as far as it knows them aligned.
+  auto alignmentOf = [&](const ThreadMap& image, const Coords& regPart) {
+    auto lowBit = [](int64_t v) { return v & -v; };
+    int64_t align = 16 / buffer.elementBytes;  // in elements
+    int64_t stride = 1;
+    for (size_t d = bufferShape.size(); d-- > 0;) {
+      int64_t bits = regPart[d];
+      for (const auto* bases : {&image.laneBases, &image.warpBases})
+        for (const Coords& c : *bases) bits |= c[d];
+      if (bits != 0) align = std::min(align, lowBit(bits) * lowBit(stride));
+      stride *= d + 1 == bufferShape.size() ? pitch : bufferShape[d];
+    }
+    if (rounds > 1) align = std::min(align, lowBit(rowsPerRound * pitch));
+    return std::max<int64_t>(1, align) * buffer.elementBytes;
   };
   auto slotOf = [&](const ThreadMap& map, const CoordFn& fn, int64_t reg) -> Slot {
     // Buffer coordinates = fn(register part) XOR linear(fn)(thread part); the thread part is expressed through a
@@ -392,8 +412,8 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
         for (const Coords& c : *bases) threadsStayInRound = threadsStayInRound && rowOf(c) < rowsPerRound;
       if (threadsStayInRound) round = rowOf(regPart) / rowsPerRound;
     }
-    if (disjoint) return {row, col, round, rowOf(regPart), regPart.back()};
-    return {row, col, round};
+    if (disjoint) return {row, col, round, rowOf(regPart), regPart.back(), alignmentOf(image, regPart)};
+    return {row, col, round, 0, 0, alignmentOf(image, regPart)};
   };
   auto inRound = [&](const Slot& s, int64_t k) -> llvm::Value* {
     if (s.round) return b_.getInt1(*s.round == k);
@@ -416,7 +436,8 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
         if (!s.map->regOwner[r]) continue;  // same element as an earlier register of this thread
         const Slot slot = slotOf(*s.map, s.toBuffer, r);
         predicated(inRound(slot, k), [&]() -> llvm::Value* {
-          b_.CreateStore(toMemory((*s.regs)[r], element), pointerInRound(slot, k));
+          b_.CreateAlignedStore(toMemory((*s.regs)[r], element), pointerInRound(slot, k),
+                                llvm::Align(static_cast<uint64_t>(slot.alignBytes)));
           return nullptr;
         }, nullptr);
       }
@@ -426,7 +447,9 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
         const Slot slot = slotOf(*dests[i].map, dests[i].fromBuffer, r);
         llvm::Value* earlier = out[i][r] ? out[i][r] : llvm::PoisonValue::get(regType(element));
         out[i][r] = predicated(inRound(slot, k), [&] {
-          return fromMemory(b_.CreateLoad(mt, pointerInRound(slot, k)), element);
+          return fromMemory(b_.CreateAlignedLoad(mt, pointerInRound(slot, k),
+                                                 llvm::Align(static_cast<uint64_t>(slot.alignBytes))),
+                            element);
         }, earlier);
       }
   }
