@@ -212,6 +212,10 @@ void KernelLowering::lowerElementwise(const ir::Op& op) {
         if (operandElem.isPtr() && elem.isPtr()) r = x;
         else if (operandElem.isPtr()) r = b_.CreatePtrToInt(x, toTy);
         else if (elem.isPtr()) r = b_.CreateIntToPtr(x, toTy);
+        else if (x->getType()->isFloatingPointTy() && toTy->isFloatingPointTy())
+          // Through the integer of that width: NVPTX cannot select a bitcast between two float types (f16 and
+          // bf16) of a constant, which the DAG does not fold (a tessera-fuzz finding).
+          r = b_.CreateBitCast(b_.CreateBitCast(x, b_.getIntNTy(x->getType()->getPrimitiveSizeInBits())), toTy);
         else r = b_.CreateBitCast(x, toTy);
         break;
       }
