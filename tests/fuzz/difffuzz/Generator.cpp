@@ -166,6 +166,8 @@ class Generator {
     s.flag = shape.size() >= 2 && chance(0.3);
     s.mask = static_cast<MaskKind>(rng_() % 3);
     s.constant = dtype == K::I1 ? 1 : isFloat(dtype) ? 0.5 : 3;
+    // Directly in a `for` body, the loop may carry the load's pointers (ProgramKernel.cpp: walking loads).
+    if (!enclosing_.empty() && enclosing_.back() == StmtKind::For && chance(0.5)) s.op = 1;
     // Input floats are multiples of 1/4 in [-2, 2] (ProgramKernel.cpp); integers are not bounded.
     return define(s, isFloat(dtype) ? std::optional<Bound>(Bound{2, 2}) : std::nullopt);
   }
@@ -559,7 +561,9 @@ class Generator {
     s.result = static_cast<int>(info_.size());
     info_.push_back(Info{s.type, false, Bound{8, 0}, false});
     scopes_.push_back({s.result});  // the counter is visible in the body only
+    enclosing_.push_back(kind);
     body(s.body);
+    enclosing_.pop_back();
     scopes_.pop_back();
     out_->push_back(std::move(s));
   }
@@ -570,8 +574,10 @@ class Generator {
     if (depth_ >= 2) return;
     Stmt s = stmt(StmtKind::If, ValueType{K::I1, {}});
     operand(s, need(K::I1, {}));
+    enclosing_.push_back(StmtKind::If);
     body(s.body);
     body(s.orelse);
+    enclosing_.pop_back();
     out_->push_back(std::move(s));
   }
 
@@ -582,6 +588,7 @@ class Generator {
   std::vector<std::vector<int>> shapes_;  // log2 shapes in use
   std::vector<Stmt>* out_ = nullptr;
   int depth_ = 0;
+  std::vector<StmtKind> enclosing_;  // the control statements around the body being generated, innermost last
 };
 
 }  // namespace

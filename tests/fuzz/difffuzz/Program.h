@@ -24,7 +24,9 @@ struct ValueType {
 };
 
 enum class StmtKind {
-  Load,       // v = load(input buffer `buffer` at this program's tile, mask `mask`, masked-off lanes `constant`)
+  Load,       // v = load(input buffer `buffer` at this program's tile, mask `mask`, masked-off lanes `constant`);
+              // op 1 in a `for` body: a walking load, whose pointer tile the loop carries, one tile further along
+              // the program's part of the buffer each iteration (what canonicalize-pointers and pipelining see)
   Constant,   // v = full(shape, constant)
   Index,      // v = the tile's flat index (i32, from aranges), or the program's linear id for a scalar
   Unary,      // v = op(a0)
@@ -67,7 +69,7 @@ struct Stmt {
   ValueType type;             // of the result
   std::vector<int> args;      // operand slots
   std::vector<ValueType> argTypes;  // their types (what a deleted operand's zeros look like)
-  int op = 0;                 // the kind's operator enum, pred, or the For/While trip divisor
+  int op = 0;                 // the kind's operator enum, pred, the For/While trip divisor, or Load's walking
   int axis = 0;               // Broadcast: the inserted dimension; Reduce, Scan: the axis
   bool flag = false;          // Scan: reverse; Atomic: shared addresses; Load/Store/Index: column-major
   int buffer = -1;            // index into Program::buffers

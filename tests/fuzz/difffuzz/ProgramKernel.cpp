@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -15,6 +16,10 @@
 namespace tessera::fuzz {
 
 namespace {
+
+// A load whose pointer tile its `for` loop carries (Program.h). Only a load directly in a `for` body walks: one the
+// reducer moved out of its loop reads its first tile.
+bool isWalkingLoad(const Stmt& s) { return s.kind == StmtKind::Load && s.op == 1 && !s.deleted; }
 
 ir::Type scalarType(ScalarKind k) { return ir::Type::scalar(k); }
 
@@ -89,6 +94,7 @@ class Replayer {
 
   const Program& p_;
   std::vector<Tensor> vars_;  // sized once: the DSL keys loop-carried values on these objects
+  std::map<const Stmt*, Tensor> walkers_;  // the pointer tiles of the running `for` loops' walking loads (stable nodes)
   std::vector<Tensor> buffers_;
   Tensor limitPercent_, pid_;
 };
@@ -159,6 +165,10 @@ void Replayer::execute(const Stmt& s) {
     case StmtKind::Load: {
       Tensor flat;
       Tensor ptr = pointers(s.buffer, shape, s.flag, false, &flat);
+      if (auto walker = walkers_.find(&s); walker != walkers_.end()) {
+        ptr = walker->second;  // this iteration's tile; the next iteration reads the one after it
+        walker->second = walker->second + static_cast<int>(elementsOf(p_, t));
+      }
       if (s.mask == MaskKind::None || shape.empty()) define(s, load(ptr));
       else if (s.mask == MaskKind::Limit) define(s, load(ptr, tileMask(flat, elementsOf(p_, t))));
       else define(s, load(ptr, tileMask(flat, elementsOf(p_, t)), constantTile(shape, s.constant, t.dtype)));
@@ -243,10 +253,18 @@ void Replayer::executeControl(const Stmt& s) {
   switch (s.kind) {
     case StmtKind::For: {
       Tensor trip = tripCount();
+      // The walking loads of the body start at the program's first tile; the loop carries their pointers.
+      std::vector<const Stmt*> walking;
+      for (const Stmt& b : s.body)
+        if (isWalkingLoad(b)) {
+          walkers_[&b] = pointers(b.buffer, shapeOf(p_, b.type), b.flag, false, nullptr);
+          walking.push_back(&b);
+        }
       for (Tensor iv : range(trip)) {
         counter = iv;
         run(s.body);
       }
+      for (const Stmt* b : walking) walkers_.erase(b);
       return;
     }
     case StmtKind::While: {
@@ -264,14 +282,17 @@ void Replayer::executeControl(const Stmt& s) {
   }
 }
 
-void collectStride(const Program& p, const std::vector<Stmt>& body, int index, int64_t& stride) {
+// `tiles`: how many tiles a walking load directly in `body` reads (its loop's largest trip count), else 1.
+void collectStride(const Program& p, const std::vector<Stmt>& body, int64_t tiles, int index, int64_t& stride) {
   for (const Stmt& s : body) {
     if (s.deleted) continue;
     const bool touches = s.kind == StmtKind::Load || s.kind == StmtKind::Store || s.kind == StmtKind::Atomic ||
                          s.kind == StmtKind::AtomicCas;
-    if (touches && s.buffer == index) stride = std::max(stride, elementsOf(p, s.type));
-    collectStride(p, s.body, index, stride);
-    collectStride(p, s.orelse, index, stride);
+    if (touches && s.buffer == index) stride = std::max(stride, elementsOf(p, s.type) * (isWalkingLoad(s) ? tiles : 1));
+    const int64_t bodyTiles =
+        s.kind == StmtKind::For ? std::max<int64_t>(1, static_cast<int64_t>(s.constant) + std::max(0, s.op - 1)) : 1;
+    collectStride(p, s.body, bodyTiles, index, stride);
+    collectStride(p, s.orelse, 1, index, stride);
   }
 }
 
@@ -279,7 +300,7 @@ void collectStride(const Program& p, const std::vector<Stmt>& body, int index, i
 
 int64_t bufferStride(const Program& p, int index) {
   int64_t stride = 1;
-  collectStride(p, p.body, index, stride);
+  collectStride(p, p.body, 1, index, stride);
   return stride;
 }
 

@@ -13,7 +13,8 @@ namespace tessera::fuzz {
 
 gpucheck::CheckCase makeCase(const Program& p);
 
-// Elements of buffer `index` per program: the largest tile any statement reads or writes there.
+// Elements of buffer `index` per program: the largest tile any statement reads or writes there (for a walking
+// load, as many tiles as its loop's largest trip count).
 int64_t bufferStride(const Program& p, int index);
 
 // How the buffer must agree across backends: bit for bit, except outputs of approximate math (approxTolerance).
