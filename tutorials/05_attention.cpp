@@ -83,7 +83,8 @@ void checkType(Report& report, const InputType& type) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  tutorials::configure(argc, argv);
   Report report{"05 attention"};
   checkType(report, {"f16", attention_fwd_kernel, tessera::ir::encodeF16, tessera::ir::decodeF16, 5e-4, 5e-4});
   checkType(report, {"bf16", attention_fwd_bf16_kernel, tessera::ir::encodeBF16, tessera::ir::decodeBF16, 4e-3, 4e-3});
