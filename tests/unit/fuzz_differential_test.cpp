@@ -1,5 +1,5 @@
 // Differential fuzzing's parts (tests/fuzz/difffuzz): the generator is deterministic, valid by construction and
-// covers the ops, debug_print included, which changes no result; the comparison catches a wrong result or
+// covers the ops, debug_print included, which changes no result, and walking loads, whose pointers a loop carries; the comparison catches a wrong result or
 // printed text; the reducer shrinks a failing program, one dimension alone where the failure needs the others
 // large, and keeps it failing; programs and regression files round-trip, reject malformed input, and replay
 // eager mode from the file.
@@ -115,6 +115,58 @@ TEST(FuzzGenerator, CoversEveryDslOp) {
                          "select", "cast", "bitcast", "addptr", "load", "store", "atomic_rmw", "atomic_cas",
                          "reduce", "scan", "dot", "for", "if", "while", "device_assert", "hint", "debug_print"})
     EXPECT_TRUE(seen.count(op)) << op << " never generated";
+}
+
+// acc = 0; for i in range(3) { acc = acc + walking load of b0 [4 x f32] }; store acc to b1: the loop carries
+// the load's pointer tile, one tile further each iteration, over a buffer of 3 tiles per program.
+Program walkingLoadSum() {
+  const ValueType f32x4{ir::ScalarKind::F32, {2}};
+  Program p;
+  p.seed = 9;
+  p.gridX = 2;
+  p.buffers = {BufferSpec{BufferRole::Input, ir::ScalarKind::F32, false, 90},
+               BufferSpec{BufferRole::Output, ir::ScalarKind::F32, false, 91}};
+  Stmt loop = statement(StmtKind::For, 2, ValueType{ir::ScalarKind::I32, {}});
+  loop.constant = 3;
+  loop.body = {statement(StmtKind::Load, 3, f32x4, {}, 0), statement(StmtKind::Binary, 4, f32x4, {1, 3}),
+               statement(StmtKind::Assign, 1, f32x4, {4})};
+  loop.body[0].op = 1;  // walking
+  loop.body[1].op = static_cast<int>(BinaryOp::Add);
+  p.body = {statement(StmtKind::Constant, 1, f32x4), std::move(loop), statement(StmtKind::Store, -1, f32x4, {1}, 1)};
+  p.numSlots = 5;
+  return p;
+}
+
+// Whether a `for` of the traced IR carries a pointer tile (its result types name one).
+bool forCarriesPointers(const std::string& ir) {
+  for (size_t at = ir.find("= for"); at != std::string::npos; at = ir.find("= for", at + 1))
+    if (ir.substr(at, ir.find('\n', at) - at).find("ptr<") != std::string::npos) return true;
+  return false;
+}
+
+TEST(FuzzGenerator, WalkingLoadsCarryTheirPointersThroughTheLoop) {
+  const Program p = walkingLoadSum();
+  EXPECT_EQ(bufferStride(p, 0), 12);  // three tiles of 4 per program
+  EXPECT_EQ(bufferStride(p, 1), 4);
+  const std::string ir = traced(p);
+  EXPECT_TRUE(forCarriesPointers(ir)) << ir;
+  // Every backend agrees on it: the interpreter, eager mode, the emulator and the pipeline's output.
+  Targets targets;
+  targets.archs = {"sm_80"};
+  const Outcome o = checkProgram(p, targets);
+  EXPECT_FALSE(o.invalid) << o.invalidReason;
+  for (const Finding& f : o.findings) ADD_FAILURE() << f.signature() << " " << f.detail;
+  // Moved out of its loop (as the reducer may), the load reads its one tile.
+  Program flat = p;
+  flat.body = {p.body[0], p.body[1].body[0], p.body[2]};
+  EXPECT_EQ(bufferStride(flat, 0), 4);
+  Program still = p;
+  still.body[1].body[0].op = 0;  // not walking: the loop carries no pointers
+  EXPECT_FALSE(forCarriesPointers(traced(still)));
+  // And the generator makes them: some of the first 60 programs carry pointer tiles through a loop.
+  int carrying = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) carrying += forCarriesPointers(traced(generateProgram(seed)));
+  EXPECT_GT(carrying, 10);
 }
 
 // debug_print prints, and changes no result: without its statements a program leaves the same buffers on the
