@@ -217,6 +217,10 @@ bool dotOperandInSharedBuffer(const ir::Op& dot, unsigned index) {
   return true;
 }
 
+const Op* dotOperandSourceLoad(const ir::Op& dot, unsigned index) {
+  return chainOf(const_cast<Value*>(dot.operand(index))).load;  // chainOf only reads the IR
+}
+
 std::unique_ptr<Pass> createAsyncCopyDotOperandsPass(const PassOptions& options) {
   return std::make_unique<AsyncCopyDotOperandsPass>(options);
 }

@@ -11,4 +11,9 @@ namespace tessera::transforms {
 // conversions only), provided the target asks for a shared layout for it.
 bool dotOperandInSharedBuffer(const ir::Op& dot, unsigned index);
 
+// The load or desc_load that operand #index of `dot` comes from through single-use casts and layout conversions,
+// the one the pass would copy (whether or not the target asks for it); null when there is none. Its layout tells a
+// target which dimension the copy can land contiguously, so that the buffer may be laid out that way.
+const ir::Op* dotOperandSourceLoad(const ir::Op& dot, unsigned index);
+
 }  // namespace tessera::transforms

@@ -1,6 +1,8 @@
 #include "backends/common/TensorCoreDot.h"
 
 #include "backends/common/KernelLowering.h"
+#include "transforms/AsyncCopyDotOperands.h"
+#include "transforms/analysis/SharedScratch.h"
 
 namespace tessera::backends {
 
@@ -48,6 +50,27 @@ llvm::Value* warpCoordinatePart(IRBuilder& b, llvm::Value* warp, const std::vect
     acc = b.CreateXor(acc, b.CreateMul(bit, b.getInt32(static_cast<uint32_t>(bases[j][dim]))));
   }
   return acc;
+}
+
+namespace {
+
+// Whether offset 1 of a shared layout is the next element along dimension 0.
+bool sharedRunsAlongDim0(const ir::Layout& layout) {
+  if (layout.kind() == ir::Layout::Kind::Shared) return layout.order()[0] == 0;
+  if (layout.kind() != ir::Layout::Kind::LinearShared) return false;
+  const std::vector<ir::LinearLayout::Basis>& offsets = layout.linearLayout().inDim(ir::kOffsetDim).bases;
+  return !offsets.empty() && offsets[0][0] != 0;
+}
+
+}  // namespace
+
+bool dotBKContiguous(const ir::Op& dot) {
+  if (const ir::Op* local = transforms::dotOperandBuffer(dot, 1))
+    return sharedRunsAlongDim0(ir::Layout::fromAttr(*local->operand(0)->type().encoding()));
+  const ir::Op* load = transforms::dotOperandSourceLoad(dot, 1);
+  if (!load || !load->is(ir::OpKind::Load)) return false;
+  std::optional<ir::Layout> layout = ir::Layout::ofType(load->result(0)->type());
+  return layout && layout->kind() == ir::Layout::Kind::Blocked && layout->order()[0] == 0;
 }
 
 }  // namespace tessera::backends

@@ -33,6 +33,13 @@ struct TensorCoreDot {
 std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, std::span<const TensorCoreTile> tiles,
                                                 bool mixedFp8 = false);
 
+// Whether B [K, N] of `dot` is K-contiguous where a tensor-core lowering finds it: in the shared buffer a
+// local_load reads it from (transforms::dotOperandBuffer), laid out with K fastest; or, before async-copy-dot-
+// operands, in the load the pass would copy (transforms::dotOperandSourceLoad), whose blocked layout runs fastest
+// along K (a transposed B, as attention's K^T read from K's rows is). A buffer laid out K-major then receives each
+// thread's contiguous bytes of such a load in one run. False for a desc_load (its block has N innermost).
+bool dotBKContiguous(const ir::Op& dot);
+
 // A target's layout policy for tensor-core dots: the accumulator (operand 2) and the result of a qualifying dot get
 // `accumulatorLayout`'s layout (the instruction's output fragments); its a and b operands are read from shared
 // buffers laid out as `operandSharedLayout` says, when one is given and answers; everything else follows the

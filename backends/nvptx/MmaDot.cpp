@@ -50,6 +50,20 @@ llvm::Intrinsic::ID ldmatrixIntrinsic(int64_t tiles, bool trans) {
 
 }  // namespace
 
+std::vector<llvm::Value*> packMmaOperandA(KernelLowering& L, const ir::Value* a, const std::vector<int64_t>& from,
+                                          size_t fragment) {
+  IRBuilder& b = L.builder();
+  const Regs& regs = L.get(a);
+  llvm::Type* pairTy = llvm::FixedVectorType::get(L.regType(a->type().element()), 2);
+  std::vector<llvm::Value*> packed;
+  for (size_t p = 0; p < 4; ++p) {
+    llvm::Value* pair = llvm::PoisonValue::get(pairTy);
+    for (unsigned h = 0; h < 2; ++h) pair = b.CreateInsertElement(pair, regs[from[fragment * 8 + 2 * p + h]], h);
+    packed.push_back(b.CreateBitCast(pair, b.getInt32Ty()));
+  }
+  return packed;
+}
+
 bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   if (lowerWgmmaDot(L, op)) return true;
   std::optional<TensorCoreDot> shape = matchTensorCoreDot(op, kMmaTiles);
@@ -67,7 +81,9 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   IRBuilder& b = L.builder();
   llvm::Type* elemTy = L.memType(aTy.element());
   const int64_t elementBytes = aTy.element().storageBytes();
-  const bool bTransposed = mmaStagesBTransposed(elementBytes);
+  // B transposed (N x K, read with ldmatrix): staged so for 8- and 32-bit inputs, or a K-contiguous buffer.
+  const bool bTransposed =
+      transforms::dotOperandBuffer(op, 1) ? dotBKContiguous(op) : mmaStagesBTransposed(elementBytes);
   const bool toTF32 = in == ir::ScalarKind::F32;
   // A straight from registers, where assign-layouts put it in a layout holding the A fragments.
   std::optional<std::vector<int64_t>> aFromRegisters;
@@ -158,20 +174,8 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
     return f16 ? b.CreateBitCast(v, llvm::FixedVectorType::get(b.getHalfTy(), 2)) : v;
   };
 
-  // The four 32-bit A registers of fragment row #i at K step `step`, packed from A's registers (a0 a1 in the low and
-  // high half of the first, ...), as ldmatrix would deliver them.
   auto packedA = [&](size_t i, int64_t step) {
-    const Regs& regs = L.get(a);
-    const std::vector<int64_t>& from = *aFromRegisters;
-    const size_t first = (i * static_cast<size_t>(K / stepK) + static_cast<size_t>(step)) * 8;
-    llvm::Type* pairTy = llvm::FixedVectorType::get(L.regType(aTy.element()), 2);
-    std::vector<llvm::Value*> packed;
-    for (size_t p = 0; p < 4; ++p) {
-      llvm::Value* pair = llvm::PoisonValue::get(pairTy);
-      for (unsigned h = 0; h < 2; ++h) pair = b.CreateInsertElement(pair, regs[from[first + 2 * p + h]], h);
-      packed.push_back(b.CreateBitCast(pair, b.getInt32Ty()));
-    }
-    return packed;
+    return packMmaOperandA(L, a, *aFromRegisters, i * static_cast<size_t>(K / stepK) + static_cast<size_t>(step));
   };
 
   // d[f] += a · b, with a's four and b's two 32-bit registers.

@@ -49,8 +49,9 @@ std::optional<ir::Layout> mmaOperandARegisterLayout(const ir::Op& dot, const tra
   return chainedAccumulatorLayout(options);
 }
 
-ir::Layout mmaSharedLayout(const MmaSwizzle& s) {
-  return ir::Layout::shared(s.chunkElements, s.perPhase, s.maxPhase, {1, 0});
+ir::Layout mmaSharedLayout(const MmaSwizzle& s, bool dim0Contiguous) {
+  return ir::Layout::shared(s.chunkElements, s.perPhase, s.maxPhase, dim0Contiguous ? std::vector<int64_t>{0, 1}
+                                                                                    : std::vector<int64_t>{1, 0});
 }
 
 std::optional<ir::Layout> mmaOperandSharedLayout(const ir::Op& dot, unsigned index,
@@ -58,8 +59,10 @@ std::optional<ir::Layout> mmaOperandSharedLayout(const ir::Op& dot, unsigned ind
   std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kMmaTiles);
   if (options.warpSize != kMmaWarpSize || !shape || index > 1) return std::nullopt;
   const int64_t elementBytes = dot.operand(index)->type().element().storageBytes();
-  if (elementBytes != 2 || mmaStagesBTransposed(elementBytes)) return std::nullopt;
-  return mmaSharedLayout(mmaSwizzleFor(index == 0 ? shape->K : shape->N, elementBytes));
+  if (elementBytes != 2) return std::nullopt;
+  if (index == 0) return mmaSharedLayout(mmaSwizzleFor(shape->K, elementBytes));
+  const bool kContiguous = dotBKContiguous(dot);
+  return mmaSharedLayout(mmaSwizzleFor(kContiguous ? shape->K : shape->N, elementBytes), kContiguous);
 }
 
 std::optional<ir::Layout> tensorCoreAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options) {
@@ -69,6 +72,8 @@ std::optional<ir::Layout> tensorCoreAccumulatorLayout(const ir::Op& dot, const t
 
 std::optional<ir::Layout> NVPTXLayoutPolicy::dotOperandSharedLayout(const ir::Op& dot, unsigned index) const {
   if (std::optional<WgmmaDotPlan> plan = wgmmaDotPlan(dot, options_); plan && index < 2)
+    return wgmmaOperandLayout(*plan, index);
+  if (std::optional<WgmmaDotPlan> plan = wgmmaChainedDotPlan(dot, options_); plan && index == 1)
     return wgmmaOperandLayout(*plan, index);
   return mmaOperandSharedLayout(dot, index, options_);
 }

@@ -44,11 +44,13 @@ std::optional<ir::Layout> mmaAccumulatorLayout(const ir::Op& dot, const transfor
 // shared buffer when it is loaded in the loop).
 std::optional<ir::Layout> mmaOperandARegisterLayout(const ir::Op& dot, const transforms::PassOptions& options);
 
-// The #shared layout of a staging swizzle: rows of `s.rowLength`, `s.chunkElements`-element chunks XOR-swizzled.
-ir::Layout mmaSharedLayout(const MmaSwizzle& s);
+// The #shared layout of a staging swizzle: rows of `s.rowLength`, `s.chunkElements`-element chunks XOR-swizzled;
+// the rows run along dimension 1 (row-major), or along dimension 0 with `dim0Contiguous` (a transposed B: N x K).
+ir::Layout mmaSharedLayout(const MmaSwizzle& s, bool dim0Contiguous = false);
 // The shared layout the mma lowering reads operand #index (0: A, 1: B) of `dot` from with ldmatrix, when it can
-// read it from a shared buffer: f16/bf16 mma candidates (A row-major, B row-major for ldmatrix.trans). nullopt
-// for i8 and tf32 (B is staged transposed, f32 is rounded to tf32 while staged) and for other dots.
+// read it from a shared buffer: f16/bf16 mma candidates (A row-major; B row-major for ldmatrix.trans, or, when
+// dotBKContiguous, transposed, N x K, for ldmatrix without .trans). nullopt for i8 and tf32 (B is staged transposed, f32 is rounded to tf32
+// while staged) and for other dots.
 std::optional<ir::Layout> mmaOperandSharedLayout(const ir::Op& dot, unsigned index,
                                                  const transforms::PassOptions& options);
 

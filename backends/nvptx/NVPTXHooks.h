@@ -58,4 +58,11 @@ class NVPTXHooks : public LoweringHooks {
 // WgmmaDot.cpp: lowers `dot` on wgmma when its layouts are wgmma's (WgmmaPlan.h); false, emitting nothing, else.
 bool lowerWgmmaDot(KernelLowering& lowering, const ir::Op& dot);
 
+// MmaDot.cpp: the four 32-bit A registers (a0 a1 in the low and high half of the first, ...) of 16x16 A fragment
+// #fragment (fragment row i at K step s: i * K / 16 + s) packed from the registers of `a` (16-bit elements),
+// `from` as planMmaOperandARegisters (MmaFragments.h) gives it: what ldmatrix would deliver, and what wgmma
+// takes for A from registers.
+std::vector<llvm::Value*> packMmaOperandA(KernelLowering& lowering, const ir::Value* a,
+                                          const std::vector<int64_t>& from, size_t fragment);
+
 }  // namespace tessera::backends::nvptx

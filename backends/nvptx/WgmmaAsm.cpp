@@ -18,9 +18,11 @@ const char* inputName(WgmmaInput input) {
   return "?";
 }
 
-// The instructions the ISA defines: 16-bit A and B of one type, any transposes; 8-bit floats, mixed, none.
+// The instructions the ISA defines: 16-bit A and B of one type, any transposes (A in registers: none of A); 8-bit
+// floats, mixed, none, A from shared memory (the backend takes no 8-bit A from registers).
 bool valid(const WgmmaMma& mma) {
-  if (wgmmaTransposable(mma.inputA)) return mma.inputB == mma.inputA;
+  if (wgmmaTransposable(mma.inputA)) return mma.inputB == mma.inputA && !(mma.aInRegisters && mma.transposeA);
+  if (mma.aInRegisters) return false;
   return !wgmmaTransposable(mma.inputB) && !mma.transposeA && !mma.transposeB;
 }
 
@@ -61,10 +63,12 @@ const std::unordered_map<std::string, WgmmaAsm>& wgmmaAsmSet() {
     for (int n : wgmmaNs())
       for (WgmmaInput a : kInputs)
         for (WgmmaInput b : kInputs)
-          for (int trans = 0; trans < 4; ++trans) {
-            const WgmmaMma mma{n, a, b, (trans & 1) != 0, (trans & 2) != 0};
-            if (valid(mma)) s[key(wgmmaMmaAsm(mma), wgmmaMmaConstraints(n))] = {WgmmaAsm::Kind::Mma, 0, n / 2, mma};
-          }
+          for (int trans = 0; trans < 4; ++trans)
+            for (bool aInRegisters : {false, true}) {
+              const WgmmaMma mma{n, a, b, (trans & 1) != 0, (trans & 2) != 0, aInRegisters};
+              if (valid(mma))
+                s[key(wgmmaMmaAsm(mma), wgmmaMmaConstraints(n, aInRegisters))] = {WgmmaAsm::Kind::Mma, 0, n / 2, mma};
+            }
     return s;
   }();
   return set;
@@ -88,19 +92,26 @@ std::string wgmmaMmaAsm(const WgmmaMma& mma) {
   const int r = mma.n / 2;
   std::string d;
   for (int i = 0; i < r; ++i) d += (i ? ", $" : "$") + std::to_string(i);
-  const std::string transposes = wgmmaTransposable(mma.inputA) ? std::string(", ") + (mma.transposeA ? "1" : "0") +
-                                                                     ", " + (mma.transposeB ? "1" : "0")
-                                                               : "";
+  std::string transposes;
+  if (wgmmaTransposable(mma.inputA))
+    transposes = std::string(mma.aInRegisters ? "" : mma.transposeA ? ", 1" : ", 0") + (mma.transposeB ? ", 1" : ", 0");
+  // A: its descriptor, or the four registers of the thread's fragment.
+  const std::string a = mma.aInRegisters ? "{$" + std::to_string(r) + ", $" + std::to_string(r + 1) + ", $" +
+                                               std::to_string(r + 2) + ", $" + std::to_string(r + 3) + "}"
+                                         : "$" + std::to_string(r);
+  const int bOperand = r + (mma.aInRegisters ? 4 : 1);
   return "{\n"
          "\t.reg .pred p;\n"
-         "\tsetp.ne.b32 p, $" + std::to_string(r + 2) + ", 0;\n"
+         "\tsetp.ne.b32 p, $" + std::to_string(bOperand + 1) + ", 0;\n"
          "\twgmma.mma_async.sync.aligned.m64n" + std::to_string(mma.n) + "k" + std::to_string(wgmmaK(mma.inputA)) +
-         ".f32." + inputName(mma.inputA) + "." + inputName(mma.inputB) + " {" + d + "}, $" + std::to_string(r) +
-         ", $" + std::to_string(r + 1) + ", p, 1, 1" + transposes + ";\n"
+         ".f32." + inputName(mma.inputA) + "." + inputName(mma.inputB) + " {" + d + "}, " + a +
+         ", $" + std::to_string(bOperand) + ", p, 1, 1" + transposes + ";\n"
          "}";
 }
 
-std::string wgmmaMmaConstraints(int n) { return tiedConstraints(n / 2, "l,l,r"); }
+std::string wgmmaMmaConstraints(int n, bool aInRegisters) {
+  return tiedConstraints(n / 2, aInRegisters ? "r,r,r,r,l,r" : "l,l,r");
+}
 
 std::string wgmmaWaitAsm(int pendingGroups) {
   return "wgmma.wait_group.sync.aligned " + std::to_string(pendingGroups) + ";";

@@ -13,6 +13,9 @@
 //    descriptor (u64), $(R+1): the B descriptor, $(R+2): scale-d (u32, nonzero: D = A * B + D, zero: D = A * B),
 //    then R inputs tied to the outputs (the accumulator C). imm-scale-a/b are 1; imm-trans-a/b as given (16-bit
 //    inputs only).
+//  - mma_async with A from registers (16-bit inputs): $R..$(R+3) are the four b32 registers of the thread's A
+//    fragment (two elements each, the low half first), then the B descriptor, scale-d and C as above; the
+//    instruction has no imm-trans-a.
 //  - wait_group N: the accumulator registers it passes through (tied), so that no read of them can be moved
 //    above the wait.
 #pragma once
@@ -32,15 +35,16 @@ int wgmmaK(WgmmaInput input);
 // Whether an input type has the transpose immediates (the 16-bit ones).
 bool wgmmaTransposable(WgmmaInput input);
 
-// wgmma.mma_async.sync.aligned.m64n{n}k{K}.f32.{inputA}.{inputB}, A and B from shared-memory descriptors. A and B
-// are both 16-bit of one type, or both 8-bit floats (wgmmaMmaAsm throws otherwise, and for a transpose of 8-bit
-// inputs).
+// wgmma.mma_async.sync.aligned.m64n{n}k{K}.f32.{inputA}.{inputB}, B from a shared-memory descriptor, A from one
+// too or from registers. A and B are both 16-bit of one type, or both 8-bit floats (wgmmaMmaAsm throws otherwise,
+// for a transpose of 8-bit inputs, and for 8-bit or transposed A in registers).
 struct WgmmaMma {
   int n = 8;                         // 8..256, a multiple of 8
   WgmmaInput inputA = WgmmaInput::F16;
   WgmmaInput inputB = WgmmaInput::F16;
   bool transposeA = false;           // imm-trans-a: A is M-major (else K-major)
   bool transposeB = false;           // imm-trans-b: B is N-major (else K-major)
+  bool aInRegisters = false;         // A from the threads' registers (16-bit inputs, transposeA false)
   bool operator==(const WgmmaMma&) const = default;
 };
 
@@ -52,7 +56,7 @@ inline constexpr int kWgmmaMaxWaitRegisters = 256;
 inline constexpr int kWgmmaMaxPendingGroups = 1;
 
 std::string wgmmaMmaAsm(const WgmmaMma& mma);
-std::string wgmmaMmaConstraints(int n);
+std::string wgmmaMmaConstraints(int n, bool aInRegisters = false);
 inline constexpr std::string_view kWgmmaFenceAsm = "wgmma.fence.sync.aligned;";
 // Orders the thread's earlier shared-memory writes (st.shared, cp.async: the generic proxy) before later reads
 // through the async proxy, which is how wgmma reads its shared operands.

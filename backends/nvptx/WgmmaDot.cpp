@@ -1,12 +1,16 @@
-// NVPTXHooks::lowerDot on Hopper's wgmma, for the dots WgmmaPlan.h admits once their layouts say so: the
-// accumulator in wgmma's fragment layout, both operands read from their shared buffers in the NVMMA layouts by
-// matrix descriptors. Per dot: fence.proxy.async (the buffers were written through the generic proxy, wgmma reads
-// through the async one), wgmma.fence, one mma_async per warpgroup repeat per K step (16 or 32; the accumulator
+// NVPTXHooks::lowerDot on Hopper's wgmma, for the dots WgmmaPlan.h admits once their layouts say so:
+//  - both operands in shared buffers (wgmmaDotPlan): the accumulator in wgmma's fragment layout, A and B read from
+//    their buffers in the NVMMA layouts by matrix descriptors;
+//  - a chained dot with A in registers (wgmmaChainedDotPlan): the accumulator in mma.sync's chained layout, A packed
+//    from the registers as mma.sync would take it, B read by descriptor.
+// Per dot: fence.proxy.async (the buffers were written through the generic proxy, wgmma reads through the async
+// one), wgmma.fence, one mma_async per warpgroup repeat (or row block) per K step (16 or 32; the accumulator
 // chained through them), commit_group, and wait_group 0 passing the accumulator through, so that nothing reads
 // it, and no copy overwrites the stage, before the products are complete.
 #include <llvm/IR/InlineAsm.h>
 
 #include "backends/common/KernelLowering.h"
+#include "backends/nvptx/MmaFragments.h"
 #include "backends/nvptx/NVPTXHooks.h"
 #include "backends/nvptx/WgmmaAsm.h"
 #include "backends/nvptx/WgmmaPlan.h"
@@ -44,6 +48,139 @@ llvm::Value* descriptor(IRBuilder& b, llvm::Value* address, int64_t leadingBytes
   return b.CreateOr(start, b.getInt64(fixed));
 }
 
+// The shared address at which an instruction's B starts: its columns from n0 = `instruction` * n, its K rows from
+// `k`. A K-major B ([N, K] lines of swizzle bytes of K, in column blocks of N lines); an N-major B [K, N]: line = k
+// (swizzle bytes of N), column blocks of K lines.
+llvm::Value* bStart(IRBuilder& b, const WgmmaDotPlan& p, llvm::Value* bBase, llvm::Value* instruction, int64_t k) {
+  const int64_t eb = p.elementBytes;
+  if (p.bKMajor()) {
+    const int64_t line = p.swizzleB / eb;
+    llvm::Value* row = b.CreateMul(instruction, i32(b, p.n));
+    return b.CreateAdd(bBase, b.CreateAdd(b.CreateMul(row, i32(b, p.swizzleB)),
+                                          i32(b, k / line * p.N * p.swizzleB + k % line * eb)));
+  }
+  llvm::Value* block = b.CreateMul(instruction, i32(b, p.n / (p.swizzleB / eb)));
+  return b.CreateAdd(bBase, b.CreateAdd(b.CreateMul(block, i32(b, p.K * p.swizzleB)), i32(b, k * p.swizzleB)));
+}
+
+// The leading byte offset of a swizzled K-major operand is not read (one instruction's 32 bytes of K lie in one
+// line); 16 encodes 1.
+constexpr int64_t kUnusedLeading = 16;
+
+llvm::Value* bDescriptor(IRBuilder& b, const WgmmaDotPlan& p, llvm::Value* start) {
+  return descriptor(b, start, p.bKMajor() ? kUnusedLeading : p.K * p.swizzleB, 8 * p.swizzleB, p.swizzleB);
+}
+
+// The shared address of the buffer `load` reads, as a 32-bit shared-window address.
+llvm::Value* bufferAddress(KernelLowering& L, const ir::Op& load) {
+  return L.builder().CreatePtrToInt(L.sharedStage(load.operand(0), load.operand(1)), L.builder().getInt32Ty());
+}
+
+llvm::InlineAsm* mmaAsm(KernelLowering& L, const WgmmaMma& mma) {
+  IRBuilder& b = L.builder();
+  std::vector<llvm::Type*> floats(mma.n / 2, b.getFloatTy());
+  std::vector<llvm::Type*> params;
+  if (mma.aInRegisters)
+    params.assign(4, b.getInt32Ty());
+  else
+    params.push_back(b.getInt64Ty());
+  params.push_back(b.getInt64Ty());
+  params.push_back(b.getInt32Ty());
+  params.insert(params.end(), floats.begin(), floats.end());
+  return llvm::InlineAsm::get(llvm::FunctionType::get(llvm::StructType::get(L.context(), floats), params, false),
+                              wgmmaMmaAsm(mma), wgmmaMmaConstraints(mma.n, mma.aInRegisters), true);
+}
+
+// d[first, first + n / 2) = the mma of `operands` (A's descriptor or registers, B's descriptor) with them as C.
+void issueMma(IRBuilder& b, llvm::InlineAsm* mma, std::vector<llvm::Value*> operands, Regs& d, size_t first,
+              size_t count) {
+  operands.push_back(i32(b, 1));  // scale-d: D = A * B + D
+  operands.insert(operands.end(), d.begin() + first, d.begin() + first + count);
+  llvm::Value* out = b.CreateCall(mma, operands);
+  for (size_t i = 0; i < count; ++i) d[first + i] = b.CreateExtractValue(out, {static_cast<unsigned>(i)});
+}
+
+// commit_group, then wait_group 0 passing every accumulator register through: the dot's result.
+Regs commitAndWait(KernelLowering& L, const Regs& d) {
+  IRBuilder& b = L.builder();
+  emitAsm(b, kWgmmaCommitAsm);
+  std::vector<llvm::Type*> all(d.size(), b.getFloatTy());
+  llvm::StructType* waitResult = llvm::StructType::get(L.context(), all);
+  llvm::InlineAsm* waitAsm = llvm::InlineAsm::get(llvm::FunctionType::get(waitResult, all, false), wgmmaWaitAsm(0),
+                                                  wgmmaWaitConstraints(static_cast<int>(d.size())), true);
+  llvm::Value* waited = b.CreateCall(waitAsm, d);
+  Regs result;
+  for (size_t i = 0; i < d.size(); ++i) result.push_back(b.CreateExtractValue(waited, {static_cast<unsigned>(i)}));
+  return result;
+}
+
+void fenceOperands(KernelLowering& L) {
+  IRBuilder& b = L.builder();
+  // The operand buffers sit on 1024-byte boundaries of the shared memory (allocate-shared-memory), where their
+  // swizzle patterns, which the hardware applies to address bits, begin: so must the shared memory itself.
+  llvm::cast<llvm::GlobalVariable>(L.hooks().sharedMemoryBase(b))->setAlignment(llvm::Align(1024));
+  emitAsm(b, kProxyFenceAsm);
+  emitAsm(b, kWgmmaFenceAsm);
+}
+
+// A chained dot (wgmmaChainedDotPlan): the accumulator in the chained layout, whose registers of each 16-row block
+// of a warp are the block's 16 x N wgmma accumulator fragment (fragment columns 8j in order: registers 4j..4j+3),
+// and A packed from its registers as mma.sync takes it; one mma_async per row block and K step.
+bool lowerChainedWgmmaDot(KernelLowering& L, const ir::Op& op, const WgmmaDotPlan& p) {
+  const ir::Value* a = op.operand(0);
+  const ir::Value* acc = op.operand(2);
+  const ThreadMap& cmap = L.mapOf(acc->type(), op.name());
+  std::optional<MmaAccumulatorPlan> plan = planMmaAccumulator(cmap);
+  if (!plan || static_cast<int64_t>(plan->fragmentCols.size()) != p.N / kMmaN) return false;
+  // A warpgroup's instructions share B: every warp must cover all N columns (warps step along M only).
+  for (const Coords& basis : cmap.warpBases)
+    if (basis[1] != 0) return false;
+  std::optional<std::vector<int64_t>> aFrom = planMmaOperandARegisters(L.mapOf(a->type(), op.name()), cmap, *plan);
+  if (!aFrom) return false;
+  // Where fragment f's four registers go among the instructions' accumulators: row block by row block, each in
+  // column order (fragment columns 8j are registers 4j..4j+3 of its instruction).
+  if (static_cast<int64_t>(plan->fragmentRows.size()) != p.repeatsM ||
+      static_cast<int64_t>(plan->fragments.size()) != p.repeatsM * (p.N / kMmaN))
+    return false;
+  std::vector<size_t> position(plan->fragments.size());
+  std::vector<bool> taken(plan->fragments.size(), false);
+  for (size_t f = 0; f < plan->fragments.size(); ++f) {
+    const MmaFragment& fragment = plan->fragments[f];
+    const auto row = std::find(plan->fragmentRows.begin(), plan->fragmentRows.end(), fragment.row);
+    if (fragment.col % kMmaN || fragment.col < 0 || fragment.col >= p.N) return false;
+    const size_t cell = static_cast<size_t>(row - plan->fragmentRows.begin()) * static_cast<size_t>(p.N / kMmaN) +
+                        static_cast<size_t>(fragment.col / kMmaN);
+    if (taken[cell]) return false;
+    taken[cell] = true;
+    position[f] = 4 * cell;
+  }
+
+  IRBuilder& b = L.builder();
+  llvm::Value* bBase = bufferAddress(L, *transforms::dotOperandBuffer(op, 1));
+  const WgmmaMma mma{static_cast<int>(p.n), wgmmaInput(p.input), wgmmaInput(p.inputB), false, !p.bKMajor(), true};
+  llvm::InlineAsm* asmMma = mmaAsm(L, mma);
+  const size_t perMma = static_cast<size_t>(p.n / 2);
+  Regs d(plan->fragments.size() * 4);
+  const Regs& accRegs = L.get(acc);
+  for (size_t f = 0; f < plan->fragments.size(); ++f)
+    for (int s = 0; s < 4; ++s) d[position[f] + s] = accRegs[plan->fragments[f].regs[s]];
+  fenceOperands(L);
+  const int64_t steps = p.K / p.k;
+  for (int64_t step = 0; step < steps; ++step) {
+    llvm::Value* descB = bDescriptor(b, p, bStart(b, p, bBase, i32(b, 0), step * p.k));
+    for (size_t i = 0; i < plan->fragmentRows.size(); ++i) {
+      std::vector<llvm::Value*> operands = packMmaOperandA(L, a, *aFrom, i * static_cast<size_t>(steps) + step);
+      operands.push_back(descB);
+      issueMma(b, asmMma, std::move(operands), d, i * perMma, perMma);
+    }
+  }
+  const Regs waited = commitAndWait(L, d);
+  Regs result;  // in the accumulator's register order
+  for (const auto& [fragment, slot] : plan->regSlot) result.push_back(waited[position[fragment] + slot]);
+  L.set(op.result(0), std::move(result));
+  return true;
+}
+
 }  // namespace
 
 bool lowerWgmmaDot(KernelLowering& L, const ir::Op& op) {
@@ -54,6 +191,12 @@ bool lowerWgmmaDot(KernelLowering& L, const ir::Op& op) {
   options.numWarps = static_cast<int>(cmap.numWarps);
   options.warpSize = static_cast<int>(cmap.warpSize);
   options.arch = "sm_90a";  // the layouts below say whether the policy chose wgmma for this kernel's arch
+  if (std::optional<WgmmaDotPlan> chained = wgmmaChainedDotPlan(op, options)) {
+    const ir::Op* bLoad = transforms::dotOperandBuffer(op, 1);
+    if (!bLoad || ir::Layout::fromAttr(*bLoad->operand(0)->type().encoding()) != wgmmaOperandLayout(*chained, 1))
+      return false;
+    return lowerChainedWgmmaDot(L, op, *chained);
+  }
   std::optional<WgmmaDotPlan> plan = wgmmaDotPlan(op, options);
   if (!plan || ir::Layout::ofType(acc->type()) != wgmmaAccumulatorLayout(*plan, options.numWarps)) return false;
   const ir::Op* loads[2];
@@ -65,74 +208,35 @@ bool lowerWgmmaDot(KernelLowering& L, const ir::Op& op) {
 
   IRBuilder& b = L.builder();
   const WgmmaDotPlan& p = *plan;
-  // The operand buffers sit on 1024-byte boundaries of the shared memory (allocate-shared-memory), where their
-  // swizzle patterns, which the hardware applies to address bits, begin: so must the shared memory itself.
-  llvm::cast<llvm::GlobalVariable>(L.hooks().sharedMemoryBase(b))->setAlignment(llvm::Align(1024));
-  auto address = [&](const ir::Op* load) {
-    return b.CreatePtrToInt(L.sharedStage(load->operand(0), load->operand(1)), b.getInt32Ty());
-  };
-  llvm::Value* aBase = address(loads[0]);
-  llvm::Value* bBase = address(loads[1]);
+  llvm::Value* aBase = bufferAddress(L, *loads[0]);
+  llvm::Value* bBase = bufferAddress(L, *loads[1]);
   llvm::Value* group = b.CreateUDiv(L.warpId(), i32(b, 4));
   llvm::Value* groupM = b.CreateURem(group, i32(b, p.warpgroupsM));
   llvm::Value* groupN = b.CreateUDiv(group, i32(b, p.warpgroupsM));
-  // A K-major operand ([rows, K] of A, [K, rows] of B): line = row (swizzle bytes of K), column blocks of `rows`
-  // lines. An N-major B [K, N]: line = k (n elements or 64), column blocks of K lines (the leading byte offset).
+  // A [M, K], K-major: line = row (swizzle bytes of K), column blocks of M lines.
   const int64_t eb = p.elementBytes;
-  auto kMajorStart = [&](llvm::Value* base, llvm::Value* row, int64_t k, int64_t rows, int64_t swizzle) {
-    const int64_t line = swizzle / eb;
-    llvm::Value* inStage =
-        b.CreateAdd(b.CreateMul(row, i32(b, swizzle)), i32(b, k / line * rows * swizzle + k % line * eb));
-    return b.CreateAdd(base, inStage);
-  };
   auto aStart = [&](int64_t repeat, int64_t k) {
     llvm::Value* row = b.CreateAdd(i32(b, repeat * p.warpgroupsM * kWgmmaM), b.CreateMul(groupM, i32(b, kWgmmaM)));
-    return kMajorStart(aBase, row, k, p.M, p.swizzleA);
-  };
-  auto bStart = [&](int64_t repeat, int64_t k) {
-    llvm::Value* instruction = b.CreateAdd(i32(b, repeat * p.warpgroupsN), groupN);  // its columns: n from here
-    if (p.bKMajor()) return kMajorStart(bBase, b.CreateMul(instruction, i32(b, p.n)), k, p.N, p.swizzleB);
-    llvm::Value* block = b.CreateMul(instruction, i32(b, p.n / (p.swizzleB / eb)));
-    llvm::Value* inStage = b.CreateAdd(b.CreateMul(block, i32(b, p.K * p.swizzleB)), i32(b, k * p.swizzleB));
-    return b.CreateAdd(bBase, inStage);
+    const int64_t line = p.swizzleA / eb;
+    llvm::Value* inStage =
+        b.CreateAdd(b.CreateMul(row, i32(b, p.swizzleA)), i32(b, k / line * p.M * p.swizzleA + k % line * eb));
+    return b.CreateAdd(aBase, inStage);
   };
 
   const WgmmaMma mma{static_cast<int>(p.n), wgmmaInput(p.input), wgmmaInput(p.inputB), false, !p.bKMajor()};
-  const int64_t perMma = p.n / 2;
-  std::vector<llvm::Type*> floats(perMma, b.getFloatTy());
-  llvm::StructType* mmaResult = llvm::StructType::get(L.context(), floats);
-  std::vector<llvm::Type*> mmaParams = {b.getInt64Ty(), b.getInt64Ty(), b.getInt32Ty()};
-  mmaParams.insert(mmaParams.end(), floats.begin(), floats.end());
-  llvm::InlineAsm* mmaAsm = llvm::InlineAsm::get(llvm::FunctionType::get(mmaResult, mmaParams, false),
-                                                 wgmmaMmaAsm(mma), wgmmaMmaConstraints(mma.n), true);
-
+  llvm::InlineAsm* asmMma = mmaAsm(L, mma);
+  const size_t perMma = static_cast<size_t>(p.n / 2);
   Regs d = L.get(acc);
-  emitAsm(b, kProxyFenceAsm);
-  emitAsm(b, kWgmmaFenceAsm);
-  // The leading byte offset of a swizzled K-major operand is not read (one instruction's 32 bytes of K lie in one
-  // line); 16 encodes 1.
-  const int64_t unusedLeading = 16;
+  fenceOperands(L);
   for (int64_t k = 0; k < p.K; k += p.k)
     for (int64_t m = 0; m < p.repeatsM; ++m)
       for (int64_t n = 0; n < p.repeatsN; ++n) {
-        llvm::Value* descA = descriptor(b, aStart(m, k), unusedLeading, 8 * p.swizzleA, p.swizzleA);
-        llvm::Value* descB = descriptor(b, bStart(n, k), p.bKMajor() ? unusedLeading : p.K * p.swizzleB,
-                                        8 * p.swizzleB, p.swizzleB);
-        const int64_t first = perMma * (n + p.repeatsN * m);
-        std::vector<llvm::Value*> args = {descA, descB, i32(b, 1)};
-        args.insert(args.end(), d.begin() + first, d.begin() + first + perMma);
-        llvm::Value* out = b.CreateCall(mmaAsm, args);
-        for (int64_t i = 0; i < perMma; ++i) d[first + i] = b.CreateExtractValue(out, {static_cast<unsigned>(i)});
+        llvm::Value* descA = descriptor(b, aStart(m, k), kUnusedLeading, 8 * p.swizzleA, p.swizzleA);
+        llvm::Value* instruction = b.CreateAdd(i32(b, n * p.warpgroupsN), groupN);
+        llvm::Value* descB = bDescriptor(b, p, bStart(b, p, bBase, instruction, k));
+        issueMma(b, asmMma, {descA, descB}, d, perMma * static_cast<size_t>(n + p.repeatsN * m), perMma);
       }
-  emitAsm(b, kWgmmaCommitAsm);
-  std::vector<llvm::Type*> all(d.size(), b.getFloatTy());
-  llvm::StructType* waitResult = llvm::StructType::get(L.context(), all);
-  llvm::InlineAsm* waitAsm = llvm::InlineAsm::get(llvm::FunctionType::get(waitResult, all, false), wgmmaWaitAsm(0),
-                                                  wgmmaWaitConstraints(static_cast<int>(d.size())), true);
-  llvm::Value* waited = b.CreateCall(waitAsm, d);
-  Regs result;
-  for (size_t i = 0; i < d.size(); ++i) result.push_back(b.CreateExtractValue(waited, {static_cast<unsigned>(i)}));
-  L.set(op.result(0), std::move(result));
+  L.set(op.result(0), commitAndWait(L, d));
   return true;
 }
 

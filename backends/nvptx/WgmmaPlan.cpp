@@ -8,6 +8,7 @@
 #include "backends/nvptx/WgmmaAsm.h"
 #include "transforms/AsyncCopyDotOperands.h"
 #include "transforms/analysis/ChainedDots.h"
+#include "transforms/analysis/SharedScratch.h"
 
 namespace tessera::backends::nvptx {
 
@@ -52,6 +53,7 @@ std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::Pa
   p.inputB = dot.operand(1)->type().element().scalarKind();
   p.k = shape->tile.k;
   p.elementBytes = 32 / p.k;
+  p.kMajorB = p.elementBytes == 1 || dotBKContiguous(dot);
   if (!isPowerOfTwo(p.M) || !isPowerOfTwo(p.N) || !isPowerOfTwo(p.K)) return std::nullopt;
   const int64_t warpgroups = options.numWarps / kWarpsPerGroup;
   if (!isPowerOfTwo(warpgroups)) return std::nullopt;
@@ -69,6 +71,35 @@ std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::Pa
   p.swizzleA = swizzleFor(p.K * p.elementBytes);
   p.swizzleB = swizzleFor((p.bKMajor() ? p.K : p.n) * p.elementBytes);
   // Every stage of a buffer starts on a 1024-byte boundary, where the swizzle patterns start.
+  if ((p.K * p.N * p.elementBytes) % 1024) return std::nullopt;
+  return p;
+}
+
+std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transforms::PassOptions& options) {
+  const std::string arch = options.arch.empty() ? "sm_90a" : options.arch;  // NVPTXTarget::defaultArch
+  if (arch != "sm_90a" || options.warpSize != kMmaWarpSize || options.numWarps % kWarpsPerGroup) return std::nullopt;
+  if (!transforms::dotTakesAInRegisters(dot) || !transforms::dotOperandInSharedBuffer(dot, 1)) return std::nullopt;
+  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kWgmmaTiles);
+  if (!shape || shape->tile.k != 16) return std::nullopt;  // 16-bit inputs: the A fragment is the accumulator's
+  WgmmaDotPlan p;
+  p.M = shape->M;
+  p.N = shape->N;
+  p.K = shape->K;
+  p.input = p.inputB = shape->tile.input;
+  p.k = 16;
+  p.elementBytes = 2;
+  p.kMajorB = dotBKContiguous(dot);
+  p.aInRegisters = true;
+  // The chained layout (MmaLayoutPolicy.h) gives each warp M / (16 * num_warps) blocks of 16 rows, all N columns.
+  const int64_t rowsPerRound = kMmaM * options.numWarps;
+  if (p.M % rowsPerRound || !isPowerOfTwo(p.N) || !isPowerOfTwo(p.K)) return std::nullopt;
+  p.warpgroupsM = options.numWarps / kWarpsPerGroup;
+  p.n = p.N;
+  p.repeatsM = p.M / rowsPerRound;
+  const std::vector<int>& ns = wgmmaNs();
+  if ((!p.bKMajor() && p.n < 16) || std::find(ns.begin(), ns.end(), p.n) == ns.end()) return std::nullopt;
+  if (p.registers() > kWgmmaMaxWaitRegisters) return std::nullopt;
+  p.swizzleB = swizzleFor((p.bKMajor() ? p.K : p.n) * p.elementBytes);
   if ((p.K * p.N * p.elementBytes) % 1024) return std::nullopt;
   return p;
 }

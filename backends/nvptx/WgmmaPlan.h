@@ -10,6 +10,17 @@
 // stores; LowerSharedBuffers.cpp), and when it comes from a K-contiguous one (B given as [N, K], B^T row-major, as
 // Triton's Hopper fp8 matmul takes it) the copy is cp.async's 16-byte runs. Every other dot keeps mma.sync
 // (MmaLayoutPolicy.h), or FMAs for fp8.
+//
+// A 16-bit B whose load runs fastest along K (dotBKContiguous: B given as [N, K], attention's K^T) gets a K-major
+// buffer too, which its copy fills with cp.async's 16-byte runs, and the instruction reads it untransposed.
+//
+// Chained dots (attention's Q K^T and P V, transforms/analysis/ChainedDots.h) that assign-layouts marks
+// `a_in_registers` keep mma.sync's chained accumulator layout (MmaLayoutPolicy.h: each warp owns whole 16-row
+// blocks, so the row statistics are warp shuffles and one dot's result is the next one's A without moving), and
+// run on wgmma with A from registers (wgmmaChainedDotPlan): per warp, that layout's registers of each 16-row block
+// are exactly a wgmma A fragment and accumulator fragment (rows permuted alike, which the product does not see),
+// so each warpgroup issues one m64nNk16 per row block and K step over its four warps' blocks, B (all N columns)
+// read from its buffer by descriptor.
 #pragma once
 
 #include <cstdint>
@@ -30,19 +41,25 @@ struct WgmmaDotPlan {
   int64_t warpgroupsM = 1, warpgroupsN = 1;  // how the warpgroups tile M and N
   int64_t n = 0;                             // the instruction's N
   int64_t repeatsM = 1, repeatsN = 1;        // instructions per warpgroup along M and N, per K step of 16
-  int64_t swizzleA = 0, swizzleB = 0;        // bytes: 32, 64 or 128
+  int64_t swizzleA = 0, swizzleB = 0;        // bytes: 32, 64 or 128 (swizzleA: 0 with A in registers)
+  bool kMajorB = false;                      // B K-major: 8-bit inputs, or a K-contiguous 16-bit B
+  bool aInRegisters = false;                 // a chained dot (wgmmaChainedDotPlan)
   int64_t registers() const { return n / 2 * repeatsM * repeatsN; }  // accumulator registers per thread
-  bool bKMajor() const { return elementBytes == 1; }  // else N-major
+  bool bKMajor() const { return kMajorB; }   // else N-major
 };
 
-// The plan for `dot`, or nullopt when it does not run on wgmma.
+// The plan for `dot`, or nullopt when it does not run on wgmma with both operands in shared memory.
 std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::PassOptions& options);
+// The plan for a chained dot taking A from registers (marked `a_in_registers`), B from a shared buffer: repeatsM
+// 16-row blocks per warp (M / (16 * num_warps)), n = N (at most 256), swizzleA 0; nullopt when it does not run on
+// wgmma (it keeps mma.sync).
+std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transforms::PassOptions& options);
 
 // The accumulator (and result) layout: a Linear layout over [M, N] whose registers are, in order, the
 // instruction's fragment (wgmmaAccumulatorFragment(n)), then the repeats along N, then along M; warps 0-1 of a
 // warpgroup are the fragment's, the next warp bits step the warpgroups along M, then along N.
 ir::Layout wgmmaAccumulatorLayout(const WgmmaDotPlan& plan, int numWarps);
-// The shared layout of operand #index (0: A [M, K], 1: B [K, N]).
+// The shared layout of operand #index (0: A [M, K], 1: B [K, N]) of either kind of plan.
 ir::Layout wgmmaOperandLayout(const WgmmaDotPlan& plan, unsigned index);
 
 }  // namespace tessera::backends::nvptx

@@ -101,9 +101,10 @@ llvm::Value* nvptxWgmma(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst
     }
     case WgmmaAsm::Kind::Mma: break;
   }
-  // Operands: descA, descB, scale-d, then the accumulator C (WgmmaAsm.h).
+  // Operands: descA (or A's four registers), descB, scale-d, then the accumulator C (WgmmaAsm.h).
+  const unsigned aOperands = wgmma.mma.aInRegisters ? 4 : 1;
   std::vector<llvm::Value*> c;
-  for (unsigned i = 3; i < call.arg_size(); ++i)
+  for (unsigned i = aOperands + 2; i < call.arg_size(); ++i)
     for (llvm::Value* w : toWords(b, call.getArgOperand(i))) c.push_back(w);
   const auto registers = static_cast<unsigned>(wgmma.registers);
   if (c.size() != registers)
@@ -111,11 +112,22 @@ llvm::Value* nvptxWgmma(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst
                       std::to_string(registers));
   llvm::Value* cArray = wordArray(rc, b, c, 2);
   llvm::Value* d = rc.scratch(*call.getFunction(), llvm::ArrayType::get(b.getInt32Ty(), registers), 3);
+  llvm::Value* descA = b.getInt64(0);
+  llvm::Value* aArray = llvm::ConstantPointerNull::get(b.getPtrTy());
+  if (wgmma.mma.aInRegisters) {
+    std::vector<llvm::Value*> a;
+    for (unsigned i = 0; i < 4; ++i)
+      for (llvm::Value* w : toWords(b, call.getArgOperand(i))) a.push_back(w);
+    if (a.size() != 4) rc.fail(call, "wgmma.mma_async passes " + std::to_string(a.size()) + " A words, expected 4");
+    aArray = wordArray(rc, b, a, 4);
+  } else {
+    descA = call.getArgOperand(0);
+  }
   const uint32_t transposes = (wgmma.mma.transposeA ? 1u : 0u) | (wgmma.mma.transposeB ? 2u : 0u);
   rc.call(b, TSIM_FUNCTION(__tsim_wgmma_mma),
           {b.getInt32(wgmma.mma.n), b.getInt32(inputKind(wgmma.mma.inputA)), b.getInt32(inputKind(wgmma.mma.inputB)),
-           b.getInt32(transposes), call.getArgOperand(0),
-           call.getArgOperand(1), call.getArgOperand(2), cArray, d, b.getInt32(rc.wgmmaIssues.at(&call)),
+           b.getInt32(transposes), descA, aArray, call.getArgOperand(aOperands),
+           call.getArgOperand(aOperands + 1), cArray, d, b.getInt32(rc.wgmmaIssues.at(&call)),
            rc.site(call, SiteKind::Wgmma)});
   size_t next = 0;
   return fromWords(b, call.getType(), loadWords(b, d, registers), next);

@@ -133,12 +133,14 @@ void __tsim_wgmma_fence(uint32_t site);
 void __tsim_wgmma_commit(uint32_t site);
 void __tsim_wgmma_wait(uint32_t pendingGroups, uint32_t site);
 // wgmma.mma_async.sync.aligned.m64n{n}k{K}.f32.{inputA}.{inputB} (WgmmaInputKind; K = 16 for the 16-bit inputs, 32
-// for the 8-bit ones) with A (64 x K) and B (K x n) in shared memory as the descriptors say; `transposes` bit 0 is
-// imm-trans-a, bit 1 imm-trans-b (16-bit inputs only); scaleD nonzero: D = A * B + C, else
+// for the 8-bit ones) with A (64 x K) and B (K x n) in shared memory as the descriptors say, or A from registers
+// when `a` is not null (16-bit inputs: this thread's four fragment registers; descA is then unused); `transposes`
+// bit 0 is imm-trans-a, bit 1 imm-trans-b (16-bit inputs only); scaleD nonzero: D = A * B + C, else
 // D = A * B. c and d: this thread's n / 2 accumulator registers. `issue` names the instruction (one id per
 // wgmma.mma_async of the module) for __tsim_wgmma_register_read.
 void __tsim_wgmma_mma(uint32_t n, uint32_t inputA, uint32_t inputB, uint32_t transposes, uint64_t descA,
-                      uint64_t descB, uint32_t scaleD, const uint32_t* c, uint32_t* d, uint32_t issue, uint32_t site);
+                      const uint32_t* a, uint64_t descB, uint32_t scaleD, const uint32_t* c, uint32_t* d,
+                      uint32_t issue, uint32_t site);
 // An instruction at `site` reads registers that the wgmma.mma_async `issue` wrote: on hardware they are undefined
 // until the wait_group that completes it.
 void __tsim_wgmma_register_read(uint32_t issue, uint32_t site);

@@ -4,7 +4,8 @@
 // majors (K-major, MN-major through the transpose immediates) of A and B, f16 and bf16, with and without scale-d.
 // The swizzled operands are placed with the backend's NVMMA layout (MmaLinearLayouts.h) and the accumulator read
 // back with the backend's wgmma fragment, so the emulator's reading of the ISA is checked against the backend's.
-// Then the asynchrony checks: an operand overwritten, an accumulator read before the wait, a missing fence, a
+// A from registers (16-bit) is placed with the backend's wgmma A fragment (wgmmaOperandAFragment) and checked the
+// same way. Then the asynchrony checks: an operand overwritten, an accumulator read before the wait, a missing fence, a
 // warpgroup that does not all arrive.
 #include <gtest/gtest.h>
 
@@ -115,8 +116,8 @@ enum class Plant { None, OverwriteOperand, ReadBeforeWait, NoFence, ThreeWarpsAr
 constexpr unsigned kOverwriteLine = 40, kEarlyReadLine = 41, kMmaLine = 30;
 
 // A one-warpgroup kernel: copy `imageBytes` of `image` into shared memory (16 bytes per thread per round), barrier,
-// load this thread's n/2 accumulator registers from c (thread-major), fence, mma_async, commit, wait 0, store the
-// registers to out (thread-major).
+// load this thread's n/2 accumulator registers from c (thread-major) and, for A in registers, its four A words from
+// aIn (thread-major), fence, mma_async, commit, wait 0, store the registers to out (thread-major).
 std::string kernelIR(const WgmmaMma& mma, uint32_t imageBytes, Plant plant) {
   const int r = mma.n / 2;
   std::string floats = "{";
@@ -129,7 +130,7 @@ std::string kernelIR(const WgmmaMma& mma, uint32_t imageBytes, Plant plant) {
       "declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()\n"
       "declare void @llvm.nvvm.barrier0()\n"
       "define ptx_kernel void @wgmma_kernel(ptr addrspace(1) %image, i64 %descA, i64 %descB, i32 %scaleD, "
-      "ptr addrspace(1) %cIn, ptr addrspace(1) %out) !dbg !2 {\n"
+      "ptr addrspace(1) %cIn, ptr addrspace(1) %out, ptr addrspace(1) %aIn) !dbg !2 {\n"
       "entry:\n"
       "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x(), !dbg !10\n"
       "  %tid64 = zext i32 %tid to i64\n";
@@ -150,11 +151,23 @@ std::string kernelIR(const WgmmaMma& mma, uint32_t imageBytes, Plant plant) {
           s + "\n  %acc" + s + " = load float, ptr addrspace(1) %cp" + s + ", align 4, !dbg !10\n";
     accumulator += ", float %acc" + s;
   }
+  std::string aOperand = "i64 %descA";
+  if (mma.aInRegisters) {
+    aOperand.clear();
+    for (int i = 0; i < 4; ++i) {
+      const std::string s = std::to_string(i);
+      ir += "  %ai" + s + " = add i64 %tid64, " + std::to_string(128 * i) + "\n  %ap" + s +
+            " = getelementptr i32, ptr addrspace(1) %aIn, i64 %ai" + s + "\n  %a" + s +
+            " = load i32, ptr addrspace(1) %ap" + s + ", align 4, !dbg !10\n";
+      aOperand += std::string(i ? ", " : "") + "i32 %a" + s;
+    }
+  }
   if (plant == Plant::ThreeWarpsArrive) ir += "  %lastWarp = icmp uge i32 %tid, 96\n  br i1 %lastWarp, label %done, label %issue\nissue:\n";
   if (plant != Plant::NoFence)
     ir += "  call void asm sideeffect \"" + escapeForIR(backends::nvptx::kWgmmaFenceAsm) + "\", \"\"(), !dbg !10\n";
   ir += "  %d = call " + floats + " asm sideeffect \"" + escapeForIR(backends::nvptx::wgmmaMmaAsm(mma)) + "\", \"" +
-        backends::nvptx::wgmmaMmaConstraints(mma.n) + "\"(i64 %descA, i64 %descB, i32 %scaleD" + accumulator +
+        backends::nvptx::wgmmaMmaConstraints(mma.n, mma.aInRegisters) + "\"(" + aOperand + ", i64 %descB, i32 %scaleD" +
+        accumulator +
         "), !dbg !11\n";
   ir += "  call void asm sideeffect \"" + escapeForIR(backends::nvptx::kWgmmaCommitAsm) + "\", \"\"(), !dbg !10\n";
   if (plant == Plant::OverwriteOperand)  // every thread overwrites 4 bytes at the start of the shared memory (A)
@@ -244,6 +257,16 @@ Outcome run(const Case& c) {
   for (uint32_t j = 0; j < n; ++j)
     for (uint32_t k = 0; k < K; ++k) bRows[j * K + k] = encode(c.mma.inputB, b[k * n + j]);
   const Operand opA = place(aRows, 64, c.mma.transposeA, c.swizzleA, eb);
+  // A in registers: word w of thread t at aWords[w * 128 + t] holds elements 2w (low half) and 2w + 1 of its fragment.
+  std::vector<uint32_t> aWords(4 * 128, 0);
+  if (c.mma.aInRegisters) {
+    const ir::LinearLayout aFragment = backends::nvptx::wgmmaOperandAFragment();
+    for (uint32_t t = 0; t < 128; ++t)
+      for (uint32_t e = 0; e < 8; ++e) {
+        const std::vector<int64_t> p = aFragment.apply({int64_t(e), int64_t(t % 32), int64_t(t / 32)});
+        aWords[e / 2 * 128 + t] |= uint32_t{aRows[p[0] * K + p[1]]} << (16 * (e % 2));
+      }
+  }
   const Operand opB = place(bRows, n, c.mma.transposeB, c.swizzleB, eb);
   EXPECT_LE(opA.bytes.size(), kBRegion);
   std::vector<uint8_t> image(kBRegion + opB.bytes.size(), 0xEE);
@@ -274,13 +297,14 @@ Outcome run(const Case& c) {
   sim::LaunchConfig config;
   config.threads = 1;
   auto range = [](const auto& v) { return sim::MemoryRange{reinterpret_cast<uint64_t>(v.data()), v.size() * sizeof(v[0])}; };
-  config.allocations = {range(image), range(cIn), range(out)};
+  config.allocations = {range(image), range(cIn), range(out), range(aWords)};
   void* imagePtr = image.data();
   void* cPtr = cIn.data();
   void* outPtr = out.data();
+  void* aPtr = aWords.data();
   uint64_t descA = descriptor(opA, 0), descB = descriptor(opB, kBRegion);
   uint32_t scaleD = c.scaleD;
-  void* params[] = {&imagePtr, &descA, &descB, &scaleD, &cPtr, &outPtr};
+  void* params[] = {&imagePtr, &descA, &descB, &scaleD, &cPtr, &outPtr, &aPtr};
 
   Outcome o{sim::launch(program, {1, 1, 1}, params, config), std::vector<float>(64 * n), std::vector<float>(64 * n)};
   for (uint32_t t = 0; t < 128; ++t)
@@ -329,6 +353,11 @@ std::vector<ProductCase> productCases() {
   cases.push_back({"n256_B_spans_two_128B_blocks", {{256, f16, f16, false, true}, 128, 128}});
   cases.push_back({"n8_K_major_interleave", {{8, bf16, bf16, true, false}, 0, 0}});
   cases.push_back({"scale_d_0_ignores_C", {{32, f16, f16, false, false}, 64, 32, false}});
+  // A from registers (attention's chained dots): B of either major, f16 and bf16, scale-d 0 and 1.
+  cases.push_back({"A_in_registers_B_N_major_n64", {{64, f16, f16, false, true, true}, 0, 128}});
+  cases.push_back({"A_in_registers_B_K_major_n128", {{128, bf16, bf16, false, false, true}, 0, 32}});
+  cases.push_back({"A_in_registers_B_K_major_n16_scale_d_0", {{16, f16, f16, false, false, true}, 0, 64, false}});
+  cases.push_back({"A_in_registers_B_N_major_n256", {{256, bf16, bf16, false, true, true}, 0, 64}});
   // 8-bit floats (m64nNk32, both K-major): each swizzle mode with each pairing of e4m3 and e5m2.
   const auto e4m3 = WgmmaInput::E4M3, e5m2 = WgmmaInput::E5M2;
   for (uint32_t swizzle : {0u, 32u, 64u, 128u}) {
@@ -441,6 +470,26 @@ TEST(WgmmaAsmTable, AcceptsExactlyTheGeneratedStrings) {
   ASSERT_TRUE(wait);
   EXPECT_EQ(wait->pendingGroups, 1);
   EXPECT_EQ(wait->registers, 96);
+}
+
+TEST(WgmmaAsmTable, AInRegistersTakesFourWordsAndNoTransposeOfA) {
+  using backends::nvptx::WgmmaAsm;
+  const WgmmaMma mma{128, WgmmaInput::F16, WgmmaInput::F16, false, true, true};
+  const std::string text = backends::nvptx::wgmmaMmaAsm(mma);
+  // D in $0..$63, A's words $64..$67, B's descriptor $68, scale-d $69; imm-scale-a/b, then imm-trans-b alone.
+  EXPECT_NE(text.find("setp.ne.b32 p, $69, 0;"), std::string::npos) << text;
+  EXPECT_NE(text.find("$63}, {$64, $65, $66, $67}, $68, p, 1, 1, 1;"), std::string::npos) << text;
+  EXPECT_EQ(backends::nvptx::wgmmaMmaConstraints(128, true).find("=f,") , 0u);
+  EXPECT_NE(backends::nvptx::wgmmaMmaConstraints(128, true).find(",=f,r,r,r,r,l,r,0,"), std::string::npos);
+  std::optional<WgmmaAsm> found = backends::nvptx::findWgmmaAsm(text, backends::nvptx::wgmmaMmaConstraints(128, true));
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->mma, mma);
+  // The same string with the descriptor form's constraints is not in the table, nor A in registers transposed or
+  // 8-bit.
+  EXPECT_FALSE(backends::nvptx::findWgmmaAsm(text, backends::nvptx::wgmmaMmaConstraints(128)));
+  for (const WgmmaMma& invalid : {WgmmaMma{64, WgmmaInput::F16, WgmmaInput::F16, true, false, true},
+                                  WgmmaMma{64, WgmmaInput::E4M3, WgmmaInput::E4M3, false, false, true}})
+    EXPECT_THROW(backends::nvptx::wgmmaMmaAsm(invalid), Error);
 }
 
 TEST(WgmmaAsmTable, EightBitInputsAreK32WithoutTransposeImmediates) {

@@ -127,8 +127,9 @@ void __tsim_wgmma_commit(uint32_t site) { wgmmaCommit(current(), site); }
 void __tsim_wgmma_wait(uint32_t pendingGroups, uint32_t site) { wgmmaWait(current(), pendingGroups, site); }
 
 void __tsim_wgmma_mma(uint32_t n, uint32_t inputA, uint32_t inputB, uint32_t transposes, uint64_t descA,
-                      uint64_t descB, uint32_t scaleD, const uint32_t* c, uint32_t* d, uint32_t issue, uint32_t site) {
-  const WgmmaArrival operands{n, inputA, inputB, transposes, descA, descB, scaleD, c, d, issue};
+                      const uint32_t* a, uint64_t descB, uint32_t scaleD, const uint32_t* c, uint32_t* d,
+                      uint32_t issue, uint32_t site) {
+  const WgmmaArrival operands{n, inputA, inputB, transposes, descA, descB, a, scaleD, c, d, issue};
   wgmmaMma(current(), operands, site);
 }
 

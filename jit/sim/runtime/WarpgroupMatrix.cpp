@@ -64,6 +64,11 @@ MatrixPosition wgmmaAccumulatorElement(uint32_t thread, uint32_t reg) {
   return {16 * warp + lane / 4 + 8 * (reg / 2 % 2), 8 * (reg / 4) + 2 * (lane % 4) + reg % 2};
 }
 
+MatrixPosition wgmmaRegisterAElement(uint32_t thread, uint32_t e) {
+  const uint32_t warp = thread / 32, lane = thread % 32;
+  return {16 * warp + lane / 4 + 8 * (e / 2 % 2), 2 * (lane % 4) + e % 2 + 8 * (e / 4)};
+}
+
 void executeWgmma(uint32_t n, MatrixElement inputA, MatrixElement inputB, std::span<const uint16_t> a,
                   std::span<const uint16_t> b, bool scaleD, std::span<const uint32_t> c, std::span<uint32_t> d) {
   if (n < 8 || n > 256 || n % 8) throw Error("wgmma: n = " + std::to_string(n) + " (a multiple of 8 up to 256)");

@@ -49,6 +49,11 @@ uint32_t wgmmaElementAddress(const WgmmaOperand& operand, uint32_t row, uint32_t
 // + 2 * (l % 4) + reg % 2.
 MatrixPosition wgmmaAccumulatorElement(uint32_t thread, uint32_t reg);
 
+// Where element `e` (0..7: register e / 2, the low half first) of warpgroup thread `thread`'s A fragment sits in
+// the 64 x 16 A of a 16-bit wgmma with A in registers (the ISA's register fragment for A): warp w holds rows
+// 16w..16w+15; with lane l, at row 16w + l / 4 + 8 * ((e / 2) % 2), column 2 * (l % 4) + e % 2 + 8 * (e / 4).
+MatrixPosition wgmmaRegisterAElement(uint32_t thread, uint32_t e);
+
 // D = A * B (+ C when scaleD) over the warpgroup, with K = wgmmaK(inputA): a and b are the operands' element
 // encodings (A 64 x K row-major, B K x n row-major, i.e. B[k][n]; 8-bit ones in the low byte); c and d hold n / 2
 // registers per thread, thread-major. Inputs: f16 and bf16 (A and B alike), or e4m3 and e5m2 (mixed), decoded as

@@ -85,6 +85,19 @@ std::vector<uint16_t> readOperand(Worker& w, const SimThread& reader, const Wgmm
   return values;
 }
 
+// A (64 x K, row-major) from the warpgroup's registers: each thread's four words, two 16-bit elements each.
+std::vector<uint16_t> registerOperand(const SimThread* threads, uint32_t K) {
+  std::vector<uint16_t> values(size_t{kWgmmaM} * K);
+  for (uint32_t t = 0; t < kWarpgroupThreads; ++t) {
+    const uint32_t* words = static_cast<const WgmmaArrival*>(threads[t].arrival.operands)->a;
+    for (uint32_t e = 0; e < 8; ++e) {
+      const MatrixPosition p = wgmmaRegisterAElement(t, e);
+      values[size_t{p.row} * K + p.col] = static_cast<uint16_t>(words[e / 2] >> (16 * (e % 2)));
+    }
+  }
+  return values;
+}
+
 void resolveMma(Worker& w, SimThread* threads, uint32_t firstWarp, uint32_t site) {
   WgmmaGroups::Warpgroup& g = groupOf(w, firstWarp);
   const auto& first = *static_cast<const WgmmaArrival*>(threads[0].arrival.operands);
@@ -101,24 +114,29 @@ void resolveMma(Worker& w, SimThread* threads, uint32_t firstWarp, uint32_t site
              "may still be in use by other instructions");
   const std::optional<MatrixElement> inputA = inputElement(first.inputA), inputB = inputElement(first.inputB);
   const bool eightBit = inputA && elementBits(*inputA) == 8;
+  const bool aInRegisters = first.a != nullptr;
   if (!inputA || !inputB || elementBits(*inputA) != elementBits(*inputB) || (!eightBit && *inputA != *inputB) ||
-      (eightBit && first.transposes) || first.n < 8 || first.n > 256 || first.n % 8)
+      (eightBit && (first.transposes || aInRegisters)) || (aInRegisters && (first.transposes & 1)) || first.n < 8 ||
+      first.n > 256 || first.n % 8)
     w.fail(threads[0], FindingKind::InvalidCall, site, [&] {
       return "wgmma.mma_async m64n" + std::to_string(first.n) + " with input kinds " + std::to_string(first.inputA) +
-             ", " + std::to_string(first.inputB) + " and transposes " + std::to_string(first.transposes) +
-             " (f16 or bf16 alike, or e4m3/e5m2 K-major; n a multiple of 8 up to 256)";
+             ", " + std::to_string(first.inputB) + ", transposes " + std::to_string(first.transposes) +
+             (aInRegisters ? " and A in registers" : "") +
+             " (f16 or bf16 alike, or e4m3/e5m2 K-major from shared memory; A in registers: 16-bit, not transposed; "
+             "n a multiple of 8 up to 256)";
     });
   const uint32_t elementBytes = elementBits(*inputA) / 8;
   const uint32_t K = wgmmaK(*inputA);
   const WgmmaOperand a{decodeMatrixDescriptor(first.descA), (first.transposes & 1) != 0, kWgmmaM, elementBytes};
   const WgmmaOperand b{decodeMatrixDescriptor(first.descB), (first.transposes & 2) != 0, first.n, elementBytes};
   for (const WgmmaOperand* op : {&a, &b})
-    if (op->descriptor.baseOffset)
+    if ((op == &b || !aInRegisters) && op->descriptor.baseOffset)
       w.report(FindingKind::Unsupported, &threads[0], site, nullptr,
                "a matrix descriptor with base offset " + std::to_string(op->descriptor.baseOffset) +
                    " (a start address off its swizzle pattern) is not modelled; read as 0");
   WgmmaGroups::Operation op;
-  const std::vector<uint16_t> aValues = readOperand(w, threads[0], a, site, op.chunks);
+  const std::vector<uint16_t> aValues =
+      aInRegisters ? registerOperand(threads, K) : readOperand(w, threads[0], a, site, op.chunks);
   const std::vector<uint16_t> bRows = readOperand(w, threads[0], b, site, op.chunks);
   std::vector<uint16_t> bValues(bRows.size());  // B[k][n] from the operand's (n, k) order
   for (uint32_t n = 0; n < first.n; ++n)

@@ -26,13 +26,14 @@ class Worker;
 struct WgmmaArrival {
   uint32_t n = 0, inputA = 0, inputB = 0, transposes = 0;
   uint64_t descA = 0, descB = 0;
+  const uint32_t* a = nullptr;  // A from registers: this thread's four fragment registers (descA unused)
   uint32_t scaleD = 0;
   const uint32_t* c = nullptr;
   uint32_t* d = nullptr;
   uint32_t issue = 0;
   bool operator==(const WgmmaArrival& o) const {  // the operands every thread of the warpgroup must agree on
     return n == o.n && inputA == o.inputA && inputB == o.inputB && transposes == o.transposes && descA == o.descA && descB == o.descB &&
-           scaleD == o.scaleD && issue == o.issue;
+           (a == nullptr) == (o.a == nullptr) && scaleD == o.scaleD && issue == o.issue;
   }
 };
 
