@@ -10,6 +10,11 @@
 //                                                               %w = async_wait %g {pending = 0}
 //                                                               %a = local_load %buf, %c0, %w : tile<MxKxf16, #L>
 //
+// A load that several dots read (attention's Q, loaded once and used by the dots of both key loops), directly or
+// through layout conversions only, is copied once when the target asks the same shared layout for every one of
+// those operands: the copy stays where the load was, and each dot gets its own local_load of the buffer, right
+// before it (a target that reads the operand from the buffer, as wgmma does by descriptor, reads nothing more).
+//
 // Masked-off elements of a copy are zero (cp.async's zero fill), so a load with an `other` operand qualifies only
 // when `other` is the constant 0. Runs after the layout passes: the copy keeps the load's coalesced pointer layout,
 // and local_load produces the operand directly in the layout the dot takes it in. An A operand the dot takes from
@@ -93,6 +98,43 @@ OperandChain chainOf(Value* operand) {
   return {};
 }
 
+// The dot operands a load reaches when every use of it, and of each layout conversion between, is a conversion or
+// operand 0 or 1 of a dot: the loaded tile feeds those operands and nothing else. Empty otherwise.
+struct SharedLoad {
+  Op* load = nullptr;
+  std::vector<std::pair<Op*, unsigned>> operands;  // (dot, index)
+  std::vector<Op*> conversions;                    // between the load and the dots, the load's side first
+};
+
+SharedLoad sharedLoadOf(Value* operand) {
+  Value* v = operand;
+  while (Op* def = v->definingOp()) {
+    if (def->is(OpKind::Load)) break;
+    if (!def->is(OpKind::ConvertLayout)) return {};
+    v = def->operand(0);
+  }
+  Op* load = v->definingOp();
+  if (!load || !isCopyableLoad(*load)) return {};
+  SharedLoad shared;
+  shared.load = load;
+  std::vector<Value*> work{load->result(0)};
+  while (!work.empty()) {
+    Value* value = work.back();
+    work.pop_back();
+    for (const ir::Use& use : value->uses()) {
+      if (use.user->is(OpKind::ConvertLayout)) {
+        shared.conversions.push_back(use.user);
+        work.push_back(use.user->result(0));
+      } else if (use.user->is(OpKind::Dot) && use.operandIndex < 2) {
+        shared.operands.emplace_back(use.user, use.operandIndex);
+      } else {
+        return {};
+      }
+    }
+  }
+  return shared;
+}
+
 class AsyncCopyDotOperandsPass : public Pass {
  public:
   explicit AsyncCopyDotOperandsPass(const PassOptions& options) : options_(options) {}
@@ -107,9 +149,13 @@ class AsyncCopyDotOperandsPass : public Pass {
     for (Op* dot : dots)
       for (unsigned index = 0; index < 2; ++index) {
         if (index == 0 && dotTakesAInRegisters(*dot)) continue;  // the lowering wants A in registers
-        if (std::optional<ir::Layout> shared = options_.layoutPolicy->dotOperandSharedLayout(*dot, index))
-          if (OperandChain chain = chainOf(dot->operand(index)); chain.load && copiesInto(f, *dot, index, chain))
-            rewrite(f, *dot, index, chain, *shared);
+        if (std::optional<ir::Layout> shared = options_.layoutPolicy->dotOperandSharedLayout(*dot, index)) {
+          if (OperandChain chain = chainOf(dot->operand(index)); chain.load) {
+            if (copiesInto(f, *dot, index, chain)) rewrite(f, *dot, index, chain, *shared);
+          } else if (SharedLoad load = sharedLoadOf(dot->operand(index)); load.operands.size() > 1 && allWant(load, *shared)) {
+            rewriteShared(f, load, *shared);
+          }
+        }
       }
   }
 
@@ -129,6 +175,44 @@ class AsyncCopyDotOperandsPass : public Pass {
       return false;
     auto [it, added] = f.argAttrs(desc->index()).try_emplace(ir::kTensorMapSwizzleAttr, ir::Attr::integer(*swizzle));
     return it->second.isInt() && it->second.getInt() == *swizzle;
+  }
+
+  // Whether the target asks `shared` for every operand the load feeds.
+  bool allWant(const SharedLoad& load, const ir::Layout& shared) const {
+    for (const auto& [dot, index] : load.operands)
+      if ((index == 0 && dotTakesAInRegisters(*dot)) || options_.layoutPolicy->dotOperandSharedLayout(*dot, index) != shared)
+        return false;
+    return true;
+  }
+
+  // One copy of a load that several dot operands read, and a local_load of it before each dot.
+  void rewriteShared(ir::Function& f, SharedLoad& shared, const ir::Layout& layout) {
+    Op* load = shared.load;
+    const ir::Type loaded = load->result(0)->type();
+    ir::Builder entry(f.body(), outermostAncestorIn(*f.body(), load));
+    entry.setLoc(load->loc());
+    Value* buffer = entry.create1(OpKind::LocalAlloc, {},
+                                  ir::Type::sharedBuffer(1, loaded.shape(), loaded.element(),
+                                                         std::make_shared<const ir::Attr>(layout.toAttr())));
+    Value* stage = entry.constantInt(0, ir::Type::i32());
+    ir::Builder b(load->parentBlock(), load);
+    b.setLoc(load->loc());
+    std::vector<Value*> copyOperands = {load->operand(0), buffer, stage};
+    if (load->numOperands() > 1) copyOperands.push_back(load->operand(1));
+    Value* copy = b.create1(OpKind::AsyncCopy, copyOperands, ir::Type::asyncToken());
+    Value* group = b.create1(OpKind::AsyncCommitGroup, {copy}, ir::Type::asyncToken());
+    Value* landed = b.create1(OpKind::AsyncWait, {group}, ir::Type::asyncToken(), {{"pending", ir::Attr::integer(0)}});
+    for (auto& [dot, index] : shared.operands) {
+      ir::Builder before(dot->parentBlock(), dot);
+      before.setLoc(load->loc());
+      Value* value = before.create1(OpKind::LocalLoad, {buffer, stage, landed},
+                                    loaded.withEncoding(dot->operand(index)->type().encoding()));
+      value->setNameHint(load->result(0)->nameHint());
+      dot->setOperand(index, value);
+    }
+    // The conversions, now unused, from the dots' side, then the load.
+    for (auto it = shared.conversions.rbegin(); it != shared.conversions.rend(); ++it) (*it)->parentBlock()->erase(*it);
+    load->parentBlock()->erase(load);
   }
 
   // The parity of the barrier phase a TMA copy at `load` completes (see above), an i32 built at `b`.
@@ -207,11 +291,11 @@ class AsyncCopyDotOperandsPass : public Pass {
 }  // namespace
 
 bool dotOperandInSharedBuffer(const ir::Op& dot, unsigned index) {
-  // chainOf only reads the IR.
+  // chainOf and sharedLoadOf only read the IR.
   Value* operand = const_cast<Value*>(dot.operand(index));
   if (const Op* def = operand->definingOp(); def && def->is(OpKind::LocalLoad)) return true;
   const OperandChain chain = chainOf(operand);
-  if (!chain.load) return false;
+  if (!chain.load) return sharedLoadOf(operand).operands.size() > 1;
   for (const Op* op : chain.between)
     if (op->is(OpKind::Cast)) return false;
   return true;

@@ -8,7 +8,8 @@ namespace tessera::transforms {
 
 // Whether operand #index of `dot` is read from a shared buffer holding exactly its elements (no cast between):
 // it is a local_load already, or a load the pass turns into an asynchronous copy (reached through layout
-// conversions only), provided the target asks for a shared layout for it.
+// conversions only; a load that several dot operands read this way counts too), provided the target asks for a
+// shared layout for it (the same for each of them).
 bool dotOperandInSharedBuffer(const ir::Op& dot, unsigned index);
 
 // The load or desc_load that operand #index of `dot` comes from through single-use casts and layout conversions,

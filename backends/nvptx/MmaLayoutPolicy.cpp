@@ -46,6 +46,8 @@ std::optional<ir::Layout> mmaOperandARegisterLayout(const ir::Op& dot, const tra
   if (!shape || !stacksWarpsAlongM(dot, *shape, options)) return std::nullopt;
   // A loop-variant load is better copied to shared memory asynchronously than converted on every iteration.
   if (!transforms::operandAFromDot(dot) && !definedOutsideLoopOf(dot.operand(0), dot)) return std::nullopt;
+  // On sm_90a, wgmma reads a loop-invariant load (attention's Q) from a shared buffer: its registers stay free.
+  if (wgmmaChainedDotPlan(dot, options, /*chainedAFromShared=*/true)) return std::nullopt;
   return chainedAccumulatorLayout(options);
 }
 
@@ -73,7 +75,8 @@ std::optional<ir::Layout> tensorCoreAccumulatorLayout(const ir::Op& dot, const t
 std::optional<ir::Layout> NVPTXLayoutPolicy::dotOperandSharedLayout(const ir::Op& dot, unsigned index) const {
   if (std::optional<WgmmaDotPlan> plan = wgmmaDotPlan(dot, options_); plan && index < 2)
     return wgmmaOperandLayout(*plan, index);
-  if (std::optional<WgmmaDotPlan> plan = wgmmaChainedDotPlan(dot, options_); plan && index == 1)
+  if (std::optional<WgmmaDotPlan> plan = wgmmaChainedDotPlan(dot, options_);
+      plan && (index == 1 || (index == 0 && !plan->aInRegisters)))
     return wgmmaOperandLayout(*plan, index);
   return mmaOperandSharedLayout(dot, index, options_);
 }

@@ -28,6 +28,10 @@
 
 namespace tessera::backends::nvptx {
 
+// The rows of a 16-row block that the chained layout's fragment rows stand for (MmaAccumulatorPlan::rowBases):
+// fragment row g (groupID) is row 2g, g + 8 is 2g + 1.
+inline constexpr MmaRowBases kChainedRows = {2, 4, 8, 1};
+
 // The mma.sync shapes the lowering uses, by input kind: m16n8k16 (f16, bf16), m16n8k32 .s8, m16n8k8 .tf32.
 inline constexpr TensorCoreTile kMmaTiles[] = {
     {ir::ScalarKind::F16, ir::ScalarKind::F32, kMmaM, kMmaN, mmaStepK(2)},

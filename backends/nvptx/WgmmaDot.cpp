@@ -1,8 +1,8 @@
 // NVPTXHooks::lowerDot on Hopper's wgmma, for the dots WgmmaPlan.h admits once their layouts say so:
 //  - both operands in shared buffers (wgmmaDotPlan): the accumulator in wgmma's fragment layout, A and B read from
 //    their buffers in the NVMMA layouts by matrix descriptors;
-//  - a chained dot with A in registers (wgmmaChainedDotPlan): the accumulator in mma.sync's chained layout, A packed
-//    from the registers as mma.sync would take it, B read by descriptor.
+//  - a chained dot (wgmmaChainedDotPlan): the accumulator in mma.sync's chained layout, A packed from the registers
+//    as mma.sync would take it or read by descriptor from its row-permuted buffer, B read by descriptor.
 // Per dot: fence.proxy.async (the buffers were written through the generic proxy, wgmma reads through the async
 // one), wgmma.fence, one mma_async per warpgroup repeat (or row block) per K step (16 or 32; the accumulator
 // chained through them), commit_group, and wait_group 0 passing the accumulator through, so that nothing reads
@@ -11,6 +11,7 @@
 
 #include "backends/common/KernelLowering.h"
 #include "backends/nvptx/MmaFragments.h"
+#include "backends/nvptx/MmaLayoutPolicy.h"
 #include "backends/nvptx/NVPTXHooks.h"
 #include "backends/nvptx/WgmmaAsm.h"
 #include "backends/nvptx/WgmmaPlan.h"
@@ -125,7 +126,9 @@ void fenceOperands(KernelLowering& L) {
 
 // A chained dot (wgmmaChainedDotPlan): the accumulator in the chained layout, whose registers of each 16-row block
 // of a warp are the block's 16 x N wgmma accumulator fragment (fragment columns 8j in order: registers 4j..4j+3),
-// and A packed from its registers as mma.sync takes it; one mma_async per row block and K step.
+// and A packed from its registers as mma.sync takes it, or read from its buffer; one mma_async per row block and
+// K step. With A in the buffer, warp w's row block i is rows 16 w + 16 num_warps i, so a warpgroup's four blocks
+// are 64 consecutive rows of the buffer, whose rows within each 16-row block are permuted as the fragment's.
 bool lowerChainedWgmmaDot(KernelLowering& L, const ir::Op& op, const WgmmaDotPlan& p) {
   const ir::Value* a = op.operand(0);
   const ir::Value* acc = op.operand(2);
@@ -135,8 +138,21 @@ bool lowerChainedWgmmaDot(KernelLowering& L, const ir::Op& op, const WgmmaDotPla
   // A warpgroup's instructions share B: every warp must cover all N columns (warps step along M only).
   for (const Coords& basis : cmap.warpBases)
     if (basis[1] != 0) return false;
-  std::optional<std::vector<int64_t>> aFrom = planMmaOperandARegisters(L.mapOf(a->type(), op.name()), cmap, *plan);
-  if (!aFrom) return false;
+  std::optional<std::vector<int64_t>> aFrom;
+  const ir::Op* aLoad = nullptr;
+  if (p.aInRegisters) {
+    aFrom = planMmaOperandARegisters(L.mapOf(a->type(), op.name()), cmap, *plan);
+    if (!aFrom) return false;
+  } else {
+    aLoad = transforms::dotOperandBuffer(op, 0);
+    if (!aLoad || ir::Layout::fromAttr(*aLoad->operand(0)->type().encoding()) != wgmmaOperandLayout(p, 0) ||
+        plan->rowBases != kChainedRows)
+      return false;
+    for (size_t bit = 0; bit < cmap.warpBases.size(); ++bit)
+      if (cmap.warpBases[bit] != Coords{kMmaM << bit, 0}) return false;
+    for (size_t i = 0; i < plan->fragmentRows.size(); ++i)
+      if (plan->fragmentRows[i] != static_cast<int64_t>(i) * kMmaM * static_cast<int64_t>(cmap.numWarps)) return false;
+  }
   // Where fragment f's four registers go among the instructions' accumulators: row block by row block, each in
   // column order (fragment columns 8j are registers 4j..4j+3 of its instruction).
   if (static_cast<int64_t>(plan->fragmentRows.size()) != p.repeatsM ||
@@ -157,7 +173,18 @@ bool lowerChainedWgmmaDot(KernelLowering& L, const ir::Op& op, const WgmmaDotPla
 
   IRBuilder& b = L.builder();
   llvm::Value* bBase = bufferAddress(L, *transforms::dotOperandBuffer(op, 1));
-  const WgmmaMma mma{static_cast<int>(p.n), wgmmaInput(p.input), wgmmaInput(p.inputB), false, !p.bKMajor(), true};
+  const WgmmaMma mma{static_cast<int>(p.n), wgmmaInput(p.input), wgmmaInput(p.inputB), false, !p.bKMajor(),
+                     p.aInRegisters};
+  llvm::Value* aBase = aLoad ? bufferAddress(L, *aLoad) : nullptr;
+  llvm::Value* groupRow = aLoad ? b.CreateMul(b.CreateUDiv(L.warpId(), i32(b, 4)), i32(b, kWgmmaM)) : nullptr;
+  // A's descriptor for row block i at K offset k: the warpgroup's 64 rows of the block round.
+  auto aDescriptor = [&](size_t i, int64_t k) {
+    const int64_t line = p.swizzleA / p.elementBytes;
+    llvm::Value* row = b.CreateAdd(groupRow, i32(b, static_cast<int64_t>(i) * kMmaM * static_cast<int64_t>(cmap.numWarps)));
+    llvm::Value* start = b.CreateAdd(aBase, b.CreateAdd(b.CreateMul(row, i32(b, p.swizzleA)),
+                                                        i32(b, k / line * p.M * p.swizzleA + k % line * p.elementBytes)));
+    return descriptor(b, start, kUnusedLeading, 8 * p.swizzleA, p.swizzleA);
+  };
   llvm::InlineAsm* asmMma = mmaAsm(L, mma);
   const size_t perMma = static_cast<size_t>(p.n / 2);
   Regs d(plan->fragments.size() * 4);
@@ -169,7 +196,9 @@ bool lowerChainedWgmmaDot(KernelLowering& L, const ir::Op& op, const WgmmaDotPla
   for (int64_t step = 0; step < steps; ++step) {
     llvm::Value* descB = bDescriptor(b, p, bStart(b, p, bBase, i32(b, 0), step * p.k));
     for (size_t i = 0; i < plan->fragmentRows.size(); ++i) {
-      std::vector<llvm::Value*> operands = packMmaOperandA(L, a, *aFrom, i * static_cast<size_t>(steps) + step);
+      std::vector<llvm::Value*> operands =
+          aFrom ? packMmaOperandA(L, a, *aFrom, i * static_cast<size_t>(steps) + static_cast<size_t>(step))
+                : std::vector<llvm::Value*>{aDescriptor(i, step * p.k)};
       operands.push_back(descB);
       issueMma(b, asmMma, std::move(operands), d, i * perMma, perMma);
     }

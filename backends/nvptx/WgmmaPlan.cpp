@@ -4,6 +4,7 @@
 
 #include "backends/common/TensorCoreDot.h"
 #include "backends/nvptx/MmaFragments.h"
+#include "backends/nvptx/MmaLayoutPolicy.h"
 #include "backends/nvptx/MmaLinearLayouts.h"
 #include "backends/nvptx/WgmmaAsm.h"
 #include "transforms/AsyncCopyDotOperands.h"
@@ -75,10 +76,14 @@ std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::Pa
   return p;
 }
 
-std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transforms::PassOptions& options) {
+std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transforms::PassOptions& options,
+                                                bool chainedAFromShared) {
   const std::string arch = options.arch.empty() ? "sm_90a" : options.arch;  // NVPTXTarget::defaultArch
   if (arch != "sm_90a" || options.warpSize != kMmaWarpSize || options.numWarps % kWarpsPerGroup) return std::nullopt;
-  if (!transforms::dotTakesAInRegisters(dot) || !transforms::dotOperandInSharedBuffer(dot, 1)) return std::nullopt;
+  if (!transforms::isChainedDot(dot) || !transforms::dotOperandInSharedBuffer(dot, 1)) return std::nullopt;
+  const bool aInRegisters = !chainedAFromShared && transforms::dotTakesAInRegisters(dot);
+  if (!aInRegisters && (transforms::operandAFromDot(dot) || !transforms::dotOperandInSharedBuffer(dot, 0)))
+    return std::nullopt;
   std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kWgmmaTiles);
   if (!shape || shape->tile.k != 16) return std::nullopt;  // 16-bit inputs: the A fragment is the accumulator's
   WgmmaDotPlan p;
@@ -89,7 +94,8 @@ std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transfo
   p.k = 16;
   p.elementBytes = 2;
   p.kMajorB = dotBKContiguous(dot);
-  p.aInRegisters = true;
+  p.chained = true;
+  p.aInRegisters = aInRegisters;
   // The chained layout (MmaLayoutPolicy.h) gives each warp M / (16 * num_warps) blocks of 16 rows, all N columns.
   const int64_t rowsPerRound = kMmaM * options.numWarps;
   if (p.M % rowsPerRound || !isPowerOfTwo(p.N) || !isPowerOfTwo(p.K)) return std::nullopt;
@@ -101,6 +107,10 @@ std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transfo
   if (p.registers() > kWgmmaMaxWaitRegisters) return std::nullopt;
   p.swizzleB = swizzleFor((p.bKMajor() ? p.K : p.n) * p.elementBytes);
   if ((p.K * p.N * p.elementBytes) % 1024) return std::nullopt;
+  if (!p.aInRegisters) {
+    p.swizzleA = swizzleFor(p.K * p.elementBytes);
+    if (p.swizzleA < 32) return std::nullopt;  // A's lines: at least the narrowest swizzle
+  }
   return p;
 }
 
@@ -124,8 +134,18 @@ ir::Layout wgmmaOperandLayout(const WgmmaDotPlan& plan, unsigned index) {
   const std::vector<int64_t> shape = index == 0 ? std::vector<int64_t>{plan.M, plan.K} : std::vector<int64_t>{plan.K, plan.N};
   // K is dimension 1 of A and 0 of B: A and a K-major B have it contiguous, an N-major B has N.
   const int contiguous = index == 0 || !plan.bKMajor() ? 1 : 0;
-  return ir::Layout::linearShared(
-      nvmmaSharedLayout(shape, contiguous, plan.elementBytes, index == 0 ? plan.swizzleA : plan.swizzleB));
+  const ir::LinearLayout nvmma =
+      nvmmaSharedLayout(shape, contiguous, plan.elementBytes, index == 0 ? plan.swizzleA : plan.swizzleB);
+  if (index != 0 || !plan.chained) return ir::Layout::linearShared(nvmma);
+  // A chained A: buffer row r of a 16-row block holds the block's row kChainedRows(r), linear over the row bits.
+  std::vector<ir::LinearLayout::Basis> offsets = nvmma.inDim(ir::kOffsetDim).bases;
+  for (ir::LinearLayout::Basis& basis : offsets) {
+    int64_t row = basis[0] & ~int64_t{15};
+    for (int i = 0; i < 4; ++i)
+      if (basis[0] >> i & 1) row ^= kChainedRows[static_cast<size_t>(i)];
+    basis[0] = row;
+  }
+  return ir::Layout::linearShared(ir::LinearLayout({{ir::kOffsetDim, offsets}}, nvmma.outDims()));
 }
 
 }  // namespace tessera::backends::nvptx

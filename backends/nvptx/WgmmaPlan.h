@@ -20,7 +20,11 @@
 // run on wgmma with A from registers (wgmmaChainedDotPlan): per warp, that layout's registers of each 16-row block
 // are exactly a wgmma A fragment and accumulator fragment (rows permuted alike, which the product does not see),
 // so each warpgroup issues one m64nNk16 per row block and K step over its four warps' blocks, B (all N columns)
-// read from its buffer by descriptor.
+// read from its buffer by descriptor. A chained dot whose A is a load made before its loop (attention's Q) instead
+// has A copied once into a shared buffer (async-copy-dot-operands, one copy for the dots of both key loops) that
+// wgmma reads by descriptor, so that its fragments do not occupy registers through the loop: an NVMMA K-major
+// buffer whose rows are permuted within each 16-row block as the chained layout's rows are (kChainedRows), so that
+// the instruction's row g of a warp's block is the row the accumulator holds there.
 #pragma once
 
 #include <cstdint>
@@ -43,17 +47,21 @@ struct WgmmaDotPlan {
   int64_t repeatsM = 1, repeatsN = 1;        // instructions per warpgroup along M and N, per K step of 16
   int64_t swizzleA = 0, swizzleB = 0;        // bytes: 32, 64 or 128 (swizzleA: 0 with A in registers)
   bool kMajorB = false;                      // B K-major: 8-bit inputs, or a K-contiguous 16-bit B
-  bool aInRegisters = false;                 // a chained dot (wgmmaChainedDotPlan)
+  bool chained = false;                      // wgmmaChainedDotPlan: the chained accumulator layout
+  bool aInRegisters = false;                 // a chained dot's A from registers (else its row-permuted buffer)
   int64_t registers() const { return n / 2 * repeatsM * repeatsN; }  // accumulator registers per thread
   bool bKMajor() const { return kMajorB; }   // else N-major
 };
 
 // The plan for `dot`, or nullopt when it does not run on wgmma with both operands in shared memory.
 std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::PassOptions& options);
-// The plan for a chained dot taking A from registers (marked `a_in_registers`), B from a shared buffer: repeatsM
-// 16-row blocks per warp (M / (16 * num_warps)), n = N (at most 256), swizzleA 0; nullopt when it does not run on
-// wgmma (it keeps mma.sync).
-std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transforms::PassOptions& options);
+// The plan for a chained dot taking A from registers (marked `a_in_registers`) or from a shared buffer, B from a
+// shared buffer: repeatsM 16-row blocks per warp (M / (16 * num_warps)), n = N (at most 256), swizzleA 0 with A
+// in registers; nullopt when it does not run on wgmma (it keeps mma.sync).
+// `chainedAFromShared` (assign-layouts asks before anything is marked): whether the chained dot would take A from
+// a shared buffer if it were not marked `a_in_registers`, its A being a load the copy pass can take.
+std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transforms::PassOptions& options,
+                                                bool chainedAFromShared = false);
 
 // The accumulator (and result) layout: a Linear layout over [M, N] whose registers are, in order, the
 // instruction's fragment (wgmmaAccumulatorFragment(n)), then the repeats along N, then along M; warps 0-1 of a

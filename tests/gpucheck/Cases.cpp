@@ -201,6 +201,34 @@ CheckCase matmulCase(const std::string& name, KernelDef k, ScalarKind in, Scalar
   return c;
 }
 
+// A tile of A ([BM, BK], loaded once, before both loops) times B ([K, BN], row-major) in two loops over K, split
+// at K_SPLIT (the shape of attention's Q read by the dots of both key loops): async-copy-dot-operands copies A once
+// into one shared buffer that both loops' dots read (transforms/AsyncCopyDotOperands.cpp).
+void two_loop_dot_kernel(Ptr<f16> a, Ptr<f16> b, Ptr<f32> c, Int K, Int K_SPLIT, Const<int> BM, Const<int> BN,
+                         Const<int> BK) {
+  Tensor rm = arange(0, BM), rn = arange(0, BN), rk = arange(0, BK);
+  Tensor x = load(a + expand_dims(rm, 1) * BK + expand_dims(rk, 0));
+  Tensor acc = zeros<f32>({BM, BN});
+  for (Tensor k : range(0, K_SPLIT, BK))
+    acc = dot(x, load(b + expand_dims(k + rk, 1) * BN + expand_dims(rn, 0)), acc);
+  for (Tensor k : range(K_SPLIT, K, BK))
+    acc = dot(x, load(b + expand_dims(k + rk, 1) * BN + expand_dims(rn, 0)), acc);
+  store(c + expand_dims(rm, 1) * BN + expand_dims(rn, 0), acc);
+}
+
+CheckCase twoLoopDotCase(int BM, int BN, int BK, int warps) {
+  const int64_t K = 8 * BK, split = 3 * BK;
+  CheckCase c{"dot of one A tile in two loops " + std::to_string(BM) + "x" + std::to_string(BN) + "x" +
+                  std::to_string(BK) + " warps=" + std::to_string(warps),
+              kernel("two_loop_dot", two_loop_dot_kernel, {"a", "b", "c", "K", "K_SPLIT", "BM", "BN", "BK"}),
+              {{"BM", int64_t(BM)}, {"BN", int64_t(BN)}, {"BK", int64_t(BK)}}, {1, 1, 1}, {}};
+  c.args = {randomBuffer(ScalarKind::F16, int64_t(BM) * BK, 12), randomBuffer(ScalarKind::F16, K * BN, 13),
+            zeroBuffer(ScalarKind::F32, int64_t(BM) * BN), K, split};
+  c.numWarps = warps;
+  c.atol = c.rtol = 1e-4;  // f32 accumulation in another order
+  return c;
+}
+
 // The library attention forward on `heads` heads of `seq` rows (one batch, contiguous), head dim `d`, inputs in
 // [-1, 1); f16 or bf16 (P and out are rounded to it: the tolerance is a few of its ulps at 1).
 struct AttentionShape { int64_t heads, seq, d; int BM, BN, warps; bool causal; };
@@ -342,6 +370,8 @@ std::vector<CheckCase> tutorialCases() {
   // last key block masked.
   cases.push_back(attentionCase(ScalarKind::F16, {2, 200, 64, 128, 64, 8, true}));
   cases.push_back(attentionCase(ScalarKind::BF16, {2, 150, 64, 64, 64, 4, false}));
+  cases.push_back(twoLoopDotCase(64, 64, 32, 4));
+  cases.push_back(twoLoopDotCase(128, 64, 64, 8));
   return cases;
 }
 
