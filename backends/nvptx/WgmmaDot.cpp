@@ -191,17 +191,22 @@ bool lowerChainedWgmmaDot(KernelLowering& L, const ir::Op& op, const WgmmaDotPla
   const Regs& accRegs = L.get(acc);
   for (size_t f = 0; f < plan->fragments.size(); ++f)
     for (int s = 0; s < 4; ++s) d[position[f] + s] = accRegs[plan->fragments[f].regs[s]];
-  fenceOperands(L);
+  // Every operand is computed before the fence: a register that an mma_async reads must not be written between
+  // the fence and it (ptxas would otherwise insert a warpgroup.arrive before each such mma_async).
   const int64_t steps = p.K / p.k;
+  std::vector<std::vector<llvm::Value*>> operands;  // per step, per row block
   for (int64_t step = 0; step < steps; ++step) {
     llvm::Value* descB = bDescriptor(b, p, bStart(b, p, bBase, i32(b, 0), step * p.k));
     for (size_t i = 0; i < plan->fragmentRows.size(); ++i) {
-      std::vector<llvm::Value*> operands =
-          aFrom ? packMmaOperandA(L, a, *aFrom, i * static_cast<size_t>(steps) + static_cast<size_t>(step))
-                : std::vector<llvm::Value*>{aDescriptor(i, step * p.k)};
-      operands.push_back(descB);
-      issueMma(b, asmMma, std::move(operands), d, i * perMma, perMma);
+      operands.push_back(aFrom ? packMmaOperandA(L, a, *aFrom, i * static_cast<size_t>(steps) + static_cast<size_t>(step))
+                               : std::vector<llvm::Value*>{aDescriptor(i, step * p.k)});
+      operands.back().push_back(descB);
     }
+  }
+  fenceOperands(L);
+  for (size_t issue = 0; issue < operands.size(); ++issue) {
+    const size_t row = issue % plan->fragmentRows.size();
+    issueMma(b, asmMma, std::move(operands[issue]), d, row * perMma, perMma);
   }
   const Regs waited = commitAndWait(L, d);
   Regs result;  // in the accumulator's register order
