@@ -3,6 +3,7 @@
 #include "backends/common/TensorCoreDot.h"
 #include "backends/nvptx/WgmmaPlan.h"
 #include "ir/IR.h"
+#include "transforms/AsyncCopyDotOperands.h"
 #include "transforms/analysis/ChainedDots.h"
 
 namespace tessera::backends::nvptx {
@@ -44,10 +45,12 @@ std::optional<ir::Layout> mmaOperandARegisterLayout(const ir::Op& dot, const tra
   if (options.warpSize != kMmaWarpSize) return std::nullopt;
   std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kMmaTiles);
   if (!shape || !stacksWarpsAlongM(dot, *shape, options)) return std::nullopt;
-  // A loop-variant load is better copied to shared memory asynchronously than converted on every iteration.
-  if (!transforms::operandAFromDot(dot) && !definedOutsideLoopOf(dot.operand(0), dot)) return std::nullopt;
-  // On sm_90a, wgmma reads a loop-invariant load (attention's Q) from a shared buffer: its registers stay free.
-  if (wgmmaChainedDotPlan(dot, options, /*chainedAFromShared=*/true)) return std::nullopt;
+  if (transforms::operandAFromDot(dot)) return chainedAccumulatorLayout(options);
+  // A loop-variant load is better copied to shared memory asynchronously than converted on every iteration. So is
+  // a loop-invariant load the copy pass can take (attention's Q): held in registers through the loop, its fragments
+  // would cost 32 registers per thread at d 128, which the accumulators need (wgmma reads it by descriptor on
+  // sm_90a, ldmatrix in every iteration on sm_80).
+  if (!definedOutsideLoopOf(dot.operand(0), dot) || transforms::dotOperandInSharedBuffer(dot, 0)) return std::nullopt;
   return chainedAccumulatorLayout(options);
 }
 

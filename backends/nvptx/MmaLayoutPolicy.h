@@ -14,10 +14,13 @@
 // [M, K] holds exactly the A fragments of m16n8k16 (the C fragments of two adjacent 8-column blocks are the A
 // fragment of one 16-column K step): the first dot's result, after element-wise ops and a cast, is the second
 // dot's A operand without moving a byte (mmaOperandARegisterLayout). Being blocked, the layout spans every shape,
-// so the row statistics ([M] slices), their broadcasts and both accumulators share it.
+// so the row statistics ([M] slices), their broadcasts and both accumulators share it. A loop-invariant A that
+// comes from a load (attention's Q) is copied once to a shared buffer instead of being held in registers through
+// the loop (mma.sync reads it with ldmatrix, rows permuted by the lane addresses).
 //
 // On sm_90a, the dots WgmmaPlan.h admits get wgmma's accumulator and shared operand layouts instead (the policy
-// below; mmaAccumulatorLayout and mmaOperandSharedLayout are mma.sync's alone).
+// below; mmaAccumulatorLayout and mmaOperandSharedLayout are mma.sync's alone); chained dots keep the chained
+// layout and run on wgmma too (wgmmaChainedDotPlan).
 #pragma once
 
 #include <optional>
@@ -43,9 +46,9 @@ inline constexpr TensorCoreTile kMmaTiles[] = {
 // The mma accumulator layout for `dot`, or nullopt when the dot is not an mma candidate.
 std::optional<ir::Layout> mmaAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options);
 // The layout in which the mma lowering takes A from registers (LayoutPolicy::dotOperandARegisterLayout): the
-// chained accumulator layout above, for a chained dot whose A is computed from the previous dot's result or is
-// defined outside the dot's loop (converted once, in front of it); nullopt otherwise (A is staged, or copied to a
-// shared buffer when it is loaded in the loop).
+// chained accumulator layout above, for a chained dot whose A is computed from the previous dot's result, or is
+// defined outside the dot's loop (converted once, in front of it) and cannot be copied to a shared buffer; nullopt
+// otherwise (A is copied to a shared buffer, as a loop-invariant load such as attention's Q is, or staged).
 std::optional<ir::Layout> mmaOperandARegisterLayout(const ir::Op& dot, const transforms::PassOptions& options);
 
 // The #shared layout of a staging swizzle: rows of `s.rowLength`, `s.chunkElements`-element chunks XOR-swizzled;

@@ -76,12 +76,11 @@ std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::Pa
   return p;
 }
 
-std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transforms::PassOptions& options,
-                                                bool chainedAFromShared) {
+std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transforms::PassOptions& options) {
   const std::string arch = options.arch.empty() ? "sm_90a" : options.arch;  // NVPTXTarget::defaultArch
   if (arch != "sm_90a" || options.warpSize != kMmaWarpSize || options.numWarps % kWarpsPerGroup) return std::nullopt;
   if (!transforms::isChainedDot(dot) || !transforms::dotOperandInSharedBuffer(dot, 1)) return std::nullopt;
-  const bool aInRegisters = !chainedAFromShared && transforms::dotTakesAInRegisters(dot);
+  const bool aInRegisters = transforms::dotTakesAInRegisters(dot);
   if (!aInRegisters && (transforms::operandAFromDot(dot) || !transforms::dotOperandInSharedBuffer(dot, 0)))
     return std::nullopt;
   std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kWgmmaTiles);

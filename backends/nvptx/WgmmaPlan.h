@@ -58,10 +58,7 @@ std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::Pa
 // The plan for a chained dot taking A from registers (marked `a_in_registers`) or from a shared buffer, B from a
 // shared buffer: repeatsM 16-row blocks per warp (M / (16 * num_warps)), n = N (at most 256), swizzleA 0 with A
 // in registers; nullopt when it does not run on wgmma (it keeps mma.sync).
-// `chainedAFromShared` (assign-layouts asks before anything is marked): whether the chained dot would take A from
-// a shared buffer if it were not marked `a_in_registers`, its A being a load the copy pass can take.
-std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transforms::PassOptions& options,
-                                                bool chainedAFromShared = false);
+std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transforms::PassOptions& options);
 
 // The accumulator (and result) layout: a Linear layout over [M, N] whose registers are, in order, the
 // instruction's fragment (wgmmaAccumulatorFragment(n)), then the repeats along N, then along M; warps 0-1 of a
