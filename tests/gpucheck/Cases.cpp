@@ -270,9 +270,20 @@ std::vector<CheckCase> tutorialCases() {
     c.rtol = 1e-5;
     cases.push_back(c);
   }
-  {
-    const int64_t rows = 23, cols = 1500;
-    CheckCase c{"tutorial layernorm 23x1500", kernels::layernorm_fwd_kernel(), {{"BLOCK", int64_t(512)}}, {rows, 1, 1}, {}};
+  {  // a row of 4096 in one block of 4096, 8 warps: 16 elements a thread
+    const int64_t rows = 16, cols = 4096;
+    CheckCase c{"tutorial softmax 16x4096 warps=8", kernels::softmax_kernel(), {{"BLOCK", cols}}, {rows, 1, 1}, {}};
+    c.args = {zeroBuffer(ScalarKind::F32, rows * cols), randomBuffer(ScalarKind::F32, rows * cols, 14, -5, 5), cols, cols,
+              cols};
+    c.numWarps = 8;
+    c.atol = 1e-7;
+    c.rtol = 1e-5;
+    cases.push_back(c);
+  }
+  // Rows of 1500, 4096 (four whole chunks of 1024) and 4093 (odd: the last chunk masked).
+  for (auto [rows, cols, block] : {std::tuple<int64_t, int64_t, int64_t>{23, 1500, 512}, {16, 4096, 1024}, {9, 4093, 1024}}) {
+    CheckCase c{"tutorial layernorm " + std::to_string(rows) + "x" + std::to_string(cols), kernels::layernorm_fwd_kernel(),
+                {{"BLOCK", block}}, {rows, 1, 1}, {}};
     c.args = {randomBuffer(ScalarKind::F32, rows * cols, 4), zeroBuffer(ScalarKind::F32, rows * cols),
               randomBuffer(ScalarKind::F32, cols, 5), randomBuffer(ScalarKind::F32, cols, 6),
               zeroBuffer(ScalarKind::F32, rows), zeroBuffer(ScalarKind::F32, rows), cols, cols, 1e-5};
