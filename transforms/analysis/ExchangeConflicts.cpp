@@ -27,25 +27,47 @@ int64_t contiguousRegisters(const ir::LinearLayout& layout) {
   return run;
 }
 
+// The widest access of `layout` into rows `pitchBytes` apart (any pitch: 0), and how many lanes share a phase.
+struct Access {
+  int64_t vectorBytes, perAccess, phaseLanes;
+};
+Access widestAccess(const ir::LinearLayout& layout, int64_t elementBytes, int64_t pitchBytes) {
+  int64_t vectorBytes = std::min(contiguousRegisters(layout) * elementBytes, kMaxVectorBytes);
+  while (pitchBytes && vectorBytes > elementBytes && pitchBytes % vectorBytes != 0) vectorBytes /= 2;
+  return {vectorBytes, vectorBytes / elementBytes, kPhaseBytes / std::max(vectorBytes, kBankBytes)};
+}
+
+// At least one wavefront per phase of each access, with accesses as wide as any pitch allows: a narrower access
+// only splits the same bytes over more registers (fewer lanes per phase, but never fewer phases in all). No
+// buffer costs less; one that costs this much is conflict-free and as wide as it gets.
+int64_t wavefrontLowerBound(const ir::LinearLayout& layout, int64_t elementBytes) {
+  const Access widest = widestAccess(layout, elementBytes, 0);
+  const int64_t registers = layout.inDimSize(ir::kRegisterDim), lanes = layout.inDimSize(ir::kLaneDim);
+  const uint64_t repeatedRegisters = layout.freeVariableMasks()[0];
+  int64_t accesses = 0;
+  for (int64_t r = 0; r < registers; r += widest.perAccess)
+    if ((static_cast<uint64_t>(r) & repeatedRegisters) == 0) ++accesses;
+  return accesses * ((lanes + widest.phaseLanes - 1) / widest.phaseLanes);
+}
+
 }  // namespace
 
 int64_t exchangeWavefronts(const ir::LinearLayout& layout, const ExchangeBuffer& buffer) {
   const int64_t elementBytes = buffer.elementBytes, pitchBytes = buffer.pitchBytes();
   // The widest access the pitch keeps aligned, as LLVM's load/store vectorizer would form it (a swizzle moves
   // whole 16-byte chunks). One row: only the buffer's start, 16-byte aligned, matters.
-  const bool oneRow = buffer.rows() == 1;
-  int64_t vectorBytes = std::min(contiguousRegisters(layout) * elementBytes, kMaxVectorBytes);
-  while (!oneRow && vectorBytes > elementBytes && pitchBytes % vectorBytes != 0) vectorBytes /= 2;
-  const int64_t perAccess = vectorBytes / elementBytes;
-  const int64_t phaseLanes = kPhaseBytes / std::max(vectorBytes, kBankBytes);
+  const Access access = widestAccess(layout, elementBytes, buffer.rows() == 1 ? 0 : pitchBytes);
+  const int64_t vectorBytes = access.vectorBytes, perAccess = access.perAccess, phaseLanes = access.phaseLanes;
   const int64_t registers = layout.inDimSize(ir::kRegisterDim), lanes = layout.inDimSize(ir::kLaneDim);
   // A thread accesses an element once: registers repeating an earlier register's element are not written again,
   // and LLVM merges their loads.
   const uint64_t repeatedRegisters = layout.freeVariableMasks()[0];
 
-  // The coordinates are a register's part XOR a lane's part.
+  // The coordinates are a register's part XOR a lane's part (one vector reused: this is the hot loop of the
+  // pad and swizzle search).
+  std::vector<int64_t> coords;
   auto byteOffset = [&](const std::vector<int64_t>& regPart, const std::vector<int64_t>& lanePart) {
-    std::vector<int64_t> coords(regPart.size());
+    coords.resize(regPart.size());
     for (size_t d = 0; d < coords.size(); ++d) coords[d] = regPart[d] ^ lanePart[d];
     return buffer.byteOffset(coords);
   };
@@ -53,7 +75,7 @@ int64_t exchangeWavefronts(const ir::LinearLayout& layout, const ExchangeBuffer&
   for (int64_t lane = 0; lane < lanes; ++lane) laneParts.push_back(layout.apply({0, lane, 0}));
 
   int64_t wavefronts = 0;
-  std::vector<std::pair<int64_t, int64_t>> bankWords;  // (bank, word) of one phase
+  std::vector<int64_t> bankWords;  // one phase's words, keyed bank first
   for (int64_t r = 0; r < registers; r += perAccess) {
     if ((static_cast<uint64_t>(r) & repeatedRegisters) != 0) continue;
     const std::vector<int64_t> regPart = layout.apply({r, 0, 0});
@@ -62,16 +84,15 @@ int64_t exchangeWavefronts(const ir::LinearLayout& layout, const ExchangeBuffer&
       for (int64_t lane = first; lane < std::min(lanes, first + phaseLanes); ++lane) {
         const int64_t start = byteOffset(regPart, laneParts[lane]);
         for (int64_t word = start / kBankBytes; word * kBankBytes < start + vectorBytes; ++word)
-          bankWords.emplace_back(word % kBanks, word);
+          bankWords.push_back((word % kBanks) << 40 | word);
       }
       std::sort(bankWords.begin(), bankWords.end());
-      bankWords.erase(std::unique(bankWords.begin(), bankWords.end()), bankWords.end());
-      int64_t most = 0;
-      for (size_t i = 0; i < bankWords.size();) {
-        size_t j = i;
-        while (j < bankWords.size() && bankWords[j].first == bankWords[i].first) ++j;
-        most = std::max<int64_t>(most, static_cast<int64_t>(j - i));
-        i = j;
+      // The most distinct words one bank delivers.
+      int64_t most = 0, run = 0;
+      for (size_t i = 0; i < bankWords.size(); ++i) {
+        if (i > 0 && bankWords[i] == bankWords[i - 1]) continue;  // the same word: one delivery
+        run = i > 0 && (bankWords[i] >> 40) == (bankWords[i - 1] >> 40) ? run + 1 : 1;
+        most = std::max(most, run);
       }
       wavefronts += most;
     }
@@ -84,12 +105,15 @@ ExchangeBuffer leastConflictingExchange(const ir::LinearLayout& src, const ir::L
   buffer.swizzle = {};
   if (buffer.rows() == 1) return buffer;  // one row: no pad or swizzle matters
   auto cost = [&](const ExchangeBuffer& b) { return exchangeWavefronts(src, b) + exchangeWavefronts(dst, b); };
+  // The search stops at the first candidate no other can beat (the choice is the same as a full search's).
+  const int64_t lowerBound =
+      wavefrontLowerBound(src, buffer.elementBytes) + wavefrontLowerBound(dst, buffer.elementBytes);
   ExchangeBuffer best = buffer;
   int64_t bestCost = cost(best);
   auto consider = [&](const ExchangeBuffer& candidate) {
     if (const int64_t c = cost(candidate); c < bestCost) best = candidate, bestCost = c;
   };
-  for (int64_t pad = 0; pad <= kMaxPadBytes && bestCost > 0; pad += std::max(kBankBytes, buffer.elementBytes)) {
+  for (int64_t pad = 0; pad <= kMaxPadBytes && bestCost > lowerBound; pad += std::max(kBankBytes, buffer.elementBytes)) {
     ExchangeBuffer padded = buffer;
     padded.padBytes = pad;
     consider(padded);
@@ -100,7 +124,7 @@ ExchangeBuffer leastConflictingExchange(const ir::LinearLayout& src, const ir::L
   const bool powerOfTwo = std::all_of(buffer.shape.begin(), buffer.shape.end(), [](int64_t n) { return (n & (n - 1)) == 0; });
   const int64_t rowBytes = buffer.rowLength() * buffer.elementBytes, totalBytes = buffer.rows() * rowBytes;
   auto trySwizzles = [&](int64_t phases, int64_t firstStride, int64_t lastStride) {
-    for (int64_t stride = firstStride; stride <= lastStride && bestCost > 0; stride *= 2) {
+    for (int64_t stride = firstStride; stride <= lastStride && bestCost > lowerBound; stride *= 2) {
       ExchangeBuffer swizzled = buffer;
       swizzled.padBytes = 0;
       swizzled.swizzle = {phases, stride};
