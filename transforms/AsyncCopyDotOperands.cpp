@@ -135,6 +135,36 @@ SharedLoad sharedLoadOf(Value* operand) {
   return shared;
 }
 
+// A one-stage buffer for `load`'s tile and the stage index 0, right before the op of the function's body that holds
+// the load (the load itself, or its outermost loop or if): they run once, reach every use, and the buffer is live
+// from there only, so that the buffers of consecutive loops (attention's unmasked and masked key blocks) may share
+// bytes. `entry` builds there.
+struct LoadBuffer {
+  ir::Builder entry;
+  Value* buffer;
+  Value* stage;
+};
+LoadBuffer allocateBuffer(ir::Function& f, Op& load, const ir::Layout& layout) {
+  const ir::Type loaded = load.result(0)->type();
+  ir::Builder entry(f.body(), outermostAncestorIn(*f.body(), &load));
+  entry.setLoc(load.loc());
+  Value* buffer = entry.create1(OpKind::LocalAlloc, {},
+                                ir::Type::sharedBuffer(1, loaded.shape(), loaded.element(),
+                                                       std::make_shared<const ir::Attr>(layout.toAttr())));
+  Value* stage = entry.constantInt(0, ir::Type::i32());
+  return {entry, buffer, stage};
+}
+
+// cp.async of `load`'s elements into `to`, its commit group and the wait for it, at `b`: the token of the landed
+// copy.
+Value* copyAndWait(ir::Builder& b, Op& load, const LoadBuffer& to) {
+  std::vector<Value*> copyOperands = {load.operand(0), to.buffer, to.stage};
+  if (load.numOperands() > 1) copyOperands.push_back(load.operand(1));
+  Value* copy = b.create1(OpKind::AsyncCopy, copyOperands, ir::Type::asyncToken());
+  Value* group = b.create1(OpKind::AsyncCommitGroup, {copy}, ir::Type::asyncToken());
+  return b.create1(OpKind::AsyncWait, {group}, ir::Type::asyncToken(), {{"pending", ir::Attr::integer(0)}});
+}
+
 class AsyncCopyDotOperandsPass : public Pass {
  public:
   explicit AsyncCopyDotOperandsPass(const PassOptions& options) : options_(options) {}
@@ -189,23 +219,14 @@ class AsyncCopyDotOperandsPass : public Pass {
   void rewriteShared(ir::Function& f, SharedLoad& shared, const ir::Layout& layout) {
     Op* load = shared.load;
     const ir::Type loaded = load->result(0)->type();
-    ir::Builder entry(f.body(), outermostAncestorIn(*f.body(), load));
-    entry.setLoc(load->loc());
-    Value* buffer = entry.create1(OpKind::LocalAlloc, {},
-                                  ir::Type::sharedBuffer(1, loaded.shape(), loaded.element(),
-                                                         std::make_shared<const ir::Attr>(layout.toAttr())));
-    Value* stage = entry.constantInt(0, ir::Type::i32());
+    const LoadBuffer to = allocateBuffer(f, *load, layout);
     ir::Builder b(load->parentBlock(), load);
     b.setLoc(load->loc());
-    std::vector<Value*> copyOperands = {load->operand(0), buffer, stage};
-    if (load->numOperands() > 1) copyOperands.push_back(load->operand(1));
-    Value* copy = b.create1(OpKind::AsyncCopy, copyOperands, ir::Type::asyncToken());
-    Value* group = b.create1(OpKind::AsyncCommitGroup, {copy}, ir::Type::asyncToken());
-    Value* landed = b.create1(OpKind::AsyncWait, {group}, ir::Type::asyncToken(), {{"pending", ir::Attr::integer(0)}});
+    Value* landed = copyAndWait(b, *load, to);
     for (auto& [dot, index] : shared.operands) {
       ir::Builder before(dot->parentBlock(), dot);
       before.setLoc(load->loc());
-      Value* value = before.create1(OpKind::LocalLoad, {buffer, stage, landed},
+      Value* value = before.create1(OpKind::LocalLoad, {to.buffer, to.stage, landed},
                                     loaded.withEncoding(dot->operand(index)->type().encoding()));
       value->setNameHint(load->result(0)->nameHint());
       dot->setOperand(index, value);
@@ -235,15 +256,10 @@ class AsyncCopyDotOperandsPass : public Pass {
     const ir::Type loaded = load->result(0)->type();
     const auto operandLayout = dot.operand(index)->type().encoding();
 
-    // The buffer and the stage index go right before the op of the function's body that holds the load (the load
-    // itself, or its outermost loop or if): they run once, reach every use, and the buffer is live from there only,
-    // so that the buffers of consecutive loops (attention's unmasked and masked key blocks) may share bytes.
-    ir::Builder entry(f.body(), outermostAncestorIn(*f.body(), load));
-    entry.setLoc(load->loc());
-    Value* buffer = entry.create1(OpKind::LocalAlloc, {},
-                                  ir::Type::sharedBuffer(1, loaded.shape(), loaded.element(),
-                                                         std::make_shared<const ir::Attr>(shared.toAttr())));
-    Value* stage = entry.constantInt(0, ir::Type::i32());
+    LoadBuffer to = allocateBuffer(f, *load, shared);
+    ir::Builder& entry = to.entry;
+    Value* buffer = to.buffer;
+    Value* stage = to.stage;
 
     ir::Builder b(load->parentBlock(), load);
     b.setLoc(load->loc());
@@ -261,11 +277,7 @@ class AsyncCopyDotOperandsPass : public Pass {
       }
       landed = b.create1(OpKind::MbarrierWait, {barriers, stage, phaseParity(b, *load), copy}, ir::Type::asyncToken());
     } else {
-      std::vector<Value*> copyOperands = {load->operand(0), buffer, stage};
-      if (load->numOperands() > 1) copyOperands.push_back(load->operand(1));
-      Value* copy = b.create1(OpKind::AsyncCopy, copyOperands, ir::Type::asyncToken());
-      Value* group = b.create1(OpKind::AsyncCommitGroup, {copy}, ir::Type::asyncToken());
-      landed = b.create1(OpKind::AsyncWait, {group}, ir::Type::asyncToken(), {{"pending", ir::Attr::integer(0)}});
+      landed = copyAndWait(b, *load, to);
     }
     Value* value = b.create1(OpKind::LocalLoad, {buffer, stage, landed}, loaded.withEncoding(operandLayout));
     value->setNameHint(load->result(0)->nameHint());
