@@ -56,6 +56,8 @@ void printHelp(std::ostream& os) {
         "  --const NAME=VALUE       a Const parameter's value (repeatable; every Const needs one)\n"
         "  --divisible-by-16 A,B    runtime parameters the binaries may assume 16-byte aligned (pointers) or\n"
         "                           multiples of 16 (integers); checked at launch\n"
+        "  --divisible-by-8 A,B     integer parameters the binaries may assume multiples of 8 (ragged sizes such as\n"
+        "                           1000 keep 16-byte copies of 16-bit rows); checked at launch\n"
         "  --equal-to-1 A,B         integer parameters the binaries may assume equal 1; checked at launch\n"
         "  --num-warps N            warps per program (default 4)\n"
         "  --name NAME              C name prefix of the exported functions (default: the kernel's name)\n"
@@ -124,6 +126,8 @@ int run(int argc, char** argv) {
       options.constants[v.substr(0, eq)] = parseConstValue(v.substr(0, eq), v.substr(eq + 1));
     } else if (arg == "--divisible-by-16") {
       for (const std::string& n : splitList(value())) options.divisibleBy16.insert(n);
+    } else if (arg == "--divisible-by-8") {
+      for (const std::string& n : splitList(value())) options.divisibleBy8.insert(n);
     } else if (arg == "--equal-to-1") {
       for (const std::string& n : splitList(value())) options.equalTo1.insert(n);
     } else if (arg == "--num-warps") {

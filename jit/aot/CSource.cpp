@@ -104,6 +104,10 @@ void emitParamChecks(std::ostringstream& out, const CExport& e, const CParam& p)
     out << "  if (" << n << " % 16 != 0)\n"
         << prefix << "is %lld, not a multiple of 16, which this export was specialized to assume\", (long long)" << n
         << ");\n";
+  if (p.facts.divisibleBy8)
+    out << "  if (" << n << " % 8 != 0)\n"
+        << prefix << "is %lld, not a multiple of 8, which this export was specialized to assume\", (long long)" << n
+        << ");\n";
   if (p.facts.equalTo1)
     out << "  if (" << n << " != 1)\n"
         << prefix << "is %lld, not 1, which this export was specialized to assume\", (long long)" << n << ");\n";

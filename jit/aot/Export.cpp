@@ -54,19 +54,27 @@ std::vector<ArgFacts> factsFromNames(const KernelDef& kernel, const std::vector<
                     kernel.name() + "' (its runtime parameters: " + joined(known) + ")");
   };
   check(o.divisibleBy16, "divisible-by-16");
+  check(o.divisibleBy8, "divisible-by-8");
   check(o.equalTo1, "equal-to-1");
   std::vector<ArgFacts> facts;
   for (const ParamInfo& p : params) {
     ArgFacts f;
     f.divisibleBy16 = o.divisibleBy16.count(p.name) > 0;
+    f.divisibleBy8 = o.divisibleBy8.count(p.name) > 0;
     f.equalTo1 = o.equalTo1.count(p.name) > 0;
+    if (int(f.divisibleBy16) + int(f.divisibleBy8) + int(f.equalTo1) > 1)
+      throw Error("aot: kernel '" + kernel.name() + "': parameter '" + p.name + "' is given more than one of "
+                  "divisible-by-16, divisible-by-8 and equal-to-1");
     // offsets32 stays off: an exported kernel is launched on buffers of sizes unknown here, so its pointer
     // arithmetic stays 64-bit.
-    if ((f.divisibleBy16 || f.equalTo1) && p.type.isFloat())
+    if ((f.divisibleBy16 || f.divisibleBy8 || f.equalTo1) && p.type.isFloat())
       throw Error("aot: kernel '" + kernel.name() + "': parameter '" + p.name + "' is a float; only pointers and "
                   "integers take specialization facts");
     if (f.equalTo1 && p.type.isPtr())
       throw Error("aot: kernel '" + kernel.name() + "': pointer parameter '" + p.name + "' cannot be equal to 1");
+    if (f.divisibleBy8 && p.type.isPtr())
+      throw Error("aot: kernel '" + kernel.name() + "': pointer parameter '" + p.name + "' takes divisible-by-16 "
+                  "(16-byte aligned), not divisible-by-8, which is for integers");
     facts.push_back(f);
   }
   return facts;
@@ -93,7 +101,7 @@ std::vector<std::string> describe(const KernelDef& kernel, const ExportOptions& 
           (o.fastMath ? ", fast math" : ""),
       "Specialized for: 16-byte aligned / multiple of 16: " +
           joined({o.divisibleBy16.begin(), o.divisibleBy16.end()}) +
-          "; equal to 1: " + joined({o.equalTo1.begin(), o.equalTo1.end()}) + " (checked at launch)",
+          "; multiple of 8: " + joined({o.divisibleBy8.begin(), o.divisibleBy8.end()}) + "; equal to 1: " + joined({o.equalTo1.begin(), o.equalTo1.end()}) + " (checked at launch)",
       "Binaries, in the order the loader tries them: " + joined(binaries),
   };
 }

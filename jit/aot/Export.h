@@ -24,9 +24,11 @@ ArchTarget parseArchTarget(const std::string& spec);
 struct ExportOptions {
   std::string name;  // C identifier prefixing the exported functions; empty: the kernel's name
   Constants constants;
-  // Runtime parameters the binaries may assume are 16-byte aligned (pointers) or multiples of 16 (integers), and
-  // integers they may assume equal 1: the JIT's specialization facts. The launch function checks them.
+  // Runtime parameters the binaries may assume are 16-byte aligned (pointers) or multiples of 16 (integers),
+  // integers they may assume multiples of 8 (ragged sizes such as 1000 keep 16-byte row copies of 16-bit data),
+  // and integers they may assume equal 1: the JIT's specialization facts. The launch function checks them.
   std::set<std::string> divisibleBy16;
+  std::set<std::string> divisibleBy8;
   std::set<std::string> equalTo1;
   int numWarps = 4;
   bool fastMath = true;
@@ -43,7 +45,7 @@ struct ExportedKernel {
 };
 
 // Throws tessera::Error for a name that is not a C identifier, a parameter name the C code cannot use, an unknown
-// parameter in divisibleBy16/equalTo1, a missing or unknown Const, an unknown target or arch, or a failed compile.
+// parameter in divisibleBy16/divisibleBy8/equalTo1 (or in two of them), a missing or unknown Const, an unknown target or arch, or a failed compile.
 ExportedKernel exportKernel(const KernelDef& kernel, const ExportOptions& options);
 
 // Writes <dir>/<name>.h and <dir>/<name>.c (creating dir); returns their paths.

@@ -15,7 +15,7 @@ void bindAot(py::module_& m) {
       "export_kernel",
       [](const KernelDef& def, const std::string& outDir, const py::dict& constants,
          const std::vector<std::string>& targets, int numWarps, const std::set<std::string>& divisibleBy16,
-         const std::set<std::string>& equalTo1, const std::string& name, bool fastMath, bool cubin,
+         const std::set<std::string>& divisibleBy8, const std::set<std::string>& equalTo1, const std::string& name, bool fastMath, bool cubin,
          const std::string& ptxas) {
         jit::aot::ExportOptions o;
         o.name = name;
@@ -23,6 +23,7 @@ void bindAot(py::module_& m) {
         for (const std::string& t : targets) o.targets.push_back(jit::aot::parseArchTarget(t));
         o.numWarps = numWarps;
         o.divisibleBy16 = divisibleBy16;
+        o.divisibleBy8 = divisibleBy8;
         o.equalTo1 = equalTo1;
         o.fastMath = fastMath;
         o.cubin = cubin;
@@ -33,6 +34,6 @@ void bindAot(py::module_& m) {
         return py::make_tuple(paths, e.binaries);
       },
       py::arg("kernel"), py::arg("out_dir"), py::arg("constants"), py::arg("targets"), py::arg("num_warps"),
-      py::arg("divisible_by_16"), py::arg("equal_to_1"), py::arg("name"), py::arg("fast_math"), py::arg("cubin"),
+      py::arg("divisible_by_16"), py::arg("divisible_by_8"), py::arg("equal_to_1"), py::arg("name"), py::arg("fast_math"), py::arg("cubin"),
       py::arg("ptxas"));
 }

@@ -63,6 +63,9 @@ def test_launch_without_a_driver_reports_no_device(tmp_path, monkeypatch):
 @pytest.mark.parametrize("options, message", [
     ({"divisible_by_16": ["z"]}, "names 'z', which is not a runtime parameter of kernel 'vector_add'"),
     ({"equal_to_1": ["x"]}, "pointer parameter 'x' cannot be equal to 1"),
+    ({"divisible_by_8": ["x"]}, "pointer parameter 'x' takes divisible-by-16 \\(16-byte aligned\\), not divisible-by-8"),
+    ({"divisible_by_8": ["n"], "equal_to_1": ["n"]}, "parameter 'n' is given more than one of"),
+    ({"divisible_by_8": ["w"]}, "divisible-by-8 names 'w', which is not a runtime parameter"),
     ({"targets": ["nvptx:sm90"]}, "target 'nvptx:sm90' is not <target>:<arch>"),
     ({"name": "vector-add"}, "export name 'vector-add' is not a C identifier"),
     ({"constants": {}}, "BLOCK"),
@@ -71,6 +74,35 @@ def test_bad_export_options_raise(tmp_path, options, message):
     args = {"constants": {"BLOCK": 1024}, "targets": ["nvptx:sm_90a"], "cubin": False, **options}
     with pytest.raises(tessera.Error, match=message):
         tessera.aot.export(K.vector_add, tmp_path, **args)
+
+
+def test_divisible_by_8_is_assumed_and_checked_at_launch(tmp_path, monkeypatch):
+    monkeypatch.setenv("TESSERA_LIBCUDA", str(tmp_path / "missing-libcuda.so.1"))
+    paths = export_vector_add(tmp_path, cubin=False, divisible_by_8=["n"])
+    assert "multiple of 8: n;" in (tmp_path / "vector_add.h").read_text()
+    lib = build_library(tmp_path, paths)
+    declare_vector_add(lib)
+    fake = 0x10000
+    assert lib.vector_add_launch(None, 1, 1, 1, fake, fake, fake, 100) == INVALID_ARGUMENT
+    assert b"argument 'n' is 100, not a multiple of 8" in lib.vector_add_last_error()
+    assert lib.vector_add_launch(None, 1, 1, 1, fake, fake, fake, 104) == NO_DEVICE  # the check passes
+
+
+def test_divisible_by_8_specializes_the_binaries(tmp_path):
+    # A ragged matmul (sizes and strides multiples of 8, not 16): the fact changes the compiled code (the JIT's own
+    # specialization gives such launches 16-byte copies of f16 rows), and the header says what it assumes.
+    ints = ["M", "N", "K", "stride_am", "stride_bk", "stride_cm"]
+    def export(directory, **options):
+        tessera.aot.export(K.matmul, tmp_path / directory, constants={"BM": 64, "BN": 64, "BK": 32, "GROUP_M": 8},
+                           targets=["nvptx:sm_80"], cubin=False, divisible_by_16=["a", "b", "c"],
+                           equal_to_1=["stride_ak", "stride_bn", "stride_cn"], **options)
+        return (tmp_path / directory / "matmul.c").read_text(), (tmp_path / directory / "matmul.h").read_text()
+    plain_source, _ = export("plain")
+    source, header = export("eight", divisible_by_8=ints)
+    assert "multiple of 8: K, M, N, stride_am, stride_bk, stride_cm;" in header
+    assert "is %lld, not a multiple of 8" in source and "is %lld, not a multiple of 8" not in plain_source
+    ptx = lambda text: text.split("0x00}; /* NUL")[0]  # the embedded PTX, as hex bytes
+    assert ptx(source) != ptx(plain_source)
 
 
 def cuda_torch():
