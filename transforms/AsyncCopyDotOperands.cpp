@@ -13,7 +13,7 @@
 // A load that several dots read (attention's Q, loaded once and used by the dots of both key loops), directly or
 // through layout conversions only, is copied once when the target asks the same shared layout for every one of
 // those operands: the copy stays where the load was, and each dot gets its own local_load of the buffer, right
-// before it (a target that reads the operand from the buffer, as wgmma does by descriptor, reads nothing more).
+// before it (a target that reads the operand straight from the buffer, by a matrix descriptor, reads nothing more).
 //
 // Masked-off elements of a copy are zero (cp.async's zero fill), so a load with an `other` operand qualifies only
 // when `other` is the constant 0. Runs after the layout passes: the copy keeps the load's coalesced pointer layout,
