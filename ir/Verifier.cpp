@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "ir/Builder.h"
@@ -117,11 +118,19 @@ class Verifier {
 
   std::vector<Error> takeErrors() { return std::move(errors_); }
 
+  // typeProblem of `t`, once per distinct type: types are interned, and rebuilding a tile's layout from its
+  // attribute for every use was most of the verifier's time (it runs after every pass).
+  const std::optional<std::string>& typeProblemOf(Type t) {
+    auto [it, inserted] = typeProblems_.try_emplace(t);
+    if (inserted) it->second = typeProblem(t);
+    return it->second;
+  }
+
   void verifyFunction(const Function& f) {
     function_ = &f;
     const Block& body = *f.body();
     for (unsigned i = 0; i < body.numArguments(); ++i)
-      if (auto problem = typeProblem(body.argument(i)->type()))
+      if (const auto& problem = typeProblemOf(body.argument(i)->type()))
         report("function @" + f.name() + " argument #" + std::to_string(i) + " " + *problem, f.loc());
     for (unsigned i = 0; i < body.numArguments(); ++i) verifyPointerRange(f, i);
     scopes_.clear();
@@ -425,13 +434,13 @@ class Verifier {
   bool checkValueTypes(const Op& op) {
     bool ok = true;
     for (unsigned i = 0; i < op.numResults(); ++i)
-      if (auto problem = typeProblem(resultType(op, i))) ok = fail(op, "result #" + std::to_string(i) + " " + *problem);
+      if (const auto& problem = typeProblemOf(resultType(op, i))) ok = fail(op, "result #" + std::to_string(i) + " " + *problem);
     for (unsigned r = 0; r < op.numRegions(); ++r)
       for (unsigned a = 0; a < op.region(r)->numArguments(); ++a)
-        if (auto problem = typeProblem(op.region(r)->argument(a)->type()))
+        if (const auto& problem = typeProblemOf(op.region(r)->argument(a)->type()))
           ok = fail(op, "region #" + std::to_string(r) + " argument #" + std::to_string(a) + " " + *problem);
     for (const Value* v : op.operands())
-      if (typeProblem(v->type())) ok = false;
+      if (typeProblemOf(v->type())) ok = false;
     return ok;
   }
 
@@ -1185,6 +1194,7 @@ class Verifier {
 
   bool stopAtFirst_;
   std::vector<Error> errors_;
+  std::unordered_map<Type, std::optional<std::string>, TypeHash> typeProblems_;
   std::vector<Scope> scopes_;
   const Function* function_ = nullptr;
 };
