@@ -47,7 +47,9 @@ std::function<std::string(size_t)> compileAndPrune(JitKernel& jit, const std::ve
     const TuneConfig& config = configs.at(i);
     const Constants merged = mergeTuneConstants(config, constants, jit.definition().name());
     const LaunchOptions options = applyTuneOptions(config, resolved);
-    std::string reason = pruneReason(*jit.compileOnly(args, merged, options), device.checks);
+    // Compiled as the launch will be (the same texts kept), so that the launch finds it in the cache.
+    const KeptIR kept = options.runtime ? JitKernel::keptForLaunchOn(*options.runtime) : KeptIR::All;
+    std::string reason = pruneReason(*jit.compileOnly(args, merged, options, kept), device.checks);
     // Loading reads the compiled kernel from the cache that compileOnly just filled; nothing is launched.
     if (reason.empty() && device.inspectLoaded)
       reason = localMemoryPruneReason(jit.prepare(args, merged, options).localBytesPerThread());

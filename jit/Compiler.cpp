@@ -39,30 +39,50 @@ std::vector<std::pair<unsigned, int>> tensorMapsOf(const llvm::Module& m) {
   return maps;
 }
 
-// Keeps the IR of every stage in the result and dumps each artifact as soon as it exists (so a compile that
-// fails halfway still leaves the stages before the failure on disk), as the TESSERA_DUMP_* variables ask. The
-// tile IR is printed to stderr by the pass manager itself (TESSERA_DUMP_IR), as it is for tessera-opt.
+std::string printLLVM(const llvm::Module& m) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  m.print(os, nullptr);
+  os.flush();
+  return text;
+}
+
+// Keeps the IR of the stages `kept` asks for in the result and dumps each artifact as soon as it exists (so a
+// compile that fails halfway still leaves the stages before the failure on disk), as the TESSERA_DUMP_* variables
+// ask. The tile IR is printed to stderr by the pass manager itself (TESSERA_DUMP_IR), as it is for tessera-opt.
 class StageRecorder {
  public:
-  StageRecorder(CompiledKernel& kernel, const std::string& inputIR) : kernel_(kernel) {
+  StageRecorder(CompiledKernel& kernel, KeptIR kept) : kernel_(kernel) {
     dumpLLVM_ = envFlag("TESSERA_DUMP_LLVM");
     dumpAsm_ = envFlag("TESSERA_DUMP_ASM");
-    if (const char* dir = std::getenv("TESSERA_DUMP_DIR"); dir && *dir) {
+    const char* dir = std::getenv("TESSERA_DUMP_DIR");
+    if (dir && *dir) dumpDir_ = dir;
+    keepAll_ = kept == KeptIR::All || dumpLLVM_ || !dumpDir_.empty() || envFlag("TESSERA_DUMP_IR");
+    keepOptimizedLLVM_ = keepAll_ || kept == KeptIR::ForEmulator;
+  }
+  bool keepsEveryStage() const { return keepAll_; }
+  bool keepsOptimizedLLVM() const { return keepOptimizedLLVM_; }
+
+  void input(const ir::Function& f) {
+    if (!keepAll_) return;
+    const std::string text = ir::print(f);
+    if (!dumpDir_.empty()) {
       // One folder per specialization: the same kernel compiled with other constants must not overwrite it.
-      dumpDir_ = std::filesystem::path(dir) / (kernel.name + "-" + sha256Hex(inputIR).substr(0, 12));
+      dumpDir_ /= kernel_.name + "-" + sha256Hex(text).substr(0, 12);
       std::error_code ec;
       std::filesystem::create_directories(dumpDir_, ec);
       if (ec) throw Error("TESSERA_DUMP_DIR: cannot create '" + dumpDir_.string() + "': " + ec.message());
     }
+    tileIR("input", text);
   }
-
   void tileIR(const std::string& stage, const std::string& text) {
     kernel_.irAfterPass.emplace_back(stage, text);
     char prefix[8];
     std::snprintf(prefix, sizeof prefix, "%02zu-", kernel_.irAfterPass.size() - 1);
     writeFile(prefix + stage + ".tir", text);
   }
-  void llvmIR(const std::string& text, bool optimized) {
+  void llvmIR(const llvm::Module& m, bool optimized) {
+    const std::string text = printLLVM(m);
     (optimized ? kernel_.optimizedLLVMIR : kernel_.llvmIR) = text;
     if (dumpLLVM_)
       std::cerr << "// -----// LLVM IR " << (optimized ? "after optimization" : "as lowered") << " (@" << kernel_.name
@@ -89,17 +109,9 @@ class StageRecorder {
   }
 
   CompiledKernel& kernel_;
-  bool dumpLLVM_ = false, dumpAsm_ = false;
+  bool dumpLLVM_ = false, dumpAsm_ = false, keepAll_ = true, keepOptimizedLLVM_ = true;
   std::filesystem::path dumpDir_;
 };
-
-std::string printLLVM(const llvm::Module& m) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  m.print(os, nullptr);
-  os.flush();
-  return text;
-}
 
 // Runs each stage, timing it for TESSERA_TIMINGS and turning any failure into a tessera::Error that says which
 // kernel and which stage failed.
@@ -125,7 +137,7 @@ class StageRunner {
 }  // namespace
 
 CompiledKernel compile(const ir::Function& input, const backends::Target& target,
-                       const backends::TargetOptions& requested) {
+                       const backends::TargetOptions& requested, KeptIR kept) {
   backends::TargetOptions options = requested;
   if (options.arch.empty()) options.arch = target.defaultArch();
   const std::string context = "JIT compile of @" + input.name() + " for " + target.name() + " " + options.arch;
@@ -149,21 +161,22 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   // 1. Work on a copy that records the warp count the layout passes must plan for; verify it.
   std::unique_ptr<ir::Function> f = input.clone();
   f->attrs()["num_warps"] = ir::Attr::integer(options.numWarps);
-  const std::string inputIR = ir::print(*f);
-  StageRecorder record(kernel, inputIR);
-  record.tileIR("input", inputIR);
+  StageRecorder record(kernel, kept);
+  record.input(*f);
   stage("verify input", [&] { ir::verify(*f); });
 
   // 2. The default pipeline (transforms/Pipeline.cpp) for this target's warps and layout preferences. The pass
-  // manager verifies after every pass; its callback keeps the IR after each one and times it.
+  // manager verifies after every pass; its callback times each one and keeps the IR after it where asked.
   transforms::PassManager passes;
   // e.g. mma.sync accumulators, and how far ahead loops copy
   transforms::addDefaultPipeline(passes, target.passOptions(options.numWarps, options.numStages, options.arch));
-  passes.setAfterPassCallback([&](const std::string& pass, const std::string& ir, double seconds) {
+  passes.setAfterPassCallback([&](const std::string& pass, double seconds, const auto& ir) {
     timings.report("pass " + pass, seconds);
-    record.tileIR(pass, ir);
+    if (record.keepsEveryStage()) record.tileIR(pass, ir());
   });
   stage("passes", [&] { passes.run(*f); });
+  if (!record.keepsEveryStage() && !passes.passNames().empty())
+    stage("print tile IR", [&] { record.tileIR(passes.passNames().back(), ir::print(*f)); });
   if (f->attrs().count("smem_bytes")) {
     const ir::Attr& smem = f->attrs().at("smem_bytes");
     if (!smem.isInt() || smem.getInt() < 0)
@@ -178,12 +191,13 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
     module = target.lowerToLLVM(*f, llvmContext, options);
     if (!module) throw Error("the target returned no module");
   });
-  record.llvmIR(printLLVM(*module), /*optimized=*/false);
+  if (record.keepsEveryStage()) stage("print LLVM IR", [&] { record.llvmIR(*module, /*optimized=*/false); });
   kernel.tensorMaps = tensorMapsOf(*module);
 
   // 4. Let the target optimize it (vendor libraries linked, O3, verified): exactly the module emitted next.
   stage("optimize LLVM", [&] { target.optimize(*module, options); });
-  record.llvmIR(printLLVM(*module), /*optimized=*/true);
+  if (record.keepsOptimizedLLVM())
+    stage("print optimized LLVM IR", [&] { record.llvmIR(*module, /*optimized=*/true); });
   if (record.wantsAssembly()) stage("assembly", [&] { record.assembly(target.emitAssembly(*module, options)); });
 
   // 5. Emit the artifact the runtime loads.

@@ -15,6 +15,7 @@ inline constexpr int kMaxNumStages = 8;
 // Compiles a copy of `f` for `target` (the input is not modified) through the default pipeline
 // (transforms/Pipeline.h). Throws tessera::Error naming the kernel and the failing stage: invalid input, a pass
 // that fails or leaves invalid IR, an op the target cannot lower.
-CompiledKernel compile(const ir::Function& f, const backends::Target& target, const backends::TargetOptions& options);
+CompiledKernel compile(const ir::Function& f, const backends::Target& target, const backends::TargetOptions& options,
+                       KeptIR kept = KeptIR::All);
 
 }  // namespace tessera::jit

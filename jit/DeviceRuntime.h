@@ -90,6 +90,8 @@ class DeviceRuntime {
 
   // Loads the kernel's binary (CUDA, HIP), or what else of it the runtime runs (the emulator: its LLVM IR).
   virtual DeviceModule loadModule(const CompiledKernel& kernel) = 0;
+  // Whether loadModule reads CompiledKernel::optimizedLLVMIR (which a compile for a launch then keeps).
+  virtual bool loadsLLVMIR() const { return false; }
   virtual void unloadModule(DeviceModule m) noexcept = 0;
   virtual DeviceFunction getFunction(DeviceModule m, const std::string& kernelName) = 0;
 

@@ -50,7 +50,7 @@ std::unique_ptr<ir::Module> JitKernel::specializedIR(const Specialization& s) co
   return m;
 }
 
-std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Specialization& s) {
+std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Specialization& s, KeptIR kept) {
   std::unique_ptr<ir::Module> m = specializedIR(s);
   const ir::Function& f = *m->functions()[0];
   const backends::Target& target = targetNamed(s.target);
@@ -68,14 +68,17 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   keyInputs.format = target.binaryFormat();
   keyInputs.numWarps = s.numWarps;
   keyInputs.options = std::string("fast_math=") + (s.fastMath ? "1" : "0") + ";num_stages=" + std::to_string(s.numStages);
+  // A launch's entry keeps fewer texts than an inspection's (KeptIR): the two do not stand in for each other.
+  keyInputs.options += kept == KeptIR::All ? ";ir=all" : kept == KeptIR::ForLaunch ? ";ir=launch" : ";ir=emulator";
   keyInputs.compilerVersion = compilerVersion();
   keyInputs.toolchain = target.toolchainIdentity();
-  return cache_.getOrCompile(keyInputs, [&] { return compile(f, target, options); });
+  return cache_.getOrCompile(keyInputs, [&] { return compile(f, target, options, kept); });
 }
 
 std::shared_ptr<const CompiledKernel> JitKernel::compileOnly(const std::vector<KernelArg>& args,
-                                                             const Constants& constants, const LaunchOptions& options) {
-  return compileSpecialization(specialize(args, constants, options));
+                                                             const Constants& constants, const LaunchOptions& options,
+                                                             KeptIR kept) {
+  return compileSpecialization(specialize(args, constants, options), kept);
 }
 
 DeviceRuntime& JitKernel::runtimeFor(const std::string& target) const {
@@ -120,7 +123,8 @@ LoadedKernel& JitKernel::prepare(const std::vector<KernelArg>& args, const Const
     const std::vector<ParamInfo> params = def_.runtimeParams();
     for (size_t i = 0; i < params.size(); ++i)
       paramTypes.push_back(s.args[i].descriptorType ? s.args[i].descriptorType : params[i].type);
-    it = loaded_.emplace(key, std::make_unique<LoadedKernel>(compileSpecialization(s), paramTypes,
+    std::shared_ptr<const CompiledKernel> compiled = compileSpecialization(s, keptForLaunchOn(*resolved.runtime));
+    it = loaded_.emplace(key, std::make_unique<LoadedKernel>(std::move(compiled), paramTypes,
                                                              *resolved.runtime)).first;
   }
   return *it->second;

@@ -59,9 +59,14 @@ class JitKernel {
   LoadedKernel& prepare(const std::vector<KernelArg>& args, const Constants& constants, const LaunchOptions& options = {});
 
   // Specializes for `args` (pointer values only matter for their alignment: KernelArg::pointer(256) will do)
-  // and compiles, without touching a GPU.
+  // and compiles, without touching a GPU, keeping the texts `kept` asks for (all of them by default; what a
+  // launch keeps, keptForLaunchOn, to share the launch's cache entry).
   std::shared_ptr<const CompiledKernel> compileOnly(const std::vector<KernelArg>& args, const Constants& constants,
-                                                    const LaunchOptions& options = {});
+                                                    const LaunchOptions& options = {}, KeptIR kept = KeptIR::All);
+  // What a launch on `runtime` keeps of its compile: the optimized LLVM IR only where the runtime runs it.
+  static KeptIR keptForLaunchOn(const DeviceRuntime& runtime) {
+    return runtime.loadsLLVMIR() ? KeptIR::ForEmulator : KeptIR::ForLaunch;
+  }
 
   // What a launch with these arguments would compile for, and the traced, specialized IR it would compile.
   Specialization specialize(const std::vector<KernelArg>& args, const Constants& constants,
@@ -74,7 +79,7 @@ class JitKernel {
   DeviceRuntime& runtimeFor(const std::string& target) const;
 
  private:
-  std::shared_ptr<const CompiledKernel> compileSpecialization(const Specialization& s);
+  std::shared_ptr<const CompiledKernel> compileSpecialization(const Specialization& s, KeptIR kept);
   LaunchOptions resolveForLaunch(const LaunchOptions& options) const;
   std::string resolveTarget(const std::string& target) const;
 

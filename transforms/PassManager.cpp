@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <optional>
 
 #include "ir/EnvFlag.h"
 #include "ir/Printer.h"
@@ -83,10 +84,13 @@ void PassManager::runPipeline(const std::vector<ir::Function*>& functions, const
                     e.location());
       }
     }
-    if (!dumpIR_ && !callback_) continue;
-    std::string text = print();
-    if (dumpIR_) dump(std::string("After ") + pass->name() + scope, text);
-    if (callback_) callback_(pass->name(), text, seconds);
+    std::optional<std::string> text;  // printed once, for the dump and the callback alike
+    const PrintIR printOnce = [&] {
+      if (!text) text = print();
+      return *text;
+    };
+    if (dumpIR_) dump(std::string("After ") + pass->name() + scope, printOnce());
+    if (callback_) callback_(pass->name(), seconds, printOnce);
   }
 }
 

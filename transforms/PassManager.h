@@ -42,9 +42,11 @@ struct PassOptions {
 
 class PassManager {
  public:
-  // Called after each pass with the pass's name, the IR after it (the function's, or the whole module's when
-  // running over a module) and the wall time of the pass itself (not of verification or printing).
-  using AfterPassCallback = std::function<void(const std::string& pass, const std::string& ir, double seconds)>;
+  // Called after each pass with the pass's name, the wall time of the pass itself (not of verification or
+  // printing) and a function printing the IR after it (the function's, or the whole module's when running over a
+  // module): printing costs as much as some passes, so only a callback that wants the text pays for it.
+  using PrintIR = std::function<std::string()>;
+  using AfterPassCallback = std::function<void(const std::string& pass, double seconds, const PrintIR& ir)>;
 
   PassManager();  // dumps the IR when TESSERA_DUMP_IR is set
   void add(std::unique_ptr<Pass> p);

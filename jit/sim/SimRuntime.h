@@ -42,6 +42,7 @@ class SimRuntime final : public jit::DeviceRuntime {
   void synchronize(jit::DeviceStream, const std::string&) override {}  // launches run to completion
 
   jit::DeviceModule loadModule(const jit::CompiledKernel& kernel) override;
+  bool loadsLLVMIR() const override { return true; }
   void unloadModule(jit::DeviceModule m) noexcept override;
   jit::DeviceFunction getFunction(jit::DeviceModule m, const std::string& kernelName) override;
 

@@ -51,7 +51,7 @@ std::vector<std::pair<std::string, std::string>> runPasses(ir::Module& mod, cons
   transforms::PassManager pm;
   transforms::addPasses(pm, spec, transforms::PassOptions{numWarps, warpSize});
   std::vector<std::pair<std::string, std::string>> irAfterPass;
-  pm.setAfterPassCallback([&](const std::string& pass, const std::string& ir, double) { irAfterPass.emplace_back(pass, ir); });
+  pm.setAfterPassCallback([&](const std::string& pass, double, const auto& ir) { irAfterPass.emplace_back(pass, ir()); });
   pm.run(mod);
   return irAfterPass;
 }

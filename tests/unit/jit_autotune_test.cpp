@@ -581,6 +581,34 @@ TEST(AutotunedKernel, TunesOnTheEmulatorWithAnInjectedTimer) {
   EXPECT_EQ(again.tuner().lastReport()->source, TuningReport::Source::Cached);
 }
 
+// A launch keeps less of its compile than an inspection does (jit::KeptIR), and the two are separate cache
+// entries: the tuner must compile each config as the winner's launch will, or that launch compiles it again.
+TEST(AutotunedKernel, PruningCompilesTheKernelTheLaunchLoads) {
+  SimMatmul mm;
+  jit::KernelCache cache{std::filesystem::path()};
+  jit::JitKernel jit(kernels::matmul_kernel(), cache);
+  jit::LaunchOptions resolved;
+  resolved.runtime = &mm.runtime;
+  resolved.target = mm.runtime.target();
+  resolved.arch = mm.runtime.nativeArch();
+  const std::vector<TuneConfig> configs{tile(32, 32, 32, 4)};
+  const Constants launchConstants{{"GROUP_M", 4}};
+  const jit::TuningDevice device = jit::tuningDeviceFor(&mm.runtime, resolved.target, resolved.arch);
+  EXPECT_EQ(jit::compileAndPrune(jit, configs, mm.args(), launchConstants, resolved, device)(0), "");
+  EXPECT_EQ(cache.stats().compiles, 1);
+
+  const Constants constants = jit::mergeTuneConstants(configs[0], launchConstants, "matmul");
+  const jit::LaunchOptions options = jit::applyTuneOptions(configs[0], resolved);
+  const jit::CompiledKernel& launched = jit.prepare(mm.args(), constants, options).compiled();
+  EXPECT_EQ(cache.stats().compiles, 1) << "the launch loads the kernel the tuner compiled";
+  EXPECT_FALSE(launched.optimizedLLVMIR.empty()) << "the emulator runs the optimized LLVM IR";
+  EXPECT_EQ(launched.irAfterPass.size(), 1u);
+  EXPECT_TRUE(launched.llvmIR.empty());
+  // Inspection keeps every stage: an entry of its own.
+  EXPECT_GT(jit.compileOnly(mm.args(), constants, options)->irAfterPass.size(), 2u);
+  EXPECT_EQ(cache.stats().compiles, 2);
+}
+
 TEST(AutotunedKernel, KeysOnSizesAndConstsNotPointers) {
   const KernelDef def = kernels::matmul_kernel();
   SimMatmul mm;

@@ -152,6 +152,33 @@ TEST(JitCompile, RecordsEveryStageAndLeavesTheInputAlone) {
     EXPECT_EQ(k.sharedBytes, 0);
 }
 
+TEST(JitCompile, ALaunchKeepsOnlyTheFinalTileIRAndWhatItsRuntimeLoads) {
+  StandInTarget target;
+  auto m = vectorAddIR();
+  const ir::Function& f = *m->functions()[0];
+  const CompiledKernel all = compile(f, target, {}, KeptIR::All);
+  const CompiledKernel launch = compile(f, target, {}, KeptIR::ForLaunch);
+  const CompiledKernel emulator = compile(f, target, {}, KeptIR::ForEmulator);
+  for (const CompiledKernel* k : {&launch, &emulator}) {
+    EXPECT_EQ(k->binary, all.binary);
+    EXPECT_EQ(k->sharedBytes, all.sharedBytes);
+    ASSERT_EQ(k->irAfterPass.size(), 1u);
+    EXPECT_EQ(k->irAfterPass[0], all.irAfterPass.back()) << "the tile IR after the last pass, under its name";
+    EXPECT_EQ(k->llvmIR, "");
+  }
+  EXPECT_EQ(launch.optimizedLLVMIR, "");
+  EXPECT_EQ(emulator.optimizedLLVMIR, all.optimizedLLVMIR);
+  EXPECT_NE(all.llvmIR, "");
+  EXPECT_GT(all.irAfterPass.size(), 2u);
+  // A dump asks for every stage whatever the caller keeps.
+  EnvVar dump("TESSERA_DUMP_LLVM", "1");
+  testing::internal::CaptureStderr();
+  const CompiledKernel dumped = compile(f, target, {}, KeptIR::ForLaunch);
+  testing::internal::GetCapturedStderr();
+  EXPECT_EQ(dumped.llvmIR, all.llvmIR);
+  EXPECT_EQ(dumped.irAfterPass, all.irAfterPass);
+}
+
 TEST(JitCompile, TargetFailuresNameKernelAndStage) {
   auto m = vectorAddIR();
   StandInTarget lowering;
@@ -249,9 +276,10 @@ std::vector<std::string> timedStages(const std::string& err, const std::string& 
   return stages;
 }
 
-std::string compileCapturingStderr(const backends::Target& target, const ir::Function& f) {
+std::string compileCapturingStderr(const backends::Target& target, const ir::Function& f,
+                                   KeptIR kept = KeptIR::All) {
   testing::internal::CaptureStderr();
-  compile(f, target, {});
+  compile(f, target, {}, kept);
   return testing::internal::GetCapturedStderr();
 }
 
@@ -267,8 +295,17 @@ TEST(JitCompile, TimingsNameEveryStageInOrder) {
   }
   std::vector<std::string> want{"verify input"};
   for (const std::string& pass : kDefaultPipeline) want.push_back("pass " + pass);
-  want.insert(want.end(), {"passes", "lower to LLVM", "optimize LLVM", "emit ptx"});
+  std::vector<std::string> wantForLaunch = want;
+  want.insert(want.end(),
+              {"passes", "lower to LLVM", "print LLVM IR", "optimize LLVM", "print optimized LLVM IR", "emit ptx"});
   EXPECT_EQ(timedStages(err, "@vector_add stand-in arch_1"), want) << err;
+  // A launch's compile prints only the final tile IR, and the optimized LLVM IR for the emulator.
+  {
+    EnvVar timings("TESSERA_TIMINGS", "1");
+    err = compileCapturingStderr(target, *m->functions()[0], KeptIR::ForLaunch);
+  }
+  wantForLaunch.insert(wantForLaunch.end(), {"passes", "print tile IR", "lower to LLVM", "optimize LLVM", "emit ptx"});
+  EXPECT_EQ(timedStages(err, "@vector_add stand-in arch_1"), wantForLaunch) << err;
 
   EXPECT_EQ(compileCapturingStderr(target, *m->functions()[0]), "");
   EnvVar off("TESSERA_TIMINGS", "0");
@@ -453,8 +490,8 @@ TEST(JitCompileNvptx, TimingsStartWithTheTrace) {
     ASSERT_FALSE(stages.empty());
     EXPECT_EQ(stages.front(), "trace");
     EXPECT_EQ(stages.back(), cached ? "trace" : "emit ptx");
-    EXPECT_EQ(stages.size(), cached ? 1u : 2 + kDefaultPipeline.size() + 4)
-        << "trace, verify input, each pass, passes, lower, optimize, emit";
+    EXPECT_EQ(stages.size(), cached ? 1u : 2 + kDefaultPipeline.size() + 6)
+        << "trace, verify input, each pass, passes, lower, print, optimize, print, emit";
   }
 }
 

@@ -62,7 +62,12 @@ Launch onEmulator(const Inputs& in, const char* arch, bool sized) {
   options.runtime = &runtime;
   options.numWarps = 4;
   Launch out;
-  for (const auto& [stage, ir] : matmul.prepare(args, kTiles, options).compiled().irAfterPass)
+  // The launch keeps only the final tile IR; the same specialization compiled for inspection keeps every stage.
+  jit::LaunchOptions inspect = options;
+  inspect.runtime = nullptr;
+  inspect.target = runtime.target();
+  inspect.arch = arch;
+  for (const auto& [stage, ir] : matmul.compileOnly(args, kTiles, inspect)->irAfterPass)
     if (stage.find("canonicalize-pointers") != std::string::npos) {
       const size_t at = ir.find(" = for ");
       if (at != std::string::npos) out.loopAfterPass = ir.substr(ir.rfind('\n', at) + 1, ir.find('\n', at) - ir.rfind('\n', at) - 1);
