@@ -149,6 +149,9 @@ void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
       set(op.result(0), {});
       return;
     case OpKind::LocalLoad: {
+      // Read by dots from its buffer alone: the tile gets no registers (a lowering asking for them anyway fails
+      // with "used before it was lowered").
+      if (transforms::onlyDotsReadBufferOf(op)) return;
       const ir::Value* buffer = op.operand(0);
       const ir::Type elem = buffer->type().element();
       const ir::Layout layout = sharedLayoutOf(buffer->type());

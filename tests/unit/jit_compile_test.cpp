@@ -517,6 +517,9 @@ TEST(JitCompileNvptx, F16MatmulUsesTensorCoresThroughThePipeline) {
       EXPECT_EQ(c.binary.find("mma.sync.aligned"), std::string::npos);
     }
     EXPECT_EQ(c.binary.find("fma.rn.f32"), std::string::npos);
+    // The dots read A and B from their shared buffers (ldmatrix, wgmma descriptors): the local_loads feeding
+    // them are lowered to no per-element shared-memory loads at all (transforms::onlyDotsReadBufferOf).
+    EXPECT_EQ(c.llvmIR.find("load half, ptr addrspace(3)"), std::string::npos) << arch;
     if (!fs::exists("/usr/local/cuda/bin/ptxas")) continue;
     std::string report;
     ASSERT_EQ(runPtxas(c.binary, arch, report), 0) << report;

@@ -216,6 +216,15 @@ const Op* dotOperandBuffer(const Op& dot, unsigned index) {
   return def && def->is(OpKind::LocalLoad) ? def : nullptr;
 }
 
+bool onlyDotsReadBufferOf(const Op& localLoad) {
+  const std::vector<ir::Use>& uses = localLoad.result(0)->uses();
+  return !uses.empty() && std::all_of(uses.begin(), uses.end(), [&](const ir::Use& use) {
+    const Op& dot = *use.user;
+    return dot.is(OpKind::Dot) && use.operandIndex < 2 && dotOperandBuffer(dot, use.operandIndex) == &localLoad &&
+           !(use.operandIndex == 0 && dotTakesAInRegisters(dot));
+  });
+}
+
 bool dotTakesAInRegisters(const Op& dot) {
   return dot.hasAttr(kDotAInRegisters) && dot.attr(kDotAInRegisters).isBool() && dot.attr(kDotAInRegisters).getBool();
 }
