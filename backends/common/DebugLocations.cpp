@@ -41,7 +41,7 @@ llvm::DILocation* DebugLocations::enter(const ir::Op& op) {
 
 void DebugLocations::finalize() { builder_.finalize(); }
 
-DebugLocations::OpScope::OpScope(DebugLocations& locations, const ir::Op& op, llvm::IRBuilder<>& b)
+DebugLocations::OpScope::OpScope(DebugLocations& locations, const ir::Op& op, llvm::IRBuilderBase& b)
     : b_(b), saved_(b.getCurrentDebugLocation()) {
   b.SetCurrentDebugLocation(locations.enter(op));
 }

@@ -40,13 +40,13 @@ class DebugLocations {
   // enclosing op's, for ops nested in regions) is restored afterwards.
   class OpScope {
    public:
-    OpScope(DebugLocations& locations, const ir::Op& op, llvm::IRBuilder<>& b);
+    OpScope(DebugLocations& locations, const ir::Op& op, llvm::IRBuilderBase& b);
     ~OpScope();
     OpScope(const OpScope&) = delete;
     OpScope& operator=(const OpScope&) = delete;
 
    private:
-    llvm::IRBuilder<>& b_;
+    llvm::IRBuilderBase& b_;
     llvm::DebugLoc saved_;
   };
 

@@ -9,13 +9,14 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
+#include "backends/common/IdentityFolder.h"
 #include "ir/Error.h"
 #include "ir/IR.h"
 #include "ir/OpInfo.h"
 
 namespace tessera::backends {
 
-using IRBuilder = llvm::IRBuilder<>;
+using IRBuilder = llvm::IRBuilder<IdentityFolder>;
 class KernelLowering;
 
 class LoweringHooks {
