@@ -3,8 +3,9 @@
 
     plot_results.py RESULTS.csv [--out PLOT.png]     (default: RESULTS.png beside the CSV)
 
-compile_time: per case, a bar of Tessera's stages stacked (trace, passes, lower, optimize, emit) beside a bar of
-ptxas's time on the same PTX. kernel_resources: per case, registers, and the spill bytes stored and loaded.
+compile_time: per case, a bar of Tessera's stages stacked (trace, passes, lower, optimize, emit, then the rest of
+the JIT's time: tessera_ms beyond the stages, its verification and printing) beside a bar of ptxas's time on the
+same PTX. kernel_resources: per case, registers, and the spill bytes stored and loaded.
 Cells that say "absent" (no ptxas on the machine that measured) are left out of the plot.
 """
 import argparse
@@ -51,6 +52,11 @@ def plot_compile_time(rows, out):
         values = [number(r[stage]) or 0.0 for r in rows]
         axes.barh([i - height / 2 for i in y], values, height, left=left, label=stage[:-3])
         left = [a + b for a, b in zip(left, values)]
+    # The stages were timed on their own, the JIT's compile as a whole: what it does besides them (0 where the
+    # machine's noise makes the whole come out below the parts).
+    other = [max(0.0, (number(r["tessera_ms"]) or 0.0) - total) for r, total in zip(rows, left)]
+    axes.barh([i - height / 2 for i in y], other, height, left=left, label="JIT's other work", hatch="//",
+              color="white", edgecolor="gray")
     ptxas = [number(r["ptxas_ms"]) for r in rows]
     if any(v is not None for v in ptxas):
         axes.barh([i + height / 2 for i in y], [v or 0.0 for v in ptxas], height, color="black", label="ptxas")
