@@ -31,6 +31,31 @@ int64_t consecutiveAlong(const ir::Layout& layout, const std::vector<int64_t>& s
   return run;
 }
 
+// The XOR of bases[i] over the set bits i of `value` (bits past bases.size() ignored), built a run of bits at a
+// time: bits i..j whose bases are bases[i] << 0..(j - i) and pairwise bit-disjoint add up (the XOR of disjoint terms
+// is their sum) to ((value >> i) & (2^(j-i+1) - 1)) * bases[i]. A swizzled shared layout's coordinate bits fall into
+// a few such runs (a plain row stride, the XOR of row bits into the column): 3 instructions per run instead of 3
+// per bit, the same value.
+llvm::Value* xorOfBases(IRBuilder& b, llvm::Value* value, const std::vector<ir::LinearLayout::Basis>& bases) {
+  auto i32 = [&](int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); };
+  llvm::Value* result = i32(0);
+  for (size_t i = 0; i < bases.size();) {
+    const int64_t base = bases[i][0];
+    if (base == 0) {
+      ++i;
+      continue;
+    }
+    size_t end = i + 1;
+    int64_t covered = base;
+    while (end < bases.size() && bases[end][0] == base << (end - i) && (covered & bases[end][0]) == 0)
+      covered |= bases[end++][0];
+    llvm::Value* bits = b.CreateAnd(b.CreateLShr(value, i32(static_cast<int64_t>(i))), i32((int64_t(1) << (end - i)) - 1));
+    result = b.CreateXor(result, b.CreateMul(bits, i32(base)));
+    i = end;
+  }
+  return result;
+}
+
 // Lanes first .. first + count - 1 of a vector.
 std::vector<int> shuffleMask(int64_t first, int64_t count) {
   std::vector<int> lanes;
@@ -54,16 +79,11 @@ llvm::Value* KernelLowering::sharedElementIndex(const ir::Op& op, const ir::Layo
                                                 const std::vector<llvm::Value*>& coords) {
   auto i32 = [&](int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); };
   if (layout.kind() == ir::Layout::Kind::LinearShared) {
-    // The inverse of the layout, bit by bit: the XOR of the offsets of the coordinates' set bits.
+    // The inverse of the layout: the XOR of the offsets of the coordinates' set bits.
     const ir::LinearLayout inverse = layout.toLinear(shape).invert();
     llvm::Value* index = i32(0);
-    for (size_t d = 0; d < coords.size(); ++d) {
-      const std::vector<ir::LinearLayout::Basis>& bits = inverse.inDim(ir::tensorDimName(static_cast<int>(d))).bases;
-      for (size_t i = 0; i < bits.size(); ++i) {
-        llvm::Value* bit = b_.CreateAnd(b_.CreateLShr(coords[d], i32(static_cast<int64_t>(i))), i32(1));
-        index = b_.CreateXor(index, b_.CreateMul(bit, i32(bits[i][0])));
-      }
-    }
+    for (size_t d = 0; d < coords.size(); ++d)
+      index = b_.CreateXor(index, xorOfBases(b_, coords[d], inverse.inDim(ir::tensorDimName(static_cast<int>(d))).bases));
     return b_.CreateZExt(index, b_.getInt64Ty());
   }
   if (layout.kind() != ir::Layout::Kind::Shared)
