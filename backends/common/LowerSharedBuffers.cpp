@@ -4,6 +4,7 @@
 // target's), and local_load (each thread reads its registers' elements). A buffer value's one "register" is the address
 // of its first stage; tokens have none.
 #include "backends/common/KernelLowering.h"
+#include "backends/common/XorOfBases.h"
 #include "ir/Layout.h"
 
 namespace tessera::backends {
@@ -29,31 +30,6 @@ int64_t consecutiveAlong(const ir::Layout& layout, const std::vector<int64_t>& s
     run *= 2;
   }
   return run;
-}
-
-// The XOR of bases[i] over the set bits i of `value` (bits past bases.size() ignored), built a run of bits at a
-// time: bits i..j whose bases are bases[i] << 0..(j - i) and pairwise bit-disjoint add up (the XOR of disjoint terms
-// is their sum) to ((value >> i) & (2^(j-i+1) - 1)) * bases[i]. A swizzled shared layout's coordinate bits fall into
-// a few such runs (a plain row stride, the XOR of row bits into the column): 3 instructions per run instead of 3
-// per bit, the same value.
-llvm::Value* xorOfBases(IRBuilder& b, llvm::Value* value, const std::vector<ir::LinearLayout::Basis>& bases) {
-  auto i32 = [&](int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); };
-  llvm::Value* result = i32(0);
-  for (size_t i = 0; i < bases.size();) {
-    const int64_t base = bases[i][0];
-    if (base == 0) {
-      ++i;
-      continue;
-    }
-    size_t end = i + 1;
-    int64_t covered = base;
-    while (end < bases.size() && bases[end][0] == base << (end - i) && (covered & bases[end][0]) == 0)
-      covered |= bases[end++][0];
-    llvm::Value* bits = b.CreateAnd(b.CreateLShr(value, i32(static_cast<int64_t>(i))), i32((int64_t(1) << (end - i)) - 1));
-    result = b.CreateXor(result, b.CreateMul(bits, i32(base)));
-    i = end;
-  }
-  return result;
 }
 
 // Lanes first .. first + count - 1 of a vector.
