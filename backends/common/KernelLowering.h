@@ -87,6 +87,10 @@ class KernelLowering {
   llvm::Value* sharedStage(const ir::Value* buffer, const ir::Value* stage);
   llvm::Value* sharedElementIndex(const ir::Op& op, const ir::Layout& layout, const std::vector<int64_t>& shape,
                                   const std::vector<llvm::Value*>& coords);
+  // The same for register `reg` of `map`. A #linear_shared layout is linear, so the index is the thread part's
+  // (the same for every register) XOR the register part's, a constant.
+  llvm::Value* sharedElementIndexOf(const ir::Op& op, const ir::Layout& layout, const std::vector<int64_t>& shape,
+                                    const ThreadMap& map, int64_t reg);
 
   // Runs `then` only where `pred` holds; `then` returns the value (or null) produced on that path, and the result
   // is that value where `pred` holds and `otherwise` elsewhere.

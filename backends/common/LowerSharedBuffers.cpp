@@ -83,6 +83,27 @@ llvm::Value* KernelLowering::sharedElementIndex(const ir::Op& op, const ir::Layo
   return b_.CreateZExt(index, b_.getInt64Ty());
 }
 
+llvm::Value* KernelLowering::sharedElementIndexOf(const ir::Op& op, const ir::Layout& layout,
+                                                  const std::vector<int64_t>& shape, const ThreadMap& map,
+                                                  int64_t reg) {
+  if (layout.kind() != ir::Layout::Kind::LinearShared) {
+    std::vector<llvm::Value*> coords;
+    for (int d = 0; d < map.rank(); ++d) coords.push_back(coord(map, reg, d));
+    return sharedElementIndex(op, layout, shape, coords);
+  }
+  const ir::LinearLayout inverse = layout.toLinear(shape).invert();
+  llvm::Value* index = b_.getInt32(0);
+  int64_t registerPart = 0;
+  for (int d = 0; d < map.rank(); ++d) {
+    const std::vector<ir::LinearLayout::Basis>& bases = inverse.inDim(ir::tensorDimName(d)).bases;
+    index = b_.CreateXor(index, xorOfBases(b_, threadPart(map)[d], bases));
+    for (size_t i = 0; i < bases.size(); ++i)
+      if ((map.regCoords[reg][d] >> i) & 1) registerPart ^= bases[i][0];
+  }
+  index = b_.CreateXor(index, b_.getInt32(static_cast<uint32_t>(registerPart)));
+  return b_.CreateZExt(index, b_.getInt64Ty());
+}
+
 void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
   switch (op.kind()) {
     case OpKind::LocalAlloc: {
@@ -108,11 +129,8 @@ void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
       };
       for (int64_t r = 0; r < map.numRegs(); r += run) {
         std::vector<llvm::Value*> dsts;  // where each `vec` of the run goes
-        for (int64_t c = r; c < r + run; c += vec) {
-          std::vector<llvm::Value*> coords;
-          for (int d = 0; d < map.rank(); ++d) coords.push_back(coord(map, c, d));
-          dsts.push_back(smemElementPtr(stage, mt, sharedElementIndex(op, layout, shape, coords)));
-        }
+        for (int64_t c = r; c < r + run; c += vec)
+          dsts.push_back(smemElementPtr(stage, mt, sharedElementIndexOf(op, layout, shape, map, c)));
         llvm::Value* inBounds = mask ? get(mask)[r] : b_.getTrue();
         // Replicated elements are copied once, by their owner.
         predicated(ownsRegister(map, r), [&]() -> llvm::Value* {
@@ -156,9 +174,7 @@ void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
       llvm::Type* mt = memType(elem);
       Regs out;
       for (int64_t r = 0; r < map.numRegs(); ++r) {
-        std::vector<llvm::Value*> coords;
-        for (int d = 0; d < map.rank(); ++d) coords.push_back(coord(map, r, d));
-        llvm::Value* p = smemElementPtr(stage, mt, sharedElementIndex(op, layout, buffer->type().stageShape(), coords));
+        llvm::Value* p = smemElementPtr(stage, mt, sharedElementIndexOf(op, layout, buffer->type().stageShape(), map, r));
         out.push_back(fromMemory(b_.CreateLoad(mt, p), elem));
       }
       set(op.result(0), std::move(out));
