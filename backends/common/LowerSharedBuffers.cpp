@@ -58,8 +58,10 @@ llvm::Value* KernelLowering::sharedElementIndex(const ir::Op& op, const ir::Layo
     // The inverse of the layout: the XOR of the offsets of the coordinates' set bits.
     const ir::LinearLayout inverse = layout.toLinear(shape).invert();
     llvm::Value* index = i32(0);
-    for (size_t d = 0; d < coords.size(); ++d)
-      index = b_.CreateXor(index, xorOfBases(b_, coords[d], inverse.inDim(ir::tensorDimName(static_cast<int>(d))).bases));
+    for (size_t d = 0; d < coords.size(); ++d) {
+      const std::vector<ir::LinearLayout::Basis>& bases = inverse.inDim(ir::tensorDimName(static_cast<int>(d))).bases;
+      index = b_.CreateXor(index, xorOfBases(b_, coords[d], bases));
+    }
     return b_.CreateZExt(index, b_.getInt64Ty());
   }
   if (layout.kind() != ir::Layout::Kind::Shared)
@@ -174,7 +176,8 @@ void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
       llvm::Type* mt = memType(elem);
       Regs out;
       for (int64_t r = 0; r < map.numRegs(); ++r) {
-        llvm::Value* p = smemElementPtr(stage, mt, sharedElementIndexOf(op, layout, buffer->type().stageShape(), map, r));
+        llvm::Value* index = sharedElementIndexOf(op, layout, buffer->type().stageShape(), map, r);
+        llvm::Value* p = smemElementPtr(stage, mt, index);
         out.push_back(fromMemory(b_.CreateLoad(mt, p), elem));
       }
       set(op.result(0), std::move(out));
