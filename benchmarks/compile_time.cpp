@@ -5,6 +5,11 @@
 // so that other work on a shared machine does not inflate them. The stages are the JIT's (jit/Compiler.cpp); each
 // case's PTX is checked against jit::compile's, so the table cannot drift from what the JIT does.
 //
+// The ratio is paired: each run times the JIT's compile and then ptxas on its PTX, back to back, and the column is
+// the median of the runs' ratios. On a shared machine whose speed drifts by 2x over seconds (measured here), the
+// medians of times taken in separate batches can put the JIT in a slow minute and ptxas in a fast one; two
+// measurements a few milliseconds apart see the same machine.
+//
 //   compile_time [--csv FILE] [--only SUBSTRING] [--ptx-dir DIR] [--ptxas PATH] [--runs N]
 //   benchmarks/plot_results.py FILE    turns the CSV into a PNG bar plot
 #include <llvm/IR/LLVMContext.h>
@@ -68,32 +73,36 @@ int main(int argc, char** argv) {
   for (const MatmulConfig& config : standardMatmulConfigs()) cases.push_back(matmulCase("f16", config, kArch));
 
   const bool havePtxas = ptxasInstalled(opts.ptxas);
-  std::printf("compile time, CPU ms (median of %d runs); ptxas %s (%s)\n", opts.runs, ptxasVersion(opts.ptxas).c_str(),
-              opts.ptxas.c_str());
+  std::printf("compile time, CPU ms (median of %d runs; tessera/ptxas: median of the runs' paired ratios); "
+              "ptxas %s (%s)\n",
+              opts.runs, ptxasVersion(opts.ptxas).c_str(), opts.ptxas.c_str());
   ResultTable table({"case", "trace_ms", "passes_ms", "lower_ms", "optimize_ms", "emit_ms", "jit_ms", "tessera_ms",
                      "ptxas_ms", "tessera/ptxas"});
   std::unique_ptr<backends::Target> target = backends::createTarget("nvptx");
   return measureCases(cases, opts, table, [&](const KernelCase& c) -> std::vector<std::string> {
     const backends::TargetOptions options = c.targetOptions();
     StageTimes t;
+    std::vector<double> ptxasTimes, ratios;
     std::string ptx;
-    for (int run = 0; run < opts.runs; ++run) ptx = compileOnce(c, *target, options, t);
     const std::unique_ptr<ir::Module> traced = traceSpecialized(c);
     for (int run = 0; run < opts.runs; ++run) {
+      ptx = compileOnce(c, *target, options, t);
       std::string jitPtx;
       t.jit.push_back(cpuSecondsOf([&] {
         jitPtx = jit::compile(*traced->functions().at(0), *target, options, jit::KeptIR::ForLaunch).binary;
       }));
       if (jitPtx != ptx) throw Error("the stages timed here produced other PTX than jit::compile: update compileOnce");
+      if (!havePtxas) continue;
+      ptxasTimes.push_back(runPtxas(opts.ptxas, ptx, c.arch, 1).cpuSeconds);
+      // What a launch waits for: tracing, then the JIT's compile with everything it verifies, prints and keeps.
+      ratios.push_back((t.trace.back() + t.jit.back()) / ptxasTimes.back());
     }
     savePtx(opts, c.name(), ptx);
-    // What a launch waits for: tracing, then the JIT's compile with everything it verifies, prints and keeps.
     const double tessera = median(t.trace) + median(t.jit);
     std::string ptxasCell = "absent", ratioCell = "n/a";
     if (havePtxas) {
-      const double ptxas = runPtxas(opts.ptxas, ptx, c.arch, opts.runs).cpuSeconds;
-      ptxasCell = ms(ptxas);
-      ratioCell = fixed(tessera / ptxas, 3);
+      ptxasCell = ms(median(ptxasTimes));
+      ratioCell = fixed(median(ratios), 3);
     }
     return {c.name(), ms(median(t.trace)), ms(median(t.passes)), ms(median(t.lower)), ms(median(t.optimize)),
             ms(median(t.emit)), ms(median(t.jit)), ms(tessera), ptxasCell, ratioCell};
