@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <unordered_map>
 
 #include "ir/Layout.h"
 #include "ir/LayoutConversion.h"
@@ -265,33 +266,68 @@ ir::ConversionPlan conversionPlan(const Op& convert, const PassOptions& options)
 
 }  // namespace
 
+namespace {
+
+// Buffer coordinates packed into one integer (16 bits per dimension; tiles are far smaller), so that looking up
+// which register holds an element compares integers instead of vectors.
+int64_t packCoords(const Coords& c) {
+  if (c.size() > 4) throw Error("exchange: a buffer of rank " + std::to_string(c.size()) + " (at most 4)");
+  int64_t key = 0;
+  for (int64_t x : c) key = key << 16 | x;
+  return key;
+}
+
+// One side's buffer coordinates (packed) for each register of thread 0 and of each probe thread. A layout is
+// linear over the bits of (register, lane, warp), so a register's coordinates in a thread are its coordinates in
+// thread 0 XOR the thread's coordinates for register 0: one application per register and one per thread, not one
+// per pair.
+std::vector<std::vector<int64_t>> sideKeys(const ExchangeSide& side,
+                                           const std::vector<std::pair<int64_t, int64_t>>& threads) {
+  const int64_t registers = side.value.registers();
+  std::vector<Coords> registerParts;
+  for (int64_t r = 0; r < registers; ++r) registerParts.push_back(side.value.coords(0, 0, r));
+  std::vector<std::vector<int64_t>> keys;
+  Coords c;
+  for (auto [warp, lane] : threads) {
+    const Coords threadPart = side.value.coords(warp, lane, 0);
+    std::vector<int64_t>& row = keys.emplace_back();
+    for (int64_t r = 0; r < registers; ++r) {
+      c = registerParts[r];
+      for (size_t d = 0; d < c.size(); ++d) c[d] ^= threadPart[d];
+      row.push_back(packCoords(side.map(c)));
+    }
+  }
+  return keys;
+}
+
+}  // namespace
+
 bool canRemapInRegisters(const Op& op, const PassOptions& options) {
   if (op.is(OpKind::ConvertLayout)) return conversionPlan(op, options).kind == ir::ConversionKind::RegisterPermutation;
   std::vector<ExchangeSide> sources, dests;
   exchangeSides(op, options, sources, dests);
   // Layouts are linear over the bits of (register, lane, warp) (docs/Layouts.md), so a register renaming that
   // is right in thread 0 and in every single-bit lane and warp is right in every thread.
-  std::vector<std::pair<int64_t, int64_t>> probes;  // (warp, lane), thread 0 excluded
-  for (int64_t lane = 1; lane < options.warpSize; lane *= 2) probes.push_back({0, lane});
-  for (int64_t warp = 1; warp < options.numWarps; warp *= 2) probes.push_back({warp, 0});
+  std::vector<std::pair<int64_t, int64_t>> threads{{0, 0}};  // (warp, lane): thread 0, then the probes
+  for (int64_t lane = 1; lane < options.warpSize; lane *= 2) threads.push_back({0, lane});
+  for (int64_t warp = 1; warp < options.numWarps; warp *= 2) threads.push_back({warp, 0});
 
+  std::vector<std::vector<std::vector<int64_t>>> sourceKeys;  // [source][thread][register]
+  std::unordered_map<int64_t, std::pair<size_t, int64_t>> heldByThread0;  // buffer element -> (source, register)
+  for (size_t s = 0; s < sources.size(); ++s) {
+    sourceKeys.push_back(sideKeys(sources[s], threads));
+    for (int64_t r = 0; r < sources[s].value.registers(); ++r)
+      heldByThread0.emplace(sourceKeys[s][0][r], std::make_pair(s, r));
+  }
   for (const ExchangeSide& dest : dests) {
-    std::map<Coords, std::pair<size_t, int64_t>> heldByThread0;  // buffer coords -> (source, register)
-    for (size_t s = 0; s < sources.size(); ++s)
-      for (int64_t r = 0; r < sources[s].value.registers(); ++r)
-        heldByThread0.emplace(sources[s].map(sources[s].value.coords(0, 0, r)), std::make_pair(s, r));
-    std::vector<std::pair<size_t, int64_t>> renaming;
+    const std::vector<std::vector<int64_t>> destKeys = sideKeys(dest, threads);
     for (int64_t r = 0; r < dest.value.registers(); ++r) {
-      auto it = heldByThread0.find(dest.map(dest.value.coords(0, 0, r)));
+      auto it = heldByThread0.find(destKeys[0][r]);
       if (it == heldByThread0.end()) return false;
-      renaming.push_back(it->second);
+      const auto [s, reg] = it->second;
+      for (size_t t = 1; t < threads.size(); ++t)
+        if (sourceKeys[s][t][reg] != destKeys[t][r]) return false;
     }
-    for (auto [warp, lane] : probes)
-      for (int64_t r = 0; r < dest.value.registers(); ++r) {
-        auto [s, reg] = renaming[r];
-        if (sources[s].map(sources[s].value.coords(warp, lane, reg)) != dest.map(dest.value.coords(warp, lane, r)))
-          return false;
-      }
   }
   return true;
 }
