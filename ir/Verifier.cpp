@@ -575,6 +575,9 @@ class Verifier {
       case OpKind::MbarrierWait:
         checkMbarrierWait(op);
         return;
+      case OpKind::DotWait:
+        checkDotWait(op);
+        return;
       default:
         fail(op, "has no verifier rule (an op without the kSameType trait needs one in Verifier.cpp)");
         return;
@@ -1047,6 +1050,7 @@ class Verifier {
     if (!checkEnum(op, "input_precision", {"ieee", "tf32"}, true)) return false;
     const Attr* inRegisters = nullptr;
     if (!getAttr(op, "a_in_registers", Attr::Kind::Bool, false, inRegisters)) return false;
+    if (!checkPendingDot(op)) return false;
     Type a = operandType(op, 0), b = operandType(op, 1), acc = operandType(op, 2);
     if (a.rank() != 2 || b.rank() != 2 || acc.rank() != 2)
       return fail(op, "operands must be rank-2 tiles, got " + a.str() + ", " + b.str() + " and " + acc.str());
@@ -1069,6 +1073,45 @@ class Verifier {
                            : ik == ScalarKind::F16 ? " (expected f32 or f16)"
                                                    : " (expected f32)"));
     return expectResult(op, 0, acc.shape(), c);
+  }
+
+  // `pending = N` (pipeline-loops): a target that runs this dot asynchronously may leave N groups of them in
+  // flight when it returns, so until a dot_wait covers it the result may only be accumulated into by another dot,
+  // carried by a loop's yield (into such a dot, or out of the loop to a dot_wait), or waited for.
+  bool checkPendingDot(const Op& op) {
+    const Attr* pending = nullptr;
+    if (!getAttr(op, "pending", Attr::Kind::Int, false, pending)) return false;
+    if (!pending) return true;
+    if (pending->getInt() < 0) return fail(op, "attribute 'pending' must be >= 0, got " + pending->str());
+    for (const ir::Use& use : op.result(0)->uses()) {
+      const Op* user = use.user;
+      const bool accumulates = user->is(OpKind::Dot) && use.operandIndex == 2;
+      if (!accumulates && !user->is(OpKind::Yield) && !user->is(OpKind::DotWait))
+        return fail(op, "has pending products, which only another dot's accumulator, a yield or a dot_wait may "
+                        "read, but " + user->describe() + " reads them");
+    }
+    return true;
+  }
+
+  // dot_wait %x... {pending = N} : T...: returns its operands (tiles of f32 or i32: dot accumulators) once at most
+  // N groups of this thread's asynchronous dots are in flight.
+  bool checkDotWait(const Op& op) {
+    const Attr* pending = nullptr;
+    if (!getAttr(op, "pending", Attr::Kind::Int, true, pending)) return false;
+    if (pending->getInt() < 0) return fail(op, "attribute 'pending' must be >= 0, got " + pending->str());
+    if (op.numOperands() == 0 || op.numOperands() != op.numResults())
+      return fail(op, "takes one or more tiles and returns them: got " + std::to_string(op.numOperands()) +
+                          " operands and " + std::to_string(op.numResults()) + " results");
+    for (unsigned i = 0; i < op.numOperands(); ++i) {
+      const Type t = operandType(op, i);
+      if (!t.isTile() || (t.element() != Type::f32() && t.element() != Type::i32()))
+        return fail(op, "operand #" + std::to_string(i) + " must be a tile of f32 or i32 (a dot accumulator), got " +
+                            t.str());
+      if (op.result(i)->type() != t)
+        return fail(op, "result #" + std::to_string(i) + " must have its operand's type " + t.str() + ", got " +
+                            op.result(i)->type().str());
+    }
+    return true;
   }
 
   // ---- control flow

@@ -43,6 +43,13 @@ class LayoutPolicy {
     (void)dot, (void)index;
     return std::nullopt;
   }
+  // Whether the target's lowering of `dot` can return with its products still in flight, to be waited for by a
+  // dot_wait (the dot's `pending`): the tensor cores read its operands from their shared buffers asynchronously.
+  // pipeline-loops then keeps one such dot in flight across the iterations of a loop it pipelines.
+  virtual bool dotIsAsynchronous(const ir::Op& dot) const {
+    (void)dot;
+    return false;
+  }
 };
 
 // The target-independent choice: `dot` takes its accumulator/result in the default blocked layout of their shape

@@ -21,6 +21,18 @@
 // barrier per iteration after the wait: it orders both the reads of the stage about to be overwritten and the reads
 // of the stage that just landed. num_stages = 1 leaves the loop as it is.
 //
+// Dots the target runs asynchronously (LayoutPolicy::dotIsAsynchronous: wgmma from both buffers) that accumulate
+// into a carried value only they read are left in flight across iterations:
+//
+//   for k { %w = async_wait {pending = S-2}; %a = local_load %buf, i % S, %w; ...
+//           %d = dot %a, %b, %acc {pending = 1}    (returns once iteration i-1's dot is complete)
+//           copies of iteration i+S-1 into stage (i+S-1) % S, async_commit_group; yield %d }
+//   async_wait {pending = 0}; %acc' = dot_wait %acc {pending = 0}
+//
+// The copies follow the dot: the stage they overwrite is the one iteration i-1's dot read, complete in every warp
+// once each has passed its dot and the barrier insert-barriers puts before the copies. The tensor cores work on
+// iteration i while the threads issue the copies and wait for iteration i+1's.
+//
 // TMA copies (async_tma_copy, waited for by an mbarrier_wait, as async-copy-dot-operands makes them from desc_loads)
 // are pipelined alike, their mbarriers getting one barrier per stage: iteration j's copy lands in stage j % S and
 // completes phase j / S of barrier j % S, so iteration i waits for parity (i / S) & 1 of barrier i % S. The copies
@@ -35,6 +47,7 @@
 #include <vector>
 
 #include "ir/Builder.h"
+#include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
 
 namespace tessera::transforms {
@@ -104,7 +117,8 @@ std::optional<std::vector<BodyCopy>> bodyCopies(Block& body) {
 
 class PipelineLoopsPass : public Pass {
  public:
-  explicit PipelineLoopsPass(const PassOptions& options) : stages_(options.numStages) {}
+  explicit PipelineLoopsPass(const PassOptions& options)
+      : stages_(options.numStages), policy_(options.layoutPolicy) {}
   const char* name() const override { return "pipeline-loops"; }
 
   void run(ir::Function& f) override {
@@ -142,6 +156,26 @@ class PipelineLoopsPass : public Pass {
       std::unique_ptr<Op> copy = op->clone(mapping);
       b.block()->insertBefore(b.insertionPoint(), std::move(copy));
     }
+  }
+
+  // The dots of `body` the target can leave in flight (LayoutPolicy::dotIsAsynchronous) that accumulate into a
+  // carried value nothing else reads and hand their result only to the yield, which carries it back to them.
+  std::vector<Op*> asynchronousDots(Block& body) const {
+    std::vector<Op*> dots;
+    if (!policy_) return dots;
+    Op* yield = body.terminator();
+    for (auto& owned : body.ops()) {
+      Op* dot = owned.get();
+      if (!dot->is(OpKind::Dot) || !policy_->dotIsAsynchronous(*dot)) continue;
+      const Value* acc = dot->operand(2);
+      const Value* result = dot->result(0);
+      if (acc->ownerBlock() != &body || acc->index() == 0 || acc->uses().size() != 1) continue;
+      if (result->uses().size() != 1 || result->uses()[0].user != yield ||
+          result->uses()[0].operandIndex != acc->index() - 1)
+        continue;
+      dots.push_back(dot);
+    }
+    return dots;
   }
 
   // Whether every use of `v` is inside `loop`.
@@ -295,7 +329,18 @@ class PipelineLoopsPass : public Pass {
       size_t i = 0;
       for (unsigned c : carried) ahead[body.argument(c + 1)] = aheadArgs[i++];
     }
-    issue(in, ahead, writeStage);
+    // With dots left in flight, the copies come after the last of them: a dot returns once the previous
+    // iteration's dots are complete (wait_group 1), and the barrier insert-barriers puts before the copies then
+    // orders every warp's completion before any copy overwrites the stage those dots read.
+    const std::vector<Op*> asyncDots = asynchronousDots(body);
+    if (asyncDots.empty()) {
+      issue(in, ahead, writeStage);
+    } else {
+      ir::Builder late(&body, nextOp(*asyncDots.back()));
+      late.setLoc(loop.loc());
+      issue(late, ahead, writeStage);
+      for (Op* dot : asyncDots) dot->setAttr("pending", ir::Attr::integer(1));
+    }
     Value* parity = in.create1(OpKind::And, {in.create1(OpKind::Div, {iterationI32, i32(in, stages_)}, ir::Type::i32()),
                                              i32(in, 1)},
                                ir::Type::i32());
@@ -317,11 +362,24 @@ class PipelineLoopsPass : public Pass {
     Mapping next = advance(tail, ahead);
     for (unsigned c : carried) yield->addOperand(next.at(body.argument(c + 1)));
 
-    // Drain: the masked-off copies past the end still write their zeros (TMA copies past the end issue nothing).
-    if (!anyAsyncCopy) return;
     ir::Builder after(loop.parentBlock(), nextOp(loop));
     after.setLoc(loop.loc());
-    after.create1(OpKind::AsyncWait, {}, ir::Type::asyncToken(), {{"pending", ir::Attr::integer(0)}});
+    // Drain: the masked-off copies past the end still write their zeros (TMA copies past the end issue nothing).
+    if (anyAsyncCopy) after.create1(OpKind::AsyncWait, {}, ir::Type::asyncToken(), {{"pending", ir::Attr::integer(0)}});
+    // The last iteration's dots are still in flight: their results, and their buffers, are ready after a dot_wait.
+    if (asyncDots.empty()) return;
+    std::vector<Value*> inFlight;
+    std::vector<ir::Type> types;
+    for (Op* dot : asyncDots) {
+      inFlight.push_back(loop.result(dot->operand(2)->index() - 1));
+      types.push_back(inFlight.back()->type());
+    }
+    Op* wait = after.create(OpKind::DotWait, inFlight, types, {{"pending", ir::Attr::integer(0)}});
+    for (size_t i = 0; i < inFlight.size(); ++i) {
+      std::vector<ir::Use> uses = inFlight[i]->uses();
+      for (const ir::Use& use : uses)
+        if (use.user != wait) use.user->setOperand(use.operandIndex, wait->result(static_cast<unsigned>(i)));
+    }
   }
 
   static Op* nextOp(Op& op) {
@@ -332,6 +390,7 @@ class PipelineLoopsPass : public Pass {
   }
 
   int stages_;
+  std::shared_ptr<const LayoutPolicy> policy_;
 };
 
 }  // namespace

@@ -582,6 +582,19 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpKind::Hint:
       set(op.result(0), get(op.operand(0)));
       return;
+    case OpKind::DotWait: {
+      Regs all;  // every tile's registers, in operand order: one wait for all of them
+      for (const ir::Value* v : op.operands()) all.insert(all.end(), get(v).begin(), get(v).end());
+      const Regs waited = hooks_.dotWait(b_, all, op.intAttr("pending"));
+      size_t next = 0;
+      for (unsigned i = 0; i < op.numResults(); ++i) {
+        const size_t count = get(op.operand(i)).size();
+        set(op.result(i), Regs(waited.begin() + static_cast<std::ptrdiff_t>(next),
+                               waited.begin() + static_cast<std::ptrdiff_t>(next + count)));
+        next += count;
+      }
+      return;
+    }
     case OpKind::DebugPrint: case OpKind::DeviceAssert:
       return lowerDebugOp(op);
     default:

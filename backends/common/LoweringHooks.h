@@ -119,6 +119,13 @@ class LoweringHooks {
     throw Error("this target has no mbarriers (TMA copies)");
   }
 
+  // dot_wait: `registers` (the waited tiles' registers, in order) once at most `pending` groups of this thread's
+  // asynchronous dots are in flight. A target whose dots are all synchronous returns them as they are.
+  virtual std::vector<llvm::Value*> dotWait(IRBuilder& b, const std::vector<llvm::Value*>& registers, int64_t pending) {
+    (void)b, (void)pending;
+    return registers;
+  }
+
   // A target-specific lowering of `dot` (tensor cores), with the same shared-memory staging contract as the
   // portable one. Returns false, having emitted nothing, when the target has none for this dot's dtypes, shapes
   // or layouts; the common code then uses its FMA lowering.

@@ -155,6 +155,14 @@ std::vector<Tile> evaluate(const ir::Op& op, OperandList operands, const EvalEnv
       if (env.laneShape) r.type = resultType(op, 0, env);
       return {std::move(r)};
     }
+    case OpKind::DotWait: {  // dots are synchronous here: nothing is pending
+      std::vector<Tile> results;
+      for (unsigned i = 0; i < op.numResults(); ++i) {
+        results.push_back(*operands[i]);
+        if (env.laneShape) results.back().type = resultType(op, i, env);
+      }
+      return results;
+    }
     default:
       if (op.info().has(ir::kElementwise)) return {evalElementwise(op, operands, env)};
       fail(op, env.ctx, "has no interpreter semantics");

@@ -92,4 +92,8 @@ std::optional<int64_t> NVPTXLayoutPolicy::dotOperandTmaSwizzle(const ir::Op& dot
   return index == 0 ? plan->swizzleA : plan->swizzleB;
 }
 
+bool NVPTXLayoutPolicy::dotIsAsynchronous(const ir::Op& dot) const {
+  return wgmmaBufferDotPlan(dot, options_).has_value();
+}
+
 }  // namespace tessera::backends::nvptx

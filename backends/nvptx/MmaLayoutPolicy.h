@@ -76,6 +76,9 @@ class NVPTXLayoutPolicy : public TensorCoreLayoutPolicy {
   // On sm_90a, the operands of the dots WgmmaPlan.h admits whose NVMMA layout has the descriptor's innermost
   // dimension contiguous (A, and B of 16-bit inputs): the plan's swizzle.
   std::optional<int64_t> dotOperandTmaSwizzle(const ir::Op& dot, unsigned index) const override;
+  // The dots lowerWgmmaDot runs from both their buffers (wgmmaBufferDotPlan): wgmma.wait_group can leave them in
+  // flight.
+  bool dotIsAsynchronous(const ir::Op& dot) const override;
 
  private:
   transforms::PassOptions options_;

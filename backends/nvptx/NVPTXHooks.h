@@ -13,7 +13,8 @@ inline constexpr const char* kSharedMemorySymbol = "global_smem";
 class NVPTXHooks : public LoweringHooks {
  public:
   // `tensorMaps`: the arch has TMA (sm_90 and up), so descriptor parameters carry tensor maps.
-  explicit NVPTXHooks(bool tensorMaps = false) : tensorMaps_(tensorMaps) {}
+  // `asyncDots`: the arch has wgmma (sm_90a), whose dots may be left in flight (a dot's `pending`).
+  explicit NVPTXHooks(bool tensorMaps = false, bool asyncDots = false) : tensorMaps_(tensorMaps), asyncDots_(asyncDots) {}
   int warpSize() const override { return 32; }
   void configureKernel(llvm::Function& kernel, int numWarps) override;
   bool descriptorsCarryTensorMaps() const override { return tensorMaps_; }
@@ -48,9 +49,12 @@ class NVPTXHooks : public LoweringHooks {
   void mbarrierWaitParity(IRBuilder& b, llvm::Value* barrier, llvm::Value* parity) override;
   // wgmma for the dots WgmmaPlan.h admits (WgmmaDot.cpp), else mma.sync with ldmatrix (MmaDot.cpp).
   bool lowerDot(KernelLowering& lowering, const ir::Op& dot) override;
+  // sm_90a: wgmma.wait_group passing the registers through (WgmmaDot.cpp); elsewhere they are returned as they are.
+  std::vector<llvm::Value*> dotWait(IRBuilder& b, const std::vector<llvm::Value*>& registers, int64_t pending) override;
 
  private:
   bool tensorMaps_;
+  bool asyncDots_;
   llvm::Module& module(IRBuilder& b) { return *b.GetInsertBlock()->getModule(); }
   llvm::Value* callLibdevice(IRBuilder& b, const std::string& name, llvm::ArrayRef<llvm::Value*> args);
 };

@@ -106,7 +106,7 @@ std::unique_ptr<llvm::Module> NVPTXTarget::lowerToLLVM(const ir::Function& f, ll
                                                        const TargetOptions& opts) const {
   const std::string arch = checkedArch(opts);
   std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(arch);
-  NVPTXHooks hooks(/*tensorMaps=*/arch == "sm_90" || arch == "sm_90a");
+  NVPTXHooks hooks(/*tensorMaps=*/arch == "sm_90" || arch == "sm_90a", /*asyncDots=*/arch == "sm_90a");
   LoweringOptions lo;
   lo.numWarps = opts.numWarps;
   lo.fastMath = opts.fastMath;

@@ -5,8 +5,9 @@
 //    as mma.sync would take it or read by descriptor from its row-permuted buffer, B read by descriptor.
 // Per dot: fence.proxy.async (the buffers were written through the generic proxy, wgmma reads through the async
 // one), wgmma.fence, one mma_async per warpgroup repeat (or row block) per K step (16 or 32; the accumulator
-// chained through them), commit_group, and wait_group 0 passing the accumulator through, so that nothing reads
-// it, and no copy overwrites the stage, before the products are complete.
+// chained through them), commit_group, and wait_group passing the accumulator through, so that nothing reads
+// it, and no copy overwrites the stage, before the products are complete: wait_group 0, or the dot's `pending`
+// (pipeline-loops leaves one group in flight across iterations; a dot_wait after the loop waits for it).
 #include <llvm/IR/InlineAsm.h>
 
 #include "backends/common/KernelLowering.h"
@@ -101,18 +102,39 @@ void issueMma(IRBuilder& b, llvm::InlineAsm* mma, std::vector<llvm::Value*> oper
   for (size_t i = 0; i < count; ++i) d[first + i] = b.CreateExtractValue(out, {static_cast<unsigned>(i)});
 }
 
-// commit_group, then wait_group 0 passing every accumulator register through: the dot's result.
-Regs commitAndWait(KernelLowering& L, const Regs& d) {
-  IRBuilder& b = L.builder();
-  emitAsm(b, kWgmmaCommitAsm);
-  std::vector<llvm::Type*> all(d.size(), b.getFloatTy());
-  llvm::StructType* waitResult = llvm::StructType::get(L.context(), all);
-  llvm::InlineAsm* waitAsm = llvm::InlineAsm::get(llvm::FunctionType::get(waitResult, all, false), wgmmaWaitAsm(0),
-                                                  wgmmaWaitConstraints(static_cast<int>(d.size())), true);
-  llvm::Value* waited = b.CreateCall(waitAsm, d);
+// wgmma.wait_group `pending` passing `registers` through, at most kWgmmaMaxWaitRegisters per wait (a later wait
+// of the same depth returns at once).
+Regs waitGroup(IRBuilder& b, const Regs& registers, int64_t pending) {
   Regs result;
-  for (size_t i = 0; i < d.size(); ++i) result.push_back(b.CreateExtractValue(waited, {static_cast<unsigned>(i)}));
+  for (size_t first = 0; first < registers.size(); first += kWgmmaMaxWaitRegisters) {
+    const Regs part(registers.begin() + static_cast<std::ptrdiff_t>(first),
+                    registers.begin() + static_cast<std::ptrdiff_t>(std::min(registers.size(), first + kWgmmaMaxWaitRegisters)));
+    std::vector<llvm::Type*> types(part.size(), b.getFloatTy());
+    llvm::StructType* waitResult = llvm::StructType::get(b.getContext(), types);
+    llvm::InlineAsm* waitAsm =
+        llvm::InlineAsm::get(llvm::FunctionType::get(waitResult, types, false), wgmmaWaitAsm(static_cast<int>(pending)),
+                             wgmmaWaitConstraints(static_cast<int>(part.size())), true);
+    llvm::Value* waited = b.CreateCall(waitAsm, part);
+    for (size_t i = 0; i < part.size(); ++i) result.push_back(b.CreateExtractValue(waited, {static_cast<unsigned>(i)}));
+  }
   return result;
+}
+
+// commit_group, then wait_group `pending` passing every accumulator register through: the dot's result.
+Regs commitAndWait(KernelLowering& L, const Regs& d, int64_t pending = 0) {
+  emitAsm(L.builder(), kWgmmaCommitAsm);
+  return waitGroup(L.builder(), d, pending);
+}
+
+// How many groups a dot read from its buffers leaves in flight: its `pending` (pipeline-loops sets 1 in loops it
+// pipelines; its result is then only accumulated into, carried, or waited for by a dot_wait, as the verifier
+// checks), else 0.
+int64_t pendingGroups(const ir::Op& dot) {
+  const int64_t pending = dot.hasAttr("pending") ? dot.intAttr("pending") : 0;
+  if (pending > kWgmmaMaxPendingGroups)
+    throw Error(dot.describe() + ": at most " + std::to_string(kWgmmaMaxPendingGroups) +
+                    " wgmma groups may stay pending, not " + std::to_string(pending), dot.loc());
+  return pending;
 }
 
 void fenceOperands(KernelLowering& L) {
@@ -208,7 +230,7 @@ bool lowerChainedWgmmaDot(KernelLowering& L, const ir::Op& op, const WgmmaDotPla
     const size_t row = issue % plan->fragmentRows.size();
     issueMma(b, asmMma, std::move(operands[issue]), d, row * perMma, perMma);
   }
-  const Regs waited = commitAndWait(L, d);
+  const Regs waited = commitAndWait(L, d);  // A may be registers the next iteration rewrites: no pending
   Regs result;  // in the accumulator's register order
   for (const auto& [fragment, slot] : plan->regSlot) result.push_back(waited[position[fragment] + slot]);
   L.set(op.result(0), std::move(result));
@@ -231,14 +253,9 @@ bool lowerWgmmaDot(KernelLowering& L, const ir::Op& op) {
       return false;
     return lowerChainedWgmmaDot(L, op, *chained);
   }
-  std::optional<WgmmaDotPlan> plan = wgmmaDotPlan(op, options);
-  if (!plan || ir::Layout::ofType(acc->type()) != wgmmaAccumulatorLayout(*plan, options.numWarps)) return false;
-  const ir::Op* loads[2];
-  for (unsigned i = 0; i < 2; ++i) {
-    loads[i] = transforms::dotOperandBuffer(op, i);
-    if (!loads[i] || ir::Layout::fromAttr(*loads[i]->operand(0)->type().encoding()) != wgmmaOperandLayout(*plan, i))
-      return false;
-  }
+  std::optional<WgmmaDotPlan> plan = wgmmaBufferDotPlan(op, options);
+  if (!plan) return false;
+  const ir::Op* loads[2] = {transforms::dotOperandBuffer(op, 0), transforms::dotOperandBuffer(op, 1)};
 
   IRBuilder& b = L.builder();
   const WgmmaDotPlan& p = *plan;
@@ -270,8 +287,19 @@ bool lowerWgmmaDot(KernelLowering& L, const ir::Op& op) {
         llvm::Value* descB = bDescriptor(b, p, bStart(b, p, bBase, instruction, k));
         issueMma(b, asmMma, {descA, descB}, d, perMma * static_cast<size_t>(n + p.repeatsN * m), perMma);
       }
-  L.set(op.result(0), commitAndWait(L, d));
+  L.set(op.result(0), commitAndWait(L, d, pendingGroups(op)));
   return true;
+}
+
+std::vector<llvm::Value*> NVPTXHooks::dotWait(IRBuilder& b, const std::vector<llvm::Value*>& registers,
+                                              int64_t pending) {
+  if (!asyncDots_) return registers;  // mma.sync dots are synchronous
+  for (llvm::Value* r : registers)
+    if (!r->getType()->isFloatTy()) throw Error("nvptx: dot_wait passes f32 accumulators through wgmma.wait_group");
+  if (pending > kWgmmaMaxPendingGroups)
+    throw Error("nvptx: dot_wait {pending = " + std::to_string(pending) + "}: at most " +
+                std::to_string(kWgmmaMaxPendingGroups) + " wgmma groups stay pending");
+  return waitGroup(b, registers, pending);
 }
 
 }  // namespace tessera::backends::nvptx

@@ -147,4 +147,17 @@ ir::Layout wgmmaOperandLayout(const WgmmaDotPlan& plan, unsigned index) {
   return ir::Layout::linearShared(ir::LinearLayout({{ir::kOffsetDim, offsets}}, nvmma.outDims()));
 }
 
+std::optional<WgmmaDotPlan> wgmmaBufferDotPlan(const ir::Op& dot, const transforms::PassOptions& options) {
+  const ir::Value* acc = dot.operand(2);
+  if (dot.result(0)->type() != acc->type() || wgmmaChainedDotPlan(dot, options)) return std::nullopt;
+  std::optional<WgmmaDotPlan> plan = wgmmaDotPlan(dot, options);
+  if (!plan || ir::Layout::ofType(acc->type()) != wgmmaAccumulatorLayout(*plan, options.numWarps)) return std::nullopt;
+  for (unsigned i = 0; i < 2; ++i) {
+    const ir::Op* load = transforms::dotOperandBuffer(dot, i);
+    if (!load || ir::Layout::fromAttr(*load->operand(0)->type().encoding()) != wgmmaOperandLayout(*plan, i))
+      return std::nullopt;
+  }
+  return plan;
+}
+
 }  // namespace tessera::backends::nvptx

@@ -60,6 +60,11 @@ std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::Pa
 // in registers; nullopt when it does not run on wgmma (it keeps mma.sync).
 std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transforms::PassOptions& options);
 
+// The plan of a dot that lowerWgmmaDot runs from its two shared buffers (not chained): wgmmaDotPlan's, when the
+// accumulator has its layout and both operands are local_loads of buffers in its operand layouts. Such a dot can
+// be left in flight (LayoutPolicy::dotIsAsynchronous): its operands never pass through registers.
+std::optional<WgmmaDotPlan> wgmmaBufferDotPlan(const ir::Op& dot, const transforms::PassOptions& options);
+
 // The accumulator (and result) layout: a Linear layout over [M, N] whose registers are, in order, the
 // instruction's fragment (wgmmaAccumulatorFragment(n)), then the repeats along N, then along M; warps 0-1 of a
 // warpgroup are the fragment's, the next warp bits step the warpgroups along M, then along N.

@@ -6,6 +6,11 @@
 #include <cstring>
 #include <sstream>
 
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "backends/Target.h"
 #include "backends/interpreter/Interpreter.h"
 #include "ir/FloatFormats.h"
 #include "jit/JitKernel.h"
@@ -221,6 +226,28 @@ DeviceRun runOnDevice(const CheckCase& c, jit::KernelCache& cache, jit::DeviceRu
   device.compileAndLoad(c, cache);
   device.launch();
   return DeviceRun{device.compiled(), device.buffers()};
+}
+
+std::shared_ptr<const jit::CompiledKernel> compileAfterPasses(const ir::Function& f, const std::string& target,
+                                                              const std::string& arch, int numWarps) {
+  std::unique_ptr<backends::Target> t = backends::createTarget(target);
+  auto kernel = std::make_shared<jit::CompiledKernel>();
+  kernel->name = f.name();
+  kernel->target = target;
+  kernel->arch = arch;
+  kernel->format = t->binaryFormat();
+  kernel->numWarps = numWarps;
+  kernel->warpSize = t->warpSize();
+  if (f.attrs().count("smem_bytes")) kernel->sharedBytes = f.attrs().at("smem_bytes").getInt();
+  backends::TargetOptions options;
+  options.arch = arch;
+  options.numWarps = numWarps;
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = t->lowerToLLVM(f, context, options);
+  t->optimize(*module, options);
+  llvm::raw_string_ostream os(kernel->optimizedLLVMIR);
+  module->print(os, nullptr);
+  return kernel;
 }
 
 std::vector<HostBuffer> launchCompiled(std::shared_ptr<const jit::CompiledKernel> compiled,

@@ -89,6 +89,11 @@ struct DeviceRun {
 };
 // Compiles the case for the runtime's target and native arch, launches it once and copies every buffer back.
 DeviceRun runOnDevice(const CheckCase& c, jit::KernelCache& cache, jit::DeviceRuntime& runtime);
+// Lowers and optimizes `f`, a function the tile-IR passes have been through (its shared memory placed, its barriers
+// in), for `target` and `arch` as the JIT does after its passes: the kernel launchCompiled loads. Tests that change
+// the IR between the passes and the lowering compile it this way.
+std::shared_ptr<const jit::CompiledKernel> compileAfterPasses(const ir::Function& f, const std::string& target,
+                                                              const std::string& arch, int numWarps);
 // Loads an already compiled kernel through the runtime and launches it once over copies of `args`.
 std::vector<HostBuffer> launchCompiled(std::shared_ptr<const jit::CompiledKernel> compiled,
                                        const std::vector<ir::Type>& paramTypes, const jit::LaunchGrid& grid,

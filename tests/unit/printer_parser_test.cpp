@@ -207,6 +207,13 @@ std::unique_ptr<Module> buildEveryOpModule() {
                              Type::asyncToken());
   b.create1(OpKind::LocalLoad, {blockBuf, stage, arrived}, Type::tile({8, 16}, Type::f16()));
 
+  // A dot left in flight and the wait for it.
+  Value* product = b.dot(b.constantFloat(1.0, Type::tile({16, 16}, Type::f16())),
+                         b.constantFloat(1.0, Type::tile({16, 16}, Type::f16())),
+                         b.constantFloat(0.0, Type::tile({16, 16}, Type::f32())));
+  product->definingOp()->setAttr("pending", Attr::integer(1));
+  b.create(OpKind::DotWait, {product}, {product->type()}, {{"pending", Attr::integer(0)}});
+
   b.debugPrint("pid \"=\"\n", {pid, grid, loop->result(1), reduced->result(0)});
   b.deviceAssert(flag, "out of bounds");
   b.hint(offs, {{"max_contiguous", Attr::intArray({16})}, {"multiple_of", Attr::intArray({16})}});

@@ -113,23 +113,7 @@ std::shared_ptr<const jit::CompiledKernel> compileLaidOut(const std::string& tex
   passes.add("allocate-shared-memory", options);
   passes.add("insert-barriers", options);
   passes.run(f);
-  auto kernel = std::make_shared<jit::CompiledKernel>();
-  kernel->name = f.name();
-  kernel->target = targetName;
-  kernel->arch = arch;
-  kernel->format = target->binaryFormat();
-  kernel->numWarps = numWarps;
-  kernel->warpSize = target->warpSize();
-  if (f.attrs().count("smem_bytes")) kernel->sharedBytes = f.attrs().at("smem_bytes").getInt();
-  backends::TargetOptions targetOptions;
-  targetOptions.arch = arch;
-  targetOptions.numWarps = numWarps;
-  llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> module = target->lowerToLLVM(f, context, targetOptions);
-  target->optimize(*module, targetOptions);
-  llvm::raw_string_ostream os(kernel->optimizedLLVMIR);
-  module->print(os, nullptr);
-  return kernel;
+  return gpucheck::compileAfterPasses(f, targetName, arch, numWarps);
 }
 
 gpucheck::HostBuffer sequence(const std::string& element, int64_t n) {

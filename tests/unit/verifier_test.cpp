@@ -179,8 +179,11 @@ TEST(VerifierAccepts, FunctionUsingEveryOpKind) {
   at();
   b.scan({x}, 0, /*reverse=*/false, sum);
   at();
-  b.dot(b.constantFloat(1.0, T({16, 16}, f16)), b.constantFloat(1.0, T({16, 16}, f16)),
-        b.constantFloat(0.0, T({16, 16}, f32)));
+  Value* product = b.dot(b.constantFloat(1.0, T({16, 16}, f16)), b.constantFloat(1.0, T({16, 16}, f16)),
+                         b.constantFloat(0.0, T({16, 16}, f32)));
+  product->definingOp()->setAttr("pending", Attr::integer(1));  // left in flight: only a dot_wait reads it
+  at();
+  b.create(OpKind::DotWait, {product}, {product->type()}, {{"pending", Attr::integer(0)}});
 
   at();
   Op* loop = b.forOp(c0, c16, c1, {fone});
@@ -886,6 +889,39 @@ std::vector<Rejection> rejections() {
          Value* a = k.b.constantFloat(1.0, T({16, 16}, f32));
          return k.b.dot(a, a, a, "tf64")->definingOp();
        }},
+      {"DotPendingReadByAdd", "'dot' has pending products, which only another dot's accumulator, a yield or a "
+                              "dot_wait may read, but 'add'",
+       [](Kernel& k) {
+         Value* a = k.b.constantFloat(1.0, T({16, 16}, f16));
+         Value* d = k.b.dot(a, a, k.b.constantFloat(0.0, T({16, 16}, f32)));
+         d->definingOp()->setAttr("pending", Attr::integer(1));
+         k.b.binary(K::Add, d, d);
+         return d->definingOp();
+       }},
+      {"DotPendingNegative", "'dot' attribute 'pending' must be >= 0, got -1",
+       [](Kernel& k) {
+         Value* a = k.b.constantFloat(1.0, T({16, 16}, f16));
+         Value* d = k.b.dot(a, a, k.b.constantFloat(0.0, T({16, 16}, f32)));
+         d->definingOp()->setAttr("pending", Attr::integer(-1));
+         return d->definingOp();
+       }},
+      {"DotWaitWithoutPending", "'dot_wait' is missing required attribute 'pending'",
+       [](Kernel& k) {
+         Value* acc = k.b.constantFloat(0.0, T({16, 16}, f32));
+         return k.op(K::DotWait, {acc}, {acc->type()});
+       }},
+      {"DotWaitOfF16", "'dot_wait' operand #0 must be a tile of f32 or i32 (a dot accumulator), got tile<16x16xf16>",
+       [](Kernel& k) {
+         Value* acc = k.b.constantFloat(0.0, T({16, 16}, f16));
+         return k.op(K::DotWait, {acc}, {acc->type()}, {{"pending", Attr::integer(0)}});
+       }},
+      {"DotWaitChangesType", "'dot_wait' result #0 must have its operand's type tile<16x16xf32>, got tile<8x16xf32>",
+       [](Kernel& k) {
+         Value* acc = k.b.constantFloat(0.0, T({16, 16}, f32));
+         return k.op(K::DotWait, {acc}, {T({8, 16}, f32)}, {{"pending", Attr::integer(0)}});
+       }},
+      {"DotWaitOfNothing", "'dot_wait' takes one or more tiles and returns them: got 0 operands and 0 results",
+       [](Kernel& k) { return k.op(K::DotWait, {}, {}, {{"pending", Attr::integer(0)}}); }},
       {"DotResultType", "'dot' result must be tile<16x16xf32>, got tile<16x16xf16>",
        [](Kernel& k) {
          Value* a = k.b.constantFloat(1.0, T({16, 16}, f16));

@@ -71,6 +71,15 @@ ByteRanges bufferRange(const ir::Value* buffer) {
   return range;
 }
 
+// The dots whose products `v` may still be waiting for: a dot left in flight (`pending`), or the one a loop's yield
+// carries out of the loop as `v`.
+void pendingDotsOf(const ir::Value* v, std::vector<const Op*>& dots) {
+  const Op* def = v->definingOp();
+  if (!def) return;
+  if (def->is(OpKind::Dot) && def->hasAttr("pending") && def->intAttr("pending") > 0) dots.push_back(def);
+  if (def->is(OpKind::For)) pendingDotsOf(def->region(0)->terminator()->operand(v->index()), dots);
+}
+
 // What `op` itself (not its regions) reads and writes in shared memory. An async_copy's write lands at the
 // async_wait covering it, in another thread's view (asyncCopyLanding below); an async_tma_copy's at the
 // mbarrier_wait on its barrier, visible there to the waiting thread without a barrier. A local_alloc accesses
@@ -93,6 +102,14 @@ Pending accessesOf(const Op& op) {
   if (op.is(OpKind::Dot))  // it reads the buffers of the operands it does not stage
     for (unsigned i = 0; i < 2; ++i)
       if (const Op* load = dotOperandBuffer(op, i)) access.reads.add(bufferRange(load->operand(0)));
+  if (op.is(OpKind::DotWait)) {  // the reads of the dots it waits for end here, not at the dots
+    std::vector<const Op*> dots;
+    for (const ir::Value* v : op.operands()) pendingDotsOf(v, dots);
+    for (const Op* dot : dots)
+      for (unsigned i = 0; i < 2; ++i)
+        if (const Op* load = dotOperandBuffer(*dot, i)) access.reads.add(bufferRange(load->operand(0)));
+    return access;
+  }
   if (std::optional<SharedRange> scratch = scratchRangeOf(op)) {
     access.reads.add(scratch->offset, scratch->end());
     access.writes.add(scratch->offset, scratch->end());
