@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "ir/Error.h"
+
 namespace tessera::transforms {
 namespace {
 
@@ -50,39 +52,52 @@ int64_t wavefrontLowerBound(const ir::LinearLayout& layout, int64_t elementBytes
   return accesses * ((lanes + widest.phaseLanes - 1) / widest.phaseLanes);
 }
 
-}  // namespace
+// Where each (register, lane) of warp 0 puts its element in any buffer of one shape: the row (the row-major index of
+// every coordinate but the last) and the last coordinate. Computed once per layout; a candidate buffer's byte
+// offset is then row * pitch + last * elementBytes, swizzled (this is the hot loop of the pad and swizzle search).
+struct WarpElements {
+  int64_t registers = 0, lanes = 0;
+  uint64_t repeatedRegisters = 0;  // a thread accesses an element once: repeats are not written again, and LLVM
+                                   // merges their loads
+  std::vector<int64_t> rows, lasts;  // [register * lanes + lane]
 
-int64_t exchangeWavefronts(const ir::LinearLayout& layout, const ExchangeBuffer& buffer) {
+  WarpElements(const ir::LinearLayout& layout, const std::vector<int64_t>& shape)
+      : registers(layout.inDimSize(ir::kRegisterDim)), lanes(layout.inDimSize(ir::kLaneDim)),
+        repeatedRegisters(layout.freeVariableMasks()[0]) {
+    if (layout.outDims().size() != shape.size()) throw Error("exchange buffer: coordinates and shape differ in rank");
+    // The coordinates are a register's part XOR a lane's part.
+    std::vector<std::vector<int64_t>> laneParts;
+    for (int64_t lane = 0; lane < lanes; ++lane) laneParts.push_back(layout.apply({0, lane, 0}));
+    rows.reserve(static_cast<size_t>(registers * lanes));
+    lasts.reserve(rows.capacity());
+    for (int64_t r = 0; r < registers; ++r) {
+      const std::vector<int64_t> regPart = layout.apply({r, 0, 0});
+      for (int64_t lane = 0; lane < lanes; ++lane) {
+        int64_t row = 0;
+        for (size_t d = 0; d + 1 < shape.size(); ++d) row = row * shape[d] + (regPart[d] ^ laneParts[lane][d]);
+        rows.push_back(row);
+        lasts.push_back(shape.empty() ? 0 : regPart.back() ^ laneParts[lane].back());
+      }
+    }
+  }
+};
+
+int64_t wavefronts(const ir::LinearLayout& layout, const WarpElements& warp, const ExchangeBuffer& buffer) {
   const int64_t elementBytes = buffer.elementBytes, pitchBytes = buffer.pitchBytes();
   // The widest access the pitch keeps aligned, as LLVM's load/store vectorizer would form it (a swizzle moves
   // whole 16-byte chunks). One row: only the buffer's start, 16-byte aligned, matters.
   const Access access = widestAccess(layout, elementBytes, buffer.rows() == 1 ? 0 : pitchBytes);
   const int64_t vectorBytes = access.vectorBytes, perAccess = access.perAccess, phaseLanes = access.phaseLanes;
-  const int64_t registers = layout.inDimSize(ir::kRegisterDim), lanes = layout.inDimSize(ir::kLaneDim);
-  // A thread accesses an element once: registers repeating an earlier register's element are not written again,
-  // and LLVM merges their loads.
-  const uint64_t repeatedRegisters = layout.freeVariableMasks()[0];
-
-  // The coordinates are a register's part XOR a lane's part (one vector reused: this is the hot loop of the
-  // pad and swizzle search).
-  std::vector<int64_t> coords;
-  auto byteOffset = [&](const std::vector<int64_t>& regPart, const std::vector<int64_t>& lanePart) {
-    coords.resize(regPart.size());
-    for (size_t d = 0; d < coords.size(); ++d) coords[d] = regPart[d] ^ lanePart[d];
-    return buffer.byteOffset(coords);
-  };
-  std::vector<std::vector<int64_t>> laneParts;
-  for (int64_t lane = 0; lane < lanes; ++lane) laneParts.push_back(layout.apply({0, lane, 0}));
-
-  int64_t wavefronts = 0;
+  int64_t total = 0;
   std::vector<int64_t> bankWords;  // one phase's words, keyed bank first
-  for (int64_t r = 0; r < registers; r += perAccess) {
-    if ((static_cast<uint64_t>(r) & repeatedRegisters) != 0) continue;
-    const std::vector<int64_t> regPart = layout.apply({r, 0, 0});
-    for (int64_t first = 0; first < lanes; first += phaseLanes) {
+  for (int64_t r = 0; r < warp.registers; r += perAccess) {
+    if ((static_cast<uint64_t>(r) & warp.repeatedRegisters) != 0) continue;
+    for (int64_t first = 0; first < warp.lanes; first += phaseLanes) {
       bankWords.clear();
-      for (int64_t lane = first; lane < std::min(lanes, first + phaseLanes); ++lane) {
-        const int64_t start = byteOffset(regPart, laneParts[lane]);
+      for (int64_t lane = first; lane < std::min(warp.lanes, first + phaseLanes); ++lane) {
+        const size_t at = static_cast<size_t>(r * warp.lanes + lane);
+        // A swizzle leaves rows unpadded (ExchangeBuffer::byteOffset).
+        const int64_t start = buffer.swizzle.apply(warp.rows[at] * pitchBytes + warp.lasts[at] * elementBytes);
         for (int64_t word = start / kBankBytes; word * kBankBytes < start + vectorBytes; ++word)
           bankWords.push_back((word % kBanks) << 40 | word);
       }
@@ -94,17 +109,24 @@ int64_t exchangeWavefronts(const ir::LinearLayout& layout, const ExchangeBuffer&
         run = i > 0 && (bankWords[i] >> 40) == (bankWords[i - 1] >> 40) ? run + 1 : 1;
         most = std::max(most, run);
       }
-      wavefronts += most;
+      total += most;
     }
   }
-  return wavefronts;
+  return total;
+}
+
+}  // namespace
+
+int64_t exchangeWavefronts(const ir::LinearLayout& layout, const ExchangeBuffer& buffer) {
+  return wavefronts(layout, WarpElements(layout, buffer.shape), buffer);
 }
 
 ExchangeBuffer leastConflictingExchange(const ir::LinearLayout& src, const ir::LinearLayout& dst, ExchangeBuffer buffer) {
   buffer.padBytes = std::nullopt;
   buffer.swizzle = {};
   if (buffer.rows() == 1) return buffer;  // one row: no pad or swizzle matters
-  auto cost = [&](const ExchangeBuffer& b) { return exchangeWavefronts(src, b) + exchangeWavefronts(dst, b); };
+  const WarpElements srcElements(src, buffer.shape), dstElements(dst, buffer.shape);
+  auto cost = [&](const ExchangeBuffer& b) { return wavefronts(src, srcElements, b) + wavefronts(dst, dstElements, b); };
   // The search stops at the first candidate no other can beat (the choice is the same as a full search's).
   const int64_t lowerBound =
       wavefrontLowerBound(src, buffer.elementBytes) + wavefrontLowerBound(dst, buffer.elementBytes);
