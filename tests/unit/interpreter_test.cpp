@@ -13,6 +13,7 @@
 #include "backends/interpreter/Tile.h"
 #include "ir/Builder.h"
 #include "ir/FloatFormats.h"
+#include "ir/Verifier.h"
 
 using namespace tessera;
 using namespace tessera::interp;
@@ -477,6 +478,33 @@ TEST(Semantics, EvaluateOpRejectsControlFlow) {
   ProgramContext ctx;
   std::string msg = errorOf([&] { evaluateOp(*branch, {Tile::scalarInt(Type::i1(), 1)}, ctx); });
   EXPECT_NE(msg.find("'if'"), std::string::npos) << msg;
+}
+
+TEST(Run, ADotLeftInFlightIsWaitedForAfterItsLoop) {
+  // pipeline-loops' form of a K loop on a target with asynchronous dots: the dot's products pending (the
+  // interpreter's dots are synchronous), a dot_wait after the loop; the result is the loop's three products.
+  Kernel k({ptrF32()});
+  auto& b = k.b;
+  Value* acc0 = b.constantFloat(0.0, tileOf({16, 16}, Type::f32()));
+  ir::Op* loop = b.forOp(k.i32(0), k.i32(3), k.i32(1), {acc0});
+  {
+    ir::Builder lb(loop->region(0));
+    Value* product = lb.dot(lb.constantFloat(1.0, tileOf({16, 16}, Type::f16())),
+                            lb.constantFloat(2.0, tileOf({16, 16}, Type::f16())), loop->region(0)->argument(1));
+    product->definingOp()->setAttr("pending", ir::Attr::integer(1));
+    lb.yield({product});
+  }
+  Value* done = b.create(OpKind::DotWait, {loop->result(0)}, {loop->result(0)->type()},
+                         {{"pending", ir::Attr::integer(0)}})->result(0);
+  Value* rows = b.binary(OpKind::Mul, b.broadcast(b.expandDims(b.arange(0, 16), 1), {16, 16}),
+                         b.constantInt(16, tileOf({16, 16}, Type::i32())));
+  Value* offsets = b.binary(OpKind::Add, rows, b.broadcast(b.expandDims(b.arange(0, 16), 0), {16, 16}));
+  b.store(b.addptr(b.splat(k.arg(0), {16, 16}), offsets), done);
+  b.ret();
+  ir::verify(*k.f);
+  std::vector<float> out(256, -1.0f);
+  run(*k.f, {bufferOf(out)}, {1, 1, 1});
+  for (float v : out) ASSERT_EQ(v, 3 * 16 * 2.0f);
 }
 
 // ---------------------------------------------------------------- performance smoke test
