@@ -1205,6 +1205,21 @@ class Verifier {
       if (a && a->getInt() < 0)
         return fail(op, std::string("attribute '") + key + "' must not be negative, got " + a->str());
     }
+    // The exchange buffer's pad and swizzle (allocate-shared-memory; transforms/analysis/SharedScratch.h).
+    const Attr* pad = nullptr;
+    if (!getAttr(op, "exchange_pad", Attr::Kind::Int, false, pad)) return false;
+    if (pad && (pad->getInt() < 0 || pad->getInt() % 4 != 0 || pad->getInt() > 128))
+      return fail(op, "attribute 'exchange_pad' must be a multiple of 4 bytes from 0 to 128, got " + pad->str());
+    if (op.attrs().count("exchange_swizzle")) {
+      const Attr& swizzle = op.attrs().at("exchange_swizzle");
+      auto powerOfTwo = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+      std::vector<int64_t> v;
+      if (swizzle.isArray())
+        for (const Attr& e : swizzle.getArray()) v.push_back(e.isInt() ? e.getInt() : 0);
+      if (!pad || v.size() != 2 || v[0] < 2 || !powerOfTwo(v[0]) || v[1] < 32 || !powerOfTwo(v[1]))
+        return fail(op, "attribute 'exchange_swizzle' must be [phases, stride bytes] (powers of two, phases >= 2, "
+                        "stride >= 32) beside an 'exchange_pad', got " + swizzle.str());
+    }
     return true;
   }
 

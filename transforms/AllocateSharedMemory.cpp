@@ -46,6 +46,10 @@ class AllocateSharedMemoryPass : public Pass {
       // Recomputed from scratch: a stale range from an earlier run must not survive.
       op->attrs().erase("smem_offset");
       op->attrs().erase("smem_bytes");
+      op->attrs().erase(kExchangePad);
+      op->attrs().erase(kExchangeSwizzle);
+      // A conversion through shared memory: its buffer's pad or swizzle is chosen once, here, and recorded on it.
+      if (op->is(OpKind::ConvertLayout) && exchangeNeedsSharedMemory(*op, options_)) recordExchangeChoice(*op);
       int64_t bytes = scratchBytes(*op, options_);
       if (bytes == 0) return;
       if (insideCombineRegion(op))

@@ -1066,6 +1066,18 @@ std::vector<Rejection> rejections() {
        [](Kernel& k) {
          return k.op(K::ConvertLayout, {k.f4}, {blocked1(1).apply(k.f4->type())}, {{"smem_bytes", Attr::string("64")}});
        }},
+      {"ConvertLayoutExchangePadNotAWord", "'convert_layout' attribute 'exchange_pad' must be a multiple of 4 bytes "
+                                           "from 0 to 128, got 6",
+       [](Kernel& k) {
+         return k.op(K::ConvertLayout, {k.f4}, {blocked1(1).apply(k.f4->type())}, {{"exchange_pad", Attr::integer(6)}});
+       }},
+      {"ConvertLayoutExchangeSwizzleShape", "'convert_layout' attribute 'exchange_swizzle' must be [phases, stride "
+                                            "bytes] (powers of two, phases >= 2, stride >= 32) beside an "
+                                            "'exchange_pad', got [8, 48]",
+       [](Kernel& k) {
+         return k.op(K::ConvertLayout, {k.f4}, {blocked1(1).apply(k.f4->type())},
+                     {{"exchange_pad", Attr::integer(0)}, {"exchange_swizzle", Attr::intArray({8, 48})}});
+       }},
       {"BarrierWithOperand", "'barrier' expects 0 operands, got 1",
        [](Kernel& k) { return k.op(K::Barrier, {k.yes}, {}); }},
   };

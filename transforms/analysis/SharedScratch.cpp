@@ -167,11 +167,29 @@ std::vector<int64_t> exchangeBufferShape(const Op& op) {
 ExchangeBuffer exchangeBufferOf(const Op& op) {
   ExchangeBuffer buffer{exchangeBufferShape(op), op.result(0)->type().storageBytes()};
   if (!op.is(OpKind::ConvertLayout) || buffer.rows() == 1) return buffer;
+  if (op.hasAttr(kExchangePad)) {  // allocate-shared-memory's choice, recorded on the op
+    buffer.padBytes = op.intAttr(kExchangePad);
+    if (op.hasAttr(kExchangeSwizzle)) {
+      const std::vector<int64_t> swizzle = op.attr(kExchangeSwizzle).getIntArray();
+      buffer.swizzle = {swizzle.at(0), swizzle.at(1)};
+    }
+    return buffer;
+  }
   // The pad or swizzle that makes this conversion's writes and reads cheapest (the shapes are the same on both
   // sides).
   std::optional<Layout> src = Layout::ofType(op.operand(0)->type()), dst = Layout::ofType(op.result(0)->type());
   if (!src || !dst || !src->isDistributed() || !dst->isDistributed()) return buffer;
   return leastConflictingExchange(src->toLinear(buffer.shape), dst->toLinear(buffer.shape), buffer);
+}
+
+void recordExchangeChoice(Op& op) {
+  op.attrs().erase(kExchangePad);
+  op.attrs().erase(kExchangeSwizzle);
+  const ExchangeBuffer buffer = exchangeBufferOf(op);
+  if (!op.is(OpKind::ConvertLayout) || buffer.rows() == 1) return;
+  op.setAttr(kExchangePad, ir::Attr::integer(buffer.pitchBytes() - buffer.rowLength() * buffer.elementBytes));
+  if (buffer.swizzle.phases > 1)
+    op.setAttr(kExchangeSwizzle, ir::Attr::intArray({buffer.swizzle.phases, buffer.swizzle.strideBytes}));
 }
 
 int64_t ExchangeBuffer::rows() const {

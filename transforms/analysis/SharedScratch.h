@@ -46,7 +46,8 @@
 //   by whatever multiple of max(4, B) up to 128 bytes makes writing its source and reading its destination
 //   cheapest in shared-memory wavefronts, max(4, B) when nothing is cheaper, or, when an XOR swizzle of the
 //   unpadded buffer's 16-byte chunks is cheaper still, swizzles (ExchangeSwizzle below;
-//   analysis/ExchangeConflicts.h). A round then holds whole swizzle blocks (else the lowering leaves the rows
+//   analysis/ExchangeConflicts.h). allocate-shared-memory records that choice on the op (`exchange_pad`,
+//   `exchange_swizzle`: recordExchangeChoice), and exchangeBufferOf reads it back rather than searching again. A round then holds whole swizzle blocks (else the lowering leaves the rows
 //   unswizzled). (The unpadded row-major index `linear(c) * B` also fits in these bytes, for lowerings that do
 //   not pad.)
 // * reduce: only when the reduced axis spans several warps (some warp-id bit moves the input's coordinate along
@@ -147,6 +148,14 @@ struct ExchangeBuffer {
   int64_t swizzleBlockRows() const;
   int64_t chunkElements() const { return ExchangeSwizzle::kChunkBytes / elementBytes; }
 };
+
+// The pad or swizzle allocate-shared-memory chose for a convert_layout's exchange buffer (rows > 1), recorded on the
+// op so that IR dumps show it and the lowering does not search again: `exchange_pad` (bytes at the end of every row;
+// 0 with a swizzle) and, when swizzled, `exchange_swizzle = [phases, strideBytes]` (ExchangeSwizzle).
+inline constexpr const char* kExchangePad = "exchange_pad";
+inline constexpr const char* kExchangeSwizzle = "exchange_swizzle";
+// Records exchangeBufferOf(op)'s pad and swizzle on a convert_layout whose buffer has more than one row.
+void recordExchangeChoice(ir::Op& op);
 
 bool isExchangeOp(const ir::Op& op);
 // Shape of the exchange buffer of an exchange op (the operand's shape; cat/join: the result's).
