@@ -21,7 +21,7 @@
 // barrier per iteration after the wait: it orders both the reads of the stage about to be overwritten and the reads
 // of the stage that just landed. num_stages = 1 leaves the loop as it is.
 //
-// Dots the target runs asynchronously (LayoutPolicy::dotIsAsynchronous: wgmma from both buffers) that accumulate
+// Dots the target runs asynchronously (LayoutPolicy::dotIsAsynchronous; on NVPTX, wgmma reading both operands from their buffers) that accumulate
 // into a carried value only they read are left in flight across iterations:
 //
 //   for k { %w = async_wait {pending = S-2}; %a = local_load %buf, i % S, %w; ...

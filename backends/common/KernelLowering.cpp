@@ -585,7 +585,12 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpKind::DotWait: {
       Regs all;  // every tile's registers, in operand order: one wait for all of them
       for (const ir::Value* v : op.operands()) all.insert(all.end(), get(v).begin(), get(v).end());
-      const Regs waited = hooks_.dotWait(b_, all, op.intAttr("pending"));
+      Regs waited;
+      try {
+        waited = hooks_.dotWait(b_, all, op.intAttr("pending"));
+      } catch (const Error& e) {
+        fail(op, e.message());  // the target's reason, at the op's location
+      }
       size_t next = 0;
       for (unsigned i = 0; i < op.numResults(); ++i) {
         const size_t count = get(op.operand(i)).size();

@@ -102,11 +102,11 @@ void issueMma(IRBuilder& b, llvm::InlineAsm* mma, std::vector<llvm::Value*> oper
   for (size_t i = 0; i < count; ++i) d[first + i] = b.CreateExtractValue(out, {static_cast<unsigned>(i)});
 }
 
-// wgmma.wait_group `pending` passing `registers` through, at most kWgmmaMaxWaitRegisters per wait (a later wait
-// of the same depth returns at once).
+// wgmma.wait_group `pending` passing `registers` (f32) through, at most kWgmmaMaxWaitRegisters per wait (a later
+// wait of the same depth returns at once); one wait even with no registers.
 Regs waitGroup(IRBuilder& b, const Regs& registers, int64_t pending) {
   Regs result;
-  for (size_t first = 0; first < registers.size(); first += kWgmmaMaxWaitRegisters) {
+  for (size_t first = 0; first == 0 || first < registers.size(); first += kWgmmaMaxWaitRegisters) {
     const Regs part(registers.begin() + static_cast<std::ptrdiff_t>(first),
                     registers.begin() + static_cast<std::ptrdiff_t>(std::min(registers.size(), first + kWgmmaMaxWaitRegisters)));
     std::vector<llvm::Type*> types(part.size(), b.getFloatTy());
@@ -294,12 +294,19 @@ bool lowerWgmmaDot(KernelLowering& L, const ir::Op& op) {
 std::vector<llvm::Value*> NVPTXHooks::dotWait(IRBuilder& b, const std::vector<llvm::Value*>& registers,
                                               int64_t pending) {
   if (!asyncDots_) return registers;  // mma.sync dots are synchronous
-  for (llvm::Value* r : registers)
-    if (!r->getType()->isFloatTy()) throw Error("nvptx: dot_wait passes f32 accumulators through wgmma.wait_group");
   if (pending > kWgmmaMaxPendingGroups)
-    throw Error("nvptx: dot_wait {pending = " + std::to_string(pending) + "}: at most " +
-                std::to_string(kWgmmaMaxPendingGroups) + " wgmma groups stay pending");
-  return waitGroup(b, registers, pending);
+    throw Error("at most " + std::to_string(kWgmmaMaxPendingGroups) + " wgmma groups may stay pending, not " +
+                std::to_string(pending));
+  // Only f32 registers can be a wgmma's (i32 accumulators are mma.sync's, which is synchronous): they pass through
+  // the wait; the others are returned as they are.
+  Regs floats;
+  for (llvm::Value* r : registers)
+    if (r->getType()->isFloatTy()) floats.push_back(r);
+  const Regs waited = waitGroup(b, floats, pending);
+  Regs result;
+  size_t next = 0;
+  for (llvm::Value* r : registers) result.push_back(r->getType()->isFloatTy() ? waited[next++] : r);
+  return result;
 }
 
 }  // namespace tessera::backends::nvptx

@@ -134,6 +134,19 @@ TEST(SharedMemoryRules, ConvertLayoutPadsItsRowsForTheFewestWavefronts) {
   Op* toRows = convert(b, acc, rows);
   EXPECT_EQ(transforms::exchangeBufferOf(*toRows).pitchBytes(), 544);
   EXPECT_EQ(transforms::scratchBytes(*toRows, eightWarps), 128 * 544);
+  // allocate-shared-memory records the choice on the op; from then on the op's attributes are the buffer (a pad
+  // set by hand, which the search would not choose, is what the scratch and the lowering use).
+  transforms::recordExchangeChoice(*toRows);
+  EXPECT_EQ(toRows->intAttr(transforms::kExchangePad), 32);
+  EXPECT_FALSE(toRows->hasAttr(transforms::kExchangeSwizzle));
+  toRows->setAttr(transforms::kExchangePad, ir::Attr::integer(64));
+  EXPECT_EQ(transforms::exchangeBufferOf(*toRows).pitchBytes(), 576);
+  EXPECT_EQ(transforms::scratchBytes(*toRows, eightWarps), 128 * 576);
+  toRows->setAttr(transforms::kExchangePad, ir::Attr::integer(0));
+  toRows->setAttr(transforms::kExchangeSwizzle, ir::Attr::intArray({8, 512}));
+  const transforms::ExchangeBuffer swizzled = transforms::exchangeBufferOf(*toRows);
+  EXPECT_EQ(swizzled.pitchBytes(), 512);
+  EXPECT_EQ(swizzled.swizzle, (transforms::ExchangeSwizzle{8, 512}));
 
   // A transpose is conflict-free with the default pad already: it keeps it (ties go to the default).
   const std::vector<int64_t> square = {32, 32};
