@@ -1,6 +1,7 @@
 // Every inline PTX string an NVPTX module of this backend may contain, with the operation it performs: what the
 // backend emits itself (mbarrier waits and TMA copies) and what it links from libdevice. The wgmma strings depend
-// on parameters and are generated in WgmmaAsm.h (findWgmmaAsm), which is part of this table. The
+// on parameters and are generated in WgmmaAsm.h (findWgmmaAsm: single instructions, and a dot's whole issue as
+// one group), which is part of this table. The
 // backend emits inline asm only from this table; the emulator (jit/sim) accepts an inline asm only when its
 // string and constraints match an entry exactly and implements the entry's operation, so it never parses asm.
 #pragma once

@@ -18,6 +18,8 @@
 //    instruction has no imm-trans-a.
 //  - wait_group N: the accumulator registers it passes through (tied), so that no read of them can be moved
 //    above the wait.
+//  - group (a dot's whole issue, WgmmaGroup): outputs $0..$(R-1), the accumulator (R = slices * N / 2); inputs:
+//    each issue's A (descriptor or four registers) and B descriptor, in issue order; scale-d; the R tied inputs.
 #pragma once
 
 #include <cstdint>
@@ -65,12 +67,36 @@ inline constexpr std::string_view kWgmmaCommitAsm = "wgmma.commit_group.sync.ali
 std::string wgmmaWaitAsm(int pendingGroups);
 std::string wgmmaWaitConstraints(int registers);  // `registers` f32 outputs, each tied to an input
 
+// A dot's whole issue as one statement: fence.proxy.async, wgmma.fence, `slices * steps` mma_async,
+// commit_group, wait_group `pendingGroups`. Issue i (K step i / slices) accumulates into slice i % slices of the
+// accumulator (registers [(i % slices) * n / 2, (i % slices + 1) * n / 2)): a warpgroup's repeats along M and N
+// are its slices. The backend emits every wgmma dot so: one inline asm per dot instead of one per instruction
+// is a fifth less work for LLVM's code generation, which handles an asm's accumulator operands one by one.
+// The string opens with a comment naming these parameters, from which findWgmmaAsm regenerates the string it
+// must equal (the emulator expands a group into the single instructions above, expandWgmmaGroups).
+struct WgmmaGroup {
+  WgmmaMma mma;
+  int slices = 1;
+  int steps = 1;
+  int pendingGroups = 0;
+  int registers() const { return slices * mma.n / 2; }
+  int issues() const { return slices * steps; }
+  int aOperands() const { return mma.aInRegisters ? 4 : 1; }  // per issue, then one B descriptor
+  bool operator==(const WgmmaGroup&) const = default;
+};
+// Bounds on what a group string may describe (far above any tile's: a thread has at most 255 registers).
+inline constexpr int kWgmmaMaxGroupRegisters = 1024;
+inline constexpr int kWgmmaMaxGroupIssues = 1024;
+std::string wgmmaGroupAsm(const WgmmaGroup& group);
+std::string wgmmaGroupConstraints(const WgmmaGroup& group);
+
 // What an inline asm of the set is.
 struct WgmmaAsm {
-  enum class Kind : uint8_t { Fence, ProxyFence, Commit, Wait, Mma } kind = Kind::Fence;
+  enum class Kind : uint8_t { Fence, ProxyFence, Commit, Wait, Mma, Group } kind = Kind::Fence;
   int pendingGroups = 0;  // Wait
-  int registers = 0;      // Wait: accumulator registers passed through; Mma: n / 2
+  int registers = 0;      // Wait: accumulator registers passed through; Mma: n / 2; Group: the accumulator's
   WgmmaMma mma;           // Mma
+  WgmmaGroup group;       // Group
 };
 // The wgmma asm with exactly this string and these constraints; nullopt when there is none.
 std::optional<WgmmaAsm> findWgmmaAsm(std::string_view asmString, std::string_view constraints);

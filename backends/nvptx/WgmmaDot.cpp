@@ -3,11 +3,12 @@
 //    their buffers in the NVMMA layouts by matrix descriptors;
 //  - a chained dot (wgmmaChainedDotPlan): the accumulator in mma.sync's chained layout, A packed from the registers
 //    as mma.sync would take it or read by descriptor from its row-permuted buffer, B read by descriptor.
-// Per dot: fence.proxy.async (the buffers were written through the generic proxy, wgmma reads through the async
-// one), wgmma.fence, one mma_async per warpgroup repeat (or row block) per K step (16 or 32; the accumulator
-// chained through them), commit_group, and wait_group passing the accumulator through, so that nothing reads
-// it, and no copy overwrites the stage, before the products are complete: wait_group 0, or the dot's `pending`
-// (pipeline-loops leaves one group in flight across iterations; a dot_wait after the loop waits for it).
+// Per dot, one inline asm (WgmmaGroup, after every operand is computed): fence.proxy.async (the buffers were
+// written through the generic proxy, wgmma reads through the async one), wgmma.fence, one mma_async per warpgroup
+// repeat (or row block) per K step (16 or 32; the accumulator chained through them), commit_group, and wait_group
+// passing the accumulator through, so that nothing reads it, and no copy overwrites the stage, before the products
+// are complete: wait_group 0, or the dot's `pending` (pipeline-loops leaves one group in flight across
+// iterations; a dot_wait after the loop waits for it).
 #include <llvm/IR/InlineAsm.h>
 
 #include "backends/common/KernelLowering.h"
@@ -34,11 +35,6 @@ WgmmaInput wgmmaInput(ir::ScalarKind kind) {
 }
 
 llvm::Value* i32(IRBuilder& b, int64_t v) { return b.getInt32(static_cast<uint32_t>(v)); }
-
-void emitAsm(IRBuilder& b, std::string_view text) {
-  llvm::FunctionType* type = llvm::FunctionType::get(b.getVoidTy(), false);
-  b.CreateCall(llvm::InlineAsm::get(type, std::string(text), "", /*hasSideEffects=*/true));
-}
 
 // The 64-bit shared-memory matrix descriptor (PTX ISA, wgmma matrix descriptor): start address, leading and
 // stride byte offsets (each >> 4 in 14 bits), swizzle mode in bits 62-63 (1: 128 B, 2: 64 B, 3: 32 B).
@@ -78,28 +74,29 @@ llvm::Value* bufferAddress(KernelLowering& L, const ir::Op& load) {
   return L.builder().CreatePtrToInt(L.sharedStage(load.operand(0), load.operand(1)), L.builder().getInt32Ty());
 }
 
-llvm::InlineAsm* mmaAsm(KernelLowering& L, const WgmmaMma& mma) {
-  IRBuilder& b = L.builder();
-  std::vector<llvm::Type*> floats(mma.n / 2, b.getFloatTy());
+// The dot's whole issue (WgmmaGroup): operands[i] is issue i's A (descriptor or four registers) and B descriptor;
+// `d` the accumulator C, `slices` of n / 2 registers. The result: the accumulator D, `pending` groups in flight.
+Regs issueGroup(IRBuilder& b, const WgmmaGroup& group, const std::vector<std::vector<llvm::Value*>>& operands,
+                const Regs& d) {
+  if (static_cast<int>(d.size()) != group.registers() || static_cast<int>(operands.size()) != group.issues())
+    throw Error("internal error: a wgmma group of " + std::to_string(group.registers()) + " registers and " +
+                std::to_string(group.issues()) + " issues given " + std::to_string(d.size()) + " and " +
+                std::to_string(operands.size()));
+  std::vector<llvm::Value*> args;
   std::vector<llvm::Type*> params;
-  if (mma.aInRegisters)
-    params.assign(4, b.getInt32Ty());
-  else
-    params.push_back(b.getInt64Ty());
-  params.push_back(b.getInt64Ty());
-  params.push_back(b.getInt32Ty());
-  params.insert(params.end(), floats.begin(), floats.end());
-  return llvm::InlineAsm::get(llvm::FunctionType::get(llvm::StructType::get(L.context(), floats), params, false),
-                              wgmmaMmaAsm(mma), wgmmaMmaConstraints(mma.n, mma.aInRegisters), true);
-}
-
-// d[first, first + n / 2) = the mma of `operands` (A's descriptor or registers, B's descriptor) with them as C.
-void issueMma(IRBuilder& b, llvm::InlineAsm* mma, std::vector<llvm::Value*> operands, Regs& d, size_t first,
-              size_t count) {
-  operands.push_back(i32(b, 1));  // scale-d: D = A * B + D
-  operands.insert(operands.end(), d.begin() + first, d.begin() + first + count);
-  llvm::Value* out = b.CreateCall(mma, operands);
-  for (size_t i = 0; i < count; ++i) d[first + i] = b.CreateExtractValue(out, {static_cast<unsigned>(i)});
+  for (const std::vector<llvm::Value*>& issue : operands)
+    for (llvm::Value* v : issue) args.push_back(v);
+  args.push_back(i32(b, 1));  // scale-d: D = A * B + D
+  args.insert(args.end(), d.begin(), d.end());
+  for (llvm::Value* v : args) params.push_back(v->getType());
+  std::vector<llvm::Type*> floats(d.size(), b.getFloatTy());
+  llvm::InlineAsm* asmGroup =
+      llvm::InlineAsm::get(llvm::FunctionType::get(llvm::StructType::get(b.getContext(), floats), params, false),
+                           wgmmaGroupAsm(group), wgmmaGroupConstraints(group), /*hasSideEffects=*/true);
+  llvm::Value* out = b.CreateCall(asmGroup, args);
+  Regs result;
+  for (size_t i = 0; i < d.size(); ++i) result.push_back(b.CreateExtractValue(out, {static_cast<unsigned>(i)}));
+  return result;
 }
 
 // wgmma.wait_group `pending` passing `registers` (f32) through, at most kWgmmaMaxWaitRegisters per wait (a later
@@ -120,12 +117,6 @@ Regs waitGroup(IRBuilder& b, const Regs& registers, int64_t pending) {
   return result;
 }
 
-// commit_group, then wait_group `pending` passing every accumulator register through: the dot's result.
-Regs commitAndWait(KernelLowering& L, const Regs& d, int64_t pending = 0) {
-  emitAsm(L.builder(), kWgmmaCommitAsm);
-  return waitGroup(L.builder(), d, pending);
-}
-
 // How many groups a dot read from its buffers leaves in flight: its `pending` (pipeline-loops sets 1 in loops it
 // pipelines; its result is then only accumulated into, carried, or waited for by a dot_wait, as the verifier
 // checks), else 0.
@@ -137,13 +128,10 @@ int64_t pendingGroups(const ir::Op& dot) {
   return pending;
 }
 
-void fenceOperands(KernelLowering& L) {
-  IRBuilder& b = L.builder();
-  // The operand buffers sit on 1024-byte boundaries of the shared memory (allocate-shared-memory), where their
-  // swizzle patterns, which the hardware applies to address bits, begin: so must the shared memory itself.
-  llvm::cast<llvm::GlobalVariable>(L.hooks().sharedMemoryBase(b))->setAlignment(llvm::Align(1024));
-  emitAsm(b, kProxyFenceAsm);
-  emitAsm(b, kWgmmaFenceAsm);
+// The operand buffers sit on 1024-byte boundaries of the shared memory (allocate-shared-memory), where their
+// swizzle patterns, which the hardware applies to address bits, begin: so must the shared memory itself.
+void alignSharedMemory(KernelLowering& L) {
+  llvm::cast<llvm::GlobalVariable>(L.hooks().sharedMemoryBase(L.builder()))->setAlignment(llvm::Align(1024));
 }
 
 // A chained dot (wgmmaChainedDotPlan): the accumulator in the chained layout, whose registers of each 16-row block
@@ -207,14 +195,12 @@ bool lowerChainedWgmmaDot(KernelLowering& L, const ir::Op& op, const WgmmaDotPla
                                                         i32(b, k / line * p.M * p.swizzleA + k % line * p.elementBytes)));
     return descriptor(b, start, kUnusedLeading, 8 * p.swizzleA, p.swizzleA);
   };
-  llvm::InlineAsm* asmMma = mmaAsm(L, mma);
-  const size_t perMma = static_cast<size_t>(p.n / 2);
   Regs d(plan->fragments.size() * 4);
   const Regs& accRegs = L.get(acc);
   for (size_t f = 0; f < plan->fragments.size(); ++f)
     for (int s = 0; s < 4; ++s) d[position[f] + s] = accRegs[plan->fragments[f].regs[s]];
-  // Every operand is computed before the fence: a register that an mma_async reads must not be written between
-  // the fence and it (ptxas would otherwise insert a warpgroup.arrive before each such mma_async).
+  // Every operand is computed before the group's wgmma.fence: a register that an mma_async reads must not be
+  // written between the fence and it (ptxas would otherwise insert a warpgroup.arrive before each such mma_async).
   const int64_t steps = p.K / p.k;
   std::vector<std::vector<llvm::Value*>> operands;  // per step, per row block
   for (int64_t step = 0; step < steps; ++step) {
@@ -225,12 +211,11 @@ bool lowerChainedWgmmaDot(KernelLowering& L, const ir::Op& op, const WgmmaDotPla
       operands.back().push_back(descB);
     }
   }
-  fenceOperands(L);
-  for (size_t issue = 0; issue < operands.size(); ++issue) {
-    const size_t row = issue % plan->fragmentRows.size();
-    issueMma(b, asmMma, std::move(operands[issue]), d, row * perMma, perMma);
-  }
-  const Regs waited = commitAndWait(L, d);  // A may be registers the next iteration rewrites: no pending
+  alignSharedMemory(L);
+  // Issue i is row block i % rows: the rows are the group's slices. A may be registers the next iteration
+  // rewrites: nothing stays pending.
+  const WgmmaGroup group{mma, static_cast<int>(plan->fragmentRows.size()), static_cast<int>(steps), 0};
+  const Regs waited = issueGroup(b, group, operands, d);
   Regs result;  // in the accumulator's register order
   for (const auto& [fragment, slot] : plan->regSlot) result.push_back(waited[position[fragment] + slot]);
   L.set(op.result(0), std::move(result));
@@ -275,19 +260,19 @@ bool lowerWgmmaDot(KernelLowering& L, const ir::Op& op) {
   };
 
   const WgmmaMma mma{static_cast<int>(p.n), wgmmaInput(p.input), wgmmaInput(p.inputB), false, !p.bKMajor()};
-  llvm::InlineAsm* asmMma = mmaAsm(L, mma);
-  const size_t perMma = static_cast<size_t>(p.n / 2);
-  Regs d = L.get(acc);
-  fenceOperands(L);
+  alignSharedMemory(L);
+  // Issue order: K step, then repeat (m, n), which is slice n + repeatsN * m of the accumulator.
+  std::vector<std::vector<llvm::Value*>> operands;
   for (int64_t k = 0; k < p.K; k += p.k)
     for (int64_t m = 0; m < p.repeatsM; ++m)
       for (int64_t n = 0; n < p.repeatsN; ++n) {
         llvm::Value* descA = descriptor(b, aStart(m, k), kUnusedLeading, 8 * p.swizzleA, p.swizzleA);
         llvm::Value* instruction = b.CreateAdd(i32(b, n * p.warpgroupsN), groupN);
-        llvm::Value* descB = bDescriptor(b, p, bStart(b, p, bBase, instruction, k));
-        issueMma(b, asmMma, {descA, descB}, d, perMma * static_cast<size_t>(n + p.repeatsN * m), perMma);
+        operands.push_back({descA, bDescriptor(b, p, bStart(b, p, bBase, instruction, k))});
       }
-  L.set(op.result(0), commitAndWait(L, d, pendingGroups(op)));
+  const WgmmaGroup dotGroup{mma, static_cast<int>(p.repeatsM * p.repeatsN), static_cast<int>(p.K / p.k),
+                         static_cast<int>(pendingGroups(op))};
+  L.set(op.result(0), issueGroup(b, dotGroup, operands, L.get(acc)));
   return true;
 }
 

@@ -218,7 +218,10 @@ HostModule rewrite(HostModule host) {
   RewriteContext rc(m, target, kernel, gpuLayout);
   rewriteAddressSpaces(rc, target == GpuTarget::Nvptx ? backends::nvptx::kSharedMemorySymbol
                                                       : backends::amdgpu::kSharedMemorySymbol);
-  if (target == GpuTarget::Nvptx) guardWgmmaRegisterReads(rc);
+  if (target == GpuTarget::Nvptx) {
+    expandWgmmaGroups(rc);
+    guardWgmmaRegisterReads(rc);
+  }
   rewriteInstructions(rc);
   expandBFloat16Arithmetic(m);
   expandBFloat16Truncations(m);

@@ -57,7 +57,74 @@ void guard(RewriteContext& rc, llvm::CallInst& mma, uint32_t issue) {
   }
 }
 
+llvm::CallInst* callAsm(llvm::IRBuilder<>& b, llvm::Type* result, std::string_view text, std::string_view constraints,
+                        llvm::ArrayRef<llvm::Value*> args) {
+  std::vector<llvm::Type*> params;
+  for (llvm::Value* arg : args) params.push_back(arg->getType());
+  return b.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(result, params, false), std::string(text),
+                                           std::string(constraints), /*hasSideEffects=*/true),
+                      args);
+}
+
+// `registers` as the struct `call` returns.
+llvm::Value* asStruct(llvm::IRBuilder<>& b, llvm::Type* type, const std::vector<llvm::Value*>& registers) {
+  llvm::Value* result = llvm::PoisonValue::get(type);
+  for (size_t i = 0; i < registers.size(); ++i) result = b.CreateInsertValue(result, registers[i], {static_cast<unsigned>(i)});
+  return result;
+}
+
+// The single instructions a group stands for (operands: WgmmaAsm.h), each an asm of the table, at the group's
+// source line; the wait passes at most kWgmmaMaxWaitRegisters registers at once, as the backend's dot_wait does.
+void expandGroup(RewriteContext& rc, llvm::CallInst& call, const backends::nvptx::WgmmaGroup& g) {
+  namespace nv = backends::nvptx;
+  llvm::IRBuilder<> b(&call);
+  const unsigned perIssue = static_cast<unsigned>(g.aOperands() + 1);
+  const unsigned issueOperands = static_cast<unsigned>(g.issues()) * perIssue;
+  const auto registers = static_cast<unsigned>(g.registers());
+  if (call.arg_size() != issueOperands + 1 + registers)
+    rc.fail(call, "wgmma group passes " + std::to_string(call.arg_size()) + " operands, expected " +
+                      std::to_string(issueOperands + 1 + registers));
+  llvm::Value* scale = call.getArgOperand(issueOperands);
+  std::vector<llvm::Value*> d;
+  for (unsigned i = 0; i < registers; ++i) d.push_back(call.getArgOperand(issueOperands + 1 + i));
+  callAsm(b, b.getVoidTy(), nv::kProxyFenceAsm, "", {});
+  callAsm(b, b.getVoidTy(), nv::kWgmmaFenceAsm, "", {});
+  const unsigned perMma = static_cast<unsigned>(g.mma.n / 2);
+  llvm::Type* slice = llvm::StructType::get(b.getContext(), std::vector<llvm::Type*>(perMma, b.getFloatTy()));
+  const std::string mmaText = nv::wgmmaMmaAsm(g.mma), mmaConstraints = nv::wgmmaMmaConstraints(g.mma.n, g.mma.aInRegisters);
+  for (unsigned issue = 0; issue < static_cast<unsigned>(g.issues()); ++issue) {
+    const unsigned first = issue % static_cast<unsigned>(g.slices) * perMma;
+    std::vector<llvm::Value*> args(call.arg_begin() + issue * perIssue, call.arg_begin() + (issue + 1) * perIssue);
+    args.push_back(scale);
+    args.insert(args.end(), d.begin() + first, d.begin() + first + perMma);
+    llvm::Value* out = callAsm(b, slice, mmaText, mmaConstraints, args);
+    for (unsigned i = 0; i < perMma; ++i) d[first + i] = b.CreateExtractValue(out, {i});
+  }
+  callAsm(b, b.getVoidTy(), nv::kWgmmaCommitAsm, "", {});
+  for (size_t first = 0; first < d.size(); first += nv::kWgmmaMaxWaitRegisters) {
+    const size_t count = std::min(d.size() - first, static_cast<size_t>(nv::kWgmmaMaxWaitRegisters));
+    const std::vector<llvm::Value*> part(d.begin() + first, d.begin() + first + count);
+    llvm::Type* waited = llvm::StructType::get(b.getContext(), std::vector<llvm::Type*>(count, b.getFloatTy()));
+    llvm::Value* out = callAsm(b, waited, nv::wgmmaWaitAsm(g.pendingGroups),
+                               nv::wgmmaWaitConstraints(static_cast<int>(count)), part);
+    for (size_t i = 0; i < count; ++i) d[first + i] = b.CreateExtractValue(out, {static_cast<unsigned>(i)});
+  }
+  call.replaceAllUsesWith(asStruct(b, call.getType(), d));
+  call.eraseFromParent();
+}
+
 }  // namespace
+
+void expandWgmmaGroups(RewriteContext& rc) {
+  std::vector<std::pair<llvm::CallInst*, backends::nvptx::WgmmaGroup>> groups;
+  for (llvm::Function& f : rc.module)
+    for (llvm::BasicBlock& block : f)
+      for (llvm::Instruction& inst : block)
+        if (auto* call = llvm::dyn_cast<llvm::CallInst>(&inst))
+          if (std::optional<WgmmaAsm> wgmma = wgmmaAsmOf(*call); wgmma && wgmma->kind == WgmmaAsm::Kind::Group)
+            groups.emplace_back(call, wgmma->group);
+  for (auto& [call, group] : groups) expandGroup(rc, *call, group);
+}
 
 std::optional<WgmmaAsm> wgmmaAsmOf(const llvm::CallInst& call) {
   const auto* asmValue = llvm::dyn_cast<llvm::InlineAsm>(call.getCalledOperand());
@@ -100,6 +167,8 @@ llvm::Value* nvptxWgmma(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst
       return fromWords(b, call.getType(), words, next);
     }
     case WgmmaAsm::Kind::Mma: break;
+    case WgmmaAsm::Kind::Group:
+      rc.fail(call, "internal error: a wgmma group reached the rewrite unexpanded (expandWgmmaGroups runs first)");
   }
   // Operands: descA (or A's four registers), descB, scale-d, then the accumulator C (WgmmaAsm.h).
   const unsigned aOperands = wgmma.mma.aInRegisters ? 4 : 1;

@@ -131,6 +131,9 @@ std::optional<backends::nvptx::WgmmaAsm> wgmmaAsmOf(const llvm::CallInst& call);
 llvm::Value* nvptxWgmma(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call,
                         const backends::nvptx::WgmmaAsm& wgmma);
 void guardWgmmaRegisterReads(RewriteContext& rc);
+// Before it: each wgmma group (a dot's whole issue in one asm, WgmmaAsm.h) as the single instructions of the table
+// it stands for, which the emulator runs and checks one by one.
+void expandWgmmaGroups(RewriteContext& rc);
 // NvptxMbarriers.cpp: mbarrier intrinsics, and the mbarrier and TMA entries of backends/nvptx/InlineAsmTable.h
 // (null for any other call or entry).
 llvm::Value* nvptxMbarrierOperation(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call);

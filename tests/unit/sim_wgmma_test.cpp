@@ -118,7 +118,9 @@ constexpr unsigned kOverwriteLine = 40, kEarlyReadLine = 41, kMmaLine = 30;
 // A one-warpgroup kernel: copy `imageBytes` of `image` into shared memory (16 bytes per thread per round), barrier,
 // load this thread's n/2 accumulator registers from c (thread-major) and, for A in registers, its four A words from
 // aIn (thread-major), fence, mma_async, commit, wait 0, store the registers to out (thread-major).
-std::string kernelIR(const WgmmaMma& mma, uint32_t imageBytes, Plant plant) {
+// As one group (`asGroup`: the fence, the mma_async, commit and wait in one asm, as the backend emits a dot), no
+// plant but ThreeWarpsArrive applies.
+std::string kernelIR(const WgmmaMma& mma, uint32_t imageBytes, Plant plant, bool asGroup = false) {
   const int r = mma.n / 2;
   std::string floats = "{";
   for (int i = 0; i < r; ++i) floats += std::string(i ? ", " : "") + "float";
@@ -163,26 +165,33 @@ std::string kernelIR(const WgmmaMma& mma, uint32_t imageBytes, Plant plant) {
     }
   }
   if (plant == Plant::ThreeWarpsArrive) ir += "  %lastWarp = icmp uge i32 %tid, 96\n  br i1 %lastWarp, label %done, label %issue\nissue:\n";
-  if (plant != Plant::NoFence)
+  const backends::nvptx::WgmmaGroup group{mma, 1, 1, 0};
+  if (asGroup)
+    ir += "  %w = call " + floats + " asm sideeffect \"" + escapeForIR(backends::nvptx::wgmmaGroupAsm(group)) +
+          "\", \"" + backends::nvptx::wgmmaGroupConstraints(group) + "\"(" + aOperand + ", i64 %descB, i32 %scaleD" +
+          accumulator + "), !dbg !11\n";
+  if (plant != Plant::NoFence && !asGroup)
     ir += "  call void asm sideeffect \"" + escapeForIR(backends::nvptx::kWgmmaFenceAsm) + "\", \"\"(), !dbg !10\n";
-  ir += "  %d = call " + floats + " asm sideeffect \"" + escapeForIR(backends::nvptx::wgmmaMmaAsm(mma)) + "\", \"" +
-        backends::nvptx::wgmmaMmaConstraints(mma.n, mma.aInRegisters) + "\"(" + aOperand + ", i64 %descB, i32 %scaleD" +
-        accumulator +
-        "), !dbg !11\n";
-  ir += "  call void asm sideeffect \"" + escapeForIR(backends::nvptx::kWgmmaCommitAsm) + "\", \"\"(), !dbg !10\n";
-  if (plant == Plant::OverwriteOperand)  // every thread overwrites 4 bytes at the start of the shared memory (A)
-    ir += "  %own = getelementptr i32, ptr addrspace(3) @global_smem, i32 %tid\n"
-          "  store i32 0, ptr addrspace(3) %own, align 4, !dbg !12\n";
-  std::string waited;
-  for (int i = 0; i < r; ++i) {
-    ir += "  %d" + std::to_string(i) + " = extractvalue " + floats + " %d, " + std::to_string(i) + "\n";
-    waited += std::string(i ? ", " : "") + "float %d" + std::to_string(i);
+  if (!asGroup) {
+    ir += "  %d = call " + floats + " asm sideeffect \"" + escapeForIR(backends::nvptx::wgmmaMmaAsm(mma)) + "\", \"" +
+          backends::nvptx::wgmmaMmaConstraints(mma.n, mma.aInRegisters) + "\"(" + aOperand + ", i64 %descB, i32 %scaleD" +
+          accumulator +
+          "), !dbg !11\n";
+    ir += "  call void asm sideeffect \"" + escapeForIR(backends::nvptx::kWgmmaCommitAsm) + "\", \"\"(), !dbg !10\n";
+    if (plant == Plant::OverwriteOperand)  // every thread overwrites 4 bytes at the start of the shared memory (A)
+      ir += "  %own = getelementptr i32, ptr addrspace(3) @global_smem, i32 %tid\n"
+            "  store i32 0, ptr addrspace(3) %own, align 4, !dbg !12\n";
+    std::string waited;
+    for (int i = 0; i < r; ++i) {
+      ir += "  %d" + std::to_string(i) + " = extractvalue " + floats + " %d, " + std::to_string(i) + "\n";
+      waited += std::string(i ? ", " : "") + "float %d" + std::to_string(i);
+    }
+    if (plant == Plant::ReadBeforeWait)
+      ir += "  %early = getelementptr float, ptr addrspace(1) %out, i64 %base\n"
+            "  store float %d0, ptr addrspace(1) %early, align 4, !dbg !13\n";
+    ir += "  %w = call " + floats + " asm sideeffect \"" + escapeForIR(backends::nvptx::wgmmaWaitAsm(0)) + "\", \"" +
+          backends::nvptx::wgmmaWaitConstraints(r) + "\"(" + waited + "), !dbg !10\n";
   }
-  if (plant == Plant::ReadBeforeWait)
-    ir += "  %early = getelementptr float, ptr addrspace(1) %out, i64 %base\n"
-          "  store float %d0, ptr addrspace(1) %early, align 4, !dbg !13\n";
-  ir += "  %w = call " + floats + " asm sideeffect \"" + escapeForIR(backends::nvptx::wgmmaWaitAsm(0)) + "\", \"" +
-        backends::nvptx::wgmmaWaitConstraints(r) + "\"(" + waited + "), !dbg !10\n";
   for (int i = 0; i < r; ++i) {
     const std::string s = std::to_string(i);
     ir += "  %w" + s + " = extractvalue " + floats + " %w, " + s + "\n  %op" + s +
@@ -216,6 +225,7 @@ struct Case {
   uint32_t swizzleA = 0, swizzleB = 0;
   bool scaleD = true;
   Plant plant = Plant::None;
+  bool asGroup = false;
 };
 
 struct Outcome {
@@ -286,7 +296,7 @@ Outcome run(const Case& c) {
       cIn[t * registers + reg] = static_cast<float>(acc[p[0] * n + p[1]]);
     }
 
-  sim::HostJit jit(sim::rewriteForHost(kernelIR(c.mma, static_cast<uint32_t>(image.size()), c.plant), "kernel.ll"),
+  sim::HostJit jit(sim::rewriteForHost(kernelIR(c.mma, static_cast<uint32_t>(image.size()), c.plant, c.asGroup), "kernel.ll"),
                    sim::runtimeSymbols());
   sim::Program program;
   program.kernel = jit.kernel();
@@ -371,6 +381,10 @@ std::vector<ProductCase> productCases() {
   }
   cases.push_back({"fp8_n256_mixed_swizzles", {{256, e5m2, e4m3, false, false}, 128, 32}});
   cases.push_back({"fp8_n8_scale_d_0", {{8, e4m3, e4m3, false, false}, 0, 0, false}});
+  // As the backend emits them: one group asm, which the emulator expands into the instructions above.
+  cases.push_back({"group_f16_A_M_major_B_N_major", {{64, f16, f16, true, true}, 64, 128, true, Plant::None, true}});
+  cases.push_back({"group_A_in_registers_n128", {{128, bf16, bf16, false, false, true}, 0, 32, true, Plant::None, true}});
+  cases.push_back({"group_fp8_scale_d_0", {{64, e4m3, e5m2, false, false}, 32, 32, false, Plant::None, true}});
   return cases;
 }
 
@@ -426,6 +440,15 @@ TEST(WgmmaChecks, EveryThreadOfTheWarpgroupMustArrive) {
   const sim::Finding* f = firstFinding(o.report, FindingKind::IncompleteCollective);
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->message.find("wgmma.fence never completes"), std::string::npos) << f->message;
+}
+
+TEST(WgmmaChecks, EveryThreadOfTheWarpgroupMustArriveAtAGroup) {
+  const Outcome o =
+      run({{16, WgmmaInput::F16, WgmmaInput::F16, false, false}, 0, 0, true, Plant::ThreeWarpsArrive, true});
+  const sim::Finding* f = firstFinding(o.report, FindingKind::IncompleteCollective);
+  ASSERT_NE(f, nullptr) << o.report.str();
+  EXPECT_NE(f->message.find("wgmma.fence never completes"), std::string::npos) << f->message;
+  EXPECT_EQ(f->line, kMmaLine);  // the group's source line: its instructions carry it
 }
 
 TEST(WgmmaChecks, ACorrectKernelHasNoFinding) {
@@ -506,6 +529,82 @@ TEST(WgmmaAsmTable, EightBitInputsAreK32WithoutTransposeImmediates) {
                                   WgmmaMma{64, WgmmaInput::F16, WgmmaInput::BF16, false, false},
                                   WgmmaMma{64, WgmmaInput::F16, WgmmaInput::E4M3, false, false}})
     EXPECT_THROW(backends::nvptx::wgmmaMmaAsm(invalid), Error);
+}
+
+// How often `needle` occurs in `haystack`.
+size_t occurrences(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST(WgmmaAsmTable, AGroupIsADotsWholeIssueInOneStatement) {
+  using backends::nvptx::WgmmaAsm;
+  using backends::nvptx::WgmmaGroup;
+  // Two slices (repeats) of m64n64 (32 registers each), three K steps, one group left in flight.
+  const WgmmaGroup g{{64, WgmmaInput::F16, WgmmaInput::F16, false, true}, 2, 3, 1};
+  ASSERT_EQ(g.registers(), 64);
+  ASSERT_EQ(g.issues(), 6);
+  const std::string text = backends::nvptx::wgmmaGroupAsm(g);
+  const std::string constraints = backends::nvptx::wgmmaGroupConstraints(g);
+  EXPECT_EQ(text.find("{\n\t// tessera wgmma group: n 64 a f16 b f16 trans 0 1 a-registers 0 slices 2 steps 3 wait 1\n"),
+            0u) << text;
+  // D $0..$63; issue i's descriptors $(64 + 2i), $(65 + 2i); scale-d $76; the fences first, commit and wait last.
+  EXPECT_NE(text.find("setp.ne.b32 p, $76, 0;\n\tfence.proxy.async.shared::cta;\n\twgmma.fence.sync.aligned;\n"),
+            std::string::npos) << text;
+  EXPECT_EQ(occurrences(text, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$0, "), 3u) << text;
+  EXPECT_EQ(occurrences(text, "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {$32, "), 3u) << text;
+  EXPECT_NE(text.find("$31}, $64, $65, p, 1, 1, 0, 1;"), std::string::npos) << text;
+  EXPECT_NE(text.find("$63}, $66, $67, p, 1, 1, 0, 1;"), std::string::npos) << text;
+  EXPECT_NE(text.find("$63}, $74, $75, p, 1, 1, 0, 1;\n\twgmma.commit_group.sync.aligned;\n\t"
+                      "wgmma.wait_group.sync.aligned 1;\n}"),
+            std::string::npos) << text;
+  EXPECT_EQ(constraints.find("=f,"), 0u);
+  EXPECT_NE(constraints.find(",=f,l,l,l,l,l,l,l,l,l,l,l,l,r,0,1,"), std::string::npos) << constraints;
+  std::optional<WgmmaAsm> found = backends::nvptx::findWgmmaAsm(text, constraints);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->kind, WgmmaAsm::Kind::Group);
+  EXPECT_EQ(found->group, g);
+  EXPECT_EQ(found->registers, 64);
+
+  // A in registers: four words and B's descriptor per issue.
+  const WgmmaGroup fromRegisters{{64, WgmmaInput::BF16, WgmmaInput::BF16, false, false, true}, 1, 2, 0};
+  EXPECT_NE(backends::nvptx::wgmmaGroupConstraints(fromRegisters).find(",=f,r,r,r,r,l,r,r,r,r,l,r,0,"),
+            std::string::npos);
+  EXPECT_NE(backends::nvptx::wgmmaGroupAsm(fromRegisters).find("$31}, {$37, $38, $39, $40}, $41, p, 1, 1, 0;"),
+            std::string::npos) << backends::nvptx::wgmmaGroupAsm(fromRegisters);
+  EXPECT_TRUE(backends::nvptx::findWgmmaAsm(backends::nvptx::wgmmaGroupAsm(fromRegisters),
+                                            backends::nvptx::wgmmaGroupConstraints(fromRegisters)));
+}
+
+TEST(WgmmaAsmTable, AGroupStringMustEqualTheOneItsHeaderDescribes) {
+  using backends::nvptx::WgmmaGroup;
+  const WgmmaGroup g{{128, WgmmaInput::F16, WgmmaInput::F16, false, true}, 1, 4, 1};
+  const std::string text = backends::nvptx::wgmmaGroupAsm(g);
+  const std::string constraints = backends::nvptx::wgmmaGroupConstraints(g);
+  ASSERT_TRUE(backends::nvptx::findWgmmaAsm(text, constraints));
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? t : t.replace(at, from.size(), to);
+  };
+  // The header says three steps but four follow; an operand renumbered; the wait's depth changed in the body;
+  // the constraints of another group.
+  EXPECT_FALSE(backends::nvptx::findWgmmaAsm(replaced("steps 4", "steps 3"), constraints));
+  EXPECT_FALSE(backends::nvptx::findWgmmaAsm(replaced("$66, $67", "$67, $66"), constraints));
+  EXPECT_FALSE(backends::nvptx::findWgmmaAsm(replaced("wait_group.sync.aligned 1", "wait_group.sync.aligned 0"),
+                                             constraints));
+  EXPECT_FALSE(backends::nvptx::findWgmmaAsm(text, backends::nvptx::wgmmaGroupConstraints({g.mma, 1, 3, 1})));
+  // Headers outside the bounds or unreadable: no string is generated for them, none is accepted.
+  EXPECT_FALSE(backends::nvptx::findWgmmaAsm(replaced("slices 1", "slices 0"), constraints));
+  EXPECT_FALSE(backends::nvptx::findWgmmaAsm(replaced("wait 1", "wait 2"), constraints));
+  EXPECT_FALSE(backends::nvptx::findWgmmaAsm(replaced("steps 4", "steps 4000000"), constraints));
+  EXPECT_FALSE(backends::nvptx::findWgmmaAsm(replaced("a f16", "a f32"), constraints));
+  EXPECT_FALSE(backends::nvptx::findWgmmaAsm(replaced("n 128", "n many"), constraints));
+  EXPECT_THROW(backends::nvptx::wgmmaGroupAsm({g.mma, 1, 4, 2}), Error);
+  EXPECT_THROW(backends::nvptx::wgmmaGroupAsm({g.mma, 0, 4, 0}), Error);
+  EXPECT_THROW(backends::nvptx::wgmmaGroupAsm({{64, WgmmaInput::E4M3, WgmmaInput::E4M3, false, true}, 1, 1, 0}), Error);
 }
 
 TEST(WgmmaAsmTable, TheEmulatorRefusesAWgmmaStringOutsideTheTable) {
