@@ -17,7 +17,7 @@ struct InlineAsmEntry {
   std::string_view constraints;  // likewise
 };
 
-inline constexpr std::array<InlineAsmEntry, 14> kInlineAsmTable{{
+inline constexpr std::array<InlineAsmEntry, 18> kInlineAsmTable{{
     // libdevice (__nv_tanhf, __nv_fmodf, ...): the approximate reciprocal, subnormals flushed to zero.
     {"rcp.approx.ftz.f32", "rcp.approx.ftz.f32 $0,$1;", "=f,f"},
     // libdevice (the argument reduction of __nv_sinf, __nv_cosf): {low, high} words of a * b + c, all u32.
@@ -93,6 +93,13 @@ inline constexpr std::array<InlineAsmEntry, 14> kInlineAsmTable{{
      "\tmov.b64         $1, {r2,r3};\n"
      "\t}",
      "=l,=l,l,l,l,l"},
+    // Predicated global stores (masked tile stores, NVPTXHooks::predicatedGlobalStore): the value's words to the
+    // global address $1, naturally aligned, only where the predicate $0 (an i1, "b") is true. One predicated instruction instead of a
+    // branch around a store: a masked epilogue stays one basic block, for LLVM's code generation and for ptxas.
+    {"st.global.pred.b16", "@$0 st.global.b16 [$1], $2;", "b,l,h"},
+    {"st.global.pred.b32", "@$0 st.global.b32 [$1], $2;", "b,l,r"},
+    {"st.global.pred.v2.b32", "@$0 st.global.v2.b32 [$1], {$2, $3};", "b,l,r,r"},
+    {"st.global.pred.v4.b32", "@$0 st.global.v4.b32 [$1], {$2, $3, $4, $5};", "b,l,r,r,r,r"},
     // mbarriers (sm_90): shared addresses are 32-bit ($0 / $1 below), as the shared window is.
     // Adds $1 transaction bytes to the current phase of the mbarrier at $0, then arrives once.
     {"mbarrier.arrive.expect_tx", "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r"},

@@ -5,31 +5,13 @@
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
-#include "backends/nvptx/InlineAsmTable.h"
 #include "backends/nvptx/NVPTXHooks.h"
+#include "backends/nvptx/TableAsm.h"
 #include "ir/Error.h"
 
 namespace tessera::backends::nvptx {
 
 namespace {
-
-const InlineAsmEntry& tableEntry(std::string_view operation) {
-  for (const InlineAsmEntry& e : kInlineAsmTable)
-    if (e.operation == operation) return e;
-  throw Error("internal error: no inline asm '" + std::string(operation) + "' in backends/nvptx/InlineAsmTable.h");
-}
-
-// Calls the table's asm for `operation` on `args`, returning `result` (void or i32).
-llvm::Value* callTableAsm(IRBuilder& b, std::string_view operation, llvm::Type* result,
-                          const std::vector<llvm::Value*>& args) {
-  const InlineAsmEntry& e = tableEntry(operation);
-  std::vector<llvm::Type*> params;
-  for (llvm::Value* a : args) params.push_back(a->getType());
-  llvm::InlineAsm* asmValue = llvm::InlineAsm::get(llvm::FunctionType::get(result, params, false),
-                                                   std::string(e.asmString), std::string(e.constraints),
-                                                   /*hasSideEffects=*/true);
-  return b.CreateCall(asmValue, args);
-}
 
 // A shared-memory pointer as the 32-bit shared address the asm takes.
 llvm::Value* sharedAddress(IRBuilder& b, llvm::Value* sharedPtr) { return b.CreatePtrToInt(sharedPtr, b.getInt32Ty()); }

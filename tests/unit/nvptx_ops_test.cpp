@@ -46,6 +46,45 @@ TEST(NVPTXOps, IntegerArithmetic) {
   }
 }
 
+// A masked store of 2, 4, 8 or 16 bytes is one predicated instruction (`@%p st.global`, the inline-asm table's
+// st.global.pred entries: no branch); a 1-byte one has no such entry and branches around a plain store. With %n a
+// multiple of 16 the mask is constant over a thread's two elements, which are then stored together.
+TEST(NVPTXOps, MaskedStoresArePredicatedInstructions) {
+  const std::string layout = "#blocked{order = [0], spt = [2], tpw = [32], wpc = [4]}";  // 2 consecutive registers
+  struct Case {
+    const char* elem;
+    bool nDivisible;
+    const char* store;  // the PTX store of a thread's elements
+    bool predicated;
+  };
+  for (const Case& c : {Case{"u8", false, "st.global.u8", false}, Case{"u8", true, "st.global.b16", true},
+                        Case{"f16", true, "st.global.b32", true}, Case{"f32", true, "st.global.v2.b32", true},
+                        Case{"i64", true, "st.global.v4.b32", true}, Case{"f32", false, "st.global.b32", true}}) {
+    const std::string elem = c.elem;
+    SCOPED_TRACE(elem + (c.nDivisible ? " n % 16 == 0" : ""));
+    auto tile = [&](const std::string& e) { return tileText("256", e, layout); };
+    const std::string kernel =
+        "func @k(%in: ptr<" + elem + "> {divisibility = 16}, %out: ptr<" + elem + "> {divisibility = 16}, %n: i32" +
+        (c.nDivisible ? " {divisibility = 16}" : "") + ") attributes {num_warps = 4} {\n"
+        "  %offs = arange {end = 256, start = 0} : " + tile("i32") + "\n"
+        "  %nn = splat %n : " + tile("i32") + "\n"
+        "  %mask = cmp %offs, %nn {pred = \"lt\"} : " + tile("i1") + "\n"
+        "  %ib = splat %in : " + tile("ptr<" + elem + ">") + "\n"
+        "  %ip = addptr %ib, %offs : " + tile("ptr<" + elem + ">") + "\n"
+        "  %v = load %ip : " + tile(elem) + "\n"
+        "  %ob = splat %out : " + tile("ptr<" + elem + ">") + "\n"
+        "  %op = addptr %ob, %offs : " + tile("ptr<" + elem + ">") + "\n"
+        "  store %op, %v, %mask\n  return\n}\n";
+    const std::string ptx = compileAndAssemble(kernel).ptx;
+    const size_t at = ptx.find(std::string(c.store) + " ");
+    ASSERT_NE(at, std::string::npos) << ptx;
+    const size_t lineStart = ptx.rfind('\n', at) + 1;
+    const std::string line = ptx.substr(lineStart, ptx.find('\n', at) - lineStart);
+    EXPECT_EQ(line.find("@%p") != std::string::npos, c.predicated) << line;
+    EXPECT_EQ(ptx.find("bra") == std::string::npos, c.predicated) << ptx;
+  }
+}
+
 TEST(NVPTXOps, FloatArithmeticAndMath) {
   for (const char* elem : {"f16", "bf16", "f32", "f64"}) {
     for (const char* op : {"add", "sub", "mul", "div", "rem", "min", "max"}) {

@@ -12,6 +12,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "SimHostTestUtil.h"
+#include "TmaTestKernel.h"
 #include "backends/nvptx/InlineAsmTable.h"
 #include "jit/sim/BFloat16Libcalls.h"
 
@@ -273,6 +274,50 @@ define ptx_kernel void @math(ptr addrspace(1) %out, float %x) {
   EXPECT_FLOAT_EQ(out[2], std::log2(6.25f));
   EXPECT_FLOAT_EQ(out[3], 0.4f);
   EXPECT_FLOAT_EQ(out[4], 0.16f);
+}
+
+// The predicated global stores of backends/nvptx/InlineAsmTable.h (masked tile stores): where the predicate holds,
+// one runtime store of the asm's words, with the width of the instruction; where it does not, no access.
+TEST_F(SimHostExec, PredicatedGlobalStoresStoreTheirWordsOnlyWherePredicated) {
+  sim::HostJit jit = compile(std::string(kNvptxHeader) + R"(
+define ptx_kernel void @masked(ptr addrspace(1) %out, i32 %flag) {
+  %p = icmp ne i32 %flag, 0
+  call void asm sideeffect )" + asmOf("st.global.pred.b16") + R"((i1 %p, ptr addrspace(1) %out, i16 -2)
+  %o4 = getelementptr i8, ptr addrspace(1) %out, i64 4
+  call void asm sideeffect )" + asmOf("st.global.pred.b32") + R"((i1 %p, ptr addrspace(1) %o4, i32 7)
+  %o8 = getelementptr i8, ptr addrspace(1) %out, i64 8
+  call void asm sideeffect )" + asmOf("st.global.pred.v2.b32") + R"((i1 %p, ptr addrspace(1) %o8, i32 8, i32 9)
+  %o16 = getelementptr i8, ptr addrspace(1) %out, i64 16
+  call void asm sideeffect )" + asmOf("st.global.pred.v4.b32") + R"((i1 %p, ptr addrspace(1) %o16, i32 10, i32 11, i32 12, i32 13)
+  ret void
+}
+)");
+  for (uint32_t flag : {0u, 1u}) {
+    SCOPED_TRACE(flag);
+    state.accesses.clear();
+    alignas(16) uint32_t out[8] = {};
+    void* outPtr = out;
+    void* params[] = {&outPtr, &flag};
+    jit.entry()(params);
+    if (!flag) {
+      EXPECT_TRUE(state.accesses.empty());
+      EXPECT_EQ(out[0] | out[1] | out[2] | out[3] | out[4], 0u);
+      continue;
+    }
+    ASSERT_EQ(state.accesses.size(), 4u);
+    const uint32_t widths[] = {2, 4, 8, 16};
+    for (size_t i = 0; i < 4; ++i) {
+      EXPECT_TRUE(state.accesses[i].store);
+      EXPECT_EQ(state.accesses[i].bytes, widths[i]);
+      EXPECT_EQ(jit.sites()[state.accesses[i].site].kind, sim::SiteKind::Store);
+    }
+    EXPECT_EQ(out[0], 0xFFFEu);
+    EXPECT_EQ(out[1], 7u);
+    EXPECT_EQ(out[2], 8u);
+    EXPECT_EQ(out[3], 9u);
+    EXPECT_EQ(out[4], 10u);
+    EXPECT_EQ(out[7], 13u);
+  }
 }
 
 // What libdevice brings along: a directed-rounding fma, bit moves of f64, cvt.rni, and the inline asm of
