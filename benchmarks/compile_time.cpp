@@ -51,7 +51,9 @@ std::string compileOnce(const KernelCase& c, const backends::Target& target, con
     ir::verify(*f);
     transforms::PassManager passes;
     transforms::addDefaultPipeline(passes, target.passOptions(options.numWarps, options.numStages));
+    passes.setVerifyEach(false);  // as jit::compile: the input and the pipeline's output
     passes.run(*f);
+    ir::verify(*f);
   }));
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> module;

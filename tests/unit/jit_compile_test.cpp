@@ -11,6 +11,7 @@
 #include <llvm/Support/SourceMgr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -296,15 +297,25 @@ TEST(JitCompile, TimingsNameEveryStageInOrder) {
   std::vector<std::string> want{"verify input"};
   for (const std::string& pass : kDefaultPipeline) want.push_back("pass " + pass);
   std::vector<std::string> wantForLaunch = want;
-  want.insert(want.end(),
-              {"passes", "lower to LLVM", "print LLVM IR", "optimize LLVM", "print optimized LLVM IR", "emit ptx"});
+  want.insert(want.end(), {"passes", "verify tile IR", "lower to LLVM", "print LLVM IR", "optimize LLVM",
+                           "print optimized LLVM IR", "emit ptx"});
   EXPECT_EQ(timedStages(err, "@vector_add stand-in arch_1"), want) << err;
+  // TESSERA_VERIFY_EACH_PASS: `passes` verifies after each pass (naming the pass that broke the IR) instead.
+  {
+    EnvVar timings("TESSERA_TIMINGS", "1");
+    EnvVar verifyEach("TESSERA_VERIFY_EACH_PASS", "1");
+    err = compileCapturingStderr(target, *m->functions()[0]);
+  }
+  std::vector<std::string> wantVerifyingEach = want;
+  wantVerifyingEach.erase(std::find(wantVerifyingEach.begin(), wantVerifyingEach.end(), "verify tile IR"));
+  EXPECT_EQ(timedStages(err, "@vector_add stand-in arch_1"), wantVerifyingEach) << err;
   // A launch's compile prints only the final tile IR, and the optimized LLVM IR for the emulator.
   {
     EnvVar timings("TESSERA_TIMINGS", "1");
     err = compileCapturingStderr(target, *m->functions()[0], KeptIR::ForLaunch);
   }
-  wantForLaunch.insert(wantForLaunch.end(), {"passes", "print tile IR", "lower to LLVM", "optimize LLVM", "emit ptx"});
+  wantForLaunch.insert(wantForLaunch.end(),
+                       {"passes", "verify tile IR", "print tile IR", "lower to LLVM", "optimize LLVM", "emit ptx"});
   EXPECT_EQ(timedStages(err, "@vector_add stand-in arch_1"), wantForLaunch) << err;
 
   EXPECT_EQ(compileCapturingStderr(target, *m->functions()[0]), "");
@@ -490,8 +501,8 @@ TEST(JitCompileNvptx, TimingsStartWithTheTrace) {
     ASSERT_FALSE(stages.empty());
     EXPECT_EQ(stages.front(), "trace");
     EXPECT_EQ(stages.back(), cached ? "trace" : "emit ptx");
-    EXPECT_EQ(stages.size(), cached ? 1u : 2 + kDefaultPipeline.size() + 6)
-        << "trace, verify input, each pass, passes, lower, print, optimize, print, emit";
+    EXPECT_EQ(stages.size(), cached ? 1u : 2 + kDefaultPipeline.size() + 7)
+        << "trace, verify input, each pass, passes, verify tile IR, lower, print, optimize, print, emit";
   }
 }
 
