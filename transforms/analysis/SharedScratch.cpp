@@ -1,6 +1,7 @@
 #include "transforms/analysis/SharedScratch.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -18,7 +19,20 @@ using ir::OpKind;
 using ir::Type;
 using ir::Value;
 using Coords = std::vector<int64_t>;
-using CoordMap = std::function<Coords(const Coords&)>;
+
+namespace {
+
+// Buffer coordinates without a heap allocation: the register checks below map one per register and probe thread.
+// Rank at most 4, and one more while a join or split appends its half.
+struct SmallCoords {
+  std::array<int64_t, 5> v{};
+  size_t n = 0;
+};
+
+}  // namespace
+
+// A side's value coordinates -> the exchange buffer's, in place.
+using CoordMap = std::function<void(SmallCoords&)>;
 
 namespace {
 
@@ -61,14 +75,10 @@ struct ExchangeSide {
   CoordMap map;
 };
 
-Coords identity(const Coords& c) { return c; }
+void identity(SmallCoords&) {}
 
 CoordMap appendCoord(int64_t k) {
-  return [k](const Coords& c) {
-    Coords r = c;
-    r.push_back(k);
-    return r;
-  };
+  return [k](SmallCoords& c) { c.v.at(c.n++) = k; };
 }
 
 // The exchange's sources (value coordinates -> buffer) and destinations (value coordinates -> buffer element they
@@ -82,50 +92,42 @@ void exchangeSides(const Op& op, const PassOptions& options, std::vector<Exchang
     case OpKind::ConvertLayout:
       break;
     case OpKind::Broadcast:
-      dests[0].map = [inShape](const Coords& c) {
-        Coords r = c;
-        for (size_t d = 0; d < r.size(); ++d)
-          if (inShape[d] == 1) r[d] = 0;
-        return r;
+      dests[0].map = [inShape](SmallCoords& c) {
+        for (size_t d = 0; d < c.n; ++d)
+          if (inShape[d] == 1) c.v[d] = 0;
       };
       break;
     case OpKind::ExpandDims: {
-      int64_t axis = op.intAttr("axis");
-      dests[0].map = [axis](const Coords& c) {
-        Coords r = c;
-        r.erase(r.begin() + axis);
-        return r;
+      const auto axis = static_cast<size_t>(op.intAttr("axis"));
+      dests[0].map = [axis](SmallCoords& c) {
+        for (size_t d = axis; d + 1 < c.n; ++d) c.v[d] = c.v[d + 1];
+        --c.n;
       };
       break;
     }
     case OpKind::Reshape:
-      dests[0].map = [inShape, outShape](const Coords& c) {
+      if (inShape.size() > 4) fail(op, "reshape of rank " + std::to_string(inShape.size()) + " (at most 4)");
+      dests[0].map = [inShape, outShape](SmallCoords& c) {
         int64_t index = 0;
-        for (size_t d = 0; d < outShape.size(); ++d) index = index * outShape[d] + c[d];
-        Coords r(inShape.size());
+        for (size_t d = 0; d < outShape.size(); ++d) index = index * outShape[d] + c.v[d];
+        c.n = inShape.size();
         for (size_t d = inShape.size(); d-- > 0;) {
-          r[d] = index % inShape[d];
+          c.v[d] = index % inShape[d];
           index /= inShape[d];
         }
-        return r;
       };
       break;
     case OpKind::Trans: {
       std::vector<int64_t> perm = op.attr("perm").getIntArray();
-      dests[0].map = [perm](const Coords& j) {
-        Coords k(j.size());
-        for (size_t i = 0; i < perm.size(); ++i) k[perm[i]] = j[i];
-        return k;
+      dests[0].map = [perm](SmallCoords& c) {
+        const SmallCoords j = c;
+        for (size_t i = 0; i < perm.size(); ++i) c.v[static_cast<size_t>(perm[i])] = j.v[i];
       };
       break;
     }
     case OpKind::Cat: {
       int64_t half = inShape[0];
-      sources.push_back({heldValue(op.operand(1), op, options), [half](const Coords& c) {
-                           Coords r = c;
-                           r[0] += half;
-                           return r;
-                         }});
+      sources.push_back({heldValue(op.operand(1), op, options), [half](SmallCoords& c) { c.v[0] += half; }});
       break;
     }
     case OpKind::Join:
@@ -288,10 +290,10 @@ namespace {
 
 // Buffer coordinates packed into one integer (16 bits per dimension; tiles are far smaller), so that looking up
 // which register holds an element compares integers instead of vectors.
-int64_t packCoords(const Coords& c) {
-  if (c.size() > 4) throw Error("exchange: a buffer of rank " + std::to_string(c.size()) + " (at most 4)");
+int64_t packCoords(const SmallCoords& c) {
+  if (c.n > 4) throw Error("exchange: a buffer of rank " + std::to_string(c.n) + " (at most 4)");
   int64_t key = 0;
-  for (int64_t x : c) key = key << 16 | x;
+  for (size_t d = 0; d < c.n; ++d) key = key << 16 | c.v[d];
   return key;
 }
 
@@ -305,14 +307,17 @@ std::vector<std::vector<int64_t>> sideKeys(const ExchangeSide& side,
   std::vector<Coords> registerParts;
   for (int64_t r = 0; r < registers; ++r) registerParts.push_back(side.value.coords(0, 0, r));
   std::vector<std::vector<int64_t>> keys;
-  Coords c;
   for (auto [warp, lane] : threads) {
     const Coords threadPart = side.value.coords(warp, lane, 0);
+    if (threadPart.size() > 4) throw Error("exchange: a tile of rank " + std::to_string(threadPart.size()) + " (at most 4)");
     std::vector<int64_t>& row = keys.emplace_back();
+    row.reserve(static_cast<size_t>(registers));
     for (int64_t r = 0; r < registers; ++r) {
-      c = registerParts[r];
-      for (size_t d = 0; d < c.size(); ++d) c[d] ^= threadPart[d];
-      row.push_back(packCoords(side.map(c)));
+      SmallCoords c;
+      c.n = threadPart.size();
+      for (size_t d = 0; d < c.n; ++d) c.v[d] = registerParts[r][d] ^ threadPart[d];
+      side.map(c);
+      row.push_back(packCoords(c));
     }
   }
   return keys;
