@@ -87,7 +87,7 @@ class LoweringHooks {
   }
   // A store of `value` (2, 4, 8 or 16 bytes, naturally aligned) to the global pointer `ptr` that happens only where
   // `pred` (i1) is true, as one predicated instruction; returns false, having emitted nothing, when the target has
-  // none for it (the common code then branches around a plain store).
+  // none for it or prefers the branch for this predicate (the common code then branches around a plain store).
   virtual bool predicatedGlobalStore(IRBuilder& b, llvm::Value* value, llvm::Value* ptr, llvm::Value* pred) {
     (void)b, (void)value, (void)ptr, (void)pred;
     return false;

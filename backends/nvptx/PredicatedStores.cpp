@@ -8,7 +8,24 @@
 
 namespace tessera::backends::nvptx {
 
+namespace {
+
+// Whether the predicate is computed in `block` (or is a constant or an argument), looking through the i1 `and`s
+// that combine masks. A predicate computed earlier, e.g. a row mask computed before the loops that a load and this
+// store share, would stay live in a predicate register across the loops (ptxas has 7), where a branch lets
+// CodeGenPrepare compute the compare again beside it: such a store keeps its branch.
+bool computedIn(const llvm::Value* pred, const llvm::BasicBlock* block, int depth = 3) {
+  const auto* inst = llvm::dyn_cast<llvm::Instruction>(pred);
+  if (!inst) return true;
+  if (inst->getParent() != block) return false;
+  if (inst->getOpcode() != llvm::Instruction::And || depth == 0) return true;
+  return computedIn(inst->getOperand(0), block, depth - 1) && computedIn(inst->getOperand(1), block, depth - 1);
+}
+
+}  // namespace
+
 bool NVPTXHooks::predicatedGlobalStore(IRBuilder& b, llvm::Value* value, llvm::Value* ptr, llvm::Value* pred) {
+  if (!computedIn(pred, b.GetInsertBlock())) return false;
   llvm::Type* type = value->getType();
   if (!ptr->getType()->isPointerTy() || ptr->getType()->getPointerAddressSpace() != 1 || type->isPtrOrPtrVectorTy())
     return false;

@@ -46,7 +46,7 @@ def test_tutorial_kernel_compiles_to_ptx(name):
 def test_vector_add_with_aligned_pointers_uses_vector_loads():
     c = K.vector_add.compile(num_warps=4, specialization={"n": 16}, BLOCK=1024)
     assert "ld.global.v4.f32" in c.ptx
-    assert re.search(r"@%p\d+ st\.global\.v4\.b32", c.ptx), c.ptx  # masked: a predicated 16-byte store
+    assert "st.global.v4.f32" in c.ptx
 
 
 def test_unaligned_pointer_falls_back_to_scalar_loads():
