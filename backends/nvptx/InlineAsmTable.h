@@ -93,9 +93,10 @@ inline constexpr std::array<InlineAsmEntry, 18> kInlineAsmTable{{
      "\tmov.b64         $1, {r2,r3};\n"
      "\t}",
      "=l,=l,l,l,l,l"},
-    // Predicated global stores (masked tile stores, NVPTXHooks::predicatedGlobalStore): the value's words to the
-    // global address $1, naturally aligned, only where the predicate $0 (an i1, "b") is true. One predicated instruction instead of a
-    // branch around a store: a masked epilogue stays one basic block, for LLVM's code generation and for ptxas.
+    // Predicated global stores (masked tile stores whose mask is computed in their block,
+    // NVPTXHooks::predicatedGlobalStore): the value's words to the global address $1, naturally aligned, only where
+    // the predicate $0 (an i1, "b") is true. One instruction instead of a branch around a store: a masked epilogue
+    // stays one basic block, for LLVM's code generation and for ptxas.
     {"st.global.pred.b16", "@$0 st.global.b16 [$1], $2;", "b,l,h"},
     {"st.global.pred.b32", "@$0 st.global.b32 [$1], $2;", "b,l,r"},
     {"st.global.pred.v2.b32", "@$0 st.global.v2.b32 [$1], {$2, $3};", "b,l,r,r"},
