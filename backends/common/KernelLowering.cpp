@@ -306,15 +306,26 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
   // round). Otherwise it is computed per thread.
   auto powerOfTwo = [](int64_t n) { return (n & (n - 1)) == 0; };
   const bool powerOfTwoRows = std::all_of(bufferShape.begin(), bufferShape.end(), powerOfTwo) && powerOfTwo(rowsPerRound);
-  // A slot is row * pitch + col elements from the round's start, plus a constant (rowConstant * pitch +
-  // columnConstant) that is added last, so that LLVM's vectorizer sees a thread's registers as one base plus
-  // 0, 1, 2, ... elements.
+  // One side of the exchange (a source or a destination) as the buffer sees it: the images of its thread bases,
+  // the thread's buffer coordinates and the bits they reach per dimension, and the thread's own row, column and
+  // (per round) element pointer. Built before any store or load, so every predicated block may use its values.
+  struct Side {
+    ThreadMap image;
+    const std::vector<llvm::Value*>* thread = nullptr;
+    std::vector<int64_t> threadBits;
+    llvm::Value* row = nullptr;              // the thread's row (buffer dimensions but the last, row-major)
+    llvm::Value* col = nullptr;              // the thread's column
+    llvm::Value* swizzled = nullptr;         // swizzled buffers: the thread's swizzled offset in the unpadded rows
+    std::vector<llvm::Value*> roundPointer;  // base + the thread's element index within round k
+  };
+  // Where one register's element goes, from compile-time facts alone (no instruction is emitted for it).
   struct Slot {
-    llvm::Value* row;
-    llvm::Value* col;
-    std::optional<int64_t> round;  // known at compile time
-    int64_t rowConstant = 0, columnConstant = 0;
-    int64_t alignBytes = 1;  // of the element's address in every thread (alignmentOf)
+    bool threadOnly = false;        // at the side's roundPointer plus `constant` elements
+    std::optional<int64_t> round;   // known at compile time
+    int64_t constant = 0;           // threadOnly: rowConstant * pitch + columnConstant
+    int64_t rowConstant = 0;
+    int64_t alignBytes = 1;         // of the element's address in every thread (alignmentOf)
+    Coords regPart;                 // the register's buffer coordinates at thread (0, 0)
   };
   // The alignment every thread's address of one register's element has: the offset is a sum over dimensions of a
   // coordinate (an XOR of the register's and the thread bases' coordinates, so no lower bit than theirs) times
@@ -335,62 +346,105 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
     if (rounds > 1) align = std::min(align, lowBit(rowsPerRound * pitch));
     return std::max<int64_t>(1, align) * buffer.elementBytes;
   };
-  auto slotOf = [&](const ThreadMap& map, const CoordFn& fn, int64_t reg) -> Slot {
+  auto offsetOf = [&](const Coords& c) {
+    return rowOf(c) << llvm::Log2_64(bufferShape.back()) | c.back();
+  };
+  auto sideOf = [&](const ThreadMap& map, const CoordFn& fn) {
     // Buffer coordinates = fn(register part) XOR linear(fn)(thread part); the thread part is expressed through a
     // virtual map whose bases are the images of the thread bases.
-    ThreadMap image;
-    image.shape = bufferShape;
+    Side side;
+    side.image.shape = bufferShape;
     Coords zero(map.rank(), 0);
-    for (const Coords& c : map.laneBases) image.laneBases.push_back(linearPart(fn, c, zero));
-    for (const Coords& c : map.warpBases) image.warpBases.push_back(linearPart(fn, c, zero));
-    Coords regPart = fn(map.regCoords[reg]);
-    const std::vector<llvm::Value*>& thread = threadPart(image);
-    llvm::Value* row = b_.getInt32(0);
-    llvm::Value* col = b_.getInt32(0);
-    // Each coordinate is the thread part XOR the register's constant part. Where no thread basis moves a bit of
-    // the register's part, in any dimension, the XOR is an add and the register's part becomes the slot's
-    // constant. (A register's column ORed into a masked thread part lets InstCombine drop the mask, and the
-    // vectorizer no longer sees that `x | 249` follows `x | 248`.) Otherwise the register's bits below every
-    // thread basis's are at least added last (no carry: the thread part's are 0).
-    std::vector<int64_t> threadBits(bufferShape.size(), 0);
-    for (const auto* bases : {&image.laneBases, &image.warpBases})
+    for (const Coords& c : map.laneBases) side.image.laneBases.push_back(linearPart(fn, c, zero));
+    for (const Coords& c : map.warpBases) side.image.warpBases.push_back(linearPart(fn, c, zero));
+    side.thread = &threadPart(side.image);
+    side.threadBits.assign(bufferShape.size(), 0);
+    for (const auto* bases : {&side.image.laneBases, &side.image.warpBases})
       for (const Coords& c : *bases)
-        for (size_t d = 0; d < bufferShape.size(); ++d) threadBits[d] |= c[d];
-    bool disjoint = buffer.swizzle.phases == 1;
-    for (size_t d = 0; d < bufferShape.size(); ++d) disjoint = disjoint && (regPart[d] & threadBits[d]) == 0;
-    for (size_t d = 0; d < bufferShape.size(); ++d) {
-      const int64_t lowMask = threadBits[d] == 0 ? -1 : (threadBits[d] & -threadBits[d]) - 1;
-      const int64_t low = disjoint ? 0 : regPart[d] & lowMask;
-      const int64_t xored = disjoint ? 0 : regPart[d] - low;
-      llvm::Value* c = b_.CreateAdd(b_.CreateXor(thread[d], b_.getInt32(static_cast<uint32_t>(xored))),
-                                    b_.getInt32(static_cast<uint32_t>(low)));
-      if (d + 1 == bufferShape.size()) col = c;
-      else row = b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(bufferShape[d]))), c);
+        for (size_t d = 0; d < bufferShape.size(); ++d) side.threadBits[d] |= c[d];
+    const std::vector<llvm::Value*>& thread = *side.thread;
+    side.row = b_.getInt32(0);
+    for (size_t d = 0; d + 1 < bufferShape.size(); ++d)
+      side.row = b_.CreateAdd(b_.CreateMul(side.row, b_.getInt32(static_cast<uint32_t>(bufferShape[d]))), thread[d]);
+    side.col = thread.back();
+    for (int64_t k = 0; k < rounds; ++k) {
+      llvm::Value* row = b_.CreateSub(side.row, b_.getInt32(static_cast<uint32_t>(k * rowsPerRound)));
+      side.roundPointer.push_back(smemElementPtr(
+          base, mt, b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(pitch))), side.col)));
     }
     if (buffer.swizzle.phases > 1) {
       // The swizzle is linear over F2 in the unpadded offset's bits (power-of-two dimensions: the row of c XOR c'
-      // is row(c) XOR row(c')): the thread's part and the register's constant part are swizzled apart and
-      // XORed, the same form as the unswizzled index, which LLVM's vectorizer merges into 8- and 16-byte
-      // accesses. Offsets here are in elements, row-major over the unpadded rows.
+      // is row(c) XOR row(c')): the thread's part and the register's constant part are swizzled apart and XORed.
+      // Offsets here are in elements, row-major over the unpadded rows.
       const transforms::ExchangeSwizzle& z = buffer.swizzle;
-      const uint64_t columnBits = llvm::Log2_64(bufferShape.back());
       const uint64_t strideShift = llvm::Log2_64(z.strideBytes / buffer.elementBytes);
       const uint64_t chunkShift = llvm::Log2_64(buffer.chunkElements());
       llvm::Value* threadRow = b_.getInt32(0);
       for (size_t d = 0; d + 1 < bufferShape.size(); ++d)
         threadRow = b_.CreateOr(b_.CreateShl(threadRow, static_cast<uint64_t>(llvm::Log2_64(bufferShape[d]))),
                                 thread[d]);
-      llvm::Value* threadOffset = b_.CreateOr(b_.CreateShl(threadRow, columnBits), thread.back());
-      llvm::Value* threadSwizzled = b_.CreateXor(
+      llvm::Value* threadOffset =
+          b_.CreateOr(b_.CreateShl(threadRow, static_cast<uint64_t>(llvm::Log2_64(bufferShape.back()))), thread.back());
+      side.swizzled = b_.CreateXor(
           threadOffset,
           b_.CreateShl(b_.CreateAnd(b_.CreateLShr(threadOffset, strideShift), static_cast<uint64_t>(z.phases - 1)),
                        chunkShift));
-      auto offsetOf = [&](const Coords& c) { return rowOf(c) << columnBits | c.back(); };
-      const int64_t registerSwizzled = z.apply(offsetOf(regPart) * buffer.elementBytes) / buffer.elementBytes;
+    }
+    return side;
+  };
+  auto slotOf = [&](const Side& side, const ThreadMap& map, const CoordFn& fn, int64_t reg) {
+    Slot slot;
+    slot.regPart = fn(map.regCoords[reg]);
+    // Each coordinate is the thread part XOR the register's constant part. Where no thread basis moves a bit of
+    // the register's part, in any dimension, the XOR is an add and the register's part becomes the slot's
+    // constant, added last (a register's column ORed into a masked thread part lets InstCombine drop the mask,
+    // and the vectorizer no longer sees that `x | 249` follows `x | 248`).
+    slot.threadOnly = buffer.swizzle.phases == 1;
+    for (size_t d = 0; d < bufferShape.size(); ++d)
+      slot.threadOnly = slot.threadOnly && (slot.regPart[d] & side.threadBits[d]) == 0;
+    if (slot.threadOnly) {
+      slot.rowConstant = rowOf(slot.regPart);
+      slot.constant = slot.rowConstant * pitch + slot.regPart.back();
+    }
+    // With power-of-two dimensions, row(a XOR b) = row(a) XOR row(b): a register's round is known at compile time
+    // when no thread basis reaches the row bits above rowsPerRound (the usual case: threads tile rows within a
+    // round). Otherwise it is computed per thread.
+    if (rounds == 1) {
+      slot.round = 0;
+    } else if (powerOfTwoRows) {
+      bool threadsStayInRound = true;
+      for (const auto* bases : {&side.image.laneBases, &side.image.warpBases})
+        for (const Coords& c : *bases) threadsStayInRound = threadsStayInRound && rowOf(c) < rowsPerRound;
+      if (threadsStayInRound) slot.round = rowOf(slot.regPart) / rowsPerRound;
+    }
+    slot.alignBytes = alignmentOf(side.image, slot.regPart);
+    return slot;
+  };
+  // The row and column of a register whose slot is not the thread's plus a constant (emitted per register).
+  auto rowAndColumn = [&](const Side& side, const Slot& slot) -> std::pair<llvm::Value*, llvm::Value*> {
+    if (slot.threadOnly) return {side.row, side.col};
+    const std::vector<llvm::Value*>& thread = *side.thread;
+    const Coords& regPart = slot.regPart;
+    llvm::Value* row = b_.getInt32(0);
+    llvm::Value* col = b_.getInt32(0);
+    // The register's bits below every thread basis's are added last (no carry: the thread part's are 0), so
+    // that registers of one vector share the XORed base.
+    for (size_t d = 0; d < bufferShape.size(); ++d) {
+      const int64_t lowMask = side.threadBits[d] == 0 ? -1 : (side.threadBits[d] & -side.threadBits[d]) - 1;
+      const int64_t low = regPart[d] & lowMask;
+      const int64_t xored = regPart[d] - low;
+      llvm::Value* c = b_.CreateAdd(b_.CreateXor(thread[d], b_.getInt32(static_cast<uint32_t>(xored))),
+                                    b_.getInt32(static_cast<uint32_t>(low)));
+      if (d + 1 == bufferShape.size()) col = c;
+      else row = b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(bufferShape[d]))), c);
+    }
+    if (buffer.swizzle.phases > 1) {
+      const int64_t registerSwizzled =
+          buffer.swizzle.apply(offsetOf(regPart) * buffer.elementBytes) / buffer.elementBytes;
       // The register's offset bits below every thread basis's (and below the chunk) are added (no carry: the
       // base's are 0), so that registers of one vector share the XORed base and the vectorizer sees base + 1, ...
       int64_t threadLowBit = buffer.chunkElements();
-      for (const auto* bases : {&image.laneBases, &image.warpBases})
+      for (const auto* bases : {&side.image.laneBases, &side.image.warpBases})
         for (const Coords& c : *bases)
           if (const int64_t o = offsetOf(c); o != 0) threadLowBit = std::min(threadLowBit, o & -o);
       const int64_t low = registerSwizzled & (threadLowBit - 1);
@@ -398,60 +452,108 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
       // and the offset within the block.
       const int64_t blockRows = buffer.swizzleBlockRows();
       const uint64_t blockMask = static_cast<uint64_t>(blockRows * bufferShape.back() - 1);
-      col = b_.CreateAdd(b_.CreateAnd(b_.CreateXor(threadSwizzled, b_.getInt32(static_cast<uint32_t>(registerSwizzled - low))),
-                                      blockMask),
-                         b_.getInt32(static_cast<uint32_t>(low)));
+      col = b_.CreateAdd(
+          b_.CreateAnd(b_.CreateXor(side.swizzled, b_.getInt32(static_cast<uint32_t>(registerSwizzled - low))),
+                       blockMask),
+          b_.getInt32(static_cast<uint32_t>(low)));
       if (blockRows > 1) row = b_.CreateAnd(row, ~static_cast<uint64_t>(blockRows - 1));
     }
-    std::optional<int64_t> round;
-    if (rounds == 1) {
-      round = 0;
-    } else if (powerOfTwoRows) {
-      bool threadsStayInRound = true;
-      for (const auto* bases : {&image.laneBases, &image.warpBases})
-        for (const Coords& c : *bases) threadsStayInRound = threadsStayInRound && rowOf(c) < rowsPerRound;
-      if (threadsStayInRound) round = rowOf(regPart) / rowsPerRound;
-    }
-    if (disjoint) return {row, col, round, rowOf(regPart), regPart.back(), alignmentOf(image, regPart)};
-    return {row, col, round, 0, 0, alignmentOf(image, regPart)};
+    return {row, col};
   };
-  auto inRound = [&](const Slot& s, int64_t k) -> llvm::Value* {
+  auto inRound = [&](const Side& side, const Slot& s, int64_t k) -> llvm::Value* {
     if (s.round) return b_.getInt1(*s.round == k);
-    llvm::Value* row = b_.CreateAdd(s.row, b_.getInt32(static_cast<uint32_t>(s.rowConstant)));
+    llvm::Value* row = b_.CreateAdd(rowAndColumn(side, s).first, b_.getInt32(static_cast<uint32_t>(s.rowConstant)));
     return b_.CreateICmpEQ(b_.CreateUDiv(row, b_.getInt32(static_cast<uint32_t>(rowsPerRound))),
                            b_.getInt32(static_cast<uint32_t>(k)));
   };
-  auto pointerInRound = [&](const Slot& s, int64_t k) {
-    llvm::Value* row = b_.CreateSub(s.row, b_.getInt32(static_cast<uint32_t>(k * rowsPerRound)));
-    llvm::Value* index = b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(pitch))), s.col);
-    const int64_t constant = s.rowConstant * pitch + s.columnConstant;
-    return smemElementPtr(base, mt, b_.CreateAdd(index, b_.getInt32(static_cast<uint32_t>(constant))));
+  auto pointerInRound = [&](const Side& side, const Slot& s, int64_t k) -> llvm::Value* {
+    if (s.threadOnly)
+      return s.constant == 0 ? side.roundPointer[k]
+                             : b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), side.roundPointer[k],
+                                                             static_cast<uint64_t>(s.constant * buffer.elementBytes));
+    auto [row, col] = rowAndColumn(side, s);
+    row = b_.CreateSub(row, b_.getInt32(static_cast<uint32_t>(k * rowsPerRound)));
+    return smemElementPtr(base, mt, b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(pitch))), col));
   };
+  // How many registers from `r` on are one access: consecutive elements at a constant distance from the thread's
+  // pointer, in the same round, as many as the first one's alignment and 16 bytes allow (the accesses LLVM's
+  // vectorizer would form, made here directly). `usable(j)` says whether register j takes part (an owner).
+  auto runLength = [&](const std::vector<Slot>& slots, int64_t r, const std::function<bool(int64_t)>& usable) {
+    const Slot& first = slots[r];
+    if (!first.threadOnly || !first.round) return int64_t(1);
+    const int64_t limit = std::min<int64_t>(16, first.alignBytes) / buffer.elementBytes;
+    int64_t n = 1;
+    while (n < limit && r + n < static_cast<int64_t>(slots.size())) {
+      const Slot& next = slots[r + n];
+      if (!usable(r + n) || !next.threadOnly || next.round != first.round || next.constant != first.constant + n) break;
+      ++n;
+    }
+    return static_cast<int64_t>(llvm::bit_floor(static_cast<uint64_t>(n)));
+  };
+  std::vector<Side> sourceSides, destSides;
+  std::vector<std::vector<Slot>> sourceSlots, destSlots;
+  for (const ExchangeSource& s : sources) {
+    sourceSides.push_back(sideOf(*s.map, s.toBuffer));
+    sourceSlots.emplace_back();
+    for (int64_t r = 0; r < s.map->numRegs(); ++r) sourceSlots.back().push_back(slotOf(sourceSides.back(), *s.map, s.toBuffer, r));
+  }
+  for (const ExchangeDest& d : dests) {
+    destSides.push_back(sideOf(*d.map, d.fromBuffer));
+    destSlots.emplace_back();
+    for (int64_t r = 0; r < d.map->numRegs(); ++r) destSlots.back().push_back(slotOf(destSides.back(), *d.map, d.fromBuffer, r));
+  }
   std::vector<Regs> out;
   for (const ExchangeDest& d : dests) out.emplace_back(d.map->numRegs(), nullptr);
   for (int64_t k = 0; k < rounds; ++k) {
     if (k > 0) hooks_.barrier(b_);  // every read of the previous round is done before its bytes are rewritten
-    for (const ExchangeSource& s : sources)
-      for (int64_t r = 0; r < s.map->numRegs(); ++r) {
-        if (!s.map->regOwner[r]) continue;  // same element as an earlier register of this thread
-        const Slot slot = slotOf(*s.map, s.toBuffer, r);
-        predicated(inRound(slot, k), [&]() -> llvm::Value* {
-          b_.CreateAlignedStore(toMemory((*s.regs)[r], element), pointerInRound(slot, k),
+    for (size_t i = 0; i < sources.size(); ++i) {
+      const ExchangeSource& s = sources[i];
+      auto owner = [&](int64_t r) { return static_cast<bool>(s.map->regOwner[r]); };
+      for (int64_t r = 0; r < s.map->numRegs();) {
+        if (!owner(r)) {  // same element as an earlier register of this thread
+          ++r;
+          continue;
+        }
+        const Slot& slot = sourceSlots[i][r];
+        const int64_t n = runLength(sourceSlots[i], r, owner);
+        predicated(inRound(sourceSides[i], slot, k), [&]() -> llvm::Value* {
+          llvm::Value* v = toMemory((*s.regs)[r], element);
+          if (n > 1) {
+            v = llvm::PoisonValue::get(llvm::FixedVectorType::get(mt, static_cast<unsigned>(n)));
+            for (int64_t j = 0; j < n; ++j) v = b_.CreateInsertElement(v, toMemory((*s.regs)[r + j], element), j);
+          }
+          b_.CreateAlignedStore(v, pointerInRound(sourceSides[i], slot, k),
                                 llvm::Align(static_cast<uint64_t>(slot.alignBytes)));
           return nullptr;
         }, nullptr);
+        r += n;
       }
+    }
     hooks_.barrier(b_);
-    for (size_t i = 0; i < dests.size(); ++i)
-      for (int64_t r = 0; r < dests[i].map->numRegs(); ++r) {
-        const Slot slot = slotOf(*dests[i].map, dests[i].fromBuffer, r);
-        llvm::Value* earlier = out[i][r] ? out[i][r] : llvm::PoisonValue::get(regType(element));
-        out[i][r] = predicated(inRound(slot, k), [&] {
-          return fromMemory(b_.CreateAlignedLoad(mt, pointerInRound(slot, k),
-                                                 llvm::Align(static_cast<uint64_t>(slot.alignBytes))),
-                            element);
-        }, earlier);
+    for (size_t i = 0; i < dests.size(); ++i) {
+      auto any = [](int64_t) { return true; };
+      for (int64_t r = 0; r < dests[i].map->numRegs();) {
+        const Slot& slot = destSlots[i][r];
+        const int64_t n = runLength(destSlots[i], r, any);
+        if (n > 1) {
+          // A run is in one known round: loaded there, untouched in the others.
+          if (*slot.round == k) {
+            llvm::Value* v = b_.CreateAlignedLoad(llvm::FixedVectorType::get(mt, static_cast<unsigned>(n)),
+                                                  pointerInRound(destSides[i], slot, k),
+                                                  llvm::Align(static_cast<uint64_t>(slot.alignBytes)));
+            for (int64_t j = 0; j < n; ++j) out[i][r + j] = fromMemory(b_.CreateExtractElement(v, j), element);
+          }
+        } else {
+          llvm::Value* earlier = out[i][r] ? out[i][r] : llvm::PoisonValue::get(regType(element));
+          out[i][r] = predicated(inRound(destSides[i], slot, k), [&] {
+            return fromMemory(b_.CreateAlignedLoad(mt, pointerInRound(destSides[i], slot, k),
+                                                   llvm::Align(static_cast<uint64_t>(slot.alignBytes))),
+                              element);
+          }, earlier);
+        }
+        r += n;
       }
+    }
   }
   return out;
 }
