@@ -110,14 +110,13 @@ void KernelLowering::lowerStore(const ir::Op& op) {
     for (int64_t s = r; s < r + vec; s += width) {
       llvm::Value* pred = ownsRegister(map, s);
       if (mask) pred = b_.CreateAnd(pred, get(mask)[s]);
-      llvm::Type* accessTy = width == 1 ? mt : llvm::FixedVectorType::get(mt, static_cast<unsigned>(width));
-      llvm::Value* v = llvm::PoisonValue::get(accessTy);
-      for (int64_t j = 0; j < width; ++j) {
-        llvm::Value* e = toMemory(vals[s + j], elem);
-        v = width == 1 ? e : b_.CreateInsertElement(v, e, b_.getInt64(j));
-      }
+      std::vector<llvm::Value*> elements;
+      for (int64_t j = 0; j < width; ++j) elements.push_back(toMemory(vals[s + j], elem));
       // A predicated store where the target has one: no branch, no block per register.
-      if (!llvm::isa<llvm::Constant>(pred) && hooks_.predicatedGlobalStore(b_, v, ptrs[s], pred)) continue;
+      if (!llvm::isa<llvm::Constant>(pred) && hooks_.predicatedGlobalStore(b_, elements, ptrs[s], pred)) continue;
+      llvm::Type* accessTy = width == 1 ? mt : llvm::FixedVectorType::get(mt, static_cast<unsigned>(width));
+      llvm::Value* v = width == 1 ? elements[0] : llvm::PoisonValue::get(accessTy);
+      for (int64_t j = 0; width > 1 && j < width; ++j) v = b_.CreateInsertElement(v, elements[j], b_.getInt64(j));
       predicated(pred, [&]() -> llvm::Value* {
         b_.CreateAlignedStore(v, ptrs[s], llvm::Align(static_cast<uint64_t>(width * bytes)));
         return nullptr;

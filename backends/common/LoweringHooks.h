@@ -85,11 +85,13 @@ class LoweringHooks {
     (void)b, (void)sharedDst, (void)globalSrc, (void)bytes, (void)pred;
     return false;
   }
-  // A store of `value` (2, 4, 8 or 16 bytes, naturally aligned) to the global pointer `ptr` that happens only where
-  // `pred` (i1) is true, as one predicated instruction; returns false, having emitted nothing, when the target has
-  // none for it or prefers the branch for this predicate (the common code then branches around a plain store).
-  virtual bool predicatedGlobalStore(IRBuilder& b, llvm::Value* value, llvm::Value* ptr, llvm::Value* pred) {
-    (void)b, (void)value, (void)ptr, (void)pred;
+  // A store of `elements` (in memory types, all of one type; 2, 4, 8 or 16 bytes in all, naturally aligned) to
+  // the global pointer `ptr`, consecutively, that happens only where `pred` (i1) is true, as one predicated
+  // instruction; returns false, having emitted nothing, when the target has none for it or prefers the branch for
+  // this predicate (the common code then branches around a plain store).
+  virtual bool predicatedGlobalStore(IRBuilder& b, const std::vector<llvm::Value*>& elements, llvm::Value* ptr,
+                                     llvm::Value* pred) {
+    (void)b, (void)elements, (void)ptr, (void)pred;
     return false;
   }
   // Closes the group of copies this thread started since the last commit.

@@ -39,7 +39,8 @@ class NVPTXHooks : public LoweringHooks {
   // cp.async.{ca,cg}.shared.global of 4, 8 or 16 bytes with a source size (0 where masked off), and its groups.
   bool asyncCopy(IRBuilder& b, llvm::Value* sharedDst, llvm::Value* globalSrc, int64_t bytes, llvm::Value* pred) override;
   // @p st.global{.b16, .b32, .v2.b32, .v4.b32} of the inline-asm table (PredicatedStores.cpp).
-  bool predicatedGlobalStore(IRBuilder& b, llvm::Value* value, llvm::Value* ptr, llvm::Value* pred) override;
+  bool predicatedGlobalStore(IRBuilder& b, const std::vector<llvm::Value*>& elements, llvm::Value* ptr,
+                             llvm::Value* pred) override;
   void asyncCommitGroup(IRBuilder& b) override;
   void asyncWait(IRBuilder& b, int64_t pending) override;
   // TMA copies and mbarriers (TmaCopies.cpp): the InlineAsmTable.h entries and mbarrier.init.

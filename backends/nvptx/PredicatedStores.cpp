@@ -24,24 +24,45 @@ bool computedIn(const llvm::Value* pred, const llvm::BasicBlock* block, int dept
 
 }  // namespace
 
-bool NVPTXHooks::predicatedGlobalStore(IRBuilder& b, llvm::Value* value, llvm::Value* ptr, llvm::Value* pred) {
-  if (!computedIn(pred, b.GetInsertBlock())) return false;
-  llvm::Type* type = value->getType();
+bool NVPTXHooks::predicatedGlobalStore(IRBuilder& b, const std::vector<llvm::Value*>& elements, llvm::Value* ptr,
+                                       llvm::Value* pred) {
+  if (elements.empty() || !computedIn(pred, b.GetInsertBlock())) return false;
+  llvm::Type* type = elements[0]->getType();
   if (!ptr->getType()->isPointerTy() || ptr->getType()->getPointerAddressSpace() != 1 || type->isPtrOrPtrVectorTy())
     return false;
-  const uint64_t bytes = module(b).getDataLayout().getTypeStoreSize(type).getFixedValue();
-  if (module(b).getDataLayout().getTypeSizeInBits(type) != bytes * 8) return false;  // i1, i4...: not whole bytes
+  const llvm::DataLayout& layout = module(b).getDataLayout();
+  const uint64_t elementBytes = layout.getTypeStoreSize(type).getFixedValue();
+  if (layout.getTypeSizeInBits(type) != elementBytes * 8) return false;  // i1, i4...: not whole bytes
+  const uint64_t bytes = elementBytes * elements.size();
   std::vector<llvm::Value*> args{pred, ptr};
+  // Packs consecutive elements into one integer of their total width.
+  auto pack = [&](size_t first, size_t count, llvm::Type* word) {
+    if (count == 1) return b.CreateBitCast(elements[first], word);
+    llvm::Value* v = llvm::PoisonValue::get(llvm::FixedVectorType::get(type, static_cast<unsigned>(count)));
+    for (size_t j = 0; j < count; ++j) v = b.CreateInsertElement(v, elements[first + j], b.getInt64(j));
+    return b.CreateBitCast(v, word);
+  };
   if (bytes == 2) {
-    args.push_back(b.CreateBitCast(value, b.getInt16Ty()));
+    args.push_back(pack(0, elements.size(), b.getInt16Ty()));
     callTableAsm(b, "st.global.pred.b16", b.getVoidTy(), args);
     return true;
   }
   if (bytes != 4 && bytes != 8 && bytes != 16) return false;
-  const unsigned words = static_cast<unsigned>(bytes / 4);
-  llvm::Value* packed = b.CreateBitCast(value, words == 1 ? b.getInt32Ty()
-                                                          : static_cast<llvm::Type*>(llvm::FixedVectorType::get(b.getInt32Ty(), words)));
-  for (unsigned w = 0; w < words; ++w) args.push_back(words == 1 ? packed : b.CreateExtractElement(packed, b.getInt64(w)));
+  // The 32-bit words, from the elements directly (a 4-byte element is one word; narrower ones are packed, wider
+  // ones split), so that no vector of the whole store is built only to be taken apart again.
+  if (elementBytes == 4) {
+    for (llvm::Value* e : elements) args.push_back(b.CreateBitCast(e, b.getInt32Ty()));
+  } else if (elementBytes < 4) {
+    const size_t perWord = 4 / elementBytes;
+    for (size_t w = 0; w < elements.size(); w += perWord) args.push_back(pack(w, perWord, b.getInt32Ty()));
+  } else {
+    const unsigned perElement = static_cast<unsigned>(elementBytes / 4);
+    for (llvm::Value* e : elements) {
+      llvm::Value* words = b.CreateBitCast(e, llvm::FixedVectorType::get(b.getInt32Ty(), perElement));
+      for (unsigned w = 0; w < perElement; ++w) args.push_back(b.CreateExtractElement(words, b.getInt64(w)));
+    }
+  }
+  const size_t words = args.size() - 2;
   callTableAsm(b, words == 1 ? "st.global.pred.b32" : words == 2 ? "st.global.pred.v2.b32" : "st.global.pred.v4.b32",
                b.getVoidTy(), args);
   return true;
