@@ -428,10 +428,28 @@ class Canonicalizer {
   bool changed_ = false;
 };
 
+// An integer argument the launch specialized as `equal_to_1` (jit/Specialization.h) is the constant 1 in this
+// compile, as Triton treats such arguments: `offs * stride` with a unit stride folds here, before the passes and
+// the lowering see a multiplication per element.
+void replaceUnitArguments(ir::Function& f) {
+  for (unsigned i = 0; i < f.numArguments(); ++i) {
+    Value* arg = f.argument(i);
+    auto it = f.argAttrs(i).find("equal_to_1");
+    if (it == f.argAttrs(i).end() || !it->second.isBool() || !it->second.getBool()) continue;
+    if (!arg->type().isInt() || !arg->hasUses()) continue;
+    ir::Builder b(f.body(), f.body()->front());
+    b.setLoc(f.loc());
+    Value* one = b.create1(OpKind::Constant, {}, arg->type(), {{"value", constantAttr(arg->type(), Scalar::ofInt(1))}});
+    one->setNameHint(arg->nameHint());
+    arg->replaceAllUsesWith(one);
+  }
+}
+
 class CanonicalizePass : public Pass {
  public:
   const char* name() const override { return "canonicalize"; }
   void run(ir::Function& f) override {
+    replaceUnitArguments(f);
     Canonicalizer c;
     // Every rewrite removes an op or replaces it with a constant, so this terminates quickly; the bound is a
     // guard against a rewrite pair undoing each other.
