@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include <llvm/Analysis/SimplifyQuery.h>
+#include <llvm/Analysis/ValueTracking.h>
 #include <llvm/IR/Intrinsics.h>
 
 namespace tessera::backends {
@@ -122,9 +124,22 @@ llvm::Value* intBinary(IRBuilder& b, OpKind kind, llvm::Value* x, llvm::Value* y
     case OpKind::Mul: return b.CreateMul(x, y);
     case OpKind::Div:
     case OpKind::Rem: {
-      // LLVM leaves x/0 and MIN/-1 undefined; the IR defines them, so guard the divisor.
+      // A constant divisor other than 0 and -1 needs no guard (the tile programs' `(M + BM - 1) / BM`): the
+      // guards' selects would sit under every address computed from the quotient, where each of LLVM's known-bits
+      // queries walks them again.
+      if (auto* k = llvm::dyn_cast<llvm::ConstantInt>(y); k && !k->isZero() && !(isSigned && k->isMinusOne())) {
+        if (kind == OpKind::Div) return isSigned ? b.CreateSDiv(x, y) : b.CreateUDiv(x, y);
+        return isSigned ? b.CreateSRem(x, y) : b.CreateURem(x, y);
+      }
+      // LLVM leaves x/0 and MIN/-1 undefined; the IR defines them, so guard the divisor. A dividend known not
+      // to be negative (a program id's quotient or remainder) is never MIN: only 0 needs the guard.
       llvm::Value* zero = b.CreateICmpEQ(y, c(0));
       llvm::Value* safeY = b.CreateSelect(zero, c(1), y);
+      const llvm::DataLayout& layout = b.GetInsertBlock()->getModule()->getDataLayout();
+      if (isSigned && llvm::isKnownNonNegative(x, llvm::SimplifyQuery(layout))) {
+        if (kind == OpKind::Div) return b.CreateSelect(zero, c(-1), b.CreateSDiv(x, safeY));
+        return b.CreateSelect(zero, x, b.CreateSRem(x, safeY));
+      }
       if (!isSigned) {
         if (kind == OpKind::Div) return b.CreateSelect(zero, c(-1), b.CreateUDiv(x, safeY));
         return b.CreateSelect(zero, x, b.CreateURem(x, safeY));
@@ -150,6 +165,8 @@ llvm::Value* intBinary(IRBuilder& b, OpKind kind, llvm::Value* x, llvm::Value* y
     case OpKind::Shl:
     case OpKind::Shr: {
       // Amounts read as unsigned; >= width gives 0 (or all sign bits for an arithmetic right shift).
+      if (auto* k = llvm::dyn_cast<llvm::ConstantInt>(y); k && k->getValue().ult(width))
+        return kind == OpKind::Shl ? b.CreateShl(x, y) : isSigned ? b.CreateAShr(x, y) : b.CreateLShr(x, y);
       llvm::Value* tooFar = b.CreateICmpUGE(y, c(width));
       if (kind == OpKind::Shr && isSigned)
         return b.CreateAShr(x, b.CreateSelect(tooFar, c(width - 1), y));
@@ -201,7 +218,14 @@ void KernelLowering::lowerElementwise(const ir::Op& op) {
     return isHalfLike(t) ? b_.CreateFPTrunc(r, t) : r;
   };
 
+  // A register holding the same element as an earlier one (a dimension the layout replicates in registers) takes
+  // that register's result: the element's operands are the same there.
+  const std::vector<int64_t>& first = mapOf(resultType, op.name()).regFirst;
   for (size_t i = 0; i < n; ++i) {
+    if (first.size() == n && first[i] != static_cast<int64_t>(i)) {
+      out.push_back(out[first[i]]);
+      continue;
+    }
     llvm::Value* x = (*in[0])[i];
     llvm::Value* y = in.size() > 1 ? (*in[1])[i] : nullptr;
     llvm::Value* r = nullptr;

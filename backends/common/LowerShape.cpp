@@ -4,6 +4,8 @@
 // otherwise.
 #include "backends/common/KernelLowering.h"
 
+#include <llvm/IR/ConstantRange.h>
+
 namespace tessera::backends {
 
 using ir::OpKind;
@@ -35,7 +37,13 @@ void KernelLowering::lowerConstantLike(const ir::Op& op) {
     case OpKind::NumPrograms: {
       int axis = static_cast<int>(op.intAttr("axis"));
       if (axis < 0 || axis > 2) fail(op, "axis must be 0, 1 or 2");
-      set(op.result(0), {op.is(OpKind::ProgramId) ? hooks_.programId(b_, axis) : hooks_.numPrograms(b_, axis)});
+      llvm::Value* id = op.is(OpKind::ProgramId) ? hooks_.programId(b_, axis) : hooks_.numPrograms(b_, axis);
+      // Grids have fewer than 2^31 programs per axis: the lowering of a division by a value derived from them
+      // (the grouped tile order's `pid / width`) then needs no guard for MIN / -1.
+      if (auto* call = llvm::dyn_cast<llvm::CallInst>(id))
+        call->addRangeRetAttr(llvm::ConstantRange(llvm::APInt(32, op.is(OpKind::ProgramId) ? 0 : 1),
+                                                  llvm::APInt(32, uint64_t(1) << 31)));
+      set(op.result(0), {id});
       return;
     }
     case OpKind::Arange: {

@@ -1,6 +1,7 @@
 #include "backends/common/ThreadMap.h"
 
 #include <bit>
+#include <unordered_map>
 
 #include "ir/Error.h"
 
@@ -53,6 +54,7 @@ ThreadMap ThreadMap::scalar(int64_t numWarps, int64_t warpSize) {
   ThreadMap m;
   m.regCoords = {Coords{}};
   m.regOwner = {true};
+  m.regFirst = {0};
   m.warpSize = warpSize;
   m.numWarps = numWarps;
   m.laneBases.assign(log2Exact(warpSize), Coords{});
@@ -99,6 +101,11 @@ ThreadMap ThreadMap::build(const ir::Layout& layout, const std::vector<int64_t>&
   for (int64_t r = 1; r < regs; ++r)
     m.regCoords.push_back(xorCoords(m.regCoords[r & (r - 1)], regBases[std::countr_zero(static_cast<uint64_t>(r))]));
   for (int64_t r = 0; r < regs; ++r) m.regOwner.push_back((static_cast<uint64_t>(r) & free[0]) == 0);
+  // Registers with equal coordinates at thread (0, 0) hold the same element in every thread (the thread part is
+  // XORed into both alike).
+  m.regFirst.resize(regs);
+  std::unordered_map<int64_t, int64_t> firstAt;
+  for (int64_t r = 0; r < regs; ++r) m.regFirst[r] = firstAt.try_emplace(m.linearIndex(m.regCoords[r]), r).first->second;
   m.linear = std::move(linear);
   return m;
 }

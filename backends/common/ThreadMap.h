@@ -24,6 +24,7 @@ struct ThreadMap {
   std::vector<int64_t> shape;          // empty for scalars (one register, fully replicated)
   std::vector<Coords> regCoords;       // per register, at thread (0, 0)
   std::vector<bool> regOwner;          // false for a register duplicating an earlier one of the same thread
+  std::vector<int64_t> regFirst;       // the first register of the thread holding the same element (r if none)
   std::vector<Coords> laneBases;       // per lane bit
   std::vector<Coords> warpBases;       // per warp bit
   int64_t warpSize = 1;
