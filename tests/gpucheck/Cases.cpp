@@ -73,6 +73,14 @@ void binary_kernel(Ptr<T> a, Ptr<T> b, Ptr<T> out, Int n, Const<int> OP, Const<i
   store(out + offs, applyBinary(OP, load(a + offs, mask), load(b + offs, mask)), mask);
 }
 
+// The quotient and remainder of each program's id by a runtime divisor: the lowering guards such a division only
+// against 0 (a program id is never negative, so never MIN), and these check 0, -1 and 3 against the interpreter.
+void program_divide(Ptr<i32> out, Int d) {
+  Tensor pid = program_id(0);
+  store(out + 2 * pid, pid / d);
+  store(out + 2 * pid + 1, pid % d);
+}
+
 enum UnaryOp { kExp, kExp2, kLog, kLog2, kSqrt, kRsqrt, kSin, kCos, kTanh, kErf, kFloor, kCeil, kAbs, kNeg, kSigmoid };
 const char* unaryOpName(int op) {
   static const char* names[] = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos",
@@ -409,6 +417,12 @@ std::vector<CheckCase> opCases() {
                 {randomBuffer(ScalarKind::I32, n, 50 + op, -1000, 1000), randomBuffer(ScalarKind::I32, n, 70 + op, -9, 9),
                  zeroBuffer(ScalarKind::I32, n), n},
                 0);
+  }
+  for (int64_t d : {int64_t(0), int64_t(-1), int64_t(3)}) {
+    CheckCase c{"program id div and rem by " + std::to_string(d), kernel("program_divide", program_divide, {"out", "d"}),
+                {}, {7, 1, 1}, {zeroBuffer(ScalarKind::I32, 14), d}};
+    c.atol = c.rtol = 0;
+    cases.push_back(std::move(c));
   }
   for (int op : {kAdd, kMul, kDiv, kMax}) {
     elementwise(std::string("binary ") + binaryOpName(op) + " f16", kernel("binary_f16", binary_kernel<f16>, {"a", "b", "out", "n", "OP", "BLOCK"}),
