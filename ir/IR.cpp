@@ -223,6 +223,17 @@ Function::Function(std::string name, const std::vector<Type>& argTypes)
   argAttrs_.resize(argTypes.size());
 }
 
+Block* programBody(const Function& f) {
+  for (const auto& op : f.body()->ops())
+    if (op->is(OpKind::For) && op->hasAttr(kPersistentTilesAttr)) return op->region(0);
+  return f.body();
+}
+
+Value* Function::addArgument(Type t) {
+  argAttrs_.emplace_back();
+  return body_->addArgument(t);
+}
+
 std::vector<Type> Function::argumentTypes() const {
   std::vector<Type> out;
   for (Value* a : body_->arguments()) out.push_back(a->type());

@@ -176,6 +176,12 @@ class Op {
   Location loc_;
 };
 
+// A persistent kernel (transforms/MakePersistent.cpp): the function attribute `persistent = true` says its last
+// three arguments are the launch grid (i32 x, y, z) and its body loops over the grid's tiles in a `for` marked
+// `persistent_tiles = true`.
+inline constexpr const char* kPersistentAttr = "persistent";
+inline constexpr const char* kPersistentTilesAttr = "persistent_tiles";
+
 class Function {
  public:
   Function(std::string name, const std::vector<Type>& argTypes);
@@ -184,6 +190,8 @@ class Function {
   Block* body() const { return body_.get(); }
   unsigned numArguments() const { return body_->numArguments(); }
   Value* argument(unsigned i) const { return body_->argument(i); }
+  // Appends an argument (with no attributes); a pass that changes the signature (make-persistent) uses it.
+  Value* addArgument(Type t);
   std::vector<Type> argumentTypes() const;
   // Per-argument attributes, e.g. {divisibility = 16} from JIT specialization; printed after the type.
   AttrDict& argAttrs(unsigned i) { return argAttrs_[i]; }
@@ -205,6 +213,10 @@ class Function {
   std::vector<AttrDict> argAttrs_;
   Location loc_;
 };
+
+// What one program runs, once: the function's body, or a persistent kernel's tile loop body (each tile is what a
+// program did before). Passes that place per-program setup (shared buffers) put it here.
+Block* programBody(const Function& f);
 
 class Module {
  public:

@@ -133,6 +133,7 @@ class Verifier {
       if (const auto& problem = typeProblemOf(body.argument(i)->type()))
         report("function @" + f.name() + " argument #" + std::to_string(i) + " " + *problem, f.loc());
     for (unsigned i = 0; i < body.numArguments(); ++i) verifyPointerRange(f, i);
+    verifyPersistent(f);
     scopes_.clear();
     verifyBlock(body, nullptr, 0);
   }
@@ -148,6 +149,21 @@ class Verifier {
       report(where + "has attribute 'pointer_range' but type " + t.str() + " (only pointer arguments may)", f.loc());
     else if (!it->second.isInt() || it->second.getInt() != 32)
       report(where + "attribute 'pointer_range' must be 32, got " + it->second.str(), f.loc());
+  }
+
+  // `persistent = true` (make-persistent) says the last three arguments are the launch grid: they must be i32.
+  void verifyPersistent(const Function& f) {
+    auto it = f.attrs().find(kPersistentAttr);
+    if (it == f.attrs().end()) return;
+    const std::string where = "function @" + f.name() + " ";
+    if (!it->second.isBool() || !it->second.getBool()) {
+      report(where + "attribute 'persistent' must be true, got " + it->second.str(), f.loc());
+      return;
+    }
+    const unsigned n = f.numArguments();
+    if (n < 3 || f.argument(n - 1)->type() != Type::i32() || f.argument(n - 2)->type() != Type::i32() ||
+        f.argument(n - 3)->type() != Type::i32())
+      report(where + "is persistent, so its last three arguments must be the launch grid's i32 x, y and z", f.loc());
   }
 
   void report(const std::string& message, const Location& loc) {
@@ -1137,6 +1153,8 @@ class Verifier {
   std::vector<Type> resultTypes(const Op& op) const { return typesOf(op.results()); }
 
   bool checkFor(const Op& op) {
+    const Attr* tiles;  // make-persistent's tile loop
+    if (!getAttr(op, kPersistentTilesAttr, Attr::Kind::Bool, false, tiles)) return false;
     Type lb = operandType(op, 0), ub = operandType(op, 1), step = operandType(op, 2);
     if (!lb.isSigned() || lb.isTile() || ub != lb || step != lb)
       return fail(op, "lower bound, upper bound and step must be scalars of one signed integer type, got " + lb.str() +

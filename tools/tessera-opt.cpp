@@ -55,6 +55,7 @@ void printHelp(std::ostream& os) {
         "  --num-warps=N          warps per program for the layout passes (default 4)\n"
         "  --warp-size=N          threads per warp for the layout passes (default 32, or the target's)\n"
         "  --num-stages=N         shared-memory stages of pipelined loops (pipeline-loops; default 3, 1 = none)\n"
+        "  --persistent           the default pipeline makes the kernel persistent first (make-persistent)\n"
         "  --dump-ir              print the IR to stderr before the first pass and after every pass\n"
         "                         (as TESSERA_DUMP_IR=1 does)\n"
         "  --verify-only          parse and verify, print nothing on success\n"
@@ -124,6 +125,8 @@ bool parseArgs(int argc, char** argv, Options& opts) {
       opts.target = arg.substr(9);
     } else if (arg.rfind("--arch=", 0) == 0) {
       opts.passOptions.arch = arg.substr(7);
+    } else if (arg == "--persistent") {
+      opts.passOptions.persistent = true;
     } else if (arg == "--dump-ir") {
       opts.dumpIR = true;
     } else if (arg == "--verify-only") {
@@ -176,6 +179,7 @@ int runTool(const Options& opts) {
       throw Error("--warp-size=" + std::to_string(passOptions.warpSize) + " contradicts --target=" + opts.target +
                   ", whose warps have " + std::to_string(target->warpSize()) + " threads");
     passOptions = target->passOptions(passOptions.numWarps, passOptions.numStages, passOptions.arch);
+    passOptions.persistent = opts.passOptions.persistent;
   }
   tessera::transforms::PassManager pm;
   tessera::transforms::addPasses(pm, opts.passes, passOptions);  // an unknown name throws before any work

@@ -135,10 +135,11 @@ SharedLoad sharedLoadOf(Value* operand) {
   return shared;
 }
 
-// A one-stage buffer for `load`'s tile and the stage index 0, right before the op of the function's body that holds
-// the load (the load itself, or its outermost loop or if): they run once, reach every use, and the buffer is live
-// from there only, so that the buffers of consecutive loops (attention's unmasked and masked key blocks) may share
-// bytes. `entry` builds there.
+// A one-stage buffer for `load`'s tile and the stage index 0, right before the op of the program's body
+// (ir::programBody: the function's, or a persistent kernel's tile loop's) that holds the load (the load itself, or
+// its outermost loop or if): they run once per program (per tile), reach every use, and the buffer is live from
+// there only, so that the buffers of consecutive loops (attention's unmasked and masked key blocks) may share
+// bytes, and so may the buffers and the epilogue's exchange in a persistent kernel's tile. `entry` builds there.
 struct LoadBuffer {
   ir::Builder entry;
   Value* buffer;
@@ -146,7 +147,8 @@ struct LoadBuffer {
 };
 LoadBuffer allocateBuffer(ir::Function& f, Op& load, const ir::Layout& layout) {
   const ir::Type loaded = load.result(0)->type();
-  ir::Builder entry(f.body(), outermostAncestorIn(*f.body(), &load));
+  ir::Block& program = *ir::programBody(f);
+  ir::Builder entry(&program, outermostAncestorIn(program, &load));
   entry.setLoc(load.loc());
   Value* buffer = entry.create1(OpKind::LocalAlloc, {},
                                 ir::Type::sharedBuffer(1, loaded.shape(), loaded.element(),
@@ -265,6 +267,8 @@ class AsyncCopyDotOperandsPass : public Pass {
     b.setLoc(load->loc());
     Value* landed = nullptr;
     if (load->is(OpKind::DescLoad)) {
+      // (TMA copies are only made in the function's body, never in a persistent kernel's tile loop: there the
+      // program's body is the function's.)
       Value* barriers = entry.create1(OpKind::MbarrierAlloc, {}, ir::Type::mbarriers(1));
       std::vector<Value*> copyOperands(load->operands().begin(), load->operands().end());
       copyOperands.insert(copyOperands.end(), {buffer, stage, barriers});

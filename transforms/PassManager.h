@@ -38,6 +38,8 @@ struct PassOptions {
   // The target's arch ("sm_90a", "gfx942"; empty: the target's default), for layout policies whose choice depends
   // on it (wgmma on sm_90a).
   std::string arch;
+  // Make the kernel persistent (make-persistent, first in the default pipeline): programs loop over the grid's tiles.
+  bool persistent = false;
 };
 
 class PassManager {
@@ -78,6 +80,8 @@ class PassManager {
 std::unique_ptr<Pass> createPass(const std::string& name, const PassOptions& options = {});  // null if unknown
 std::vector<std::string> registeredPassNames();
 
+// A persistent kernel: the body loops over the launch grid's tiles, passed as three trailing i32 arguments.
+std::unique_ptr<Pass> createMakePersistentPass();
 std::unique_ptr<Pass> createCanonicalizePass();  // constant folding + algebraic simplification
 std::unique_ptr<Pass> createCSEPass();           // common subexpression elimination of pure ops
 std::unique_ptr<Pass> createDCEPass();           // removes unused pure ops, dead loop-carried values

@@ -21,6 +21,7 @@ static const std::map<std::string, PassFactory>& registry() {
       {"dce", [](const PassOptions&) { return createDCEPass(); }},
       {"expand-descriptor-loads", [](const PassOptions& o) { return createExpandDescriptorLoadsPass(o); }},
       {"insert-barriers", [](const PassOptions&) { return createInsertBarriersPass(); }},
+      {"make-persistent", [](const PassOptions&) { return createMakePersistentPass(); }},
       {"pipeline-loops", [](const PassOptions& o) { return createPipelineLoopsPass(o); }},
       {"remove-layout-conversions", [](const PassOptions&) { return createRemoveLayoutConversionsPass(); }},
   };

@@ -5,6 +5,9 @@
 namespace tessera::transforms {
 
 void addDefaultPipeline(PassManager& pm, const PassOptions& options) {
+  // A persistent kernel's programs loop over the grid's tiles; everything below sees that loop as any other.
+  if (options.persistent) pm.add("make-persistent", options);
+
   // Descriptor loads become pointer loads first, so that everything below treats the two alike.
   pm.add("expand-descriptor-loads", options);
 

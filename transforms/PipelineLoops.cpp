@@ -19,7 +19,8 @@
 // compute it for the next iteration, which must be pure). Copies for iterations past the end (ragged trip counts)
 // are masked off: they read nothing and fill their stage with zeros that nobody reads. insert-barriers then puts one
 // barrier per iteration after the wait: it orders both the reads of the stage about to be overwritten and the reads
-// of the stage that just landed. num_stages = 1 leaves the loop as it is.
+// of the stage that just landed. num_stages = 1 leaves the loop as it is. So does a persistent kernel's tile loop
+// (make-persistent's `persistent_tiles`): the loops inside it are pipelined.
 //
 // Dots the target runs asynchronously (LayoutPolicy::dotIsAsynchronous; on NVPTX, wgmma reading both operands from their buffers) that accumulate
 // into a carried value only they read are left in flight across iterations:
@@ -126,7 +127,9 @@ class PipelineLoopsPass : public Pass {
     if (stages_ == 1) return;
     std::vector<Op*> loops;
     f.walk([&](Op* op) {
-      if (op->is(OpKind::For)) loops.push_back(op);
+      // A persistent kernel's tile loop (make-persistent) is not pipelined: copying later tiles' blocks ahead
+      // would take num_stages times the shared memory of every block a tile copies once.
+      if (op->is(OpKind::For) && !op->hasAttr(ir::kPersistentTilesAttr)) loops.push_back(op);
     });
     for (Op* loop : loops) pipeline(*loop);
   }
