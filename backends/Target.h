@@ -25,6 +25,7 @@ struct TargetOptions {
   int numWarps = 4;
   int numStages = 3;       // shared-memory stages of pipelined loops (transforms::PassOptions::numStages)
   bool fastMath = true;    // approximate exp2/log2/rsqrt/division where the vendor compilers use them
+  bool persistent = false; // programs loop over the grid's tiles (transforms::PassOptions::persistent)
 };
 
 class Target {

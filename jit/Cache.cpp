@@ -20,7 +20,7 @@ namespace tessera::jit {
 
 namespace {
 
-constexpr const char* kMagic = "tessera-jit-cache v2";
+constexpr const char* kMagic = "tessera-jit-cache v3";
 
 // Length-prefixed fields, so that any byte (PTX, code objects) survives and truncation is detectable.
 void putField(std::string& out, const std::string& field) {
@@ -167,6 +167,7 @@ std::string serializeCacheEntry(const std::string& key, const CompiledKernel& k)
     putField(payload, std::to_string(param));
     putField(payload, std::to_string(swizzle));
   }
+  putField(payload, k.persistent ? "1" : "0");
   std::string header = std::string(kMagic) + "\nkey " + key + "\nsize " + std::to_string(payload.size()) +
                        "\nsha256 " + sha256Hex(payload) + "\n\n";
   return header + payload;
@@ -203,6 +204,9 @@ std::unique_ptr<CompiledKernel> parseCacheEntry(const std::string& key, const st
     if (!r.nextInt(param) || !r.nextInt(swizzle) || param < 0) return nullptr;
     k->tensorMaps.emplace_back(static_cast<unsigned>(param), static_cast<int>(swizzle));
   }
+  int64_t persistent = 0;
+  if (!r.nextInt(persistent) || (persistent != 0 && persistent != 1)) return nullptr;
+  k->persistent = persistent == 1;
   if (!r.atEnd()) return nullptr;
   return k;
 }

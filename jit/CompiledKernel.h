@@ -34,6 +34,9 @@ struct CompiledKernel {
   // The runtime parameters whose tensor descriptor carries a TMA tensor map the launch must encode, and the
   // swizzle (0, 32, 64 or 128 bytes) the kernel's shared buffers expect of it.
   std::vector<std::pair<unsigned, int>> tensorMaps;  // (parameter, swizzle bytes)
+  // A persistent kernel (transforms/MakePersistent.cpp): it takes the launch grid as three i32 arguments after the
+  // kernel's own, and its programs loop over the grid's tiles; a launch starts at most as many as are resident.
+  bool persistent = false;
 
   int threadsPerProgram() const { return numWarps * warpSize; }
   bool operator==(const CompiledKernel&) const = default;

@@ -173,7 +173,9 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   const bool verifyEachPass = envFlag("TESSERA_VERIFY_EACH_PASS");
   passes.setVerifyEach(verifyEachPass);
   // e.g. mma.sync accumulators, and how far ahead loops copy
-  transforms::addDefaultPipeline(passes, target.passOptions(options.numWarps, options.numStages, options.arch));
+  transforms::PassOptions passOptions = target.passOptions(options.numWarps, options.numStages, options.arch);
+  passOptions.persistent = options.persistent;
+  transforms::addDefaultPipeline(passes, passOptions);
   passes.setAfterPassCallback([&](const std::string& pass, double seconds, const auto& ir) {
     timings.report("pass " + pass, seconds);
     if (record.keepsEveryStage()) record.tileIR(pass, ir());
@@ -196,6 +198,8 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
       throw Error(context + ": function attribute smem_bytes must be a non-negative int, got " + smem.str());
     kernel.sharedBytes = smem.getInt();
   }
+
+  kernel.persistent = f->attrs().count(ir::kPersistentAttr) != 0;
 
   // 3. Lower to LLVM IR.
   llvm::LLVMContext llvmContext;

@@ -47,6 +47,8 @@ struct CudaDriver::Api {
   Result (*cuEventElapsedTime)(float*, Event, Event);
   Result (*cuGetErrorName)(Result, const char**);
   Result (*cuGetErrorString)(Result, const char**);
+  // Resolved when present (every driver since CUDA 6.5 has it); only persistent launches need it.
+  Result (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, Function, int, size_t);
   // Optional: CUDA 12 and later.
   Result (*cuTensorMapEncodeTiled)(TensorMap*, int, unsigned, void*, const uint64_t*, const uint64_t*,
                                    const uint32_t*, const uint32_t*, int, int, int, int);
@@ -119,6 +121,8 @@ void CudaDriver::load(const std::string& libraryPath, int deviceIndex) {
   resolve(a.cuGetErrorString, "cuGetErrorString");
   a.cuTensorMapEncodeTiled =
       reinterpret_cast<decltype(a.cuTensorMapEncodeTiled)>(dlsym(library_, "cuTensorMapEncodeTiled"));
+  a.cuOccupancyMaxActiveBlocksPerMultiprocessor = reinterpret_cast<decltype(a.cuOccupancyMaxActiveBlocksPerMultiprocessor)>(
+      dlsym(library_, "cuOccupancyMaxActiveBlocksPerMultiprocessor"));
   if (!missing.empty()) {
     reason_ = "'" + libraryPath + "' is not a usable CUDA driver library: it lacks " + missing + "." + hint;
     return;
@@ -313,6 +317,18 @@ void CudaDriver::launch(Function f, const unsigned grid[3], const unsigned block
   check(api_->cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, stream, params,
                              nullptr),
         "cuLaunchKernel", kernelName);
+}
+
+int CudaDriver::maxActiveBlocksPerMultiprocessor(Function f, int blockThreads, size_t dynamicSharedBytes,
+                                                 const std::string& kernelName) {
+  require();
+  if (!api_->cuOccupancyMaxActiveBlocksPerMultiprocessor)
+    throw Error("kernel '" + kernelName + "': this CUDA driver has no cuOccupancyMaxActiveBlocksPerMultiprocessor, "
+                "which a persistent launch needs to size its grid");
+  int blocks = 0;
+  check(api_->cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, blockThreads, dynamicSharedBytes),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor", kernelName);
+  return blocks;
 }
 
 CudaDriver::TensorMapBytes CudaDriver::encodeTensorMapTiled(int dataType, unsigned rank, DevicePtr base,

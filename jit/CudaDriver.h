@@ -114,6 +114,10 @@ class CudaDriver {
   void setFunctionAttribute(cu::Function f, int attribute, int value, const std::string& kernelName);
   void launch(cu::Function f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes, cu::Stream stream,
               void** params, const std::string& kernelName);
+  // cuOccupancyMaxActiveBlocksPerMultiprocessor: how many blocks of `blockThreads` threads and `dynamicSharedBytes`
+  // of dynamic shared memory one multiprocessor holds at once (its registers, shared memory and thread slots).
+  int maxActiveBlocksPerMultiprocessor(cu::Function f, int blockThreads, size_t dynamicSharedBytes,
+                                       const std::string& kernelName);
 
   // cuTensorMapEncodeTiled (CUDA 12 and later): the tensor map of a tiled view of `rank` dimensions (innermost
   // first) of elements of `dataType` at `base`: `dims` elements, `byteStrides` bytes between neighbours of

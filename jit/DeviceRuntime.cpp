@@ -17,7 +17,20 @@ TensorMapBytes DeviceRuntime::encodeTensorMap(const TensorMapRequest&, const std
   throw Error("kernel '" + kernelName + "' takes a tensor map, which the " + apiName() + " runtime cannot encode");
 }
 
+int64_t DeviceRuntime::residentPrograms(DeviceFunction, unsigned, int64_t, const std::string& kernelName) {
+  throw Error("kernel '" + kernelName + "' is persistent, and the " + apiName() +
+              " runtime cannot tell how many of its programs the device runs at once");
+}
+
 namespace {
+
+// The programs a persistent launch starts: every multiprocessor (compute unit) times the programs one holds.
+int64_t residentOn(int multiprocessors, int perMultiprocessor, const std::string& kernelName) {
+  if (perMultiprocessor < 1)
+    throw Error("kernel '" + kernelName + "': not one of its programs fits on a multiprocessor (registers, shared "
+                "memory or threads), so it cannot be launched");
+  return static_cast<int64_t>(multiprocessors) * perMultiprocessor;
+}
 
 // CUtensorMapDataType of an element type: fp8 and other bytes travel as uint8, as copies only move them.
 int cudaTensorMapDataType(ir::Type element) {
@@ -100,6 +113,13 @@ class CudaDeviceRuntime final : public DeviceRuntime {
     return bytes;
   }
 
+  int64_t residentPrograms(DeviceFunction f, unsigned threadsPerProgram, int64_t sharedBytes,
+                           const std::string& kernelName) override {
+    const int perMultiprocessor = driver_.maxActiveBlocksPerMultiprocessor(
+        static_cast<cu::Function>(f), static_cast<int>(threadsPerProgram), static_cast<size_t>(sharedBytes), kernelName);
+    return residentOn(driver_.multiprocessorCount(), perMultiprocessor, kernelName);
+  }
+
   void launch(DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,
               DeviceStream stream, void** params, const std::string& kernelName) override {
     driver_.launch(static_cast<cu::Function>(f), grid, block, sharedBytes, stream, params, kernelName);
@@ -155,6 +175,19 @@ class HipDeviceRuntime final : public DeviceRuntime {
   void raiseSharedMemoryLimit(DeviceFunction, int64_t, const std::string&) override {}  // LDS is static
   int registersPerThread(DeviceFunction, const std::string& kernelName) override { throw unsupported(kernelName); }
   int localBytesPerThread(DeviceFunction, const std::string& kernelName) override { throw unsupported(kernelName); }
+
+  // Compute units from the KFD topology (as the arch: no hipDeviceProp_t), programs per unit from HIP.
+  int64_t residentPrograms(DeviceFunction f, unsigned threadsPerProgram, int64_t sharedBytes,
+                           const std::string& kernelName) override {
+    std::vector<KfdGpu> gpus = kfdGpus();
+    if (gpus.empty() || gpus[0].computeUnits < 1)
+      throw Error("kernel '" + kernelName + "' is persistent, and the KFD topology (" + kKfdTopologyNodes +
+                  ") does not say how many compute units the GPU has");
+    const int perUnit = hip_.maxActiveBlocksPerComputeUnit(static_cast<hip::Function>(f),
+                                                           static_cast<int>(threadsPerProgram),
+                                                           static_cast<size_t>(sharedBytes), kernelName);
+    return residentOn(gpus[0].computeUnits, perUnit, kernelName);
+  }
 
   void launch(DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,
               DeviceStream stream, void** params, const std::string& kernelName) override {

@@ -104,6 +104,11 @@ class DeviceRuntime {
   virtual int registersPerThread(DeviceFunction f, const std::string& kernelName) = 0;
   virtual int localBytesPerThread(DeviceFunction f, const std::string& kernelName) = 0;
 
+  // How many programs of `f` (`threadsPerProgram` threads, `sharedBytes` of shared memory each) the device runs at
+  // once: its multiprocessors times the programs one holds. A persistent kernel's launch starts that many at most.
+  // Throws tessera::Error naming the kernel where the runtime cannot tell (the default).
+  virtual int64_t residentPrograms(DeviceFunction f, unsigned threadsPerProgram, int64_t sharedBytes,
+                                   const std::string& kernelName);
   virtual void launch(DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,
                       DeviceStream stream, void** params, const std::string& kernelName) = 0;
 

@@ -27,6 +27,8 @@ struct HipRuntime::Api {
   hip::Error (*streamSynchronize)(hip::Stream);
   const char* (*getErrorName)(hip::Error);
   const char* (*getErrorString)(hip::Error);
+  // Resolved when present; only persistent launches need it.
+  hip::Error (*moduleOccupancyMaxActiveBlocksPerMultiprocessor)(int*, hip::Function, int, size_t);
 };
 
 HipRuntime& HipRuntime::instance() {
@@ -66,6 +68,9 @@ HipRuntime::HipRuntime(const std::vector<std::string>& libraryPaths) : api_(std:
   resolve(api_->streamSynchronize, "hipStreamSynchronize");
   resolve(api_->getErrorName, "hipGetErrorName");
   resolve(api_->getErrorString, "hipGetErrorString");
+  api_->moduleOccupancyMaxActiveBlocksPerMultiprocessor =
+      reinterpret_cast<decltype(api_->moduleOccupancyMaxActiveBlocksPerMultiprocessor)>(
+          dlsym(library_, "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor"));
   if (!reason_.empty()) return;
   if (hip::Error e = api_->init(0); e != hip::kSuccess) {
     reason_ = std::string("hipInit failed: ") + api_->getErrorName(e) + " (" + api_->getErrorString(e) + ")";
@@ -131,6 +136,18 @@ hip::Stream HipRuntime::createStream() {
 void HipRuntime::synchronize(hip::Stream s, const std::string& kernelName) {
   require("hipStreamSynchronize");
   check(api_->streamSynchronize(s), "hipStreamSynchronize", kernelName);
+}
+
+int HipRuntime::maxActiveBlocksPerComputeUnit(hip::Function f, int blockThreads, size_t dynamicSharedBytes,
+                                              const std::string& kernelName) {
+  require("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (!api_->moduleOccupancyMaxActiveBlocksPerMultiprocessor)
+    throw Error("kernel '" + kernelName + "': this HIP runtime has no hipModuleOccupancyMaxActiveBlocksPerMultiprocessor, "
+                "which a persistent launch needs to size its grid");
+  int blocks = 0;
+  check(api_->moduleOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, blockThreads, dynamicSharedBytes),
+        "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", kernelName);
+  return blocks;
 }
 
 hip::Module HipRuntime::loadModule(const std::string& codeObject, const std::string& kernelName) {

@@ -61,6 +61,9 @@ class HipRuntime {
   hip::Module loadModule(const std::string& codeObject, const std::string& kernelName);
   void unloadModule(hip::Module m) noexcept;  // errors are reported on stderr: it runs in destructors
   hip::Function getFunction(hip::Module m, const std::string& kernelName);
+  // hipModuleOccupancyMaxActiveBlocksPerMultiprocessor: the blocks of `blockThreads` threads one compute unit holds.
+  int maxActiveBlocksPerComputeUnit(hip::Function f, int blockThreads, size_t dynamicSharedBytes,
+                                    const std::string& kernelName);
   void launch(hip::Function f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes, hip::Stream stream,
               void** params, const std::string& kernelName);
 

@@ -38,6 +38,7 @@ Specialization JitKernel::specialize(const std::vector<KernelArg>& args, const C
   s.target = resolveTarget(options.target);
   s.arch = options.arch.empty() ? targetNamed(s.target).defaultArch() : options.arch;
   s.fastMath = options.fastMath;
+  s.persistent = options.persistent;
   return s;
 }
 
@@ -59,6 +60,7 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   options.numWarps = s.numWarps;
   options.numStages = s.numStages;
   options.fastMath = s.fastMath;
+  options.persistent = s.persistent;
   CacheKeyInputs keyInputs;
   // With locations: the compiled kernel carries them (PTX .loc, the emulator's findings), so kernels that differ
   // only in where they were written must not share an entry.
@@ -67,7 +69,8 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   keyInputs.arch = s.arch;
   keyInputs.format = target.binaryFormat();
   keyInputs.numWarps = s.numWarps;
-  keyInputs.options = std::string("fast_math=") + (s.fastMath ? "1" : "0") + ";num_stages=" + std::to_string(s.numStages);
+  keyInputs.options = std::string("fast_math=") + (s.fastMath ? "1" : "0") + ";num_stages=" + std::to_string(s.numStages) +
+                       (s.persistent ? ";persistent" : "");
   // A launch's entry keeps fewer texts than an inspection's (KeptIR): the two do not stand in for each other.
   keyInputs.options += kept == KeptIR::All ? ";ir=all" : kept == KeptIR::ForLaunch ? ";ir=launch" : ";ir=emulator";
   keyInputs.compilerVersion = compilerVersion();

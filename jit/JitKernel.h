@@ -38,6 +38,9 @@ struct LaunchOptions {
   std::string target = "nvptx";   // "nvptx", "amdgpu", or "auto": the first target with a device
   std::string arch;               // empty: the GPU's own arch when launching, the target's default in compileOnly
   bool fastMath = true;
+  // A persistent kernel (transforms/MakePersistent.cpp): the launch starts at most as many programs as the GPU
+  // holds at once, and each loops over the grid's tiles. Same results; part of the specialization.
+  bool persistent = false;
   // Launch on this runtime instead of the target's (the emulator, sim::simRuntime): target and an empty arch
   // then come from it. It must outlive the JitKernel, which keeps kernels loaded on it.
   DeviceRuntime* runtime = nullptr;

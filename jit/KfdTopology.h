@@ -18,7 +18,15 @@ inline constexpr const char* kKfdTopologyNodes = "/sys/class/kfd/kfd/topology/no
 // "gfx90a" for 90010; nullopt for 0 (a CPU node) or a value that names no arch.
 std::optional<std::string> gfxArchName(long long gfxTargetVersion);
 
-// The archs of the GPU nodes under `nodes`, in node order (empty when there is no such directory).
+// A GPU node: its arch, and its compute units (`simd_count / simd_per_cu`; 0 when the node does not say).
+struct KfdGpu {
+  std::string arch;
+  int computeUnits = 0;
+};
+
+// The GPU nodes under `nodes`, in node order (empty when there is no such directory).
+std::vector<KfdGpu> kfdGpus(const std::filesystem::path& nodes = kKfdTopologyNodes);
+// Their archs.
 std::vector<std::string> kfdGpuArchs(const std::filesystem::path& nodes = kKfdTopologyNodes);
 
 }  // namespace tessera::jit

@@ -1,5 +1,6 @@
 #include "jit/LoadedKernel.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -116,6 +117,9 @@ void LoadedKernel::load() {
     function_ = runtime_.getFunction(module_, kernel_->name);
     if (runtime_.launchesWithDynamicSharedMemory() && kernel_->sharedBytes > kDefaultDynamicSharedLimit)
       runtime_.raiseSharedMemoryLimit(function_, kernel_->sharedBytes, kernel_->name);
+    if (kernel_->persistent)
+      residentPrograms_ = runtime_.residentPrograms(function_, static_cast<unsigned>(kernel_->threadsPerProgram()),
+                                                    dynamicSharedBytes(), kernel_->name);
   } catch (...) {
     runtime_.unloadModule(module_);
     throw;
@@ -127,24 +131,50 @@ LoadedKernel::~LoadedKernel() { runtime_.unloadModule(module_); }
 int LoadedKernel::registersPerThread() const { return runtime_.registersPerThread(function_, kernel_->name); }
 int LoadedKernel::localBytesPerThread() const { return runtime_.localBytesPerThread(function_, kernel_->name); }
 
+int64_t LoadedKernel::dynamicSharedBytes() const {
+  return runtime_.launchesWithDynamicSharedMemory() ? kernel_->sharedBytes : 0;
+}
+
+LaunchGrid LoadedKernel::persistentGrid(const LaunchGrid& grid) const {
+  const std::string& name = kernel_->name;
+  if (!kernel_->persistent) throw Error("kernel '" + name + "' is not persistent");
+  // The tile index is an i32 in the kernel.
+  const int64_t maxTiles = (int64_t(1) << 31) - 1;
+  int64_t tiles = 1;
+  for (int d = 0; d < 3; ++d) {
+    if (grid[d] <= 0 || grid[d] > maxTiles)
+      throw Error("kernel '" + name + "': launch grid dimension " + std::to_string(d) + " is " +
+                  std::to_string(grid[d]) + "; it must be between 1 and " + std::to_string(maxTiles));
+    tiles *= grid[d];
+    if (tiles > maxTiles)
+      throw Error("kernel '" + name + "' is persistent, and its launch grid " + std::to_string(grid[0]) + "x" +
+                  std::to_string(grid[1]) + "x" + std::to_string(grid[2]) + " has more than 2^31 - 1 tiles");
+  }
+  return {std::min(tiles, residentPrograms_), 1, 1};
+}
+
 void LoadedKernel::launch(const LaunchGrid& grid, const std::vector<KernelArg>& args, DeviceStream stream) {
   const std::string& name = kernel_->name;
   if (args.size() != paramTypes_.size())
     throw Error("kernel '" + name + "' takes " + std::to_string(paramTypes_.size()) + " arguments, got " +
                 std::to_string(args.size()));
+  // A persistent kernel runs the grid's tiles on the programs the GPU holds at once.
+  const LaunchGrid programs = kernel_->persistent ? persistentGrid(grid) : grid;
   // CUDA's grid limits: x < 2^31, y and z < 2^16.
   const int64_t limits[3] = {(int64_t(1) << 31) - 1, 65535, 65535};
   unsigned g[3];
   for (int d = 0; d < 3; ++d) {
-    if (grid[d] <= 0 || grid[d] > limits[d])
+    if (programs[d] <= 0 || programs[d] > limits[d])
       throw Error("kernel '" + name + "': launch grid dimension " + std::to_string(d) + " is " +
-                  std::to_string(grid[d]) + "; it must be between 1 and " + std::to_string(limits[d]));
-    g[d] = static_cast<unsigned>(grid[d]);
+                  std::to_string(programs[d]) + "; it must be between 1 and " + std::to_string(limits[d]));
+    g[d] = static_cast<unsigned>(programs[d]);
   }
   std::vector<std::vector<uint8_t>> storage;
-  storage.reserve(args.size());
+  storage.reserve(args.size() + 3);
   std::vector<void*> params;
   for (size_t i = 0; i < args.size(); ++i) storage.push_back(packKernelArgument(paramTypes_[i], args[i], name, i));
+  if (kernel_->persistent)  // the grid the tiles come from, after the kernel's own arguments
+    for (int d = 0; d < 3; ++d) storage.push_back(bytesOf<int32_t>(static_cast<int32_t>(grid[d])));
   // Descriptors the kernel copies with TMA carry the runtime's encoding of their tensor map after their fields.
   for (const auto& [param, swizzle] : kernel_->tensorMaps) {
     if (param >= args.size() || !paramTypes_[param].isTensorDesc())
@@ -169,9 +199,8 @@ void LoadedKernel::launch(const LaunchGrid& grid, const std::vector<KernelArg>& 
     params.push_back(aligned.back().data());
   }
   unsigned block[3] = {static_cast<unsigned>(kernel_->threadsPerProgram()), 1, 1};
-  const unsigned dynamicShared =
-      runtime_.launchesWithDynamicSharedMemory() ? static_cast<unsigned>(kernel_->sharedBytes) : 0;
-  runtime_.launch(function_, g, block, dynamicShared, stream, params.empty() ? nullptr : params.data(), name);
+  runtime_.launch(function_, g, block, static_cast<unsigned>(dynamicSharedBytes()), stream,
+                  params.empty() ? nullptr : params.data(), name);
 }
 
 }  // namespace tessera::jit

@@ -3,6 +3,11 @@
 // addresses, i1 as a byte, other scalars in their own width) and launches it with numWarps * warpSize threads.
 // On CUDA the launch passes sharedBytes of dynamic shared memory, raising the kernel's limit first when it needs
 // more than 48 KB; on HIP the LDS size is static in the code object.
+//
+// A persistent kernel (CompiledKernel::persistent) is launched on min(tiles, resident programs) programs, the
+// tiles being those of the grid the caller asked for (gx * gy * gz, fewer than 2^31; each extent at least 1, no
+// other limit), which it receives as three trailing i32 arguments; the resident programs are counted once, at
+// load (DeviceRuntime::residentPrograms).
 #pragma once
 
 #include <array>
@@ -36,9 +41,13 @@ class LoadedKernel {
   const CompiledKernel& compiled() const { return *kernel_; }
   int registersPerThread() const;
   int localBytesPerThread() const;  // spills and local arrays; 0 for a well-compiled kernel
+  // A persistent kernel's launch: the programs it starts for `grid` (its x extent; y and z are 1). Throws for a
+  // kernel that is not persistent.
+  LaunchGrid persistentGrid(const LaunchGrid& grid) const;
 
  private:
   void load();
+  int64_t dynamicSharedBytes() const;  // what a launch passes: the kernel's shared bytes on CUDA, 0 on HIP
 
   std::shared_ptr<const CompiledKernel> kernel_;
   std::vector<ir::Type> paramTypes_;
@@ -46,6 +55,7 @@ class LoadedKernel {
   DeviceRuntime& runtime_;
   DeviceModule module_ = nullptr;
   DeviceFunction function_ = nullptr;
+  int64_t residentPrograms_ = 0;  // persistent kernels only
 };
 
 // The bytes one kernel parameter of type `t` receives for `arg` (exposed for tests). Throws tessera::Error

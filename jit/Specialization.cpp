@@ -56,6 +56,7 @@ std::string Specialization::key() const {
            (args[i].offsets32 ? "r32" : "");
   }
   k += ";warps=" + std::to_string(numWarps) + ";stages=" + std::to_string(numStages) + ";" + target + ";" + arch + (fastMath ? ";fast" : ";precise");
+  if (persistent) k += ";persistent";
   return k;
 }
 

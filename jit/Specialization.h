@@ -42,8 +42,10 @@ struct Specialization {
   std::string target;
   std::string arch;
   bool fastMath = true;
+  bool persistent = false;
 
-  // Canonical text of everything above, e.g. "BLOCK=1024;args=16r32,16r32,_,16;warps=4;stages=3;nvptx;sm_90a;fast".
+  // Canonical text of everything above, e.g. "BLOCK=1024;args=16r32,16r32,_,16;warps=4;stages=3;nvptx;sm_90a;fast"
+  // (";persistent" after it for a persistent kernel).
   // A pointer known to need only i32 offsets (offsets32) gets the suffix "r32": "16r32", "_r32"; an integer
   // divisible by 8 but not 16 is "8".
   std::string key() const;

@@ -29,7 +29,7 @@ std::string TuneConfig::str() const {
 }
 
 const std::vector<std::string>& tuneOptionNames() {
-  static const std::vector<std::string> names{"fast_math", "num_stages"};
+  static const std::vector<std::string> names{"fast_math", "num_stages", "persistent"};
   return names;
 }
 
@@ -38,6 +38,7 @@ LaunchOptions applyTuneOptions(const TuneConfig& config, LaunchOptions base) {
   for (const auto& [name, value] : config.options) {
     if (name == "fast_math") base.fastMath = value != 0;
     else if (name == "num_stages") base.numStages = static_cast<int>(value);
+    else if (name == "persistent") base.persistent = value != 0;
     else throw Error("autotune config {" + config.str() + "}: unknown compile option '" + name + "'");
   }
   return base;

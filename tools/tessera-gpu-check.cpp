@@ -14,6 +14,9 @@
 //                    with --runtime=sim: the run also fails if a layout conversion (convert_layout) of any case
 //                    costs shared-memory bank conflicts (the emulator's counters); the cases whose conversions do
 //                    are listed either way
+//     --multiprocessors=N
+//                    with --runtime=sim: the emulated GPU's multiprocessors, which a persistent case's launch
+//                    counts (default: the arch's flagship GPU's); 1 makes every persistent case loop over its tiles
 //     substring      only the cases whose name contains it
 //   tessera-gpu-check --version
 #include <cstdint>
@@ -41,6 +44,7 @@ struct Options {
   std::string checks;  // empty: all
   std::vector<std::string> expectedFailures;
   bool conflictFreeConversions = false;
+  unsigned multiprocessors = 0;  // 0: the emulated arch's flagship GPU's
   bool expectedToFail(const std::string& name) const {
     for (const std::string& x : expectedFailures)
       if (name.find(x) != std::string::npos) return true;
@@ -56,10 +60,16 @@ bool parse(int argc, char** argv, Options& o) {
     else if (a.starts_with("--checks=")) o.checks = a.substr(9);
     else if (a.starts_with("--xfail=")) o.expectedFailures.push_back(a.substr(8));
     else if (a == "--conflict-free-conversions") o.conflictFreeConversions = true;
+    else if (a.starts_with("--multiprocessors=")) {
+      const std::string n = a.substr(18);
+      if (n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos || std::stoul(n) == 0)
+        return false;
+      o.multiprocessors = static_cast<unsigned>(std::stoul(n));
+    }
     else if (a.starts_with("--")) return false;
     else o.filter = a;
   }
-  return o.runtime == "sim" || (o.runtime == "cuda" && !o.conflictFreeConversions);
+  return o.runtime == "sim" || (o.runtime == "cuda" && !o.conflictFreeConversions && o.multiprocessors == 0);
 }
 
 // The extra shared-memory wavefronts the layout conversions of the emulator's last launch cost.
@@ -80,7 +90,8 @@ int main(int argc, char** argv) {
   Options options;
   if (!parse(argc, argv, options)) {
     std::fprintf(stderr, "usage: tessera-gpu-check [--runtime=cuda|sim] [--arch=ARCH] [--checks=LIST] "
-                         "[--xfail=SUBSTRING]... [--conflict-free-conversions (sim)] [substring]\n");
+                         "[--xfail=SUBSTRING]... [--conflict-free-conversions (sim)] [--multiprocessors=N (sim)] "
+                         "[substring]\n");
     return 2;
   }
   std::unique_ptr<DeviceRuntime> cuda;
@@ -93,6 +104,7 @@ int main(int argc, char** argv) {
       tessera::sim::SimRuntime& sim = tessera::sim::simRuntime(options.arch.empty() ? "sm_90a" : options.arch, checks);
       std::printf("emulator (sim): %s %s, checks: %s\n", sim.target().c_str(), sim.nativeArch().c_str(),
                   sim.checks().str().c_str());
+      sim.setMultiprocessors(options.multiprocessors);
       runtime = emulator = &sim;
     } catch (const tessera::Error& e) {
       std::fprintf(stderr, "tessera-gpu-check: %s\n", e.what());

@@ -125,6 +125,7 @@ class KernelLowering {
   void lowerTmaOp(const ir::Op& op);             // LowerTmaCopies.cpp: mbarrier_alloc, async_tma_copy, mbarrier_wait
   void lowerControlFlow(const ir::Op& op);       // LowerControl.cpp: for, if, while
   void lowerDebugOp(const ir::Op& op);           // LowerControl.cpp: debug_print, device_assert
+  std::vector<llvm::Value*> printedProgramIds(const ir::Op& op);  // debug_print's program ids
 
   // What a memory op accesses: its pointer operand (registers and layout) and the element in memory.
   struct MemoryAccess {

@@ -141,6 +141,21 @@ void KernelLowering::lowerControlFlow(const ir::Op& op) {
   }
 }
 
+// The program ids debug_print tags its lines with: the program's, or in a persistent kernel (make-persistent) the
+// coordinates of the tile `op` runs in, which are what the program ids were before the kernel looped over tiles
+// (and what the interpreter prints).
+std::vector<llvm::Value*> KernelLowering::printedProgramIds(const ir::Op& op) {
+  const ir::Op* tiles = op.parentOp();
+  while (tiles && !tiles->hasAttr(ir::kPersistentTilesAttr)) tiles = tiles->parentOp();
+  if (!tiles) return {hooks_.programId(b_, 0), hooks_.programId(b_, 1), hooks_.programId(b_, 2)};
+  const unsigned n = func_.numArguments();  // the grid is the last three arguments
+  llvm::Value* gx = get(func_.argument(n - 3))[0];
+  llvm::Value* gy = get(func_.argument(n - 2))[0];
+  llvm::Value* tile = get(tiles->region(0)->argument(0))[0];
+  llvm::Value* rows = b_.CreateUDiv(tile, gx);  // tile indices are non-negative and the grid's extents positive
+  return {b_.CreateURem(tile, gx), b_.CreateURem(rows, gy), b_.CreateUDiv(rows, gy)};
+}
+
 void KernelLowering::lowerDebugOp(const ir::Op& op) {
   if (op.is(OpKind::DeviceAssert)) {
     llvm::Value* ok = b_.getTrue();
@@ -155,7 +170,7 @@ void KernelLowering::lowerDebugOp(const ir::Op& op) {
   // debug_print: one line per element, from its owner: program id, element index, prefix, value.
   std::string prefix;
   for (char ch : op.hasAttr("prefix") ? op.stringAttr("prefix") : std::string()) prefix += ch == '%' ? "%%" : std::string(1, ch);
-  std::vector<llvm::Value*> pid = {hooks_.programId(b_, 0), hooks_.programId(b_, 1), hooks_.programId(b_, 2)};
+  std::vector<llvm::Value*> pid = printedProgramIds(op);
   for (unsigned i = 0; i < op.numOperands(); ++i) {
     const ir::Value* v = op.operand(i);
     ir::Type elem = v->type().element();

@@ -1,5 +1,6 @@
 #include "jit/sim/SimRuntime.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -141,6 +142,31 @@ int SimRuntime::registersPerThread(jit::DeviceFunction, const std::string& kerne
 
 int SimRuntime::localBytesPerThread(jit::DeviceFunction, const std::string& kernelName) {
   throw Error("kernel '" + kernelName + "': the emulator runs host code and has no local-memory figures");
+}
+
+int64_t SimRuntime::residentPrograms(jit::DeviceFunction f, unsigned threadsPerProgram, int64_t,
+                                     const std::string& kernelName) {
+  struct Multiprocessor {
+    const char* arch;
+    unsigned count;
+    int64_t sharedBytes;
+  };
+  static constexpr Multiprocessor kFlagships[] = {
+      {"sm_90a", 132, 228 * 1024}, {"sm_80", 108, 164 * 1024}, {"gfx90a", 110, 64 * 1024}, {"gfx942", 304, 64 * 1024}};
+  constexpr int64_t kThreadsPerMultiprocessor = 2048, kProgramsPerMultiprocessor = 32;
+  const Multiprocessor* gpu = nullptr;
+  for (const Multiprocessor& m : kFlagships)
+    if (arch_ == m.arch) gpu = &m;
+  if (!gpu) throw Error("sim: no multiprocessor model for arch '" + arch_ + "'");
+  // The kernel's shared memory comes with it (loadModule), as a static size does.
+  const int64_t shared = static_cast<const LoadedProgram*>(f)->program.sharedBytes;
+  int64_t perMultiprocessor = std::min<int64_t>(kProgramsPerMultiprocessor,
+                                                kThreadsPerMultiprocessor / std::max(threadsPerProgram, 1u));
+  if (shared > 0) perMultiprocessor = std::min(perMultiprocessor, gpu->sharedBytes / shared);
+  if (perMultiprocessor < 1)
+    throw Error("sim: kernel '" + kernelName + "': one program (" + std::to_string(threadsPerProgram) + " threads, " +
+                std::to_string(shared) + " bytes of shared memory) does not fit on a multiprocessor of " + arch_);
+  return static_cast<int64_t>(multiprocessors_ ? multiprocessors_ : gpu->count) * perMultiprocessor;
 }
 
 void SimRuntime::launch(jit::DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned,

@@ -52,6 +52,12 @@ class SimRuntime final : public jit::DeviceRuntime {
   int registersPerThread(jit::DeviceFunction, const std::string& kernelName) override;
   int localBytesPerThread(jit::DeviceFunction, const std::string& kernelName) override;
 
+  // The emulated GPU's multiprocessors (setMultiprocessors, else the arch's flagship: 132 for sm_90a as an H100
+  // SXM, 108 for sm_80 as an A100, 110 for gfx90a as an MI250X die, 304 for gfx942 as an MI300X) times the
+  // programs one holds by its threads (2048) and shared memory (228 KB, 164 KB, 64 KB of LDS). Registers are not
+  // modeled (the emulator has no register figures), so this may be more than the GPU would hold.
+  int64_t residentPrograms(jit::DeviceFunction f, unsigned threadsPerProgram, int64_t sharedBytes,
+                           const std::string& kernelName) override;
   void launch(jit::DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,
               jit::DeviceStream stream, void** params, const std::string& kernelName) override;
   // The emulator's own encoding (runtime/TensorMap.h), which its cp.async.bulk.tensor decodes.
@@ -62,6 +68,10 @@ class SimRuntime final : public jit::DeviceRuntime {
   Checks checks() const { return checks_; }
   // Host threads running programs; 0 (the default): the hardware's.
   void setHostThreads(unsigned threads) { hostThreads_ = threads; }
+  // The multiprocessors residentPrograms counts; 0 (the default): the arch's flagship GPU's. A test that wants a
+  // persistent kernel's programs to loop over several tiles emulates a small GPU.
+  void setMultiprocessors(unsigned count) { multiprocessors_ = count; }
+  unsigned multiprocessors() const { return multiprocessors_; }
   // The report of the last launch through this runtime (empty before the first).
   std::optional<Report> lastReport() const;
   // The same, leaving none: a caller that takes it before and after a launch knows whether the launch ran.
@@ -75,6 +85,7 @@ class SimRuntime final : public jit::DeviceRuntime {
   std::string arch_, target_;
   Checks checks_;
   unsigned hostThreads_ = 0;
+  unsigned multiprocessors_ = 0;
   mutable std::mutex mutex_;
   std::map<uint64_t, size_t> allocations_;  // address -> bytes
   std::optional<Report> lastReport_;

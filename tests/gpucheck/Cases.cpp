@@ -73,6 +73,20 @@ void binary_kernel(Ptr<T> a, Ptr<T> b, Ptr<T> out, Int n, Const<int> OP, Const<i
   store(out + offs, applyBinary(OP, load(a + offs, mask), load(b + offs, mask)), mask);
 }
 
+// Every program's ids and the grid's extents, at the program's place in the grid: what a persistent kernel's tiles
+// must see (each tile its own coordinates, the grid the launch asked for).
+void program_coordinates(Ptr<i32> out) {
+  Tensor x = program_id(0), y = program_id(1), z = program_id(2);
+  Tensor nx = num_programs(0), ny = num_programs(1), nz = num_programs(2);
+  Tensor base = ((z * ny + y) * nx + x) * 6;
+  store(out + base, x);
+  store(out + base + 1, y);
+  store(out + base + 2, z);
+  store(out + base + 3, nx);
+  store(out + base + 4, ny);
+  store(out + base + 5, nz);
+}
+
 // The quotient and remainder of each program's id by a runtime divisor: the lowering guards such a division only
 // against 0 (a program id is never negative, so never MIN), and these check 0, -1 and 3 against the interpreter.
 void program_divide(Ptr<i32> out, Int d) {
@@ -391,6 +405,36 @@ std::vector<CheckCase> tutorialCases() {
   cases.push_back(attentionCase(ScalarKind::BF16, {2, 150, 64, 64, 64, 4, false}));
   cases.push_back(twoLoopDotCase(64, 64, 32, 4));
   cases.push_back(twoLoopDotCase(128, 64, 64, 8));
+  // Persistent kernels (transforms/MakePersistent.cpp): the programs the GPU holds at once loop over the grid's
+  // tiles. tessera-gpu-check --runtime=sim runs them on an emulated GPU of one multiprocessor
+  // (--multiprocessors=1), so that every program runs several tiles: the ragged matmul's 8 x 5 tiles (and its K
+  // loop pipelined inside the tile loop, wgmma's in flight on sm_90a), 2-D attention (Q copied once per tile) and
+  // softmax's rows.
+  for (auto [name, config] : {std::pair{"persistent matmul f16", Issue12Config{32, 64, 32, 4, 3}},
+                              std::pair{"persistent matmul f16 wgmma", Issue12Config{64, 64, 32, 4, 4}}}) {
+    CheckCase c = matmulCase(name, kernels::matmul_kernel(), ScalarKind::F16, ScalarKind::F32,
+                             MatmulShape{250, 300, 100, config.BM, config.BN, config.BK, config.warps}, 1e-4);
+    c.numStages = config.stages;
+    c.persistent = true;
+    cases.push_back(std::move(c));
+  }
+  for (AttentionShape s : {AttentionShape{3, 200, 64, 64, 64, 4, true}, AttentionShape{3, 150, 64, 64, 32, 4, false}}) {
+    CheckCase c = attentionCase(ScalarKind::F16, s);
+    c.name = "persistent " + c.name;
+    c.persistent = true;
+    cases.push_back(std::move(c));
+  }
+  {
+    const int64_t rows = 70, cols = 1000;
+    CheckCase c{"persistent softmax " + std::to_string(rows) + "x" + std::to_string(cols), kernels::softmax_kernel(),
+                {{"BLOCK", int64_t(1024)}}, {rows, 1, 1}, {}};
+    c.args = {zeroBuffer(ScalarKind::F32, rows * cols), randomBuffer(ScalarKind::F32, rows * cols, 12, -5, 5), cols,
+              cols, cols};
+    c.atol = 1e-7;
+    c.rtol = 1e-5;
+    c.persistent = true;
+    cases.push_back(std::move(c));
+  }
   return cases;
 }
 
@@ -417,6 +461,14 @@ std::vector<CheckCase> opCases() {
                 {randomBuffer(ScalarKind::I32, n, 50 + op, -1000, 1000), randomBuffer(ScalarKind::I32, n, 70 + op, -9, 9),
                  zeroBuffer(ScalarKind::I32, n), n},
                 0);
+  }
+  {
+    // 5 x 3 x 2 tiles, persistent: each of the programs the GPU holds takes a strided share of them.
+    CheckCase c{"persistent program coordinates 5x3x2", kernel("program_coordinates", program_coordinates, {"out"}), {},
+                {5, 3, 2}, {zeroBuffer(ScalarKind::I32, 5 * 3 * 2 * 6)}};
+    c.atol = c.rtol = 0;
+    c.persistent = true;
+    cases.push_back(std::move(c));
   }
   for (int64_t d : {int64_t(0), int64_t(-1), int64_t(3)}) {
     CheckCase c{"program id div and rem by " + std::to_string(d), kernel("program_divide", program_divide, {"out", "d"}),

@@ -155,6 +155,7 @@ class DeviceLaunch {
     jit::LaunchOptions options;
     options.numWarps = c.numWarps;
     options.numStages = c.numStages;
+    options.persistent = c.persistent;
     options.target = runtime_.target();
     options.arch = runtime_.nativeArch();
     std::vector<ir::Type> paramTypes;

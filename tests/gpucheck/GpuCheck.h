@@ -46,6 +46,7 @@ struct CheckCase {
   double rtol = 1e-6;
   int numStages = 3;  // shared-memory stages of pipelined loops (jit::LaunchOptions::numStages); last, so that
                       // positional initializers of the fields above keep their meaning
+  bool persistent = false;  // a persistent kernel (jit::LaunchOptions::persistent): programs loop over the tiles
 };
 
 struct CheckResult {

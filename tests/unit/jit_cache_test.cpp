@@ -71,6 +71,7 @@ CompiledKernel sampleKernel(const std::string& tag = "a", int numWarps = 4) {
   k.llvmIR = "define void @k() { ret void }";
   k.optimizedLLVMIR = "define void @k() #0 { ret void }";
   k.irAfterPass = {{"input", "func @k() {}"}, {"cse", "func @k() { }"}};
+  k.persistent = true;  // not the default: a round trip that dropped it would differ
   return k;
 }
 

@@ -50,6 +50,20 @@ TEST_F(FakeTopology, ListsGpuNodesInNumericNodeOrderAndSkipsCpus) {
   EXPECT_EQ(jit::kfdGpuArchs(root_), (std::vector<std::string>{"gfx90a", "gfx942", "gfx1030"}));
 }
 
+// Compute units (what a persistent launch multiplies by the programs one holds): SIMDs over SIMDs per unit.
+TEST_F(FakeTopology, CountsComputeUnitsFromTheNodesSimds) {
+  node("0", "cpu_cores_count 64\nsimd_count 0\ngfx_target_version 0\n");
+  node("1", "simd_count 440\nsimd_per_cu 4\ngfx_target_version 90010\n");  // an MI250X die: 110 units
+  node("2", "gfx_target_version 90402\nsimd_count 1216\nsimd_per_cu 4\n");  // MI300X: 304
+  node("3", "gfx_target_version 90402\nsimd_count 1216\n");                 // no simd_per_cu: unknown
+  const std::vector<jit::KfdGpu> gpus = jit::kfdGpus(root_);
+  ASSERT_EQ(gpus.size(), 3u);
+  EXPECT_EQ(gpus[0].arch, "gfx90a");
+  EXPECT_EQ(gpus[0].computeUnits, 110);
+  EXPECT_EQ(gpus[1].computeUnits, 304);
+  EXPECT_EQ(gpus[2].computeUnits, 0);
+}
+
 TEST_F(FakeTopology, NoTopologyMeansNoGpus) {
   EXPECT_TRUE(jit::kfdGpuArchs(root_ / "missing").empty());
   node("0", "gfx_target_version 0\n");

@@ -64,9 +64,22 @@ class RecordingRuntime final : public DeviceRuntime {
   void raiseSharedMemoryLimit(DeviceFunction, int64_t bytes, const std::string&) override { raisedTo = bytes; }
   int registersPerThread(DeviceFunction, const std::string&) override { return 32; }
   int localBytesPerThread(DeviceFunction, const std::string&) override { return 0; }
+  int64_t residentPrograms(DeviceFunction, unsigned threads, int64_t sharedBytes,
+                           const std::string& kernelName) override {
+    if (resident < 0) return DeviceRuntime::residentPrograms(nullptr, threads, sharedBytes, kernelName);
+    ++residentQueries;
+    residentAskedFor = {threads, sharedBytes};
+    return resident;
+  }
   void launch(DeviceFunction, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,
               DeviceStream stream, void** params, const std::string&) override {
     for (int d = 0; d < 3; ++d) lastGrid[d] = grid[d], lastBlock[d] = block[d];
+    lastInts.clear();
+    for (int i = recordIntsFrom; params && recordIntsFrom >= 0 && i < recordIntsFrom + 3; ++i) {
+      int32_t v;
+      std::memcpy(&v, params[i], 4);
+      lastInts.push_back(v);
+    }
     lastShared = sharedBytes;
     lastStream = stream.handle();
     lastFirstParam = 0;
@@ -84,6 +97,11 @@ class RecordingRuntime final : public DeviceRuntime {
   void* lastStream = nullptr;
   uint64_t lastFirstParam = 0;
   size_t firstParamBytes = 8;  // how many bytes of the first parameter to record (a pointer's)
+  int64_t resident = -1;        // what residentPrograms answers; < 0: the default (it cannot tell)
+  int residentQueries = 0;
+  std::pair<unsigned, int64_t> residentAskedFor;
+  int recordIntsFrom = -1;  // the parameter where three i32 to record start (a persistent grid's); < 0: none
+  std::vector<int32_t> lastInts;
 
  private:
   std::string target_, api_, format_;
@@ -323,4 +341,62 @@ TEST(JitRuntimeLoadedKernel, TimingsNameTheModuleLoad) {
         << err;
     EXPECT_EQ(runtime.modulesLoaded, 1);
   }
+}
+
+// A persistent kernel (CompiledKernel::persistent) starts min(tiles, resident programs) programs in x and passes
+// the grid it was asked for as three trailing i32 arguments; grids the tile index (an i32) cannot count are refused,
+// and a runtime that cannot count resident programs refuses to load it.
+TEST(JitRuntimeLoadedKernel, PersistentKernelsRunTheGridsTilesOnTheResidentPrograms) {
+  auto compiled = std::make_shared<CompiledKernel>();
+  compiled->name = "tiles";
+  compiled->target = "nvptx";
+  compiled->format = "ptx";
+  compiled->numWarps = 4;
+  compiled->warpSize = 32;
+  compiled->sharedBytes = 96 * 1024;
+  compiled->persistent = true;
+  RecordingRuntime cuda("nvptx", "CUDA", "ptx");
+  cuda.isAvailable = true;
+  cuda.resident = 12;
+  cuda.recordIntsFrom = 1;
+  const std::vector<ir::Type> params{ir::Type::ptr(ir::Type::f32())};
+  LoadedKernel loaded(compiled, params, cuda);
+  EXPECT_EQ(cuda.residentQueries, 1) << "counted once, at load";
+  EXPECT_EQ(cuda.residentAskedFor, (std::pair<unsigned, int64_t>{128, 96 * 1024}));
+  const std::vector<KernelArg> args{KernelArg::pointer(0x1000)};
+  for (auto [grid, programs] : {std::pair<LaunchGrid, unsigned>{{10, 3, 2}, 12}, {{5, 1, 1}, 5}, {{1, 70000, 1}, 12}}) {
+    loaded.launch(grid, args);
+    EXPECT_EQ(cuda.lastGrid[0], programs);
+    EXPECT_EQ(cuda.lastGrid[1], 1u);
+    EXPECT_EQ(cuda.lastGrid[2], 1u);
+    EXPECT_EQ(cuda.lastInts, (std::vector<int32_t>{int32_t(grid[0]), int32_t(grid[1]), int32_t(grid[2])}));
+  }
+  EXPECT_EQ(cuda.residentQueries, 1);
+  const int launches = cuda.launches;
+  std::string msg = messageOf([&] { loaded.launch({70000, 70000, 1}, args); });
+  EXPECT_TRUE(contains(msg, "kernel 'tiles' is persistent, and its launch grid 70000x70000x1 has more than 2^31 - 1 "
+                            "tiles")) << msg;
+  msg = messageOf([&] { loaded.launch({4, 0, 1}, args); });
+  EXPECT_TRUE(contains(msg, "launch grid dimension 1 is 0")) << msg;
+  EXPECT_EQ(cuda.launches, launches) << "refused grids launch nothing";
+
+  RecordingRuntime cannotTell("nvptx", "CUDA", "ptx");
+  cannotTell.isAvailable = true;
+  msg = messageOf([&] { LoadedKernel refused(compiled, params, cannotTell); });
+  EXPECT_TRUE(contains(msg, "kernel 'tiles' is persistent, and the CUDA runtime cannot tell how many of its programs "
+                            "the device runs at once")) << msg;
+  EXPECT_EQ(cannotTell.modulesLoaded, 0) << "the module is unloaded again";
+
+  // A kernel that is not persistent never asks, and launches its grid as it is.
+  compiled->persistent = false;
+  RecordingRuntime plain("nvptx", "CUDA", "ptx");
+  plain.isAvailable = true;
+  plain.resident = 12;
+  LoadedKernel ordinary(compiled, params, plain);
+  ordinary.launch({10, 3, 2}, args);
+  EXPECT_EQ(plain.residentQueries, 0);
+  EXPECT_EQ(plain.lastGrid[0], 10u);
+  EXPECT_EQ(plain.lastGrid[1], 3u);
+  msg = messageOf([&] { ordinary.persistentGrid({1, 1, 1}); });
+  EXPECT_TRUE(contains(msg, "kernel 'tiles' is not persistent")) << msg;
 }
