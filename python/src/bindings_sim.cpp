@@ -123,6 +123,9 @@ void bindSim(py::module_& m) {
       .def_property_readonly("target", &sim::SimRuntime::target)
       .def_property_readonly("arch", &sim::SimRuntime::nativeArch)
       .def_property_readonly("checks", &sim::SimRuntime::checks)
+      .def_property("multiprocessors", &sim::SimRuntime::multiprocessors, &sim::SimRuntime::setMultiprocessors,
+                    "The multiprocessors a persistent launch counts (0: the arch's flagship GPU's); a small number "
+                    "makes each program loop over several tiles")
       .def(
           "take_report",
           [](sim::SimRuntime& runtime) -> py::object {

@@ -29,6 +29,11 @@ def _producer_stream(args):
     return None
 
 
+def _check_persistent(persistent):
+    if type(persistent) is not bool:
+        raise TypeError(f"persistent must be True or False, got {persistent!r}")
+
+
 def _check_num_stages(num_stages):
     if type(num_stages) is not int or not 1 <= num_stages <= 8:
         raise ValueError(f"num_stages must be an int from 1 to 8, got {num_stages!r}")
@@ -48,8 +53,10 @@ def _key_part(value):
 class Kernel:
     """A kernel written in the C++ DSL (a bound tessera._C.KernelDef).
 
-    kernel[grid](*args, CONST=..., num_warps=4, num_stages=3, backend=None, fast_math=True) launches it
-    (fast_math: the JIT backends' approximate math functions; the interpreter and eager mode compute exactly).
+    kernel[grid](*args, CONST=..., num_warps=4, num_stages=3, backend=None, fast_math=True, persistent=False)
+    launches it (fast_math: the JIT backends' approximate math functions; the interpreter and eager mode compute
+    exactly; persistent: on the JIT backends, at most as many programs as the GPU holds loop over the grid's tiles,
+    see compile()).
     Runtime arguments go positionally or by keyword, Const parameters by keyword. grid is an int, a tuple of 1 to 3
     ints, or a callable taking the launch's meta-parameters (a dict of the Const values, num_warps and num_stages)
     and returning one of those.
@@ -100,13 +107,17 @@ class Kernel:
         return self._specialization(constants)
 
     def compile(self, target=None, arch=None, num_warps=4, fast_math=True, specialization=None, backend=None,
-                checks=None, num_stages=3, **constants):
+                checks=None, num_stages=3, persistent=False, **constants):
         """Compiles the kernel for these Const values without a GPU (for target, "nvptx" by default); returns a
         CompiledKernel with .ptx (.binary, .format), .llvm_ir, .optimized_llvm_ir, .ir_stages [(stage, tile IR)],
         .shared_bytes and .num_warps.
 
         num_stages is how many shared-memory stages a loop's asynchronous copies (dot operands) cycle through:
         num_stages - 1 iterations are copied ahead. 1 turns pipelining off. Part of the compile cache key.
+
+        persistent=True makes a persistent kernel: a launch starts at most as many programs as the GPU runs at once,
+        and each loops over the grid's tiles (program p takes tiles p, p + P, ...). Same results; the kernel takes
+        the grid as three extra i32 arguments, which the launch passes. Part of the compile cache key.
 
         backend="sim" compiles for the emulated arch (arch, else target's default arch; see tessera.sim) and also
         loads the kernel into the emulator (with the checks= selection, all by default), so that what the emulator
@@ -124,6 +135,7 @@ class Kernel:
         if type(num_warps) is not int or num_warps <= 0 or num_warps & (num_warps - 1):
             raise ValueError(f"num_warps must be a positive power of two, got {num_warps!r}")
         _check_num_stages(num_stages)
+        _check_persistent(persistent)
         if target is not None and not isinstance(target, str):
             raise TypeError(f"target must be a str ('nvptx' or 'amdgpu') or None, got {type(target).__name__}")
         if target == "":  # not the default: None is
@@ -143,11 +155,12 @@ class Kernel:
             if checks is not None:
                 raise ValueError("checks apply to backend='sim' (the emulator)")
             return self._jit_kernel().compile(facts, constants, num_warps, target or "nvptx", arch or "",
-                                              bool(fast_math), num_stages=num_stages)
+                                              bool(fast_math), num_stages=num_stages, persistent=persistent)
         if backend != "sim":
             raise ValueError(f"compile() takes backend='sim' or None (a GPU target), got {backend!r}")
         runtime = _sim.runtime(target, arch, True if checks is None else checks)
-        return self._jit_kernel().compile(facts, constants, num_warps, "", "", bool(fast_math), runtime, num_stages)
+        return self._jit_kernel().compile(facts, constants, num_warps, "", "", bool(fast_math), runtime, num_stages,
+                                          persistent)
 
     def _jit_kernel(self):
         if self._jit is None:
@@ -208,13 +221,14 @@ class _Launcher:
         self.grid = grid
 
     def __call__(self, *args, num_warps=4, num_stages=3, backend=None, target=None, arch=None, checks=None,
-                 fast_math=True, **kwargs):
+                 fast_math=True, persistent=False, **kwargs):
         k = self.kernel
         runtime, constants = k._bind(args, kwargs)
         k._check_constants(constants)
         if type(num_warps) is not int or num_warps <= 0 or num_warps & (num_warps - 1):
             raise ValueError(f"num_warps must be a positive power of two, got {num_warps!r}")
         _check_num_stages(num_stages)
+        _check_persistent(persistent)
         grid = self.grid
         if callable(grid):
             grid = grid(dict(constants, num_warps=num_warps, num_stages=num_stages))
@@ -226,18 +240,18 @@ class _Launcher:
         if backend == "sim":
             _sim.launch(k._jit_kernel(), grid, runtime, constants, num_warps,
                         _sim.runtime(target, arch, True if checks is None else checks), bool(fast_math),
-                        num_stages)
-        elif backend == "interpreter":
+                        num_stages, persistent)
+        elif backend == "interpreter":  # runs the grid as it is (persistence changes how, not what)
             k._specialization(constants, runtime).run(grid, runtime)
         elif backend == "cuda":
             k._jit_kernel().launch(grid, runtime, constants, num_warps, _producer_stream(runtime), "",
-                                   bool(fast_math), num_stages)
+                                   bool(fast_math), num_stages, persistent)
         elif backend == "eager":
             k._def.run_eager(grid, runtime, constants)
         elif backend == "hip":
             # AMD GPUs through the HIP runtime, on host arrays (copied in and back). The arch comes from
             # TESSERA_HIP_ARCH or the GPU (see jit/DeviceRuntime.h).
             k._jit_kernel().launch_staged(grid, runtime, constants, num_warps, "amdgpu", "", bool(fast_math),
-                                          num_stages)
+                                          num_stages, persistent)
         else:
             raise ValueError(f"unknown backend {backend!r}; available here: {', '.join(BACKENDS)}")

@@ -274,7 +274,10 @@ def test_matmul_is_autotuned_unless_a_config_is_given(monkeypatch, tmp_path):
     monkeypatch.setenv("TESSERA_AUTOTUNE_CONFIG", "5")
     monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
     tuned = bench.matmul_tuner(tessera)
-    assert tuned.key == ["M", "N", "K"] and len(tuned.configs) == len(bench.MATMUL_TUNE_CONFIGS)
+    assert tuned.key == ["M", "N", "K"]
+    assert len(tuned.configs) == len(bench.MATMUL_TUNE_CONFIGS) + len(bench.MATMUL_PERSISTENT_TUNE_CONFIGS)
+    assert tuned.configs[-1] == tessera.Config({"BM": 128, "BN": 256, "BK": 64}, num_warps=8, num_stages=3,
+                                               persistent=True)
     m, n, k = 20, 12, 8
     a, b = np.ones((m, k), np.float16), np.ones((k, n), np.float16)
     c = np.zeros((m, n), np.float16)

@@ -38,6 +38,37 @@ def test_pipelined_matmul_matches_numpy_for_every_num_stages():
         assert report["warp_instructions"].get("cp.async", 0) > 0, stages
 
 
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a", "gfx942"])
+def test_persistent_matmul_loops_over_the_tiles_and_matches_numpy(arch):
+    # 7 x 8 = 56 tiles of 32x32 on an emulated GPU of one multiprocessor, which holds 16 programs at most (its
+    # threads; fewer by its shared memory): each program runs several tiles in a loop, the K loop pipelined inside.
+    M, N, Kd = 200, 240, 80
+    rng = np.random.default_rng(6)
+    a = rng.uniform(-1, 1, (M, Kd)).astype(np.float16)
+    b = rng.uniform(-1, 1, (Kd, N)).astype(np.float16)
+    expected = a.astype(np.float32) @ b.astype(np.float32)
+    runtime = tessera.sim.runtime(arch=arch)
+    runtime.multiprocessors = 1
+    try:
+        c = np.zeros((M, N), np.float32)
+        grid = (tessera.cdiv(M, 32) * tessera.cdiv(N, 32),)
+        K.matmul[grid](a, b, c, M, N, Kd, Kd, 1, N, 1, N, 1, BM=32, BN=32, BK=32, GROUP_M=2, persistent=True,
+                       backend="sim", arch=arch)
+    finally:
+        runtime.multiprocessors = 0
+    np.testing.assert_allclose(c, expected, rtol=1e-3, atol=1e-3)
+    report = tessera.sim.last_report()
+    assert report["findings"] == []  # racecheck included: the tile loop reuses the buffers
+    programs = report["grid"][0]
+    assert report["grid"][1:] == (1, 1) and 1 <= programs <= 16, report["grid"]
+    compiled = K.matmul.compile(arch=arch, backend="sim", BM=32, BN=32, BK=32, GROUP_M=2, persistent=True)
+    assert compiled.persistent
+    assert not K.matmul.compile(arch=arch, backend="sim", BM=32, BN=32, BK=32, GROUP_M=2).persistent
+    with pytest.raises(TypeError, match="persistent must be True or False"):
+        K.matmul[grid](a, b, c, M, N, Kd, Kd, 1, N, 1, N, 1, BM=32, BN=32, BK=32, GROUP_M=2, persistent=1,
+                       backend="sim", arch=arch)
+
+
 @pytest.mark.parametrize("options, arch", [({}, "sm_90a"), ({"arch": "sm_80"}, "sm_80"),
                                            ({"arch": "gfx942"}, "gfx942"), ({"target": "nvptx"}, "sm_90a"),
                                            ({"target": "amdgpu"}, "gfx90a")])
