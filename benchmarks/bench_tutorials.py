@@ -70,6 +70,9 @@ COPY_BUFFER_BYTES = 512 << 20  # the bandwidth reference: one device-to-device c
 # standard configurations of issue 12 and the former fixed default. --tessera-matmul fixes one instead (3 stages).
 MATMUL_TUNE_CONFIGS = [(128, 128, 64, 4, 3), (128, 128, 64, 8, 3), (128, 256, 64, 8, 3), (64, 256, 32, 4, 4),
                        (128, 64, 64, 4, 4), (64, 64, 32, 4, 4), (128, 128, 32, 8, 3)]
+# ... and these as persistent kernels (persistent=True: programs loop over the tiles), which the tuner weighs
+# against the rest.
+MATMUL_PERSISTENT_TUNE_CONFIGS = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3)]
 DEFAULT_TESSERA_ATTENTION = (128, 64, 8)  # BM, BN, num_warps
 
 
@@ -647,9 +650,11 @@ def bench_layernorm_bwd(ctx, size):
 
 def matmul_tuner(tessera, fixed_config=None):
     """Tessera's f16 matmul autotuned per M, N, K over MATMUL_TUNE_CONFIGS, or over fixed_config alone."""
-    configs = [tuple(fixed_config) + (3,)] if fixed_config else MATMUL_TUNE_CONFIGS
-    return tessera.autotune(configs=[tessera.Config({"BM": bm, "BN": bn, "BK": bk}, num_warps=w, num_stages=stages)
-                                     for bm, bn, bk, w, stages in configs],
+    configs = [tuple(fixed_config) + (3, False)] if fixed_config else (
+        [c + (False,) for c in MATMUL_TUNE_CONFIGS] + [c + (True,) for c in MATMUL_PERSISTENT_TUNE_CONFIGS])
+    return tessera.autotune(configs=[tessera.Config({"BM": bm, "BN": bn, "BK": bk}, num_warps=w, num_stages=stages,
+                                                    **({"persistent": True} if persistent else {}))
+                                     for bm, bn, bk, w, stages, persistent in configs],
                             key=["M", "N", "K"], fixed=0 if fixed_config else None)(
                                 tessera.kernels.matmul_epilogue_f16)
 

@@ -68,6 +68,7 @@ backends::TargetOptions KernelCase::targetOptions() const {
   options.arch = arch;
   options.numWarps = numWarps;
   options.numStages = numStages;
+  options.persistent = persistent;
   return options;
 }
 

@@ -47,9 +47,10 @@ struct KernelCase {
   int numStages = 3;
   DescriptorTypes descriptors;  // the type of each tensor descriptor parameter (its block)
   int64_t raggedSize = 0;  // 0: integer parameters (other than unit strides) divisible by 16; else all equal this
+  bool persistent = false;  // compiled as a persistent kernel (jit::LaunchOptions::persistent)
 
   std::string name() const;  // "matmul_f16_128x128x64_w8_sm_90a": unique, usable as a file name
-  backends::TargetOptions targetOptions() const;  // the arch, warp count and stages
+  backends::TargetOptions targetOptions() const;  // the arch, warp count, stages and persistence
 };
 
 // The library matmul on `dtype` inputs ("f16", "bf16", "f8e4m3" or "i8"). Throws tessera::Error for another one.
