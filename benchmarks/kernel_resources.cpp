@@ -1,7 +1,8 @@
 // What ptxas says each standard kernel uses: registers, spill bytes (stored / loaded), stack frame, shared memory,
 // and ptxas's own compile time, for the standard matmul configurations (f16, bf16 and fp8 e4m3 inputs on sm_90a,
 // fp8 also with B transposed, f16 on sm_80, f16 on both at ragged launches' sizes (M = N = K = 1000 and 999), f16
-// through tensor descriptors on both, f16 as persistent kernels on both; i8 at 128x128x64 and
+// through tensor descriptors on both, f16 as persistent kernels on both (and through descriptors, with TMA, on
+// sm_90a); i8 at 128x128x64 and
 // 64x64x64; f32 with tf32 products at 128x128x32 and 64x64x32) and the tutorial softmax and layer norm kernels,
 // and the attention forward configurations (f16 and bf16 on sm_90a, f16 on sm_80; ISSUE 12, item 4). The
 // tensor-core column says which tensor-core instruction the PTX uses, if any: a dot without one runs on FMAs.
@@ -57,6 +58,13 @@ std::vector<KernelCase> resourceCases() {
       c.persistent = true;
       cases.push_back(std::move(c));
     }
+  // ... and the descriptor matmul, persistent with TMA on sm_90a.
+  for (const MatmulConfig& config : standardMatmulConfigs()) {
+    KernelCase c = matmulDescriptorCase(config, "sm_90a");
+    c.config += "_persistent";
+    c.persistent = true;
+    cases.push_back(std::move(c));
+  }
   for (KernelCase& c : tutorialCases("sm_90a"))
     if (c.kernel == "softmax" || c.kernel.rfind("layernorm", 0) == 0) cases.push_back(std::move(c));
   return cases;

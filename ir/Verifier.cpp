@@ -1155,6 +1155,19 @@ class Verifier {
   bool checkFor(const Op& op) {
     const Attr* tiles;  // make-persistent's tile loop
     if (!getAttr(op, kPersistentTilesAttr, Attr::Kind::Bool, false, tiles)) return false;
+    // A loop in the tile loop whose iterations are counted over the program: which of the tile loop's carried
+    // values holds its iterations in earlier tiles (transforms/analysis/ProgramIterations.h).
+    const Attr* base;
+    if (!getAttr(op, "iteration_base", Attr::Kind::Int, false, base)) return false;
+    if (base) {
+      const Op* parent = op.parentOp();
+      if (!parent || !parent->hasAttr(kPersistentTilesAttr))
+        return fail(op, "has attribute 'iteration_base' but is not directly in a persistent kernel's tile loop");
+      if (base->getInt() < 0 || base->getInt() >= static_cast<int64_t>(parent->numResults()) ||
+          parent->result(static_cast<unsigned>(base->getInt()))->type() != Type::i32())
+        return fail(op, "attribute 'iteration_base' = " + std::to_string(base->getInt()) +
+                            " names no i32 value the tile loop carries");
+    }
     Type lb = operandType(op, 0), ub = operandType(op, 1), step = operandType(op, 2);
     if (!lb.isSigned() || lb.isTile() || ub != lb || step != lb)
       return fail(op, "lower bound, upper bound and step must be scalars of one signed integer type, got " + lb.str() +

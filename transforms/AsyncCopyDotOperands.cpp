@@ -30,8 +30,10 @@
 //                                                             %a = local_load %buf, %c0, %w : tile<MxKxf16, #L>
 //
 // The barrier completes one phase per copy, so the wait's parity is the number of copies before this one, mod 2:
-// 0 outside loops, ((%iv - lb) / step) & 1 in a `for` in the function's body (the only places
-// expand-descriptor-loads keeps a desc_load). Out-of-bounds elements of the block land as zeros (TMA's fill).
+// 0 outside loops, ((%iv - lb) / step) & 1 in a `for` in the function's body, and that plus the loop's iterations
+// in earlier tiles in a `for` in a persistent kernel's tile loop (analysis/ProgramIterations.h; the only places
+// expand-descriptor-loads keeps a desc_load). The barriers are allocated in the function's body, once per program.
+// Out-of-bounds elements of the block land as zeros (TMA's fill).
 #include <vector>
 
 #include "ir/Builder.h"
@@ -40,6 +42,7 @@
 #include "transforms/AsyncCopyDotOperands.h"
 #include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
+#include "transforms/analysis/ProgramIterations.h"
 #include "transforms/analysis/SharedScratch.h"
 
 namespace tessera::transforms {
@@ -139,9 +142,8 @@ SharedLoad sharedLoadOf(Value* operand) {
 // (ir::programBody: the function's, or a persistent kernel's tile loop's) that holds the load (the load itself, or
 // its outermost loop or if): they run once per program (per tile), reach every use, and the buffer is live from
 // there only, so that the buffers of consecutive loops (attention's unmasked and masked key blocks) may share
-// bytes, and so may the buffers and the epilogue's exchange in a persistent kernel's tile. `entry` builds there.
+// bytes, and so may the buffers and the epilogue's exchange in a persistent kernel's tile.
 struct LoadBuffer {
-  ir::Builder entry;
   Value* buffer;
   Value* stage;
 };
@@ -154,7 +156,7 @@ LoadBuffer allocateBuffer(ir::Function& f, Op& load, const ir::Layout& layout) {
                                 ir::Type::sharedBuffer(1, loaded.shape(), loaded.element(),
                                                        std::make_shared<const ir::Attr>(layout.toAttr())));
   Value* stage = entry.constantInt(0, ir::Type::i32());
-  return {entry, buffer, stage};
+  return {buffer, stage};
 }
 
 // cp.async of `load`'s elements into `to`, its commit group and the wait for it, at `b`: the token of the landed
@@ -202,8 +204,7 @@ class AsyncCopyDotOperandsPass : public Pass {
     const std::optional<int64_t> swizzle = options_.layoutPolicy->dotOperandTmaSwizzle(dot, index);
     const Value* desc = load.operand(0);
     const Op* loop = load.parentOp();
-    if (!swizzle || !desc->isBlockArg() || desc->ownerBlock() != f.body() ||
-        (loop && (!loop->is(OpKind::For) || loop->parentOp())))
+    if (!swizzle || !desc->isBlockArg() || desc->ownerBlock() != f.body() || (loop && !countsProgramIterations(*loop)))
       return false;
     auto [it, added] = f.argAttrs(desc->index()).try_emplace(ir::kTensorMapSwizzleAttr, ir::Attr::integer(*swizzle));
     return it->second.isInt() && it->second.getInt() == *swizzle;
@@ -238,19 +239,15 @@ class AsyncCopyDotOperandsPass : public Pass {
     load->parentBlock()->erase(load);
   }
 
-  // The parity of the barrier phase a TMA copy at `load` completes (see above), an i32 built at `b`.
+  // The parity of the barrier phase a TMA copy at `load` completes (see above), an i32 built at `b`: the copy's
+  // iteration in the program (analysis/ProgramIterations.h), mod 2.
   static Value* phaseParity(ir::Builder& b, const Op& load) {
-    const Op* loop = load.parentOp();
+    Op* loop = load.parentOp();
     if (!loop) return b.constantInt(0, ir::Type::i32());
-    if (!loop->is(OpKind::For) || loop->parentOp())
+    if (!countsProgramIterations(*loop))
       throw Error("internal error: async-copy-dot-operands: a TMA copy must run once, or once per iteration of a "
-                  "'for' in the function's body", load.loc());
-    Value* iv = loop->region(0)->argument(0);
-    const ir::Type ivType = iv->type();
-    Value* sinceStart = b.create1(OpKind::Sub, {iv, loop->operand(0)}, ivType);
-    Value* iteration = b.create1(OpKind::Div, {sinceStart, loop->operand(2)}, ivType);
-    if (ivType != ir::Type::i32()) iteration = b.cast(iteration, ir::Type::i32());
-    return b.create1(OpKind::And, {iteration, b.constantInt(1, ir::Type::i32())}, ir::Type::i32());
+                  "'for' in the program's body", load.loc());
+    return b.create1(OpKind::And, {programIteration(b, *loop), b.constantInt(1, ir::Type::i32())}, ir::Type::i32());
   }
 
   void rewrite(ir::Function& f, Op& dot, unsigned index, const OperandChain& chain, const ir::Layout& shared) {
@@ -259,7 +256,6 @@ class AsyncCopyDotOperandsPass : public Pass {
     const auto operandLayout = dot.operand(index)->type().encoding();
 
     LoadBuffer to = allocateBuffer(f, *load, shared);
-    ir::Builder& entry = to.entry;
     Value* buffer = to.buffer;
     Value* stage = to.stage;
 
@@ -267,9 +263,11 @@ class AsyncCopyDotOperandsPass : public Pass {
     b.setLoc(load->loc());
     Value* landed = nullptr;
     if (load->is(OpKind::DescLoad)) {
-      // (TMA copies are only made in the function's body, never in a persistent kernel's tile loop: there the
-      // program's body is the function's.)
-      Value* barriers = entry.create1(OpKind::MbarrierAlloc, {}, ir::Type::mbarriers(1));
+      // The barriers live in the function's body (mbarrier_alloc initializes them once, for the whole program;
+      // in a persistent kernel their phases go on from tile to tile).
+      ir::Builder once(f.body(), outermostAncestorIn(*f.body(), load));
+      once.setLoc(load->loc());
+      Value* barriers = once.create1(OpKind::MbarrierAlloc, {}, ir::Type::mbarriers(1));
       std::vector<Value*> copyOperands(load->operands().begin(), load->operands().end());
       copyOperands.insert(copyOperands.end(), {buffer, stage, barriers});
       Value* copy = b.create1(OpKind::AsyncTmaCopy, copyOperands, ir::Type::asyncToken());

@@ -16,8 +16,9 @@
 // Except on targets that copy descriptor blocks with TMA (LayoutPolicy::dotOperandTmaSwizzle): there a desc_load
 // whose only use is a dot operand stays, for async-copy-dot-operands to turn into an async_tma_copy into the
 // operand's shared buffer, and its descriptor argument gets the tensor map's swizzle (kTensorMapSwizzleAttr). Such
-// a desc_load must run at most once per iteration of a `for` directly in the function's body (or once, outside any
-// loop), which is what lets the copy's barrier phases be counted from the loop's induction variable; and all the
+// a desc_load must run at most once per iteration of a `for` directly in the program's body (the function's, or a
+// persistent kernel's tile loop's), or once outside any loop, which is what lets the copy's barrier phases be
+// counted (analysis/ProgramIterations.h); and all the
 // copies through one descriptor must agree on its swizzle. Every other desc_load is expanded.
 #include <map>
 #include <tuple>
@@ -27,6 +28,7 @@
 #include "ir/TensorDescriptor.h"
 #include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
+#include "transforms/analysis/ProgramIterations.h"
 
 namespace tessera::transforms {
 namespace {
@@ -38,10 +40,12 @@ using ir::Value;
 
 constexpr int64_t kDescriptorAlignBytes = 16;  // base and outer strides, in bytes (the launch's rules)
 
-// Whether `load` runs at most once per iteration of a `for` in the function's body, or once in the body itself.
+// Whether `load` runs at most once per iteration of a `for` in the program's body (the function's, or a persistent
+// kernel's tile loop's: analysis/ProgramIterations.h counts its iterations over the program), or once in the
+// function's body itself.
 bool runsOncePerTopLevelIteration(const Op& load) {
   const Op* parent = load.parentOp();
-  return !parent || (parent->is(OpKind::For) && !parent->parentOp());
+  return !parent || countsProgramIterations(*parent);
 }
 
 class ExpandDescriptorLoadsPass : public Pass {

@@ -15,9 +15,11 @@
 //
 // Each tile computes what its own program would have: a program id is the tile's coordinate and num_programs the
 // grid's extent. What persistence buys is no block launch and teardown per tile and no tail wave of partially
-// filled multiprocessors; buffers, barriers and the register state of the loop's invariants are set up once.
-// pipeline-loops leaves the tile loop itself alone (its copies of later tiles would multiply every buffer the
-// tile copies once, e.g. attention's Q, by num_stages) and pipelines the loops inside it as before.
+// filled multiprocessors; what does not depend on the tile (thread offsets, LLVM's hoisted invariants) is computed
+// once per program. pipeline-loops leaves the tile loop itself alone (its copies of later tiles would multiply
+// every buffer the tile copies once, e.g. attention's Q, by num_stages) and pipelines the loops inside it as
+// before; async-copy-dot-operands places its buffers in the tile (ir::programBody), so that their bytes are free
+// for the epilogue, as without persistence.
 //
 // Runs first, before anything else in the default pipeline, when PassOptions::persistent is set; a function
 // already made persistent (attribute `persistent`) is left as it is.

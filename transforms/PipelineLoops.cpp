@@ -50,6 +50,7 @@
 #include "ir/Builder.h"
 #include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
+#include "transforms/analysis/ProgramIterations.h"
 
 namespace tessera::transforms {
 namespace {
@@ -294,14 +295,26 @@ class PipelineLoopsPass : public Pass {
     };
     auto i32 = [](ir::Builder& b, int64_t v) { return b.constantInt(v, ir::Type::i32()); };
 
+    // TMA barriers count phases over the program: iterations are counted from the program's first run of the loop
+    // (analysis/ProgramIterations.h; a persistent kernel's tile loop carries the count), and iteration j of the
+    // program lands in stage j % S. Without TMA copies, each run of the loop starts at stage 0.
+    const bool anyTma = std::any_of(copies.begin(), copies.end(), [](const BodyCopy& c) { return c.tma(); });
+    if (anyTma && !countsProgramIterations(loop))
+      throw Error("internal error: pipeline-loops: TMA copies in a loop outside the program's body", loop.loc());
+    Value* base = anyTma ? iterationBase(loop) : nullptr;
+
     // The prologue: iterations 0 .. S-2.
     ir::Builder pre(loop.parentBlock(), &loop);
     pre.setLoc(loop.loc());
+    auto prologueStage = [&](int64_t s) {
+      if (!base) return i32(pre, s);
+      return pre.binary(OpKind::Rem, pre.binary(OpKind::Add, base, i32(pre, s)), i32(pre, stages_));
+    };
     Mapping m;
     m[iv] = lb;
     for (unsigned c = 0; c < numCarried; ++c) m[body.argument(c + 1)] = loop.operand(3 + c);
     for (int64_t s = 0; s + 1 < stages_; ++s) {
-      issue(pre, m, i32(pre, s));
+      issue(pre, m, prologueStage(s));
       m = advance(pre, m);
     }
 
@@ -315,9 +328,15 @@ class PipelineLoopsPass : public Pass {
 
     ir::Builder in(&body, body.front());
     in.setLoc(loop.loc());
-    // Stages: iteration i = (k - lb) / step reads stage i % S and writes stage (i + S - 1) % S.
-    Value* iteration = in.create1(OpKind::Div, {in.create1(OpKind::Sub, {iv, lb}, ivType), step}, ivType);
-    Value* iterationI32 = ivType == ir::Type::i32() ? iteration : in.cast(iteration, ir::Type::i32());
+    // Stages: iteration i = (k - lb) / step (plus the base: iterations in earlier tiles) reads stage i % S and
+    // writes stage (i + S - 1) % S.
+    Value* iterationI32 = nullptr;
+    if (base) {
+      iterationI32 = programIteration(in, loop);
+    } else {
+      Value* iteration = in.create1(OpKind::Div, {in.create1(OpKind::Sub, {iv, lb}, ivType), step}, ivType);
+      iterationI32 = ivType == ir::Type::i32() ? iteration : in.cast(iteration, ir::Type::i32());
+    }
     Value* readStage = in.create1(OpKind::Rem, {iterationI32, i32(in, stages_)}, ir::Type::i32());
     Value* writeStage = in.create1(
         OpKind::Rem, {in.create1(OpKind::Add, {iterationI32, i32(in, stages_ - 1)}, ir::Type::i32()), i32(in, stages_)},

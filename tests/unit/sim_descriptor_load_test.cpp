@@ -50,12 +50,15 @@ std::vector<std::vector<uint8_t>> onInterpreter(const KernelDef& k, interp::Grid
 
 // Runs `k` on the emulator of `arch` (compiled through the JIT's default pipeline, with `numStages` stages) and
 // returns every array after; `compiled`, when given, receives what ran. The launch fails on any finding of the
-// emulator's checkers (races, out-of-bounds accesses, barrier hangs).
+// emulator's checkers (races, out-of-bounds accesses, barrier hangs). A persistent launch runs on an emulated GPU
+// of one multiprocessor, whose programs each loop over several tiles; `programs` receives how many ran.
 std::vector<std::vector<uint8_t>> onEmulator(const KernelDef& k, const char* arch, jit::LaunchGrid grid,
                                              const std::vector<Arg>& args, const Constants& constants, int numWarps,
                                              int numStages = 3,
-                                             std::shared_ptr<const jit::CompiledKernel>* compiled = nullptr) {
+                                             std::shared_ptr<const jit::CompiledKernel>* compiled = nullptr,
+                                             bool persistent = false, unsigned* programs = nullptr) {
   sim::SimRuntime& runtime = sim::simRuntime(arch);
+  runtime.setMultiprocessors(persistent ? 1 : 0);
   std::vector<jit::DeviceAddress> addresses;
   std::vector<jit::KernelArg> launch;
   for (const Arg& a : args) {
@@ -75,7 +78,11 @@ std::vector<std::vector<uint8_t>> onEmulator(const KernelDef& k, const char* arc
   options.runtime = &runtime;
   options.numWarps = numWarps;
   options.numStages = numStages;
+  options.persistent = persistent;
+  runtime.takeLastReport();
   jit.launch(grid, launch, constants, options);
+  runtime.setMultiprocessors(0);
+  if (programs) *programs = runtime.takeLastReport()->grid[0];
   if (compiled) {  // compileOnly takes the target and arch from the options, not from a runtime
     jit::LaunchOptions compileOptions = options;
     compileOptions.runtime = nullptr;
@@ -230,6 +237,31 @@ TEST(SimDescriptorLoad, TheDescriptorMatmulCopiesWithTmaOnSm90a) {
           << arch << " " << size;
       EXPECT_TRUE(compiled->tensorMaps.empty()) << arch;
       EXPECT_EQ(compiled->binary.find("cp.async.bulk"), std::string::npos) << arch;
+    }
+  }
+}
+
+// A persistent descriptor matmul keeps its TMA copies: its K loop, in the tile loop, counts its iterations over the
+// program (the tile loop carries the count: transforms/analysis/ProgramIterations.h), so each barrier's phases go on
+// from tile to tile. Ragged sizes, 1 to 4 stages, 16 tiles (and 4 of 128x128) on the programs one emulated
+// multiprocessor holds: each program runs several tiles. Bit-exact against the interpreter, no finding (a wrong
+// parity hangs the waits, which the emulator reports).
+TEST(SimDescriptorLoad, APersistentDescriptorMatmulCopiesWithTmaAcrossTiles) {
+  const KernelDef k = kernels::matmul_desc_kernel();
+  for (const MatmulConfig& s : {MatmulConfig{250, 200, 90, 64, 64, 32, 4}, MatmulConfig{256, 256, 128, 128, 128, 64, 8}}) {
+    const MatmulLaunch m = descriptorMatmul(k, s);
+    const std::string size = std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
+    for (int stages = 1; stages <= 4; ++stages) {
+      std::shared_ptr<const jit::CompiledKernel> compiled;
+      unsigned programs = 0;
+      EXPECT_EQ(floatsOf(onEmulator(k, "sm_90a", {m.programs, 1, 1}, m.args, m.constants, s.warps, stages, &compiled,
+                                    /*persistent=*/true, &programs)[2]),
+                m.reference)
+          << size << ", " << stages << " stages";
+      EXPECT_LT(programs, m.programs) << size << ", " << stages << " stages: every program should loop";
+      EXPECT_TRUE(compiled->persistent);
+      EXPECT_NE(compiled->binary.find("cp.async.bulk.tensor.2d"), std::string::npos) << size;
+      EXPECT_EQ(compiled->binary.find("cp.async.cg"), std::string::npos) << size << ": an operand copied by cp.async";
     }
   }
 }

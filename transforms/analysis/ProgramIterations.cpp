@@ -1,0 +1,73 @@
+#include "transforms/analysis/ProgramIterations.h"
+
+#include <algorithm>
+
+namespace tessera::transforms {
+
+using ir::Op;
+using ir::OpKind;
+using ir::Type;
+using ir::Value;
+
+namespace {
+constexpr const char* kIterationBaseAttr = "iteration_base";
+
+// The ops of `block` after `op` (op in block): where the loop's next base is computed.
+Op* nextOp(Op& op) {
+  ir::Block* block = op.parentBlock();
+  auto it = std::find_if(block->ops().begin(), block->ops().end(), [&](const auto& o) { return o.get() == &op; });
+  return std::next(it) == block->ops().end() ? nullptr : std::next(it)->get();
+}
+}  // namespace
+
+bool countsProgramIterations(const Op& loop) {
+  if (!loop.is(OpKind::For)) return false;
+  const ir::Function* f = loop.parentBlock()->parentFunction();
+  return f && loop.parentBlock() == ir::programBody(*f);
+}
+
+Value* iterationBase(Op& loop) {
+  if (!countsProgramIterations(loop))
+    throw Error("internal error: iterationBase of a loop that is not in the program's body", loop.loc());
+  Op* tiles = loop.parentOp();
+  if (!tiles) return nullptr;  // the function's body: this is the program's only run of the loop
+  ir::Block& tileBody = *tiles->region(0);
+  if (loop.hasAttr(kIterationBaseAttr))
+    return tileBody.argument(static_cast<unsigned>(loop.attr(kIterationBaseAttr).getInt()) + 1);
+
+  const Type i32 = Type::i32();
+  const unsigned index = tileBody.numArguments() - 1;  // the new carried value's
+  ir::Builder before(tiles->parentBlock(), tiles);
+  before.setLoc(loop.loc());
+  tiles->addOperand(before.constantInt(0, i32));
+  tiles->addResult(i32);
+  Value* base = tileBody.addArgument(i32);
+  base->setNameHint("iterations_before");
+
+  // After the loop: base + its trip count, (ub - lb + step - 1) / step when ub > lb (step > 0), else 0.
+  ir::Builder after(&tileBody, nextOp(loop));
+  after.setLoc(loop.loc());
+  Value* lb = loop.operand(0);
+  Value* ub = loop.operand(1);
+  Value* step = loop.operand(2);
+  const Type ivType = lb->type();
+  Value* span = after.binary(OpKind::Sub, ub, lb);
+  Value* rounded = after.binary(OpKind::Sub, after.binary(OpKind::Add, span, step), after.constantInt(1, ivType));
+  Value* trips = after.select(after.cmp("gt", ub, lb), after.binary(OpKind::Div, rounded, step),
+                              after.constantInt(0, ivType));
+  if (ivType != i32) trips = after.cast(trips, i32);
+  tileBody.terminator()->addOperand(after.binary(OpKind::Add, base, trips));
+  loop.setAttr(kIterationBaseAttr, ir::Attr::integer(index));
+  return base;
+}
+
+Value* programIteration(ir::Builder& b, Op& loop) {
+  Value* base = iterationBase(loop);
+  Value* iv = loop.region(0)->argument(0);
+  const Type ivType = iv->type();
+  Value* iteration = b.binary(OpKind::Div, b.binary(OpKind::Sub, iv, loop.operand(0)), loop.operand(2));
+  if (ivType != Type::i32()) iteration = b.cast(iteration, Type::i32());
+  return base ? b.binary(OpKind::Add, base, iteration) : iteration;
+}
+
+}  // namespace tessera::transforms
