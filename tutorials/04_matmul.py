@@ -24,7 +24,8 @@ LEAKY_RELU_SLOPE = 0.01
 # TESSERA_AUTOTUNE_CONFIG=0 would make any run).
 CONFIGS = [tessera.Config({"BM": 64, "BN": 64, "BK": 32}, num_warps=4),
            tessera.Config({"BM": 32, "BN": 32, "BK": 32}, num_warps=4),
-           tessera.Config({"BM": 128, "BN": 128, "BK": 32}, num_warps=8)]
+           tessera.Config({"BM": 128, "BN": 128, "BK": 32}, num_warps=8),
+           tessera.Config({"BM": 128, "BN": 128, "BK": 32}, num_warps=8, persistent=True)]
 _tuned = {}
 
 
@@ -114,6 +115,13 @@ def run_checks(M=131, N=75, K=90, seed=0, backend="interpreter"):
         ok &= tutorial_check.check(f"epilogue {activation}, f16 C",
                                    matmul(a, b, activation, np.float16, backend=backend), activated,
                                    atol=1e-4, rtol=1e-3)
+    # The same kernel persistent: as many programs as the GPU holds loop over the 3 x 2 tiles (the interpreter and
+    # eager mode run the grid as it is).
+    c = np.zeros((M, N), np.float32)
+    grid = (tessera.cdiv(M, 64) * tessera.cdiv(N, 64),)
+    tessera.kernels.matmul[grid](a, b, c, M, N, K, K, 1, N, 1, N, 1, BM=64, BN=64, BK=32, GROUP_M=4,
+                                 persistent=True, backend=backend)
+    ok &= tutorial_check.check(f"persistent, {backend}", c, want, atol=1e-5, rtol=1e-5)
     # fp8: e4m3 products are exact in f32 too; b goes in transposed.
     a8, b8_t = to_e4m3(a.astype(np.float64)), to_e4m3(b.astype(np.float64).T)
     want8 = E4M3_VALUES[a8] @ E4M3_VALUES[b8_t].T
