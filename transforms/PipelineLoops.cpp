@@ -308,7 +308,10 @@ class PipelineLoopsPass : public Pass {
     pre.setLoc(loop.loc());
     auto prologueStage = [&](int64_t s) {
       if (!base) return i32(pre, s);
-      return pre.binary(OpKind::Rem, pre.binary(OpKind::Add, base, i32(pre, s)), i32(pre, stages_));
+      // One statement per op: the order the IR gets them in must not be the compiler's argument order.
+      Value* iteration = pre.binary(OpKind::Add, base, i32(pre, s));
+      Value* stages = i32(pre, stages_);
+      return pre.binary(OpKind::Rem, iteration, stages);
     };
     Mapping m;
     m[iv] = lb;

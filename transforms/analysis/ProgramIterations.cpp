@@ -51,10 +51,15 @@ Value* iterationBase(Op& loop) {
   Value* ub = loop.operand(1);
   Value* step = loop.operand(2);
   const Type ivType = lb->type();
+  // One statement per op: the order the IR gets them in must not be the compiler's argument order.
   Value* span = after.binary(OpKind::Sub, ub, lb);
-  Value* rounded = after.binary(OpKind::Sub, after.binary(OpKind::Add, span, step), after.constantInt(1, ivType));
-  Value* trips = after.select(after.cmp("gt", ub, lb), after.binary(OpKind::Div, rounded, step),
-                              after.constantInt(0, ivType));
+  Value* spanAndStep = after.binary(OpKind::Add, span, step);
+  Value* one = after.constantInt(1, ivType);
+  Value* rounded = after.binary(OpKind::Sub, spanAndStep, one);
+  Value* runs = after.cmp("gt", ub, lb);
+  Value* quotient = after.binary(OpKind::Div, rounded, step);
+  Value* zero = after.constantInt(0, ivType);
+  Value* trips = after.select(runs, quotient, zero);
   if (ivType != i32) trips = after.cast(trips, i32);
   tileBody.terminator()->addOperand(after.binary(OpKind::Add, base, trips));
   loop.setAttr(kIterationBaseAttr, ir::Attr::integer(index));
