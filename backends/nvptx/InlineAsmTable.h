@@ -17,7 +17,7 @@ struct InlineAsmEntry {
   std::string_view constraints;  // likewise
 };
 
-inline constexpr std::array<InlineAsmEntry, 18> kInlineAsmTable{{
+inline constexpr std::array<InlineAsmEntry, 21> kInlineAsmTable{{
     // libdevice (__nv_tanhf, __nv_fmodf, ...): the approximate reciprocal, subnormals flushed to zero.
     {"rcp.approx.ftz.f32", "rcp.approx.ftz.f32 $0,$1;", "=f,f"},
     // libdevice (the argument reduction of __nv_sinf, __nv_cosf): {low, high} words of a * b + c, all u32.
@@ -101,6 +101,13 @@ inline constexpr std::array<InlineAsmEntry, 18> kInlineAsmTable{{
     {"st.global.pred.b32", "@$0 st.global.b32 [$1], $2;", "b,l,r"},
     {"st.global.pred.v2.b32", "@$0 st.global.v2.b32 [$1], {$2, $3};", "b,l,r,r"},
     {"st.global.pred.v4.b32", "@$0 st.global.v4.b32 [$1], {$2, $3, $4, $5};", "b,l,r,r,r,r"},
+    // stmatrix (sm_90; LLVM 19 has no intrinsic), the inverse of ldmatrix: 1, 2 or 4 matrices of 8 x 8 16-bit
+    // elements from registers to shared memory. Register m ($1 + m) of lane l holds row l / 4, columns 2 (l % 4) and
+    // 2 (l % 4) + 1 of matrix m (the lower column in the low half); lane l gives in $0 the 32-bit shared address of
+    // row l % 8 of matrix l / 8 (16 contiguous bytes, 16-byte aligned; the other lanes' addresses are ignored).
+    {"stmatrix.x1", "stmatrix.sync.aligned.m8n8.x1.shared.b16 [$0], {$1};", "r,r,~{memory}"},
+    {"stmatrix.x2", "stmatrix.sync.aligned.m8n8.x2.shared.b16 [$0], {$1, $2};", "r,r,r,~{memory}"},
+    {"stmatrix.x4", "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}"},
     // mbarriers (sm_90): shared addresses are 32-bit ($0 / $1 below), as the shared window is.
     // Adds $1 transaction bytes to the current phase of the mbarrier at $0, then arrives once.
     {"mbarrier.arrive.expect_tx", "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r"},

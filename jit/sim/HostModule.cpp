@@ -72,7 +72,7 @@ llvm::Value* inlineAsm(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst&
     rc.fail(call, "inline asm \"" + text + "\" is not in backends/nvptx/InlineAsmTable.h, and the emulator never "
                   "parses asm");
   if (llvm::Value* v = nvptxMbarrierInlineAsm(rc, b, call, entry->operation)) return v;
-  if (llvm::Value* v = nvptxInlineAsm(b, call, entry->operation)) return v;
+  if (llvm::Value* v = nvptxInlineAsm(rc, b, call, entry->operation)) return v;
   rc.fail(call, "inline asm '" + std::string(entry->operation) + "' (backends/nvptx/InlineAsmTable.h) has no "
                 "emulation in jit/sim");
 }
@@ -255,6 +255,7 @@ const char* siteKindName(SiteKind k) {
     case SiteKind::Vote: return "vote";
     case SiteKind::Bpermute: return "bpermute";
     case SiteKind::LdMatrix: return "ldmatrix";
+    case SiteKind::StMatrix: return "stmatrix";
     case SiteKind::Mma: return "mma";
     case SiteKind::Mfma: return "mfma";
     case SiteKind::CpAsync: return "cp_async";

@@ -13,12 +13,6 @@ namespace {
 
 namespace I = llvm::Intrinsic;
 
-// The host address of the shared offset `offset` (an i32 asm operand).
-llvm::Value* sharedHostAddress(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::Value* offset) {
-  llvm::Value* base = hostAddress(b, rc.call(b, TSIM_FUNCTION(__tsim_shared_base), {}));
-  return b.CreateAdd(base, b.CreateZExt(offset, b.getInt64Ty()));
-}
-
 llvm::Value* bulkTensorCopy(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call, unsigned rank) {
   std::vector<llvm::Value*> coordinates;
   for (unsigned d = 0; d < rank; ++d) coordinates.push_back(call.getArgOperand(2 + d));

@@ -1,6 +1,6 @@
 // NVPTX operations as runtime calls: special registers, bar.sync/barrier0 (barrier 0 only), bar.warp.sync,
 // shfl.sync, vote.sync, ldmatrix, mma.sync, cp.async with its groups, and CUDA's vprintf and __assertfail; and
-// the operations of the backend's inline-asm table as host IR.
+// the operations of the backend's inline-asm table as host IR (stmatrix as a runtime call).
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
@@ -41,6 +41,20 @@ constexpr LdMatrixIntrinsic kLdMatrixIntrinsics[] = {
     {I::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16, 2, false}, {I::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16, 2, true},
     {I::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16, 4, false}, {I::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16, 4, true},
 };
+
+// The table's stmatrix asm (LLVM 19 has no intrinsic): $0 is the lane's 32-bit shared row address, then one
+// register per matrix.
+struct StMatrixAsm {
+  std::string_view operation;
+  unsigned matrices;
+};
+constexpr StMatrixAsm kStMatrixAsm[] = {{"stmatrix.x1", 1}, {"stmatrix.x2", 2}, {"stmatrix.x4", 4}};
+
+const StMatrixAsm* findStMatrix(std::string_view operation) {
+  for (const StMatrixAsm& s : kStMatrixAsm)
+    if (s.operation == operation) return &s;
+  return nullptr;
+}
 
 struct ShuffleIntrinsic {
   ID id;
@@ -159,6 +173,17 @@ llvm::Value* ldmatrix(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& 
   return fromWords(b, call.getType(), loadWords(b, out, l.matrices), next);
 }
 
+llvm::Value* stmatrix(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call, const StMatrixAsm& s) {
+  if (call.arg_size() != 1 + s.matrices) rc.fail(call, std::string(s.operation) + " with the wrong operand count");
+  std::vector<llvm::Value*> registers;
+  for (unsigned m = 0; m < s.matrices; ++m) registers.push_back(call.getArgOperand(1 + m));
+  llvm::Value* in = wordArray(rc, b, registers, 0);
+  // Like ldmatrix, each lane supplies the address of one 16-byte row.
+  return rc.call(b, TSIM_FUNCTION(__tsim_stmatrix),
+                 {b.getInt32(s.matrices), b.getInt32(0), sharedHostAddress(rc, b, call.getArgOperand(0)), in,
+                  rc.site(call, SiteKind::StMatrix, AddressSpace::Shared, 16, 16)});
+}
+
 llvm::Value* cpAsync(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call, const CpAsyncIntrinsic& c) {
   llvm::Value* sourceBytes = c.sourceSize ? call.getArgOperand(2) : b.getInt32(c.bytes);
   // The site describes the global read (its coalescing is what the counters report).
@@ -213,7 +238,9 @@ llvm::Value* nvptxOperation(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::Call
   return nvptxMbarrierOperation(rc, b, call);
 }
 
-llvm::Value* nvptxInlineAsm(llvm::IRBuilder<>& b, llvm::CallInst& call, std::string_view operation) {
+llvm::Value* nvptxInlineAsm(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call,
+                            std::string_view operation) {
+  if (const StMatrixAsm* s = findStMatrix(operation)) return stmatrix(rc, b, call, *s);
   if (operation == "rcp.approx.ftz.f32") {
     // The NVVM intrinsic of the same instruction, made host math like any other.
     llvm::CallInst* rcp = b.CreateIntrinsic(I::nvvm_rcp_approx_ftz_f, {}, {call.getArgOperand(0)});

@@ -97,6 +97,11 @@ void RewriteContext::fail(const llvm::Instruction& at, const std::string& why) c
   throw Error(message, Location{source.file, source.line, source.column});
 }
 
+llvm::Value* sharedHostAddress(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::Value* offset) {
+  llvm::Value* base = hostAddress(b, rc.call(b, TSIM_FUNCTION(__tsim_shared_base), {}));
+  return b.CreateAdd(base, b.CreateZExt(offset, b.getInt64Ty()));
+}
+
 std::vector<llvm::Value*> toWords(llvm::IRBuilder<>& b, llvm::Value* v) {
   llvm::Type* t = v->getType();
   std::vector<llvm::Value*> words;

@@ -85,6 +85,9 @@ class RewriteContext {
 
 // A pointer as the 64-bit host address SimABI.h takes.
 inline llvm::Value* hostAddress(llvm::IRBuilder<>& b, llvm::Value* ptr) { return b.CreatePtrToInt(ptr, b.getInt64Ty()); }
+// The host address of a 32-bit shared address operand of the inline-asm table (mbarriers, TMA, stmatrix), which the
+// rewriting made an offset into the shared buffer (HostAddressSpaces.cpp).
+llvm::Value* sharedHostAddress(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::Value* offset);
 
 // mma.sync and MFMA: `call`'s first `operands` arguments, as registers, are A, B and C (`registers` of each);
 // the runtime's D becomes a value of the call's type.
@@ -143,6 +146,7 @@ llvm::Value* nvptxMbarrierOperation(RewriteContext& rc, llvm::IRBuilder<>& b, ll
 llvm::Value* nvptxMbarrierInlineAsm(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call,
                                     std::string_view operation);
 // NvptxOperations.cpp: the operation of an entry of backends/nvptx/InlineAsmTable.h (null when it has none).
-llvm::Value* nvptxInlineAsm(llvm::IRBuilder<>& b, llvm::CallInst& call, std::string_view operation);
+llvm::Value* nvptxInlineAsm(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call,
+                            std::string_view operation);
 
 }  // namespace tessera::sim

@@ -20,7 +20,7 @@ namespace tessera::sim {
 enum class SiteKind : uint8_t {
   Load, Store, AtomicRMW, AtomicCAS, MemSet, MemCopy,  // memory accesses
   Barrier, WarpSync, Shuffle, Vote, Bpermute,         // synchronization and exchanges
-  LdMatrix, Mma, Mfma,                                 // warp-level matrix operations
+  LdMatrix, StMatrix, Mma, Mfma,                       // warp-level matrix operations
   CpAsync, CpAsyncCommit, CpAsyncWait,                 // asynchronous copies (sm_80+)
   Wgmma, WgmmaFence, WgmmaCommit, WgmmaWait,           // warpgroup matrix operations (sm_90a)
   WgmmaRegisterRead,                                   // a read of registers a wgmma.mma_async writes
@@ -114,6 +114,9 @@ uint32_t __tsim_bpermute(uint32_t byteAddress, uint32_t value, uint32_t site);
 // ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16: `address` is this lane's row address (host address in
 // the shared buffer); `out` receives `matrices` registers.
 void __tsim_ldmatrix(uint32_t matrices, uint32_t transpose, uint64_t address, uint32_t* out, uint32_t site);
+// stmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16 (sm_90), the inverse: `address` is this lane's row address
+// (host address in the shared buffer; ignored for lanes beyond the matrices'), `in` holds `matrices` registers.
+void __tsim_stmatrix(uint32_t matrices, uint32_t transpose, uint64_t address, const uint32_t* in, uint32_t site);
 // mma.sync / MFMA of `kind` (MmaKind); register counts per lane follow from the kind.
 void __tsim_mma(uint32_t kind, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* d, uint32_t site);
 

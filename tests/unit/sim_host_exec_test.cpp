@@ -33,6 +33,7 @@ struct Recorder {
   uint32_t lane = 0;
   std::vector<uint32_t> mmaWords;  // kind, then A, B and C as passed
   uint64_t ldmatrixAddress = 0;
+  std::vector<std::vector<uint64_t>> stmatrixCalls;  // each: matrices, transpose, address, the registers, site
   uint32_t shuffleArgs[5] = {};  // mode, mask, value, lane, clamp
   int barriers = 0;
 };
@@ -60,6 +61,12 @@ void ldmatrix(uint32_t matrices, uint32_t transpose, uint64_t address, uint32_t*
   recorder->ldmatrixAddress = address;
   for (uint32_t i = 0; i < matrices; ++i) out[i] = 100 + i + 10 * transpose;
 }
+void stmatrix(uint32_t matrices, uint32_t transpose, uint64_t address, const uint32_t* in, uint32_t site) {
+  std::vector<uint64_t> args = {matrices, transpose, address};
+  args.insert(args.end(), in, in + matrices);
+  args.push_back(site);
+  recorder->stmatrixCalls.push_back(std::move(args));
+}
 // m16n8k16 f16 -> f32: 4 + 2 + 4 registers; D = C with each register's bits plus one.
 void mma(uint32_t kind, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* d, uint32_t) {
   recorder->mmaWords = {kind};
@@ -78,6 +85,7 @@ sim::RuntimeSymbols recordingRuntime() {
   symbols["__tsim_barrier"] = reinterpret_cast<const void*>(&barrier);
   symbols["__tsim_shuffle"] = reinterpret_cast<const void*>(&shuffle);
   symbols["__tsim_ldmatrix"] = reinterpret_cast<const void*>(&ldmatrix);
+  symbols["__tsim_stmatrix"] = reinterpret_cast<const void*>(&stmatrix);
   symbols["__tsim_mma"] = reinterpret_cast<const void*>(&mma);
   return symbols;
 }
@@ -236,6 +244,52 @@ define ptx_kernel void @warp(ptr addrspace(1) %out, float %v) {
   EXPECT_EQ(state.mmaWords[7], std::bit_cast<uint32_t>(1.0f));
   EXPECT_EQ(state.mmaWords[10], std::bit_cast<uint32_t>(4.0f));
   EXPECT_EQ(out[3], std::bit_cast<uint32_t>(3.0f) + 1);
+}
+
+// The table's stmatrix asm (no LLVM intrinsic): the 32-bit shared address becomes the host address in the shared
+// buffer, the registers travel in operand order, the site is a 16-byte shared row access.
+TEST_F(SimHostExec, StMatrixAsmPassesTheSharedRowAndTheRegisters) {
+  sim::HostJit jit = compile(std::string(kNvptxHeader) + R"(
+define ptx_kernel void @st(i32 %a, i32 %b, i32 %c, i32 %d) {
+  %row = getelementptr i8, ptr addrspace(3) @global_smem, i32 48
+  %at = ptrtoint ptr addrspace(3) %row to i32
+  call void asm sideeffect )" + asmOf("stmatrix.x2") + R"((i32 %at, i32 %a, i32 %b)
+  %at2 = add i32 %at, 64
+  call void asm sideeffect )" + asmOf("stmatrix.x4") + R"((i32 %at2, i32 %a, i32 %b, i32 %c, i32 %d)
+  ret void
+}
+)");
+  uint32_t a = 0x11112222, b = 0x33334444, c = 5, d = 6;
+  void* params[] = {&a, &b, &c, &d};
+  jit.entry()(params);
+  const uint64_t shared = reinterpret_cast<uint64_t>(state.shared);
+  ASSERT_EQ(state.stmatrixCalls.size(), 2u);
+  // .x2 at shared offset 48: matrices, no .trans (the table has none), the address, a and b.
+  const std::vector<uint64_t> x2 = state.stmatrixCalls[0], x4 = state.stmatrixCalls[1];
+  ASSERT_EQ(x2.size(), 6u);
+  EXPECT_EQ(x2[0], 2u);
+  EXPECT_EQ(x2[1], 0u);
+  EXPECT_EQ(x2[2], shared + 48);
+  EXPECT_EQ(x2[3], a);
+  EXPECT_EQ(x2[4], b);
+  ASSERT_EQ(x4.size(), 8u);
+  EXPECT_EQ(x4[0], 4u);
+  EXPECT_EQ(x4[2], shared + 112);
+  EXPECT_EQ(x4[3], a);
+  EXPECT_EQ(x4[4], b);
+  EXPECT_EQ(x4[5], c);
+  EXPECT_EQ(x4[6], d);
+  for (const std::vector<uint64_t>& call : {x2, x4}) {
+    const sim::Site& site = jit.sites().at(call.back());
+    EXPECT_EQ(site.kind, sim::SiteKind::StMatrix);
+    EXPECT_EQ(site.space, sim::AddressSpace::Shared);
+    EXPECT_EQ(site.bytes, 16u);
+    EXPECT_EQ(site.align, 16u);
+  }
+  EXPECT_NE(x2.back(), x4.back()) << "a site each";
+  // The asm is gone; the rows are the runtime's to write, not plain stores of the host code.
+  EXPECT_EQ(hostText.find("stmatrix.sync"), std::string::npos) << hostText;
+  EXPECT_TRUE(state.accesses.empty());
 }
 
 TEST_F(SimHostExec, NvptxApproximateMathIsHostMath) {

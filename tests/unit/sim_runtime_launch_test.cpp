@@ -221,6 +221,14 @@ class FakeMatrix final : public WarpMatrixSemantics {
     for (uint32_t l = 0; l < 32; ++l)
       for (uint32_t m = 0; m < matrices; ++m) std::memcpy(&out[l * matrices + m], &data[8 * m + l / 4][4 * (l % 4)], 4);
   }
+  // The inverse of ldmatrix above.
+  void stmatrix(uint32_t matrices, bool, std::span<const uint64_t> rows, std::span<const uint32_t> in,
+                const RowWrite& write) const override {
+    uint8_t data[32][16];
+    for (uint32_t l = 0; l < 32; ++l)
+      for (uint32_t m = 0; m < matrices; ++m) std::memcpy(&data[8 * m + l / 4][4 * (l % 4)], &in[l * matrices + m], 4);
+    for (uint32_t r = 0; r < 8 * matrices; ++r) write(r, rows[r], 16, data[r]);
+  }
 };
 
 enum MatrixSite : uint32_t { kFill, kSync, kLdMatrix, kMma, kResult };

@@ -485,9 +485,15 @@ TEST(WarpMatrix, StMatrixIsTheInverseOfLdMatrix) {
         writes.push_back({lane, address, bytes});
         std::memcpy(reinterpret_cast<void*>(address), src, bytes);
       };
-      executeStMatrix(matrices, transpose, target.addresses(matrices), regs, write);
+      const std::array<uint64_t, 32> addr = target.addresses(matrices);
+      executeStMatrix(matrices, transpose, addr, regs, write);
+      // One 16-byte write per row at the address of the lane that gave it; the lanes beyond .x1/.x2 are not used.
       ASSERT_EQ(writes.size(), 8 * matrices);
-      for (uint32_t i = 0; i < writes.size(); ++i) EXPECT_EQ(writes[i].lane, i);
+      for (uint32_t i = 0; i < writes.size(); ++i) {
+        EXPECT_EQ(writes[i].lane, i);
+        EXPECT_EQ(writes[i].address, addr[i]);
+        EXPECT_EQ(writes[i].bytes, 16u);
+      }
       for (uint32_t m = 0; m < matrices; ++m)
         for (uint32_t r = 0; r < 8; ++r)
           for (uint32_t e = 0; e < 8; ++e)

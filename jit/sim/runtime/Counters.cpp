@@ -20,6 +20,7 @@ const char* instructionClassName(InstructionClass c) {
     case InstructionClass::SharedAtomic: return "shared atomic";
     case InstructionClass::CpAsync: return "cp.async";
     case InstructionClass::LdMatrix: return "ldmatrix";
+    case InstructionClass::StMatrix: return "stmatrix";
     case InstructionClass::Mma: return "mma";
     case InstructionClass::Shuffle: return "shuffle";
     case InstructionClass::Vote: return "vote";

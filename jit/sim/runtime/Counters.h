@@ -26,9 +26,9 @@ struct SharedAccessCounters {
 // Warp-level instructions by class (one per request or completed collective).
 enum class InstructionClass : uint8_t {
   GlobalLoad, GlobalStore, GlobalAtomic, SharedLoad, SharedStore, SharedAtomic,
-  CpAsync, LdMatrix, Mma, Shuffle, Vote, WarpSync,
+  CpAsync, LdMatrix, StMatrix, Mma, Shuffle, Vote, WarpSync,
 };
-inline constexpr size_t kInstructionClassCount = 12;
+inline constexpr size_t kInstructionClassCount = 13;
 const char* instructionClassName(InstructionClass c);
 
 // Lane accesses of global memory by width: 1, 2, 4, 8, 16 bytes, anything else.

@@ -25,6 +25,10 @@ class IsaWarpMatrix final : public WarpMatrixSemantics {
                 std::span<uint32_t> out) const override {
     executeLdMatrix(matrices, transpose, rowAddress, read, out);
   }
+  void stmatrix(uint32_t matrices, bool transpose, std::span<const uint64_t> rowAddress, std::span<const uint32_t> in,
+                const RowWrite& write) const override {
+    executeStMatrix(matrices, transpose, rowAddress, in, write);
+  }
 };
 
 }  // namespace

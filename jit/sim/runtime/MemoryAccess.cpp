@@ -322,4 +322,20 @@ bool readSharedRow(Worker& w, const SimThread& lane, uint64_t address, uint32_t 
   return true;
 }
 
+bool writeSharedRow(Worker& w, const SimThread& lane, uint64_t address, uint32_t bytes, const void* src,
+                    uint32_t site, uint32_t execution, LaneAccess& counted) {
+  Resolved r = resolve(w, lane, address, bytes, AddressSpace::Shared);
+  if (!admissible(w, lane, r, address, bytes, bytes, AddressSpace::Shared, site, true)) return false;
+  if (w.checks.tracksSharedMemory()) {
+    SharedAccessor who = w.accessor(lane);
+    who.execution = execution;
+    const bool unchanged = std::memcmp(reinterpret_cast<const void*>(address), src, bytes) == 0;
+    const uint32_t offset = static_cast<uint32_t>(r.sharedOffset);
+    reportSharedIssues(w, lane, w.sharedChecker.write(who, offset, bytes, site, unchanged), offset, bytes, site, true);
+  }
+  std::memcpy(reinterpret_cast<void*>(address), src, bytes);
+  counted = {r.sharedOffset, bytes, static_cast<uint16_t>(lane.lane), MemorySpace::Shared};
+  return true;
+}
+
 }  // namespace tessera::sim

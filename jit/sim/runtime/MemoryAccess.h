@@ -46,5 +46,9 @@ bool globalReadable(Worker& w, const SimThread& t, uint64_t address, uint64_t by
 // lane's part of the request, or false when the row is out of bounds (then `dst` is zero-filled).
 bool readSharedRow(Worker& w, const SimThread& lane, uint64_t address, uint32_t bytes, void* dst, uint32_t site,
                    LaneAccess& counted);
+// A row write (stmatrix), checked as a store of `lane`'s; `execution` names the warp instruction, so that its
+// lanes writing one byte do not race (SharedAccessor::execution). False when the row is out of bounds (not written).
+bool writeSharedRow(Worker& w, const SimThread& lane, uint64_t address, uint32_t bytes, const void* src,
+                    uint32_t site, uint32_t execution, LaneAccess& counted);
 
 }  // namespace tessera::sim

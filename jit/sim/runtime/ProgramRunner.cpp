@@ -16,6 +16,7 @@ const char* collectiveName(CollectiveKind kind) {
     case CollectiveKind::Vote: return "vote";
     case CollectiveKind::Bpermute: return "ds_bpermute";
     case CollectiveKind::LdMatrix: return "ldmatrix";
+    case CollectiveKind::StMatrix: return "stmatrix";
     case CollectiveKind::Mma: return "mma";
     case CollectiveKind::WgmmaFence: return "wgmma.fence";
     case CollectiveKind::WgmmaCommit: return "wgmma.commit_group";

@@ -18,7 +18,7 @@
 namespace tessera::sim {
 
 enum class CollectiveKind : uint8_t {
-  WarpSync, Shuffle, Vote, Bpermute, LdMatrix, Mma,
+  WarpSync, Shuffle, Vote, Bpermute, LdMatrix, StMatrix, Mma,
   WgmmaFence, WgmmaCommit, WgmmaWait, WgmmaMma,  // warpgroup collectives (groupCollective)
 };
 const char* collectiveName(CollectiveKind kind);

@@ -107,6 +107,10 @@ void __tsim_ldmatrix(uint32_t matrices, uint32_t transpose, uint64_t address, ui
   ldmatrix(current(), matrices, transpose, address, out, site);
 }
 
+void __tsim_stmatrix(uint32_t matrices, uint32_t transpose, uint64_t address, const uint32_t* in, uint32_t site) {
+  stmatrix(current(), matrices, transpose, address, in, site);
+}
+
 void __tsim_mma(uint32_t kind, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* d, uint32_t site) {
   mma(current(), kind, a, b, c, d, site);
 }

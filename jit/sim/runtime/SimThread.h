@@ -13,12 +13,12 @@ enum class ThreadState : uint8_t { Ready, Running, AtBarrier, AtCollective, AtMb
 // What a thread brings to a warp collective and what it gets back (WarpCollectives.cpp reads every lane's
 // arrival once all have arrived). Registers live on the arriving fiber's stack, which stays put while it waits.
 struct CollectiveArrival {
-  uint32_t op = 0;                  // shuffle / vote mode, MmaKind, ldmatrix matrix count
+  uint32_t op = 0;                  // shuffle / vote mode, MmaKind, ldmatrix / stmatrix matrix count
   uint32_t value = 0;               // shuffle / bpermute value, vote predicate
-  uint32_t operand = 0;             // shuffle lane or delta, bpermute byte address, ldmatrix .trans
+  uint32_t operand = 0;             // shuffle lane or delta, bpermute byte address, ldmatrix / stmatrix .trans
   uint32_t clampSegment = 0;        // shuffle c operand
-  uint64_t address = 0;             // ldmatrix row address
-  const uint32_t* a = nullptr;      // mma operands
+  uint64_t address = 0;             // ldmatrix / stmatrix row address
+  const uint32_t* a = nullptr;      // mma operands (a: also the stmatrix registers)
   const uint32_t* b = nullptr;
   const uint32_t* c = nullptr;
   uint32_t* out = nullptr;          // mma D, ldmatrix registers

@@ -63,6 +63,10 @@ void SiteCounters::addShared(Counters& c, SiteKind kind, RequestStream stream, c
       target = &c.sharedStore;
       ++c.instructions(InstructionClass::SharedStore);
       break;
+    case SiteKind::StMatrix:
+      target = &c.sharedStore;
+      ++c.instructions(InstructionClass::StMatrix);
+      break;
     case SiteKind::CpAsync:  // the destination side; the source side counted the instruction
       if (stream == RequestStream::AsyncCopyDestination) target = &c.sharedStore;
       break;

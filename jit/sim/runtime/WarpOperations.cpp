@@ -110,6 +110,21 @@ void ldmatrix(SimThread& t, uint32_t matrices, uint32_t transpose, uint64_t addr
   t.worker->runner.collective(t, CollectiveKind::LdMatrix, t.worker->runner.fullWarpMask(), site);
 }
 
+void stmatrix(SimThread& t, uint32_t matrices, uint32_t transpose, uint64_t address, const uint32_t* in,
+              uint32_t site) {
+  t.worker->site(t, site);
+  requireWarpOf32(t, site, "stmatrix");
+  if (matrices != 1 && matrices != 2 && matrices != 4)
+    t.worker->fail(t, FindingKind::InvalidCall, site,
+                   [&] { return "stmatrix of " + std::to_string(matrices) + " matrices"; });
+  matrixSemantics(t, site);
+  t.arrival.op = matrices;
+  t.arrival.operand = transpose != 0;
+  t.arrival.address = address;
+  t.arrival.a = in;
+  t.worker->runner.collective(t, CollectiveKind::StMatrix, t.worker->runner.fullWarpMask(), site);
+}
+
 void mma(SimThread& t, uint32_t kind, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* d,
          uint32_t site) {
   Worker& w = *t.worker;
@@ -149,6 +164,28 @@ void resolveLdMatrix(Worker& w, SimThread* lanes, uint32_t site) {
                      w.scratchD);
   for (uint32_t l = 0; l < 32; ++l)
     for (uint32_t r = 0; r < matrices; ++r) lanes[l].arrival.out[r] = w.scratchD[size_t{l} * matrices + r];
+  w.counters.addRequest(site, RequestStream::Primary, counted.data(), n);
+}
+
+// Each row is a store of the lane that gave its address (its findings name that lane), all of them one request.
+void resolveStMatrix(Worker& w, SimThread* lanes, uint32_t site) {
+  const WarpMatrixSemantics& semantics = *w.launch.config.matrix;
+  const uint32_t matrices = lanes[0].arrival.op;
+  w.scratchRows.assign(32, 0);
+  for (uint32_t l = 0; l < 32; ++l) w.scratchRows[l] = lanes[l].arrival.address;
+  w.scratchA.resize(size_t{32} * matrices);
+  for (uint32_t l = 0; l < 32; ++l)
+    for (uint32_t r = 0; r < matrices; ++r) w.scratchA[size_t{l} * matrices + r] = lanes[l].arrival.a[r];
+  const uint32_t execution = w.matrixStores++;
+  std::array<LaneAccess, 32> counted;
+  size_t n = 0;
+  semantics.stmatrix(matrices, lanes[0].arrival.operand != 0, w.scratchRows, w.scratchA,
+                     [&](uint32_t lane, uint64_t address, uint32_t bytes, const void* src) {
+                       LaneAccess a;
+                       if (writeSharedRow(w, lanes[lane % 32], address, bytes, src, site, execution, a) &&
+                           n < counted.size())
+                         counted[n++] = a;
+                     });
   w.counters.addRequest(site, RequestStream::Primary, counted.data(), n);
 }
 
@@ -205,6 +242,9 @@ void resolveWarpCollective(Worker& w, uint32_t warp, const PendingCollective& c)
       break;
     case CollectiveKind::LdMatrix:
       resolveLdMatrix(w, lanes, c.site);
+      break;
+    case CollectiveKind::StMatrix:
+      resolveStMatrix(w, lanes, c.site);
       break;
     case CollectiveKind::Mma:
       resolveMma(w, lanes, c.site);

@@ -20,6 +20,8 @@ uint32_t shuffle(SimThread& t, uint32_t mode, uint32_t mask, uint32_t value, uin
 uint32_t vote(SimThread& t, uint32_t mode, uint32_t mask, uint32_t predicate, uint32_t site);
 uint32_t bpermute(SimThread& t, uint32_t byteAddress, uint32_t value, uint32_t site);
 void ldmatrix(SimThread& t, uint32_t matrices, uint32_t transpose, uint64_t address, uint32_t* out, uint32_t site);
+void stmatrix(SimThread& t, uint32_t matrices, uint32_t transpose, uint64_t address, const uint32_t* in,
+              uint32_t site);
 void mma(SimThread& t, uint32_t kind, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* d,
          uint32_t site);
 

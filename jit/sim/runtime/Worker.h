@@ -94,6 +94,9 @@ class Worker final : public ProgramRunner::Events {
   // Scratch buffers for warp matrix operations (no allocation per operation).
   std::vector<uint32_t> scratchA, scratchB, scratchC, scratchD;
   std::vector<uint64_t> scratchRows;
+  // stmatrix instructions this worker completed: each one's number tells racecheck which row writes were one
+  // warp instruction.
+  uint32_t matrixStores = 0;
 
  private:
   [[noreturn]] void invalidSite(SimThread& t, uint32_t id);
