@@ -9,6 +9,7 @@
 
 #include "backends/common/DebugLocations.h"
 #include "backends/common/DescriptorParameter.h"
+#include "backends/common/MatrixTransfers.h"
 #include "ir/Printer.h"
 #include "ir/TensorDescriptor.h"
 
@@ -502,12 +503,60 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
     destSlots.emplace_back();
     for (int64_t r = 0; r < d.map->numRegs(); ++r) destSlots.back().push_back(slotOf(destSides.back(), *d.map, d.fromBuffer, r));
   }
+  // A side made of 8 x 8 matrices of 16-bit elements moves them with ldmatrix / stmatrix (MatrixTransfers.h): one
+  // instruction for up to 4 words per lane. Its row addresses come from a side whose lanes are those of the rows.
+  struct MatrixSide {
+    MatrixTransferPlan plan;
+    Side rows;                     // the threads whose elements are the lanes' row addresses
+    std::vector<Slot> firstSlots;  // per instruction: its first register's slot, seen from `rows`
+  };
+  auto matrixSideOf = [&](const Side& side, const ThreadMap& map, const CoordFn& fn, const std::vector<Slot>& slots,
+                          bool writing) -> std::optional<MatrixSide> {
+    if (!(writing ? hooks_.hasMatrixStores() : hooks_.hasMatrixLoads())) return std::nullopt;
+    MatrixTransferSide m{bufferShape, pitch, buffer.elementBytes, side.image.laneBases, side.image.warpBases, {}, {}, {}};
+    for (const Slot& slot : slots) {
+      m.regParts.push_back(slot.regPart);
+      m.rounds.push_back(slot.round);
+    }
+    if (writing) m.owners = map.regOwner;
+    std::optional<MatrixTransferPlan> plan = planMatrixTransfers(m);
+    if (!plan) return std::nullopt;
+    ThreadMap rows;
+    rows.shape = bufferShape;
+    rows.laneBases = plan->addressLaneBases;
+    rows.warpBases = side.image.warpBases;
+    MatrixSide matrixSide{std::move(*plan), sideOf(rows, [](const Coords& c) { return c; }), {}};
+    for (const MatrixInstruction& inst : matrixSide.plan.instructions)
+      matrixSide.firstSlots.push_back(slotOf(matrixSide.rows, map, fn, inst.firstRegister));
+    return matrixSide;
+  };
+  llvm::Type* pairType = llvm::FixedVectorType::get(mt, 2);
+  auto packWord = [&](llvm::Value* low, llvm::Value* high) {
+    llvm::Value* pair = b_.CreateInsertElement(llvm::PoisonValue::get(pairType), toMemory(low, element), uint64_t(0));
+    return b_.CreateBitCast(b_.CreateInsertElement(pair, toMemory(high, element), uint64_t(1)), b_.getInt32Ty());
+  };
+  std::vector<std::optional<MatrixSide>> sourceMatrices, destMatrices;
+  for (size_t i = 0; i < sources.size(); ++i)
+    sourceMatrices.push_back(matrixSideOf(sourceSides[i], *sources[i].map, sources[i].toBuffer, sourceSlots[i], true));
+  for (size_t i = 0; i < dests.size(); ++i)
+    destMatrices.push_back(matrixSideOf(destSides[i], *dests[i].map, dests[i].fromBuffer, destSlots[i], false));
+
   std::vector<Regs> out;
   for (const ExchangeDest& d : dests) out.emplace_back(d.map->numRegs(), nullptr);
   for (int64_t k = 0; k < rounds; ++k) {
     if (k > 0) hooks_.barrier(b_);  // every read of the previous round is done before its bytes are rewritten
     for (size_t i = 0; i < sources.size(); ++i) {
       const ExchangeSource& s = sources[i];
+      if (const std::optional<MatrixSide>& m = sourceMatrices[i]) {
+        for (size_t j = 0; j < m->plan.instructions.size(); ++j) {
+          const MatrixInstruction& inst = m->plan.instructions[j];
+          if (inst.round != k) continue;
+          std::vector<llvm::Value*> words;
+          for (auto [low, high] : inst.words) words.push_back(packWord((*s.regs)[low], (*s.regs)[high]));
+          hooks_.storeMatrices(b_, pointerInRound(m->rows, m->firstSlots[j], k), words);
+        }
+        continue;
+      }
       auto owner = [&](int64_t r) { return static_cast<bool>(s.map->regOwner[r]); };
       for (int64_t r = 0; r < s.map->numRegs();) {
         if (!owner(r)) {  // same element as an earlier register of this thread
@@ -531,6 +580,20 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
     }
     hooks_.barrier(b_);
     for (size_t i = 0; i < dests.size(); ++i) {
+      if (const std::optional<MatrixSide>& m = destMatrices[i]) {
+        for (size_t j = 0; j < m->plan.instructions.size(); ++j) {
+          const MatrixInstruction& inst = m->plan.instructions[j];
+          if (inst.round != k) continue;
+          const std::vector<llvm::Value*> words = hooks_.loadMatrices(
+              b_, pointerInRound(m->rows, m->firstSlots[j], k), static_cast<int64_t>(inst.words.size()));
+          for (size_t w = 0; w < words.size(); ++w) {
+            llvm::Value* pair = b_.CreateBitCast(words[w], pairType);
+            out[i][inst.words[w].first] = fromMemory(b_.CreateExtractElement(pair, uint64_t(0)), element);
+            out[i][inst.words[w].second] = fromMemory(b_.CreateExtractElement(pair, uint64_t(1)), element);
+          }
+        }
+        continue;
+      }
       auto any = [](int64_t) { return true; };
       for (int64_t r = 0; r < dests[i].map->numRegs();) {
         const Slot& slot = destSlots[i][r];

@@ -94,6 +94,20 @@ class LoweringHooks {
     (void)b, (void)elements, (void)ptr, (void)pred;
     return false;
   }
+  // Warp-wide transfers of 8 x 8 matrices of 16-bit elements between registers and shared memory (ldmatrix and
+  // stmatrix .m8n8 .b16), which the shared-memory exchange of a convert_layout uses where a side's layout is made of
+  // them. With 1, 2 or 4 matrices, word m of lane l holds row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 of matrix
+  // m (the lower column in the low half), and lane l gives `rowAddress`, the shared address of row l % 8 of matrix
+  // l / 8 (16 contiguous bytes, 16-byte aligned). Every lane of the warp must execute them together.
+  virtual bool hasMatrixLoads() const { return false; }
+  virtual bool hasMatrixStores() const { return false; }
+  virtual std::vector<llvm::Value*> loadMatrices(IRBuilder& b, llvm::Value* rowAddress, int64_t matrices) {
+    (void)b, (void)rowAddress, (void)matrices;
+    return {};
+  }
+  virtual void storeMatrices(IRBuilder& b, llvm::Value* rowAddress, const std::vector<llvm::Value*>& words) {
+    (void)b, (void)rowAddress, (void)words;
+  }
   // Closes the group of copies this thread started since the last commit.
   virtual void asyncCommitGroup(IRBuilder& b) { (void)b; }
   // Waits until at most `pending` of this thread's committed groups are still in flight (other threads' copies are

@@ -12,7 +12,7 @@ inline constexpr const char* kSharedMemorySymbol = "global_smem";
 
 class NVPTXHooks : public LoweringHooks {
  public:
-  // `tensorMaps`: the arch has TMA (sm_90 and up), so descriptor parameters carry tensor maps.
+  // `tensorMaps`: the arch has TMA and stmatrix (sm_90 and up), so descriptor parameters carry tensor maps.
   // `asyncDots`: the arch has wgmma (sm_90a), whose dots may be left in flight (a dot's `pending`).
   explicit NVPTXHooks(bool tensorMaps = false, bool asyncDots = false) : tensorMaps_(tensorMaps), asyncDots_(asyncDots) {}
   int warpSize() const override { return 32; }
@@ -41,6 +41,11 @@ class NVPTXHooks : public LoweringHooks {
   // @p st.global{.b16, .b32, .v2.b32, .v4.b32} of the inline-asm table (PredicatedStores.cpp).
   bool predicatedGlobalStore(IRBuilder& b, const std::vector<llvm::Value*>& elements, llvm::Value* ptr,
                              llvm::Value* pred) override;
+  // ldmatrix (every arch Tessera targets) and stmatrix (sm_90 and up, the InlineAsmTable.h entries): MatrixTransfers.cpp.
+  bool hasMatrixLoads() const override { return true; }
+  bool hasMatrixStores() const override { return tensorMaps_; }
+  std::vector<llvm::Value*> loadMatrices(IRBuilder& b, llvm::Value* rowAddress, int64_t matrices) override;
+  void storeMatrices(IRBuilder& b, llvm::Value* rowAddress, const std::vector<llvm::Value*>& words) override;
   void asyncCommitGroup(IRBuilder& b) override;
   void asyncWait(IRBuilder& b, int64_t pending) override;
   // TMA copies and mbarriers (TmaCopies.cpp): the InlineAsmTable.h entries and mbarrier.init.

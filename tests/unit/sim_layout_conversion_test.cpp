@@ -184,6 +184,68 @@ TEST_P(SimLayoutConversion, RandomConversionChainsReturnEveryElementToItsPlace) 
   EXPECT_GT(viaShuffles, 0);
 }
 
+// Layouts made of 8 x 8 matrices of 16-bit elements (a lane's word is two neighbouring columns, 4 lanes a 16-byte
+// row, 8 lanes a matrix: the mma.sync and wgmma accumulators, the mma.sync A operand) are read from the exchange
+// buffer with ldmatrix and, on sm_90, written with stmatrix (backends/common/MatrixTransfers.h). Each case converts
+// a plain tile into such a layout (ldmatrix) and back (stmatrix), on the emulator.
+struct MatrixLayoutCase {
+  Shape shape;
+  int64_t numWarps;
+  std::vector<LinearLayout::Basis> registers, warps;  // the lanes are the matrix rows' (kMatrixLanes)
+  int matrices;  // per instruction: x1, x2, x4
+  bool planned;  // whether the layout is one of matrices
+};
+
+class SimMatrixConversion : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SimMatrixConversion, MatrixLayoutsMoveWithLdmatrixAndStmatrix) {
+  const std::string arch = GetParam();
+  sim::SimRuntime& runtime = sim::simRuntime(arch);
+  const std::vector<LinearLayout::Basis> matrixLanes = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
+  const MatrixLayoutCase cases[] = {
+      {{8, 8}, 1, {{0, 1}}, {}, 1, true},
+      {{16, 8}, 1, {{0, 1}, {8, 0}}, {}, 2, true},
+      {{8, 32}, 2, {{0, 1}, {0, 8}, {0, 16}}, {{0, 0}}, 4, true},  // 2 warps holding the same elements
+      {{16, 16}, 1, {{0, 1}, {8, 0}, {0, 8}}, {}, 4, true},        // the mma.sync A operand
+      {{16, 16}, 2, {{0, 1}, {8, 0}, {0, 8}}, {{1, 0}}, 4, true},   // warp 1's rows permuted
+      {{8, 16}, 2, {{0, 1}, {0, 8}}, {{0, 4}}, 2, false},          // a warp base inside a 16-byte row
+      {{32, 64}, 8, {{0, 1}, {8, 0}, {16, 0}}, {{0, 8}, {0, 16}, {0, 32}}, 4, true},             // attention's output
+      {{64, 64}, 4, {{0, 1}, {8, 0}, {0, 8}, {0, 16}, {0, 32}}, {{16, 0}, {32, 0}}, 4, true},  // the wgmma accumulator
+  };
+  for (const MatrixLayoutCase& c : cases) {
+    const int rank = static_cast<int>(c.shape.size());
+    std::vector<LinearLayout::InDim> ins = {{ir::kRegisterDim, c.registers}, {ir::kLaneDim, matrixLanes},
+                                            {ir::kWarpDim, c.warps}};
+    std::vector<LinearLayout::OutDim> outs;
+    for (int d = 0; d < rank; ++d) outs.push_back({ir::tensorDimName(d), c.shape[d]});
+    const Layout matrix = Layout::linear(LinearLayout(std::move(ins), std::move(outs)));
+    // One element a thread along the rows: plain -> matrices (ldmatrix) -> plain (stmatrix) -> plain (no-op). A
+    // column-major reader would take a pad that leaves rows unaligned (its conflict-free one), and no stmatrix.
+    const Layout rowsFirst = Layout::blocked({1, 1}, {1, 32}, {c.numWarps, 1}, {1, 0});
+    const std::string text = conversionKernel(c.shape, "f16", rowsFirst, matrix, rowsFirst);
+    SCOPED_TRACE(arch + ", " + std::to_string(c.numWarps) + " warps:\n" + text);
+    std::shared_ptr<const jit::CompiledKernel> kernel = compileLaidOut(text, "nvptx", arch, int(c.numWarps));
+    const ir::Type ptr = ir::Type::ptr(ir::Type::f16());
+    gpucheck::HostBuffer input = sequence("f16", numElements(c.shape));
+    gpucheck::HostBuffer zeros{input.element, std::vector<uint8_t>(input.bytes.size()), std::nullopt};
+    std::vector<gpucheck::HostBuffer> out = gpucheck::launchCompiled(kernel, {ptr, ptr}, {1, 1, 1}, {input, zeros}, runtime);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[1].bytes, input.bytes) << "the converted tile differs from the input";
+    std::optional<sim::Report> report = runtime.lastReport();
+    ASSERT_TRUE(report);
+    EXPECT_FALSE(report->failed()) << report->str();
+    // The matrix instructions are the ones the layouts allow, and only those.
+    const std::string x = ".x" + std::to_string(c.matrices);
+    const std::string& ir = kernel->optimizedLLVMIR;
+    EXPECT_EQ(ir.find("llvm.nvvm.ldmatrix.sync.aligned.m8n8" + x + ".b16") != std::string::npos, c.planned);
+    EXPECT_EQ(ir.find("stmatrix.sync.aligned.m8n8" + x + ".shared.b16") != std::string::npos,
+              c.planned && arch == "sm_90a");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, SimMatrixConversion, ::testing::Values("sm_80", "sm_90a"),
+                         [](const auto& info) { return std::string(info.param); });
+
 INSTANTIATE_TEST_SUITE_P(Targets, SimLayoutConversion,
                          ::testing::Values(Emulated{"nvptx", "sm_90a", 32, "@llvm.nvvm.shfl.sync"},
                                            Emulated{"amdgpu", "gfx942", 64, "@llvm.amdgcn.ds.bpermute"}),
