@@ -96,33 +96,35 @@ uint32_t bpermute(SimThread& t, uint32_t byteAddress, uint32_t value, uint32_t s
   return t.arrival.result;
 }
 
-void ldmatrix(SimThread& t, uint32_t matrices, uint32_t transpose, uint64_t address, uint32_t* out, uint32_t site) {
+namespace {
+
+// ldmatrix and stmatrix arrive alike: the matrix count, .trans, the row this lane addresses; the registers travel in
+// `out` (ldmatrix) or `a` (stmatrix).
+void matrixTransfer(SimThread& t, CollectiveKind kind, const char* name, uint32_t matrices, uint32_t transpose,
+                    uint64_t address, uint32_t site) {
   t.worker->site(t, site);
-  requireWarpOf32(t, site, "ldmatrix");
+  requireWarpOf32(t, site, name);
   if (matrices != 1 && matrices != 2 && matrices != 4)
     t.worker->fail(t, FindingKind::InvalidCall, site,
-                   [&] { return "ldmatrix of " + std::to_string(matrices) + " matrices"; });
+                   [&] { return std::string(name) + " of " + std::to_string(matrices) + " matrices"; });
   matrixSemantics(t, site);
   t.arrival.op = matrices;
   t.arrival.operand = transpose != 0;
   t.arrival.address = address;
+  t.worker->runner.collective(t, kind, t.worker->runner.fullWarpMask(), site);
+}
+
+}  // namespace
+
+void ldmatrix(SimThread& t, uint32_t matrices, uint32_t transpose, uint64_t address, uint32_t* out, uint32_t site) {
   t.arrival.out = out;
-  t.worker->runner.collective(t, CollectiveKind::LdMatrix, t.worker->runner.fullWarpMask(), site);
+  matrixTransfer(t, CollectiveKind::LdMatrix, "ldmatrix", matrices, transpose, address, site);
 }
 
 void stmatrix(SimThread& t, uint32_t matrices, uint32_t transpose, uint64_t address, const uint32_t* in,
               uint32_t site) {
-  t.worker->site(t, site);
-  requireWarpOf32(t, site, "stmatrix");
-  if (matrices != 1 && matrices != 2 && matrices != 4)
-    t.worker->fail(t, FindingKind::InvalidCall, site,
-                   [&] { return "stmatrix of " + std::to_string(matrices) + " matrices"; });
-  matrixSemantics(t, site);
-  t.arrival.op = matrices;
-  t.arrival.operand = transpose != 0;
-  t.arrival.address = address;
   t.arrival.a = in;
-  t.worker->runner.collective(t, CollectiveKind::StMatrix, t.worker->runner.fullWarpMask(), site);
+  matrixTransfer(t, CollectiveKind::StMatrix, "stmatrix", matrices, transpose, address, site);
 }
 
 void mma(SimThread& t, uint32_t kind, const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* d,
