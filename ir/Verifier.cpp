@@ -346,6 +346,7 @@ class Verifier {
       case OpKind::AsyncCommitGroup:
       case OpKind::AsyncWait:
       case OpKind::LocalLoad:
+      case OpKind::LocalStore:
       case OpKind::MbarrierAlloc:
       case OpKind::AsyncTmaCopy:
       case OpKind::MbarrierWait:
@@ -354,8 +355,8 @@ class Verifier {
         break;
     }
     auto special = [](Type t) { return t.isSharedBuffer() || t.isAsyncToken() || t.isMbarriers(); };
-    const std::string owners = "local_alloc, async_copy, async_commit_group, async_wait, local_load, mbarrier_alloc, "
-                         "async_tma_copy and mbarrier_wait";
+    const std::string owners = "local_alloc, async_copy, async_commit_group, async_wait, local_load, local_store, "
+                               "mbarrier_alloc, async_tma_copy and mbarrier_wait";
     for (unsigned i = 0; i < op.numOperands(); ++i)
       if (special(operandType(op, i)))
         return fail(op, "operand #" + std::to_string(i) + " has type " + operandType(op, i).str() + ", which only " +
@@ -581,6 +582,9 @@ class Verifier {
         return;
       case OpKind::LocalLoad:
         checkLocalLoad(op);
+        return;
+      case OpKind::LocalStore:
+        checkLocalStore(op);
         return;
       case OpKind::MbarrierAlloc:
         checkMbarrierAlloc(op);
@@ -924,6 +928,18 @@ class Verifier {
       return fail(op, "operand #2 must be an async_token, got " + operandType(op, 2).str());
     Type buffer = operandType(op, 0);
     return expectResult(op, 0, buffer.stageShape(), buffer.element());
+  }
+
+  // local_store %value, %buffer, %stage : async_token. The tile %value (one stage's shape and element type)
+  // becomes stage %stage of %buffer.
+  bool checkLocalStore(const Op& op) {
+    if (!checkBufferAndStage(op, 1)) return false;
+    Type value = operandType(op, 0), buffer = operandType(op, 1);
+    if (!value.isTile() || value.shape() != buffer.stageShape() || value.element() != buffer.element())
+      return fail(op, "value " + value.str() + " must match one stage of " + buffer.str() + " (" +
+                          buffer.stageTile().str() + ")");
+    if (!resultType(op).isAsyncToken()) return fail(op, "must produce an async_token, got " + resultType(op).str());
+    return true;
   }
 
   // ---- TMA copies and mbarriers

@@ -50,6 +50,9 @@ class LayoutPolicy {
     (void)dot;
     return false;
   }
+  // Whether the target's async_copy runs asynchronously (cp.async, TMA); where it is a load and a store (AMDGPU),
+  // stage-copies-in-registers splits the copies pipeline-loops issues ahead into a load and a later local_store.
+  virtual bool copiesAsynchronously() const { return true; }
 };
 
 // The target-independent choice: `dot` takes its accumulator/result in the default blocked layout of their shape

@@ -101,6 +101,9 @@ std::unique_ptr<Pass> createRemoveLayoutConversionsPass();                  // f
 std::unique_ptr<Pass> createAsyncCopyDotOperandsPass(const PassOptions& options);
 // Issues the asynchronous copies of `for` loops options.numStages - 1 iterations ahead (software pipelining).
 std::unique_ptr<Pass> createPipelineLoopsPass(const PassOptions& options);
+// Where the target's async_copy is a load and a store: the loads of copies issued ahead start before the
+// iteration's work and their stores end it.
+std::unique_ptr<Pass> createStageCopiesInRegistersPass(const PassOptions& options);
 std::unique_ptr<Pass> createAllocateSharedMemoryPass(const PassOptions& options);  // smem_offset/smem_bytes
 std::unique_ptr<Pass> createInsertBarriersPass();  // barriers between conflicting shared-memory accesses
 

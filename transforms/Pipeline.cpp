@@ -37,10 +37,12 @@ void addDefaultPipeline(PassManager& pm, const PassOptions& options) {
   pm.add("dce", options);
 
   // Dot operands the target reads from shared memory are copied there asynchronously, without passing through
-  // registers, and loops issue those copies options.numStages - 1 iterations ahead; the address arithmetic the
-  // copies no longer use goes.
+  // registers, and loops issue those copies options.numStages - 1 iterations ahead (where the target's copies are
+  // a load and a store, the loads start the iteration and the stores end it); the address arithmetic the copies no
+  // longer use goes.
   pm.add("async-copy-dot-operands", options);
   pm.add("pipeline-loops", options);
+  pm.add("stage-copies-in-registers", options);
   pm.add("dce", options);
 
   // Shared memory, once the set of ops that need scratch is final: offsets for every buffer (reused where

@@ -36,6 +36,8 @@ class AMDGPULayoutPolicy : public TensorCoreLayoutPolicy {
  public:
   explicit AMDGPULayoutPolicy(const transforms::PassOptions& options)
       : TensorCoreLayoutPolicy(options, &mfmaAccumulatorLayout, &mfmaOperandSharedLayout) {}
+  // An async_copy is a global load and LDS stores here (AMDGPUHooks has no asynchronous copy).
+  bool copiesAsynchronously() const override { return false; }
 };
 
 }  // namespace tessera::backends::amdgpu

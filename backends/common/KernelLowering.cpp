@@ -730,7 +730,7 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpKind::Scan: return lowerScan(op);
     case OpKind::Dot: return lowerDot(op);
     case OpKind::LocalAlloc: case OpKind::AsyncCopy: case OpKind::AsyncCommitGroup: case OpKind::AsyncWait:
-    case OpKind::LocalLoad:
+    case OpKind::LocalLoad: case OpKind::LocalStore:
       return lowerSharedBufferOp(op);
     case OpKind::MbarrierAlloc: case OpKind::AsyncTmaCopy: case OpKind::MbarrierWait:
       return lowerTmaOp(op);

@@ -20,29 +20,6 @@ int64_t pow2Floor(int64_t x) {
   return p;
 }
 
-// The dimension along which register r+1 follows register r, and the longest power-of-two run of registers
-// that are consecutive along it (aligned, and not broken by the thread part). 1 when there is none. From the
-// linear form: a run of 2^k needs the first k register bases to be 1, 2, .., 2^(k-1) along the dimension, and every
-// other basis to keep runs aligned (a multiple of 2^k along it).
-std::pair<int, int64_t> registerRuns(const ThreadMap& m) {
-  for (int d = 0; d < m.rank(); ++d) {
-    int64_t run = m.linear.consecutiveAlong(ir::kRegisterDim, ir::tensorDimName(d));
-    if (run < 2) continue;
-    auto aligned = [&](int64_t len) {
-      const std::vector<ir::LinearLayout::Basis>& regBases = m.linear.inDim(ir::kRegisterDim).bases;
-      for (size_t i = std::countr_zero(static_cast<uint64_t>(len)); i < regBases.size(); ++i)
-        if (regBases[i][d] % len != 0) return false;
-      for (const auto* bases : {&m.laneBases, &m.warpBases})
-        for (const Coords& c : *bases)
-          if (c[d] % len != 0) return false;
-      return true;
-    };
-    while (run > 1 && !aligned(run)) run /= 2;
-    return {d, run};
-  }
-  return {0, 1};
-}
-
 }  // namespace
 
 KernelLowering::MemoryAccess KernelLowering::memoryAccess(const ir::Op& op) {
@@ -57,7 +34,7 @@ int64_t KernelLowering::vectorWidth(const ir::Value* ptr, const ThreadMap& map, 
 }
 
 std::pair<int, int64_t> KernelLowering::vectorRun(const ir::Value* ptr, const ThreadMap& map, const ir::Value* mask) {
-  auto [dim, run] = registerRuns(map);
+  auto [dim, run] = map.registerRuns();
   if (run == 1 || !ptr->type().isTile()) return {dim, 1};
   const int64_t bytes = ptr->type().pointee().storageBytes();
   const transforms::AxisInfo pf = axis_.get(ptr);

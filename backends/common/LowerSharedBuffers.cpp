@@ -1,8 +1,10 @@
 // Shared buffers and asynchronous copies: local_alloc (a base address in the kernel's shared memory, placed by
 // allocate-shared-memory), async_copy (each thread copies the elements it owns, in runs of up to 16 contiguous bytes,
 // with the target's asynchronous copy where it has one, else a vector load and stores), the commit and wait groups (the
-// target's), and local_load (each thread reads its registers' elements). A buffer value's one "register" is the address
-// of its first stage; tokens have none.
+// target's), local_load (each thread reads its registers' elements) and local_store (each element's owner writes
+// it). A buffer value's one "register" is the address of its first stage; tokens have none.
+#include <algorithm>
+
 #include "backends/common/KernelLowering.h"
 #include "backends/common/XorOfBases.h"
 #include "ir/Layout.h"
@@ -164,6 +166,37 @@ void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
       hooks_.asyncWait(b_, op.intAttr("pending"));
       set(op.result(0), {});
       return;
+    case OpKind::LocalStore: {
+      // The value's owners write its elements, `vec` consecutive registers at a time where they are consecutive
+      // in the stage too (at most 16 bytes).
+      const ir::Value* value = op.operand(0);
+      const ir::Value* buffer = op.operand(1);
+      const ir::Type elem = buffer->type().element();
+      const ir::Layout layout = sharedLayoutOf(buffer->type());
+      const std::vector<int64_t>& shape = buffer->type().stageShape();
+      const ThreadMap& map = mapOf(value->type(), op.name());
+      const auto [dim, run] = map.registerRuns();
+      const int64_t vec =
+          std::min({run, consecutiveAlong(layout, shape, dim), std::max<int64_t>(1, 16 / elem.storageBytes())});
+      llvm::Value* stage = sharedStage(buffer, op.operand(2));
+      llvm::Type* mt = memType(elem);
+      const Regs& regs = get(value);
+      for (int64_t r = 0; r < map.numRegs(); r += vec) {
+        llvm::Value* dst = smemElementPtr(stage, mt, sharedElementIndexOf(op, layout, shape, map, r));
+        predicated(ownsRegister(map, r), [&]() -> llvm::Value* {
+          llvm::Value* word = toMemory(regs[r], elem);
+          if (vec > 1) {
+            word = llvm::PoisonValue::get(llvm::FixedVectorType::get(mt, static_cast<unsigned>(vec)));
+            for (int64_t i = 0; i < vec; ++i)
+              word = b_.CreateInsertElement(word, toMemory(regs[r + i], elem), b_.getInt64(i));
+          }
+          b_.CreateAlignedStore(word, dst, llvm::Align(static_cast<uint64_t>(vec * elem.storageBytes())));
+          return nullptr;
+        }, nullptr);
+      }
+      set(op.result(0), {});
+      return;
+    }
     case OpKind::LocalLoad: {
       // Read by dots from its buffer alone: the tile gets no registers (a lowering asking for them anyway fails
       // with "used before it was lowered").

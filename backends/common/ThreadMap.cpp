@@ -35,6 +35,27 @@ int log2Exact(int64_t x) {
 
 }  // namespace
 
+// From the linear form: a run of 2^k needs the first k register bases to be 1, 2, .., 2^(k-1) along the dimension,
+// and every other basis to keep runs aligned (a multiple of 2^k along it).
+std::pair<int, int64_t> ThreadMap::registerRuns() const {
+  for (int d = 0; d < rank(); ++d) {
+    int64_t run = linear.consecutiveAlong(ir::kRegisterDim, ir::tensorDimName(d));
+    if (run < 2) continue;
+    auto aligned = [&](int64_t len) {
+      const std::vector<ir::LinearLayout::Basis>& regBases = linear.inDim(ir::kRegisterDim).bases;
+      for (size_t i = std::countr_zero(static_cast<uint64_t>(len)); i < regBases.size(); ++i)
+        if (regBases[i][d] % len != 0) return false;
+      for (const auto* bases : {&laneBases, &warpBases})
+        for (const Coords& c : *bases)
+          if (c[d] % len != 0) return false;
+      return true;
+    };
+    while (run > 1 && !aligned(run)) run /= 2;
+    return {d, run};
+  }
+  return {0, 1};
+}
+
 Coords ThreadMap::coordsOf(int64_t reg, int64_t warp, int64_t lane) const {
   Coords c = regCoords[reg];
   for (size_t i = 0; i < laneBases.size(); ++i)

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/Layout.h"
@@ -41,6 +42,9 @@ struct ThreadMap {
   Coords coordsOf(int64_t reg, int64_t warp, int64_t lane) const;
   // Row-major linear index of `c` in `shape`.
   int64_t linearIndex(const Coords& c) const;
+  // The dimension along which register r+1 follows register r, and the longest power-of-two run of registers that
+  // are consecutive along it (aligned, and not broken by the thread part); {0, 1} when there is none.
+  std::pair<int, int64_t> registerRuns() const;
 
   // The map of `type` (a tile with a distributed layout, or a scalar). Throws tessera::Error naming `what` if
   // the tile has no distributed layout for this kernel's warps.

@@ -130,7 +130,8 @@ std::vector<Tile> evaluate(const ir::Op& op, OperandList operands, const EvalEnv
     case OpKind::DescLoad: case OpKind::DescField: return {evalDescriptorOp(op, operands, env)};
 
     case OpKind::LocalAlloc: case OpKind::AsyncCopy: case OpKind::AsyncCommitGroup: case OpKind::AsyncWait:
-    case OpKind::LocalLoad: case OpKind::MbarrierAlloc: case OpKind::AsyncTmaCopy: case OpKind::MbarrierWait:
+    case OpKind::LocalLoad: case OpKind::LocalStore: case OpKind::MbarrierAlloc: case OpKind::AsyncTmaCopy:
+    case OpKind::MbarrierWait:
       return {evalSharedBufferOp(op, operands, env)};
 
     case OpKind::Reduce: case OpKind::Scan: return evalReduceOrScan(op, operands, env);

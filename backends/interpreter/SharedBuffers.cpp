@@ -60,6 +60,13 @@ Tile evalSharedBufferOp(const ir::Op& op, OperandList operands, const EvalEnv& e
     case OpKind::AsyncCommitGroup:
     case OpKind::AsyncWait:
       return handle(result, 0);
+    case OpKind::LocalStore: {
+      Tile& stage = stageOf(op, *operands[1], *operands[2], ctx);
+      const ir::Type stageType = stage.type;
+      stage = *operands[0];
+      stage.type = stageType;  // the value's elements, in the stage's type
+      return handle(result, 0);
+    }
     case OpKind::LocalLoad: {
       Tile r = stageOf(op, *operands[0], *operands[1], ctx);
       r.type = result;  // the stage's elements, in the result's layout

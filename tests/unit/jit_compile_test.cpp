@@ -77,7 +77,8 @@ const std::vector<std::string> kDefaultPipeline = {"expand-descriptor-loads", "c
                                                    "canonicalize", "cse", "dce",
                                                    "coalesce", "assign-layouts", "remove-layout-conversions",
                                                    "canonicalize", "cse", "dce",
-                                                   "async-copy-dot-operands", "pipeline-loops", "dce",
+                                                   "async-copy-dot-operands", "pipeline-loops",
+                                                   "stage-copies-in-registers", "dce",
                                                    "allocate-shared-memory", "insert-barriers"};
 
 using EnvVar = testing_support::ScopedEnv;
@@ -251,7 +252,7 @@ TEST(JitCompile, DumpVariablesWriteEveryArtifact) {
   for (const auto& e : fs::directory_iterator(dir)) kernelDirs.push_back(e.path());
   ASSERT_EQ(kernelDirs.size(), 1u);
   EXPECT_EQ(kernelDirs[0].filename().string().rfind("vector_add-", 0), 0u) << kernelDirs[0];
-  for (const char* file : {"00-input.tir", "06-coalesce.tir", "16-insert-barriers.tir", "kernel.ll", "kernel.opt.ll",
+  for (const char* file : {"00-input.tir", "06-coalesce.tir", "17-insert-barriers.tir", "kernel.ll", "kernel.opt.ll",
                            "kernel.s", "kernel.ptx"})
     EXPECT_TRUE(fs::exists(kernelDirs[0] / file)) << file;
   std::ifstream ptx(kernelDirs[0] / "kernel.ptx");

@@ -75,7 +75,17 @@ TEST(LoadTest, MaskAndOtherOnEveryType) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// shared buffers: async_copy into a stage (masked-off elements read nothing and become 0), local_load reads it back;
+// shared buffers
+
+// Two stages of `shape` f16 elements, unswizzled.
+Type twoStageF16Buffer(const std::vector<int64_t>& shape) {
+  return Type::sharedBuffer(
+      2, shape, Type::f16(),
+      std::make_shared<const Attr>(Attr::layout("shared", {{"max_phase", Attr::integer(1)}, {"order", Attr::intArray({0})},
+                                                           {"per_phase", Attr::integer(1)}, {"vec", Attr::integer(1)}})));
+}
+
+// async_copy into a stage (masked-off elements read nothing and become 0), local_load reads it back;
 // the other stage keeps its own copy.
 
 TEST(SharedBufferTest, AsyncCopyLandsInItsStageAndLocalLoadReadsIt) {
@@ -92,11 +102,7 @@ TEST(SharedBufferTest, AsyncCopyLandsInItsStageAndLocalLoadReadsIt) {
   // Masked-off lanes point 1 << 24 elements past the buffer: reading them would be an out-of-bounds error.
   Value* wild = kern.b.binary(OpKind::Add, blk.offsets, kern.tileI32(1 << 24, shape));
   Value* src = kern.ptrs(kern.arg(0), kern.b.select(m, blk.offsets, wild));
-  const Type buffer = Type::sharedBuffer(
-      2, shape, Type::f16(),
-      std::make_shared<const Attr>(Attr::layout("shared", {{"max_phase", Attr::integer(1)}, {"order", Attr::intArray({0})},
-                                                           {"per_phase", Attr::integer(1)}, {"vec", Attr::integer(1)}})));
-  Value* buf = kern.b.create1(OpKind::LocalAlloc, {}, buffer);
+  Value* buf = kern.b.create1(OpKind::LocalAlloc, {}, twoStageF16Buffer(shape));
   Value* stage0 = kern.b.constantInt(0, Type::i32());
   Value* stage1 = kern.b.constantInt(1, Type::i32());
   Value* t0 = kern.b.create1(OpKind::AsyncCopy, {kern.ptrs(kern.arg(0), blk.offsets), buf, stage0, blk.mask}, Type::asyncToken());
@@ -112,6 +118,34 @@ TEST(SharedBufferTest, AsyncCopyLandsInItsStageAndLocalLoadReadsIt) {
   for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
     EXPECT_EQ(out.bitsAt(i), mask.intAt(i) ? in.bitsAt(i) : 0u) << "element " << i;
     EXPECT_EQ(first.bitsAt(i), in.bitsAt(i)) << "element " << i;
+  }
+}
+
+// local_store writes a tile in registers into its stage (stage-copies-in-registers' second half); the other stage
+// keeps what was there (zeros: a fresh buffer).
+TEST(SharedBufferTest, LocalStoreWritesItsStageOnly) {
+  const std::vector<int64_t> shape{64};
+  Rng rng(0x5704E);
+  const int64_t n = kElementwiseCount;
+  HostBuf in(ScalarKind::F16, n), out(ScalarKind::F16, n), other(ScalarKind::F16, n);
+  fillRandom(in, rng);
+
+  Kernel kern({ptrTo(ScalarKind::F16), ptrTo(ScalarKind::F16), ptrTo(ScalarKind::F16), Type::i32()});
+  Kernel::Block blk = kern.block(shape, kern.arg(3));
+  Value* buf = kern.b.create1(OpKind::LocalAlloc, {}, twoStageF16Buffer(shape));
+  Value* stage0 = kern.b.constantInt(0, Type::i32());
+  Value* stage1 = kern.b.constantInt(1, Type::i32());
+  Value* loaded = kern.b.load(kern.ptrs(kern.arg(0), blk.offsets), blk.mask);
+  kern.b.create1(OpKind::LocalStore, {loaded, buf, stage1}, Type::asyncToken());
+  Type tile = Type::tile(shape, Type::f16());
+  kern.b.store(kern.ptrs(kern.arg(1), blk.offsets), kern.b.create1(OpKind::LocalLoad, {buf, stage1}, tile), blk.mask);
+  kern.b.store(kern.ptrs(kern.arg(2), blk.offsets), kern.b.create1(OpKind::LocalLoad, {buf, stage0}, tile), blk.mask);
+
+  const int64_t programs = (n + numel(shape) - 1) / numel(shape);
+  kern.run({in.arg(), out.arg(), other.arg(), n}, {programs, 1, 1});
+  for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+    EXPECT_EQ(out.bitsAt(i), in.bitsAt(i)) << "element " << i;
+    EXPECT_EQ(other.bitsAt(i), 0u) << "element " << i;
   }
 }
 

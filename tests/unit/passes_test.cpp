@@ -291,7 +291,8 @@ TEST(Pipeline, DefaultIsCleanupLayoutsCleanupAsyncCopiesSharedMemory) {
   std::vector<std::string> names = passesRun([](PassManager& pm) { transforms::addDefaultPipeline(pm, {}); });
   EXPECT_EQ(names, (std::vector<std::string>{"expand-descriptor-loads", "canonicalize-pointers", "canonicalize", "cse",
                                              "dce", "coalesce", "assign-layouts", "remove-layout-conversions", "canonicalize", "cse", "dce",
-                                             "async-copy-dot-operands", "pipeline-loops", "dce",
+                                             "async-copy-dot-operands", "pipeline-loops",
+                                             "stage-copies-in-registers", "dce",
                                              "allocate-shared-memory", "insert-barriers"}));
   EXPECT_EQ(passNamesOf("default"), names);
 }
@@ -299,7 +300,7 @@ TEST(Pipeline, DefaultIsCleanupLayoutsCleanupAsyncCopiesSharedMemory) {
 TEST(Pipeline, NamesMixPassesAndPipelines) {
   EXPECT_EQ(passNamesOf("cse,dce"), (std::vector<std::string>{"cse", "dce"}));
   std::vector<std::string> mixed = passNamesOf("dce,default,,cse");
-  ASSERT_EQ(mixed.size(), 18u);
+  ASSERT_EQ(mixed.size(), 19u);
   EXPECT_EQ(mixed.front(), "dce");
   EXPECT_EQ(mixed[1], "expand-descriptor-loads");
   EXPECT_EQ(mixed.back(), "cse");

@@ -183,7 +183,8 @@ std::unique_ptr<Module> buildEveryOpModule() {
             {{"smem_bytes", Attr::integer(256)}, {"smem_offset", Attr::integer(0)}});
   b.create(OpKind::Barrier, {}, {});
 
-  // Shared buffers and asynchronous copies: a two-stage buffer, a copy into stage 1, its group and wait, a read.
+  // Shared buffers and asynchronous copies: a two-stage buffer, a copy into stage 1, its group and wait, a read,
+  // and the read tile stored into stage 0.
   Type buffer = Type::sharedBuffer(2, {64}, Type::f32(), std::make_shared<const Attr>(Attr::layout(
       "shared", {{"max_phase", Attr::integer(1)}, {"order", Attr::intArray({0})}, {"per_phase", Attr::integer(1)},
                  {"vec", Attr::integer(1)}})));
@@ -192,7 +193,8 @@ std::unique_ptr<Module> buildEveryOpModule() {
   Value* copied = b.create1(OpKind::AsyncCopy, {b.splat(f->argument(0), {64}), buf, stage}, Type::asyncToken());
   Value* group = b.create1(OpKind::AsyncCommitGroup, {copied}, Type::asyncToken());
   Value* landed = b.create1(OpKind::AsyncWait, {group}, Type::asyncToken(), {{"pending", Attr::integer(0)}});
-  b.create1(OpKind::LocalLoad, {buf, stage, landed}, Type::tile({64}, Type::f32()));
+  Value* read = b.create1(OpKind::LocalLoad, {buf, stage, landed}, Type::tile({64}, Type::f32()));
+  b.create1(OpKind::LocalStore, {read, buf, b.constantInt(0, Type::i32())}, Type::asyncToken());
 
   // TMA: a barrier per stage of a buffer of the descriptor's blocks, a predicated copy into stage 1, its wait, a read.
   Value* barriers = b.create1(OpKind::MbarrierAlloc, {}, Type::mbarriers(2));

@@ -227,7 +227,9 @@ TEST(VerifierAccepts, FunctionUsingEveryOpKind) {
   at();
   Value* landed = b.create1(OpKind::AsyncWait, {group}, Type::asyncToken(), {{"pending", Attr::integer(0)}});
   at();
-  b.create1(OpKind::LocalLoad, {buf, stage, landed}, Type::tile({4}, f32));
+  Value* read = b.create1(OpKind::LocalLoad, {buf, stage, landed}, Type::tile({4}, f32));
+  at();
+  b.create1(OpKind::LocalStore, {read, buf, stage}, Type::asyncToken());
   at();
   Value* barriers = b.create1(OpKind::MbarrierAlloc, {}, Type::mbarriers(2));
   Type blocks =

@@ -99,6 +99,10 @@ Pending accessesOf(const Op& op) {
     access.reads = bufferRange(op.operand(0));
     return access;
   }
+  if (op.is(OpKind::LocalStore)) {
+    access.writes = bufferRange(op.operand(1));
+    return access;
+  }
   if (op.is(OpKind::Dot))  // it reads the buffers of the operands it does not stage
     for (unsigned i = 0; i < 2; ++i)
       if (const Op* load = dotOperandBuffer(op, i)) access.reads.add(bufferRange(load->operand(0)));
@@ -124,6 +128,51 @@ Pending accessesOf(const Op& op) {
   return access;
 }
 
+// An i32 constant's value.
+std::optional<int64_t> constantOf(const ir::Value* v) {
+  const Op* def = v->definingOp();
+  if (!def || !def->is(OpKind::Constant) || v->type() != ir::Type::i32() || !def->attr("value").isInt())
+    return std::nullopt;
+  return def->attr("value").getInt();
+}
+
+// Whether stage indices `a` and `b` of one iteration differ whatever the iteration: two different constants, or
+// x % S and (x + c) % S with S a constant and c not a multiple of S (pipeline-loops' stages: iteration i reads
+// stage i % S and fills stage (i + S - 1) % S). Truncated remainders of x and x + c are congruent to them modulo S,
+// so they differ, whichever signs x and x + c have.
+bool differentStages(const ir::Value* a, const ir::Value* b) {
+  if (std::optional<int64_t> ca = constantOf(a), cb = constantOf(b); ca && cb) return *ca != *cb;
+  auto remainder = [](const ir::Value* v) -> std::optional<std::pair<const ir::Value*, int64_t>> {
+    const Op* def = v->definingOp();
+    if (!def || !def->is(OpKind::Rem) || v->type() != ir::Type::i32()) return std::nullopt;
+    std::optional<int64_t> divisor = constantOf(def->operand(1));
+    if (!divisor || *divisor <= 0) return std::nullopt;
+    return std::make_pair(def->operand(0), *divisor);
+  };
+  auto plusConstant = [](const ir::Value* v) -> std::pair<const ir::Value*, int64_t> {
+    const Op* def = v->definingOp();
+    if (def && def->is(OpKind::Add))
+      for (unsigned i = 0; i < 2; ++i)
+        if (std::optional<int64_t> c = constantOf(def->operand(i))) return {def->operand(1 - i), *c};
+    return {v, 0};
+  };
+  std::optional<std::pair<const ir::Value*, int64_t>> ra = remainder(a), rb = remainder(b);
+  if (!ra || !rb || ra->second != rb->second) return false;
+  auto [baseA, offsetA] = plusConstant(ra->first);
+  auto [baseB, offsetB] = plusConstant(rb->first);
+  return baseA == baseB && (offsetA - offsetB) % ra->second != 0;
+}
+
+// The (buffer, stage) an op reads (a local_load, a dot reading an operand from its buffer), for differentStages.
+std::vector<std::pair<const ir::Value*, const ir::Value*>> stagesRead(const Op& op) {
+  if (op.is(OpKind::LocalLoad)) return {{op.operand(0), op.operand(1)}};
+  std::vector<std::pair<const ir::Value*, const ir::Value*>> stages;
+  if (op.is(OpKind::Dot))
+    for (unsigned i = 0; i < 2; ++i)
+      if (const Op* load = dotOperandBuffer(op, i)) stages.push_back({load->operand(0), load->operand(1)});
+  return stages;
+}
+
 bool conflicts(const Pending& pending, const Pending& access) {
   return access.reads.intersects(pending.writes) || access.writes.intersects(pending.writes) ||
          access.writes.intersects(pending.reads);
@@ -141,6 +190,33 @@ bool conflicts(const Pending& pending, const Pending& access) {
 // before it), but the mbarrier_wait that completes it makes its bytes visible to every waiting thread: it adds
 // nothing pending.
 class MembarAnalysis {
+  // The reads since the last barrier of one run over a block: those pending when it began (of earlier iterations,
+  // of other blocks) as bytes only, and the block's own with the stage of the buffer they read. A local_store
+  // (stage-copies-in-registers: iteration i fills the stage iteration i + S - 1 reads) does not conflict with
+  // this iteration's reads of other stages of its buffer.
+  struct StagedReads {
+    struct Read {
+      ByteRanges bytes;
+      const ir::Value* buffer = nullptr;  // with the stage read; null when unknown
+      const ir::Value* stage = nullptr;
+    };
+    ByteRanges before;
+    std::vector<Read> own;
+
+    void add(const Op& op, const ByteRanges& bytes) {
+      const std::vector<std::pair<const ir::Value*, const ir::Value*>> stages = stagesRead(op);
+      if (stages.empty()) own.push_back({bytes});
+      for (auto [buffer, stage] : stages) own.push_back({bufferRange(buffer), buffer, stage});
+    }
+    bool conflictsWith(const Op& store, const Pending& pending, const ByteRanges& writes) const {
+      if (writes.intersects(pending.writes) || writes.intersects(before)) return true;
+      return std::any_of(own.begin(), own.end(), [&](const Read& read) {
+        const bool otherStage = read.buffer == store.operand(1) && differentStages(read.stage, store.operand(2));
+        return read.bytes.intersects(writes) && !otherStage;
+      });
+    }
+  };
+
  public:
   enum class Mode { Insert, Check };
   MembarAnalysis(Mode mode, ir::Function& f) : mode_(mode) {
@@ -151,24 +227,29 @@ class MembarAnalysis {
 
   // Analyzes `block` starting from `state`; returns the state at its end.
   Pending run(Block& block, Pending state) {
+    StagedReads staged{state.reads, {}};
     for (auto it = block.ops().begin(); it != block.ops().end(); ++it) {
       Op* op = it->get();
       switch (op->kind()) {
         case OpKind::Barrier:
           state = {};
+          staged = {};
           continue;
         case OpKind::If: {
           Pending thenEnd = run(*op->region(0), state);
           Pending elseEnd = run(*op->region(1), state);
           state = thenEnd;
           state.add(elseEnd);
+          staged = {state.reads, {}};
           continue;
         }
         case OpKind::For:
           state = runLoop(*op->region(0), nullptr, state);
+          staged = {state.reads, {}};
           continue;
         case OpKind::While:
           state = runLoop(*op->region(0), op->region(1), state);
+          staged = {state.reads, {}};
           continue;
         default:
           break;
@@ -179,16 +260,20 @@ class MembarAnalysis {
         continue;
       }
       Pending access = accessesOf(*op);
-      if (conflicts(state, access)) {
+      const bool conflict = op->is(OpKind::LocalStore) ? staged.conflictsWith(*op, state, access.writes)
+                                                        : conflicts(state, access);
+      if (conflict) {
         if (mode_ == Mode::Check) {
           conflict_ = true;
         } else {
           inserted_.push_back(ir::Builder(&block, op).create(OpKind::Barrier, {}, {}));
           state = {};
+          staged = {};
         }
       }
       // A copy's write is checked where it is issued; it lands later (async_wait, mbarrier_wait).
       if (!op->is(OpKind::AsyncCopy) && !op->is(OpKind::AsyncTmaCopy)) state.add(access);
+      if (!access.reads.empty()) staged.add(*op, access.reads);
     }
     return state;
   }

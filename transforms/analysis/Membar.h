@@ -4,7 +4,10 @@
 // conflicts, and a barrier right before it starts the state afresh. What each op accesses is described in
 // analysis/SharedScratch.h: an op with scratch reads and writes its [smem_offset, smem_offset + smem_bytes) (the
 // barrier between its own write and read phases is the lowering's), and loads, stores and atomics through shared
-// pointers touch an unknown part, treated as all of shared memory.
+// pointers touch an unknown part, treated as all of shared memory. A local_store is checked against the reads of
+// its own iteration stage by stage: a read of another stage of its buffer (differentStages: i % S against
+// (i + c) % S, or two different constants) does not conflict with it; reads of earlier iterations or other blocks
+// still do.
 //
 // Control flow: `if` joins the states of its two branches (union); a loop's body is analyzed from the union of
 // the state on entry and the state at the end of the body (the back edge), iterated to a fixed point, so a body
