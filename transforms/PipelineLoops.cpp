@@ -120,12 +120,13 @@ std::optional<std::vector<BodyCopy>> bodyCopies(Block& body) {
 class PipelineLoopsPass : public Pass {
  public:
   explicit PipelineLoopsPass(const PassOptions& options)
-      : stages_(options.numStages), policy_(options.layoutPolicy) {}
+      : requestedStages_(options.numStages), maxSharedBytes_(options.maxSharedBytes), policy_(options.layoutPolicy) {}
   const char* name() const override { return "pipeline-loops"; }
 
   void run(ir::Function& f) override {
-    if (stages_ < 1) throw Error("pipeline-loops: num_stages must be >= 1, got " + std::to_string(stages_));
-    if (stages_ == 1) return;
+    if (requestedStages_ < 1)
+      throw Error("pipeline-loops: num_stages must be >= 1, got " + std::to_string(requestedStages_));
+    if (requestedStages_ == 1) return;
     std::vector<Op*> loops;
     f.walk([&](Op* op) {
       // A persistent kernel's tile loop (make-persistent) is not pipelined: copying later tiles' blocks ahead
@@ -205,6 +206,7 @@ class PipelineLoopsPass : public Pass {
       if (c.tma() && !ownedByLoop(c.barriers(), OpKind::MbarrierAlloc)) return;
       anyAsyncCopy = anyAsyncCopy || !c.tma();
     }
+    stages_ = stagesThatFit(copies);
 
     // What the copies' operands need, and which carried values must be advanced: those the copies use, and those
     // the advancing of those uses, transitively. Everything recomputed must be pure.
@@ -414,7 +416,23 @@ class PipelineLoopsPass : public Pass {
     return std::next(it) == block->ops().end() ? nullptr : std::next(it)->get();
   }
 
-  int stages_;
+  // num_stages, or fewer (but 2) where the target's shared memory (maxSharedBytes, 0 = no limit) cannot hold that
+  // many stages of the loop's buffers: 3 stages of a 128x128x64 f16 tile's operands are 96 KiB, more than gfx9's
+  // 64 KiB of LDS, while 2 fit and still overlap one iteration's copies with the previous one's work.
+  int stagesThatFit(const std::vector<BodyCopy>& copies) const {
+    std::set<const Value*> buffers;
+    int64_t stageBytes = 0;
+    for (const BodyCopy& c : copies)
+      if (buffers.insert(c.buffer()).second)
+        stageBytes += c.buffer()->type().stageTile().numElements() * c.buffer()->type().storageBytes();
+    int stages = requestedStages_;
+    while (stages > 2 && maxSharedBytes_ > 0 && stages * stageBytes > maxSharedBytes_) --stages;
+    return stages;
+  }
+
+  int requestedStages_;
+  int64_t maxSharedBytes_;
+  int stages_ = 1;  // of the loop being pipelined
   std::shared_ptr<const LayoutPolicy> policy_;
 };
 

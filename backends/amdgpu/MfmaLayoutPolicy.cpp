@@ -1,5 +1,7 @@
 #include "backends/amdgpu/MfmaLayoutPolicy.h"
 
+#include <algorithm>
+
 #include "backends/amdgpu/MfmaFragments.h"
 #include "backends/common/TensorCoreDot.h"
 #include "ir/IR.h"
@@ -43,10 +45,11 @@ std::optional<ir::Layout> mfmaOperandSharedLayout(const ir::Op& dot, unsigned in
                                                   const transforms::PassOptions& options) {
   std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kMfmaTiles);
   if (options.warpSize != kMfmaWaveSize || !shape || index > 1) return std::nullopt;
-  // gfx9's LDS is 64 KiB: where num_stages copies of the operands would not fit in it, the dots stage their
-  // operands in their own scratch instead (one copy, live only while the dot runs).
-  if (options.maxSharedBytes > 0 && operandBufferBytes(dot, options.numStages) > options.maxSharedBytes)
-    return std::nullopt;
+  // gfx9's LDS is 64 KiB: where the copies of the operands would not fit in it, the dots stage their operands in
+  // their own scratch instead (one copy, live only while the dot runs). pipeline-loops takes fewer stages than
+  // num_stages where they would not fit, but not fewer than 2: those must.
+  const int64_t stages = std::min<int64_t>(options.numStages, 2);
+  if (options.maxSharedBytes > 0 && operandBufferBytes(dot, stages) > options.maxSharedBytes) return std::nullopt;
   return mfmaOperandLdsLayout(shape->K, index);
 }
 

@@ -228,11 +228,14 @@ TEST(AMDGPUMfma, PolicyAsksForOperandBuffersOnlyForMfmaDots) {
   for (const char* in : {"f32", "i8"}) EXPECT_FALSE(sharedLayout(in, 64, 64, 32, 0)) << in;
   EXPECT_FALSE(sharedLayout("f16", 64, 64, 8, 0));  // not a multiple of the 16x16x16 block
   EXPECT_FALSE(sharedLayout("f16", 64, 64, 32, 2));  // the accumulator stays in registers
-  // In 64 KiB of LDS: 3 stages of 128x32 A and 32x128 B (48 KiB) fit, of 128x64 and 64x128 (96 KiB) not; 1 does.
+  // In 64 KiB of LDS: 3 stages of 128x32 A and 32x128 B (48 KiB) fit; of 128x64 and 64x128 (96 KiB) not, but 2
+  // (64 KiB) do, which pipeline-loops then takes; 2 stages of 128x64 and 64x256 (96 KiB) do not.
   EXPECT_TRUE(sharedLayout("f16", 128, 128, 32, 0, 65536, 3));
-  EXPECT_FALSE(sharedLayout("f16", 128, 128, 64, 0, 65536, 3));
+  EXPECT_TRUE(sharedLayout("f16", 128, 128, 64, 0, 65536, 3));
   EXPECT_TRUE(sharedLayout("f16", 128, 128, 64, 1, 65536, 2));
-  EXPECT_FALSE(sharedLayout("f16", 128, 128, 64, 1, 65536, 3));
+  EXPECT_FALSE(sharedLayout("f16", 128, 256, 64, 0, 65536, 3));
+  EXPECT_FALSE(sharedLayout("f16", 128, 256, 64, 1, 65536, 2));
+  EXPECT_TRUE(sharedLayout("f16", 128, 256, 64, 1, 65536, 1));
 }
 
 TEST(AMDGPUMfma, PolicyChoosesFragmentLayoutOnlyForMfmaDots) {

@@ -62,7 +62,8 @@ TEST_P(AMDGPUTutorialNoHardware, CompilesToCleanWave64CodeObjects) {
 
 // Tiles whose shared memory cannot fit in a workgroup's LDS even with the accumulator's conversion in rounds
 // (dot operand staging of 128x256 and 256x128 f16: 128 KiB) get the target's clear error; 128x128x64 tiles,
-// whose 67584-byte conversion buffer goes in two rounds, compile.
+// whose 67584-byte conversion buffer goes in two rounds, compile, their operands in 2 stages of LDS buffers (3
+// would not fit).
 TEST(AMDGPUSharedMemoryLimit, ConversionsGoInRoundsAndWhatCannotFitIsAnError) {
   auto compileMatmul = [](int bk) {
     std::unique_ptr<ir::Module> m =
@@ -70,8 +71,13 @@ TEST(AMDGPUSharedMemoryLimit, ConversionsGoInRoundsAndWhatCannotFitIsAnError) {
     return compileForAmdgpu(*m->functions().at(0), "gfx942", 8);
   };
   jit::CompiledKernel fits = compileMatmul(64);
-  // The accumulator's conversion: 64 of 128 rows of 528 bytes per round (a 16-byte pad, the least conflicting).
-  EXPECT_EQ(fits.sharedBytes, 33792);
+  // The operand buffers: 2 stages of 128x64 and 64x128 f16. The accumulator's conversion after the loop reuses
+  // their bytes: 64 of 128 rows of 528 bytes per round (a 16-byte pad, the least conflicting).
+  EXPECT_EQ(fits.sharedBytes, 65536);
+  ASSERT_FALSE(fits.irAfterPass.empty());
+  const std::string& laidOut = fits.irAfterPass.back().second;
+  EXPECT_NE(laidOut.find("smem<2x128x64xf16"), std::string::npos);
+  EXPECT_NE(laidOut.find("smem_bytes = 33792"), std::string::npos);
   try {
     compileMatmul(256);
     FAIL() << "128 KiB of LDS must not compile";
