@@ -20,6 +20,7 @@
 #include "backends/common/ExternalTool.h"
 #include "backends/common/LowerToLLVM.h"
 #include "backends/common/OptimizeModule.h"
+#include "backends/common/TargetMachineCache.h"
 #include "ir/Error.h"
 
 namespace tessera::backends::amdgpu {
@@ -53,6 +54,10 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string& arch) 
       kTriple, arch, "+wavefrontsize64", options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!tm) throw Error("amdgpu: cannot create a target machine for " + arch);
   return tm;
+}
+
+llvm::TargetMachine& targetMachine(const std::string& arch) {
+  return cachedTargetMachine(std::string(kTriple) + " " + arch, [&] { return makeTargetMachine(arch); });
 }
 
 // The hooks declare the LDS array unsized; give it the function's smem_bytes so the code object's
@@ -109,7 +114,7 @@ std::string lldPath() {
 
 std::unique_ptr<llvm::Module> AMDGPUTarget::lowerToLLVM(const ir::Function& f, llvm::LLVMContext& ctx,
                                                         const TargetOptions& opts) const {
-  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
+  llvm::TargetMachine& tm = targetMachine(checkedArch(opts));
   AMDGPUHooks hooks;
   LoweringOptions lo;
   lo.numWarps = opts.numWarps;
@@ -120,7 +125,7 @@ std::unique_ptr<llvm::Module> AMDGPUTarget::lowerToLLVM(const ir::Function& f, l
   std::unique_ptr<llvm::Module> m = lowerFunction(f, ctx, hooks, lo);
   sizeSharedMemory(*m, f);
   m->setTargetTriple(kTriple);
-  m->setDataLayout(tm->createDataLayout());
+  m->setDataLayout(tm.createDataLayout());
   // Code object v4: the version the Debian HIP 5.2 runtime loads.
   m->addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version", uint32_t(400));
   return m;
@@ -131,9 +136,9 @@ std::string AMDGPUTarget::toolchainIdentity() const {
 }
 
 void AMDGPUTarget::optimize(llvm::Module& m, const TargetOptions& opts) const {
-  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
+  llvm::TargetMachine& tm = targetMachine(checkedArch(opts));
   m.setTargetTriple(kTriple);
-  m.setDataLayout(tm->createDataLayout());
+  m.setDataLayout(tm.createDataLayout());
   if (!m.getModuleFlag("amdhsa_code_object_version"))
     m.addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version", uint32_t(400));
   llvm::internalizeModule(m, [](const llvm::GlobalValue& g) {
@@ -143,22 +148,22 @@ void AMDGPUTarget::optimize(llvm::Module& m, const TargetOptions& opts) const {
   });
   // Still O3: the AMDGPU target adds its own passes at several of O3's extension points, and the kernel pipeline
   // was chosen by its effect on PTX (docs/CompileTime.md); the ISA it would give has not been compared yet.
-  optimizeModule(m, *tm, llvm::OptimizationLevel::O3, MemoryAccessVectorization::AsGpuCodegen);
+  optimizeModule(m, tm, llvm::OptimizationLevel::O3, MemoryAccessVectorization::AsGpuCodegen);
   rewriteUnselectableIR(m);
 }
 
 std::string AMDGPUTarget::emit(llvm::Module& m, const TargetOptions& opts) const {
-  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
+  llvm::TargetMachine& tm = targetMachine(checkedArch(opts));
   std::string kernelName;
   for (const llvm::Function& f : m)
     if (f.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL) kernelName = f.getName().str();
-  return linkCodeObject(generateCode(m, *tm, llvm::CodeGenFileType::ObjectFile), kernelName);
+  return linkCodeObject(generateCode(m, tm, llvm::CodeGenFileType::ObjectFile), kernelName);
 }
 
 std::string AMDGPUTarget::emitAssembly(const llvm::Module& m, const TargetOptions& opts) const {
-  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
+  llvm::TargetMachine& tm = targetMachine(checkedArch(opts));
   std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
-  return generateCode(*copy, *tm, llvm::CodeGenFileType::AssemblyFile);
+  return generateCode(*copy, tm, llvm::CodeGenFileType::AssemblyFile);
 }
 
 std::shared_ptr<const transforms::LayoutPolicy> AMDGPUTarget::layoutPolicy(const transforms::PassOptions& options) const {

@@ -19,6 +19,7 @@
 #include "backends/common/CodeGen.h"
 #include "backends/common/LowerToLLVM.h"
 #include "backends/common/OptimizeModule.h"
+#include "backends/common/TargetMachineCache.h"
 #include "backends/nvptx/NVPTXHooks.h"
 #include "ir/Error.h"
 
@@ -59,6 +60,10 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string& arch) 
       kTriple, arch, "+ptx80", options, std::nullopt, std::nullopt, llvm::CodeGenOptLevel::Default));
   if (!tm) throw Error("nvptx: cannot create a target machine for " + arch);
   return tm;
+}
+
+llvm::TargetMachine& targetMachine(const std::string& arch) {
+  return cachedTargetMachine(std::string(kTriple) + " " + arch, [&] { return makeTargetMachine(arch); });
 }
 
 // Links the libdevice functions the module calls, then internalizes everything but the kernels.
@@ -105,14 +110,14 @@ std::string libdevicePath() {
 std::unique_ptr<llvm::Module> NVPTXTarget::lowerToLLVM(const ir::Function& f, llvm::LLVMContext& ctx,
                                                        const TargetOptions& opts) const {
   const std::string arch = checkedArch(opts);
-  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(arch);
+  llvm::TargetMachine& tm = targetMachine(arch);
   NVPTXHooks hooks(/*tensorMaps=*/arch == "sm_90" || arch == "sm_90a", /*asyncDots=*/arch == "sm_90a");
   LoweringOptions lo;
   lo.numWarps = opts.numWarps;
   lo.fastMath = opts.fastMath;
   std::unique_ptr<llvm::Module> m = lowerFunction(f, ctx, hooks, lo);
   m->setTargetTriple(kTriple);
-  m->setDataLayout(tm->createDataLayout());
+  m->setDataLayout(tm.createDataLayout());
   return m;
 }
 
@@ -121,16 +126,15 @@ std::string NVPTXTarget::toolchainIdentity() const {
 }
 
 void NVPTXTarget::optimize(llvm::Module& m, const TargetOptions& opts) const {
-  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
+  llvm::TargetMachine& tm = targetMachine(checkedArch(opts));
   m.setTargetTriple(kTriple);
-  m.setDataLayout(tm->createDataLayout());
+  m.setDataLayout(tm.createDataLayout());
   linkLibdevice(m);
-  optimizeKernelModule(m, *tm, MemoryAccessVectorization::AsGpuCodegen);
+  optimizeKernelModule(m, tm, MemoryAccessVectorization::AsGpuCodegen);
 }
 
 std::string NVPTXTarget::emit(llvm::Module& m, const TargetOptions& opts) const {
-  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(checkedArch(opts));
-  return generateCode(m, *tm, llvm::CodeGenFileType::AssemblyFile);
+  return generateCode(m, targetMachine(checkedArch(opts)), llvm::CodeGenFileType::AssemblyFile);
 }
 
 std::string NVPTXTarget::emitAssembly(const llvm::Module& m, const TargetOptions& opts) const {

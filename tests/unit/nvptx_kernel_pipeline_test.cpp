@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/AsmParser/Parser.h>
@@ -21,6 +22,7 @@
 
 #include "backends/Target.h"
 #include "backends/common/OptimizeModule.h"
+#include "backends/common/TargetMachineCache.h"
 #include "backends/nvptx/NVPTXTarget.h"
 #include "tessera/kernels/layernorm.h"
 #include "tessera/kernels/matmul.h"
@@ -173,6 +175,39 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
       EXPECT_EQ(loops.getLoopFor(inst.getParent()), nullptr) << "tid * stride is computed inside the loop";
     }
   EXPECT_EQ(muls, 1);
+}
+
+// Every compile on a thread shares one target machine per configuration (backends/common/TargetMachineCache.h):
+// created once, found again by its key, and new on another thread. Sharing it changes no PTX: a matmul compiled
+// before and after another kernel on the same machine gives the same text.
+TEST(TargetMachineCache, OneMachinePerThreadAndKeyThatGivesTheSamePtx) {
+  std::unique_ptr<backends::Target> target = backends::createTarget("nvptx");
+  auto ptxOf = [&](const KernelDef& kernel, const Constants& constants) {
+    llvm::LLVMContext ctx;
+    std::unique_ptr<llvm::Module> m = lowered(kernel, constants, 4, *target, ctx);
+    target->optimize(*m, optionsFor(4));
+    return target->emit(*m, optionsFor(4));
+  };
+  const Constants matmul = {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"GROUP_M", 8}};
+  const std::string before = ptxOf(kernels::matmul_kernel(), matmul);
+  EXPECT_NE(ptxOf(kernels::softmax_kernel(), {{"BLOCK", 256}}), before);
+  EXPECT_EQ(ptxOf(kernels::matmul_kernel(), matmul), before);
+
+  // (The compiles above registered the NVPTX target that nvptxMachine looks up.)
+  int created = 0;
+  auto create = [&] {
+    ++created;
+    return nvptxMachine();
+  };
+  llvm::TargetMachine& first = backends::cachedTargetMachine("test sm_90a", create);
+  EXPECT_EQ(&backends::cachedTargetMachine("test sm_90a", create), &first);
+  EXPECT_EQ(created, 1);
+  EXPECT_NE(&backends::cachedTargetMachine("test other", create), &first);
+  EXPECT_EQ(created, 2);
+  const llvm::TargetMachine* onOtherThread = nullptr;
+  std::thread([&] { onOtherThread = &backends::cachedTargetMachine("test sm_90a", create); }).join();
+  EXPECT_NE(onOtherThread, &first);
+  EXPECT_EQ(created, 3);
 }
 
 }  // namespace
