@@ -92,13 +92,16 @@ Attr basesAttr(const std::vector<LinearLayout::Basis>& bases) {
 
 std::vector<LinearLayout::Basis> basesParam(const Attr& a, const char* key) {
   const Attr& v = param(a, key);
-  const Error bad("layout " + a.str() + ": '" + key + "' must be a list of integer lists (one basis per input bit)");
-  if (!v.isArray()) throw bad;
+  // Built only on failure: printing the layout was a percent of a matmul's compile when done on every call.
+  auto bad = [&] {
+    return Error("layout " + a.str() + ": '" + key + "' must be a list of integer lists (one basis per input bit)");
+  };
+  if (!v.isArray()) throw bad();
   std::vector<LinearLayout::Basis> bases;
   for (const Attr& b : v.getArray()) {
-    if (!b.isArray()) throw bad;
+    if (!b.isArray()) throw bad();
     for (const Attr& x : b.getArray())
-      if (!x.isInt()) throw bad;
+      if (!x.isInt()) throw bad();
     bases.push_back(b.getIntArray());
   }
   return bases;

@@ -323,6 +323,79 @@ TEST(SharedMemoryRules, RegisterRemapMatchesBruteForceOnRandomLayouts) {
   EXPECT_LT(remappable, total);
 }
 
+// A trans whose operand and result have random layouts: remappable exactly when, by brute force over every
+// thread, each result register holds the element of one fixed operand register (through the permutation).
+TEST(SharedMemoryRules, TransRemapMatchesBruteForceOnRandomLayouts) {
+  std::mt19937 rng(11);
+  int remappable = 0;
+  const std::vector<int64_t> inShape = {8, 32}, outShape = {32, 8};
+  for (int iter = 0; iter < 200; ++iter) {
+    const Layout from = randomBlocked(rng, inShape);
+    // Every third result layout mirrors the operand's (each thread then already holds its elements, in some
+    // register order), so both answers occur often.
+    auto mirrored = [](const std::vector<int64_t>& v) { return std::vector<int64_t>{v[1], v[0]}; };
+    const Layout to = iter % 3 ? randomBlocked(rng, outShape)
+                               : Layout::blocked(mirrored(from.sizePerThread()), mirrored(from.threadsPerWarp()),
+                                                 mirrored(from.warpsPerCTA()), {1 - from.order()[0], 1 - from.order()[1]});
+    auto f = makeFunction();
+    Builder b(f->body());
+    Value* x = constantTile(b, laidOut(inShape, Type::f32(), from));
+    Op* trans = b.create(OpKind::Trans, {x}, {laidOut(outShape, Type::f32(), to)}, {{"perm", Attr::intArray({1, 0})}});
+    bool expected = true;
+    for (int64_t r = 0; r < to.registersPerThread(outShape) && expected; ++r) {
+      bool found = false;
+      for (int64_t q = 0; q < from.registersPerThread(inShape) && !found; ++q) {
+        bool all = true;
+        for (int64_t w = 0; w < 4 && all; ++w)
+          for (int64_t l = 0; l < 32 && all; ++l) {
+            const std::vector<int64_t> c = to.coords(outShape, w, l, r);
+            all = from.coords(inShape, w, l, q) == std::vector<int64_t>{c[1], c[0]};
+          }
+        found = all;
+      }
+      expected = found;
+    }
+    ASSERT_EQ(transforms::canRemapInRegisters(*trans, kOptions), expected) << from.str() << " -> " << to.str();
+    remappable += expected;
+  }
+  EXPECT_GT(remappable, 50);
+  EXPECT_LT(remappable, 200);
+}
+
+// Wavefronts of one-word accesses (f32, one element per register along the row) into random padded and swizzled
+// buffers, against their definition: per register, the most distinct words the warp's lanes ask of one bank.
+TEST(SharedMemoryRules, ScalarExchangeWavefrontsMatchTheirDefinitionOnRandomBuffers) {
+  std::mt19937 rng(5);
+  const std::vector<int64_t> shape = {32, 32};
+  int conflicted = 0;
+  for (int iter = 0; iter < 200; ++iter) {
+    std::vector<int64_t> spt = {int64_t(1) << (rng() % 3), 1}, tpw = {1, 1}, wpc = {1, 1};
+    for (int64_t t = 32; t > 1; t /= 2) tpw[rng() % 2] *= 2;
+    for (int64_t w = 4; w > 1; w /= 2) wpc[rng() % 2] *= 2;
+    const Layout layout = Layout::blocked(spt, tpw, wpc, rng() % 2 ? std::vector<int64_t>{1, 0} : std::vector<int64_t>{0, 1});
+    const ir::LinearLayout linear = layout.toLinear(shape);
+    transforms::ExchangeBuffer buffer{shape, 4, static_cast<int64_t>(rng() % 33) * 4};
+    if (rng() % 2) buffer = {shape, 4, 0, {int64_t(2) << (rng() % 3), int64_t(32) << (rng() % 6)}};
+    const uint64_t repeated = linear.freeVariableMasks()[0];
+    int64_t expected = 0;
+    for (int64_t r = 0; r < layout.registersPerThread(shape); ++r) {
+      if ((static_cast<uint64_t>(r) & repeated) != 0) continue;
+      std::map<int64_t, std::set<int64_t>> wordsOfBank;
+      for (int64_t l = 0; l < 32; ++l) {
+        const int64_t word = buffer.byteOffset(layout.coords(shape, 0, l, r)) / 4;
+        wordsOfBank[word % 32].insert(word);
+      }
+      size_t most = 0;
+      for (const auto& [bank, words] : wordsOfBank) most = std::max(most, words.size());
+      expected += static_cast<int64_t>(most);
+    }
+    ASSERT_EQ(transforms::exchangeWavefronts(linear, buffer), expected) << layout.str() << " pad " << *buffer.padBytes
+                                                                          << " swizzle " << buffer.swizzle.phases;
+    conflicted += expected > layout.registersPerThread(shape);
+  }
+  EXPECT_GT(conflicted, 0);  // conflicts occur, so the count is exercised beyond one word per bank
+}
+
 TEST(SharedMemoryRules, ShapeOpsUseTheirExchangeBuffer) {
   auto f = makeFunction();
   Builder b(f->body());

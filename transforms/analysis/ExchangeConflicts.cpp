@@ -1,6 +1,7 @@
 #include "transforms/analysis/ExchangeConflicts.h"
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
 #include "ir/Error.h"
@@ -89,25 +90,29 @@ int64_t wavefronts(const ir::LinearLayout& layout, const WarpElements& warp, con
   const Access access = widestAccess(layout, elementBytes, buffer.rows() == 1 ? 0 : pitchBytes);
   const int64_t vectorBytes = access.vectorBytes, perAccess = access.perAccess, phaseLanes = access.phaseLanes;
   int64_t total = 0;
-  std::vector<int64_t> bankWords;  // one phase's words, keyed bank first
+  // Per bank, the distinct words one phase asks of it (a bank delivers one word per wavefront), counted in place
+  // rather than sorted: this loop runs for every candidate buffer. A phase touches at most 64 words: 32 lanes of one
+  // or two words (an access of up to 4 bytes), or 8 lanes of at most 5 (16 bytes, when not word-aligned).
+  constexpr size_t kMaxPhaseWords = 64;
+  std::array<std::array<int64_t, kMaxPhaseWords>, kBanks> bankWords;
+  std::array<int64_t, kBanks> distinct;
   for (int64_t r = 0; r < warp.registers; r += perAccess) {
     if ((static_cast<uint64_t>(r) & warp.repeatedRegisters) != 0) continue;
     for (int64_t first = 0; first < warp.lanes; first += phaseLanes) {
-      bankWords.clear();
+      distinct.fill(0);
+      int64_t most = 0;
       for (int64_t lane = first; lane < std::min(warp.lanes, first + phaseLanes); ++lane) {
         const size_t at = static_cast<size_t>(r * warp.lanes + lane);
         // A swizzle leaves rows unpadded (ExchangeBuffer::byteOffset).
         const int64_t start = buffer.swizzle.apply(warp.rows[at] * pitchBytes + warp.lasts[at] * elementBytes);
-        for (int64_t word = start / kBankBytes; word * kBankBytes < start + vectorBytes; ++word)
-          bankWords.push_back((word % kBanks) << 40 | word);
-      }
-      std::sort(bankWords.begin(), bankWords.end());
-      // The most distinct words one bank delivers.
-      int64_t most = 0, run = 0;
-      for (size_t i = 0; i < bankWords.size(); ++i) {
-        if (i > 0 && bankWords[i] == bankWords[i - 1]) continue;  // the same word: one delivery
-        run = i > 0 && (bankWords[i] >> 40) == (bankWords[i - 1] >> 40) ? run + 1 : 1;
-        most = std::max(most, run);
+        for (int64_t word = start / kBankBytes; word * kBankBytes < start + vectorBytes; ++word) {
+          const size_t bank = static_cast<size_t>(word % kBanks);
+          int64_t* words = bankWords[bank].data();
+          const int64_t n = distinct[bank];
+          if (std::find(words, words + n, word) != words + n) continue;  // the same word: one delivery
+          words[n] = word;
+          most = std::max(most, distinct[bank] = n + 1);
+        }
       }
       total += most;
     }

@@ -299,23 +299,33 @@ int64_t packCoords(const SmallCoords& c) {
 
 // One side's buffer coordinates (packed) for each register of thread 0 and of each probe thread. A layout is
 // linear over the bits of (register, lane, warp), so a register's coordinates in a thread are its coordinates in
-// thread 0 XOR the thread's coordinates for register 0: one application per register and one per thread, not one
-// per pair.
+// thread 0 XOR the thread's coordinates for register 0, and register r's coordinates in thread 0 are register
+// (r with its lowest bit cleared)'s XOR that bit's basis: one XOR per register and one application per thread.
 std::vector<std::vector<int64_t>> sideKeys(const ExchangeSide& side,
                                            const std::vector<std::pair<int64_t, int64_t>>& threads) {
   const int64_t registers = side.value.registers();
-  std::vector<Coords> registerParts;
-  for (int64_t r = 0; r < registers; ++r) registerParts.push_back(side.value.coords(0, 0, r));
+  const size_t rank = side.value.shape.size();
+  if (rank > 4) throw Error("exchange: a tile of rank " + std::to_string(rank) + " (at most 4)");
+  std::vector<SmallCoords> registerParts(static_cast<size_t>(registers));
+  registerParts[0].n = rank;
+  if (side.value.linear) {
+    const std::vector<ir::LinearLayout::Basis>& bases = side.value.linear->inDim(ir::kRegisterDim).bases;
+    for (int64_t r = 1; r < registers; ++r) {
+      const int64_t bit = __builtin_ctzll(static_cast<uint64_t>(r));
+      const SmallCoords& rest = registerParts[static_cast<size_t>(r & (r - 1))];
+      SmallCoords& c = registerParts[static_cast<size_t>(r)];
+      c.n = rank;
+      for (size_t d = 0; d < rank; ++d) c.v[d] = rest.v[d] ^ bases[static_cast<size_t>(bit)][d];
+    }
+  }
   std::vector<std::vector<int64_t>> keys;
   for (auto [warp, lane] : threads) {
     const Coords threadPart = side.value.coords(warp, lane, 0);
-    if (threadPart.size() > 4) throw Error("exchange: a tile of rank " + std::to_string(threadPart.size()) + " (at most 4)");
     std::vector<int64_t>& row = keys.emplace_back();
     row.reserve(static_cast<size_t>(registers));
     for (int64_t r = 0; r < registers; ++r) {
-      SmallCoords c;
-      c.n = threadPart.size();
-      for (size_t d = 0; d < c.n; ++d) c.v[d] = registerParts[r][d] ^ threadPart[d];
+      SmallCoords c = registerParts[static_cast<size_t>(r)];
+      for (size_t d = 0; d < rank; ++d) c.v[d] ^= threadPart[d];
       side.map(c);
       row.push_back(packCoords(c));
     }
