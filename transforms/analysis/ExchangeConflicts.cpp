@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
 #include <utility>
 
 #include "ir/Error.h"
@@ -110,6 +111,9 @@ int64_t wavefronts(const ir::LinearLayout& layout, const WarpElements& warp, con
           int64_t* words = bankWords[bank].data();
           const int64_t n = distinct[bank];
           if (std::find(words, words + n, word) != words + n) continue;  // the same word: one delivery
+          if (n == static_cast<int64_t>(kMaxPhaseWords))
+            throw Error("exchange buffer: more than 64 words in one shared-memory phase (" +
+                        std::to_string(vectorBytes) + "-byte accesses)");
           words[n] = word;
           most = std::max(most, distinct[bank] = n + 1);
         }
