@@ -1,4 +1,5 @@
-// NVPTX operations as runtime calls: special registers, bar.sync/barrier0 (barrier 0 only), bar.warp.sync,
+// NVPTX operations as runtime calls: special registers, bar.sync/barrier0 (named and counted barriers too),
+// setmaxnreg, bar.warp.sync,
 // shfl.sync, vote.sync, ldmatrix, mma.sync, cp.async with its groups, and CUDA's vprintf and __assertfail; and
 // the operations of the backend's inline-asm table as host IR (stmatrix as a runtime call).
 #include <llvm/IR/IntrinsicInst.h>
@@ -121,19 +122,23 @@ llvm::Value* specialRegister(RewriteContext& rc, llvm::IRBuilder<>& b, ID id) {
   return nullptr;
 }
 
-// Barrier 0 for every thread of the program: the only one the lowering uses and the runtime models.
-bool isBarrierZero(RewriteContext& rc, llvm::CallInst& call) {
+// bar.sync / barrier.sync: barrier 0 of every thread as __tsim_barrier; any other id, a non-constant one or a
+// thread count (id and count may be values) as __tsim_named_barrier, which checks them. Null: not a barrier.
+llvm::Value* barrier(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call) {
+  llvm::Value* count = nullptr;
   switch (call.getIntrinsicID()) {
-    case I::nvvm_barrier0: return true;
+    case I::nvvm_barrier0: return rc.call(b, TSIM_FUNCTION(__tsim_barrier), {rc.site(call, SiteKind::Barrier)});
     case I::nvvm_barrier_sync: case I::nvvm_barrier_n: case I::nvvm_bar_sync: {
       const auto* id = llvm::dyn_cast<llvm::ConstantInt>(call.getArgOperand(0));
-      if (!id || !id->isZero()) rc.fail(call, "named barriers other than barrier 0 are not modelled");
-      return true;
+      if (id && id->isZero()) return rc.call(b, TSIM_FUNCTION(__tsim_barrier), {rc.site(call, SiteKind::Barrier)});
+      count = b.getInt32(kTsimAllThreads);
+      break;
     }
-    case I::nvvm_barrier: case I::nvvm_barrier_sync_cnt:
-      rc.fail(call, "barriers with a thread count are not modelled");
-    default: return false;
+    case I::nvvm_barrier: case I::nvvm_barrier_sync_cnt: count = call.getArgOperand(1); break;
+    default: return nullptr;
   }
+  return rc.call(b, TSIM_FUNCTION(__tsim_named_barrier),
+                 {call.getArgOperand(0), count, rc.site(call, SiteKind::Barrier)});
 }
 
 llvm::Value* shuffle(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call, const ShuffleIntrinsic& s) {
@@ -212,7 +217,11 @@ llvm::Value* nvptxOperation(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::Call
   const ID id = call.getIntrinsicID();
   if (id == I::not_intrinsic) return libraryCall(rc, b, call);
   if (llvm::Value* v = specialRegister(rc, b, id)) return v;
-  if (isBarrierZero(rc, call)) return rc.call(b, TSIM_FUNCTION(__tsim_barrier), {rc.site(call, SiteKind::Barrier)});
+  if (llvm::Value* v = barrier(rc, b, call)) return v;
+  if (id == I::nvvm_setmaxnreg_inc_sync_aligned_u32 || id == I::nvvm_setmaxnreg_dec_sync_aligned_u32)
+    return rc.call(b, TSIM_FUNCTION(__tsim_setmaxnreg),  // a synchronization site, as the warpgroup executes it together
+                   {b.getInt32(id == I::nvvm_setmaxnreg_inc_sync_aligned_u32), call.getArgOperand(0),
+                    rc.site(call, SiteKind::Barrier)});
   if (id == I::nvvm_bar_warp_sync)
     return rc.call(b, TSIM_FUNCTION(__tsim_warp_sync), {call.getArgOperand(0), rc.site(call, SiteKind::WarpSync)});
   if (const ShuffleIntrinsic* s = find(kShuffleIntrinsics, id)) return shuffle(rc, b, call, *s);

@@ -101,6 +101,15 @@ void __tsim_memcpy(uint64_t dst, uint64_t src, uint64_t bytes, uint32_t site);
 // barriers, the mask's lanes for warp operations); what never arrives is reported.
 void __tsim_barrier(uint32_t site);                  // bar.sync 0 / barrier0 / s_barrier
 void __tsim_warp_sync(uint32_t mask, uint32_t site); // bar.warp.sync
+// bar.sync / barrier.sync `id`, `count` (NVPTX): waits until `count` threads (a multiple of the warp size, at most
+// the program's) arrived at barrier `id` (0 to 15); kTsimAllThreads: every thread of the program. Barrier 0 for
+// all threads is __tsim_barrier. Exited threads never arrive at a named barrier.
+inline constexpr uint32_t kTsimAllThreads = 0xFFFFFFFFu;
+void __tsim_named_barrier(uint32_t id, uint32_t count, uint32_t site);
+// setmaxnreg.{inc,dec}.sync.aligned.u32 `registers` (sm_90a; increase nonzero: .inc): checked (24 to 256, a multiple
+// of 8, the same in every warp of the warpgroup, not lowering (.inc) / raising (.dec) the warp's known count);
+// no other effect.
+void __tsim_setmaxnreg(uint32_t increase, uint32_t registers, uint32_t site);
 // shfl.sync (32-lane warps): returns the value read; *valid (may be null) is the PTX predicate (source lane in
 // range). Reading a lane outside the mask is reported and reads 0.
 uint32_t __tsim_shuffle(uint32_t mode, uint32_t mask, uint32_t value, uint32_t laneOrDelta, uint32_t clampSegment,

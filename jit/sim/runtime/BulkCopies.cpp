@@ -46,14 +46,19 @@ void land(Worker& w, const BulkTensorCopy& c) {
   forEachLanding(c, [&](uint32_t at, uint64_t address, bool inBounds) {
     if (inBounds && c.sourceValid) std::memcpy(w.sharedBase() + at, reinterpret_cast<const void*>(address), bytes);
     else std::memset(w.sharedBase() + at, 0, bytes);
-    if (w.checks.tracksSharedMemory()) w.sharedChecker.landBulk(at, bytes, c.site);
+    if (w.checks.tracksSharedMemory()) w.sharedChecker.landBulk(at, bytes, c.site, c.issuer, c.issueClock);
   });
 }
 
-// The current phase of `m` completed: its copies land, the next phase begins, and the waiters it satisfies wake.
+// The current phase of `m` completed: its copies land, the next phase begins, and the waiters it satisfies wake
+// (having acquired what was released into the barrier).
 void completePhase(Worker& w, Mbarrier& m) {
   for (const BulkTensorCopy& c : m.advance()) land(w, c);
-  for (uint32_t thread : w.mbarriers.takeSatisfiedWaiters(m)) w.runner.wake(thread);
+  if (w.checks.tracksSharedMemory()) m.completed = m.released;
+  for (uint32_t thread : w.mbarriers.takeSatisfiedWaiters(m)) {
+    if (w.checks.tracksSharedMemory()) w.sharedChecker.acquire(thread, m.completed);
+    w.runner.wake(thread);
+  }
 }
 
 // Whether every element of `c` lands inside shared memory, reporting the box when not.
@@ -100,6 +105,7 @@ uint64_t mbarrierArrive(SimThread& t, uint64_t address, uint32_t count, uint32_t
       return "arrives " + std::to_string(count) + " times on " + barrierName(m.offset) + ", in " + m.describe();
     });
   const uint64_t token = m.phase;
+  if (w.checks.tracksSharedMemory()) w.sharedChecker.release(t.index, m.released);
   m.tx += txBytes;
   m.pending -= count;
   if (m.complete()) completePhase(w, m);
@@ -114,7 +120,10 @@ uint32_t mbarrierTryWaitParity(SimThread& t, uint64_t address, uint32_t parity, 
     w.fail(t, FindingKind::InvalidCall, site, [&] { return "try_wait.parity " + std::to_string(parity) + " (0 or 1)"; });
   m.completeTransactions();
   if (m.complete()) completePhase(w, m);
-  if (m.parityCompleted(parity)) return 1;
+  if (m.parityCompleted(parity)) {
+    if (w.checks.tracksSharedMemory()) w.sharedChecker.acquire(t.index, m.completed);
+    return 1;
+  }
   w.mbarriers.addWaiter({t.index, m.offset, parity, site});
   w.runner.park(t, site);  // woken by the completion of that phase (`m` may have moved meanwhile)
   return 1;
@@ -150,7 +159,25 @@ void bulkTensorCopy(SimThread& t, uint64_t sharedAddress, const void* tensorMap,
         reportSharedIssues(w, t, issues, at, copy.map.elementBytes, site, true);
       });
   }
+  if (w.checks.tracksSharedMemory()) {
+    // complete_tx releases the issuing thread's accesses up to the issue (the copy's own write among them).
+    copy.issuer = t.index;
+    copy.issueClock = w.sharedChecker.clockOf(t.index);
+    w.sharedChecker.release(t.index, m.released);
+  }
   m.inFlight.push_back(copy);
+}
+
+bool completeCopiesInFlight(Worker& w) {
+  bool completed = false;
+  for (Mbarrier& m : w.mbarriers.barriers()) {
+    if (m.inFlight.empty()) continue;
+    m.completeTransactions();
+    if (!m.complete()) continue;
+    completePhase(w, m);
+    completed = true;
+  }
+  return completed;
 }
 
 void dropUnlandedBulkCopies(Worker& w) {

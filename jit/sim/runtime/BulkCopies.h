@@ -17,6 +17,9 @@ uint32_t mbarrierTryWaitParity(SimThread& t, uint64_t address, uint32_t parity, 
 void bulkTensorCopy(SimThread& t, uint64_t sharedAddress, const void* tensorMap, const int32_t* coordinates,
                     uint32_t rank, uint64_t mbarrierAddress, uint32_t site);
 
+// Nothing else can run: every copy in flight completes its transaction bytes, and each phase that completes lands
+// its copies and wakes its waiters. True when a phase completed.
+bool completeCopiesInFlight(Worker& w);
 // The program ends: copies that never landed leave their bytes pending no longer.
 void dropUnlandedBulkCopies(Worker& w);
 // The program cannot go on: reports every thread waiting on an mbarrier phase; false when there is none.

@@ -27,6 +27,7 @@ struct BulkTensorCopy {
   bool sourceValid = true;    // every in-bounds element is inside launch memory (else the box lands as zeros)
   bool landsNothing = false;  // its destination is out of bounds (reported at its issue)
   uint32_t site = 0;
+  uint32_t issuer = 0, issueClock = 0;  // the issuing thread and its clock then (racecheck: the landing's writer)
 };
 
 struct Mbarrier {
@@ -37,6 +38,9 @@ struct Mbarrier {
   uint32_t phase = 0;     // phases completed so far
   std::vector<BulkTensorCopy> inFlight;  // issued, their bytes not counted yet
   std::vector<BulkTensorCopy> counted;   // their bytes counted: they land when the current phase completes
+  // Racecheck's happens-before (SharedMemoryChecker.h): what arrivals and copy issues released into the barrier so
+  // far, and that as of its last phase completion (what a satisfied wait acquires).
+  std::vector<uint32_t> released, completed;
 
   bool complete() const { return pending == 0 && tx == 0; }
   // The copies in flight complete their transactions (a thread waits on the barrier).
@@ -68,6 +72,7 @@ class Mbarriers {
   std::vector<uint32_t> takeSatisfiedWaiters(const Mbarrier& barrier);
   const std::vector<MbarrierWaiter>& waiters() const { return waiters_; }
   const std::vector<Mbarrier>& barriers() const { return barriers_; }
+  std::vector<Mbarrier>& barriers() { return barriers_; }
 
  private:
   std::vector<Mbarrier> barriers_;  // few per program: a linear search is the fastest map

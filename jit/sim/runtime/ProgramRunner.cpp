@@ -56,6 +56,10 @@ void ProgramRunner::run(Body body, void* context, Events& events) {
   live_ = numThreads();
   barrierArrived_ = 0;
   barrierWaiters_.clear();
+  for (NamedBarrier& n : named_) {
+    n.expected = 0;
+    n.waiters.clear();
+  }
   readyHead_ = readyCount_ = 0;
   for (uint32_t w = 0; w < numWarps_; ++w) {
     liveLanes_[w] = fullWarpMask_;
@@ -68,15 +72,17 @@ void ProgramRunner::run(Body body, void* context, Events& events) {
     fibers_[t.index]->arm(&ProgramRunner::fiberMain, &starts_[t.index]);
     makeReady(t.index);
   }
-  while (!ended_ && readyCount_ > 0) {
-    uint32_t next = ready_[readyHead_];
-    readyHead_ = (readyHead_ + 1) % ready_.size();
-    --readyCount_;
-    threads_[next].state = ThreadState::Running;
-    setCurrentThread(&threads_[next]);
-    fibers_[next]->resumeFrom(host_);
-  }
-  setCurrentThread(nullptr);
+  do {
+    while (!ended_ && readyCount_ > 0) {
+      uint32_t next = ready_[readyHead_];
+      readyHead_ = (readyHead_ + 1) % ready_.size();
+      --readyCount_;
+      threads_[next].state = ThreadState::Running;
+      setCurrentThread(&threads_[next]);
+      fibers_[next]->resumeFrom(host_);
+    }
+    setCurrentThread(nullptr);
+  } while (!ended_ && live_ > 0 && events.completeAsynchronousWork() && readyCount_ > 0);
   if (!ended_ && live_ > 0) {
     events.deadlock();
     ended_ = true;
@@ -181,6 +187,30 @@ void ProgramRunner::barrier(SimThread& t, uint32_t site) {
     return;
   }
   switchAway(t, /*exiting=*/false);
+}
+
+void ProgramRunner::namedBarrier(SimThread& t, uint32_t id, uint32_t count, uint32_t site) {
+  NamedBarrier& n = named_[id];
+  t.state = ThreadState::AtBarrier;
+  t.waitSite = site;
+  if (n.expected == 0) {
+    n.expected = count;
+    n.site = site;
+  }
+  n.waiters.push_back(t.index);
+  if (n.waiters.size() < n.expected) {
+    switchAway(t, /*exiting=*/false);
+    return;  // resumed: the last thread to arrive released it
+  }
+  // Reset before the event and the wake-ups: a released thread may arrive again before the others run.
+  std::vector<uint32_t> arrived = std::move(n.waiters);
+  n.waiters.clear();
+  n.expected = 0;
+  events_->namedBarrierReleased(id, arrived, n.site);
+  for (uint32_t index : arrived) {
+    if (index == t.index) threads_[index].state = ThreadState::Running;
+    else makeReady(index);
+  }
 }
 
 void ProgramRunner::releaseBarrier(const SimThread& releaser) {

@@ -8,6 +8,7 @@
 // ready or the program ends. A fiber never resumes after its thread exited or its program ended.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -39,11 +40,17 @@ class ProgramRunner {
     // The barrier every live thread reached (the first arrival's site); `threadsExited`: some threads of the
     // program had exited before it; `mixedSites`: threads arrived from different barrier sites.
     virtual void barrierReleased(uint32_t site, bool threadsExited, bool mixedSites) = 0;
+    // The named barrier `id` completed: `threads` arrived (its count of them), the first at `site`.
+    virtual void namedBarrierReleased(uint32_t id, const std::vector<uint32_t>& threads, uint32_t site) {}
     // Every lane of `collective` arrived: compute each lane's results (their arrivals).
     virtual void resolveCollective(uint32_t warp, const PendingCollective& collective) = 0;
     // `thread` arrived at (kind, mask, site) while lanes it shares with `other` wait there. The program ends.
     virtual void collectiveMismatch(const SimThread& thread, CollectiveKind kind, uint64_t mask, uint32_t site,
                                     const PendingCollective& other) = 0;
+    // Nothing can run and threads still wait: asynchronous work still in flight completes now (as late as it may:
+    // a warp-specialized producer issues copies that only other threads wait for). True when that made a thread
+    // ready; false: deadlock() follows.
+    virtual bool completeAsynchronousWork() { return false; }
     // Nothing can run and threads still wait (read threads() and pendingCollectives()). The program ends.
     virtual void deadlock() = 0;
     // The kernel body threw on `thread` (only C++ test kernels can). The program ends.
@@ -69,12 +76,25 @@ class ProgramRunner {
   const FiberStack& stackOf(const SimThread& t) const { return fibers_[t.index]->stack(); }
   bool ended() const { return ended_; }
 
+  // The CTA's 16 hardware barriers as bar.sync with an id uses them (barrier 0 without a count is barrier()).
+  static constexpr uint32_t kNamedBarriers = 16;
+  struct NamedBarrier {
+    uint32_t expected = 0;  // the threads it waits for; 0: none arrived since it last completed
+    uint32_t site = 0;      // the first arrival's
+    std::vector<uint32_t> waiters;
+  };
+  const NamedBarrier& namedBarrierState(uint32_t id) const { return named_[id]; }
+
   // Runs one program: each thread calls body(context) on its fiber. Returns when every thread exited or the
   // program ended (endProgram, a mismatch, a deadlock, a failed thread).
   void run(Body body, void* context, Events& events);
 
   // Called by the running thread `t` (currentThreadOrNull()):
   void barrier(SimThread& t, uint32_t site);
+  // bar.sync id, count: `t` waits until `count` threads (the caller checked it: a multiple of the warp size, at
+  // most numThreads()) have arrived at barrier `id` (< kNamedBarriers), then the barrier resets. Exited threads
+  // never arrive. A barrier already under way keeps the count of its first arrival (the caller checks it).
+  void namedBarrier(SimThread& t, uint32_t id, uint32_t count, uint32_t site);
   // `t.arrival` holds its operands; on return it holds its results. `mask` must include t's lane.
   void collective(SimThread& t, CollectiveKind kind, uint64_t mask, uint32_t site);
   // A collective of whole warps: every lane of the `warps` consecutive warps containing t's (warps divides
@@ -124,6 +144,7 @@ class ProgramRunner {
   uint32_t barrierSite_ = 0;
   bool barrierMixedSites_ = false;
   std::vector<uint32_t> barrierWaiters_;
+  std::array<NamedBarrier, kNamedBarriers> named_;
   std::vector<std::vector<PendingCollective>> pending_;  // per warp; usually one full-warp collective at most
 
   Body body_ = nullptr;

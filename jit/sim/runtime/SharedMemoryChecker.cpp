@@ -13,6 +13,42 @@ void SharedMemoryChecker::beginProgram() {
     epoch_ = 0;
   }
   programEpoch_ = ++epoch_;
+  if (!clocks_.empty()) clocks_.clear();  // the next program allocates them again if it synchronizes so
+}
+
+uint32_t* SharedMemoryChecker::clockVector(uint32_t thread) {
+  if (clocks_.empty()) {
+    // Every thread at clock 1 (what accesses before this recorded), knowing nothing of the others.
+    clocks_.assign(size_t{threads_} * threads_, 0);
+    for (uint32_t t = 0; t < threads_; ++t) clocks_[size_t{t} * threads_ + t] = 1;
+  }
+  return &clocks_[size_t{thread} * threads_];
+}
+
+void SharedMemoryChecker::release(uint32_t thread, Clock& into) {
+  if (thread >= threads_) return;
+  uint32_t* mine = clockVector(thread);
+  if (into.empty()) into.assign(threads_, 0);
+  for (uint32_t t = 0; t < threads_; ++t) into[t] = std::max(into[t], mine[t]);
+  ++mine[thread];
+}
+
+void SharedMemoryChecker::acquire(uint32_t thread, const Clock& from) {
+  if (thread >= threads_ || from.empty()) return;
+  uint32_t* mine = clockVector(thread);
+  for (uint32_t t = 0; t < threads_ && t < from.size(); ++t) mine[t] = std::max(mine[t], from[t]);
+}
+
+void SharedMemoryChecker::synchronize(const std::vector<uint32_t>& threads) {
+  Clock joined;
+  for (uint32_t t : threads) release(t, joined);
+  for (uint32_t t : threads) acquire(t, joined);
+}
+
+void SharedMemoryChecker::orderAfter(uint32_t thread, uint32_t source) {
+  if (thread >= threads_ || source >= threads_ || clocks_.empty()) return;
+  uint32_t& known = clockVector(thread)[source];
+  known = std::max(known, clocks_[size_t{source} * threads_ + source]);
 }
 
 void SharedMemoryChecker::barrier() { ++epoch_; }
@@ -38,8 +74,15 @@ void SharedMemoryChecker::checkOperand(const ByteState& b, uint32_t offset, Shar
 }
 
 bool SharedMemoryChecker::racesWithWriter(const ByteState& b, const SharedAccessor& who) const {
-  return b.writeEpoch == epoch_ && b.writer != who.thread && b.writer != kAtomicWriter && b.writer != kBulkCopyWriter &&
-         !ordered(b.writer, b.writeSync, who);
+  return b.writeEpoch == epoch_ && b.writer != who.thread && b.writer != kAtomicWriter &&
+         !ordered(b.writer, b.writeSync, who) && !happensBefore(b.writer, b.writeClock, who);
+}
+
+bool SharedMemoryChecker::readersHappenBefore(const ByteState& b, const SharedAccessor& who) const {
+  if (clocks_.empty() || b.readers > kReaderSlots) return false;
+  for (uint8_t i = 0; i < b.readers; ++i)
+    if (b.readThread[i] != who.thread && !happensBefore(b.readThread[i], b.readClock[i], who)) return false;
+  return true;
 }
 
 void SharedMemoryChecker::noteRace(SharedAccessIssues& issues, bool otherWrote, uint16_t other, uint32_t otherSite,
@@ -67,17 +110,31 @@ void SharedMemoryChecker::checkWrite(ByteState& b, uint32_t offset, const Shared
   }
   bool otherReaders = b.reader == kManyThreads || b.reader != who.thread;
   bool readersOrdered = b.readerWarp == who.warp && who.warpSyncGeneration > b.readSync;
-  if (b.readEpoch == epoch_ && otherReaders && !readersOrdered) noteRace(issues, false, b.reader, b.readSite, offset);
+  if (b.readEpoch == epoch_ && otherReaders && !readersOrdered && !readersHappenBefore(b, who)) noteRace(issues, false, b.reader, b.readSite, offset);
 }
 
 void SharedMemoryChecker::recordRead(ByteState& b, const SharedAccessor& who, uint32_t site) const {
+  const uint32_t clock = clockOf(who.thread);
   if (b.readEpoch != epoch_) {
     b.readEpoch = epoch_;
     b.reader = static_cast<uint16_t>(who.thread);
     b.readerWarp = static_cast<uint16_t>(who.warp);
     b.readSync = who.warpSyncGeneration;
     b.readSite = site;
+    b.readers = 1;
+    b.readThread[0] = static_cast<uint16_t>(who.thread);
+    b.readClock[0] = clock;
     return;
+  }
+  uint8_t slot = 0;
+  while (slot < b.readers && slot < kReaderSlots && b.readThread[slot] != who.thread) ++slot;
+  if (slot < b.readers && slot < kReaderSlots) {
+    b.readClock[slot] = clock;
+  } else if (b.readers < kReaderSlots) {
+    b.readThread[b.readers] = static_cast<uint16_t>(who.thread);
+    b.readClock[b.readers++] = clock;
+  } else {
+    b.readers = kReaderSlots + 1;
   }
   if (b.reader != who.thread) b.reader = kManyThreads;
   if (b.readerWarp != who.warp) b.readerWarp = kManyThreads;
@@ -107,6 +164,7 @@ SharedAccessIssues SharedMemoryChecker::write(const SharedAccessor& who, uint32_
     b.writeSync = who.warpSyncGeneration;
     b.writeSite = site;
     b.writeExecution = who.execution;
+    b.writeClock = clockOf(who.thread);
   }
   return issues;
 }
@@ -160,13 +218,17 @@ SharedAccessIssues SharedMemoryChecker::issueBulk(const SharedAccessor& who, uin
   return issues;
 }
 
-void SharedMemoryChecker::landBulk(uint32_t offset, uint32_t bytes, uint32_t site) {
+void SharedMemoryChecker::landBulk(uint32_t offset, uint32_t bytes, uint32_t site, uint32_t issuer,
+                                   uint32_t issueClock) {
   for (uint32_t i = offset; i < offset + bytes; ++i) {
     ByteState& b = shadow_[i];
     b.pending = 0;
     b.writeEpoch = epoch_;
-    b.writer = kBulkCopyWriter;
+    b.writer = static_cast<uint16_t>(issuer);
+    b.writeSync = UINT32_MAX;  // no warp sync orders the asynchronous proxy's write
     b.writeSite = site;
+    b.writeExecution = UINT32_MAX;
+    b.writeClock = issueClock;
   }
 }
 

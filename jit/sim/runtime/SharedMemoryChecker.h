@@ -12,10 +12,20 @@
 //    phase has not completed. A bulk copy's bytes, once landed, race with no read: the phase completion that
 //    lands them is what a reader waits for (whether each reader did wait is not tracked);
 //  - a write (or a cp.async into) a byte a wgmma.mma_async reads whose wait_group has not come yet.
-// Barriers advance an epoch; accesses in different epochs never race. Epochs keep counting across programs, so
+// Barrier 0 advances an epoch; accesses in different epochs never race. Epochs keep counting across programs, so
 // a new program starts without clearing the shadow (bytes last written in an older epoch are "unwritten").
+// Within an epoch, accesses are also ordered by happens-before through mbarriers and named barriers (vector
+// clocks, allocated at a program's first such synchronization): an mbarrier arrive, and the issue of a bulk copy
+// (its complete_tx), release the thread's accesses so far into the barrier; a wait that the completion of a phase
+// satisfies acquires what was released into the barrier before that completion; a named barrier orders its
+// participants' earlier accesses before their later ones. Each byte keeps its last writer as (thread, clock) and
+// up to kReaderSlots readers as (thread, clock); with more readers in one epoch a write races with them unless a warp
+// sync orders them all (the epoch rule, no happens-before). A landed bulk copy's bytes are its issuing thread's write
+// at its issue, so that a reader that did not wait for its phase (nor pass a barrier 0 after it) races with it.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -53,6 +63,21 @@ class SharedMemoryChecker {
   void beginProgram();  // forget everything of the previous program
   void barrier();       // accesses after this never race with those before
 
+  // Happens-before (the clocks of `threads` threads, see above). A Clock is a barrier's vector (empty: nothing
+  // released into it yet).
+  using Clock = std::vector<uint32_t>;
+  void setThreads(uint32_t threads) { threads_ = threads; }
+  // Joins `thread`'s accesses so far into `into`, then starts the thread's next clock value.
+  void release(uint32_t thread, Clock& into);
+  // `thread`'s later accesses are ordered after what was released into `from`.
+  void acquire(uint32_t thread, const Clock& from);
+  // Every one of `threads` is ordered after every one's accesses so far (a named barrier).
+  void synchronize(const std::vector<uint32_t>& threads);
+  // `thread` is ordered after `source`'s accesses so far (the warpgroup's wgmma operand reads, recorded as its
+  // first thread's, once a wait_group completed them).
+  void orderAfter(uint32_t thread, uint32_t source);
+  uint32_t clockOf(uint32_t thread) const { return clocks_.empty() ? 1 : clocks_[std::size_t{thread} * threads_ + thread]; }
+
   // [offset, offset + bytes) must lie within the shared memory (the caller checks bounds first).
   SharedAccessIssues read(const SharedAccessor& who, uint32_t offset, uint32_t bytes, uint32_t site);
   // `unchanged`: the write stores the bytes already there.
@@ -69,7 +94,8 @@ class SharedMemoryChecker {
   // A bulk tensor copy: issued by `who` (checked as its write: it must not overwrite what other threads read or
   // wrote unordered), pending until it lands, then written by the asynchronous proxy.
   SharedAccessIssues issueBulk(const SharedAccessor& who, uint32_t offset, uint32_t bytes, uint32_t site);
-  void landBulk(uint32_t offset, uint32_t bytes, uint32_t site);
+  // Lands the bytes as `issuer`'s write at clock `issueClock` (its clock when it issued the copy).
+  void landBulk(uint32_t offset, uint32_t bytes, uint32_t site, uint32_t issuer, uint32_t issueClock);
 
   // wgmma.mma_async: the bytes are read from its issue until its wait_group completes it (counted: several
   // incomplete wgmmas may read one byte).
@@ -79,7 +105,7 @@ class SharedMemoryChecker {
  private:
   static constexpr uint16_t kManyThreads = 0xFFFF;
   static constexpr uint16_t kAtomicWriter = 0xFFFE;
-  static constexpr uint16_t kBulkCopyWriter = 0xFFFD;
+  static constexpr uint8_t kReaderSlots = 4;
   struct ByteState {
     uint32_t writeEpoch = 0;  // epoch of the last write; below programEpoch_: not written in this program
     uint32_t readEpoch = 0;
@@ -91,11 +117,22 @@ class SharedMemoryChecker {
     uint16_t readerWarp = 0;          // their warp; kManyThreads when from several warps
     uint8_t pending = 0;
     uint16_t operandReads = 0;  // incomplete wgmmas reading the byte
+    uint8_t readers = 0;        // readers in readEpoch in the slots; kReaderSlots + 1: more than fit
+    uint32_t writeClock = 0;    // the writer's clock
+    std::array<uint16_t, kReaderSlots> readThread{};
+    std::array<uint32_t, kReaderSlots> readClock{};  // each reader's latest read
   };
 
   bool ordered(uint32_t otherThread, uint32_t otherSync, const SharedAccessor& who) const {
     return otherThread / warpSize_ == who.warp && who.warpSyncGeneration > otherSync;
   }
+  // `other`'s access at `clock` happens before `who`'s now.
+  bool happensBefore(uint32_t other, uint32_t clock, const SharedAccessor& who) const {
+    return !clocks_.empty() && other < threads_ && clocks_[std::size_t{who.thread} * threads_ + other] >= clock;
+  }
+  // Every reader of the byte's epoch other than `who` happens before `who` (false when they overflowed the slots).
+  bool readersHappenBefore(const ByteState& b, const SharedAccessor& who) const;
+  uint32_t* clockVector(uint32_t thread);  // allocates the clocks on first use
   // False (noting why) when the byte is pending or was not written in this program.
   bool checkWritten(const ByteState& b, uint32_t offset, SharedAccessIssues& issues) const;
   static void checkOperand(const ByteState& b, uint32_t offset, SharedAccessIssues& issues);
@@ -115,6 +152,8 @@ class SharedMemoryChecker {
   uint32_t warpSize_;
   uint32_t epoch_ = 0;
   uint32_t programEpoch_ = 1;
+  uint32_t threads_ = 0;
+  std::vector<uint32_t> clocks_;  // threads_ x threads_: row t is thread t's vector clock; empty until first used
 };
 
 }  // namespace tessera::sim

@@ -90,6 +90,12 @@ void __tsim_barrier(uint32_t site) { barrier(current(), site); }
 
 void __tsim_warp_sync(uint32_t mask, uint32_t site) { warpSync(current(), mask, site); }
 
+void __tsim_named_barrier(uint32_t id, uint32_t count, uint32_t site) { namedBarrier(current(), id, count, site); }
+
+void __tsim_setmaxnreg(uint32_t increase, uint32_t registers, uint32_t site) {
+  setMaxRegisters(current(), increase != 0, registers, site);
+}
+
 uint32_t __tsim_shuffle(uint32_t mode, uint32_t mask, uint32_t value, uint32_t laneOrDelta, uint32_t clampSegment,
                         uint32_t* valid, uint32_t site) {
   return shuffle(current(), mode, mask, value, laneOrDelta, clampSegment, valid, site);

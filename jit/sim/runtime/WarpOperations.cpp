@@ -59,6 +59,56 @@ void warpSync(SimThread& t, uint32_t mask, uint32_t site) {
   t.worker->runner.collective(t, CollectiveKind::WarpSync, mask, site);
 }
 
+void namedBarrier(SimThread& t, uint32_t id, uint32_t count, uint32_t site) {
+  Worker& w = *t.worker;
+  w.site(t, site);
+  ProgramRunner& r = w.runner;
+  const bool all = count == kTsimAllThreads;
+  auto describe = [&] { return "bar.sync " + std::to_string(id) + (all ? "" : ", " + std::to_string(count)); };
+  if (id >= ProgramRunner::kNamedBarriers)
+    w.fail(t, FindingKind::InvalidCall, site, [&] { return describe() + ": a CTA has barriers 0 to 15"; });
+  if (!all && (count == 0 || count % r.warpSize() || count > r.numThreads()))
+    w.fail(t, FindingKind::InvalidCall, site, [&] {
+      return describe() + ": the thread count must be a positive multiple of the warp size (" +
+             std::to_string(r.warpSize()) + ") and at most the program's " + std::to_string(r.numThreads()) +
+             " threads";
+    });
+  if (id == 0 && (all || count == r.numThreads())) return r.barrier(t, site);  // barrier 0's semantics (Sim.md)
+  const uint32_t threads = all ? r.numThreads() : count;
+  const ProgramRunner::NamedBarrier& n = r.namedBarrierState(id);
+  if (n.expected && n.expected != threads)
+    w.fail(t, FindingKind::BarrierDivergence, site, [&] {
+      return describe() + " while " + std::to_string(n.waiters.size()) + " threads wait at barrier " +
+             std::to_string(id) + " for " + std::to_string(n.expected) + " threads (" + w.describeSite(n.site) +
+             "); every arrival must give the same count";
+    });
+  r.namedBarrier(t, id, threads, site);
+}
+
+void setMaxRegisters(SimThread& t, bool increase, uint32_t registers, uint32_t site) {
+  Worker& w = *t.worker;
+  w.site(t, site);
+  const std::string name = std::string("setmaxnreg.") + (increase ? "inc" : "dec") + " " + std::to_string(registers);
+  auto finding = [&](const std::string& why) {
+    if (w.registerCounts.firstReportOfWarp(t.index)) w.report(FindingKind::InvalidCall, &t, site, nullptr, name + ": " + why);
+  };
+  const RegisterCounts::Execution& group =
+      w.registerCounts.join(t.index, {increase, registers, site, t.warp});
+  if (registers < 24 || registers > 256 || registers % 8)
+    finding("the register count must be a multiple of 8 from 24 to 256");
+  else if (w.runner.numWarps() % 4)
+    finding("needs whole warpgroups; the program has " + std::to_string(w.runner.numWarps()) + " warps");
+  else if (!(group == RegisterCounts::Execution{increase, registers, site, t.warp}))
+    finding("warp " + std::to_string(group.warp) + " of the same warpgroup executed setmaxnreg." +
+            (group.increase ? "inc " : "dec ") + std::to_string(group.registers) + " at " +
+            w.describeSite(group.site) + " instead (.sync.aligned: every warp of the warpgroup executes the same)");
+  uint32_t& current = w.registerCounts.current(t.index);
+  if (current && (increase ? registers < current : registers > current))
+    finding(std::string(increase ? "lowers" : "raises") + " the warp's count of " + std::to_string(current) +
+            " registers");
+  current = registers;
+}
+
 uint32_t shuffle(SimThread& t, uint32_t mode, uint32_t mask, uint32_t value, uint32_t laneOrDelta,
                  uint32_t clampSegment, uint32_t* valid, uint32_t site) {
   t.worker->site(t, site);

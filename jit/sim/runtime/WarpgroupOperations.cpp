@@ -198,7 +198,13 @@ void resolveWarpgroupCollective(Worker& w, uint32_t firstWarp, const PendingColl
   switch (c.kind) {
     case CollectiveKind::WgmmaFence: g.fenced = true; break;
     case CollectiveKind::WgmmaCommit: commit(g); break;
-    case CollectiveKind::WgmmaWait: wait(w, g, threads[0].arrival.op); break;
+    case CollectiveKind::WgmmaWait:
+      wait(w, g, threads[0].arrival.op);
+      // The operand reads it completed were recorded as the first thread's: the others now follow them.
+      if (w.checks.tracksSharedMemory())
+        for (uint32_t i = 1; i < kWarpsPerGroup * w.runner.warpSize(); ++i)
+          w.sharedChecker.orderAfter(threads[i].index, threads[0].index);
+      break;
     case CollectiveKind::WgmmaMma: resolveMma(w, threads, firstWarp, c.site); break;
     default: break;
   }

@@ -54,7 +54,9 @@ Worker::Worker(const LaunchContext& l)
       wgmma(l.program.numWarps % 4 == 0 ? l.program.numWarps / 4 : 0),
       findings(l.config.maxFindingsPerKind),
       shared_(static_cast<std::byte*>(::operator new[](std::max<size_t>(l.program.sharedBytes, 1), kSharedAlignment))),
-      warpSyncGeneration_(l.program.numWarps) {}
+      warpSyncGeneration_(l.program.numWarps) {
+  sharedChecker.setThreads(runner.numThreads());
+}
 
 Worker::~Worker() = default;
 
@@ -67,6 +69,7 @@ void Worker::runProgram(uint64_t index) {
   asyncCopies.beginProgram();
   wgmma.beginProgram();
   mbarriers.beginProgram();
+  registerCounts.beginProgram(runner.numThreads(), runner.numWarps(), runner.warpSize());
   std::fill(warpSyncGeneration_.begin(), warpSyncGeneration_.end(), 0);
   divergenceReported_ = false;
   runner.run(&Worker::threadBody, this, *this);
@@ -198,6 +201,35 @@ void Worker::barrierReleased(uint32_t site, bool threadsExited, bool mixedSites)
   report(FindingKind::BarrierDivergence, threadsExited ? firstExited : nullptr, site, nullptr, message);
 }
 
+void Worker::namedBarrierReleased(uint32_t, const std::vector<uint32_t>& threads, uint32_t site) {
+  if (checks.tracksSharedMemory()) sharedChecker.synchronize(threads);
+  if (site < sites.size()) counters.addBarrier(site);
+}
+
+bool Worker::reportNamedBarrierHangs(const std::function<std::string(const SimThread&)>& whereIs) {
+  const std::vector<SimThread>& threads = runner.threads();
+  bool reported = false;
+  for (uint32_t id = 0; id < ProgramRunner::kNamedBarriers; ++id) {
+    const ProgramRunner::NamedBarrier& n = runner.namedBarrierState(id);
+    if (!n.expected) continue;
+    std::vector<bool> arrived(threads.size());
+    for (uint32_t index : n.waiters) arrived[index] = true;
+    std::map<std::string, uint32_t> others;
+    for (const SimThread& t : threads)
+      if (!arrived[t.index]) ++others[whereIs(t)];
+    std::string message = "barrier " + std::to_string(id) + " never completes: " + std::to_string(n.waiters.size()) +
+                          " of the " + std::to_string(n.expected) + " threads it waits for arrived; of the others,";
+    bool first = true;
+    for (const auto& [place, count] : others) {
+      message += std::string(first ? "" : ";") + " " + std::to_string(count) + " " + place;
+      first = false;
+    }
+    reportAlways(FindingKind::BarrierDivergence, &threads[n.waiters.front()], n.site, nullptr, message);
+    reported = true;
+  }
+  return reported;
+}
+
 void Worker::resolveCollective(uint32_t warp, const PendingCollective& collective) {
   resolveWarpCollective(*this, warp, collective);
 }
@@ -209,6 +241,8 @@ void Worker::collectiveMismatch(const SimThread& t, CollectiveKind kind, uint64_
              laneList(other.arrived) + " of warp " + std::to_string(t.warp) + " wait at " +
              collectiveName(other.kind) + " with mask " + hexMask(other.mask) + " at " + describeSite(other.site));
 }
+
+bool Worker::completeAsynchronousWork() { return completeCopiesInFlight(*this); }
 
 void Worker::deadlock() {
   const std::vector<SimThread>& threads = runner.threads();
@@ -223,6 +257,7 @@ void Worker::deadlock() {
     }
   };
   bool reported = reportMbarrierHangs(*this);
+  reported = reportNamedBarrierHangs(whereIs) || reported;
   for (uint32_t w = 0; w < runner.numWarps(); ++w) {
     for (const PendingCollective& p : runner.pendingCollectives(w)) {
       uint64_t missing = p.mask & ~p.arrived;

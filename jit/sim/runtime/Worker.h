@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "jit/sim/runtime/LaunchContext.h"
 #include "jit/sim/runtime/Mbarriers.h"
 #include "jit/sim/runtime/ProgramRunner.h"
+#include "jit/sim/runtime/RegisterCounts.h"
 #include "jit/sim/runtime/RequestTracker.h"
 #include "jit/sim/runtime/SharedMemoryChecker.h"
 #include "jit/sim/runtime/SiteCounters.h"
@@ -50,6 +52,7 @@ class Worker final : public ProgramRunner::Events {
   AsyncCopies asyncCopies;
   WgmmaGroups wgmma;
   Mbarriers mbarriers;
+  RegisterCounts registerCounts;
   FindingLog findings;
   std::array<uint32_t, 3> programId{};
   uint64_t programIndex = 0;
@@ -105,9 +108,13 @@ class Worker final : public ProgramRunner::Events {
 
   // ProgramRunner::Events
   void barrierReleased(uint32_t site, bool threadsExited, bool mixedSites) override;
+  void namedBarrierReleased(uint32_t id, const std::vector<uint32_t>& threads, uint32_t site) override;
+  // Reports each named barrier that threads wait at (the program cannot go on); false when there is none.
+  bool reportNamedBarrierHangs(const std::function<std::string(const SimThread&)>& whereIs);
   void resolveCollective(uint32_t warp, const PendingCollective& collective) override;
   void collectiveMismatch(const SimThread& thread, CollectiveKind kind, uint64_t mask, uint32_t site,
                           const PendingCollective& other) override;
+  bool completeAsynchronousWork() override;
   void deadlock() override;
   void threadFailed(const SimThread& thread, const char* what) override;
 
