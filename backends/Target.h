@@ -26,6 +26,7 @@ struct TargetOptions {
   int numStages = 3;       // shared-memory stages of pipelined loops (transforms::PassOptions::numStages)
   bool fastMath = true;    // approximate exp2/log2/rsqrt/division where the vendor compilers use them
   bool persistent = false; // programs loop over the grid's tiles (transforms::PassOptions::persistent)
+  bool warpSpecialize = false;  // a producer warpgroup issues the TMA copies (transforms::PassOptions::warpSpecialize)
 };
 
 class Target {

@@ -2,7 +2,7 @@
 // and ptxas's own compile time, for the standard matmul configurations (f16, bf16 and fp8 e4m3 inputs on sm_90a,
 // fp8 also with B transposed, f16 on sm_80, f16 on both at ragged launches' sizes (M = N = K = 1000 and 999), f16
 // through tensor descriptors on both, f16 as persistent kernels on both (and through descriptors, with TMA, on
-// sm_90a); i8 at 128x128x64 and
+// sm_90a), and warp-specialized through descriptors on sm_90a; i8 at 128x128x64 and
 // 64x64x64; f32 with tf32 products at 128x128x32 and 64x64x32) and the tutorial softmax and layer norm kernels,
 // and the attention forward configurations (f16 and bf16 on sm_90a, f16 on sm_80; ISSUE 12, item 4). The
 // tensor-core column says which tensor-core instruction the PTX uses, if any: a dot without one runs on FMAs.
@@ -63,6 +63,16 @@ std::vector<KernelCase> resourceCases() {
     KernelCase c = matmulDescriptorCase(config, "sm_90a");
     c.config += "_persistent";
     c.persistent = true;
+    cases.push_back(std::move(c));
+  }
+  // ... and warp-specialized on sm_90a (a producer warpgroup issues the TMA copies), where num_warps is whole
+  // warpgroups. ptxas's registers are then the count at entry of every thread (65536 / threads, in steps of 8), which
+  // setmaxnreg splits: 40 for the producers, the rest for the consumers (docs/JIT.md, "Warp specialization").
+  for (const MatmulConfig& config : standardMatmulConfigs()) {
+    if (config.warps % 4) continue;
+    KernelCase c = matmulDescriptorCase(config, "sm_90a");
+    c.config += "_warp_specialized";
+    c.warpSpecialize = true;
     cases.push_back(std::move(c));
   }
   for (KernelCase& c : tutorialCases("sm_90a"))

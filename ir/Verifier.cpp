@@ -25,6 +25,9 @@
 namespace tessera::ir {
 namespace {
 
+// The most arrivals an mbarrier phase may expect (PTX: mbarrier.init's count is below 2^20).
+constexpr int64_t kMaxMbarrierArrivals = (int64_t{1} << 20) - 1;
+
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 std::string typeList(const std::vector<Type>& types) {
@@ -350,13 +353,14 @@ class Verifier {
       case OpKind::MbarrierAlloc:
       case OpKind::AsyncTmaCopy:
       case OpKind::MbarrierWait:
+      case OpKind::MbarrierArrive:
         return true;
       default:
         break;
     }
     auto special = [](Type t) { return t.isSharedBuffer() || t.isAsyncToken() || t.isMbarriers(); };
     const std::string owners = "local_alloc, async_copy, async_commit_group, async_wait, local_load, local_store, "
-                               "mbarrier_alloc, async_tma_copy and mbarrier_wait";
+                               "mbarrier_alloc, async_tma_copy, mbarrier_wait and mbarrier_arrive";
     for (unsigned i = 0; i < op.numOperands(); ++i)
       if (special(operandType(op, i)))
         return fail(op, "operand #" + std::to_string(i) + " has type " + operandType(op, i).str() + ", which only " +
@@ -594,6 +598,12 @@ class Verifier {
         return;
       case OpKind::MbarrierWait:
         checkMbarrierWait(op);
+        return;
+      case OpKind::MbarrierArrive:
+        checkMbarrierArrive(op);
+        return;
+      case OpKind::WarpSpecialize:
+        checkWarpSpecialize(op);
         return;
       case OpKind::DotWait:
         checkDotWait(op);
@@ -951,7 +961,60 @@ class Verifier {
       return fail(op, "must produce mbarriers (mbarriers<N>), got " + resultType(op).str());
     if (op.parentOp())
       return fail(op, "must be in the function's body, not inside '" + std::string(op.parentOp()->name()) + "'");
+    const Attr* arrivals = nullptr;
+    if (!getAttr(op, "arrivals", Attr::Kind::Int, false, arrivals)) return false;
+    if (arrivals && (arrivals->getInt() < 1 || arrivals->getInt() > kMaxMbarrierArrivals))
+      return fail(op, "attribute 'arrivals' (per phase) must be between 1 and " +
+                          std::to_string(kMaxMbarrierArrivals) +
+                          ", got " + std::to_string(arrivals->getInt()));
     return true;
+  }
+
+  // mbarrier_arrive %barriers, %index[, %pred]: every thread that runs it (where %pred holds) arrives once on
+  // barrier %index.
+  bool checkMbarrierArrive(const Op& op) {
+    if (op.numOperands() != 2 && op.numOperands() != 3)
+      return fail(op, "expects mbarriers, a barrier index and an optional predicate; got " +
+                          std::to_string(op.numOperands()) + " operands");
+    if (!operandType(op, 0).isMbarriers())
+      return fail(op, "operand #0 must be mbarriers (mbarriers<N>), got " + operandType(op, 0).str());
+    if (operandType(op, 1) != Type::i32())
+      return fail(op, "barrier index (operand #1) must be i32, got " + operandType(op, 1).str());
+    if (op.numOperands() == 3 && operandType(op, 2) != Type::i1())
+      return fail(op, "the predicate (operand #2) must be i1, got " + operandType(op, 2).str());
+    return true;
+  }
+
+  // warp_specialize {producer_warps, producer_registers, consumer_registers} { producer } { consumers }: the
+  // program's num_warps warps run the consumer region; producer_warps more warps (whole warpgroups) run the
+  // producer region on one thread. Both regions take no arguments and yield nothing; the op is the last of the
+  // function's body before its return, and the only one.
+  bool checkWarpSpecialize(const Op& op) {
+    if (op.parentOp())
+      return fail(op, "must be in the function's body, not inside '" + std::string(op.parentOp()->name()) + "'");
+    const Block* body = op.parentBlock();
+    if (body->terminator()) {
+      auto it = std::find_if(body->ops().begin(), body->ops().end(), [&](const auto& o) { return o.get() == &op; });
+      if (it == body->ops().end() || std::next(it) == body->ops().end() || std::next(it)->get() != body->terminator())
+        return fail(op, "must be the last op of the function's body before its 'return'");
+    }
+    for (const char* key : {"producer_warps", "producer_registers", "consumer_registers"}) {
+      const Attr* a = nullptr;
+      if (!getAttr(op, key, Attr::Kind::Int, true, a)) return false;
+      const int64_t v = a->getInt();
+      if (std::string(key) == "producer_warps") {
+        if (v < 4 || v % 4 != 0)
+          return fail(op, "producer_warps must be a positive multiple of 4 (whole warpgroups), got " + std::to_string(v));
+      } else if (v < 24 || v > 256 || v % 8 != 0) {
+        return fail(op, std::string(key) + " must be a multiple of 8 between 24 and 256 (setmaxnreg), got " +
+                            std::to_string(v));
+      }
+    }
+    bool ok = true;
+    for (unsigned r = 0; r < 2; ++r) ok = checkRegionArgs(op, r, {}, r == 0 ? "producer" : "consumers") && ok;
+    if (!ok) return false;
+    for (unsigned r = 0; r < 2; ++r) ok = checkYield(op, r, {}, "nothing") && ok;
+    return ok;
   }
 
   // async_tma_copy %desc, %offset0, ..., %offsetR-1, %buffer, %stage, %barriers[, %pred] : async_token. The block

@@ -20,7 +20,7 @@ namespace tessera::jit {
 
 namespace {
 
-constexpr const char* kMagic = "tessera-jit-cache v3";
+constexpr const char* kMagic = "tessera-jit-cache v4";
 
 // Length-prefixed fields, so that any byte (PTX, code objects) survives and truncation is detectable.
 void putField(std::string& out, const std::string& field) {
@@ -168,6 +168,7 @@ std::string serializeCacheEntry(const std::string& key, const CompiledKernel& k)
     putField(payload, std::to_string(swizzle));
   }
   putField(payload, k.persistent ? "1" : "0");
+  putField(payload, std::to_string(k.producerWarps));
   std::string header = std::string(kMagic) + "\nkey " + key + "\nsize " + std::to_string(payload.size()) +
                        "\nsha256 " + sha256Hex(payload) + "\n\n";
   return header + payload;
@@ -207,6 +208,9 @@ std::unique_ptr<CompiledKernel> parseCacheEntry(const std::string& key, const st
   int64_t persistent = 0;
   if (!r.nextInt(persistent) || (persistent != 0 && persistent != 1)) return nullptr;
   k->persistent = persistent == 1;
+  int64_t producerWarps = 0;
+  if (!r.nextInt(producerWarps) || producerWarps < 0) return nullptr;
+  k->producerWarps = static_cast<int>(producerWarps);
   if (!r.atEnd()) return nullptr;
   return k;
 }

@@ -37,8 +37,10 @@ struct CompiledKernel {
   // A persistent kernel (transforms/MakePersistent.cpp): it takes the launch grid as three i32 arguments after the
   // kernel's own, and its programs loop over the grid's tiles; a launch starts at most as many as are resident.
   bool persistent = false;
+  // Warps beyond numWarps that a warp-specialized kernel's program also runs (its producers; 0 without).
+  int producerWarps = 0;
 
-  int threadsPerProgram() const { return numWarps * warpSize; }
+  int threadsPerProgram() const { return (numWarps + producerWarps) * warpSize; }
   bool operator==(const CompiledKernel&) const = default;
 };
 

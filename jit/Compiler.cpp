@@ -175,6 +175,7 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   // e.g. mma.sync accumulators, and how far ahead loops copy
   transforms::PassOptions passOptions = target.passOptions(options.numWarps, options.numStages, options.arch);
   passOptions.persistent = options.persistent;
+  passOptions.warpSpecialize = options.warpSpecialize;
   transforms::addDefaultPipeline(passes, passOptions);
   passes.setAfterPassCallback([&](const std::string& pass, double seconds, const auto& ir) {
     timings.report("pass " + pass, seconds);
@@ -200,6 +201,8 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   }
 
   kernel.persistent = f->attrs().count(ir::kPersistentAttr) != 0;
+  for (const auto& op : f->body()->ops())
+    if (op->is(ir::OpKind::WarpSpecialize)) kernel.producerWarps = static_cast<int>(op->intAttr("producer_warps"));
 
   // 3. Lower to LLVM IR.
   llvm::LLVMContext llvmContext;

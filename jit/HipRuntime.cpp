@@ -203,7 +203,7 @@ void HipRuntime::launchKernel(const CompiledKernel& kernel, const std::vector<ir
   hip::Function f = getFunction(module, kernel.name);
   std::vector<void*> params;
   for (auto& p : packed) params.push_back(p.data());
-  const unsigned threads = static_cast<unsigned>(kernel.numWarps * kernel.warpSize);
+  const unsigned threads = static_cast<unsigned>(kernel.threadsPerProgram());
   // HIP's grid is in programs (blocks), like CUDA's; LDS is static in the code object, so no dynamic bytes.
   const unsigned g[3] = {static_cast<unsigned>(grid[0]), static_cast<unsigned>(grid[1]), static_cast<unsigned>(grid[2])};
   const unsigned block[3] = {threads, 1, 1};

@@ -39,6 +39,7 @@ Specialization JitKernel::specialize(const std::vector<KernelArg>& args, const C
   s.arch = options.arch.empty() ? targetNamed(s.target).defaultArch() : options.arch;
   s.fastMath = options.fastMath;
   s.persistent = options.persistent;
+  s.warpSpecialize = options.warpSpecialize;
   return s;
 }
 
@@ -61,6 +62,7 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   options.numStages = s.numStages;
   options.fastMath = s.fastMath;
   options.persistent = s.persistent;
+  options.warpSpecialize = s.warpSpecialize;
   CacheKeyInputs keyInputs;
   // With locations: the compiled kernel carries them (PTX .loc, the emulator's findings), so kernels that differ
   // only in where they were written must not share an entry.
@@ -70,7 +72,8 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   keyInputs.format = target.binaryFormat();
   keyInputs.numWarps = s.numWarps;
   keyInputs.options = std::string("fast_math=") + (s.fastMath ? "1" : "0") + ";num_stages=" + std::to_string(s.numStages) +
-                       (s.persistent ? ";persistent" : "");
+                       (s.persistent ? ";persistent" : "") +
+                       (s.warpSpecialize ? ";warp_specialize" : "");
   // A launch's entry keeps fewer texts than an inspection's (KeptIR): the two do not stand in for each other.
   keyInputs.options += kept == KeptIR::All ? ";ir=all" : kept == KeptIR::ForLaunch ? ";ir=launch" : ";ir=emulator";
   keyInputs.compilerVersion = compilerVersion();

@@ -41,6 +41,10 @@ struct LaunchOptions {
   // A persistent kernel (transforms/MakePersistent.cpp): the launch starts at most as many programs as the GPU
   // holds at once, and each loops over the grid's tiles. Same results; part of the specialization.
   bool persistent = false;
+  // Warp specialization (sm_90a, transforms/PipelineLoops.cpp): one more warpgroup issues the TMA copies of the
+  // kernel's main loop and the num_warps warps only wait for them; setmaxnreg moves registers to them. Same
+  // results; part of the specialization.
+  bool warpSpecialize = false;
   // Launch on this runtime instead of the target's (the emulator, sim::simRuntime): target and an empty arch
   // then come from it. It must outlive the JitKernel, which keeps kernels loaded on it.
   DeviceRuntime* runtime = nullptr;

@@ -56,6 +56,7 @@ void printHelp(std::ostream& os) {
         "  --warp-size=N          threads per warp for the layout passes (default 32, or the target's)\n"
         "  --num-stages=N         shared-memory stages of pipelined loops (pipeline-loops; default 3, 1 = none)\n"
         "  --persistent           the default pipeline makes the kernel persistent first (make-persistent)\n"
+        "  --warp-specialize      pipeline-loops hands the TMA copies of the kernel's loop to a producer warpgroup\n"
         "  --dump-ir              print the IR to stderr before the first pass and after every pass\n"
         "                         (as TESSERA_DUMP_IR=1 does)\n"
         "  --verify-only          parse and verify, print nothing on success\n"
@@ -127,6 +128,8 @@ bool parseArgs(int argc, char** argv, Options& opts) {
       opts.passOptions.arch = arg.substr(7);
     } else if (arg == "--persistent") {
       opts.passOptions.persistent = true;
+    } else if (arg == "--warp-specialize") {
+      opts.passOptions.warpSpecialize = true;
     } else if (arg == "--dump-ir") {
       opts.dumpIR = true;
     } else if (arg == "--verify-only") {
@@ -180,6 +183,7 @@ int runTool(const Options& opts) {
                   ", whose warps have " + std::to_string(target->warpSize()) + " threads");
     passOptions = target->passOptions(passOptions.numWarps, passOptions.numStages, passOptions.arch);
     passOptions.persistent = opts.passOptions.persistent;
+    passOptions.warpSpecialize = opts.passOptions.warpSpecialize;
   }
   tessera::transforms::PassManager pm;
   tessera::transforms::addPasses(pm, opts.passes, passOptions);  // an unknown name throws before any work

@@ -40,6 +40,9 @@ struct PassOptions {
   std::string arch;
   // Make the kernel persistent (make-persistent, first in the default pipeline): programs loop over the grid's tiles.
   bool persistent = false;
+  // Warp specialization (pipeline-loops): a producer warpgroup, added to the num_warps consumer warps, issues the TMA
+  // copies of the kernel's pipelined loop, and the consumers only wait for them.
+  bool warpSpecialize = false;
 };
 
 class PassManager {

@@ -41,6 +41,26 @@
 // nobody waits for is left pending); insert-barriers puts a barrier before them, which orders every thread's reads
 // of the stage iteration i-1 read before thread 0 overwrites it. They need no drain: every copy issued is waited
 // for in the loop.
+//
+// With warp_specialize (PassOptions::warpSpecialize), a loop of TMA copies in the function's body is split between
+// warps instead: the kernel's num_warps warps consume, and one more warpgroup produces (one thread of it issues
+// every copy; producers need few registers and give theirs to the consumers, setmaxnreg). A second set of barriers,
+// `empty`, one per stage, each expecting one arrival per consumer thread, hands stages back:
+//
+//   %full = mbarrier_alloc; %empty = mbarrier_alloc {arrivals = 32 * num_warps}; %buf = local_alloc
+//   warp_specialize {producer_warps = 4, ...} {
+//     for k { j = (k - lb) / step; mbarrier_wait %empty, j % S, ((j / S) & 1) ^ 1   (iteration j - S released it;
+//             async_tma_copy ... %buf, j % S, %full                                  a fresh barrier passes parity 1)
+//             yield }
+//   } {
+//     the body, its loop waiting for parity (i / S) & 1 of %full[i % S] and releasing each stage once read:
+//     %empty[(i + S - 1) % S] after its dots left in flight (where i >= 1: iteration i-1's dots are complete), else
+//     %empty[i % S] at the end of the iteration
+//   }
+//
+// The consumers issue no copies, so their loop needs no barrier. Everything but the shared allocations moves into
+// the consumers' region (tile ops are laid out for num_warps warps); the producer recomputes what the copies'
+// offsets need, which must be pure scalars.
 #include <algorithm>
 #include <set>
 #include <unordered_map>
@@ -120,12 +140,26 @@ std::optional<std::vector<BodyCopy>> bodyCopies(Block& body) {
 class PipelineLoopsPass : public Pass {
  public:
   explicit PipelineLoopsPass(const PassOptions& options)
-      : requestedStages_(options.numStages), maxSharedBytes_(options.maxSharedBytes), policy_(options.layoutPolicy) {}
+      : requestedStages_(options.numStages),
+        maxSharedBytes_(options.maxSharedBytes),
+        policy_(options.layoutPolicy),
+        warpSpecialize_(options.warpSpecialize),
+        consumerThreads_(options.numWarps * options.warpSize),
+        numWarps_(options.numWarps) {}
   const char* name() const override { return "pipeline-loops"; }
 
   void run(ir::Function& f) override {
     if (requestedStages_ < 1)
       throw Error("pipeline-loops: num_stages must be >= 1, got " + std::to_string(requestedStages_));
+    if (warpSpecialize_ && requestedStages_ == 1)
+      throw Error("warp_specialize needs num_stages >= 2 (the producer runs stages ahead)", f.loc());
+    if (warpSpecialize_ && (numWarps_ % 4 != 0))
+      throw Error("warp_specialize needs num_warps to be a multiple of 4 (whole consumer warpgroups), "
+                  "got " + std::to_string(numWarps_), f.loc());
+    if (warpSpecialize_ && consumerThreads_ + kProducerWarps * 32 > kMaxThreads)
+      throw Error("warp_specialize adds " + std::to_string(kProducerWarps) + " producer warps to " +
+                      std::to_string(numWarps_) + ", more than a program's " + std::to_string(kMaxThreads) + " threads",
+                  f.loc());
     if (requestedStages_ == 1) return;
     std::vector<Op*> loops;
     f.walk([&](Op* op) {
@@ -134,6 +168,11 @@ class PipelineLoopsPass : public Pass {
       if (op->is(OpKind::For) && !op->hasAttr(ir::kPersistentTilesAttr)) loops.push_back(op);
     });
     for (Op* loop : loops) pipeline(*loop);
+    if (warpSpecialize_ && !specialized_)
+      throw Error("warp_specialize needs a loop in @" + f.name() +
+                      "'s body (not a persistent kernel's) whose dot operands all arrive by TMA copies (desc_load on "
+                      "sm_90a), and found none",
+                  f.loc());
   }
 
  private:
@@ -301,6 +340,16 @@ class PipelineLoopsPass : public Pass {
     // (analysis/ProgramIterations.h; a persistent kernel's tile loop carries the count), and iteration j of the
     // program lands in stage j % S. Without TMA copies, each run of the loop starts at stage 0.
     const bool anyTma = std::any_of(copies.begin(), copies.end(), [](const BodyCopy& c) { return c.tma(); });
+    const bool allTma = std::all_of(copies.begin(), copies.end(), [](const BodyCopy& c) { return c.tma(); });
+    if (warpSpecialize_ && allTma && !specialized_ && !loop.parentOp()) {
+      specialize(loop, copies, carried, copySlice, advanceSlice);
+      specialized_ = true;
+      return;
+    }
+    if (anyTma && specialized_ && !countsProgramIterations(loop))
+      throw Error("warp_specialize hands one loop of TMA copies per kernel to a producer; this loop "
+                  "comes after it",
+                  loop.loc());
     if (anyTma && !countsProgramIterations(loop))
       throw Error("internal error: pipeline-loops: TMA copies in a loop outside the program's body", loop.loc());
     Value* base = anyTma ? iterationBase(loop) : nullptr;
@@ -393,7 +442,12 @@ class PipelineLoopsPass : public Pass {
     after.setLoc(loop.loc());
     // Drain: the masked-off copies past the end still write their zeros (TMA copies past the end issue nothing).
     if (anyAsyncCopy) after.create1(OpKind::AsyncWait, {}, ir::Type::asyncToken(), {{"pending", ir::Attr::integer(0)}});
-    // The last iteration's dots are still in flight: their results, and their buffers, are ready after a dot_wait.
+    waitForDots(after, loop, asyncDots);
+  }
+
+  // The last iteration's dots are still in flight: their results, and their buffers, are ready after a dot_wait
+  // (at `after`, past the loop).
+  static void waitForDots(ir::Builder& after, Op& loop, const std::vector<Op*>& asyncDots) {
     if (asyncDots.empty()) return;
     std::vector<Value*> inFlight;
     std::vector<ir::Type> types;
@@ -407,6 +461,157 @@ class PipelineLoopsPass : public Pass {
       for (const ir::Use& use : uses)
         if (use.user != wait) use.user->setOperand(use.operandIndex, wait->result(static_cast<unsigned>(i)));
     }
+  }
+
+  // The warp-specialized form of `loop` (see the top of the file). `carried`, `copySlice` and `advanceSlice` are
+  // pipeline()'s: the carried values the copies' offsets need and the ops computing those offsets and advancing them.
+  void specialize(Op& loop, const std::vector<BodyCopy>& copies, const std::set<unsigned>& carried,
+                  const std::vector<Op*>& copySlice, const std::vector<Op*>& advanceSlice) {
+    Block& fbody = *loop.parentBlock();
+    Block& body = *loop.region(0);
+    Op* yield = body.terminator();
+    Value* iv = body.argument(0);
+    const ir::Type ivType = iv->type();
+    auto i32 = [](ir::Builder& b, int64_t v) { return b.constantInt(v, ir::Type::i32()); };
+    auto mapped = [](const Mapping& m, Value* v) {
+      auto it = m.find(v);
+      return it == m.end() ? v : it->second;
+    };
+
+    // Shared allocations first: both regions use them, and they take no operands.
+    std::vector<Op*> allocs;
+    for (auto& owned : fbody.ops())
+      if (owned->is(OpKind::LocalAlloc) || owned->is(OpKind::MbarrierAlloc)) allocs.push_back(owned.get());
+    for (auto it = allocs.rbegin(); it != allocs.rend(); ++it) {
+      std::unique_ptr<Op> alloc = fbody.remove(*it);
+      fbody.insertBefore(fbody.front(), std::move(alloc));
+    }
+    ir::Builder top(&fbody, allocs.empty() ? fbody.front() : nextOp(*allocs.back()));
+    top.setLoc(loop.loc());
+    Value* empty = top.create1(OpKind::MbarrierAlloc, {}, ir::Type::mbarriers(stages_),
+                               {{"arrivals", ir::Attr::integer(consumerThreads_)}});
+    empty->setNameHint("empty");
+    Op* ws = top.create(OpKind::WarpSpecialize, {}, {},
+                        {{"producer_warps", ir::Attr::integer(kProducerWarps)},
+                         {"producer_registers", ir::Attr::integer(kProducerRegisters)},
+                         {"consumer_registers", ir::Attr::integer(consumerRegisters())}});
+
+    // What the producer needs from outside the loop, recomputed in its region.
+    std::vector<Value*> outside = {loop.operand(0), loop.operand(1), loop.operand(2)};
+    for (unsigned c : carried) outside.push_back(loop.operand(3 + c));
+    auto definedOutside = [&](const Value* v) {
+      return v->isBlockArg() ? v->ownerBlock() == &fbody : v->definingOp()->parentBlock() == &fbody;
+    };
+    for (const std::vector<Op*>* slice : {&copySlice, &advanceSlice})
+      for (const Op* op : *slice)
+        for (Value* v : op->operands())
+          if (definedOutside(v)) outside.push_back(v);
+    for (const BodyCopy& c : copies)
+      for (unsigned i = 1; i <= c.rank(); ++i)
+        if (definedOutside(c.copy->operand(i))) outside.push_back(c.copy->operand(i));
+    std::vector<Op*> outsideSlice;
+    if (!sliceOf(fbody, outside, outsideSlice))
+      throw Error("warp_specialize: the TMA copies' offsets depend on values the producer cannot "
+                  "recompute (not pure)",
+                  loop.loc());
+    for (const Op* op : outsideSlice)
+      for (const Value* r : op->results())
+        if (r->type().isTile())
+          throw Error("warp_specialize: the TMA copies' offsets depend on a tile (" + op->describe() +
+                          "), which the producer's one thread does not hold",
+                      loop.loc());
+
+    // The producer: the loop's iterations, each waiting for its stage to be released and copying into it.
+    ir::Builder pb(ws->region(0), nullptr);
+    pb.setLoc(loop.loc());
+    Mapping m;
+    cloneSlice(pb, outsideSlice, m);
+    std::vector<Value*> producerOperands = {mapped(m, loop.operand(0)), mapped(m, loop.operand(1)),
+                                            mapped(m, loop.operand(2))};
+    std::vector<ir::Type> carriedTypes;
+    for (unsigned c : carried) {
+      producerOperands.push_back(mapped(m, loop.operand(3 + c)));
+      carriedTypes.push_back(producerOperands.back()->type());
+    }
+    Op* producer = pb.create(OpKind::For, producerOperands, carriedTypes);
+    Block& pbody = *producer->region(0);
+    m[iv] = pbody.addArgument(ivType);
+    for (unsigned c : carried) m[body.argument(c + 1)] = pbody.addArgument(body.argument(c + 1)->type());
+    ir::Builder in(&pbody, nullptr);
+    in.setLoc(loop.loc());
+    Value* j = in.binary(OpKind::Div, in.binary(OpKind::Sub, m[iv], producerOperands[0]), producerOperands[2]);
+    if (ivType != ir::Type::i32()) j = in.cast(j, ir::Type::i32());
+    Value* stage = in.binary(OpKind::Rem, j, i32(in, stages_));
+    Value* round = in.binary(OpKind::Div, j, i32(in, stages_));
+    Value* released = in.binary(OpKind::Xor, in.binary(OpKind::And, round, i32(in, 1)), i32(in, 1));
+    in.create1(OpKind::MbarrierWait, {empty, stage, released}, ir::Type::asyncToken());
+    cloneSlice(in, copySlice, m);
+    for (const BodyCopy& c : copies) {
+      std::vector<Value*> operands = {c.copy->operand(0)};
+      for (unsigned i = 1; i <= c.rank(); ++i) operands.push_back(mapped(m, c.copy->operand(i)));
+      operands.insert(operands.end(), {c.buffer(), stage, c.barriers()});
+      in.create1(OpKind::AsyncTmaCopy, operands, ir::Type::asyncToken());
+    }
+    cloneSlice(in, advanceSlice, m);
+    std::vector<Value*> nexts;
+    for (unsigned c : carried) nexts.push_back(mapped(m, yield->operand(c)));
+    in.create(OpKind::Yield, nexts, {});
+    pb.create(OpKind::Yield, {}, {});
+
+    // The consumers: the loop waits for each stage and releases it once read.
+    ir::Builder head(&body, body.front());
+    head.setLoc(loop.loc());
+    Value* iteration = head.binary(OpKind::Div, head.binary(OpKind::Sub, iv, loop.operand(0)), loop.operand(2));
+    if (ivType != ir::Type::i32()) iteration = head.cast(iteration, ir::Type::i32());
+    Value* readStage = head.binary(OpKind::Rem, iteration, i32(head, stages_));
+    Value* parity = head.binary(OpKind::And, head.binary(OpKind::Div, iteration, i32(head, stages_)), i32(head, 1));
+    for (const BodyCopy& c : copies) {
+      Value* ready = head.create1(OpKind::MbarrierWait, {c.barriers(), readStage, parity}, ir::Type::asyncToken());
+      for (Op* read : c.reads) {
+        read->setOperand(1, readStage);
+        read->setOperand(2, ready);
+      }
+    }
+    for (const BodyCopy& c : copies) {
+      body.erase(c.wait);
+      body.erase(c.copy);
+    }
+    const std::vector<Op*> asyncDots = asynchronousDots(body);
+    if (asyncDots.empty()) {
+      ir::Builder tail(&body, yield);
+      tail.setLoc(loop.loc());
+      tail.create(OpKind::MbarrierArrive, {empty, readStage}, {});
+    } else {
+      // A dot returns once the previous iteration's are complete: that iteration's stage is free.
+      ir::Builder late(&body, nextOp(*asyncDots.back()));
+      late.setLoc(loop.loc());
+      Value* previous = late.binary(OpKind::Rem, late.binary(OpKind::Add, iteration, i32(late, stages_ - 1)),
+                                    i32(late, stages_));
+      Value* hasPrevious = late.cmp("ge", iteration, i32(late, 1));
+      late.create(OpKind::MbarrierArrive, {empty, previous, hasPrevious}, {});
+      for (Op* dot : asyncDots) dot->setAttr("pending", ir::Attr::integer(1));
+      ir::Builder after(&fbody, nextOp(loop));
+      after.setLoc(loop.loc());
+      waitForDots(after, loop, asyncDots);
+    }
+
+    // Everything after the warp_specialize op but the return moves into the consumers' region.
+    Block& consumers = *ws->region(1);
+    std::vector<Op*> moved;
+    for (Op* op = nextOp(*ws); op && op != fbody.terminator(); op = nextOp(*op)) moved.push_back(op);
+    for (Op* op : moved) consumers.append(fbody.remove(op));
+    ir::Builder(&consumers, nullptr).create(OpKind::Yield, {}, {});
+  }
+
+  // setmaxnreg moves registers between the warps of one program, which starts with the count at entry of each thread
+  // (one program per multiprocessor: the register file over its threads, in steps of 8, at most 255): the
+  // producers keep kProducerRegisters each and the consumers take the rest (in steps of 8, at most 256). More than
+  // the program holds would block setmaxnreg.inc forever.
+  int64_t consumerRegisters() const {
+    const int64_t threads = consumerThreads_ + kProducerWarps * 32;
+    const int64_t atEntry = std::min<int64_t>(255, kRegisterFile / threads) / 8 * 8;
+    const int64_t rest = atEntry * threads - kProducerWarps * 32 * kProducerRegisters;
+    return std::min<int64_t>(256, rest / consumerThreads_ / 8 * 8);
   }
 
   static Op* nextOp(Op& op) {
@@ -434,6 +639,14 @@ class PipelineLoopsPass : public Pass {
   int64_t maxSharedBytes_;
   int stages_ = 1;  // of the loop being pipelined
   std::shared_ptr<const LayoutPolicy> policy_;
+  bool warpSpecialize_;
+  int64_t consumerThreads_;
+  int numWarps_;
+  bool specialized_ = false;  // a loop got a producer warpgroup (warp_specialize)
+  static constexpr int64_t kProducerWarps = 4;
+  static constexpr int64_t kProducerRegisters = 40;
+  static constexpr int64_t kRegisterFile = 65536;  // 32-bit registers of a multiprocessor
+  static constexpr int64_t kMaxThreads = 1024;     // of a program
 };
 
 }  // namespace

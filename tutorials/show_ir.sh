@@ -11,7 +11,7 @@
 # OCCURRENCE (default 1: which of the tutorial's traces of KERNEL, e.g. 4 for 04_matmul's gelu epilogue).
 # TARGET=nvptx|amdgpu runs the JIT's whole default pipeline for that target instead of the five layout passes:
 # its layout policy (tensor-core layouts), async copies and pipelining; with ARCH (default: the target's) and
-# NUM_STAGES (default 3).
+# NUM_STAGES (default 3); WARP_SPECIALIZE=1 hands its TMA loop to a producer warpgroup (sm_90a).
 set -euo pipefail
 if [ $# -lt 2 ]; then
   sed -n '4,14p' "$0" | sed 's/^# \{0,1\}//'
@@ -50,6 +50,10 @@ options=(-p "$passes" --num-warps="$warps")
 if [ -n "${TARGET:-}" ]; then
   passes="the default pipeline for $TARGET${ARCH:+ $ARCH}, ${NUM_STAGES:-3} stages"
   options=(-p default --target="$TARGET" ${ARCH:+--arch="$ARCH"} --num-stages="${NUM_STAGES:-3}" --num-warps="$warps")
+  if [ "${WARP_SPECIALIZE:-0}" = 1 ]; then
+    passes="$passes, warp-specialized"
+    options+=(--warp-specialize)
+  fi
 fi
 "$build/tools/tessera-opt" "$tmp/traced.tir" "${options[@]}" >"$tmp/laid-out.tir"
 if [ "$stage" = laid-out ] || [ "$stage" = all ]; then

@@ -544,7 +544,7 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
   std::vector<Regs> out;
   for (const ExchangeDest& d : dests) out.emplace_back(d.map->numRegs(), nullptr);
   for (int64_t k = 0; k < rounds; ++k) {
-    if (k > 0) hooks_.barrier(b_);  // every read of the previous round is done before its bytes are rewritten
+    if (k > 0) barrier();  // every read of the previous round is done before its bytes are rewritten
     for (size_t i = 0; i < sources.size(); ++i) {
       const ExchangeSource& s = sources[i];
       if (const std::optional<MatrixSide>& m = sourceMatrices[i]) {
@@ -578,7 +578,7 @@ std::vector<Regs> KernelLowering::exchange(const ir::Op& op, ir::Type element, c
         r += n;
       }
     }
-    hooks_.barrier(b_);
+    barrier();
     for (size_t i = 0; i < dests.size(); ++i) {
       if (const std::optional<MatrixSide>& m = destMatrices[i]) {
         for (size_t j = 0; j < m->plan.instructions.size(); ++j) {
@@ -634,7 +634,11 @@ void KernelLowering::declareKernel() {
   }
   auto* fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   kernel_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, func_.name(), module_.get());
-  hooks_.configureKernel(*kernel_, opts_.numWarps);
+  // A warp-specialized kernel's block has its producer warps after the num_warps its layouts were planned for.
+  for (const auto& op : func_.body()->ops())
+    if (op->is(OpKind::WarpSpecialize)) producerWarps_ = op->intAttr("producer_warps");
+  hooks_.configureKernel(*kernel_, static_cast<int>(opts_.numWarps + producerWarps_));
+  if (producerWarps_) hooks_.configureWarpSpecialized(*kernel_);
   for (unsigned i = 0; i < func_.numArguments(); ++i) {
     llvm::Argument* a = kernel_->getArg(i);
     a->setName(func_.argument(i)->nameHint().empty() ? "arg" + std::to_string(i) : func_.argument(i)->nameHint());
@@ -732,8 +736,10 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpKind::LocalAlloc: case OpKind::AsyncCopy: case OpKind::AsyncCommitGroup: case OpKind::AsyncWait:
     case OpKind::LocalLoad: case OpKind::LocalStore:
       return lowerSharedBufferOp(op);
-    case OpKind::MbarrierAlloc: case OpKind::AsyncTmaCopy: case OpKind::MbarrierWait:
+    case OpKind::MbarrierAlloc: case OpKind::AsyncTmaCopy: case OpKind::MbarrierWait: case OpKind::MbarrierArrive:
       return lowerTmaOp(op);
+    case OpKind::WarpSpecialize:
+      return lowerWarpSpecialize(op);
     case OpKind::For: case OpKind::If: case OpKind::While:
       return lowerControlFlow(op);
     case OpKind::Yield:
@@ -742,7 +748,7 @@ void KernelLowering::lowerOp(const ir::Op& op) {
       b_.CreateRetVoid();
       return;
     case OpKind::Barrier:
-      hooks_.barrier(b_);
+      barrier();
       return;
     case OpKind::Hint:
       set(op.result(0), get(op.operand(0)));

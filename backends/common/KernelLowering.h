@@ -101,6 +101,10 @@ class KernelLowering {
 
   [[noreturn]] void fail(const ir::Op& op, const std::string& why);
 
+  // A barrier of every thread that runs the code being lowered: barrier 0 of the program, or in a warp_specialize
+  // consumer region a named barrier of the consumers alone (the producers never arrive there).
+  void barrier();
+
  private:
   // ---- control
   void lowerBlock(const ir::Block& block);
@@ -124,6 +128,9 @@ class KernelLowering {
   void lowerSharedBufferOp(const ir::Op& op);    // LowerSharedBuffers.cpp: local_alloc, async_*, local_load
   void lowerTmaOp(const ir::Op& op);             // LowerTmaCopies.cpp: mbarrier_alloc, async_tma_copy, mbarrier_wait
   void lowerControlFlow(const ir::Op& op);       // LowerControl.cpp: for, if, while
+  void lowerWarpSpecialize(const ir::Op& op);    // LowerWarpSpecialize.cpp
+  // Where one thread issues a TMA copy or initializes mbarriers: thread 0, or the producer region's one thread.
+  llvm::Value* issuingThread();
   void lowerDebugOp(const ir::Op& op);           // LowerControl.cpp: debug_print, device_assert
   std::vector<llvm::Value*> printedProgramIds(const ir::Op& op);  // debug_print's program ids
 
@@ -163,6 +170,10 @@ class KernelLowering {
   llvm::Function* kernel_ = nullptr;
   IRBuilder b_;
   int warpSize_;
+  // Warp specialization (LowerWarpSpecialize.cpp): the producer warps beyond num_warps (0 without), and the region
+  // being lowered.
+  int64_t producerWarps_ = 0;
+  enum class WarpRole { All, Producer, Consumers } role_ = WarpRole::All;
   transforms::AxisInfoAnalysis axis_;  // contiguity/alignment facts for vectorizing memory accesses
 
   std::unordered_map<const ir::Value*, Regs> values_;

@@ -75,13 +75,13 @@ void KernelLowering::lowerAtomic(const ir::Op& op) {
       return idx;
     };
     // The barrier before the write keeps an earlier use of this scratch from racing with it.
-    hooks_.barrier(b_);
+    barrier();
     for (int64_t r = 0; r < map.numRegs(); ++r)
       predicated(ownsRegister(map, r), [&]() -> llvm::Value* {
         b_.CreateStore(old[r], smemElementPtr(base, rt, index(r)));
         return nullptr;
       }, nullptr);
-    hooks_.barrier(b_);
+    barrier();
     for (int64_t r = 0; r < map.numRegs(); ++r) old[r] = b_.CreateLoad(rt, smemElementPtr(base, rt, index(r)));
   }
   set(op.result(0), std::move(old));

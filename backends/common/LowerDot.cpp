@@ -59,7 +59,7 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   };
   stage(0, aBase);
   stage(1, bBase);
-  if (aBase || bBase) hooks_.barrier(b_);
+  if (aBase || bBase) barrier();
 
   // Accumulate: for (k = 0; k < K; ++k) acc[r] += a[m_r, k] * b[k, n_r].
   const ThreadMap& cmap = mapOf(acc->type(), op.name());

@@ -90,7 +90,7 @@ void KernelLowering::lowerReduce(const ir::Op& op) {
     for (size_t g = 0; g < acc.size(); ++g)
       for (unsigned i = 0; i < n; ++i)
         b_.CreateStore(toMemory(acc[g][i], op.operand(i)->type()), elementPtr(i, b_.CreateAdd(slot[g], warpPos)));
-    hooks_.barrier(b_);
+    barrier();
     for (size_t g = 0; g < acc.size(); ++g) {
       Regs total;
       for (int64_t k = 0; k < parts; ++k) {

@@ -288,7 +288,7 @@ class ParallelScan {
       for (int64_t h = 0; h < plan_.chunks; ++h)
         for (unsigned i = 0; i < n_; ++i)
           b_.CreateStore(k_.toMemory(totals[g][h][i], op_.operand(i)->type()), elementPtr(i, slotOf(g, h, warpPos)));
-    k_.hooks().barrier(b_);
+    k_.barrier();
     for (size_t g = 0; g < lines; ++g)
       for (int64_t h = 0; h < plan_.chunks; ++h)
         for (int64_t w = 0; w < warps; ++w) {
@@ -347,7 +347,7 @@ void KernelLowering::lowerScan(const ir::Op& op) {
     for (unsigned i = 0; i < n; ++i)
       b_.CreateStore(toMemory(get(op.operand(i))[r], op.operand(i)->type()), elementPtr(i, idx));
   }
-  hooks_.barrier(b_);
+  barrier();
 
   // for (line = tid; line < lines; line += threads): scan the line in place.
   const int64_t threads = static_cast<int64_t>(opts_.numWarps) * warpSize_;
@@ -410,7 +410,7 @@ void KernelLowering::lowerScan(const ir::Op& op) {
   b_.CreateBr(head);
 
   b_.SetInsertPoint(exit);
-  hooks_.barrier(b_);
+  barrier();
   for (unsigned i = 0; i < n; ++i) {
     Regs regs;
     for (int64_t r = 0; r < map.numRegs(); ++r) regs.push_back(loadElem(i, linear(r)));

@@ -1,16 +1,18 @@
 // TMA copies of descriptor blocks into shared buffers, completed on mbarriers (the target's hooks emit the
 // instructions: LoweringHooks.h).
 //
-// * mbarrier_alloc: its scratch holds the barriers, 8 bytes each. Thread 0 initializes each for one arrival per
-//   phase and fences the initialization for the copies; then every thread synchronizes (the op is in the
-//   function's body, which every thread runs).
-// * async_tma_copy: thread 0 alone, where the predicate holds, posts the block's bytes on barrier `stage`
+// * mbarrier_alloc: its scratch holds the barriers, 8 bytes each. Thread 0 initializes each for `arrivals` arrivals
+//   per phase (1 without the attribute) and fences the initialization for the copies; then every thread
+//   synchronizes (the op is in the function's body, which every thread runs).
+// * async_tma_copy: thread 0 alone (in a warp_specialize producer region, its one thread), where the predicate
+//   holds, posts the block's bytes on barrier `stage`
 //   (arrive.expect_tx: the one arrival of the phase) and copies the block into stage `stage` of the buffer, as
 //   boxes no wider than the tensor map's swizzle span (DescriptorParameter.h: tensorMapInnerBox), box j landing
 //   j box-sizes into the stage: the NVMMA layouts' column blocks. The map is at byte kDescriptorMapOffset of the
 //   descriptor parameter, whose address is generic (the parameter is grid_constant); its dimensions run
 //   innermost first, so the coordinates are the offsets reversed.
 // * mbarrier_wait: every thread waits for the phase of the given parity of barrier `index`.
+// * mbarrier_arrive: every thread, where the predicate holds, arrives once on barrier `index`.
 #include "backends/common/DescriptorParameter.h"
 #include "backends/common/KernelLowering.h"
 #include "ir/TensorDescriptor.h"
@@ -30,19 +32,20 @@ void KernelLowering::lowerTmaOp(const ir::Op& op) {
     llvm::Value* offset = b_.CreateZExt(b_.CreateMul(index, b_.getInt32(kMbarrierBytes)), b_.getInt64Ty());
     return b_.CreateInBoundsGEP(b_.getInt8Ty(), get(barriers)[0], offset);
   };
-  auto isThread0 = [&] { return b_.CreateICmpEQ(hooks_.threadId(b_), b_.getInt32(0)); };
   switch (op.kind()) {
     case OpKind::MbarrierAlloc: {
       const int64_t count = op.result(0)->type().stages();
+      const int64_t arrivals = op.hasAttr("arrivals") ? op.intAttr("arrivals") : 1;
       llvm::Value* base = scratch(op, count * kMbarrierBytes);
-      predicated(isThread0(), [&]() -> llvm::Value* {
+      predicated(issuingThread(), [&]() -> llvm::Value* {
         for (int64_t i = 0; i < count; ++i)
           hooks_.mbarrierInit(
-              b_, b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, static_cast<uint64_t>(i * kMbarrierBytes)), 1);
+              b_, b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, static_cast<uint64_t>(i * kMbarrierBytes)),
+              arrivals);
         hooks_.fenceMbarrierInit(b_);
         return nullptr;
       }, nullptr);
-      hooks_.barrier(b_);
+      barrier();
       set(op.result(0), {base});
       return;
     }
@@ -74,7 +77,7 @@ void KernelLowering::lowerTmaOp(const ir::Op& op) {
       llvm::Value* map = b_.CreatePtrToInt(mapAt, b_.getInt64Ty());
       std::vector<llvm::Value*> coordinates;
       for (size_t d = rank; d-- > 0;) coordinates.push_back(get(op.operand(static_cast<unsigned>(1 + d)))[0]);
-      llvm::Value* issues = isThread0();
+      llvm::Value* issues = issuingThread();
       if (op.numOperands() == rank + 5)
         issues = b_.CreateAnd(issues, get(op.operand(static_cast<unsigned>(rank + 4)))[0]);
       predicated(issues, [&]() -> llvm::Value* {
@@ -95,6 +98,15 @@ void KernelLowering::lowerTmaOp(const ir::Op& op) {
       hooks_.mbarrierWaitParity(b_, barrierAt(op.operand(0), get(op.operand(1))[0]), get(op.operand(2))[0]);
       set(op.result(0), {});
       return;
+    case OpKind::MbarrierArrive: {
+      llvm::Value* barrier = barrierAt(op.operand(0), get(op.operand(1))[0]);
+      llvm::Value* arrives = op.numOperands() == 3 ? get(op.operand(2))[0] : b_.getTrue();
+      predicated(arrives, [&]() -> llvm::Value* {
+        hooks_.mbarrierArrive(b_, barrier);
+        return nullptr;
+      }, nullptr);
+      return;
+    }
     default:
       fail(op, "is not a TMA op");
   }

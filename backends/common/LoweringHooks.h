@@ -28,6 +28,9 @@ class LoweringHooks {
   // Declares the kernel's ABI: calling convention, launch bounds (numWarps * warpSize threads), and any
   // module-level annotations the driver needs.
   virtual void configureKernel(llvm::Function& kernel, int numWarps) = 0;
+  // A warp-specialized kernel (after configureKernel): its warps trade registers (setMaxRegisters), from the
+  // registers its program is given at launch, which the target fixes here (one program per multiprocessor).
+  virtual void configureWarpSpecialized(llvm::Function& kernel) { (void)kernel; }
 
   // Tensor descriptor parameters (their bytes: DescriptorParameter.h). Whether they carry a TMA tensor map after
   // their fields; the LLVM type of the parameter, a pointer to its bytes; and the attributes of argument `argNo`
@@ -140,6 +143,24 @@ class LoweringHooks {
   virtual void mbarrierWaitParity(IRBuilder& b, llvm::Value* barrier, llvm::Value* parity) {
     (void)b, (void)barrier, (void)parity;
     throw Error("this target has no mbarriers (TMA copies)");
+  }
+  // One arrival of the calling thread on `barrier` (warp specialization: consumers hand a stage back).
+  virtual void mbarrierArrive(IRBuilder& b, llvm::Value* barrier) {
+    (void)b, (void)barrier;
+    throw Error("this target has no mbarriers (warp specialization)");
+  }
+
+  // Warp specialization (backends/common/LowerWarpSpecialize.cpp). `threads` threads (whole warps) wait at
+  // hardware barrier `id` (1 or more: barrier 0 is barrier()); shared-memory writes of each before are visible to
+  // the reads of each after.
+  virtual void namedBarrier(IRBuilder& b, int id, int64_t threads) {
+    (void)b, (void)id, (void)threads;
+    throw Error("this target has no named barriers (warp specialization)");
+  }
+  // The calling warpgroup's register budget becomes `registers` per thread (increase: raises it, else lowers it).
+  virtual void setMaxRegisters(IRBuilder& b, bool increase, int64_t registers) {
+    (void)b, (void)increase, (void)registers;
+    throw Error("this target cannot reallocate registers between warps (warp specialization needs sm_90a)");
   }
 
   // dot_wait: `registers` (the waited tiles' registers, in order) once at most `pending` groups of this thread's

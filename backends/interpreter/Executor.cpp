@@ -110,6 +110,12 @@ struct Runner {
         case OpKind::For: runFor(c); break;
         case OpKind::If: runIf(c); break;
         case OpKind::While: runWhile(c); break;
+        // The producer's copies land at once here, so running it first, then the consumers, is every order the
+        // mbarriers allow.
+        case OpKind::WarpSpecialize:
+          runBlock(c.regions.at(0));
+          runBlock(c.regions.at(1));
+          break;
         default: {
           scratch.clear();
           for (int s : c.operands) scratch.push_back(&slots[s]);

@@ -133,11 +133,14 @@ std::vector<Tile> evaluate(const ir::Op& op, OperandList operands, const EvalEnv
     case OpKind::LocalLoad: case OpKind::LocalStore: case OpKind::MbarrierAlloc: case OpKind::AsyncTmaCopy:
     case OpKind::MbarrierWait:
       return {evalSharedBufferOp(op, operands, env)};
+    case OpKind::MbarrierArrive:  // copies land at once: nothing waits on the barriers
+      return {};
 
     case OpKind::Reduce: case OpKind::Scan: return evalReduceOrScan(op, operands, env);
     case OpKind::Dot: return {evalDot(op, operands, env)};
 
-    case OpKind::For: case OpKind::If: case OpKind::While: case OpKind::Yield: case OpKind::Return:
+    case OpKind::For: case OpKind::If: case OpKind::While: case OpKind::WarpSpecialize: case OpKind::Yield:
+    case OpKind::Return:
       fail(op, env.ctx, "control flow is executed by the interpreter's run(), not evaluateOp");
 
     case OpKind::DebugPrint: evalDebugPrint(op, operands, env); return {};

@@ -124,7 +124,7 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   };
   llvm::Value* aBase = aFromRegisters ? nullptr : operandBuffer(0, aStaging, aSwizzle, false);
   llvm::Value* bBase = operandBuffer(1, bStaging, bSwizzle, bTransposed);
-  if (staged) L.hooks().barrier(b);
+  if (staged) L.barrier();
 
   // 2. Per-thread address parts: the warp's accumulator block origin, and the rows this lane hands to ldmatrix.
   llvm::Value* lane = L.laneId();

@@ -34,6 +34,10 @@ void NVPTXHooks::configureKernel(llvm::Function& kernel, int numWarps) {
   kernel.addFnAttr(llvm::Attribute::NoUnwind);
 }
 
+void NVPTXHooks::configureWarpSpecialized(llvm::Function& kernel) {
+  addAnnotation(*kernel.getParent(), kernel, "minctasm", 1);
+}
+
 void NVPTXHooks::declareDescriptorParameter(llvm::Function& kernel, unsigned argNo, int64_t bytes, int64_t align) {
   LoweringHooks::declareDescriptorParameter(kernel, argNo, bytes, align);
   // !{ptr @kernel, !"grid_constant", !{i32 p1, i32 p2, ...}}: LLVM's NVPTX backend numbers parameters from 1 here,

@@ -17,6 +17,9 @@ class NVPTXHooks : public LoweringHooks {
   explicit NVPTXHooks(bool tensorMaps = false, bool asyncDots = false) : tensorMaps_(tensorMaps), asyncDots_(asyncDots) {}
   int warpSize() const override { return 32; }
   void configureKernel(llvm::Function& kernel, int numWarps) override;
+  // .minnctapersm 1 beside .maxntid: ptxas then knows the register count at entry (65536 / threads, in steps of
+  // 8), which setmaxnreg needs (without it ptxas ignores setmaxnreg, warning C7508).
+  void configureWarpSpecialized(llvm::Function& kernel) override;
   bool descriptorsCarryTensorMaps() const override { return tensorMaps_; }
   // A byval parameter marked grid_constant, so that its address is the parameter's own (cvta.param), which
   // cp.async.bulk.tensor may read the tensor map at, rather than a local copy's.
@@ -55,6 +58,10 @@ class NVPTXHooks : public LoweringHooks {
   void tensorCopyToShared(IRBuilder& b, llvm::Value* sharedDst, llvm::Value* tensorMap,
                           const std::vector<llvm::Value*>& coordinates, llvm::Value* barrier) override;
   void mbarrierWaitParity(IRBuilder& b, llvm::Value* barrier, llvm::Value* parity) override;
+  // Warp specialization (TmaCopies.cpp): mbarrier.arrive, bar.sync id, count, and setmaxnreg (sm_90a).
+  void mbarrierArrive(IRBuilder& b, llvm::Value* barrier) override;
+  void namedBarrier(IRBuilder& b, int id, int64_t threads) override;
+  void setMaxRegisters(IRBuilder& b, bool increase, int64_t registers) override;
   // wgmma for the dots WgmmaPlan.h admits (WgmmaDot.cpp), else mma.sync with ldmatrix (MmaDot.cpp).
   bool lowerDot(KernelLowering& lowering, const ir::Op& dot) override;
   // sm_90a: wgmma.wait_group passing the registers through (WgmmaDot.cpp); elsewhere they are returned as they are.

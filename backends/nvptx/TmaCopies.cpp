@@ -1,6 +1,7 @@
 // NVPTXHooks' TMA copies and mbarriers (sm_90): mbarrier.init through its LLVM intrinsic, and the inline asm of
 // InlineAsmTable.h for what LLVM 19 has no intrinsic for: fence.proxy.async, mbarrier.arrive.expect_tx,
-// cp.async.bulk.tensor and mbarrier.try_wait.parity. The asm takes shared addresses as 32-bit integers (the shared
+// cp.async.bulk.tensor and mbarrier.try_wait.parity; and warp specialization's arrivals, named barriers and
+// setmaxnreg, through their intrinsics. The asm takes shared addresses as 32-bit integers (the shared
 // window is 32-bit), and only strings of the table, which the emulator (jit/sim) implements by name.
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -53,6 +54,25 @@ void NVPTXHooks::mbarrierWaitParity(IRBuilder& b, llvm::Value* barrier, llvm::Va
   llvm::Value* completed = callTableAsm(b, "mbarrier.try_wait.parity", b.getInt32Ty(), {address, parity});
   b.CreateCondBr(b.CreateICmpNE(completed, b.getInt32(0)), done, wait);
   b.SetInsertPoint(done);
+}
+
+void NVPTXHooks::mbarrierArrive(IRBuilder& b, llvm::Value* barrier) {
+  b.CreateIntrinsic(llvm::Intrinsic::nvvm_mbarrier_arrive_shared, {}, {barrier});
+}
+
+void NVPTXHooks::namedBarrier(IRBuilder& b, int id, int64_t threads) {
+  if (id < 1 || id > 15 || threads <= 0 || threads % warpSize())
+    throw Error("bar.sync " + std::to_string(id) + ", " + std::to_string(threads) +
+                ": a named barrier is 1 to 15 and counts whole warps");
+  b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {},
+                    {b.getInt32(static_cast<uint32_t>(id)), b.getInt32(static_cast<uint32_t>(threads))});
+}
+
+void NVPTXHooks::setMaxRegisters(IRBuilder& b, bool increase, int64_t registers) {
+  if (!asyncDots_) throw Error("setmaxnreg needs sm_90a (warp specialization)");
+  b.CreateIntrinsic(increase ? llvm::Intrinsic::nvvm_setmaxnreg_inc_sync_aligned_u32
+                             : llvm::Intrinsic::nvvm_setmaxnreg_dec_sync_aligned_u32,
+                    {}, {b.getInt32(static_cast<uint32_t>(registers))});
 }
 
 }  // namespace tessera::backends::nvptx

@@ -69,6 +69,7 @@ backends::TargetOptions KernelCase::targetOptions() const {
   options.numWarps = numWarps;
   options.numStages = numStages;
   options.persistent = persistent;
+  options.warpSpecialize = warpSpecialize;
   return options;
 }
 

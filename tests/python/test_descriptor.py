@@ -28,6 +28,17 @@ inline void copy_blocks(TensorDesc<f32> src, Ptr<f32> out, Int shift, Int out_co
   store(out + expand_dims(rows, 1) * out_cols + expand_dims(cols, 0), block);
 }
 TESSERA_PY_KERNEL(copy_blocks, src, out, shift, out_cols, BM, BN);
+
+// C = A x B with A and B read through descriptors (the loop warp_specialize hands to a producer warpgroup).
+inline void desc_matmul(TensorDesc<f16> a, TensorDesc<f16> b, Ptr<f32> c, Int M, Int N, Int K, Const<int> BM,
+                        Const<int> BN, Const<int> BK) {
+  Tensor m0 = program_id(0) * BM, n0 = program_id(1) * BN;
+  Tensor acc = zeros<f32>({BM, BN});
+  for (Tensor k : range(0, K, BK)) acc = dot(load(a, {m0, k}), load(b, {k, n0}), acc);
+  Tensor rows = expand_dims(m0 + arange(0, BM), 1), cols = expand_dims(n0 + arange(0, BN), 0);
+  store(c + rows * N + cols, acc, (rows < M) & (cols < N));
+}
+TESSERA_PY_KERNEL(desc_matmul, a, b, c, M, N, K, BM, BN, BK);
 """
 
 
@@ -107,3 +118,29 @@ def test_loads_through_a_descriptor_read_zeros_outside_the_tensor(module, backen
     expected = np.zeros_like(out)
     expected[-shift:37 - shift, :52] = a  # row r of out is row r + shift of a
     np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.sim
+def test_a_warp_specialized_descriptor_matmul_matches_numpy_on_the_emulator(module):
+    # A producer warpgroup issues the TMA copies, the 4 consumer warps wait for them (sm_90a); ragged M, N and K.
+    M, N, Kd = 100, 72, 96
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-1, 1, (M, Kd)).astype(np.float16)
+    b = rng.uniform(-1, 1, (Kd, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    grid = (tessera.cdiv(M, 64), tessera.cdiv(N, 64))
+    module.desc_matmul[grid](tessera.TensorDescriptor(a, (64, 32)), tessera.TensorDescriptor(b, (32, 64)), c, M, N,
+                             Kd, BM=64, BN=64, BK=32, warp_specialize=True, backend="sim", arch="sm_90a")
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+    assert tessera.sim.last_report()["findings"] == []
+    spec = {"a": (64, 32), "b": (32, 64)}
+    compiled = module.desc_matmul.compile(arch="sm_90a", specialization=spec, BM=64, BN=64, BK=32,
+                                          warp_specialize=True)
+    assert (compiled.num_warps, compiled.producer_warps) == (4, 4)
+    assert "setmaxnreg.dec.sync.aligned.u32 40;" in compiled.ptx
+    assert module.desc_matmul.compile(arch="sm_90a", specialization=spec, BM=64, BN=64, BK=32).producer_warps == 0
+    with pytest.raises(TypeError, match="warp_specialize must be True or False"):
+        module.desc_matmul.compile(arch="sm_90a", specialization=spec, BM=64, BN=64, BK=32, warp_specialize=1)
+    with pytest.raises(tessera.Error, match="warp_specialize needs num_stages >= 2"):
+        module.desc_matmul.compile(arch="sm_90a", specialization=spec, BM=64, BN=64, BK=32, warp_specialize=True,
+                                   num_stages=1)

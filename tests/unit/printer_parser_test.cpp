@@ -208,6 +208,7 @@ std::unique_ptr<Module> buildEveryOpModule() {
   Value* arrived = b.create1(OpKind::MbarrierWait, {barriers, stage, b.constantInt(0, Type::i32()), issued},
                              Type::asyncToken());
   b.create1(OpKind::LocalLoad, {blockBuf, stage, arrived}, Type::tile({8, 16}, Type::f16()));
+  b.create(OpKind::MbarrierArrive, {barriers, stage, always}, {});
 
   // A dot left in flight and the wait for it.
   Value* product = b.dot(b.constantFloat(1.0, Type::tile({16, 16}, Type::f16())),
@@ -222,6 +223,18 @@ std::unique_ptr<Module> buildEveryOpModule() {
   (void)both;
   (void)cube;
   (void)spaced;
+  // Warp specialization's op ends the body: a producer region that waits, consumers that arrive.
+  Op* roles = b.create(OpKind::WarpSpecialize, {}, {},
+                       {{"producer_warps", Attr::integer(4)}, {"producer_registers", Attr::integer(40)},
+                        {"consumer_registers", Attr::integer(232)}});
+  Builder producer(roles->region(0), nullptr);
+  producer.setLoc(b.loc());
+  producer.create1(OpKind::MbarrierWait, {barriers, stage, stage}, Type::asyncToken());
+  producer.create(OpKind::Yield, {}, {});
+  Builder consumers(roles->region(1), nullptr);
+  consumers.setLoc(b.loc());
+  consumers.create(OpKind::MbarrierArrive, {barriers, stage}, {});
+  consumers.create(OpKind::Yield, {}, {});
   b.ret();
   return module;
 }

@@ -56,7 +56,8 @@ std::vector<std::vector<uint8_t>> onEmulator(const KernelDef& k, const char* arc
                                              const std::vector<Arg>& args, const Constants& constants, int numWarps,
                                              int numStages = 3,
                                              std::shared_ptr<const jit::CompiledKernel>* compiled = nullptr,
-                                             bool persistent = false, unsigned* programs = nullptr) {
+                                             bool persistent = false, unsigned* programs = nullptr,
+                                             bool warpSpecialize = false) {
   sim::SimRuntime& runtime = sim::simRuntime(arch);
   runtime.setMultiprocessors(persistent ? 1 : 0);
   std::vector<jit::DeviceAddress> addresses;
@@ -79,6 +80,7 @@ std::vector<std::vector<uint8_t>> onEmulator(const KernelDef& k, const char* arc
   options.numWarps = numWarps;
   options.numStages = numStages;
   options.persistent = persistent;
+  options.warpSpecialize = warpSpecialize;
   runtime.takeLastReport();
   jit.launch(grid, launch, constants, options);
   runtime.setMultiprocessors(0);
@@ -264,6 +266,55 @@ TEST(SimDescriptorLoad, APersistentDescriptorMatmulCopiesWithTmaAcrossTiles) {
       EXPECT_EQ(compiled->binary.find("cp.async.cg"), std::string::npos) << size << ": an operand copied by cp.async";
     }
   }
+}
+
+// Warp-specialized: a producer warpgroup beyond num_warps (its one thread issuing every TMA copy, waiting on the
+// "empty" mbarriers for each stage to be handed back) and the num_warps consumer warps (waiting on the "full" ones,
+// releasing each stage once the dot that read it completed, synchronizing among themselves with barrier 1), with
+// setmaxnreg moving registers to the consumers. Ragged sizes, 2 to 4 stages, 4 and 8 consumer warps: bit-exact
+// against the interpreter with no finding of the emulator's checkers (a missed release hangs the producer, a stage
+// refilled before its readers are done is a race, barrier 0 after the producers are gone is a hang; each throws).
+TEST(SimDescriptorLoad, AWarpSpecializedDescriptorMatmulMatchesTheInterpreter) {
+  const KernelDef k = kernels::matmul_desc_kernel();
+  for (const MatmulConfig& s : {MatmulConfig{75, 67, 90, 64, 64, 32, 4}, MatmulConfig{256, 256, 192, 128, 128, 64, 8},
+                                MatmulConfig{128, 256, 64, 128, 256, 64, 8}}) {
+    const MatmulLaunch m = descriptorMatmul(k, s);
+    const std::string size = std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
+    for (int stages = 2; stages <= 4; ++stages) {
+      std::shared_ptr<const jit::CompiledKernel> compiled;
+      EXPECT_EQ(floatsOf(onEmulator(k, "sm_90a", {m.programs, 1, 1}, m.args, m.constants, s.warps, stages, &compiled,
+                                    /*persistent=*/false, nullptr, /*warpSpecialize=*/true)[2]),
+                m.reference)
+          << size << ", " << stages << " stages";
+      EXPECT_EQ(compiled->numWarps, s.warps);
+      EXPECT_EQ(compiled->producerWarps, 4);
+      EXPECT_EQ(compiled->threadsPerProgram(), (s.warps + 4) * 32);
+      const std::string& ptx = compiled->binary;
+      EXPECT_NE(ptx.find(".maxntid " + std::to_string((s.warps + 4) * 32) + ", 1, 1"), std::string::npos) << size;
+      EXPECT_NE(ptx.find(".minnctapersm 1"), std::string::npos) << size;
+      EXPECT_NE(ptx.find("setmaxnreg.dec.sync.aligned.u32 40;"), std::string::npos) << size;
+      EXPECT_NE(ptx.find(s.warps == 4 ? "setmaxnreg.inc.sync.aligned.u32 256;" : "setmaxnreg.inc.sync.aligned.u32 232;"),
+                std::string::npos)
+          << size;
+      EXPECT_NE(ptx.find("mbarrier.arrive.shared.b64"), std::string::npos) << size;
+      EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d"), std::string::npos) << size;
+      EXPECT_NE(ptx.find("barrier.sync \t1, " + std::to_string(s.warps * 32) + ";"), std::string::npos)
+          << size << ": the consumers' epilogue synchronizes on their own barrier";
+    }
+  }
+  // One stage leaves the producer nothing to run ahead of; persistent kernels and sm_80 have no loop to hand it.
+  const MatmulLaunch m = descriptorMatmul(k, {128, 64, 96, 64, 64, 32, 4});
+  auto error = [&](const char* arch, int stages, bool persistent) {
+    try {
+      onEmulator(k, arch, {m.programs, 1, 1}, m.args, m.constants, 4, stages, nullptr, persistent, nullptr, true);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("sm_90a", 1, false).find("warp_specialize needs num_stages >= 2"), std::string::npos);
+  EXPECT_NE(error("sm_80", 3, false).find("whose dot operands all arrive by TMA copies"), std::string::npos);
+  EXPECT_NE(error("sm_90a", 3, true).find("not a persistent kernel's"), std::string::npos);
 }
 
 }  // namespace

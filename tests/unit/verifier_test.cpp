@@ -242,6 +242,14 @@ TEST(VerifierAccepts, FunctionUsingEveryOpKind) {
   at();
   b.create1(OpKind::LocalLoad, {blockBuf, stage, arrived}, Type::tile({16, 32}, f32));
   at();
+  b.create(OpKind::MbarrierArrive, {barriers, stage}, {});
+  at();
+  Op* roles = b.create(OpKind::WarpSpecialize, {}, {},
+                       {{"producer_warps", Attr::integer(4)}, {"producer_registers", Attr::integer(40)},
+                        {"consumer_registers", Attr::integer(232)}});
+  Builder(roles->region(0), nullptr).create(OpKind::Yield, {}, {});
+  Builder(roles->region(1), nullptr).create(OpKind::Yield, {}, {});
+  at();
   b.ret();
 
   std::set<OpKind> used;

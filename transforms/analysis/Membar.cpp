@@ -251,6 +251,15 @@ class MembarAnalysis {
           state = runLoop(*op->region(0), op->region(1), state);
           staged = {state.reads, {}};
           continue;
+        case OpKind::WarpSpecialize:
+          // The producer's one thread only issues TMA copies, which the consumers' waits on the full mbarriers
+          // order before their reads, and which wait on the empty mbarriers the consumers release once read: no
+          // barrier orders anything there (and none may: the consumers do not take part). The consumers' region
+          // is analyzed as straight-line code; its barriers are the consumers' own (lowered as a named barrier).
+          requireOnlyTmaCopies(*op->region(0));
+          state = run(*op->region(1), state);
+          staged = {state.reads, {}};
+          continue;
         default:
           break;
       }
@@ -295,6 +304,17 @@ class MembarAnalysis {
       next.add(backEdge);
       if (next == head && inserted_.size() == barriersBefore) return second ? firstEnd : head;
       head = std::move(next);
+    }
+  }
+
+  // A warp_specialize producer region: its shared accesses are TMA copies, none of which a barrier could order.
+  void requireOnlyTmaCopies(Block& region) {
+    for (auto& inner : region.ops()) {
+      Pending access = accessesOf(*inner);
+      if ((!access.reads.empty() || !access.writes.empty()) && !inner->is(OpKind::AsyncTmaCopy))
+        throw Error(inner->describe() + ": accesses shared memory in a warp_specialize producer region (only TMA "
+                    "copies may: nothing orders other accesses against the consumers)", inner->loc());
+      for (unsigned r = 0; r < inner->numRegions(); ++r) requireOnlyTmaCopies(*inner->region(r));
     }
   }
 
