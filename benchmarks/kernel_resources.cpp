@@ -73,6 +73,9 @@ std::vector<KernelCase> resourceCases() {
     KernelCase c = matmulDescriptorCase(config, "sm_90a");
     c.config += "_warp_specialized";
     c.warpSpecialize = true;
+    cases.push_back(c);
+    c.config += "_persistent";  // the producer runs ahead into the next tile during the epilogue
+    c.persistent = true;
     cases.push_back(std::move(c));
   }
   for (KernelCase& c : tutorialCases("sm_90a"))

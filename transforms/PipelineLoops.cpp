@@ -61,6 +61,12 @@
 // The consumers issue no copies, so their loop needs no barrier. Everything but the shared allocations moves into
 // the consumers' region (tile ops are laid out for num_warps warps); the producer recomputes what the copies'
 // offsets need, which must be pure scalars.
+//
+// In a persistent kernel the loop is in the tile loop: the producer loops over the same tiles, carrying its own
+// count of the iterations before each tile (analysis/ProgramIterations.h), and the consumers hand the tile's last
+// stage back after the dot_wait that follows their loop, so the producer fills the next tile's stages while the
+// consumers run the epilogue. The buffers then leave the tile loop, so that the epilogue does not reuse their
+// bytes.
 #include <algorithm>
 #include <set>
 #include <unordered_map>
@@ -170,8 +176,8 @@ class PipelineLoopsPass : public Pass {
     for (Op* loop : loops) pipeline(*loop);
     if (warpSpecialize_ && !specialized_)
       throw Error("warp_specialize needs a loop in @" + f.name() +
-                      "'s body (not a persistent kernel's) whose dot operands all arrive by TMA copies (desc_load on "
-                      "sm_90a), and found none",
+                      "'s body (or its persistent tile loop's) whose dot operands all arrive by TMA copies (desc_load "
+                      "on sm_90a), and found none",
                   f.loc());
   }
 
@@ -341,7 +347,7 @@ class PipelineLoopsPass : public Pass {
     // program lands in stage j % S. Without TMA copies, each run of the loop starts at stage 0.
     const bool anyTma = std::any_of(copies.begin(), copies.end(), [](const BodyCopy& c) { return c.tma(); });
     const bool allTma = std::all_of(copies.begin(), copies.end(), [](const BodyCopy& c) { return c.tma(); });
-    if (warpSpecialize_ && allTma && !specialized_ && !loop.parentOp()) {
+    if (warpSpecialize_ && allTma && !specialized_ && countsProgramIterations(loop)) {
       specialize(loop, copies, carried, copySlice, advanceSlice);
       specialized_ = true;
       return;
@@ -463,27 +469,36 @@ class PipelineLoopsPass : public Pass {
     }
   }
 
-  // The warp-specialized form of `loop` (see the top of the file). `carried`, `copySlice` and `advanceSlice` are
-  // pipeline()'s: the carried values the copies' offsets need and the ops computing those offsets and advancing them.
+  // The warp-specialized form of `loop` (see the top of the file), a loop in the function's body or in a persistent
+  // kernel's tile loop. `carried`, `copySlice` and `advanceSlice` are pipeline()'s: the carried values the copies'
+  // offsets need and the ops computing those offsets and advancing them.
   void specialize(Op& loop, const std::vector<BodyCopy>& copies, const std::set<unsigned>& carried,
                   const std::vector<Op*>& copySlice, const std::vector<Op*>& advanceSlice) {
-    Block& fbody = *loop.parentBlock();
+    Op* tiles = loop.parentOp();  // a persistent kernel's tile loop, or null
+    Block& fbody = tiles ? *tiles->parentBlock() : *loop.parentBlock();
+    Block* tileBody = tiles ? tiles->region(0) : nullptr;
+    Value* base = iterationBase(loop);  // the loop's iterations in earlier tiles (null: none)
     Block& body = *loop.region(0);
     Op* yield = body.terminator();
     Value* iv = body.argument(0);
     const ir::Type ivType = iv->type();
-    auto i32 = [](ir::Builder& b, int64_t v) { return b.constantInt(v, ir::Type::i32()); };
+    const ir::Type i32Type = ir::Type::i32();
+    auto i32 = [&](ir::Builder& b, int64_t v) { return b.constantInt(v, i32Type); };
     auto mapped = [](const Mapping& m, Value* v) {
       auto it = m.find(v);
       return it == m.end() ? v : it->second;
     };
 
-    // Shared allocations first: both regions use them, and they take no operands.
+    // Shared allocations first, in the function's body: both regions use them. A persistent kernel's buffers leave
+    // the tile loop too: the producer fills the next tile's stages while the consumers' epilogue runs, so the
+    // epilogue must not reuse their bytes.
     std::vector<Op*> allocs;
-    for (auto& owned : fbody.ops())
-      if (owned->is(OpKind::LocalAlloc) || owned->is(OpKind::MbarrierAlloc)) allocs.push_back(owned.get());
+    for (Block* block : {&fbody, tileBody})
+      if (block)
+        for (auto& owned : block->ops())
+          if (owned->is(OpKind::LocalAlloc) || owned->is(OpKind::MbarrierAlloc)) allocs.push_back(owned.get());
     for (auto it = allocs.rbegin(); it != allocs.rend(); ++it) {
-      std::unique_ptr<Op> alloc = fbody.remove(*it);
+      std::unique_ptr<Op> alloc = (*it)->parentBlock()->remove(*it);
       fbody.insertBefore(fbody.front(), std::move(alloc));
     }
     ir::Builder top(&fbody, allocs.empty() ? fbody.front() : nextOp(*allocs.back()));
@@ -496,36 +511,72 @@ class PipelineLoopsPass : public Pass {
                          {"producer_registers", ir::Attr::integer(kProducerRegisters)},
                          {"consumer_registers", ir::Attr::integer(consumerRegisters())}});
 
-    // What the producer needs from outside the loop, recomputed in its region.
-    std::vector<Value*> outside = {loop.operand(0), loop.operand(1), loop.operand(2)};
-    for (unsigned c : carried) outside.push_back(loop.operand(3 + c));
-    auto definedOutside = [&](const Value* v) {
-      return v->isBlockArg() ? v->ownerBlock() == &fbody : v->definingOp()->parentBlock() == &fbody;
+    // What the producer recomputes: the ops of the function's body (and of the tile's) that the loop's bounds, its
+    // carried values' starts and the copies' offsets need. Pure scalars only: one thread runs them.
+    std::vector<Value*> needed = {loop.operand(0), loop.operand(1), loop.operand(2)};
+    for (unsigned c : carried) needed.push_back(loop.operand(3 + c));
+    auto outsideBody = [&](const Value* v) {
+      return v->isBlockArg() ? v->ownerBlock() != &body : v->definingOp()->parentBlock() != &body;
     };
     for (const std::vector<Op*>* slice : {&copySlice, &advanceSlice})
       for (const Op* op : *slice)
         for (Value* v : op->operands())
-          if (definedOutside(v)) outside.push_back(v);
+          if (outsideBody(v)) needed.push_back(v);
     for (const BodyCopy& c : copies)
       for (unsigned i = 1; i <= c.rank(); ++i)
-        if (definedOutside(c.copy->operand(i))) outside.push_back(c.copy->operand(i));
-    std::vector<Op*> outsideSlice;
-    if (!sliceOf(fbody, outside, outsideSlice))
-      throw Error("warp_specialize: the TMA copies' offsets depend on values the producer cannot "
-                  "recompute (not pure)",
-                  loop.loc());
-    for (const Op* op : outsideSlice)
-      for (const Value* r : op->results())
-        if (r->type().isTile())
-          throw Error("warp_specialize: the TMA copies' offsets depend on a tile (" + op->describe() +
-                          "), which the producer's one thread does not hold",
-                      loop.loc());
+        if (outsideBody(c.copy->operand(i))) needed.push_back(c.copy->operand(i));
+    auto unrecomputable = [&](const std::string& why) {
+      return Error("warp_specialize: the producer cannot recompute what its TMA copies need: " + why, loop.loc());
+    };
+    std::vector<Op*> tileSlice, programSlice;
+    std::vector<Value*> programRoots = needed;
+    if (tiles) {
+      auto inTile = [&](const Value* v) {
+        return v->isBlockArg() ? v->ownerBlock() == tileBody : v->definingOp()->parentBlock() == tileBody;
+      };
+      std::vector<Value*> tileRoots;
+      programRoots = {tiles->operand(0), tiles->operand(1), tiles->operand(2), tiles->operand(base->index() + 2)};
+      for (Value* v : needed) (inTile(v) ? tileRoots : programRoots).push_back(v);
+      if (!sliceOf(*tileBody, tileRoots, tileSlice)) throw unrecomputable("an op of the tile that is not pure");
+      std::vector<const Value*> used(tileRoots.begin(), tileRoots.end());
+      for (const Op* op : tileSlice)
+        for (Value* v : op->operands()) {
+          used.push_back(v);
+          if (!inTile(v)) programRoots.push_back(v);
+        }
+      for (const Value* v : used)
+        if (v->isBlockArg() && v->ownerBlock() == tileBody && v->index() != 0)
+          throw unrecomputable("a value the tile loop carries");
+    }
+    if (!sliceOf(fbody, programRoots, programSlice)) throw unrecomputable("an op that is not pure");
+    for (const std::vector<Op*>* slice : {&programSlice, &tileSlice})
+      for (const Op* op : *slice)
+        for (const Value* r : op->results())
+          if (r->type().isTile()) throw unrecomputable("a tile (" + op->describe() + "), which one thread does not hold");
 
-    // The producer: the loop's iterations, each waiting for its stage to be released and copying into it.
+    // The producer: (the tiles and) the loop's iterations, each waiting for its stage to be handed back and copying
+    // into it. Iteration G of the program fills stage G % S, whose previous filling, G - S, was released in phase
+    // G / S - 1 of its empty barrier: parity ((G / S) & 1) ^ 1, which a fresh barrier passes.
     ir::Builder pb(ws->region(0), nullptr);
     pb.setLoc(loop.loc());
     Mapping m;
-    cloneSlice(pb, outsideSlice, m);
+    cloneSlice(pb, programSlice, m);
+    ir::Builder tileB(ws->region(0), nullptr);
+    ir::Builder* at = &pb;
+    Value* producerBase = nullptr;
+    if (tiles) {
+      Op* producerTiles = pb.create(OpKind::For,
+                                    {mapped(m, tiles->operand(0)), mapped(m, tiles->operand(1)),
+                                     mapped(m, tiles->operand(2)), mapped(m, tiles->operand(base->index() + 2))},
+                                    {i32Type});
+      Block& ptb = *producerTiles->region(0);
+      m[tileBody->argument(0)] = ptb.addArgument(tileBody->argument(0)->type());
+      producerBase = ptb.addArgument(i32Type);
+      tileB = ir::Builder(&ptb, nullptr);
+      tileB.setLoc(loop.loc());
+      cloneSlice(tileB, tileSlice, m);
+      at = &tileB;
+    }
     std::vector<Value*> producerOperands = {mapped(m, loop.operand(0)), mapped(m, loop.operand(1)),
                                             mapped(m, loop.operand(2))};
     std::vector<ir::Type> carriedTypes;
@@ -533,17 +584,21 @@ class PipelineLoopsPass : public Pass {
       producerOperands.push_back(mapped(m, loop.operand(3 + c)));
       carriedTypes.push_back(producerOperands.back()->type());
     }
-    Op* producer = pb.create(OpKind::For, producerOperands, carriedTypes);
+    Op* producer = at->create(OpKind::For, producerOperands, carriedTypes);
     Block& pbody = *producer->region(0);
     m[iv] = pbody.addArgument(ivType);
     for (unsigned c : carried) m[body.argument(c + 1)] = pbody.addArgument(body.argument(c + 1)->type());
     ir::Builder in(&pbody, nullptr);
     in.setLoc(loop.loc());
     Value* j = in.binary(OpKind::Div, in.binary(OpKind::Sub, m[iv], producerOperands[0]), producerOperands[2]);
-    if (ivType != ir::Type::i32()) j = in.cast(j, ir::Type::i32());
+    if (ivType != i32Type) j = in.cast(j, i32Type);
+    if (producerBase) j = in.binary(OpKind::Add, producerBase, j);
+    // One op per statement here and below: the IR's order must not be the compiler's argument evaluation order.
     Value* stage = in.binary(OpKind::Rem, j, i32(in, stages_));
     Value* round = in.binary(OpKind::Div, j, i32(in, stages_));
-    Value* released = in.binary(OpKind::Xor, in.binary(OpKind::And, round, i32(in, 1)), i32(in, 1));
+    Value* one = i32(in, 1);
+    Value* roundParity = in.binary(OpKind::And, round, one);
+    Value* released = in.binary(OpKind::Xor, roundParity, one);
     in.create1(OpKind::MbarrierWait, {empty, stage, released}, ir::Type::asyncToken());
     cloneSlice(in, copySlice, m);
     for (const BodyCopy& c : copies) {
@@ -556,15 +611,22 @@ class PipelineLoopsPass : public Pass {
     std::vector<Value*> nexts;
     for (unsigned c : carried) nexts.push_back(mapped(m, yield->operand(c)));
     in.create(OpKind::Yield, nexts, {});
+    if (tiles) {  // the next tile's base: this one's plus the loop's trip count
+      Value* trips = tripCount(tileB, producerOperands[0], producerOperands[1], producerOperands[2]);
+      tileB.create(OpKind::Yield, {tileB.binary(OpKind::Add, producerBase, trips)}, {});
+    }
     pb.create(OpKind::Yield, {}, {});
 
-    // The consumers: the loop waits for each stage and releases it once read.
+    // The consumers: the loop waits for each stage (iteration G of the program: stage G % S, parity (G / S) & 1)
+    // and hands it back once read.
     ir::Builder head(&body, body.front());
     head.setLoc(loop.loc());
-    Value* iteration = head.binary(OpKind::Div, head.binary(OpKind::Sub, iv, loop.operand(0)), loop.operand(2));
-    if (ivType != ir::Type::i32()) iteration = head.cast(iteration, ir::Type::i32());
+    Value* local = head.binary(OpKind::Div, head.binary(OpKind::Sub, iv, loop.operand(0)), loop.operand(2));
+    if (ivType != i32Type) local = head.cast(local, i32Type);
+    Value* iteration = base ? head.binary(OpKind::Add, base, local) : local;
     Value* readStage = head.binary(OpKind::Rem, iteration, i32(head, stages_));
-    Value* parity = head.binary(OpKind::And, head.binary(OpKind::Div, iteration, i32(head, stages_)), i32(head, 1));
+    Value* readRound = head.binary(OpKind::Div, iteration, i32(head, stages_));
+    Value* parity = head.binary(OpKind::And, readRound, i32(head, 1));
     for (const BodyCopy& c : copies) {
       Value* ready = head.create1(OpKind::MbarrierWait, {c.barriers(), readStage, parity}, ir::Type::asyncToken());
       for (Op* read : c.reads) {
@@ -582,17 +644,24 @@ class PipelineLoopsPass : public Pass {
       tail.setLoc(loop.loc());
       tail.create(OpKind::MbarrierArrive, {empty, readStage}, {});
     } else {
-      // A dot returns once the previous iteration's are complete: that iteration's stage is free.
+      // A dot returns once the previous iteration's are complete: that iteration's stage is free. The last
+      // iteration's is free after the dot_wait that follows the loop (the producer may be filling the next tile's).
       ir::Builder late(&body, nextOp(*asyncDots.back()));
       late.setLoc(loop.loc());
-      Value* previous = late.binary(OpKind::Rem, late.binary(OpKind::Add, iteration, i32(late, stages_ - 1)),
-                                    i32(late, stages_));
-      Value* hasPrevious = late.cmp("ge", iteration, i32(late, 1));
+      Value* ahead = late.binary(OpKind::Add, iteration, i32(late, stages_ - 1));
+      Value* previous = late.binary(OpKind::Rem, ahead, i32(late, stages_));
+      Value* hasPrevious = late.cmp("ge", local, i32(late, 1));
       late.create(OpKind::MbarrierArrive, {empty, previous, hasPrevious}, {});
       for (Op* dot : asyncDots) dot->setAttr("pending", ir::Attr::integer(1));
-      ir::Builder after(&fbody, nextOp(loop));
+      ir::Builder after(loop.parentBlock(), nextOp(loop));
       after.setLoc(loop.loc());
       waitForDots(after, loop, asyncDots);
+      Value* trips = tripCount(after, loop.operand(0), loop.operand(1), loop.operand(2));
+      Value* end = base ? after.binary(OpKind::Add, base, trips) : trips;
+      Value* lastIteration = after.binary(OpKind::Sub, end, i32(after, 1));
+      Value* last = after.binary(OpKind::Rem, lastIteration, i32(after, stages_));
+      Value* ran = after.cmp("gt", trips, i32(after, 0));
+      after.create(OpKind::MbarrierArrive, {empty, last, ran}, {});
     }
 
     // Everything after the warp_specialize op but the return moves into the consumers' region.

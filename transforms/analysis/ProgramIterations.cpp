@@ -44,23 +44,10 @@ Value* iterationBase(Op& loop) {
   Value* base = tileBody.addArgument(i32);
   base->setNameHint("iterations_before");
 
-  // After the loop: base + its trip count, (ub - lb + step - 1) / step when ub > lb (step > 0), else 0.
+  // After the loop: base + its trip count.
   ir::Builder after(&tileBody, nextOp(loop));
   after.setLoc(loop.loc());
-  Value* lb = loop.operand(0);
-  Value* ub = loop.operand(1);
-  Value* step = loop.operand(2);
-  const Type ivType = lb->type();
-  // One statement per op: the order the IR gets them in must not be the compiler's argument order.
-  Value* span = after.binary(OpKind::Sub, ub, lb);
-  Value* spanAndStep = after.binary(OpKind::Add, span, step);
-  Value* one = after.constantInt(1, ivType);
-  Value* rounded = after.binary(OpKind::Sub, spanAndStep, one);
-  Value* runs = after.cmp("gt", ub, lb);
-  Value* quotient = after.binary(OpKind::Div, rounded, step);
-  Value* zero = after.constantInt(0, ivType);
-  Value* trips = after.select(runs, quotient, zero);
-  if (ivType != i32) trips = after.cast(trips, i32);
+  Value* trips = tripCount(after, loop.operand(0), loop.operand(1), loop.operand(2));
   tileBody.terminator()->addOperand(after.binary(OpKind::Add, base, trips));
   loop.setAttr(kIterationBaseAttr, ir::Attr::integer(index));
   return base;
@@ -73,6 +60,20 @@ Value* programIteration(ir::Builder& b, Op& loop) {
   Value* iteration = b.binary(OpKind::Div, b.binary(OpKind::Sub, iv, loop.operand(0)), loop.operand(2));
   if (ivType != Type::i32()) iteration = b.cast(iteration, Type::i32());
   return base ? b.binary(OpKind::Add, base, iteration) : iteration;
+}
+
+Value* tripCount(ir::Builder& b, Value* lb, Value* ub, Value* step) {
+  const Type ivType = lb->type();
+  // One statement per op: the order the IR gets them in must not be the compiler's argument order.
+  Value* span = b.binary(OpKind::Sub, ub, lb);
+  Value* spanAndStep = b.binary(OpKind::Add, span, step);
+  Value* one = b.constantInt(1, ivType);
+  Value* rounded = b.binary(OpKind::Sub, spanAndStep, one);
+  Value* runs = b.cmp("gt", ub, lb);
+  Value* quotient = b.binary(OpKind::Div, rounded, step);
+  Value* zero = b.constantInt(0, ivType);
+  Value* trips = b.select(runs, quotient, zero);
+  return ivType != Type::i32() ? b.cast(trips, Type::i32()) : trips;
 }
 
 }  // namespace tessera::transforms

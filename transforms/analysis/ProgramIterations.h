@@ -26,4 +26,8 @@ ir::Value* iterationBase(ir::Op& loop);
 // `loop`'s iteration in the program, an i32 built at `b` (inside the loop's body): base + (iv - lb) / step.
 ir::Value* programIteration(ir::Builder& b, ir::Op& loop);
 
+// How many iterations a `for` from `lb` to `ub` by `step` (> 0) runs, an i32 built at `b`: (ub - lb + step - 1) /
+// step when ub > lb, else 0.
+ir::Value* tripCount(ir::Builder& b, ir::Value* lb, ir::Value* ub, ir::Value* step);
+
 }  // namespace tessera::transforms
