@@ -53,6 +53,17 @@ class LayoutPolicy {
   // Whether the target's async_copy runs asynchronously (cp.async, TMA); where it is a load and a store (AMDGPU),
   // stage-copies-in-registers splits the copies pipeline-loops issues ahead into a load and a later local_store.
   virtual bool copiesAsynchronously() const { return true; }
+  // How the target splits a program for warp specialization (pipeline-loops with PassOptions::warpSpecialize): the
+  // producer warps it adds to the `consumerWarps` the layouts were planned for, and the registers per thread each
+  // side keeps (warp_specialize's attributes); nullopt: the target cannot reallocate registers between warps. Throws
+  // when the program would be too large.
+  struct WarpRoles {
+    int64_t producerWarps = 0, producerRegisters = 0, consumerRegisters = 0;
+  };
+  virtual std::optional<WarpRoles> warpRoles(int64_t consumerWarps) const {
+    (void)consumerWarps;
+    return std::nullopt;
+  }
 };
 
 // The target-independent choice: `dot` takes its accumulator/result in the default blocked layout of their shape

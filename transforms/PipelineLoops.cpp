@@ -43,8 +43,9 @@
 // for in the loop.
 //
 // With warp_specialize (PassOptions::warpSpecialize), a loop of TMA copies in the function's body is split between
-// warps instead: the kernel's num_warps warps consume, and one more warpgroup produces (one thread of it issues
-// every copy; producers need few registers and give theirs to the consumers, setmaxnreg). A second set of barriers,
+// warps instead: the kernel's num_warps warps consume, and more warps produce (one thread of them issues every
+// copy; producers need few registers and give theirs to the consumers: the target's LayoutPolicy::warpRoles
+// says how many warps and registers). A second set of barriers,
 // `empty`, one per stage, each expecting one arrival per consumer thread, hands stages back:
 //
 //   %full = mbarrier_alloc; %empty = mbarrier_alloc {arrivals = 32 * num_warps}; %buf = local_alloc
@@ -68,6 +69,7 @@
 // consumers run the epilogue. The buffers then leave the tile loop, so that the epilogue does not reuse their
 // bytes.
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -150,22 +152,23 @@ class PipelineLoopsPass : public Pass {
         maxSharedBytes_(options.maxSharedBytes),
         policy_(options.layoutPolicy),
         warpSpecialize_(options.warpSpecialize),
-        consumerThreads_(options.numWarps * options.warpSize),
+        consumerThreads_(int64_t{options.numWarps} * options.warpSize),
         numWarps_(options.numWarps) {}
   const char* name() const override { return "pipeline-loops"; }
 
   void run(ir::Function& f) override {
     if (requestedStages_ < 1)
       throw Error("pipeline-loops: num_stages must be >= 1, got " + std::to_string(requestedStages_));
-    if (warpSpecialize_ && requestedStages_ == 1)
-      throw Error("warp_specialize needs num_stages >= 2 (the producer runs stages ahead)", f.loc());
-    if (warpSpecialize_ && (numWarps_ % 4 != 0))
-      throw Error("warp_specialize needs num_warps to be a multiple of 4 (whole consumer warpgroups), "
-                  "got " + std::to_string(numWarps_), f.loc());
-    if (warpSpecialize_ && consumerThreads_ + kProducerWarps * 32 > kMaxThreads)
-      throw Error("warp_specialize adds " + std::to_string(kProducerWarps) + " producer warps to " +
-                      std::to_string(numWarps_) + ", more than a program's " + std::to_string(kMaxThreads) + " threads",
-                  f.loc());
+    if (warpSpecialize_) {
+      if (requestedStages_ == 1)
+        throw Error("warp_specialize needs num_stages >= 2 (the producer runs stages ahead)", f.loc());
+      try {
+        roles_ = policy_ ? policy_->warpRoles(numWarps_) : std::nullopt;
+      } catch (const Error& e) {
+        throw Error(e.message(), f.loc());
+      }
+      if (!roles_) throw Error("warp_specialize: the target does not reallocate registers between warps", f.loc());
+    }
     if (requestedStages_ == 1) return;
     std::vector<Op*> loops;
     f.walk([&](Op* op) {
@@ -507,9 +510,9 @@ class PipelineLoopsPass : public Pass {
                                {{"arrivals", ir::Attr::integer(consumerThreads_)}});
     empty->setNameHint("empty");
     Op* ws = top.create(OpKind::WarpSpecialize, {}, {},
-                        {{"producer_warps", ir::Attr::integer(kProducerWarps)},
-                         {"producer_registers", ir::Attr::integer(kProducerRegisters)},
-                         {"consumer_registers", ir::Attr::integer(consumerRegisters())}});
+                        {{"producer_warps", ir::Attr::integer(roles_->producerWarps)},
+                         {"producer_registers", ir::Attr::integer(roles_->producerRegisters)},
+                         {"consumer_registers", ir::Attr::integer(roles_->consumerRegisters)}});
 
     // What the producer recomputes: the ops of the function's body (and of the tile's) that the loop's bounds, its
     // carried values' starts and the copies' offsets need. Pure scalars only: one thread runs them.
@@ -672,17 +675,6 @@ class PipelineLoopsPass : public Pass {
     ir::Builder(&consumers, nullptr).create(OpKind::Yield, {}, {});
   }
 
-  // setmaxnreg moves registers between the warps of one program, which starts with the count at entry of each thread
-  // (one program per multiprocessor: the register file over its threads, in steps of 8, at most 255): the
-  // producers keep kProducerRegisters each and the consumers take the rest (in steps of 8, at most 256). More than
-  // the program holds would block setmaxnreg.inc forever.
-  int64_t consumerRegisters() const {
-    const int64_t threads = consumerThreads_ + kProducerWarps * 32;
-    const int64_t atEntry = std::min<int64_t>(255, kRegisterFile / threads) / 8 * 8;
-    const int64_t rest = atEntry * threads - kProducerWarps * 32 * kProducerRegisters;
-    return std::min<int64_t>(256, rest / consumerThreads_ / 8 * 8);
-  }
-
   static Op* nextOp(Op& op) {
     Block* block = op.parentBlock();
     auto it = std::find_if(block->ops().begin(), block->ops().end(),
@@ -712,10 +704,7 @@ class PipelineLoopsPass : public Pass {
   int64_t consumerThreads_;
   int numWarps_;
   bool specialized_ = false;  // a loop got a producer warpgroup (warp_specialize)
-  static constexpr int64_t kProducerWarps = 4;
-  static constexpr int64_t kProducerRegisters = 40;
-  static constexpr int64_t kRegisterFile = 65536;  // 32-bit registers of a multiprocessor
-  static constexpr int64_t kMaxThreads = 1024;     // of a program
+  std::optional<LayoutPolicy::WarpRoles> roles_;  // the target's split, with warpSpecialize
 };
 
 }  // namespace
