@@ -1006,7 +1006,7 @@ class Verifier {
         if (v < 4 || v % 4 != 0)
           return fail(op, "producer_warps must be a positive multiple of 4 (whole warpgroups), got " + std::to_string(v));
       } else if (v < 24 || v > 256 || v % 8 != 0) {
-        return fail(op, std::string(key) + " must be a multiple of 8 between 24 and 256 (setmaxnreg), got " +
+        return fail(op, std::string(key) + " (registers per thread) must be a multiple of 8 between 24 and 256, got " +
                             std::to_string(v));
       }
     }

@@ -180,7 +180,7 @@ class PipelineLoopsPass : public Pass {
     if (warpSpecialize_ && !specialized_)
       throw Error("warp_specialize needs a loop in @" + f.name() +
                       "'s body (or its persistent tile loop's) whose dot operands all arrive by TMA copies (desc_load "
-                      "on sm_90a), and found none",
+                      "where the target copies with TMA), and found none",
                   f.loc());
   }
 
