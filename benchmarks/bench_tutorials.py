@@ -74,6 +74,16 @@ MATMUL_TUNE_CONFIGS = [(128, 128, 64, 4, 3), (128, 128, 64, 8, 3), (128, 256, 64
 # against the rest.
 MATMUL_PERSISTENT_TUNE_CONFIGS = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3)]
 DEFAULT_TESSERA_ATTENTION = (128, 64, 8)  # BM, BN, num_warps
+# On sm_90 GPUs, the matmul rows "<dtype> TMA" time matmul_desc_<dtype>_out (TMA copies, wgmma; C in the input
+# type) over these (BM, BN, BK, num_warps, num_stages, warp_specialize, persistent), tuned here because a
+# descriptor's block follows the config (tessera.autotune keeps the arguments it is given). Shared memory beyond
+# the GPU's is refused at the launch and noted; the fastest right one is reported.
+TMA_MATMUL_CONFIGS = [(128, 128, 64, 4, 3, False, False), (128, 128, 64, 8, 3, False, False),
+                      (128, 256, 64, 8, 3, False, False), (128, 128, 64, 4, 4, True, False),
+                      (128, 128, 64, 8, 3, True, False), (128, 256, 64, 8, 3, True, False),
+                      (128, 128, 64, 4, 3, True, True), (128, 128, 64, 8, 3, True, True)]
+TMA_MATMUL_TARGET = 1.0  # f16/bf16 TMA matmul: fraction of cuBLAS at M = N = K = 4096 and 8192 (issue 12)
+TMA_MATMUL_TARGET_SIZES = (4096, 8192)
 
 
 # --- sizes, work and rates (pure) ------------------------------------------------------------------------------
@@ -359,6 +369,14 @@ def target_lines(rows):
             if r.benchmark == "matmul" and r.dtype == dtype and r.size == label:
                 lines.append(_target_line(f"matmul {dtype} at {label} >= {MATMUL_TARGET:.0%} of cuBLAS",
                                           r.values.get("tessera"), r.fraction("tessera"), MATMUL_TARGET))
+    for dtype in MATMUL_DTYPES:
+        for size in TMA_MATMUL_TARGET_SIZES:
+            label = f"M=N=K={size}"
+            for r in rows:
+                if r.benchmark == "matmul" and r.dtype == f"{dtype} TMA" and r.size == label:
+                    lines.append(_target_line(f"matmul {dtype} TMA at {label} >= {TMA_MATMUL_TARGET:.0%} of cuBLAS "
+                                              "(issue 12)", r.values.get("tessera"), r.fraction("tessera"),
+                                              TMA_MATMUL_TARGET))
     attention = [r for r in rows if r.benchmark == "attention"]
     if attention:  # judged on the worst row: the goal holds at every size
         judged = [r for r in attention if r.fraction("tessera") is not None]
@@ -449,6 +467,8 @@ class Context:
         self.copy_gbps = None
         self._notes = {}  # (provider, message) -> the problems it happened for, in first-seen order
         self.matmul = None  # Tessera's autotuned matmul (matmul_tuner), made on first use
+        # TMA and wgmma: the TMA matmul rows (TMA_MATMUL_CONFIGS) run on sm_90 only.
+        self.hopper = tuple(torch.cuda.get_device_capability(0)) == (9, 0)
 
     def note(self, provider, what, message):
         whats = self._notes.setdefault((provider, message), [])
@@ -689,7 +709,47 @@ def bench_matmul(ctx, size):
         rows.append(_run_row(ctx, "matmul", size, dtype_name, fns, expected, [tolerance]))
         if dtype_name == "f16" and ctx.matmul.best_config is not None:
             ctx.note("tessera", f"matmul {size_label('matmul', size)}", f"config {ctx.matmul.best_config}")
+        if ctx.hopper:
+            rows.append(_tma_matmul_row(ctx, rows[-1], a, b, expected, [tolerance], dtype))
     return rows
+
+
+def tma_matmul_launcher(ctx, kernel, a, b, c, config):
+    """A launch of a matmul_desc kernel for one TMA_MATMUL_CONFIGS entry, returning [c]."""
+    bm, bn, bk, warps, stages, warp_specialize, persistent = config
+    m, k = a.shape
+    n = b.shape[1]
+    da = ctx.tessera.TensorDescriptor(a, (bm, bk))
+    db = ctx.tessera.TensorDescriptor(b, (bk, bn))
+    grid = (ctx.tessera.cdiv(m, bm) * ctx.tessera.cdiv(n, bn),)
+
+    def fn():
+        kernel[grid](da, db, c, m, n, k, c.stride(0), c.stride(1), BM=bm, BN=bn, BK=bk, GROUP_M=8, num_warps=warps,
+                     num_stages=stages, warp_specialize=warp_specialize, persistent=persistent,
+                     backend=ctx.options.tessera_backend)
+        return [c]
+    return fn
+
+
+def _tma_matmul_row(ctx, row, a, b, expected, tolerances, dtype):
+    """The row `row` (torch and Triton as measured there) with Tessera's TMA matmul: each config is checked, then
+    timed; the fastest right one is the cell, and every config's outcome is a note."""
+    torch = ctx.torch
+    name = "f16" if dtype == torch.float16 else "bf16"
+    kernel = getattr(ctx.tessera.kernels, f"matmul_desc_{name}_out")
+    what = f"matmul {row.size} {row.dtype} TMA"
+    best, outcomes = None, []
+    for config in TMA_MATMUL_CONFIGS:
+        c = torch.full((a.shape[0], b.shape[1]), float("nan"), device="cuda", dtype=dtype)
+        value = measure(ctx, "tessera", f"{what} {config}", tma_matmul_launcher(ctx, kernel, a, b, c, config),
+                        expected, tolerances, work("matmul", (a.shape[0], b.shape[1], a.shape[1])), TFLOPS)
+        outcomes.append(f"{config}: {format_value(value, TFLOPS)}")
+        if not isinstance(value, str) and (best is None or value > best[0]):
+            best = (value, config)
+    ctx.note("tessera", what, "configs (BM, BN, BK, warps, stages, warp_specialize, persistent): " +
+             "; ".join(outcomes))
+    value = best[0] if best else FAIL if any(o.endswith(FAIL) for o in outcomes) else ERROR
+    return dataclasses.replace(row, dtype=f"{row.dtype} TMA", values=dict(row.values, tessera=value))
 
 
 def _attention_reference(torch, q, k, v, causal):

@@ -87,6 +87,39 @@ def matmul_fp8(a, b_t, BM=64, BN=64, BK=32, GROUP_M=4, backend="interpreter"):
     return c
 
 
+def matmul_desc(a, b, BM=64, BN=64, BK=32, GROUP_M=4, warp_specialize=False, backend="interpreter"):
+    """a @ b into a's dtype (f16), with A and B read through tensor descriptors: blocks of BM x BK and BK x BN,
+    zero past the edges. On sm_90a they arrive by TMA; warp_specialize=True hands those copies to a producer
+    warpgroup (sm_90a only)."""
+    (M, K), N = a.shape, b.shape[1]
+    c = np.empty((M, N), a.dtype)
+    grid = (tessera.cdiv(M, BM) * tessera.cdiv(N, BN),)
+    # Each descriptor covers the matrix (shape=) inside rows padded to start 16 bytes apart, a tensor map's rule.
+    da = tessera.TensorDescriptor(rows_16_bytes_apart(a), (BM, BK), shape=a.shape)
+    db = tessera.TensorDescriptor(rows_16_bytes_apart(b), (BK, BN), shape=b.shape)
+    tessera.kernels.matmul_desc_f16_out[grid](da, db, c, M, N, K, N, 1, BM=BM, BN=BN, BK=BK, GROUP_M=GROUP_M,
+                                              warp_specialize=warp_specialize, backend=backend)
+    return c
+
+
+def rows_16_bytes_apart(x):
+    """x, or a copy of it in rows padded with zeros to a multiple of 16 bytes."""
+    row_elements = 16 // x.itemsize
+    cols = -(-x.shape[1] // row_elements) * row_elements
+    if cols == x.shape[1]:
+        return x
+    padded = np.zeros((x.shape[0], cols), x.dtype)
+    padded[:, :x.shape[1]] = x
+    return padded
+
+
+def launch_arch(backend):
+    """The arch launches on `backend` compile for (None for the interpreter and eager mode)."""
+    if backend == "cuda":
+        return tessera._C.cuda_arch()
+    return tessera.sim.runtime().arch if backend == "sim" else None
+
+
 def activate(x, activation):
     if activation == "relu":
         return np.maximum(x, 0)
@@ -122,6 +155,13 @@ def run_checks(M=131, N=75, K=90, seed=0, backend="interpreter"):
     tessera.kernels.matmul[grid](a, b, c, M, N, K, K, 1, N, 1, N, 1, BM=64, BN=64, BK=32, GROUP_M=4,
                                  persistent=True, backend=backend)
     ok &= tutorial_check.check(f"persistent, {backend}", c, want, atol=1e-5, rtol=1e-5)
+    # A and B through tensor descriptors (TMA copies on sm_90a), C in f16: half an f16 ulp on top of the f32 result.
+    ok &= tutorial_check.check(f"tensor descriptors, f16 C, {backend}", matmul_desc(a, b, backend=backend), want,
+                               atol=1e-4, rtol=1e-3)
+    if launch_arch(backend) == "sm_90a":  # a producer warpgroup issues the copies
+        ok &= tutorial_check.check(f"tensor descriptors, warp-specialized, {backend}",
+                                   matmul_desc(a, b, warp_specialize=True, backend=backend), want, atol=1e-4,
+                                   rtol=1e-3)
     # fp8: e4m3 products are exact in f32 too; b goes in transposed.
     a8, b8_t = to_e4m3(a.astype(np.float64)), to_e4m3(b.astype(np.float64).T)
     want8 = E4M3_VALUES[a8] @ E4M3_VALUES[b8_t].T

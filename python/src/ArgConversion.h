@@ -176,12 +176,32 @@ inline ir::Type descriptorTypeOf(ir::Type element, const std::string& name, py::
 
 // A tessera.TensorDescriptor for a parameter of type `param` (tensordesc<...>): its array as a pointer argument
 // would be (dtype, contiguity, writability), its shape and strides (in elements) and its block.
+// A descriptor's shape and strides must stay inside its array (`arrayBytes` long), or a TMA copy on a GPU would
+// read or write past it: the farthest element it reaches, sum of (shape[d] - 1) * strides[d], must exist. Shapes
+// and strides that are not positive are left to descriptorError, which names them.
+inline void checkDescriptorSpan(const std::string& name, const std::vector<int64_t>& shape,
+                                const std::vector<int64_t>& strides, ir::Type element, uint64_t arrayBytes) {
+  if (shape.size() != strides.size()) return;
+  uint64_t last = 0;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] <= 0 || strides[d] <= 0) return;
+    last += static_cast<uint64_t>(shape[d] - 1) * static_cast<uint64_t>(strides[d]);
+  }
+  const uint64_t elements = arrayBytes / static_cast<uint64_t>(element.storageBytes());
+  if (last >= elements)
+    throw py::value_error("argument '" + name + "': its shape and strides reach element " + std::to_string(last) +
+                          " of an array of " + std::to_string(elements) + " elements");
+}
+
 inline interp::TensorDesc convertDescriptor(ir::Type param, const std::string& name, py::handle value) {
   if (descriptorTypeOf(param.element(), name, value) != param)
     throw py::value_error("argument '" + name + "' reads blocks of " + param.str() + "; its block_shape differs");
   interp::Arg array = convertArg(ir::Type::ptr(param.element()), name, value.attr("array"));
-  return {std::get<interp::Buffer>(array), toInt64s(value.attr("shape"), "the shape of argument '" + name + "'"),
-          toInt64s(value.attr("strides"), "the strides of argument '" + name + "'"), param.blockShape()};
+  interp::TensorDesc d{std::get<interp::Buffer>(array),
+                       toInt64s(value.attr("shape"), "the shape of argument '" + name + "'"),
+                       toInt64s(value.attr("strides"), "the strides of argument '" + name + "'"), param.blockShape()};
+  checkDescriptorSpan(name, d.shape, d.strides, param.element(), d.buffer.bytes);
+  return d;
 }
 
 // One argument for a parameter of type `param` (named `name` in messages).

@@ -100,34 +100,51 @@ void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& arg
   std::vector<Staged> staged;
   for (size_t i = 0; i < params.size(); ++i) {
     const ParamInfo& p = params[i];
-    py::handle value = args[i];
-    if (p.kind == ParamKind::TensorDescriptor)
-      throw py::type_error("argument '" + p.name + "' is a tensor descriptor; from Python they launch on the "
-                           "interpreter, in eager mode and on backend='sim' or 'hip' (CUDA launches take them from "
-                           "C++, jit::KernelArg::tensorDescriptor)");
-    if (!p.type.isPtr()) {
-      kernelArgs.push_back(python::scalarKernelArg(p.type, p.name, value));
+    if (p.kind != ParamKind::TensorDescriptor && !p.type.isPtr()) {
+      kernelArgs.push_back(python::scalarKernelArg(p.type, p.name, args[i]));
       continue;
     }
+    // A pointer's array is the argument; a descriptor's is its .array, whose address the descriptor's tensor map
+    // starts at (the driver encodes it at launch, jit/LoadedKernel.cpp).
+    const bool descriptor = p.kind == ParamKind::TensorDescriptor;
+    std::vector<int64_t> shape, strides, block;
+    py::object value = py::reinterpret_borrow<py::object>(args[i]);
+    if (descriptor) {
+      const ir::Type type = python::descriptorTypeOf(p.type, p.name, value);
+      shape = python::toInt64s(value.attr("shape"), "the shape of argument '" + p.name + "'");
+      strides = python::toInt64s(value.attr("strides"), "the strides of argument '" + p.name + "'");
+      block = type.blockShape();
+      value = value.attr("array");
+    }
+    const ir::Type pointerType = descriptor ? ir::Type::ptr(p.type) : p.type;
+    jit::KernelArg arg = jit::KernelArg::pointer(0);  // a staged array's address comes with its device buffer
+    uint64_t arrayBytes = 0;
     if (py::isinstance<py::array>(value)) {
       if (ctx.firstHostArg.empty()) ctx.firstHostArg = p.name;
       python::checkMixing(ctx);
       // The same checks as an interpreter launch (dtype, contiguity, writable); the copy comes below.
-      python::convertArg(p.type, p.name, value);
+      python::convertArg(pointerType, p.name, value);
       staged.push_back({py::reinterpret_borrow<py::array>(value), i});
-      kernelArgs.push_back(jit::KernelArg::pointer(0));
-      continue;
-    }
-    if (py::hasattr(value, "__cuda_array_interface__")) {
-      kernelArgs.push_back(python::fromCudaArrayInterface(p.type, p.name, value, ctx));
-    } else if (std::optional<int> dev = python::dlpackCudaDevice(value); dev && py::hasattr(value, "__dlpack__")) {
-      kernelArgs.push_back(python::fromDLPack(p.type, p.name, value, *dev, ctx, capsules));
+      arrayBytes = staged.back().host.nbytes();
     } else {
-      throw py::type_error("argument '" + p.name + "' must be a GPU array (__cuda_array_interface__ or DLPack on a "
-                           "CUDA device) or a numpy array for " + p.type.str() + ", got " + python::typeName(value));
+      if (py::hasattr(value, "__cuda_array_interface__")) {
+        arg = python::fromCudaArrayInterface(pointerType, p.name, value, ctx);
+      } else if (std::optional<int> dev = python::dlpackCudaDevice(value); dev && py::hasattr(value, "__dlpack__")) {
+        arg = python::fromDLPack(pointerType, p.name, value, *dev, ctx, capsules);
+      } else {
+        throw py::type_error("argument '" + p.name + "' must be a GPU array (__cuda_array_interface__ or DLPack on "
+                             "a CUDA device) or a numpy array for " + pointerType.str() +
+                             (descriptor ? " (the descriptor's array)" : "") + ", got " + python::typeName(value));
+      }
+      if (ctx.firstGpuArg.empty()) ctx.firstGpuArg = p.name;
+      python::checkMixing(ctx);
+      arrayBytes = arg.pointerBytes().value_or(0);
     }
-    if (ctx.firstGpuArg.empty()) ctx.firstGpuArg = p.name;
-    python::checkMixing(ctx);
+    if (descriptor) {
+      python::checkDescriptorSpan(p.name, shape, strides, p.type, arrayBytes);
+      arg = jit::KernelArg::tensorDescriptor(arg.pointerValue(), shape, strides, block);
+    }
+    kernelArgs.push_back(std::move(arg));
   }
   if (!driver.available())
     throw Error("cannot launch kernel '" + def.name() + "': CUDA is not available: " + driver.unavailableReason());
@@ -149,7 +166,11 @@ void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& arg
   for (const Staged& s : staged) {
     buffers.emplace_back(std::max<size_t>(s.host.nbytes(), 1), driver);
     buffers.back().copyFromHost(s.host.data(), s.host.nbytes());
-    kernelArgs[s.index] = buffers.back();
+    jit::KernelArg& arg = kernelArgs[s.index];
+    arg = arg.kind() == jit::KernelArg::Kind::TensorDescriptor
+              ? jit::KernelArg::tensorDescriptor(buffers.back(), arg.descriptor().shape, arg.descriptor().strides,
+                                                 arg.descriptor().block)
+              : jit::KernelArg(buffers.back());
   }
   {
     py::gil_scoped_release release;
@@ -340,6 +361,8 @@ void bindJit(py::module_& m) {
 
   m.def("cuda_available", [] { return jit::CudaDriver::instance().available(); });
   m.def("cuda_unavailable_reason", [] { return jit::CudaDriver::instance().unavailableReason(); });
+  m.def("cuda_arch", [] { return jit::CudaDriver::instance().nativeArch(); },
+        "The arch CUDA launches compile for: the GPU's (sm_90a on compute capability 9.0)");
   m.def("hip_available", [] { return jit::HipRuntime::instance().available(); });
   m.def("hip_unavailable_reason", [] { return jit::HipRuntime::instance().unavailableReason(); });
   m.def("cuda_synchronize", [] {

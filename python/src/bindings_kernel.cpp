@@ -179,6 +179,9 @@ void bindKernels(py::module_& m) {
   python::bind(kernels, tessera::kernels::matmul_kernel_of<tessera::f8e4m3>("f8e4m3"));
   python::bind(kernels, tessera::kernels::matmul_epilogue_kernel());
   python::bind(kernels, tessera::kernels::matmul_epilogue_f16_kernel());
+  // TMA and wgmma on sm_90a (tensor descriptors), with C in the input type.
+  python::bind(kernels, tessera::kernels::matmul_desc_same_out_kernel<tessera::f16>("f16"));
+  python::bind(kernels, tessera::kernels::matmul_desc_same_out_kernel<tessera::bf16>("bf16"));
   python::bind(kernels, tessera::kernels::attention_fwd_kernel());
   python::bind(kernels, tessera::kernels::attention_fwd_bf16_kernel());
 }

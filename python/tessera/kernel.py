@@ -14,8 +14,13 @@ _DL_CUDA, _DL_CUDA_MANAGED = 2, 13
 def _is_gpu_array(value):
     if type(value) in _HOST_TYPES:
         return False
-    if hasattr(value, "__cuda_array_interface__"):
-        return True
+    if type(value) is TensorDescriptor:  # a descriptor lives where its array does
+        value = value.array
+    try:
+        if hasattr(value, "__cuda_array_interface__"):
+            return True
+    except Exception:  # torch raises KeyError for a dtype the interface has no typestr for (bf16): DLPack decides
+        pass
     dev = getattr(value, "__dlpack_device__", None)
     return dev is not None and hasattr(value, "__dlpack__") and dev()[0] in (_DL_CUDA, _DL_CUDA_MANAGED)
 
@@ -23,6 +28,8 @@ def _is_gpu_array(value):
 def _producer_stream(args):
     """The current stream of the first torch tensor among args (torch's __cuda_array_interface__ names none)."""
     for a in args:
+        if type(a) is TensorDescriptor:
+            a = a.array
         if type(a).__module__.startswith("torch") and getattr(a, "is_cuda", False):
             import torch
             return torch.cuda.current_stream(a.device).cuda_stream

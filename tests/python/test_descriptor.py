@@ -1,7 +1,15 @@
-"""tessera.TensorDescriptor arguments on the interpreter, in eager mode and on the emulator: a kernel specializes
+"""tessera.TensorDescriptor arguments on the interpreter, in eager mode, on the emulator and through the CUDA launch
+path (on the recording driver of tests/fake_cuda, which runs nothing): a kernel specializes
 on each descriptor's block, and launches check a descriptor with the same rules as a GPU launch
 (ir/TensorDescriptor.h). Compiled for sm_90a, the descriptor is a 256-byte parameter carrying a tensor map.
 load(desc, {offsets...}) in a kernel reads a block, zero outside the tensor, on every backend."""
+
+import json
+import os
+import pathlib
+import struct
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -100,11 +108,114 @@ def test_compiled_for_sm90a_the_descriptor_carries_a_tensor_map(module):
         k.compile(arch="sm_90a", BLOCK=8)
 
 
-def test_cuda_launches_of_descriptors_say_where_they_run(module):
-    a = np.zeros((32, 32), np.float32)
-    with pytest.raises(TypeError, match="argument 'src' is a tensor descriptor; from Python they launch on"):
-        module.take_desc[(1,)](tessera.TensorDescriptor(a, (16, 32)), np.zeros(8, np.float32), BLOCK=8,
-                               backend="cuda")
+FAKE_LIBCUDA = os.environ.get("TESSERA_FAKE_LIBCUDA", "")
+requires_fake_cuda = pytest.mark.skipif(not os.path.exists(FAKE_LIBCUDA),
+                                        reason="TESSERA_FAKE_LIBCUDA names no recording CUDA driver (ctest sets it)")
+
+
+def launch_on_fake_cuda(tmp_path, scenario, **env):
+    """Runs fake_cuda_launch.py's scenario on the recording driver; returns what it printed and the driver's log."""
+    header = tmp_path / "descriptors.h"
+    header.write_text(HEADER)
+    log = tmp_path / "driver.log"
+    env = dict(os.environ, TESSERA_LIBCUDA=FAKE_LIBCUDA, TESSERA_FAKE_CUDA_LOG=str(log),
+               TESSERA_CACHE_DIR=str(tmp_path / "cache"), **env)
+    script = pathlib.Path(__file__).with_name("fake_cuda_launch.py")
+    run = subprocess.run([sys.executable, str(script), str(header), scenario], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return json.loads(run.stdout), calls
+
+
+def calls_to(calls, name):
+    return [c for c in calls if c["call"] == name]
+
+
+def descriptor_param(hex_bytes):
+    """A sm_90a descriptor parameter's 256 bytes: its fields (base, shape, strides: i64) and the tensor map at 128."""
+    raw = bytes.fromhex(hex_bytes)
+    assert len(raw) == 256
+    base, rows, cols, row_stride, col_stride = struct.unpack_from("<Qqqqq", raw)
+    return base, (rows, cols), (row_stride, col_stride), raw[128:].hex()
+
+
+def check_matmul_launch(printed, calls, a_address, b_address, c_address, grid, extra_params=()):
+    # The tensor maps: innermost dimension first, byte strides of the outer ones, one box per TMA copy.
+    maps = calls_to(calls, "cuTensorMapEncodeTiled")
+    assert [(m["address"], m["data_type"], m["dims"], m["byte_strides"], m["box"], m["swizzle"]) for m in maps] == [
+        (a_address, 6, [96, 100], [192], [32, 64], 2),  # f16; 64-byte rows: 64-byte swizzle
+        (b_address, 6, [72, 96], [144], [64, 32], 3)]   # 128-byte rows: 128-byte swizzle
+    [launch] = calls_to(calls, "cuLaunchKernel")
+    assert launch["kernel"] == "desc_matmul"
+    assert launch["grid"] == grid
+    assert launch["block"] == [printed["threads"], 1, 1] == [256, 1, 1]  # 4 consumer warps and the producers
+    assert launch["shared"] == printed["shared_bytes"]
+    params = launch["params"]
+    assert len(params) == 6 + len(extra_params)
+    assert descriptor_param(params[0]) == (a_address, (100, 96), (96, 1), maps[0]["map"])
+    assert descriptor_param(params[1]) == (b_address, (96, 72), (72, 1), maps[1]["map"])
+    assert struct.unpack("<Q", bytes.fromhex(params[2])) == (c_address,)
+    assert [struct.unpack("<i", bytes.fromhex(p))[0] for p in params[3:]] == [100, 72, 96, *extra_params]
+
+
+@requires_fake_cuda
+def test_cuda_launches_of_numpy_descriptors_copy_their_arrays_and_encode_tensor_maps(tmp_path):
+    printed, calls = launch_on_fake_cuda(tmp_path, "staged")
+    allocs = calls_to(calls, "cuMemAlloc")
+    assert [c["bytes"] for c in allocs] == [100 * 96 * 2, 96 * 72 * 2, 100 * 72 * 4]  # a, b, c copied in
+    check_matmul_launch(printed, calls, *(c["address"] for c in allocs), grid=[2, 2, 1])
+    assert printed["c_unchanged"]  # copied back from a device buffer the (recording) kernel never wrote
+
+
+@requires_fake_cuda
+@pytest.mark.parametrize("scenario", ["gpu_arrays", "persistent"])
+def test_cuda_launches_of_gpu_array_descriptors_map_the_arrays_in_place(tmp_path, scenario):
+    printed, calls = launch_on_fake_cuda(tmp_path, scenario)
+    assert calls_to(calls, "cuMemAlloc") == []
+    # A persistent launch starts the programs the GPU holds (4 tiles here) and passes the tile grid after them.
+    grid, extra = ([4, 1, 1], (2, 2, 1)) if scenario == "persistent" else ([2, 2, 1], ())
+    check_matmul_launch(printed, calls, printed["a"], printed["b"], printed["c"], grid, extra)
+    assert calls_to(calls, "cuLaunchKernel")[0]["stream"] == 7  # the arrays' __cuda_array_interface__ stream
+
+
+@requires_fake_cuda
+@pytest.mark.parametrize("failing", ["cuTensorMapEncodeTiled", "cuLaunchKernel"])
+def test_cuda_launch_failures_name_the_driver_error_and_the_kernel(tmp_path, failing):
+    printed, calls = launch_on_fake_cuda(tmp_path, "staged", TESSERA_FAKE_CUDA_FAIL=failing)
+    assert (f"{failing} failed for kernel 'desc_matmul': CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many resources "
+            "requested for launch)") in printed["error"]
+    assert calls_to(calls, "cuLaunchKernel") == []
+
+
+@pytest.mark.parametrize("backend", ["cuda", "interpreter", pytest.param("sim", marks=pytest.mark.sim)])
+def test_a_descriptor_must_stay_inside_its_array(module, backend):
+    a = np.zeros((32, 48), np.float32)
+    out = np.zeros(8, np.float32)
+    # 40 rows of 48: element 39 * 48 + 47, past the 1536 the array holds (checked before any driver is needed).
+    with pytest.raises(ValueError, match="argument 'src': its shape and strides reach element 1919 of an array of "
+                                         "1536 elements"):
+        module.take_desc[(1,)](tessera.TensorDescriptor(a, (16, 32), shape=(40, 48)), out, BLOCK=8, backend=backend)
+    with pytest.raises(ValueError, match="reach element 1536 of an array of 1536"):  # one past the end
+        module.take_desc[(1,)](tessera.TensorDescriptor(a, (16, 32), shape=(32, 49), strides=(48, 1)), out, BLOCK=8,
+                               backend=backend)
+    module.take_desc[(1,)](tessera.TensorDescriptor(a, (16, 32), shape=(32, 48)), out, BLOCK=8, backend="interpreter")
+
+
+def test_descriptors_take_shape_and_strides_from_tensors_and_gpu_arrays():
+    torch = pytest.importorskip("torch")
+    t = torch.zeros((6, 40), dtype=torch.float16)[:, :32]
+    d = tessera.TensorDescriptor(t, (2, 16))
+    assert (d.shape, d.strides) == ((6, 32), (40, 1))
+
+    class Cai:
+        __cuda_array_interface__ = {"shape": (3, 4, 8), "typestr": "<f2", "data": (0, False), "version": 3,
+                                    "strides": None}
+    assert tessera.TensorDescriptor(Cai(), (1, 2, 8)).strides == (32, 8, 1)
+    Cai.__cuda_array_interface__ = dict(Cai.__cuda_array_interface__, strides=(128, 32, 2))
+    assert tessera.TensorDescriptor(Cai(), (1, 2, 8)).strides == (64, 16, 1)
+    with pytest.raises(TypeError, match="a TensorDescriptor's array must be a numpy array, a tensor or a GPU array"):
+        tessera.TensorDescriptor([1.0, 2.0], (2,))
 
 
 @pytest.mark.parametrize("backend", ["interpreter", "eager", pytest.param("sim", marks=pytest.mark.sim)])

@@ -120,6 +120,26 @@ def test_matmul_matches_torch(gpu, gen, tiles, emulated_size):
     torch.testing.assert_close(c, a.float() @ b.float(), rtol=1e-3, atol=1e-3)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["f16", "bf16"])
+def test_descriptor_matmul_matches_torch(gpu, gen, dtype):
+    # A and B through tensor descriptors (TMA copies and wgmma on sm_90a, masked loads elsewhere), C in the input
+    # type; warp-specialized too where the launch runs on sm_90a. Ragged M and N; rows of multiples of 16 bytes.
+    M, N, K_ = (100, 72, 96) if gpu.emulated else (1000, 520, 776)
+    a = torch.randn(M, K_, device=gpu.device, generator=gen).to(dtype)
+    b = torch.randn(K_, N, device=gpu.device, generator=gen).to(dtype)
+    kernel = K.matmul_desc_f16_out if dtype == torch.float16 else K.matmul_desc_bf16_out
+    arch = gpu.arch or tessera._C.cuda_arch()
+    grid = (tessera.cdiv(M, 64) * tessera.cdiv(N, 64),)
+    for warp_specialize in (False, True) if arch == "sm_90a" else (False,):
+        c = torch.full((M, N), float("nan"), device=gpu.device, dtype=dtype)
+        kernel[grid](tessera.TensorDescriptor(a, (64, 32)), tessera.TensorDescriptor(b, (32, 64)), c, M, N, K_, N, 1,
+                     BM=64, BN=64, BK=32, GROUP_M=4, warp_specialize=warp_specialize, **gpu.options)
+        gpu.sync()
+        # f32 sums rounded once to f16 (2^-11) or bf16 (2^-8); the sums reach about sqrt(K) = 28.
+        tolerance = dict(rtol=2e-3, atol=3e-2) if dtype == torch.float16 else dict(rtol=1e-2, atol=2e-1)
+        torch.testing.assert_close(c.float(), a.float() @ b.float(), **tolerance)
+
+
 @requires_cuda
 def test_launch_runs_on_the_current_torch_stream():
     gen = torch.Generator(device="cuda").manual_seed(1234)

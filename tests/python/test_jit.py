@@ -25,7 +25,11 @@ TUTORIAL_CONSTANTS = {
     "matmul_epilogue_f16": dict(MATMUL, ACTIVATION=1),
     "attention_fwd": dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=1),
     "attention_fwd_bf16": dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=0),
+    "matmul_desc_f16_out": MATMUL,
+    "matmul_desc_bf16_out": MATMUL,
 }
+# The blocks of the kernels' tensor descriptors, which a compile specializes on.
+TUTORIAL_DESCRIPTORS = {name: {"a": (16, 16), "b": (16, 16)} for name in ("matmul_desc_f16_out", "matmul_desc_bf16_out")}
 CUDA_PRESENT = tessera._C.cuda_available()
 
 
@@ -35,7 +39,8 @@ def test_every_tutorial_kernel_has_constants_here():
 
 @pytest.mark.parametrize("name", sorted(TUTORIAL_CONSTANTS))
 def test_tutorial_kernel_compiles_to_ptx(name):
-    c = getattr(K, name).compile(target="nvptx", arch="sm_90a", num_warps=4, **TUTORIAL_CONSTANTS[name])
+    c = getattr(K, name).compile(target="nvptx", arch="sm_90a", num_warps=4, specialization=TUTORIAL_DESCRIPTORS.get(name),
+                                 **TUTORIAL_CONSTANTS[name])
     assert re.search(rf"\.entry {name}\(", c.ptx), c.ptx[:2000]
     assert ".target sm_90a" in c.ptx
     assert c.format == "ptx" and c.binary == c.ptx.encode()
@@ -250,6 +255,18 @@ def test_dlpack_on_cuda_selects_the_cuda_backend():
     with pytest.raises(BufferError, match="no memory to export"):
         launch(**add_args(x=owner))
     assert owner.exported == 1  # the launch went the CUDA way and asked for the capsule
+
+
+def test_gpu_arrays_whose_array_interface_raises_go_by_dlpack():
+    # torch's bf16 CUDA tensors: __cuda_array_interface__ raises KeyError (no typestr), DLPack says cuda:0.
+    class Bf16Like(FakeDLPackCapsuleOwner):
+        @property
+        def __cuda_array_interface__(self):
+            raise KeyError("torch.bfloat16")
+    owner = Bf16Like(0)
+    with pytest.raises(BufferError, match="no memory to export"):
+        launch(**add_args(x=owner))
+    assert owner.exported == 1
 
 
 def test_dlpack_on_the_cpu_stays_on_the_interpreter():

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <numbers>
+#include <type_traits>
 
 #include "tessera/tessera.h"
 
@@ -91,16 +92,21 @@ inline void matmul_of(Ptr<In> a, Ptr<In> b, Ptr<typename MatmulAccumulator<In>::
 
 // C = A x B with A and B read through tensor descriptors (blocks BM x BK of A and BK x BN of B, which the launch's
 // descriptors give): each load is the block at (row, k) of its matrix, zero where it reaches past M, N or K, so the
-// kernel needs no masks or pointer arithmetic of its own. Only C is a plain pointer.
-template <class In>
-inline void matmul_desc_of(TensorDesc<In> a, TensorDesc<In> b, Ptr<typename MatmulAccumulator<In>::type> c, Int M,
-                           Int N, Int K, Int stride_cm, Int stride_cn, Const<int> BM, Const<int> BN, Const<int> BK,
-                           Const<int> GROUP_M) {
+// kernel needs no masks or pointer arithmetic of its own. Only C is a plain pointer. C holds the accumulator, or
+// (Out) its rounding to another type, once, at the store.
+template <class In, class Out = typename MatmulAccumulator<In>::type>
+inline void matmul_desc_of(TensorDesc<In> a, TensorDesc<In> b, Ptr<Out> c, Int M, Int N, Int K, Int stride_cm,
+                           Int stride_cn, Const<int> BM, Const<int> BN, Const<int> BK, Const<int> GROUP_M) {
+  using Acc = typename MatmulAccumulator<In>::type;
   const auto [pm, pn] = grouped_program_tile(M, N, BM, BN, GROUP_M);
   Tensor m0 = pm * BM, n0 = pn * BN;
-  Tensor acc = zeros<typename MatmulAccumulator<In>::type>({BM, BN});
+  Tensor acc = zeros<Acc>({BM, BN});
   for (Tensor k : range(0, K, BK)) acc = dot(load(a, {m0, k}), load(b, {k, n0}), acc);
-  store_c_tile(c, acc, {acc, m0 + arange(0, BM), n0 + arange(0, BN)}, M, N, stride_cm, stride_cn);
+  MatmulTile tile{acc, m0 + arange(0, BM), n0 + arange(0, BN)};
+  if constexpr (std::is_same_v<Out, Acc>)
+    store_c_tile(c, acc, tile, M, N, stride_cm, stride_cn);
+  else
+    store_c_tile(c, cast<Out>(acc), tile, M, N, stride_cm, stride_cn);
 }
 
 // The activation, on the f32 accumulator. ACTIVATION is a Const, so this is ordinary C++ control flow that runs
@@ -163,11 +169,22 @@ inline KernelDef matmul_tf32_kernel() {
   return kernel("matmul_tf32", matmul_of<f32, InputPrecision::TF32>, matmul_param_names());
 }
 
+inline std::vector<std::string> matmul_desc_param_names() {
+  return {"a", "b", "c", "M", "N", "K", "stride_cm", "stride_cn", "BM", "BN", "BK", "GROUP_M"};
+}
+
 // matmul_desc_of on f16 (or `In`) inputs, named "matmul_desc" (or "matmul_desc_<inputName>").
 template <class In = f16>
 inline KernelDef matmul_desc_kernel(const std::string& inputName = "") {
   return kernel(inputName.empty() ? "matmul_desc" : "matmul_desc_" + inputName, matmul_desc_of<In>,
-                {"a", "b", "c", "M", "N", "K", "stride_cm", "stride_cn", "BM", "BN", "BK", "GROUP_M"});
+                matmul_desc_param_names());
+}
+
+// matmul_desc_of with C in the input type (what torch.matmul returns: f16 or bf16), named
+// "matmul_desc_<inputName>_out".
+template <class In>
+inline KernelDef matmul_desc_same_out_kernel(const std::string& inputName) {
+  return kernel("matmul_desc_" + inputName + "_out", matmul_desc_of<In, In>, matmul_desc_param_names());
 }
 
 inline std::vector<std::string> matmul_epilogue_param_names() {

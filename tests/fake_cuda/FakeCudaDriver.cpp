@@ -1,0 +1,287 @@
+// A stand-in for libcuda.so.1 that runs nothing and records everything, so that the CUDA launch path (Python's
+// and C++'s argument conversion, staging copies, tensor-map encoding, launch geometry) is tested on machines
+// without a GPU. Tessera loads it through TESSERA_LIBCUDA. Device memory is host memory, so a host address works
+// as a "GPU array" address. Each call that matters appends one JSON line to the file TESSERA_FAKE_CUDA_LOG names:
+//
+//   {"call": "cuLaunchKernel", "kernel": "f", "grid": [..], "block": [..], "shared": N, "params": ["hex", ...]}
+//
+// A launch's parameters are cut at the sizes the module's PTX declares for the kernel (.param lines), as the real
+// driver does. cuTensorMapEncodeTiled checks its arguments with the driver's documented rules and writes a
+// recognizable 128-byte map: "TSRMAP" and the encode's sequence number, then the fields.
+//
+// TESSERA_FAKE_CUDA_CC (default 90) is the device's compute capability; TESSERA_FAKE_CUDA_FAIL names one entry
+// point that fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701), to test how failures are reported.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int kSuccess = 0, kInvalidValue = 1, kNotFound = 500, kOutOfResources = 701;
+
+struct FakeModule {
+  std::string ptx;
+};
+struct FakeFunction {
+  std::string name;
+  std::vector<size_t> paramBytes;
+};
+
+std::mutex logMutex;
+int tensorMapsEncoded = 0;
+
+void log(const std::string& line) {
+  const char* path = std::getenv("TESSERA_FAKE_CUDA_LOG");
+  if (!path || !*path) return;
+  std::lock_guard<std::mutex> lock(logMutex);
+  if (FILE* f = std::fopen(path, "a")) {
+    std::fprintf(f, "%s\n", line.c_str());
+    std::fclose(f);
+  }
+}
+
+bool failing(const char* call) {
+  const char* fail = std::getenv("TESSERA_FAKE_CUDA_FAIL");
+  return fail && std::strcmp(fail, call) == 0;
+}
+
+template <typename T>
+std::string jsonList(const T* values, size_t n) {
+  std::ostringstream s;
+  s << "[";
+  for (size_t i = 0; i < n; ++i) s << (i ? ", " : "") << values[i];
+  s << "]";
+  return s.str();
+}
+
+std::string hex(const void* bytes, size_t n) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char b = static_cast<const unsigned char*>(bytes)[i];
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  }
+  return out;
+}
+
+// The byte sizes of `kernel`'s parameters, from its .entry in `ptx`; false when the module has no such entry.
+bool entryParameters(const std::string& ptx, const std::string& kernel, std::vector<size_t>& sizes) {
+  const size_t entry = ptx.find(".entry " + kernel + "(");
+  if (entry == std::string::npos) return false;
+  const size_t end = ptx.find(')', entry);
+  const std::string list = ptx.substr(entry, end - entry);
+  static const std::regex param(R"(\.param\s+(?:\.align\s+\d+\s+)?\.([a-z])(\d+)\s+\w+(?:\[(\d+)\])?)");
+  for (auto it = std::sregex_iterator(list.begin(), list.end(), param); it != std::sregex_iterator(); ++it) {
+    const size_t elementBytes = std::stoul((*it)[2]) / 8;
+    sizes.push_back((*it)[3].matched ? elementBytes * std::stoul((*it)[3]) : elementBytes);
+  }
+  return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+int cuInit(unsigned) { return kSuccess; }
+int cuDriverGetVersion(int* v) {
+  *v = 13000;
+  return kSuccess;
+}
+int cuDeviceGetCount(int* n) {
+  *n = 1;
+  return kSuccess;
+}
+int cuDeviceGet(int* d, int ordinal) {
+  *d = ordinal;
+  return ordinal == 0 ? kSuccess : kInvalidValue;
+}
+int cuDeviceGetName(char* name, int length, int) {
+  std::snprintf(name, static_cast<size_t>(length), "Tessera fake CUDA driver");
+  return kSuccess;
+}
+int cuDeviceGetAttribute(int* value, int attribute, int) {
+  const char* ccEnv = std::getenv("TESSERA_FAKE_CUDA_CC");
+  const int cc = ccEnv && *ccEnv ? std::atoi(ccEnv) : 90;
+  switch (attribute) {
+    case 16: *value = 132; break;          // multiprocessors (an H100 SXM's)
+    case 75: *value = cc / 10; break;      // compute capability, major
+    case 76: *value = cc % 10; break;      // minor
+    case 97: *value = 232448; break;       // shared memory per block, opt-in (sm_90)
+    default: *value = 0; break;
+  }
+  return kSuccess;
+}
+int cuDevicePrimaryCtxRetain(void** context, int) {
+  static int primary;
+  *context = &primary;
+  return kSuccess;
+}
+int cuDevicePrimaryCtxRelease_v2(int) { return kSuccess; }
+int cuCtxSetCurrent(void*) { return kSuccess; }
+int cuCtxSynchronize() { return kSuccess; }
+
+int cuModuleLoadDataEx(void** module, const void* image, unsigned, int*, void**) {
+  if (failing("cuModuleLoadDataEx")) return kOutOfResources;
+  const char* text = static_cast<const char*>(image);
+  if (!std::strstr(text, ".version") || !std::strstr(text, ".target")) return kInvalidValue;  // not PTX
+  *module = new FakeModule{text};
+  log("{\"call\": \"cuModuleLoadDataEx\", \"ptx_bytes\": " + std::to_string(std::strlen(text)) + "}");
+  return kSuccess;
+}
+int cuModuleUnload(void* module) {
+  delete static_cast<FakeModule*>(module);
+  return kSuccess;
+}
+int cuModuleGetFunction(void** function, void* module, const char* name) {
+  auto* f = new FakeFunction{name, {}};
+  if (!entryParameters(static_cast<FakeModule*>(module)->ptx, name, f->paramBytes)) {
+    delete f;
+    return kNotFound;
+  }
+  *function = f;  // never freed: a module's functions live as long as the process here
+  return kSuccess;
+}
+int cuFuncGetAttribute(int* value, int attribute, void*) {
+  *value = attribute == 4 ? 128 : 0;  // 128 registers; no static shared or local memory
+  return kSuccess;
+}
+int cuFuncSetAttribute(void* function, int attribute, int value) {
+  log("{\"call\": \"cuFuncSetAttribute\", \"kernel\": \"" + static_cast<FakeFunction*>(function)->name +
+      "\", \"attribute\": " + std::to_string(attribute) + ", \"value\": " + std::to_string(value) + "}");
+  return kSuccess;
+}
+int cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, void*, int threads, size_t sharedBytes) {
+  const size_t byShared = sharedBytes ? 233472 / sharedBytes : 32;
+  const size_t byThreads = 2048 / static_cast<size_t>(threads);
+  *blocks = static_cast<int>(byShared < byThreads ? byShared : byThreads);
+  return kSuccess;
+}
+
+int cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                   unsigned shared, void* stream, void** params, void** extra) {
+  if (failing("cuLaunchKernel")) return kOutOfResources;
+  if (extra || !params) return kInvalidValue;
+  const auto* f = static_cast<FakeFunction*>(function);
+  std::string line = "{\"call\": \"cuLaunchKernel\", \"kernel\": \"" + f->name + "\", \"grid\": [" +
+                     std::to_string(gx) + ", " + std::to_string(gy) + ", " + std::to_string(gz) + "], \"block\": [" +
+                     std::to_string(bx) + ", " + std::to_string(by) + ", " + std::to_string(bz) +
+                     "], \"shared\": " + std::to_string(shared) +
+                     ", \"stream\": " + std::to_string(reinterpret_cast<uintptr_t>(stream)) + ", \"params\": [";
+  for (size_t i = 0; i < f->paramBytes.size(); ++i)
+    line += std::string(i ? ", " : "") + "\"" + hex(params[i], f->paramBytes[i]) + "\"";
+  log(line + "]}");
+  return kSuccess;
+}
+
+int cuMemAlloc_v2(uint64_t* ptr, size_t bytes) {
+  void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);  // cuMemAlloc aligns to 256 bytes at least
+  if (!p) return 2;                                              // CUDA_ERROR_OUT_OF_MEMORY
+  *ptr = reinterpret_cast<uint64_t>(p);
+  log("{\"call\": \"cuMemAlloc\", \"address\": " + std::to_string(*ptr) + ", \"bytes\": " + std::to_string(bytes) + "}");
+  return kSuccess;
+}
+int cuMemFree_v2(uint64_t ptr) {
+  std::free(reinterpret_cast<void*>(ptr));
+  return kSuccess;
+}
+int cuMemcpyHtoD_v2(uint64_t dst, const void* src, size_t bytes) {
+  std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+  return kSuccess;
+}
+int cuMemcpyDtoH_v2(void* dst, uint64_t src, size_t bytes) {
+  std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+  return kSuccess;
+}
+int cuMemcpyDtoD_v2(uint64_t dst, uint64_t src, size_t bytes) {
+  std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
+  return kSuccess;
+}
+int cuMemsetD8_v2(uint64_t dst, unsigned char value, size_t bytes) {
+  std::memset(reinterpret_cast<void*>(dst), value, bytes);
+  return kSuccess;
+}
+
+int cuStreamCreate(void** stream, unsigned) {
+  static int streams[64];
+  static int next = 0;
+  *stream = &streams[next++ % 64];
+  return kSuccess;
+}
+int cuStreamDestroy_v2(void*) { return kSuccess; }
+int cuStreamSynchronize(void*) { return failing("cuStreamSynchronize") ? kOutOfResources : kSuccess; }
+int cuEventCreate(void** event, unsigned) {
+  static int events[64];
+  static int next = 0;
+  *event = &events[next++ % 64];
+  return kSuccess;
+}
+int cuEventDestroy_v2(void*) { return kSuccess; }
+int cuEventRecord(void*, void*) { return kSuccess; }
+int cuEventSynchronize(void*) { return kSuccess; }
+int cuEventElapsedTime(float* ms, void*, void*) {
+  *ms = 0.001f;
+  return kSuccess;
+}
+
+int cuGetErrorName(int result, const char** name) {
+  switch (result) {
+    case kSuccess: *name = "CUDA_SUCCESS"; break;
+    case kInvalidValue: *name = "CUDA_ERROR_INVALID_VALUE"; break;
+    case kNotFound: *name = "CUDA_ERROR_NOT_FOUND"; break;
+    case kOutOfResources: *name = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"; break;
+    default: *name = nullptr; return kInvalidValue;
+  }
+  return kSuccess;
+}
+int cuGetErrorString(int result, const char** text) {
+  switch (result) {
+    case kInvalidValue: *text = "invalid argument"; break;
+    case kNotFound: *text = "named symbol not found"; break;
+    case kOutOfResources: *text = "too many resources requested for launch"; break;
+    default: *text = "no error"; break;
+  }
+  return kSuccess;
+}
+
+// The rules of the CUDA driver API's reference for cuTensorMapEncodeTiled (tiled mode, no interleave): rank 1-5,
+// a 16-byte-aligned address, dimensions of 1 to 2^32, strides that are multiples of 16 below 2^40, box dimensions
+// of 1 to 256, an inner box of a multiple of 16 bytes, no more than the swizzle span when swizzled
+// (32, 64, 128 bytes for swizzle 1, 2, 3), element strides of 1 to 8.
+int cuTensorMapEncodeTiled(void* map, int dataType, unsigned rank, void* address, const uint64_t* dims,
+                           const uint64_t* byteStrides, const uint32_t* box, const uint32_t* elementStrides,
+                           int interleave, int swizzle, int l2Promotion, int oobFill) {
+  if (failing("cuTensorMapEncodeTiled")) return kOutOfResources;
+  static const int elementBytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};  // CUtensorMapDataType 0-12
+  if (rank < 1 || rank > 5 || dataType < 0 || dataType > 12 || interleave != 0 || swizzle < 0 || swizzle > 3)
+    return kInvalidValue;
+  if (reinterpret_cast<uintptr_t>(address) % 16) return kInvalidValue;
+  const uint64_t innerBoxBytes = static_cast<uint64_t>(box[0]) * elementBytes[dataType];
+  if (innerBoxBytes % 16 || (swizzle && innerBoxBytes > (16u << swizzle))) return kInvalidValue;
+  for (unsigned d = 0; d < rank; ++d) {
+    if (dims[d] == 0 || dims[d] > (1ull << 32) || box[d] == 0 || box[d] > 256 || elementStrides[d] == 0 ||
+        elementStrides[d] > 8)
+      return kInvalidValue;
+    if (d + 1 < rank && (byteStrides[d] % 16 || byteStrides[d] >= (1ull << 40))) return kInvalidValue;
+  }
+  const int sequence = ++tensorMapsEncoded;
+  unsigned char bytes[128] = {};
+  std::memcpy(bytes, "TSRMAP", 6);
+  std::memcpy(bytes + 8, &sequence, sizeof sequence);
+  std::memcpy(map, bytes, sizeof bytes);
+  log("{\"call\": \"cuTensorMapEncodeTiled\", \"sequence\": " + std::to_string(sequence) +
+      ", \"data_type\": " + std::to_string(dataType) + ", \"rank\": " + std::to_string(rank) +
+      ", \"address\": " + std::to_string(reinterpret_cast<uintptr_t>(address)) + ", \"dims\": " + jsonList(dims, rank) +
+      ", \"byte_strides\": " + jsonList(byteStrides, rank - 1) + ", \"box\": " + jsonList(box, rank) +
+      ", \"swizzle\": " + std::to_string(swizzle) + ", \"l2_promotion\": " + std::to_string(l2Promotion) +
+      ", \"oob_fill\": " + std::to_string(oobFill) + ", \"map\": \"" + hex(bytes, sizeof bytes) + "\"}");
+  return kSuccess;
+}
+
+}  // extern "C"

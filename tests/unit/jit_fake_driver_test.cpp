@@ -1,0 +1,151 @@
+// The C++ CUDA launch path on the recording driver (tests/fake_cuda/FakeCudaDriver.cpp), which runs nothing:
+// what JitKernel hands libcuda for the descriptor matmul on a compute capability 9.0 device (tensor maps encoded
+// from the descriptors, the parameters with their maps, threads per program with a producer warpgroup, the grid of
+// a persistent launch), and driver failures named with the call and the kernel.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "ir/Error.h"
+#include "jit/CudaDriver.h"
+#include "jit/JitKernel.h"
+#include "tessera/kernels/matmul.h"
+
+using namespace tessera;
+using namespace tessera::jit;
+
+namespace {
+
+// The recording driver's log, one JSON line per call; the test reads the lines of one call by their prefix.
+class FakeDriverLog {
+ public:
+  FakeDriverLog() : path_(std::filesystem::temp_directory_path() / ("tessera-fake-cuda-" + std::to_string(getpid()))) {
+    std::filesystem::remove(path_);
+    setenv("TESSERA_FAKE_CUDA_LOG", path_.c_str(), 1);
+  }
+  ~FakeDriverLog() {
+    unsetenv("TESSERA_FAKE_CUDA_LOG");
+    std::filesystem::remove(path_);
+  }
+  std::vector<std::string> calls(const std::string& call) const {
+    std::vector<std::string> lines;
+    std::ifstream in(path_);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("{\"call\": \"" + call + "\"", 0) == 0) lines.push_back(line);
+    return lines;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string hexOf(uint64_t value) {  // little-endian bytes, as the log prints parameters
+  std::string out;
+  static const char digits[] = "0123456789abcdef";
+  for (int i = 0; i < 8; ++i, value >>= 8) {
+    out += digits[(value >> 4) & 15];
+    out += digits[value & 15];
+  }
+  return out;
+}
+
+struct DescriptorMatmul {
+  static constexpr int64_t M = 100, N = 72, K = 96;
+  std::filesystem::path cacheDir =
+      std::filesystem::temp_directory_path() / ("tessera-fake-cuda-cache-" + std::to_string(getpid()));
+  CudaDriver driver{TESSERA_FAKE_LIBCUDA};
+  KernelCache cache{cacheDir};
+  JitKernel kernel{kernels::matmul_desc_kernel(), cache, driver};
+  DeviceBuffer a{M * K * 2, driver}, b{K * N * 2, driver}, c{M * N * 4, driver};
+
+  ~DescriptorMatmul() { std::filesystem::remove_all(cacheDir); }
+
+  void launch(LaunchOptions options) {
+    kernel.launch({2 * 2, 1, 1},
+                  {KernelArg::tensorDescriptor(a, {M, K}, {K, 1}, {64, 32}),
+                   KernelArg::tensorDescriptor(b, {K, N}, {N, 1}, {32, 64}), c, M, N, K, N, int64_t(1)},
+                  {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"GROUP_M", 4}}, options);
+  }
+};
+
+}  // namespace
+
+TEST(JitFakeDriver, TheRecordingDriverIsAComputeCapability90Device) {
+  CudaDriver driver(TESSERA_FAKE_LIBCUDA);
+  ASSERT_TRUE(driver.available()) << driver.unavailableReason();
+  EXPECT_EQ(driver.nativeArch(), "sm_90a");
+  EXPECT_EQ(driver.deviceName(), "Tessera fake CUDA driver");
+}
+
+TEST(JitFakeDriver, AWarpSpecializedDescriptorMatmulEncodesTensorMapsAndLaunchesAProducerWarpgroup) {
+  FakeDriverLog log;
+  DescriptorMatmul m;
+  LaunchOptions options;
+  options.warpSpecialize = true;
+  m.launch(options);
+  const std::vector<std::string> maps = log.calls("cuTensorMapEncodeTiled");
+  ASSERT_EQ(maps.size(), 2u);
+  EXPECT_NE(maps[0].find("\"address\": " + std::to_string(m.a.ptr()) + ", \"dims\": [96, 100], \"byte_strides\": "
+                         "[192], \"box\": [32, 64], \"swizzle\": 2"),
+            std::string::npos)
+      << maps[0];
+  EXPECT_NE(maps[1].find("\"address\": " + std::to_string(m.b.ptr()) + ", \"dims\": [72, 96], \"byte_strides\": "
+                         "[144], \"box\": [64, 32], \"swizzle\": 3"),
+            std::string::npos)
+      << maps[1];
+  const std::vector<std::string> launches = log.calls("cuLaunchKernel");
+  ASSERT_EQ(launches.size(), 1u);
+  // 4 consumer warps and a producer warpgroup; A's parameter starts with its base address, then its shape.
+  EXPECT_NE(launches[0].find("\"grid\": [4, 1, 1], \"block\": [256, 1, 1]"), std::string::npos) << launches[0];
+  EXPECT_NE(launches[0].find("\"params\": [\"" + hexOf(m.a.ptr()) + hexOf(100) + hexOf(96) + hexOf(96) + hexOf(1)),
+            std::string::npos)
+      << launches[0];
+  // The map the driver encoded for A sits at byte 128 of its parameter, after the 40 bytes of fields.
+  const size_t mapAt = maps[0].find("\"map\": \"") + 8;
+  const std::string map = maps[0].substr(mapAt, 256);
+  ASSERT_EQ(map.substr(0, 12), "5453524d4150");  // "TSRMAP"
+  EXPECT_NE(launches[0].find(std::string(2 * (128 - 40), '0') + map + "\""), std::string::npos) << launches[0];
+}
+
+TEST(JitFakeDriver, APersistentLaunchStartsTheProgramsTheGpuHoldsAndPassesTheTileGrid) {
+  FakeDriverLog log;
+  DescriptorMatmul m;
+  LaunchOptions options;
+  options.warpSpecialize = true;
+  options.persistent = true;
+  m.launch(options);
+  const std::vector<std::string> launches = log.calls("cuLaunchKernel");
+  ASSERT_EQ(launches.size(), 1u);
+  // 4 tiles, fewer than 132 multiprocessors hold; the tile grid (4, 1, 1) follows the kernel's own arguments.
+  EXPECT_NE(launches[0].find("\"grid\": [4, 1, 1]"), std::string::npos) << launches[0];
+  EXPECT_NE(launches[0].find("\"04000000\", \"01000000\", \"01000000\"]}"), std::string::npos) << launches[0];
+}
+
+TEST(JitFakeDriver, DriverFailuresNameTheCallTheErrorAndTheKernel) {
+  FakeDriverLog log;
+  DescriptorMatmul m;
+  for (const char* call : {"cuTensorMapEncodeTiled", "cuLaunchKernel", "cuModuleLoadDataEx"}) {
+    setenv("TESSERA_FAKE_CUDA_FAIL", call, 1);
+    LaunchOptions options;
+    // A module not loaded yet fails to load: a specialization of its own.
+    options.numStages = std::string(call) == "cuModuleLoadDataEx" ? 2 : 3;
+    try {
+      m.launch(options);
+      ADD_FAILURE() << call << " did not fail";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(call) + " failed for kernel 'matmul_desc': "
+                                           "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many resources requested for "
+                                           "launch)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  unsetenv("TESSERA_FAKE_CUDA_FAIL");
+  EXPECT_TRUE(log.calls("cuLaunchKernel").empty());
+}
