@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <regex>
 #include <sstream>
@@ -25,12 +26,13 @@ namespace {
 
 constexpr int kSuccess = 0, kInvalidValue = 1, kNotFound = 500, kOutOfResources = 701;
 
-struct FakeModule {
-  std::string ptx;
-};
 struct FakeFunction {
   std::string name;
   std::vector<size_t> paramBytes;
+};
+struct FakeModule {
+  std::string ptx;
+  std::vector<std::unique_ptr<FakeFunction>> functions;  // a module's functions go with it, as in CUDA
 };
 
 std::mutex logMutex;
@@ -131,7 +133,7 @@ int cuModuleLoadDataEx(void** module, const void* image, unsigned, int*, void**)
   if (failing("cuModuleLoadDataEx")) return kOutOfResources;
   const char* text = static_cast<const char*>(image);
   if (!std::strstr(text, ".version") || !std::strstr(text, ".target")) return kInvalidValue;  // not PTX
-  *module = new FakeModule{text};
+  *module = new FakeModule{text, {}};
   log("{\"call\": \"cuModuleLoadDataEx\", \"ptx_bytes\": " + std::to_string(std::strlen(text)) + "}");
   return kSuccess;
 }
@@ -140,12 +142,11 @@ int cuModuleUnload(void* module) {
   return kSuccess;
 }
 int cuModuleGetFunction(void** function, void* module, const char* name) {
-  auto* f = new FakeFunction{name, {}};
-  if (!entryParameters(static_cast<FakeModule*>(module)->ptx, name, f->paramBytes)) {
-    delete f;
-    return kNotFound;
-  }
-  *function = f;  // never freed: a module's functions live as long as the process here
+  auto f = std::make_unique<FakeFunction>(FakeFunction{name, {}});
+  auto* m = static_cast<FakeModule*>(module);
+  if (!entryParameters(m->ptx, name, f->paramBytes)) return kNotFound;
+  *function = f.get();
+  m->functions.push_back(std::move(f));
   return kSuccess;
 }
 int cuFuncGetAttribute(int* value, int attribute, void*) {
