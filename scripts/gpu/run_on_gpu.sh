@@ -3,8 +3,8 @@
 # runs every GPU test binary and tessera-gpu-check (tools/, over the cases of tests/gpucheck/), which compares
 # every tutorial kernel and op case against the reference interpreter on random inputs and prints a table; then
 # compiles the Python extension _C against the machine's python3 and pybind11 and runs the pytest suite
-# (tests/python/test_gpu.py compares tessera launches on torch tensors with torch). Exit status 0 when everything
-# passed.
+# (tests/python/test_gpu.py compares tessera launches on torch tensors with torch), the benchmarks, and the Python
+# tutorials under compute-sanitizer and ncu. Exit status 0 when everything passed.
 #
 #   scripts/gpu/run_on_gpu.sh [bundle.tar.xz]     (default: .gpu-bundle/bundle.tar.xz of this checkout)
 set -uo pipefail
@@ -79,6 +79,48 @@ if compgen -G "$bench_path/tessera/_C*.so" >/dev/null && [ -f "$bench_script" ];
   summary+=("$(printf '%-28s exit %d' bench_tutorials "$rc")")
 else
   summary+=("$(printf '%-28s skipped: no built tessera package in %s' bench_tutorials "$bench_path")")
+fi
+
+# The Python tutorials under compute-sanitizer (memcheck, racecheck) and Nsight Compute's speed-of-light sections
+# for the matmul and softmax kernels, most wanted first, within TESSERA_GPU_TOOLS_BUDGET seconds in all (default
+# 300: device time is scarce) and TESSERA_GPU_TOOL_SECONDS each (default 120); what the budget leaves out is named
+# in the summary. Skipped where a tool is missing; TESSERA_GPU_TOOLS=0 skips the stage. A tool's finding fails
+# the run; a run stopped by its time limit is reported, not failed.
+tool_seconds=${TESSERA_GPU_TOOL_SECONDS:-120}
+tools_deadline=$((SECONDS + ${TESSERA_GPU_TOOLS_BUDGET:-300}))
+run_tool() {  # run_tool LABEL COMMAND...: runs it on the bundle's package, records the outcome
+  local label=$1; shift
+  local left=$((tools_deadline - SECONDS))
+  if [ $left -lt 30 ]; then
+    summary+=("$(printf '%-28s NOT run: the tools budget is spent' "$label")")
+    return
+  fi
+  echo
+  echo "== $label"
+  (cd "$work/python" && PYTHONPATH="$work/python" PYTHONDONTWRITEBYTECODE=1 TESSERA_CACHE_DIR="$work/cache" \
+    timeout $((left < tool_seconds ? left : tool_seconds)) "$@"); local rc=$?
+  if [ $rc -eq 124 ]; then
+    summary+=("$(printf '%-28s stopped by its time limit' "$label")")
+  else
+    [ $rc -eq 0 ] || status=1
+    summary+=("$(printf '%-28s exit %d' "$label" "$rc")")
+  fi
+}
+if [ "${TESSERA_GPU_TOOLS:-1}" != 0 ] && compgen -G "$work/python/tessera/_C*.so" >/dev/null; then
+  sanitizer=$(command -v compute-sanitizer || true)
+  ncu=$(command -v ncu || true)
+  [ -n "$sanitizer" ] || summary+=("$(printf '%-28s not installed' compute-sanitizer)")
+  [ -n "$ncu" ] || summary+=("$(printf '%-28s not installed' ncu)")
+  for t in 04_matmul 02_softmax 05_attention 03_layernorm 01_vector_add; do
+    for tool in memcheck racecheck; do
+      [ -z "$sanitizer" ] || run_tool "$tool $t" "$sanitizer" --tool "$tool" --error-exitcode 3 --print-limit 20 \
+        python3 "tutorials/$t.py" --backend cuda
+    done
+    if [ -n "$ncu" ] && { [ $t = 04_matmul ] || [ $t = 02_softmax ]; }; then
+      run_tool "ncu $t" "$ncu" --section SpeedOfLight --section Occupancy --launch-count 6 \
+        --kernel-name "regex:softmax|matmul" python3 "tutorials/$t.py" --backend cuda
+    fi
+  done
 fi
 
 echo
