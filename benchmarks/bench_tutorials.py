@@ -75,9 +75,10 @@ MATMUL_TUNE_CONFIGS = [(128, 128, 64, 4, 3), (128, 128, 64, 8, 3), (128, 256, 64
 MATMUL_PERSISTENT_TUNE_CONFIGS = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3)]
 DEFAULT_TESSERA_ATTENTION = (128, 64, 8)  # BM, BN, num_warps
 # On sm_90 GPUs, the matmul rows "<dtype> TMA" time matmul_desc_<dtype>_out (TMA copies, wgmma; C in the input
-# type) over these (BM, BN, BK, num_warps, num_stages, warp_specialize, persistent), tuned here because a
-# descriptor's block follows the config (tessera.autotune keeps the arguments it is given). Shared memory beyond
-# the GPU's is refused at the launch and noted; the fastest right one is reported.
+# type) over these (BM, BN, BK, num_warps, num_stages, warp_specialize, persistent). They are tuned here, not by
+# tessera.autotune(descriptor_blocks=...), so that every config's result is checked and its rate noted: which
+# variants are right and which pay is what a first GPU run must tell. Shared memory beyond the GPU's is refused at
+# the launch and noted; the fastest right one is reported.
 TMA_MATMUL_CONFIGS = [(128, 128, 64, 4, 3, False, False), (128, 128, 64, 8, 3, False, False),
                       (128, 256, 64, 8, 3, False, False), (128, 128, 64, 4, 4, True, False),
                       (128, 128, 64, 8, 3, True, False), (128, 256, 64, 8, 3, True, False),

@@ -42,17 +42,19 @@ TuningDevice tuningDeviceFor(DeviceRuntime* runtime, const std::string& target, 
 
 std::function<std::string(size_t)> compileAndPrune(JitKernel& jit, const std::vector<TuneConfig>& configs,
                                                    const std::vector<KernelArg>& args, const Constants& constants,
-                                                   const LaunchOptions& resolved, const TuningDevice& device) {
-  return [&jit, &configs, args, constants, resolved, device](size_t i) {
+                                                   const LaunchOptions& resolved, const TuningDevice& device,
+                                                   const DescriptorBlocks& blocks) {
+  return [&jit, &configs, args, constants, resolved, device, blocks](size_t i) {
     const TuneConfig& config = configs.at(i);
     const Constants merged = mergeTuneConstants(config, constants, jit.definition().name());
     const LaunchOptions options = applyTuneOptions(config, resolved);
+    const std::vector<KernelArg> configArgs = argsForConfig(jit.definition(), blocks, config, constants, args);
     // Compiled as the launch will be (the same texts kept), so that the launch finds it in the cache.
     const KeptIR kept = options.runtime ? JitKernel::keptForLaunchOn(*options.runtime) : KeptIR::All;
-    std::string reason = pruneReason(*jit.compileOnly(args, merged, options, kept), device.checks);
+    std::string reason = pruneReason(*jit.compileOnly(configArgs, merged, options, kept), device.checks);
     // Loading reads the compiled kernel from the cache that compileOnly just filled; nothing is launched.
     if (reason.empty() && device.inspectLoaded)
-      reason = localMemoryPruneReason(jit.prepare(args, merged, options).localBytesPerThread());
+      reason = localMemoryPruneReason(jit.prepare(configArgs, merged, options).localBytesPerThread());
     return reason;
   };
 }
@@ -111,7 +113,8 @@ const TuneConfig& AutotunedKernel::select(const ConfigGrid& grid, const std::vec
   if (resolved.arch.empty()) resolved.arch = runtime.nativeArch();
   const TuningDevice device = tuningDeviceFor(&runtime, resolved.target, resolved.arch);
   TuningHooks hooks;
-  hooks.prepare = compileAndPrune(jit_, configs, args, constants, resolved, device);
+  const DescriptorBlocks& blocks = tuner_.descriptorBlocks();
+  hooks.prepare = compileAndPrune(jit_, configs, args, constants, resolved, device, blocks);
   if (!timer_ && !isCuda(&runtime))
     hooks.cannotBenchmark = "autotuned kernel '" + def.name() + "': " + runtime.apiName() +
                             " has no clock to tune with; real timing runs on a CUDA GPU (give the tuner a timer "
@@ -120,7 +123,8 @@ const TuneConfig& AutotunedKernel::select(const ConfigGrid& grid, const std::vec
     const Constants merged = mergeTuneConstants(configs[i], constants, def.name());
     const LaunchOptions launchOptions = applyTuneOptions(configs[i], resolved);
     const LaunchGrid g = grid(configs[i]);
-    return timerFor(runtime)->milliseconds([&] { jit_.launch(g, args, merged, launchOptions); });
+    const std::vector<KernelArg> configArgs = argsForConfig(def, blocks, configs[i], constants, args);
+    return timerFor(runtime)->milliseconds([&] { jit_.launch(g, configArgs, merged, launchOptions); });
   };
   best_ = tuner_.select(tuningKeyFor(def, tuner_.keyNames(), args, constants), device.identity, hooks);
   return configs[*best_];
@@ -129,8 +133,9 @@ const TuneConfig& AutotunedKernel::select(const ConfigGrid& grid, const std::vec
 void AutotunedKernel::launch(const ConfigGrid& grid, const std::vector<KernelArg>& args, const Constants& constants,
                              const LaunchOptions& options) {
   const TuneConfig& config = select(grid, args, constants, options);
-  jit_.launch(grid(config), args, mergeTuneConstants(config, constants, jit_.definition().name()),
-              applyTuneOptions(config, options));
+  const KernelDef& def = jit_.definition();
+  jit_.launch(grid(config), argsForConfig(def, tuner_.descriptorBlocks(), config, constants, args),
+              mergeTuneConstants(config, constants, def.name()), applyTuneOptions(config, options));
 }
 
 std::optional<TuneConfig> AutotunedKernel::bestConfig() const {

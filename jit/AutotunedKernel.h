@@ -33,10 +33,12 @@ struct TuningDevice {
 TuningDevice tuningDeviceFor(DeviceRuntime* runtime, const std::string& target, const std::string& arch);
 
 // TuningHooks::prepare over the JIT: compiles config i for this launch (its constants on top of `constants`, its
-// options on `resolved`) and prunes it for `device`. Shared by AutotunedKernel and the Python binding.
+// options on `resolved`, its descriptor blocks from `blocks`) and prunes it for `device`. Shared by
+// AutotunedKernel and the Python binding.
 std::function<std::string(size_t)> compileAndPrune(JitKernel& jit, const std::vector<TuneConfig>& configs,
                                                    const std::vector<KernelArg>& args, const Constants& constants,
-                                                   const LaunchOptions& resolved, const TuningDevice& device);
+                                                   const LaunchOptions& resolved, const TuningDevice& device,
+                                                   const DescriptorBlocks& blocks = {});
 
 // The key's values among a launch's runtime arguments and Const values. Throws for a pointer (its element type
 // is fixed by the kernel's signature, already part of the tuning cache key: key on sizes and Consts).

@@ -52,6 +52,7 @@ Autotuner::Autotuner(const KernelDef& def, std::vector<TuneConfig> configs, std:
     : kernelName_(def.name()), kernelIdentity_(identityOf(def)), configs_(std::move(configs)),
       keyNames_(std::move(keyNames)), options_(std::move(options)), cache_(options_.cacheDirectory) {
   validateTuneConfigs(def, configs_);
+  validateDescriptorBlocks(def, options_.descriptorBlocks);
   const std::string subject = "autotune of kernel '" + kernelName_ + "'";
   if (keyNames_.empty())
     throw Error(subject + ": the key names no launch argument (name the arguments whose values change the best "
@@ -87,6 +88,7 @@ size_t Autotuner::select(const TuningKey& key, const std::string& device, const 
   }
   std::string configsText;
   for (const TuneConfig& c : configs_) configsText += "{" + c.str() + "}";
+  if (!options_.descriptorBlocks.empty()) configsText += " blocks " + descriptorBlocksText(options_.descriptorBlocks);
   const std::string cacheKey = tuningCacheKey({kernelIdentity_, configsText, keyText, device, compilerVersion()});
   if (auto it = chosen_.find(cacheKey); it != chosen_.end()) {
     lastReport_ = TuningReport{keyText, it->second, TuningReport::Source::Cached, {}};

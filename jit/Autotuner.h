@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "jit/DescriptorBlocks.h"
 #include "jit/TuneConfig.h"
 #include "jit/TuningCache.h"
 #include "tessera/Kernel.h"
@@ -35,6 +36,7 @@ std::optional<size_t> fixedConfigFromEnvironment();
 
 struct AutotuneOptions {
   std::filesystem::path cacheDirectory = TuningCache::defaultDirectory();  // empty: memory only
+  DescriptorBlocks descriptorBlocks;           // descriptor arguments re-blocked per config (jit/DescriptorBlocks.h)
   std::optional<size_t> fixedConfig = fixedConfigFromEnvironment();
   unsigned compileThreads = 0;                 // 0: defaultCompileThreads()
   std::ostream* progress = nullptr;            // null: defaultProgressStream() (stderr on a terminal)
@@ -77,6 +79,7 @@ class Autotuner {
   size_t select(const TuningKey& key, const std::string& device, const TuningHooks& hooks);
 
   const std::vector<TuneConfig>& configs() const { return configs_; }
+  const DescriptorBlocks& descriptorBlocks() const { return options_.descriptorBlocks; }
   const std::vector<std::string>& keyNames() const { return keyNames_; }
   const std::string& kernelName() const { return kernelName_; }
   std::optional<TuningReport> lastReport() const;

@@ -59,7 +59,8 @@ size_t selectForLaunch(jit::Autotuner& tuner, const jit::TuningKey& key, jit::Ji
   jit::TuningDevice device = jit::tuningDeviceFor(&runtime, resolved.target, resolved.arch);
   device.identity = backend + ": " + device.identity;  // the interpreter's winners are not the emulator's
   jit::TuningHooks hooks;
-  hooks.prepare = jit::compileAndPrune(kernel, tuner.configs(), args, constants, resolved, device);
+  hooks.prepare = jit::compileAndPrune(kernel, tuner.configs(), args, constants, resolved, device,
+                                       tuner.descriptorBlocks());
   hooks.cannotBenchmark = cannotBenchmark;
   hooks.benchmark = [&](size_t i) {
     py::gil_scoped_acquire gil;
@@ -81,8 +82,9 @@ void bindAutotune(py::module_& m) {
   py::class_<jit::Autotuner>(m, "Autotuner", "Picks the fastest config per key (python/tessera/autotune.py)")
       .def(py::init([](const KernelDef& def, const py::list& configs, std::vector<std::string> key,
                        std::optional<std::filesystem::path> cacheDir, std::optional<size_t> fixed,
-                       std::optional<bool> progress) {
+                       std::optional<bool> progress, jit::DescriptorBlocks descriptorBlocks) {
              jit::AutotuneOptions options;
+             options.descriptorBlocks = std::move(descriptorBlocks);
              if (cacheDir) options.cacheDirectory = *cacheDir;
              if (fixed) options.fixedConfig = fixed;
              if (progress) options.quiet = !*progress;
@@ -90,7 +92,8 @@ void bindAutotune(py::module_& m) {
              return std::make_unique<jit::Autotuner>(def, configsFromPython(def, configs), std::move(key), options);
            }),
            py::arg("kernel"), py::arg("configs"), py::arg("key"), py::arg("cache_dir") = py::none(),
-           py::arg("fixed") = py::none(), py::arg("progress") = py::none())
+           py::arg("fixed") = py::none(), py::arg("progress") = py::none(),
+           py::arg("descriptor_blocks") = jit::DescriptorBlocks{})
       .def("select", &selectForLaunch, py::arg("key"), py::arg("jit_kernel"), py::arg("facts"), py::arg("constants"),
            py::arg("backend"), py::arg("sim_runtime"), py::arg("benchmark"), py::arg("cannot_benchmark"))
       .def_property_readonly("last_report", [](const jit::Autotuner& t) -> py::object {

@@ -23,7 +23,13 @@ Constants constantsFromPython(const KernelDef& k, const py::dict& d);  // bindin
 // integer equal to 1; None: no fact; a descriptor's block shape.
 jit::KernelArg argumentForFact(const ParamInfo& p, py::handle fact) {
   if (p.kind == ParamKind::TensorDescriptor) {
-    // A descriptor's one fact is its block (a sequence of ints): a contiguous tensor of one block stands in.
+    // A tessera.TensorDescriptor stands for itself, at an aligned stand-in address (the autotuner passes them).
+    if (python::isTensorDescriptor(fact))
+      return jit::KernelArg::tensorDescriptor(
+          256, python::toInt64s(fact.attr("shape"), "the shape of descriptor '" + p.name + "'"),
+          python::toInt64s(fact.attr("strides"), "the strides of descriptor '" + p.name + "'"),
+          python::toInt64s(fact.attr("block_shape"), "the block of descriptor '" + p.name + "'"));
+    // Otherwise its one fact is its block (a sequence of ints): a contiguous tensor of one block stands in.
     const std::vector<int64_t> block = python::toInt64s(fact, "specialization of descriptor '" + p.name + "'");
     std::vector<int64_t> strides(block.size(), 1);
     for (size_t d = block.size(); d-- > 1;) strides[d - 1] = strides[d] * block[d];

@@ -20,9 +20,15 @@ Real timing needs a CUDA GPU. The emulator (backend="sim") and the interpreter c
 timer=: a callable taking a launch function and returning milliseconds (tests pass fakes). fixed=i, or the
 environment variable TESSERA_AUTOTUNE_CONFIG=i, always uses config i: no compiling, no timing, deterministic.
 While tuning, a progress line shows on stderr when it is a terminal (progress=True/False forces it).
+
+A kernel taking tensor descriptors reads blocks that depend on the config (a matmul's A block is BM x BK):
+descriptor_blocks={"a": ("BM", "BK"), "b": ("BK", "BN")} re-blocks those arguments for each config, dimension by
+dimension from a Const's value (the config's, else the launch's) or a number. The launch passes descriptors with
+any valid block; the one each config reads replaces it.
 """
 
 from . import _C, sim as _sim
+from .descriptor import TensorDescriptor
 from .kernel import Kernel, _is_gpu_array
 
 
@@ -50,10 +56,11 @@ class Config:
         return f"Config({self.kwargs!r}, num_warps={self.num_warps}{options})"
 
 
-def autotune(configs, key, timer=None, fixed=None, cache_dir=None, progress=None):
+def autotune(configs, key, timer=None, fixed=None, cache_dir=None, progress=None, descriptor_blocks=None):
     """Decorates a tessera Kernel (see the module's docstring)."""
     def decorate(kernel):
-        return Autotuned(kernel, configs, key, timer=timer, fixed=fixed, cache_dir=cache_dir, progress=progress)
+        return Autotuned(kernel, configs, key, timer=timer, fixed=fixed, cache_dir=cache_dir, progress=progress,
+                         descriptor_blocks=descriptor_blocks)
     return decorate
 
 
@@ -67,13 +74,16 @@ def _fact(value):
     # The specialization facts (jit/Specialization.h) of a runtime argument, as kernel.compile() takes them.
     if type(value) is int:
         return 16 if value % 16 == 0 else 8 if value % 8 == 0 else 1 if value == 1 else None
+    if type(value) is TensorDescriptor:
+        return value  # its shape and strides as they are; the config gives the block (descriptor_blocks)
     return 16 if hasattr(value, "dtype") else None  # arrays: allocators align to 16 bytes or more
 
 
 class Autotuned:
     """A Kernel launched with the best of its configs: autotuned[grid](*args, **consts, backend=...)."""
 
-    def __init__(self, kernel, configs, key, timer=None, fixed=None, cache_dir=None, progress=None):
+    def __init__(self, kernel, configs, key, timer=None, fixed=None, cache_dir=None, progress=None,
+                 descriptor_blocks=None):
         if not isinstance(kernel, Kernel):
             raise TypeError(f"tessera.autotune decorates a tessera kernel, got {type(kernel).__name__}")
         configs = list(configs)
@@ -88,8 +98,13 @@ class Autotuned:
         self.key = list(key)
         self.timer = timer
         self.best_config = None
+        if descriptor_blocks is not None and not isinstance(descriptor_blocks, dict):
+            raise TypeError("descriptor_blocks must be a dict {descriptor name: (Const name or int, ...)}, got "
+                            f"{type(descriptor_blocks).__name__}")
+        self.descriptor_blocks = {name: tuple(dims) for name, dims in (descriptor_blocks or {}).items()}
         self._tuner = _C.Autotuner(kernel._def, [(c.kwargs, c.num_warps, c.options) for c in configs], self.key,
-                                   None if cache_dir is None else str(cache_dir), fixed, progress)
+                                   None if cache_dir is None else str(cache_dir), fixed, progress,
+                                   {name: list(dims) for name, dims in self.descriptor_blocks.items()})
 
     def __repr__(self):
         return f"<tessera autotuned kernel {self.name}, {len(self.configs)} configs, key {self.key}>"
@@ -101,6 +116,24 @@ class Autotuned:
     def last_report(self):
         """How the last launch chose: {key, winner, source ('benchmarked', 'cached', 'fixed'), outcomes}."""
         return self._tuner.last_report
+
+    def _reblocked(self, runtime, config, constants):
+        """The runtime arguments with the descriptors descriptor_blocks names reading config's blocks."""
+        if not self.descriptor_blocks:
+            return runtime
+        values = dict(constants, **config.kwargs)
+        out = list(runtime)
+        for name, dims in self.descriptor_blocks.items():
+            i = self.kernel.arg_names.index(name)
+            d = out[i]
+            if type(d) is TensorDescriptor:  # anything else is refused by the launch, naming the argument
+                missing = [x for x in dims if isinstance(x, str) and x not in values]
+                if missing:
+                    raise TypeError(f"autotuned kernel '{self.name}': the block of '{name}' takes Const "
+                                    f"'{missing[0]}', which neither the config nor the launch sets")
+                block = tuple(values[x] if isinstance(x, str) else x for x in dims)
+                out[i] = TensorDescriptor(d.array, block, shape=d.shape, strides=d.strides)
+        return out
 
     def _key_values(self, runtime, constants):
         k = self.kernel
@@ -138,7 +171,9 @@ class _AutotunedLauncher:
         grid = self.grid
 
         def launch(index):
-            k[grid](*runtime, **constants, **tuned.configs[index].launch_kwargs(), backend=backend, **sim_kwargs)
+            config = tuned.configs[index]
+            k[grid](*tuned._reblocked(runtime, config, constants), **constants, **config.launch_kwargs(),
+                    backend=backend, **sim_kwargs)
 
         timer = tuned.timer or (_C.bench_launch if backend == "cuda" else None)
         cannot = "" if timer else (

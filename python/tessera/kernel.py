@@ -144,7 +144,8 @@ class Kernel:
         specialization maps runtime parameter names to the facts a launch would find (jit/Specialization.h):
         16 for a pointer aligned to 16 bytes or an integer divisible by 16, 8 for an integer divisible by 8 (but
         not 16), 1 for an integer equal to 1, None
-        for no fact, the block shape (a tuple) for a tensor descriptor, which a kernel specializes on (required).
+        for no fact, the block shape (a tuple) for a tensor descriptor, which a kernel specializes on (required), or
+        a tessera.TensorDescriptor, whose shape and strides are facts too.
         Unnamed pointers default to 16 (what allocators return), unnamed integers to None. Pointers stand for
         arrays of fewer than 2^31 elements (what a launch passing arrays finds; a larger array gets a variant of
         its own, with 64-bit pointer arithmetic).

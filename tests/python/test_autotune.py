@@ -117,6 +117,52 @@ def test_configs_over_the_shared_memory_limit_are_pruned_before_any_launch(tmp_p
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), atol=1e-4)
 
 
+@pytest.mark.sim
+def test_descriptor_blocks_follow_each_config(tmp_path):
+    # The TMA matmul (sm_90a) tuned over two tilings: each config reads its own BM x BK and BK x BN blocks,
+    # whatever block the launch's descriptors carry; warp specialization is one of the options tuned over.
+    configs = [tessera.Config({"BM": 64, "BN": 64, "BK": 32}, num_warps=4, warp_specialize=True),
+               tessera.Config({"BM": 64, "BN": 32, "BK": 16}, num_warps=4)]
+    timer = ScriptedTimer([2.0, 1.0])
+    mm = tessera.autotune(configs=configs, key=["M", "N", "K"], timer=timer, cache_dir=tmp_path,
+                          descriptor_blocks={"a": ("BM", "BK"), "b": ("BK", "BN")})(
+        tessera.kernels.matmul_desc_f16_out)
+    M, N, K = 40, 24, 40
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-1, 1, (M, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    da, db = tessera.TensorDescriptor(a, (8, 8)), tessera.TensorDescriptor(b, (8, 8))
+    grid = lambda meta: (tessera.cdiv(M, meta["BM"]) * tessera.cdiv(N, meta["BN"]),)  # noqa: E731
+    mm[grid](da, db, c, M, N, K, N, 1, GROUP_M=4, backend="sim", arch="sm_90a")
+    assert timer.calls == 2 and mm.best_config == configs[1]
+    assert [o["rejected"] for o in mm.last_report["outcomes"]] == ["", ""]
+    assert da.block_shape == (8, 8)  # the caller's descriptors are left as they were
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), atol=2e-2, rtol=2e-3)
+    # Without descriptor_blocks every config would read the 8x8 blocks: none can run, and the error says why.
+    plain = tessera.autotune(configs=configs, key=["M", "N", "K"], timer=ScriptedTimer([]), cache_dir=tmp_path)(
+        tessera.kernels.matmul_desc_f16_out)
+    with pytest.raises(tessera.Error, match="config 0"):
+        plain[grid](da, db, c, M, N, K, N, 1, GROUP_M=4, backend="sim", arch="sm_90a")
+
+
+def test_bad_descriptor_blocks_are_clear_errors(tmp_path):
+    configs = [tessera.Config({"BM": 64, "BN": 64, "BK": 32}, num_warps=4)]
+    kernel = tessera.kernels.matmul_desc_f16_out
+    with pytest.raises(TypeError, match="descriptor_blocks must be a dict"):
+        tessera.autotune(configs=configs, key=["M"], descriptor_blocks=[("a", "BM")])(kernel)
+    with pytest.raises(tessera.Error, match="'c' is not a tensor descriptor parameter of the kernel"):
+        tessera.autotune(configs=configs, key=["M"], descriptor_blocks={"c": ("BM", "BN")})(kernel)
+    with pytest.raises(tessera.Error, match="'BX' is not a Const parameter of the kernel"):
+        tessera.autotune(configs=configs, key=["M"], descriptor_blocks={"a": ("BM", "BX")})(kernel)
+    # In fixed mode nothing is compiled before the launch: the launch says which Const is missing.
+    fixed = tessera.autotune(configs=configs, key=["M"], fixed=0, descriptor_blocks={"a": ("BM", "GROUP_M")})(kernel)
+    a = np.zeros((64, 64), np.float16)
+    with pytest.raises(TypeError, match="the block of 'a' takes Const 'GROUP_M', which neither the config nor the "
+                                        "launch sets"):
+        fixed[(1,)](tessera.TensorDescriptor(a, (8, 8)), tessera.TensorDescriptor(a, (8, 8)), a, 64, 64, 64, 64, 1)
+
+
 def test_fixed_mode_neither_compiles_nor_times(tmp_path, monkeypatch):
     tuned = add_tuned(tmp_path, never_timed, fixed=2)
     run_add(tuned)

@@ -609,6 +609,97 @@ TEST(AutotunedKernel, PruningCompilesTheKernelTheLaunchLoads) {
   EXPECT_EQ(cache.stats().compiles, 2);
 }
 
+TEST(AutotuneDescriptorBlocks, NamesAndConstsAreCheckedAgainstTheKernel) {
+  const KernelDef desc = kernels::matmul_desc_kernel();
+  auto make = [&](jit::DescriptorBlocks blocks) {
+    AutotuneOptions o = quietOptions("");
+    o.descriptorBlocks = std::move(blocks);
+    return errorOf([&] { Autotuner(desc, {tile(64, 64, 32, 4)}, {"M"}, o); });
+  };
+  EXPECT_EQ(make({{"a", {"BM", "BK"}}, {"b", {"BK", int64_t(64)}}}), "no error");
+  EXPECT_EQ(make({{"c", {"BM", "BN"}}}),
+            "autotune of kernel 'matmul_desc', descriptor_blocks: 'c' is not a tensor descriptor parameter of the "
+            "kernel");
+  EXPECT_EQ(make({{"a", {"BM", "BX"}}}),
+            "autotune of kernel 'matmul_desc', descriptor_blocks of 'a': 'BX' is not a Const parameter of the kernel");
+  EXPECT_EQ(make({{"a", {"BM", int64_t(0)}}}),
+            "autotune of kernel 'matmul_desc', descriptor_blocks of 'a': block dimensions must be positive, got 0");
+  EXPECT_EQ(make({{"a", {}}}),
+            "autotune of kernel 'matmul_desc', descriptor_blocks of 'a': a block has 1 to 5 dimensions, got 0");
+
+  const std::vector<jit::KernelArg> args{jit::KernelArg::tensorDescriptor(256, {40, 40}, {40, 1}, {8, 8}),
+                                         jit::KernelArg::tensorDescriptor(512, {40, 24}, {24, 1}, {8, 8})};
+  const std::vector<jit::KernelArg> reblocked =
+      jit::argsForConfig(desc, {{"a", {"BM", "BK"}}}, tile(64, 32, 16, 4), {}, args);
+  EXPECT_EQ(reblocked[0].descriptor().block, (std::vector<int64_t>{64, 16}));
+  EXPECT_EQ(reblocked[0].descriptor().shape, (std::vector<int64_t>{40, 40}));
+  EXPECT_EQ(reblocked[0].descriptor().base, 256u);
+  EXPECT_EQ(reblocked[1].descriptor().block, (std::vector<int64_t>{8, 8})) << "b is not named: left as given";
+  EXPECT_EQ(jit::argsForConfig(desc, {{"a", {"GROUP_M", "BK"}}}, tile(64, 32, 16, 4), {{"GROUP_M", 4}}, args)[0]
+                .descriptor()
+                .block,
+            (std::vector<int64_t>{4, 16}))
+      << "a Const the launch sets";
+  EXPECT_EQ(errorOf([&] { jit::argsForConfig(desc, {{"a", {"GROUP_M", "BK"}}}, tile(64, 32, 16, 4), {}, args); }),
+            "autotuned kernel 'matmul_desc', config {BK=16, BM=64, BN=32, num_warps=4}: the block of 'a' takes Const "
+            "'GROUP_M', which neither the config nor the launch sets to an integer");
+  EXPECT_EQ(errorOf([&] { jit::argsForConfig(desc, {{"a", {"BM"}}}, tile(64, 32, 16, 4), {}, args); }),
+            "autotuned kernel 'matmul_desc': descriptor_blocks gives 'a' a block of 1 dimensions; its descriptor has "
+            "2");
+  EXPECT_EQ(jit::descriptorBlocksText({{"a", {"BM", "BK"}}, {"b", {int64_t(32), "BN"}}}), "a=(BM,BK);b=(32,BN)");
+}
+
+// The descriptor matmul tuned on the emulator (sm_90a: TMA copies): each config reads the blocks its tiles want,
+// whatever block the launch's descriptors carry.
+TEST(AutotunedKernel, ReblocksDescriptorArgumentsForEachConfig) {
+  TempDirectory dir;
+  jit::DeviceRuntime& runtime = sim::simRuntime("sm_90a", true);
+  constexpr int64_t M = 40, N = 24, K = 40;  // rows of 80 and 48 bytes: multiples of 16, as tensor maps need
+  const std::vector<uint16_t> a = SimMatmul::halves(M * K, 1), b = SimMatmul::halves(K * N, 2);
+  const jit::DeviceAddress da = runtime.allocate(a.size() * 2), db = runtime.allocate(b.size() * 2),
+                           dc = runtime.allocate(M * N * 4);
+  runtime.copyToDevice(da, a.data(), a.size() * 2);
+  runtime.copyToDevice(db, b.data(), b.size() * 2);
+  const std::vector<jit::KernelArg> args{jit::KernelArg::tensorDescriptor(da, {M, K}, {K, 1}, {8, 8}),
+                                         jit::KernelArg::tensorDescriptor(db, {K, N}, {N, 1}, {8, 8}),
+                                         jit::KernelArg::pointer(dc), M, N, K, N, int64_t(1)};
+  auto grid = [&](const TuneConfig& c) {
+    auto block = [&](const char* name) { return std::get<int64_t>(c.constants.at(name)); };
+    return jit::LaunchGrid{((M + block("BM") - 1) / block("BM")) * ((N + block("BN") - 1) / block("BN")), 1, 1};
+  };
+  const std::vector<TuneConfig> configs{tile(64, 64, 32, 4), tile(64, 32, 16, 4)};
+  jit::LaunchOptions options;
+  options.runtime = &runtime;
+  AutotuneOptions tuneOptions = quietOptions(dir.path());
+  tuneOptions.descriptorBlocks = {{"a", {"BM", "BK"}}, {"b", {"BK", "BN"}}};
+  jit::AutotunedKernel tuned(kernels::matmul_desc_kernel(), configs, {"M", "N", "K"}, tuneOptions);
+  auto timer = std::make_shared<ScriptedTimer>();
+  timer->ms = {2.0, 1.0};
+  tuned.setTimer(timer);
+  tuned.launch(grid, args, {{"GROUP_M", 4}}, options);
+  EXPECT_EQ(timer->calls, 2u);
+  EXPECT_EQ(tuned.bestConfig(), configs[1]);
+  std::vector<float> c(M * N);
+  runtime.copyToHost(c.data(), dc, c.size() * 4);
+  double worst = 0;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double want = 0;
+      for (int64_t k = 0; k < K; ++k) want += ir::decodeF16(a[i * K + k]) * ir::decodeF16(b[k * N + j]);
+      worst = std::max(worst, std::abs(want - c[i * N + j]));
+    }
+  EXPECT_LE(worst, 1e-4);
+
+  // Without descriptor_blocks every config reads the launch's 8x8 blocks, which its tiles cannot use.
+  jit::AutotunedKernel unblocked(kernels::matmul_desc_kernel(), configs, {"M", "N", "K"}, quietOptions(dir.path()));
+  unblocked.setTimer(std::make_shared<ScriptedTimer>());
+  const std::string unblockedError = errorOf([&] { unblocked.launch(grid, args, {{"GROUP_M", 4}}, options); });
+  EXPECT_NE(unblockedError.find("config 0 {BK=32, BM=64, BN=64, num_warps=4}: "),
+            std::string::npos)
+      << unblockedError;
+  for (jit::DeviceAddress p : {da, db, dc}) runtime.release(p);
+}
+
 TEST(AutotunedKernel, KeysOnSizesAndConstsNotPointers) {
   const KernelDef def = kernels::matmul_kernel();
   SimMatmul mm;
