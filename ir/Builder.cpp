@@ -86,6 +86,13 @@ Value* Builder::descLoad(Value* desc, const std::vector<Value*>& offsets) {
   return create1(OpKind::DescLoad, ops, Type::tile(t.blockShape(), t.element()));
 }
 
+Op* Builder::descStore(Value* desc, const std::vector<Value*>& offsets, Value* value) {
+  std::vector<Value*> ops{desc};
+  ops.insert(ops.end(), offsets.begin(), offsets.end());
+  ops.push_back(value);
+  return create(OpKind::DescStore, ops, {});
+}
+
 Value* Builder::descField(Value* desc, const std::string& field, int dim) {
   AttrDict attrs{{"field", Attr::string(field)}};
   if (dim >= 0) attrs["dim"] = Attr::integer(dim);

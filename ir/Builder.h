@@ -65,6 +65,7 @@ class Builder {
   // A tensor descriptor's block at `offsets` (i32 scalars, one per dimension), and one of its fields:
   // the base pointer ("base"), or shape[dim] / strides[dim] as i64 ("shape", "stride"; ir/TensorDescriptor.h).
   Value* descLoad(Value* desc, const std::vector<Value*>& offsets);
+  Op* descStore(Value* desc, const std::vector<Value*>& offsets, Value* value);
   Value* descField(Value* desc, const std::string& field, int dim = -1);
 
   // Reduce/scan: `combine` fills the region (given its 2N scalar arguments: accumulators then new elements)

@@ -375,11 +375,12 @@ class Verifier {
   // Tensor descriptors are kernel parameters that only desc_load and desc_field read: they are not values in
   // registers, so no op makes them and no other op (nor a loop or branch) carries them.
   bool checkDescriptorUses(const Op& op) {
-    const bool readsDescriptor = op.is(OpKind::DescLoad) || op.is(OpKind::DescField) || op.is(OpKind::AsyncTmaCopy);
+    const bool readsDescriptor = op.is(OpKind::DescLoad) || op.is(OpKind::DescStore) || op.is(OpKind::DescField) ||
+                                 op.is(OpKind::AsyncTmaCopy);
     for (unsigned i = 0; i < op.numOperands(); ++i)
       if (operandType(op, i).isTensorDesc() && !(readsDescriptor && i == 0))
         return fail(op, "operand #" + std::to_string(i) + " is a tensor descriptor (" + operandType(op, i).str() +
-                            "), which only desc_load, desc_field and async_tma_copy take, as their first operand");
+                            "), which only desc_load, desc_store, desc_field and async_tma_copy take, as their first operand");
     for (unsigned i = 0; i < op.numResults(); ++i)
       if (resultType(op, i).isTensorDesc())
         return fail(op, "result #" + std::to_string(i) + " is a tensor descriptor (" + resultType(op, i).str() +
@@ -535,6 +536,9 @@ class Verifier {
         return;
       case OpKind::DescLoad:
         checkDescLoad(op);
+        return;
+      case OpKind::DescStore:
+        checkDescStore(op);
         return;
       case OpKind::DescField:
         checkDescField(op);
@@ -862,20 +866,41 @@ class Verifier {
 
   // desc_load %desc, %offset0, ..., %offsetN-1 : the block at those element offsets, one i32 per dimension.
   bool checkDescLoad(const Op& op) {
+    if (!checkDescriptorOperand(op) || !checkBlockOffsets(op, op.numOperands() - 1)) return false;
+    const Type desc = operandType(op, 0);
+    return expectResult(op, 0, desc.blockShape(), desc.element());
+  }
+
+  // desc_store %desc, %offset0, ..., %offsetN-1, %value : writes the block %value (a tile of the descriptor's
+  // block and element) at those offsets, the elements inside the tensor only.
+  bool checkDescStore(const Op& op) {
     if (!checkDescriptorOperand(op)) return false;
+    if (op.numOperands() < 2) return fail(op, "expects one offset per dimension of the descriptor's block, then a value");
+    if (!checkBlockOffsets(op, op.numOperands() - 2)) return false;
+    const Type desc = operandType(op, 0);
+    const Type value = operandType(op, op.numOperands() - 1);
+    const Type want = Type::tile(desc.blockShape(), desc.element());
+    if (!value.isTile() || value.shape() != want.shape() || value.element() != want.element())
+      return fail(op, "the value (last operand) must be a block of the descriptor, " + want.str() + ", got " +
+                          value.str());
+    return true;
+  }
+
+  // The `offsets` operands after the descriptor: one i32 per dimension of its block, which must fit in a tile.
+  bool checkBlockOffsets(const Op& op, unsigned offsets) {
     const Type desc = operandType(op, 0);
     const std::vector<int64_t>& block = desc.blockShape();
     const unsigned rank = static_cast<unsigned>(block.size());
-    if (op.numOperands() != rank + 1)
+    if (offsets != rank)
       return fail(op, "expects " + std::to_string(rank) + " offset" + (rank == 1 ? "" : "s") + " (one per dimension of " +
-                          desc.str() + "), got " + std::to_string(op.numOperands() - 1));
+                          desc.str() + "), got " + std::to_string(offsets));
     for (unsigned i = 1; i <= rank; ++i)
       if (operandType(op, i) != Type::i32())
         return fail(op, "offset #" + std::to_string(i - 1) + " (operand #" + std::to_string(i) + ") must be i32, got " +
                             operandType(op, i).str());
     if (auto err = Type::checkTileShape(block))
-      return fail(op, "cannot read the blocks of " + desc.str() + " into a tile: " + *err);
-    return expectResult(op, 0, block, desc.element());
+      return fail(op, "the blocks of " + desc.str() + " do not fit in a tile: " + *err);
+    return true;
   }
 
   // desc_field %desc {field = "base"} : ptr<E>; {field = "shape" | "stride", dim = d} : i64.

@@ -1,6 +1,7 @@
 // expand-descriptor-loads: every `desc_load` becomes pointer arithmetic over its descriptor's fields and a masked
 // `load` (masked-off elements read as zero), so that every target lowers descriptor loads as it lowers pointer
 // loads, and the passes after it (coalescing, async copies of dot operands, pipelining) treat them the same.
+// Every `desc_store` becomes the same pointers and mask and a masked `store` (nothing written outside the tensor).
 //
 //   %t = desc_load %d, %m0, %k0 : tile<64x32xf16>
 // becomes, with the fields read once at the function's entry (%base, %shape0, %shape1, %stride0),
@@ -54,9 +55,9 @@ class ExpandDescriptorLoadsPass : public Pass {
   const char* name() const override { return "expand-descriptor-loads"; }
 
   void run(ir::Function& f) override {
-    std::vector<Op*> loads;
+    std::vector<Op*> loads;  // and stores
     f.walk([&](Op* op) {
-      if (op->is(OpKind::DescLoad) && !copiedWithTma(f, *op)) loads.push_back(op);
+      if ((op->is(OpKind::DescLoad) && !copiedWithTma(f, *op)) || op->is(OpKind::DescStore)) loads.push_back(op);
     });
     if (loads.empty()) return;
     fields_.clear();
@@ -68,9 +69,9 @@ class ExpandDescriptorLoadsPass : public Pass {
           f.argument(i)->type().isTensorDesc() && it != f.argAttrs(i).end() && it->second.isInt())
         shapeDivisibility_[f.argument(i)] = it->second.getInt();
     entry_ = ir::Builder(f.body(), f.body()->front());
-    for (Op* load : loads) expand(*load);
+    for (Op* op : loads) expand(*op);
     // Erased last: the entry builder may be inserting before one of them.
-    for (Op* load : loads) load->parentBlock()->erase(load);
+    for (Op* op : loads) op->parentBlock()->erase(op);
   }
 
  private:
@@ -118,14 +119,15 @@ class ExpandDescriptorLoadsPass : public Pass {
     return v;
   }
 
-  void expand(Op& load) {
-    Value* desc = load.operand(0);
-    const Type result = load.result(0)->type();
-    const std::vector<int64_t>& block = result.shape();
+  void expand(Op& op) {
+    Value* desc = op.operand(0);
+    const bool isStore = op.is(OpKind::DescStore);
+    Value* value = isStore ? op.operand(op.numOperands() - 1) : op.result(0);
+    const std::vector<int64_t>& block = value->type().shape();
     const int rank = static_cast<int>(block.size());
-    ir::Builder b(load.parentBlock(), &load);
-    b.setLoc(load.loc());
-    entry_.setLoc(load.loc());
+    ir::Builder b(op.parentBlock(), &op);
+    b.setLoc(op.loc());
+    entry_.setLoc(op.loc());
 
     // Built up one dimension at a time: after dimension d, the tiles have shape block[0..d] x 1 x ... x 1.
     std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
@@ -136,7 +138,7 @@ class ExpandDescriptorLoadsPass : public Pass {
       // One op-building call per statement: C++ leaves the order of a call's arguments unspecified (gcc and clang
       // differ), and the printed IR must not depend on the compiler.
       Value* iota = b.arange(0, block[d]);
-      Value* index = b.binary(OpKind::Add, b.splat(load.operand(1 + d), {block[d]}), iota);
+      Value* index = b.binary(OpKind::Add, b.splat(op.operand(1 + d), {block[d]}), iota);
       Value* wide = b.cast(index, Type::i64());
       Value* below = b.cmp("lt", wide, b.splat(field(desc, ir::kDescFieldShape, d), {block[d]}));
       Value* zeros = b.splat(b.constantInt(0, Type::i32()), {block[d]});
@@ -149,9 +151,13 @@ class ExpandDescriptorLoadsPass : public Pass {
       Value* insideHere = broadcastTo(b, along(b, inside, d, rank), shape);
       mask = mask ? b.binary(OpKind::And, broadcastTo(b, mask, shape), insideHere) : insideHere;
     }
+    if (isStore) {
+      b.store(ptrs, value, mask);
+      return;
+    }
     Value* loaded = b.load(ptrs, mask);
-    loaded->setNameHint(load.result(0)->nameHint());
-    load.result(0)->replaceAllUsesWith(loaded);
+    loaded->setNameHint(value->nameHint());
+    value->replaceAllUsesWith(loaded);
   }
 
   PassOptions options_;

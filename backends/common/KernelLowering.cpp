@@ -729,7 +729,7 @@ void KernelLowering::lowerOp(const ir::Op& op) {
     case OpKind::Load: return lowerLoad(op);
     case OpKind::Store: return lowerStore(op);
     case OpKind::AtomicRMW: case OpKind::AtomicCAS: return lowerAtomic(op);
-    case OpKind::DescLoad: case OpKind::DescField: return lowerDescriptorOp(op);
+    case OpKind::DescLoad: case OpKind::DescStore: case OpKind::DescField: return lowerDescriptorOp(op);
     case OpKind::Reduce: return lowerReduce(op);
     case OpKind::Scan: return lowerScan(op);
     case OpKind::Dot: return lowerDot(op);

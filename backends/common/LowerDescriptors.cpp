@@ -1,5 +1,5 @@
 // desc_field: a tensor descriptor parameter's field, read from the parameter's bytes at the offsets the runtimes
-// write it (DescriptorParameter.h). desc_load itself has no lowering: the expand-descriptor-loads pass turns it
+// write it (DescriptorParameter.h). desc_load and desc_store themselves have no lowering: the expand-descriptor-loads pass turns it
 // into pointer arithmetic over these fields and a masked load, the same on every target.
 #include "backends/common/DescriptorParameter.h"
 #include "backends/common/KernelLowering.h"
@@ -11,6 +11,9 @@ void KernelLowering::lowerDescriptorOp(const ir::Op& op) {
   if (op.is(ir::OpKind::DescLoad))
     fail(op, "run expand-descriptor-loads first (the default pipeline does): it rewrites desc_load into a masked "
              "load");
+  if (op.is(ir::OpKind::DescStore))
+    fail(op, "run expand-descriptor-loads first (the default pipeline does): it rewrites desc_store into a masked "
+             "store");
   const ir::Type desc = op.operand(0)->type();
   const std::string& field = op.stringAttr("field");
   int64_t offset = kDescriptorBaseOffset;

@@ -1,7 +1,9 @@
 // Tensor descriptor ops (async_tma_copy reads its block as desc_load does: SharedBuffers.cpp). A descriptor's value
 // is a tile holding its plain fields, base then shape then strides (descriptorTile in Interpreter.cpp). desc_load
 // reads the block at the given offsets: the elements outside the tensor ([0, shape) in every dimension) are zero
-// and never touched, as with a TMA copy.
+// and never touched, as with a TMA copy; desc_store writes a block's elements inside the tensor, and only those.
+#include <utility>
+
 #include "backends/interpreter/OpImpl.h"
 #include "ir/TensorDescriptor.h"
 
@@ -37,14 +39,15 @@ Tile evalDescField(const ir::Op& op, const DescriptorFields& f, const EvalEnv& e
   return r;
 }
 
-Tile evalDescLoad(const ir::Op& op, OperandList operands, const DescriptorFields& f, ir::Type result,
-                  const EvalEnv& env) {
-  const std::vector<int64_t>& block = result.shape();
+// The addresses of the block at the offsets operands[1..rank] (a tile of pointers to `element`) and whether each
+// lies inside the tensor: [0, shape) in every dimension.
+std::pair<Tile, Tile> blockAddresses(const ir::Op& op, OperandList operands, const DescriptorFields& f,
+                                     const std::vector<int64_t>& block, ir::Type element, const EvalEnv& env) {
   const size_t rank = block.size();
-  if (operands.size() != rank + 1 || f.shape.size() != rank)
+  if (operands.size() < rank + 1 || f.shape.size() != rank)
     fail(op, env.ctx, "takes a descriptor and one offset per dimension of its block");
-  const int64_t bytes = result.element().storageBytes();
-  Tile ptrs(ir::Type::tile(block, ir::Type::ptr(result.element())));
+  const int64_t bytes = element.storageBytes();
+  Tile ptrs(ir::Type::tile(block, ir::Type::ptr(element)));
   Tile mask(ir::Type::tile(block, ir::Type::i1()));
   std::vector<int64_t> index(rank, 0);  // row-major walk over the block
   for (int64_t i = 0; i < ptrs.size(); ++i) {
@@ -59,13 +62,35 @@ Tile evalDescLoad(const ir::Op& op, OperandList operands, const DescriptorFields
     mask.ints[i] = inside;
     for (size_t d = rank; d-- > 0 && ++index[d] == block[d];) index[d] = 0;
   }
+  return {std::move(ptrs), std::move(mask)};
+}
+
+Tile evalDescLoad(const ir::Op& op, OperandList operands, const DescriptorFields& f, ir::Type result,
+                  const EvalEnv& env) {
+  if (operands.size() != result.shape().size() + 1)
+    fail(op, env.ctx, "takes a descriptor and one offset per dimension of its block");
+  const auto [ptrs, mask] = blockAddresses(op, operands, f, result.shape(), result.element(), env);
   return loadElements(op, ptrs, &mask, nullptr, result, env.ctx);
+}
+
+// desc_store: the elements of the block (the last operand) that lie inside the tensor; the others are not written.
+void evalDescStore(const ir::Op& op, OperandList operands, const DescriptorFields& f, const EvalEnv& env) {
+  const Tile& value = *operands.back();
+  const std::vector<int64_t>& block = value.type.shape();
+  if (operands.size() != block.size() + 2)
+    fail(op, env.ctx, "takes a descriptor, one offset per dimension of its block and a value");
+  const auto [ptrs, mask] = blockAddresses(op, operands, f, block, value.type.element(), env);
+  storeElements(op, ptrs, &mask, value, env.ctx);
 }
 
 }  // namespace
 
 Tile evalDescriptorOp(const ir::Op& op, OperandList operands, const EvalEnv& env) {
   const DescriptorFields f = fieldsOf(op, *operands[0], env.ctx);
+  if (op.is(ir::OpKind::DescStore)) {
+    evalDescStore(op, operands, f, env);
+    return Tile();
+  }
   return op.is(ir::OpKind::DescField) ? evalDescField(op, f, env)
                                       : evalDescLoad(op, operands, f, resultType(op, 0, env), env);
 }

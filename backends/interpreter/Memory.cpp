@@ -133,15 +133,7 @@ Tile loadElements(const ir::Op& op, const Tile& ptr, const Tile* mask, const Til
   return r;
 }
 
-namespace {
-
-void evalStore(const ir::Op& op, OperandList operands, const EvalEnv& env) {
-  const ProgramContext& ctx = env.ctx;
-  if (operands.size() < 2 || operands.size() > 3) fail(op, ctx, "takes a pointer, a value and an optional mask");
-  const Tile& ptr = pointerOperand(op, operands, ctx);
-  const Tile& value = *operands[1];
-  checkValueOperand(op, value, ptr, ctx, "value");
-  const Tile* mask = maskOperand(op, operands, 2, ptr, ctx);
+void storeElements(const ir::Op& op, const Tile& ptr, const Tile* mask, const Tile& value, const ProgramContext& ctx) {
   const ElementCodec codec(ptr.type.pointee());
   const int bytes = codec.bytes();
   const bool isFloat = codec.isFloat();
@@ -151,6 +143,17 @@ void evalStore(const ir::Op& op, OperandList operands, const EvalEnv& env) {
     void* address = lookup.check(static_cast<uint64_t>(ptr.ints[i]), bytes, i);
     writeBits(address, bytes, codec.toBits(isFloat ? 0 : value.ints[i], isFloat ? value.floats[i] : 0.0));
   }
+}
+
+namespace {
+
+void evalStore(const ir::Op& op, OperandList operands, const EvalEnv& env) {
+  const ProgramContext& ctx = env.ctx;
+  if (operands.size() < 2 || operands.size() > 3) fail(op, ctx, "takes a pointer, a value and an optional mask");
+  const Tile& ptr = pointerOperand(op, operands, ctx);
+  const Tile& value = *operands[1];
+  checkValueOperand(op, value, ptr, ctx, "value");
+  storeElements(op, ptr, maskOperand(op, operands, 2, ptr, ctx), value, ctx);
 }
 
 OpKind rmwKindToOp(const ir::Op& op, const std::string& kind, const ProgramContext& ctx) {

@@ -42,7 +42,9 @@ Tile evalMemoryOp(const ir::Op& op, OperandList operands, const EvalEnv& env);  
 // The elements `ptr` points at, as a tile of `type`; lanes where `mask` (optional) is 0 take `other`'s element, or 0.
 Tile loadElements(const ir::Op& op, const Tile& ptr, const Tile* mask, const Tile* other, ir::Type type,
                   const ProgramContext& ctx);
-// desc_load, desc_field (Descriptors.cpp).
+// Writes `value`'s elements where `ptr` points, the lanes where `mask` (optional) is 1 (store's semantics).
+void storeElements(const ir::Op& op, const Tile& ptr, const Tile* mask, const Tile& value, const ProgramContext& ctx);
+// desc_load, desc_store (an empty Tile), desc_field (Descriptors.cpp).
 Tile evalDescriptorOp(const ir::Op& op, OperandList operands, const EvalEnv& env);
 // The block of the descriptor operands[0] at the offsets operands[1..rank] as a tile of `block` (desc_load's
 // semantics; async_tma_copy's too).

@@ -128,6 +128,9 @@ std::vector<Tile> evaluate(const ir::Op& op, OperandList operands, const EvalEnv
       return {};
 
     case OpKind::DescLoad: case OpKind::DescField: return {evalDescriptorOp(op, operands, env)};
+    case OpKind::DescStore:
+      evalDescriptorOp(op, operands, env);
+      return {};
 
     case OpKind::LocalAlloc: case OpKind::AsyncCopy: case OpKind::AsyncCommitGroup: case OpKind::AsyncWait:
     case OpKind::LocalLoad: case OpKind::LocalStore: case OpKind::MbarrierAlloc: case OpKind::AsyncTmaCopy:

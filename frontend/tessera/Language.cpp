@@ -297,27 +297,50 @@ Tensor load(const Tensor& ptr, const Tensor& mask, const TArg& other, SourceLoc 
   return Context::current(loc).emit1(OpKind::Load, operands, result, {}, loc);
 }
 
-Tensor load(const TensorDescBase& desc, std::initializer_list<TArg> offsets, SourceLoc loc) {
+namespace {
+
+// A descriptor op's first operands: the descriptor, then its offsets (one integer scalar per dimension, as i32).
+std::vector<Tensor> descriptorOperands(const TensorDescBase& desc, std::initializer_list<TArg> offsets, const char* op,
+                                       const SourceLoc& loc) {
   const Tensor& d = desc.value();
-  if (!d.defined()) fail("'load': the tensor descriptor was never assigned", loc);
+  if (!d.defined()) fail(std::string("'") + op + "': the tensor descriptor was never assigned", loc);
   const Type t = d.type();
   const std::vector<int64_t>& block = t.blockShape();
   if (offsets.size() != block.size())
-    fail("'load': a descriptor of " + t.str() + " takes " + std::to_string(block.size()) +
+    fail(std::string("'") + op + "': a descriptor of " + t.str() + " takes " + std::to_string(block.size()) +
              " offsets (one per dimension), got " + std::to_string(offsets.size()),
          loc);
   if (auto err = Type::checkTileShape(block))
-    fail("'load': the blocks of " + t.str() + " do not fit in a tile: " + *err, loc);
+    fail(std::string("'") + op + "': the blocks of " + t.str() + " do not fit in a tile: " + *err, loc);
   std::vector<Tensor> operands{d};
   for (const TArg& offset : offsets) {
     const Type ot = typeOf(offset);
     if (!ot.isScalar() || !ot.isInt() || ot.isBool())
-      fail("'load': descriptor offset #" + std::to_string(operands.size() - 1) + " must be an integer scalar, got " +
-               ot.str(),
+      fail(std::string("'") + op + "': descriptor offset #" + std::to_string(operands.size() - 1) +
+               " must be an integer scalar, got " + ot.str(),
            loc);
     operands.push_back(materialize(offset, Type::i32(), {}, loc));
   }
-  return Context::current(loc).emit1(OpKind::DescLoad, operands, Type::tile(block, t.element()), {}, loc);
+  return operands;
+}
+
+}  // namespace
+
+Tensor load(const TensorDescBase& desc, std::initializer_list<TArg> offsets, SourceLoc loc) {
+  std::vector<Tensor> operands = descriptorOperands(desc, offsets, "load", loc);
+  const Type t = operands[0].type();
+  return Context::current(loc).emit1(OpKind::DescLoad, operands, Type::tile(t.blockShape(), t.element()), {}, loc);
+}
+
+void store(const TensorDescBase& desc, std::initializer_list<TArg> offsets, const TArg& value, SourceLoc loc) {
+  std::vector<Tensor> operands = descriptorOperands(desc, offsets, "store", loc);
+  const Type t = operands[0].type();
+  const Type vt = typeOf(value);
+  if (vt.isPtr()) fail("'store': cannot store pointers", loc);
+  if (detail::broadcastShapes(vt.shape(), t.blockShape(), "store", loc) != t.blockShape())
+    fail("'store': value shape " + shapeStr(vt.shape()) + " does not fit the blocks of " + t.str(), loc);
+  operands.push_back(materialize(value, t.element(), t.blockShape(), loc));
+  Context::current(loc).emit(OpKind::DescStore, operands, {}, {}, loc);
 }
 
 void store(const Tensor& ptr, const TArg& value, SourceLoc loc) { store(ptr, value, Tensor(), loc); }

@@ -81,6 +81,10 @@ Tensor load(const Tensor& ptr, const Tensor& mask, const TArg& other, SourceLoc 
 // The block of `desc` (its type's block shape) whose first element is at `offsets`, one per dimension (ints or
 // integer scalars, in elements); elements outside the tensor, [0, shape) in every dimension, read as zero.
 Tensor load(const TensorDescBase& desc, std::initializer_list<TArg> offsets, SourceLoc loc = SourceLoc::current());
+// Writes `value` (broadcast to the block shape, in the descriptor's element type) as the block of `desc` at
+// `offsets`; the elements that fall outside the tensor are not written.
+void store(const TensorDescBase& desc, std::initializer_list<TArg> offsets, const TArg& value,
+           SourceLoc loc = SourceLoc::current());
 void store(const Tensor& ptr, const TArg& value, SourceLoc loc = SourceLoc::current());
 void store(const Tensor& ptr, const TArg& value, const Tensor& mask, SourceLoc loc = SourceLoc::current());
 

@@ -2,7 +2,8 @@
 path (on the recording driver of tests/fake_cuda, which runs nothing): a kernel specializes
 on each descriptor's block, and launches check a descriptor with the same rules as a GPU launch
 (ir/TensorDescriptor.h). Compiled for sm_90a, the descriptor is a 256-byte parameter carrying a tensor map.
-load(desc, {offsets...}) in a kernel reads a block, zero outside the tensor, on every backend."""
+load(desc, {offsets...}) in a kernel reads a block, zero outside the tensor, and store(desc, {offsets...}, value)
+writes one, nothing outside the tensor, on every backend."""
 
 import json
 import os
@@ -36,6 +37,14 @@ inline void copy_blocks(TensorDesc<f32> src, Ptr<f32> out, Int shift, Int out_co
   store(out + expand_dims(rows, 1) * out_cols + expand_dims(cols, 0), block);
 }
 TESSERA_PY_KERNEL(copy_blocks, src, out, shift, out_cols, BM, BN);
+
+// Program (i, j) moves the BM x BN block of src at (i * BM, j * BN) to dst at (i * BM + shift, j * BN + shift),
+// doubled: what falls outside dst is not written.
+inline void shift_blocks(TensorDesc<f32> src, TensorDesc<f32> dst, Int shift, Const<int> BM, Const<int> BN) {
+  Tensor i = program_id(0), j = program_id(1);
+  store(dst, {i * BM + shift, j * BN + shift}, load(src, {i * BM, j * BN}) * 2.0f);
+}
+TESSERA_PY_KERNEL(shift_blocks, src, dst, shift, BM, BN);
 
 // C = A x B with A and B read through descriptors (the loop warp_specialize hands to a producer warpgroup).
 inline void desc_matmul(TensorDesc<f16> a, TensorDesc<f16> b, Ptr<f32> c, Int M, Int N, Int K, Const<int> BM,
@@ -229,6 +238,28 @@ def test_loads_through_a_descriptor_read_zeros_outside_the_tensor(module, backen
     expected = np.zeros_like(out)
     expected[-shift:37 - shift, :52] = a  # row r of out is row r + shift of a
     np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "eager", pytest.param("sim", marks=pytest.mark.sim)])
+@pytest.mark.parametrize("shift", [3, -5])
+def test_stores_through_a_descriptor_write_only_inside_the_tensor(module, backend, shift):
+    src = np.arange(37 * 52, dtype=np.float32).reshape(37, 52) + 1
+    bm, bn = 16, 32
+    grid = (tessera.cdiv(37, bm), tessera.cdiv(52, bn))
+    padded = np.full((40, 52), -1, np.float32)  # dst is its first 48 columns: rows of 208 bytes
+    module.shift_blocks[grid](tessera.TensorDescriptor(src, (bm, bn)),
+                              tessera.TensorDescriptor(padded, (bm, bn), shape=(40, 48)), shift, BM=bm, BN=bn,
+                              backend=backend)
+    # The blocks cover rows [0, 48) and columns [0, 64) of src, reading zeros past its 37 x 52; each lands shifted.
+    # dst (r, c) = 2 src (r - shift, c - shift) (zero outside src) where a block lands inside dst's 40 x 48; the
+    # padding columns 48 to 51 are never written.
+    covered = np.zeros((48, 64), np.float32)
+    covered[:37, :52] = 2 * src
+    expected = np.full_like(padded, -1)
+    rows = slice(max(shift, 0), min(40, 48 + shift))
+    cols = slice(max(shift, 0), min(48, 64 + shift))
+    expected[rows, cols] = covered[rows.start - shift:rows.stop - shift, cols.start - shift:cols.stop - shift]
+    np.testing.assert_array_equal(padded, expected)
 
 
 @pytest.mark.sim

@@ -159,4 +159,72 @@ TEST(FrontendDescriptor, LoadMisuseIsReportedAtTheKernelsLine) {
   }
 }
 
+// The BLOCK x BLOCK block of `src` at (row0, 8), doubled, stored through `dst` at (row0 + shift, 8 + shift).
+void move_block(TensorDesc<f32> src, TensorDesc<f32> dst, Int row0, Int shift, Const<int> BLOCK) {
+  store(dst, {row0 + shift, shift + 8}, load(src, {row0, 8}) * 2.0f);
+}
+
+KernelDef moveBlock() { return kernel("move_block", move_block, {"src", "dst", "row0", "shift", "BLOCK"}); }
+
+TEST(FrontendDescriptor, StoreTracesToDescStoreAndWritesOnlyInsideTheTensor) {
+  const ir::Type desc = ir::Type::tensorDesc({8, 8}, ir::Type::f32());
+  const std::string text = ir::print(*moveBlock().trace({{"BLOCK", 8}}, {{"src", desc}, {"dst", desc}}));
+  EXPECT_NE(text.find("desc_store %dst, %"), std::string::npos) << text;
+  constexpr int64_t kRows = 6, kCols = 12, kBlock = 8;
+  std::vector<float> matrix(kRows * kCols);
+  for (size_t i = 0; i < matrix.size(); ++i) matrix[i] = static_cast<float>(i + 1);
+  const interp::TensorDesc src{{matrix.data(), matrix.size() * 4}, {kRows, kCols}, {kCols, 1}, {kBlock, kBlock}};
+  for (bool eager : {false, true}) {
+    // dst: 5 x 14 elements in rows of 16 (the two padding columns must stay untouched too).
+    std::vector<float> out(5 * 16, -1.0f);
+    const interp::TensorDesc dst{{out.data(), out.size() * 4}, {5, 14}, {16, 1}, {kBlock, kBlock}};
+    const std::vector<interp::Arg> args{src, dst, int64_t{-2}, int64_t{3}};
+    eager ? moveBlock().runEager({1, 1, 1}, args, {{"BLOCK", kBlock}})
+          : moveBlock().runInterpreter({1, 1, 1}, args, {{"BLOCK", kBlock}});
+    for (int64_t y = 0; y < 5; ++y)
+      for (int64_t x = 0; x < 16; ++x) {
+        // dst (y, x) holds block element (y - 1, x - 11), which is src (y - 3, x - 3) read at rows -2.., cols 8..
+        const int64_t r = y - 1, c = x - 11, sy = r - 2, sx = c + 8;
+        const bool written = x < 14 && r >= 0 && r < kBlock && c >= 0 && c < kBlock;
+        const float read = sy >= 0 && sy < kRows && sx < kCols ? matrix[sy * kCols + sx] : 0.0f;
+        ASSERT_EQ(out[y * 16 + x], written ? 2 * read : -1.0f)
+            << (eager ? "eager" : "interpreter") << " row " << y << " col " << x;
+      }
+  }
+}
+
+int g_storeMisuseLine = 0;
+
+// MODE 0: a value of another block shape; MODE 1: one offset for a 2-d block; MODE 2: a pointer value.
+void store_misuse(TensorDesc<f32> dst, Ptr<f32> out, Const<int> MODE) {
+  if (MODE == 0) {
+    g_storeMisuseLine = __LINE__ + 1;
+    store(dst, {0, 0}, zeros<f32>({4, 8}));
+  } else if (MODE == 1) {
+    g_storeMisuseLine = __LINE__ + 1;
+    store(dst, {0}, 1.0f);
+  } else {
+    g_storeMisuseLine = __LINE__ + 1;
+    store(dst, {0, 0}, out);
+  }
+}
+
+TEST(FrontendDescriptor, StoreMisuseIsReportedAtTheKernelsLine) {
+  const KernelDef k = kernel("store_misuse", store_misuse, {"dst", "out", "MODE"});
+  const DescriptorTypes desc{{"dst", ir::Type::tensorDesc({8, 8}, ir::Type::f32())}};
+  const std::pair<int, const char*> cases[] = {
+      {0, "'store': incompatible shapes [4, 8] and [8, 8]"},
+      {1, "'store': a descriptor of tensordesc<8x8xf32> takes 2 offsets (one per dimension), got 1"},
+      {2, "'store': cannot store pointers"}};
+  for (const auto& [mode, message] : cases) {
+    try {
+      k.trace({{"MODE", mode}}, desc);
+      FAIL() << "traced misuse " << mode;
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find(message), std::string::npos) << e.what();
+      EXPECT_EQ(e.location().line, static_cast<unsigned>(g_storeMisuseLine)) << e.what();
+    }
+  }
+}
+
 }  // namespace

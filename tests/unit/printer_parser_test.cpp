@@ -98,7 +98,8 @@ std::unique_ptr<Module> buildEveryOpModule() {
   acc->setNameHint("acc");
   Value* acc2 = b.load(ptrs);
   Value* desc = f->argument(static_cast<unsigned>(argTypes.size() - 1));
-  b.descLoad(desc, {n, pid});
+  Value* block = b.descLoad(desc, {n, pid});
+  b.descStore(desc, {pid, n}, block);
   b.descField(desc, "shape", 0);
   b.descField(desc, "base");
   acc2->setNameHint("acc");  // duplicate hint: printed as %acc_1

@@ -161,7 +161,9 @@ TEST(VerifierAccepts, FunctionUsingEveryOpKind) {
   b.atomicRMW("add", iptrs, off, mask);
   b.atomicCAS(iptrs, off, off);
   at();
-  b.descLoad(desc, {pid, n});
+  Value* block = b.descLoad(desc, {pid, n});
+  at();
+  b.descStore(desc, {n, pid}, block);
   at();
   b.descField(desc, "stride", 1);
   Value* row = b.expandDims(x, 0);          // tile<1x16xf32>
