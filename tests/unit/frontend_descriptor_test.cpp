@@ -4,6 +4,7 @@
 // load(desc, {offsets...}) reads a block, zero outside the tensor; misuse is reported at the kernel's line.
 #include <gtest/gtest.h>
 
+#include <span>
 #include <vector>
 
 #include "ir/Printer.h"
@@ -141,6 +142,20 @@ void misuse(TensorDesc<f32> src, Ptr<f32> out, Const<int> MODE) {
   store(out + arange(0, 8), 1.0f);
 }
 
+// Traces `k` with MODE = each case's mode, expecting its message at `line` (which tracing that case sets).
+void expectMisuse(const KernelDef& k, const DescriptorTypes& desc, std::span<const std::pair<int, const char*>> cases,
+                  const int& line) {
+  for (const auto& [mode, message] : cases) {
+    try {
+      k.trace({{"MODE", mode}}, desc);
+      ADD_FAILURE() << "traced misuse " << mode;
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find(message), std::string::npos) << e.what();
+      EXPECT_EQ(e.location().line, static_cast<unsigned>(line)) << e.what();
+    }
+  }
+}
+
 TEST(FrontendDescriptor, LoadMisuseIsReportedAtTheKernelsLine) {
   const KernelDef k = kernel("misuse", misuse, {"src", "out", "MODE"});
   const DescriptorTypes desc{{"src", ir::Type::tensorDesc({8, 8}, ir::Type::f32())}};
@@ -148,15 +163,7 @@ TEST(FrontendDescriptor, LoadMisuseIsReportedAtTheKernelsLine) {
       {0, "'load': a descriptor of tensordesc<8x8xf32> takes 2 offsets (one per dimension), got 1"},
       {1, "'load': descriptor offset #1 must be an integer scalar, got f32"},
       {2, "'load': descriptor offset #0 must be an integer scalar, got tile<8xi32>"}};
-  for (const auto& [mode, message] : cases) {
-    try {
-      k.trace({{"MODE", mode}}, desc);
-      FAIL() << "traced misuse " << mode;
-    } catch (const Error& e) {
-      EXPECT_NE(e.message().find(message), std::string::npos) << e.what();
-      EXPECT_EQ(e.location().line, static_cast<unsigned>(g_misuseLine)) << e.what();
-    }
-  }
+  expectMisuse(k, desc, cases, g_misuseLine);
 }
 
 // The BLOCK x BLOCK block of `src` at (row0, 8), doubled, stored through `dst` at (row0 + shift, 8 + shift).
@@ -216,15 +223,7 @@ TEST(FrontendDescriptor, StoreMisuseIsReportedAtTheKernelsLine) {
       {0, "'store': incompatible shapes [4, 8] and [8, 8]"},
       {1, "'store': a descriptor of tensordesc<8x8xf32> takes 2 offsets (one per dimension), got 1"},
       {2, "'store': cannot store pointers"}};
-  for (const auto& [mode, message] : cases) {
-    try {
-      k.trace({{"MODE", mode}}, desc);
-      FAIL() << "traced misuse " << mode;
-    } catch (const Error& e) {
-      EXPECT_NE(e.message().find(message), std::string::npos) << e.what();
-      EXPECT_EQ(e.location().line, static_cast<unsigned>(g_storeMisuseLine)) << e.what();
-    }
-  }
+  expectMisuse(k, desc, cases, g_storeMisuseLine);
 }
 
 }  // namespace

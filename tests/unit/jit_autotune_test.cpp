@@ -521,7 +521,12 @@ struct SimMatmul {
     return {jit::KernelArg::pointer(da), jit::KernelArg::pointer(db), jit::KernelArg::pointer(dc), M, N, K, K, 1, N,
             1, N, 1};
   }
-  double worstError() {
+  double worstError() { return worstMatmulError(runtime, a, b, dc, M, N, K); }
+
+  // The largest difference between C (M x N f32 at `dc`) and the f64 product of the f16 matrices a and b.
+  static double worstMatmulError(jit::DeviceRuntime& runtime, const std::vector<uint16_t>& a,
+                                 const std::vector<uint16_t>& b, jit::DeviceAddress dc, int64_t M, int64_t N,
+                                 int64_t K) {
     std::vector<float> c(M * N);
     runtime.copyToHost(c.data(), dc, c.size() * 4);
     double worst = 0;
@@ -679,16 +684,7 @@ TEST(AutotunedKernel, ReblocksDescriptorArgumentsForEachConfig) {
   tuned.launch(grid, args, {{"GROUP_M", 4}}, options);
   EXPECT_EQ(timer->calls, 2u);
   EXPECT_EQ(tuned.bestConfig(), configs[1]);
-  std::vector<float> c(M * N);
-  runtime.copyToHost(c.data(), dc, c.size() * 4);
-  double worst = 0;
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j) {
-      double want = 0;
-      for (int64_t k = 0; k < K; ++k) want += ir::decodeF16(a[i * K + k]) * ir::decodeF16(b[k * N + j]);
-      worst = std::max(worst, std::abs(want - c[i * N + j]));
-    }
-  EXPECT_LE(worst, 1e-4);
+  EXPECT_LE(SimMatmul::worstMatmulError(runtime, a, b, dc, M, N, K), 1e-4);
 
   // Without descriptor_blocks every config reads the launch's 8x8 blocks, which its tiles cannot use.
   jit::AutotunedKernel unblocked(kernels::matmul_desc_kernel(), configs, {"M", "N", "K"}, quietOptions(dir.path()));

@@ -37,6 +37,18 @@ std::unique_ptr<ir::Module> blockCopy(const std::vector<int64_t>& block, Type el
   return m;
 }
 
+// A copy of `traced` after expand-descriptor-loads, which leaves no `op` and reads the descriptor's fields.
+std::unique_ptr<ir::Module> expand(const ir::Module& traced, const std::string& op) {
+  std::unique_ptr<ir::Module> expanded = ir::parseModule(ir::print(traced));
+  transforms::PassManager pm;
+  pm.add("expand-descriptor-loads");
+  pm.run(*expanded);
+  const std::string text = ir::print(*expanded);
+  EXPECT_EQ(text.find(op + " "), std::string::npos) << text;
+  EXPECT_NE(text.find("desc_field"), std::string::npos) << text;
+  return expanded;
+}
+
 std::vector<uint8_t> run(const ir::Function& f, const interp::TensorDesc& desc, int64_t outBytes,
                          const std::vector<int64_t>& offsets) {
   std::vector<uint8_t> out(static_cast<size_t>(outBytes), 0xee);
@@ -67,13 +79,7 @@ TEST(ExpandDescriptorLoads, TheExpandedLoadReadsWhatDescLoadReads) {
     for (int64_t d : c.block) outBytes *= d;
 
     std::unique_ptr<ir::Module> traced = blockCopy(c.block, c.element);
-    std::unique_ptr<ir::Module> expanded = ir::parseModule(ir::print(*traced));
-    transforms::PassManager pm;
-    pm.add("expand-descriptor-loads");
-    pm.run(*expanded);
-    const std::string text = ir::print(*expanded);
-    ASSERT_EQ(text.find("desc_load"), std::string::npos) << text;
-    ASSERT_NE(text.find("desc_field"), std::string::npos) << text;
+    std::unique_ptr<ir::Module> expanded = expand(*traced, "desc_load");
 
     for (const std::vector<int64_t>& at : c.offsets) {
       const std::vector<uint8_t> direct = run(*traced->functions()[0], desc, outBytes, at);
@@ -142,13 +148,7 @@ TEST(ExpandDescriptorLoads, TheExpandedStoreWritesWhatDescStoreWrites) {
     for (size_t i = bytes - 1; i < src.size(); i += bytes) src[i] = c.element == Type::f16() ? 0x3c : 0x3f;
 
     std::unique_ptr<ir::Module> traced = blockStore(c.block, c.element);
-    std::unique_ptr<ir::Module> expanded = ir::parseModule(ir::print(*traced));
-    transforms::PassManager pm;
-    pm.add("expand-descriptor-loads");
-    pm.run(*expanded);
-    const std::string text = ir::print(*expanded);
-    ASSERT_EQ(text.find("desc_store"), std::string::npos) << text;
-    ASSERT_NE(text.find("store "), std::string::npos) << text;
+    std::unique_ptr<ir::Module> expanded = expand(*traced, "desc_store");
 
     for (const std::vector<int64_t>& at : c.offsets) {
       const std::vector<uint8_t> direct = runStore(*traced->functions()[0], c, src, at);
