@@ -22,9 +22,13 @@
 #include <string>
 #include <vector>
 
+#include "jit/CudaDriver.h"  // the driver types, so that every entry point has the type Tessera calls it with
+
 namespace {
 
-constexpr int kSuccess = 0, kInvalidValue = 1, kNotFound = 500, kOutOfResources = 701;
+using namespace tessera::jit::cu;
+
+constexpr Result kInvalidValue = 1, kNotFound = 500, kOutOfResources = 701;
 
 struct FakeFunction {
   std::string name;
@@ -91,24 +95,24 @@ bool entryParameters(const std::string& ptx, const std::string& kernel, std::vec
 
 extern "C" {
 
-int cuInit(unsigned) { return kSuccess; }
-int cuDriverGetVersion(int* v) {
+Result cuInit(unsigned) { return kSuccess; }
+Result cuDriverGetVersion(int* v) {
   *v = 13000;
   return kSuccess;
 }
-int cuDeviceGetCount(int* n) {
+Result cuDeviceGetCount(int* n) {
   *n = 1;
   return kSuccess;
 }
-int cuDeviceGet(int* d, int ordinal) {
+Result cuDeviceGet(Device* d, int ordinal) {
   *d = ordinal;
   return ordinal == 0 ? kSuccess : kInvalidValue;
 }
-int cuDeviceGetName(char* name, int length, int) {
+Result cuDeviceGetName(char* name, int length, Device) {
   std::snprintf(name, static_cast<size_t>(length), "Tessera fake CUDA driver");
   return kSuccess;
 }
-int cuDeviceGetAttribute(int* value, int attribute, int) {
+Result cuDeviceGetAttribute(int* value, int attribute, Device) {
   const char* ccEnv = std::getenv("TESSERA_FAKE_CUDA_CC");
   const int cc = ccEnv && *ccEnv ? std::atoi(ccEnv) : 90;
   switch (attribute) {
@@ -120,56 +124,56 @@ int cuDeviceGetAttribute(int* value, int attribute, int) {
   }
   return kSuccess;
 }
-int cuDevicePrimaryCtxRetain(void** context, int) {
+Result cuDevicePrimaryCtxRetain(Context* context, Device) {
   static int primary;
-  *context = &primary;
+  *context = reinterpret_cast<Context>(&primary);
   return kSuccess;
 }
-int cuDevicePrimaryCtxRelease_v2(int) { return kSuccess; }
-int cuCtxSetCurrent(void*) { return kSuccess; }
-int cuCtxSynchronize() { return kSuccess; }
+Result cuDevicePrimaryCtxRelease_v2(Device) { return kSuccess; }
+Result cuCtxSetCurrent(Context) { return kSuccess; }
+Result cuCtxSynchronize() { return kSuccess; }
 
-int cuModuleLoadDataEx(void** module, const void* image, unsigned, int*, void**) {
+Result cuModuleLoadDataEx(Module* module, const void* image, unsigned, int*, void**) {
   if (failing("cuModuleLoadDataEx")) return kOutOfResources;
   const char* text = static_cast<const char*>(image);
   if (!std::strstr(text, ".version") || !std::strstr(text, ".target")) return kInvalidValue;  // not PTX
-  *module = new FakeModule{text, {}};
+  *module = reinterpret_cast<Module>(new FakeModule{text, {}});
   log("{\"call\": \"cuModuleLoadDataEx\", \"ptx_bytes\": " + std::to_string(std::strlen(text)) + "}");
   return kSuccess;
 }
-int cuModuleUnload(void* module) {
-  delete static_cast<FakeModule*>(module);
+Result cuModuleUnload(Module module) {
+  delete reinterpret_cast<FakeModule*>(module);
   return kSuccess;
 }
-int cuModuleGetFunction(void** function, void* module, const char* name) {
+Result cuModuleGetFunction(Function* function, Module module, const char* name) {
   auto f = std::make_unique<FakeFunction>(FakeFunction{name, {}});
-  auto* m = static_cast<FakeModule*>(module);
+  auto* m = reinterpret_cast<FakeModule*>(module);
   if (!entryParameters(m->ptx, name, f->paramBytes)) return kNotFound;
-  *function = f.get();
+  *function = reinterpret_cast<Function>(f.get());
   m->functions.push_back(std::move(f));
   return kSuccess;
 }
-int cuFuncGetAttribute(int* value, int attribute, void*) {
+Result cuFuncGetAttribute(int* value, int attribute, Function) {
   *value = attribute == 4 ? 128 : 0;  // 128 registers; no static shared or local memory
   return kSuccess;
 }
-int cuFuncSetAttribute(void* function, int attribute, int value) {
-  log("{\"call\": \"cuFuncSetAttribute\", \"kernel\": \"" + static_cast<FakeFunction*>(function)->name +
+Result cuFuncSetAttribute(Function function, int attribute, int value) {
+  log("{\"call\": \"cuFuncSetAttribute\", \"kernel\": \"" + reinterpret_cast<FakeFunction*>(function)->name +
       "\", \"attribute\": " + std::to_string(attribute) + ", \"value\": " + std::to_string(value) + "}");
   return kSuccess;
 }
-int cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, void*, int threads, size_t sharedBytes) {
+Result cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, Function, int threads, size_t sharedBytes) {
   const size_t byShared = sharedBytes ? 233472 / sharedBytes : 32;
   const size_t byThreads = 2048 / static_cast<size_t>(threads);
   *blocks = static_cast<int>(byShared < byThreads ? byShared : byThreads);
   return kSuccess;
 }
 
-int cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                   unsigned shared, void* stream, void** params, void** extra) {
+Result cuLaunchKernel(Function function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                      unsigned shared, Stream stream, void** params, void** extra) {
   if (failing("cuLaunchKernel")) return kOutOfResources;
   if (extra || !params) return kInvalidValue;
-  const auto* f = static_cast<FakeFunction*>(function);
+  const auto* f = reinterpret_cast<FakeFunction*>(function);
   std::string line = "{\"call\": \"cuLaunchKernel\", \"kernel\": \"" + f->name + "\", \"grid\": [" +
                      std::to_string(gx) + ", " + std::to_string(gy) + ", " + std::to_string(gz) + "], \"block\": [" +
                      std::to_string(bx) + ", " + std::to_string(by) + ", " + std::to_string(bz) +
@@ -181,57 +185,57 @@ int cuLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsign
   return kSuccess;
 }
 
-int cuMemAlloc_v2(uint64_t* ptr, size_t bytes) {
+Result cuMemAlloc_v2(DevicePtr* ptr, size_t bytes) {
   void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);  // cuMemAlloc aligns to 256 bytes at least
   if (!p) return 2;                                              // CUDA_ERROR_OUT_OF_MEMORY
   *ptr = reinterpret_cast<uint64_t>(p);
   log("{\"call\": \"cuMemAlloc\", \"address\": " + std::to_string(*ptr) + ", \"bytes\": " + std::to_string(bytes) + "}");
   return kSuccess;
 }
-int cuMemFree_v2(uint64_t ptr) {
+Result cuMemFree_v2(DevicePtr ptr) {
   std::free(reinterpret_cast<void*>(ptr));
   return kSuccess;
 }
-int cuMemcpyHtoD_v2(uint64_t dst, const void* src, size_t bytes) {
+Result cuMemcpyHtoD_v2(DevicePtr dst, const void* src, size_t bytes) {
   std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
   return kSuccess;
 }
-int cuMemcpyDtoH_v2(void* dst, uint64_t src, size_t bytes) {
+Result cuMemcpyDtoH_v2(void* dst, DevicePtr src, size_t bytes) {
   std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
   return kSuccess;
 }
-int cuMemcpyDtoD_v2(uint64_t dst, uint64_t src, size_t bytes) {
+Result cuMemcpyDtoD_v2(DevicePtr dst, DevicePtr src, size_t bytes) {
   std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), bytes);
   return kSuccess;
 }
-int cuMemsetD8_v2(uint64_t dst, unsigned char value, size_t bytes) {
+Result cuMemsetD8_v2(DevicePtr dst, unsigned char value, size_t bytes) {
   std::memset(reinterpret_cast<void*>(dst), value, bytes);
   return kSuccess;
 }
 
-int cuStreamCreate(void** stream, unsigned) {
+Result cuStreamCreate(Stream* stream, unsigned) {
   static int streams[64];
   static int next = 0;
-  *stream = &streams[next++ % 64];
+  *stream = reinterpret_cast<Stream>(&streams[next++ % 64]);
   return kSuccess;
 }
-int cuStreamDestroy_v2(void*) { return kSuccess; }
-int cuStreamSynchronize(void*) { return failing("cuStreamSynchronize") ? kOutOfResources : kSuccess; }
-int cuEventCreate(void** event, unsigned) {
+Result cuStreamDestroy_v2(Stream) { return kSuccess; }
+Result cuStreamSynchronize(Stream) { return failing("cuStreamSynchronize") ? kOutOfResources : kSuccess; }
+Result cuEventCreate(Event* event, unsigned) {
   static int events[64];
   static int next = 0;
-  *event = &events[next++ % 64];
+  *event = reinterpret_cast<Event>(&events[next++ % 64]);
   return kSuccess;
 }
-int cuEventDestroy_v2(void*) { return kSuccess; }
-int cuEventRecord(void*, void*) { return kSuccess; }
-int cuEventSynchronize(void*) { return kSuccess; }
-int cuEventElapsedTime(float* ms, void*, void*) {
+Result cuEventDestroy_v2(Event) { return kSuccess; }
+Result cuEventRecord(Event, Stream) { return kSuccess; }
+Result cuEventSynchronize(Event) { return kSuccess; }
+Result cuEventElapsedTime(float* ms, Event, Event) {
   *ms = 0.001f;
   return kSuccess;
 }
 
-int cuGetErrorName(int result, const char** name) {
+Result cuGetErrorName(Result result, const char** name) {
   switch (result) {
     case kSuccess: *name = "CUDA_SUCCESS"; break;
     case kInvalidValue: *name = "CUDA_ERROR_INVALID_VALUE"; break;
@@ -241,7 +245,7 @@ int cuGetErrorName(int result, const char** name) {
   }
   return kSuccess;
 }
-int cuGetErrorString(int result, const char** text) {
+Result cuGetErrorString(Result result, const char** text) {
   switch (result) {
     case kInvalidValue: *text = "invalid argument"; break;
     case kNotFound: *text = "named symbol not found"; break;
@@ -255,7 +259,7 @@ int cuGetErrorString(int result, const char** text) {
 // a 16-byte-aligned address, dimensions of 1 to 2^32, strides that are multiples of 16 below 2^40, box dimensions
 // of 1 to 256, an inner box of a multiple of 16 bytes, no more than the swizzle span when swizzled
 // (32, 64, 128 bytes for swizzle 1, 2, 3), element strides of 1 to 8.
-int cuTensorMapEncodeTiled(void* map, int dataType, unsigned rank, void* address, const uint64_t* dims,
+Result cuTensorMapEncodeTiled(TensorMap* map, int dataType, unsigned rank, void* address, const uint64_t* dims,
                            const uint64_t* byteStrides, const uint32_t* box, const uint32_t* elementStrides,
                            int interleave, int swizzle, int l2Promotion, int oobFill) {
   if (failing("cuTensorMapEncodeTiled")) return kOutOfResources;

@@ -193,7 +193,7 @@ TEST(FrontendDescriptor, StoreTracesToDescStoreAndWritesOnlyInsideTheTensor) {
         // dst (y, x) holds block element (y - 1, x - 11), which is src (y - 3, x - 3) read at rows -2.., cols 8..
         const int64_t r = y - 1, c = x - 11, sy = r - 2, sx = c + 8;
         const bool written = x < 14 && r >= 0 && r < kBlock && c >= 0 && c < kBlock;
-        const float read = sy >= 0 && sy < kRows && sx < kCols ? matrix[sy * kCols + sx] : 0.0f;
+        const float read = sy >= 0 && sy < kRows && sx >= 0 && sx < kCols ? matrix[sy * kCols + sx] : 0.0f;
         ASSERT_EQ(out[y * 16 + x], written ? 2 * read : -1.0f)
             << (eager ? "eager" : "interpreter") << " row " << y << " col " << x;
       }
