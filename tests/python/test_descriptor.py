@@ -240,16 +240,18 @@ def test_loads_through_a_descriptor_read_zeros_outside_the_tensor(module, backen
     np.testing.assert_array_equal(out, expected)
 
 
-@pytest.mark.parametrize("backend", ["interpreter", "eager", pytest.param("sim", marks=pytest.mark.sim)])
+@pytest.mark.parametrize("backend", ["interpreter", "eager"] +
+                         [pytest.param(f"sim:{arch}", marks=pytest.mark.sim) for arch in ("sm_90a", "sm_80", "gfx942")])
 @pytest.mark.parametrize("shift", [3, -5])
 def test_stores_through_a_descriptor_write_only_inside_the_tensor(module, backend, shift):
+    backend, _, arch = backend.partition(":")  # the emulator of each target's arch
     src = np.arange(37 * 52, dtype=np.float32).reshape(37, 52) + 1
     bm, bn = 16, 32
     grid = (tessera.cdiv(37, bm), tessera.cdiv(52, bn))
     padded = np.full((40, 52), -1, np.float32)  # dst is its first 48 columns: rows of 208 bytes
     module.shift_blocks[grid](tessera.TensorDescriptor(src, (bm, bn)),
                               tessera.TensorDescriptor(padded, (bm, bn), shape=(40, 48)), shift, BM=bm, BN=bn,
-                              backend=backend)
+                              backend=backend, **({"arch": arch} if arch else {}))
     # The blocks cover rows [0, 48) and columns [0, 64) of src, reading zeros past its 37 x 52; each lands shifted.
     # dst (r, c) = 2 src (r - shift, c - shift) (zero outside src) where a block lands inside dst's 40 x 48; the
     # padding columns 48 to 51 are never written.

@@ -19,20 +19,27 @@ namespace {
 
 using ir::Type;
 
-// out[0 : block elements] = desc_load(desc, offsets...), flattened.
-std::unique_ptr<ir::Module> blockCopy(const std::vector<int64_t>& block, Type element) {
+// With `store` false, out[0 : n] = desc_load(desc, offsets...), flattened (n: the block's elements); with it true,
+// desc_store(desc, offsets..., out[0 : n] as a block).
+std::unique_ptr<ir::Module> blockKernel(const std::vector<int64_t>& block, Type element, bool store) {
   std::vector<Type> params{Type::tensorDesc(block, element), Type::ptr(element)};
   params.insert(params.end(), block.size(), Type::i32());
   auto m = std::make_unique<ir::Module>();
-  ir::Function* f = m->addFunction(std::make_unique<ir::Function>("copy", params));
+  ir::Function* f = m->addFunction(std::make_unique<ir::Function>(store ? "store" : "copy", params));
   ir::Builder b(f->body());
   std::vector<ir::Value*> offsets;
   for (size_t d = 0; d < block.size(); ++d) offsets.push_back(f->argument(static_cast<unsigned>(2 + d)));
-  ir::Value* tile = b.descLoad(f->argument(0), offsets);
   int64_t n = 1;
   for (int64_t d : block) n *= d;
-  ir::Value* flat = block.size() == 1 ? tile : b.reshape(tile, {n});
-  b.store(b.addptr(b.splat(f->argument(1), {n}), b.arange(0, n)), flat);
+  ir::Value* iota = b.arange(0, n);
+  ir::Value* ptrs = b.addptr(b.splat(f->argument(1), {n}), iota);
+  if (store) {
+    ir::Value* flat = b.load(ptrs);
+    b.descStore(f->argument(0), offsets, block.size() == 1 ? flat : b.reshape(flat, block));
+  } else {
+    ir::Value* tile = b.descLoad(f->argument(0), offsets);
+    b.store(ptrs, block.size() == 1 ? tile : b.reshape(tile, {n}));
+  }
   b.ret();
   return m;
 }
@@ -78,7 +85,7 @@ TEST(ExpandDescriptorLoads, TheExpandedLoadReadsWhatDescLoadReads) {
     int64_t outBytes = bytes;
     for (int64_t d : c.block) outBytes *= d;
 
-    std::unique_ptr<ir::Module> traced = blockCopy(c.block, c.element);
+    std::unique_ptr<ir::Module> traced = blockKernel(c.block, c.element, /*store=*/false);
     std::unique_ptr<ir::Module> expanded = expand(*traced, "desc_load");
 
     for (const std::vector<int64_t>& at : c.offsets) {
@@ -98,25 +105,6 @@ TEST(ExpandDescriptorLoads, TheExpandedLoadReadsWhatDescLoadReads) {
       EXPECT_EQ(std::vector<uint8_t>(direct.begin(), direct.begin() + bytes), expected) << "offset " << at[0];
     }
   }
-}
-
-// desc_store(desc, offsets..., block) with the block read from `src`, flattened.
-std::unique_ptr<ir::Module> blockStore(const std::vector<int64_t>& block, Type element) {
-  std::vector<Type> params{Type::tensorDesc(block, element), Type::ptr(element)};
-  params.insert(params.end(), block.size(), Type::i32());
-  auto m = std::make_unique<ir::Module>();
-  ir::Function* f = m->addFunction(std::make_unique<ir::Function>("store", params));
-  ir::Builder b(f->body());
-  std::vector<ir::Value*> offsets;
-  for (size_t d = 0; d < block.size(); ++d) offsets.push_back(f->argument(static_cast<unsigned>(2 + d)));
-  int64_t n = 1;
-  for (int64_t d : block) n *= d;
-  ir::Value* iota = b.arange(0, n);
-  ir::Value* flat = b.load(b.addptr(b.splat(f->argument(1), {n}), iota));
-  ir::Value* tile = block.size() == 1 ? flat : b.reshape(flat, block);
-  b.descStore(f->argument(0), offsets, tile);
-  b.ret();
-  return m;
 }
 
 // The tensor's bytes after storing `src` as the block at `at` (the interpreter checks every write's bounds).
@@ -147,7 +135,7 @@ TEST(ExpandDescriptorLoads, TheExpandedStoreWritesWhatDescStoreWrites) {
     // need not survive the interpreter's canonical values).
     for (size_t i = bytes - 1; i < src.size(); i += bytes) src[i] = c.element == Type::f16() ? 0x3c : 0x3f;
 
-    std::unique_ptr<ir::Module> traced = blockStore(c.block, c.element);
+    std::unique_ptr<ir::Module> traced = blockKernel(c.block, c.element, /*store=*/true);
     std::unique_ptr<ir::Module> expanded = expand(*traced, "desc_store");
 
     for (const std::vector<int64_t>& at : c.offsets) {
