@@ -48,6 +48,42 @@ llvm::Intrinsic::ID ldmatrixIntrinsic(int64_t tiles, bool trans) {
                : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16;
 }
 
+// One operand's ldmatrix indices: lane l reads (rowVar + row, colVar + col) for constant offsets (row, col). Where
+// mmaSplitSwizzledIndex allows, the index is a per-thread base shared by every offset with the same low chunk bits,
+// plus a constant that folds into the ldmatrix's address: the loop then holds a few bases, not one 64-bit address
+// per ldmatrix (which spilled attention's QK^T, 64 of them at head dim 128). Else the whole index is computed.
+class SwizzledIndices {
+ public:
+  SwizzledIndices(IRBuilder& b, const MmaSwizzle& s, llvm::Value* rowVar, llvm::Value* colVar, int64_t colVarChunkBits)
+      : b_(b), s_(s), rowVar_(rowVar), colVar_(colVar), colVarChunkBits_(colVarChunkBits) {}
+
+  llvm::Value* at(int64_t row, int64_t col) {
+    const std::optional<MmaSwizzleSplit> split = mmaSplitSwizzledIndex(s_, row, col, colVarChunkBits_);
+    if (!split) return swizzledIndex(b_, s_, b_.CreateAdd(rowVar_, i32(b_, row)), b_.CreateAdd(colVar_, i32(b_, col)));
+    llvm::Value*& base = bases_[split->baseCol];
+    if (!base) base = swizzledIndex(b_, s_, rowVar_, b_.CreateAdd(colVar_, i32(b_, split->baseCol)));
+    return b_.CreateAdd(base, b_.getInt64(static_cast<uint64_t>(split->offset)), "", /*HasNUW=*/true, /*HasNSW=*/true);
+  }
+
+ private:
+  IRBuilder& b_;
+  MmaSwizzle s_;
+  llvm::Value* rowVar_;
+  llvm::Value* colVar_;
+  int64_t colVarChunkBits_;
+  std::map<int64_t, llvm::Value*> bases_;  // by baseCol
+};
+
+// The chunk bits a warp coordinate part (warpCoordinatePart) may have: every base's, when all are whole chunks.
+int64_t warpChunkBits(const std::vector<Coords>& bases, int dim, int64_t chunkElements) {
+  int64_t bits = 0;
+  for (const Coords& c : bases) {
+    if (c[dim] % chunkElements != 0) return ~int64_t{0};
+    bits |= c[dim] / chunkElements;
+  }
+  return bits;
+}
+
 }  // namespace
 
 std::vector<llvm::Value*> packMmaOperandA(KernelLowering& L, const ir::Value* a, const std::vector<int64_t>& from,
@@ -145,22 +181,29 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   llvm::Value* bTile = b.CreateAnd(b.CreateLShr(lane, i32(b, 3)), i32(b, bTiles - 1));
   llvm::Value* bLaneK = bTransposed ? b.CreateMul(bTile, i32(b, chunk)) : b.CreateAdd(laneLow, b.CreateShl(bTile, i32(b, 3)));
 
+  // The lanes' variable rows and columns, and the chunk bits of the columns': A's lanes read chunk 0 or 1, B's
+  // (transposed) lanes chunks 0 .. bTiles-1, row-major B's columns are the warp's.
+  SwizzledIndices aIndex(b, aSwizzle, b.CreateAdd(warpRow, aLaneRow), aLaneCol, 1);
+  SwizzledIndices bIndex = bTransposed
+                               ? SwizzledIndices(b, bSwizzle, b.CreateAdd(warpCol, laneLow), bLaneK, bTiles - 1)
+                               : SwizzledIndices(b, bSwizzle, bLaneK, warpCol,
+                                                 warpChunkBits(cmap.warpBases, 1, bSwizzle.chunkElements));
+
   llvm::Module& m = *b.GetInsertBlock()->getModule();
   llvm::Type* p3 = llvm::PointerType::get(L.context(), 3);
-  auto ldmatrix = [&](llvm::Intrinsic::ID id, llvm::Value* buf, const MmaSwizzle& s, llvm::Value* row,
-                      llvm::Value* col, int count) {
+  auto ldmatrix = [&](llvm::Intrinsic::ID id, llvm::Value* buf, llvm::Value* index, int count) {
     llvm::Function* f = llvm::Intrinsic::getDeclaration(&m, id, {p3});
-    llvm::Value* res = b.CreateCall(f, {L.smemElementPtr(buf, elemTy, swizzledIndex(b, s, row, col))});
+    llvm::Value* res = b.CreateCall(f, {L.smemElementPtr(buf, elemTy, index)});
     std::vector<llvm::Value*> regs;
     for (int i = 0; i < count; ++i) regs.push_back(b.CreateExtractValue(res, {static_cast<unsigned>(i)}));
     return regs;
   };
+  auto loadA = [&](int64_t row, int64_t k0) {
+    return ldmatrix(ldmatrixIntrinsic(4, false), aBase, aIndex.at(row, k0), 4);
+  };
   auto loadB = [&](int64_t col, int64_t k0) {
-    llvm::Value* n = b.CreateAdd(warpCol, i32(b, col));
-    llvm::Value* k = b.CreateAdd(bLaneK, i32(b, k0));
-    return bTransposed ? ldmatrix(ldmatrixIntrinsic(bTiles, false), bBase, bSwizzle, b.CreateAdd(n, laneLow), k,
-                                  static_cast<int>(bTiles))
-                       : ldmatrix(ldmatrixIntrinsic(bTiles, true), bBase, bSwizzle, k, n, static_cast<int>(bTiles));
+    return bTransposed ? ldmatrix(ldmatrixIntrinsic(bTiles, false), bBase, bIndex.at(col, k0), static_cast<int>(bTiles))
+                       : ldmatrix(ldmatrixIntrinsic(bTiles, true), bBase, bIndex.at(k0, col), static_cast<int>(bTiles));
   };
 
   // 3. The accumulator's fragments, updated by one mma per 16x8 block per K step.
@@ -209,9 +252,7 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
     for (int64_t k0 = 0; k0 < K; k0 += stepK) {
       const int64_t step = k0 / stepK;
       std::map<int64_t, std::vector<llvm::Value*>> aRegs;
-      for (int64_t row : plan->fragmentRows)
-        aRegs[row] = ldmatrix(ldmatrixIntrinsic(4, false), aBase, aSwizzle,
-                              b.CreateAdd(b.CreateAdd(warpRow, i32(b, row)), aLaneRow), b.CreateAdd(aLaneCol, i32(b, k0)), 4);
+      for (int64_t row : plan->fragmentRows) aRegs[row] = loadA(row, k0);
       if (step % stepsPerB == 0)
         for (int64_t col : plan->fragmentCols) bRegs[col] = loadB(col, k0);
       const size_t bFirst = static_cast<size_t>(2 * (step % stepsPerB));

@@ -26,6 +26,17 @@ int64_t mmaSwizzledIndex(const MmaSwizzle& s, int64_t row, int64_t col) {
   return row * s.rowLength + chunk * s.chunkElements + col % s.chunkElements;
 }
 
+std::optional<MmaSwizzleSplit> mmaSplitSwizzledIndex(const MmaSwizzle& s, int64_t row, int64_t col,
+                                                     int64_t colVarChunkBits) {
+  if (row < 0 || col < 0 || col % s.chunkElements != 0) return std::nullopt;
+  const int64_t chunk = col / s.chunkElements;
+  // No phase (maxPhase 1): the index is linear in row and col.
+  if (s.maxPhase == 1) return MmaSwizzleSplit{0, row * s.rowLength + col};
+  if (row % (s.perPhase * s.maxPhase) != 0 || (chunk & colVarChunkBits) != 0) return std::nullopt;
+  const int64_t low = chunk & (s.maxPhase - 1);
+  return MmaSwizzleSplit{low * s.chunkElements, row * s.rowLength + (chunk - low) * s.chunkElements};
+}
+
 int64_t mmaBlockRow(const MmaRowBases& rowBases, int64_t fragmentRow) {
   int64_t row = 0;
   for (int i = 0; i < 4; ++i)

@@ -51,6 +51,20 @@ struct MmaSwizzle {
 };
 MmaSwizzle mmaSwizzleFor(int64_t rowLength, int64_t elementBytes);
 int64_t mmaSwizzledIndex(const MmaSwizzle& s, int64_t row, int64_t col);  // element index
+// The index of (rowVar + row, colVar + col) as mmaSwizzledIndex(s, rowVar, colVar + baseCol) + offset, for every
+// rowVar >= 0 and every colVar >= 0 whose chunk (colVar / chunkElements) has bits only in `colVarChunkBits`. Then
+// ldmatrix addresses that differ by constants share one per-thread base and fold the rest into the instruction.
+// It holds when the row offset keeps the phase (a multiple of perPhase * maxPhase rows) and the column offset is
+// whole chunks whose bits are clear in colVarChunkBits: the XOR then treats the sum as an OR, its chunk bits at or
+// above maxPhase are out of the phase's reach and add (offset), and the ones below it select the base (baseCol).
+// nullopt where it does not hold.
+struct MmaSwizzleSplit {
+  int64_t baseCol = 0;  // elements: whole chunks below maxPhase
+  int64_t offset = 0;   // elements
+  bool operator==(const MmaSwizzleSplit&) const = default;
+};
+std::optional<MmaSwizzleSplit> mmaSplitSwizzledIndex(const MmaSwizzle& s, int64_t row, int64_t col,
+                                                     int64_t colVarChunkBits);
 
 // ---- the rows of a 16-row block: which row of the block fragment row f (0..15: groupID g, plus 8 for c2/c3 and
 // a2/a3) stands for, the XOR of rowBases[i] over the set bits i of f. The mma does not care which row is which as

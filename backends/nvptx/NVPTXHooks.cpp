@@ -26,17 +26,39 @@ llvm::Value* sreg(IRBuilder& b, llvm::Intrinsic::ID id) { return b.CreateIntrins
 
 }  // namespace
 
+int64_t programsPerMultiprocessor(const std::string& arch, int64_t sharedBytes) {
+  // Shared memory per multiprocessor (CUDA programming guide, compute capabilities) and the driver's per-program
+  // reservation (sm_80 and up).
+  constexpr int64_t kReservedPerProgram = 1024;
+  int64_t perMultiprocessor = 0;
+  if (arch == "sm_80") perMultiprocessor = 167936;
+  if (arch == "sm_86" || arch == "sm_89") perMultiprocessor = 102400;
+  if (arch == "sm_90" || arch == "sm_90a") perMultiprocessor = 233472;
+  if (perMultiprocessor == 0 || sharedBytes < 0) return 0;
+  return perMultiprocessor / (sharedBytes + kReservedPerProgram);
+}
+
+void NVPTXHooks::declareMinPrograms(llvm::Function& kernel, int64_t programs) {
+  if (minProgramsDeclared_) return;
+  addAnnotation(*kernel.getParent(), kernel, "minctasm", static_cast<int>(programs));
+  minProgramsDeclared_ = true;
+}
+
 void NVPTXHooks::configureKernel(llvm::Function& kernel, int numWarps) {
   kernel.setCallingConv(llvm::CallingConv::PTX_Kernel);
   llvm::Module& m = *kernel.getParent();
   addAnnotation(m, kernel, "kernel", 1);
-  addAnnotation(m, kernel, "maxntidx", numWarps * warpSize());
+  const int64_t threads = int64_t{numWarps} * warpSize();
+  addAnnotation(m, kernel, "maxntidx", static_cast<int>(threads));
+  // 65536 registers over programs x threads >= 256 each: the declaration bounds nothing a thread may use, it only
+  // tells ptxas that more programs cannot fit.
+  constexpr int64_t kRegisterFile = 65536, kMaxRegistersPerThread = 256;
+  if (programsBySharedMemory_ > 0 && programsBySharedMemory_ * threads * kMaxRegistersPerThread <= kRegisterFile)
+    declareMinPrograms(kernel, programsBySharedMemory_);
   kernel.addFnAttr(llvm::Attribute::NoUnwind);
 }
 
-void NVPTXHooks::configureWarpSpecialized(llvm::Function& kernel) {
-  addAnnotation(*kernel.getParent(), kernel, "minctasm", 1);
-}
+void NVPTXHooks::configureWarpSpecialized(llvm::Function& kernel) { declareMinPrograms(kernel, 1); }
 
 void NVPTXHooks::declareDescriptorParameter(llvm::Function& kernel, unsigned argNo, int64_t bytes, int64_t align) {
   LoweringHooks::declareDescriptorParameter(kernel, argNo, bytes, align);

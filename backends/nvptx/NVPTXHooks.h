@@ -14,8 +14,15 @@ class NVPTXHooks : public LoweringHooks {
  public:
   // `tensorMaps`: the arch has TMA and stmatrix (sm_90 and up), so descriptor parameters carry tensor maps.
   // `asyncDots`: the arch has wgmma (sm_90a), whose dots may be left in flight (a dot's `pending`).
-  explicit NVPTXHooks(bool tensorMaps = false, bool asyncDots = false) : tensorMaps_(tensorMaps), asyncDots_(asyncDots) {}
+  // `programsBySharedMemory`: how many programs of this kernel the arch's shared memory lets a multiprocessor
+  // hold (programsPerMultiprocessor; 0 where unknown).
+  explicit NVPTXHooks(bool tensorMaps = false, bool asyncDots = false, int64_t programsBySharedMemory = 0)
+      : tensorMaps_(tensorMaps), asyncDots_(asyncDots), programsBySharedMemory_(programsBySharedMemory) {}
   int warpSize() const override { return 32; }
+  // .maxntid, and .minnctapersm where shared memory bounds the programs per multiprocessor at a count whose
+  // register share is the most a thread may have anyway (255): left alone, ptxas would spill to reach an
+  // occupancy that shared memory forbids (tensor-core kernels: 64x64 attention on sm_80 spilled 20 bytes at 168
+  // registers for a third program that 57 KB of shared memory each cannot have).
   void configureKernel(llvm::Function& kernel, int numWarps) override;
   // .minnctapersm 1 beside .maxntid: ptxas then knows the register count at entry (65536 / threads, in steps of
   // 8), which setmaxnreg needs (without it ptxas ignores setmaxnreg, warning C7508).
@@ -70,9 +77,16 @@ class NVPTXHooks : public LoweringHooks {
  private:
   bool tensorMaps_;
   bool asyncDots_;
+  int64_t programsBySharedMemory_;
+  bool minProgramsDeclared_ = false;
+  void declareMinPrograms(llvm::Function& kernel, int64_t programs);
   llvm::Module& module(IRBuilder& b) { return *b.GetInsertBlock()->getModule(); }
   llvm::Value* callLibdevice(IRBuilder& b, const std::string& name, llvm::ArrayRef<llvm::Value*> args);
 };
+
+// The programs of `sharedBytes` (dynamic shared memory) that one multiprocessor of `arch` holds at once (each also
+// takes the 1 KB the driver reserves per program); 0 for an arch whose shared memory is not known.
+int64_t programsPerMultiprocessor(const std::string& arch, int64_t sharedBytes);
 
 // WgmmaDot.cpp: lowers `dot` on wgmma when its layouts are wgmma's (WgmmaPlan.h); false, emitting nothing, else.
 bool lowerWgmmaDot(KernelLowering& lowering, const ir::Op& dot);

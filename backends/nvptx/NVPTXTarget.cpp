@@ -111,7 +111,9 @@ std::unique_ptr<llvm::Module> NVPTXTarget::lowerToLLVM(const ir::Function& f, ll
                                                        const TargetOptions& opts) const {
   const std::string arch = checkedArch(opts);
   llvm::TargetMachine& tm = targetMachine(arch);
-  NVPTXHooks hooks(/*tensorMaps=*/arch == "sm_90" || arch == "sm_90a", /*asyncDots=*/arch == "sm_90a");
+  const int64_t sharedBytes = f.attrs().count("smem_bytes") ? f.attrs().at("smem_bytes").getInt() : 0;
+  NVPTXHooks hooks(/*tensorMaps=*/arch == "sm_90" || arch == "sm_90a", /*asyncDots=*/arch == "sm_90a",
+                   sharedBytes > 0 ? programsPerMultiprocessor(arch, sharedBytes) : 0);
   LoweringOptions lo;
   lo.numWarps = opts.numWarps;
   lo.fastMath = opts.fastMath;

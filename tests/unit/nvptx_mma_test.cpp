@@ -101,6 +101,65 @@ TEST(MmaFragments, SwizzleIsAPermutationWithinRowsAndMatchesTheSharedLayout) {
     }
 }
 
+// mmaSplitSwizzledIndex against mmaSwizzledIndex: wherever it splits, base + offset is the index for every variable
+// row and every variable column whose chunk bits are inside the mask; it splits the offsets ldmatrix uses (rows in
+// 16-row blocks, columns in K steps clear of the lanes' chunk bits), and refuses the ones it cannot.
+TEST(MmaFragments, SwizzledIndexSplitsIntoAThreadBaseAndAConstant) {
+  int64_t splits = 0;
+  for (int64_t elementBytes : {1, 2, 4})
+    for (int64_t rowBytes : {16, 32, 48, 64, 128, 256}) {
+      const MmaSwizzle s = mmaSwizzleFor(rowBytes / elementBytes, elementBytes);
+      const int64_t ce = s.chunkElements, chunks = s.rowLength / ce;
+      for (int64_t mask : {0, 1, 3, 4, 8, 9})
+        for (int64_t row = 0; row < 40; row += 2)
+          for (int64_t col = 0; col < 2 * s.rowLength; col += (col % 3 == 0 ? 1 : ce)) {
+            SCOPED_TRACE(std::to_string(elementBytes) + "-byte elements, rows of " + std::to_string(s.rowLength) +
+                         ", chunk mask " + std::to_string(mask) + ", offset (" + std::to_string(row) + ", " +
+                         std::to_string(col) + ")");
+            const std::optional<MmaSwizzleSplit> split = mmaSplitSwizzledIndex(s, row, col, mask);
+            const bool phaseKept = s.maxPhase == 1 || row % (s.perPhase * s.maxPhase) == 0;
+            const bool clear = col % ce == 0 && ((col / ce) & mask) == 0;
+            EXPECT_EQ(split.has_value(), (s.maxPhase == 1 && col % ce == 0) || (phaseKept && clear));
+            if (!split) continue;
+            ++splits;
+            EXPECT_EQ(split->baseCol % ce, 0);
+            EXPECT_LT(split->baseCol / ce, s.maxPhase);
+            for (int64_t rv = 0; rv < 24; ++rv)
+              for (int64_t chunk = 0; chunk < 16; ++chunk) {
+                if ((chunk & ~mask) != 0 || chunk >= chunks) continue;
+                for (int64_t inChunk : {int64_t{0}, ce - 1}) {
+                  const int64_t cv = chunk * ce + inChunk;
+                  ASSERT_EQ(mmaSwizzledIndex(s, rv + row, cv + col),
+                            mmaSwizzledIndex(s, rv, cv + split->baseCol) + split->offset)
+                      << "row var " << rv << ", col var " << cv;
+                }
+              }
+          }
+    }
+  EXPECT_GT(splits, 1000);
+  // What the lowering relies on: f16 rows of 128 elements (256 bytes: 8 phases), A's lanes at chunk 0 or 1, K steps
+  // of 16: the 16-row blocks and every K step split, into 4 bases; B's x4 lanes at chunks 0..3, pairs of K steps:
+  // 2 bases.
+  const MmaSwizzle f16 = mmaSwizzleFor(128, 2);
+  std::set<int64_t> aBases, bBases;
+  for (int64_t row = 0; row < 128; row += 16)
+    for (int64_t k0 = 0; k0 < 128; k0 += 16) {
+      const std::optional<MmaSwizzleSplit> a = mmaSplitSwizzledIndex(f16, row, k0, 1);
+      ASSERT_TRUE(a.has_value()) << row << " " << k0;
+      aBases.insert(a->baseCol);
+      if (k0 % 32 == 0) {
+        const std::optional<MmaSwizzleSplit> b = mmaSplitSwizzledIndex(f16, row / 2, k0, 3);
+        ASSERT_TRUE(b.has_value()) << row << " " << k0;
+        bBases.insert(b->baseCol);
+      }
+    }
+  EXPECT_EQ(aBases, (std::set<int64_t>{0, 16, 32, 48}));
+  EXPECT_EQ(bBases, (std::set<int64_t>{0, 32}));
+  EXPECT_FALSE(mmaSplitSwizzledIndex(f16, 4, 0, 1).has_value());   // moves the phase
+  EXPECT_FALSE(mmaSplitSwizzledIndex(f16, 0, 8, 1).has_value());   // chunk 1 is a lane's
+  EXPECT_FALSE(mmaSplitSwizzledIndex(f16, 0, 12, 0).has_value());  // not whole chunks
+}
+
 TEST(MmaFragments, LdmatrixLaneOffsetsFollowTheTileOrder) {
   // A x4: tile q = lane / 8 is (0,0) (8,0) (0,16 bytes) (8,16 bytes), whose delivery gives the A fragment's
   // registers in order.
