@@ -62,7 +62,10 @@ void KernelLowering::lowerLoad(const ir::Op& op) {
       }
     }
     llvm::Value* pred = mask ? get(mask)[r] : b_.getTrue();
-    llvm::Value* loaded = predicated(pred, [&]() -> llvm::Value* {
+    llvm::Value* loaded = nullptr;
+    if (!isVolatile && !llvm::isa<llvm::Constant>(pred))
+      loaded = hooks_.predicatedGlobalLoad(b_, accessTy, ptrs[r], pred, fallback);
+    if (!loaded) loaded = predicated(pred, [&]() -> llvm::Value* {
       llvm::LoadInst* l = b_.CreateAlignedLoad(accessTy, ptrs[r], llvm::Align(static_cast<uint64_t>(vec * bytes)));
       l->setVolatile(isVolatile);
       return l;

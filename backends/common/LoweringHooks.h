@@ -97,6 +97,15 @@ class LoweringHooks {
     (void)b, (void)elements, (void)ptr, (void)pred;
     return false;
   }
+  // A load of `type` (whole bytes: 2, 4, 8 or 16 in all, naturally aligned) from the global pointer `ptr` that
+  // happens only where `pred` (i1) is true and yields `fallback` (of `type`) elsewhere, as one predicated
+  // instruction; returns null, having emitted nothing, when the target has none for it or prefers the branch for
+  // this predicate (the common code then branches around a plain load).
+  virtual llvm::Value* predicatedGlobalLoad(IRBuilder& b, llvm::Type* type, llvm::Value* ptr, llvm::Value* pred,
+                                            llvm::Value* fallback) {
+    (void)b, (void)type, (void)ptr, (void)pred, (void)fallback;
+    return nullptr;
+  }
   // Warp-wide transfers of 8 x 8 matrices of 16-bit elements between registers and shared memory (ldmatrix and
   // stmatrix .m8n8 .b16), which the shared-memory exchange of a convert_layout uses where a side's layout is made of
   // them. With 1, 2 or 4 matrices, word m of lane l holds row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 of matrix

@@ -17,7 +17,7 @@ struct InlineAsmEntry {
   std::string_view constraints;  // likewise
 };
 
-inline constexpr std::array<InlineAsmEntry, 21> kInlineAsmTable{{
+inline constexpr std::array<InlineAsmEntry, 25> kInlineAsmTable{{
     // libdevice (__nv_tanhf, __nv_fmodf, ...): the approximate reciprocal, subnormals flushed to zero.
     {"rcp.approx.ftz.f32", "rcp.approx.ftz.f32 $0,$1;", "=f,f"},
     // libdevice (the argument reduction of __nv_sinf, __nv_cosf): {low, high} words of a * b + c, all u32.
@@ -101,6 +101,19 @@ inline constexpr std::array<InlineAsmEntry, 21> kInlineAsmTable{{
     {"st.global.pred.b32", "@$0 st.global.b32 [$1], $2;", "b,l,r"},
     {"st.global.pred.v2.b32", "@$0 st.global.v2.b32 [$1], {$2, $3};", "b,l,r,r"},
     {"st.global.pred.v4.b32", "@$0 st.global.v4.b32 [$1], {$2, $3, $4, $5};", "b,l,r,r,r,r"},
+    // Predicated global loads (masked tile loads and the copies cp.async cannot make, NVPTXHooks::
+    // predicatedGlobalLoad): the words at the global address $n+1, naturally aligned, where the predicate $n (an i1)
+    // is true, else the fallback words after the address. One straight-line block instead of a branch around each
+    // load, so that ptxas may issue a tile's loads together. The outputs are early-clobber: each is written (the
+    // fallback) before the load reads the address.
+    {"ld.global.pred.b16", "{\n\tmov.b16 $0, $3;\n\t@$1 ld.global.b16 $0, [$2];\n\t}", "=&h,b,l,h"},
+    {"ld.global.pred.b32", "{\n\tmov.b32 $0, $3;\n\t@$1 ld.global.b32 $0, [$2];\n\t}", "=&r,b,l,r"},
+    {"ld.global.pred.v2.b32",
+     "{\n\tmov.b32 $0, $4;\n\tmov.b32 $1, $5;\n\t@$2 ld.global.v2.b32 {$0, $1}, [$3];\n\t}", "=&r,=&r,b,l,r,r"},
+    {"ld.global.pred.v4.b32",
+     "{\n\tmov.b32 $0, $6;\n\tmov.b32 $1, $7;\n\tmov.b32 $2, $8;\n\tmov.b32 $3, $9;\n\t"
+     "@$4 ld.global.v4.b32 {$0, $1, $2, $3}, [$5];\n\t}",
+     "=&r,=&r,=&r,=&r,b,l,r,r,r,r"},
     // stmatrix (sm_90; LLVM 19 has no intrinsic), the inverse of ldmatrix: 1, 2 or 4 matrices of 8 x 8 16-bit
     // elements from registers to shared memory. Register m ($1 + m) of lane l holds row l / 4, columns 2 (l % 4) and
     // 2 (l % 4) + 1 of matrix m (the lower column in the low half); lane l gives in $0 the 32-bit shared address of

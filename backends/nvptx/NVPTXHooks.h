@@ -48,9 +48,11 @@ class NVPTXHooks : public LoweringHooks {
   bool lineDirectivesOnly() const override { return true; }
   // cp.async.{ca,cg}.shared.global of 4, 8 or 16 bytes with a source size (0 where masked off), and its groups.
   bool asyncCopy(IRBuilder& b, llvm::Value* sharedDst, llvm::Value* globalSrc, int64_t bytes, llvm::Value* pred) override;
-  // @p st.global{.b16, .b32, .v2.b32, .v4.b32} of the inline-asm table (PredicatedStores.cpp).
+  // @p st.global / @p ld.global {.b16, .b32, .v2.b32, .v4.b32} of the inline-asm table (PredicatedAccesses.cpp).
   bool predicatedGlobalStore(IRBuilder& b, const std::vector<llvm::Value*>& elements, llvm::Value* ptr,
                              llvm::Value* pred) override;
+  llvm::Value* predicatedGlobalLoad(IRBuilder& b, llvm::Type* type, llvm::Value* ptr, llvm::Value* pred,
+                                    llvm::Value* fallback) override;
   // ldmatrix (every arch Tessera targets) and stmatrix (sm_90 and up, the InlineAsmTable.h entries): MatrixTransfers.cpp.
   bool hasMatrixLoads() const override { return true; }
   bool hasMatrixStores() const override { return tensorMaps_; }

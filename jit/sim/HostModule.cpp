@@ -216,7 +216,7 @@ HostModule rewrite(HostModule host) {
           host.printfFormats.push_back(text->getString().str());
 
   RewriteContext rc(m, target, kernel, gpuLayout);
-  if (target == GpuTarget::Nvptx) expandPredicatedStores(rc);
+  if (target == GpuTarget::Nvptx) expandPredicatedAccesses(rc);
   rewriteAddressSpaces(rc, target == GpuTarget::Nvptx ? backends::nvptx::kSharedMemorySymbol
                                                       : backends::amdgpu::kSharedMemorySymbol);
   if (target == GpuTarget::Nvptx) {

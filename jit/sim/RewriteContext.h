@@ -109,9 +109,9 @@ std::vector<llvm::Value*> loadWords(llvm::IRBuilder<>& b, llvm::Value* array, un
 
 // ---- the steps, in the order HostModule runs them (one file each)
 
-// NvptxPredicatedStores.cpp (first): the predicated global stores of backends/nvptx/InlineAsmTable.h as a branch
-// around an ordinary store, at the asm's source line.
-void expandPredicatedStores(RewriteContext& rc);
+// NvptxPredicatedAccesses.cpp (first): the predicated global stores and loads of backends/nvptx/InlineAsmTable.h
+// as a branch around an ordinary store or load (the load's fallback elsewhere), at the asm's source line.
+void expandPredicatedAccesses(RewriteContext& rc);
 // HostAddressSpaces.cpp: the shared-memory symbol becomes __tsim_shared_base() in every function; shared
 // pointer <-> integer casts get offset semantics; private (addrspace 5) allocas become host allocas.
 void rewriteAddressSpaces(RewriteContext& rc, const char* sharedSymbol);

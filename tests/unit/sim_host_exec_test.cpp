@@ -374,6 +374,62 @@ define ptx_kernel void @masked(ptr addrspace(1) %out, i32 %flag) {
   }
 }
 
+// The predicated global loads of the same table (masked tile loads): where the predicate holds, one runtime load of
+// the asm's words, with the width of the instruction; where it does not, no access and the fallback words.
+TEST_F(SimHostExec, PredicatedGlobalLoadsLoadTheirWordsOnlyWherePredicated) {
+  sim::HostJit jit = compile(std::string(kNvptxHeader) + R"(
+define ptx_kernel void @masked(ptr addrspace(1) %in, ptr addrspace(1) %out, i32 %flag) {
+  %p = icmp ne i32 %flag, 0
+  %h = call i16 asm sideeffect )" + asmOf("ld.global.pred.b16") + R"((i1 %p, ptr addrspace(1) %in, i16 -2)
+  store i16 %h, ptr addrspace(1) %out, align 2
+  %i4 = getelementptr i8, ptr addrspace(1) %in, i64 4
+  %o4 = getelementptr i8, ptr addrspace(1) %out, i64 4
+  %w = call i32 asm sideeffect )" + asmOf("ld.global.pred.b32") + R"((i1 %p, ptr addrspace(1) %i4, i32 7)
+  store i32 %w, ptr addrspace(1) %o4, align 4
+  %i8 = getelementptr i8, ptr addrspace(1) %in, i64 8
+  %o8 = getelementptr i8, ptr addrspace(1) %out, i64 8
+  %v2 = call { i32, i32 } asm sideeffect )" + asmOf("ld.global.pred.v2.b32") + R"((i1 %p, ptr addrspace(1) %i8, i32 8, i32 9)
+  store { i32, i32 } %v2, ptr addrspace(1) %o8, align 8
+  %i16 = getelementptr i8, ptr addrspace(1) %in, i64 16
+  %o16 = getelementptr i8, ptr addrspace(1) %out, i64 16
+  %v4 = call { i32, i32, i32, i32 } asm sideeffect )" + asmOf("ld.global.pred.v4.b32") + R"((i1 %p, ptr addrspace(1) %i16, i32 10, i32 11, i32 12, i32 13)
+  store { i32, i32, i32, i32 } %v4, ptr addrspace(1) %o16, align 16
+  ret void
+}
+)");
+  for (uint32_t flag : {0u, 1u}) {
+    SCOPED_TRACE(flag);
+    state.accesses.clear();
+    alignas(16) uint32_t in[8] = {0xABCD1234u, 101, 102, 103, 104, 105, 106, 107};
+    alignas(16) uint32_t out[8] = {};
+    void* inPtr = in;
+    void* outPtr = out;
+    void* params[] = {&inPtr, &outPtr, &flag};
+    jit.entry()(params);
+    std::vector<Access> loads;
+    for (const Access& a : state.accesses)
+      if (!a.store) loads.push_back(a);
+    if (!flag) {
+      EXPECT_TRUE(loads.empty());
+      EXPECT_EQ(out[0] & 0xFFFFu, 0xFFFEu);
+      EXPECT_EQ(out[1], 7u);
+      EXPECT_EQ(out[2], 8u);
+      EXPECT_EQ(out[3], 9u);
+      EXPECT_EQ(out[4], 10u);
+      EXPECT_EQ(out[7], 13u);
+      continue;
+    }
+    ASSERT_EQ(loads.size(), 4u);
+    const uint32_t widths[] = {2, 4, 8, 16};
+    for (size_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(loads[i].bytes, widths[i]);
+      EXPECT_EQ(jit.sites()[loads[i].site].kind, sim::SiteKind::Load);
+    }
+    EXPECT_EQ(out[0] & 0xFFFFu, 0x1234u);
+    for (int i = 1; i < 8; ++i) EXPECT_EQ(out[i], 100u + i) << i;
+  }
+}
+
 // What libdevice brings along: a directed-rounding fma, bit moves of f64, cvt.rni, and the inline asm of
 // backends/nvptx/InlineAsmTable.h.
 TEST_F(SimHostExec, NvptxLibdeviceOperationsAreExact) {

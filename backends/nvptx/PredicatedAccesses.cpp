@@ -1,5 +1,6 @@
-// NVPTXHooks::predicatedGlobalStore: a masked store as `@p st.global` (inline asm of InlineAsmTable.h, as LLVM 19
-// has no predicated-store intrinsic for NVPTX), the value passed as 16-bit or 32-bit words.
+// NVPTXHooks::predicatedGlobalStore and predicatedGlobalLoad: a masked store as `@p st.global`, a masked load as
+// `@p ld.global` over its fallback (inline asm of InlineAsmTable.h, as LLVM 19 has no predicated access for NVPTX:
+// it branches around each one), the value passed as 16-bit or 32-bit words.
 #include <llvm/IR/DataLayout.h>
 #include <llvm/IR/Module.h>
 
@@ -66,6 +67,35 @@ bool NVPTXHooks::predicatedGlobalStore(IRBuilder& b, const std::vector<llvm::Val
   callTableAsm(b, words == 1 ? "st.global.pred.b32" : words == 2 ? "st.global.pred.v2.b32" : "st.global.pred.v4.b32",
                b.getVoidTy(), args);
   return true;
+}
+
+llvm::Value* NVPTXHooks::predicatedGlobalLoad(IRBuilder& b, llvm::Type* type, llvm::Value* ptr, llvm::Value* pred,
+                                              llvm::Value* fallback) {
+  if (!computedIn(pred, b.GetInsertBlock()) || !ptr->getType()->isPointerTy() ||
+      ptr->getType()->getPointerAddressSpace() != 1 || type->isPtrOrPtrVectorTy())
+    return nullptr;
+  const llvm::DataLayout& layout = module(b).getDataLayout();
+  const uint64_t bytes = layout.getTypeStoreSize(type).getFixedValue();
+  if (layout.getTypeSizeInBits(type) != bytes * 8) return nullptr;  // i1, i4...: not whole bytes
+  if (bytes == 2) {
+    llvm::Value* word = callTableAsm(b, "ld.global.pred.b16", b.getInt16Ty(),
+                                     {pred, ptr, b.CreateBitCast(fallback, b.getInt16Ty())});
+    return b.CreateBitCast(word, type);
+  }
+  if (bytes != 4 && bytes != 8 && bytes != 16) return nullptr;
+  const unsigned words = static_cast<unsigned>(bytes / 4);
+  llvm::Type* wordsTy = words == 1 ? static_cast<llvm::Type*>(b.getInt32Ty()) : llvm::FixedVectorType::get(b.getInt32Ty(), words);
+  llvm::Value* fallbackWords = b.CreateBitCast(fallback, wordsTy);
+  std::vector<llvm::Value*> args{pred, ptr};
+  for (unsigned w = 0; w < words; ++w)
+    args.push_back(words == 1 ? fallbackWords : b.CreateExtractElement(fallbackWords, b.getInt64(w)));
+  if (words == 1) return b.CreateBitCast(callTableAsm(b, "ld.global.pred.b32", b.getInt32Ty(), args), type);
+  llvm::Type* resultTy = llvm::StructType::get(b.getContext(), std::vector<llvm::Type*>(words, b.getInt32Ty()));
+  llvm::Value* result = callTableAsm(b, words == 2 ? "ld.global.pred.v2.b32" : "ld.global.pred.v4.b32", resultTy, args);
+  llvm::Value* loaded = llvm::PoisonValue::get(wordsTy);
+  for (unsigned w = 0; w < words; ++w)
+    loaded = b.CreateInsertElement(loaded, b.CreateExtractValue(result, {w}), b.getInt64(w));
+  return b.CreateBitCast(loaded, type);
 }
 
 }  // namespace tessera::backends::nvptx
