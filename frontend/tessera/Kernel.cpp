@@ -194,7 +194,17 @@ std::unique_ptr<ir::Module> KernelDef::trace(const Constants& constants, const D
     TraceSource src(params_, fn, constants);
     invoke_(src);
     ctx.checkPendingError();
-    ctx.builder().setLoc(detail::toLocation(loc));
+    // The function stands at the kernel's first traced line and its return at the last (its author's code), not
+    // at the trace's caller, which is Tessera's JIT when a launch traces: what a pass rejects about the whole
+    // function points into the kernel, and line tables name no file but the kernel's.
+    Location first, last = detail::toLocation(loc);
+    for (const auto& op : fn->body()->ops())
+      if (op->loc().known()) {
+        if (!first.known()) first = op->loc();
+        last = op->loc();
+      }
+    if (first.known()) fn->setLoc(first);
+    ctx.builder().setLoc(last);
     ctx.builder().ret();
   }
   ir::verify(*fn);

@@ -507,6 +507,30 @@ TEST(JitCompileNvptx, TimingsStartWithTheTrace) {
   }
 }
 
+// An error about the whole function from a pass (here warp_specialize on a kernel with no loop of TMA copies)
+// points at the kernel's own source, where the trace found its first op, not at the JIT that traced it.
+TEST(JitCompileNvptx, FunctionErrorsPointIntoTheKernel) {
+  std::string why;
+  if (!nvptxOrWhyNot(why)) GTEST_SKIP() << why;
+  CudaDriver noDriver("libcuda-that-does-not-exist.so.1");
+  KernelCache cache{fs::path()};
+  JitKernel k(kernels::vector_add_kernel(), cache, noDriver);
+  auto p = [](int i) { return KernelArg::pointer(0x10000 * (i + 1)); };
+  LaunchOptions options;
+  options.arch = "sm_90a";
+  options.warpSpecialize = true;
+  try {
+    k.compileOnly({p(0), p(1), p(2), 4096}, {{"BLOCK", int64_t(1024)}}, options);
+    FAIL() << "warp_specialize of a kernel without a loop compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("warp_specialize needs a loop in @vector_add"), std::string::npos) << e.what();
+    const std::string& file = e.location().file;
+    const std::string kernelFile = "tessera/kernels/vector_add.h";
+    EXPECT_TRUE(file.size() >= kernelFile.size() && file.ends_with(kernelFile)) << e.what();
+    EXPECT_GT(e.location().line, 0u);
+  }
+}
+
 // The JIT asks the target for its layout policy, so an f16 matmul gets tensor cores (mma.sync with ldmatrix on
 // sm_80, wgmma on sm_90a), while an f32 one stays on the FMA path.
 TEST(JitCompileNvptx, F16MatmulUsesTensorCoresThroughThePipeline) {
