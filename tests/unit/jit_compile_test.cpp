@@ -484,20 +484,28 @@ TEST(JitCompileNvptx, OptimizedLLVMIRIsExactlyWhatIsEmitted) {
   EXPECT_EQ(target->emit(*lowered, options), c.binary);
 }
 
+// The vector add as a JitKernel that compiles without a GPU (no driver is loaded), on stand-in arguments.
+struct VectorAddWithoutDriver {
+  CudaDriver noDriver{"libcuda-that-does-not-exist.so.1"};
+  KernelCache cache{fs::path()};
+  JitKernel kernel{kernels::vector_add_kernel(), cache, noDriver};
+  void compile(const LaunchOptions& options) {
+    auto p = [](int i) { return KernelArg::pointer(0x10000 * (i + 1)); };
+    kernel.compileOnly({p(0), p(1), p(2), 4096}, {{"BLOCK", int64_t(1024)}}, options);
+  }
+};
+
 // Through a JitKernel the timings start with the trace, which also runs for a cache hit (the traced IR is the key).
 TEST(JitCompileNvptx, TimingsStartWithTheTrace) {
   std::string why;
   if (!nvptxOrWhyNot(why)) GTEST_SKIP() << why;
-  CudaDriver noDriver("libcuda-that-does-not-exist.so.1");
-  KernelCache cache{fs::path()};
-  JitKernel k(kernels::vector_add_kernel(), cache, noDriver);
-  auto p = [](int i) { return KernelArg::pointer(0x10000 * (i + 1)); };
+  VectorAddWithoutDriver k;
   LaunchOptions options;
   options.arch = "sm_80";
   EnvVar timings("TESSERA_TIMINGS", "1");
   for (bool cached : {false, true}) {
     testing::internal::CaptureStderr();
-    k.compileOnly({p(0), p(1), p(2), 4096}, {{"BLOCK", int64_t(1024)}}, options);
+    k.compile(options);
     std::vector<std::string> stages = timedStages(testing::internal::GetCapturedStderr(), "@vector_add nvptx sm_80");
     ASSERT_FALSE(stages.empty());
     EXPECT_EQ(stages.front(), "trace");
@@ -512,15 +520,12 @@ TEST(JitCompileNvptx, TimingsStartWithTheTrace) {
 TEST(JitCompileNvptx, FunctionErrorsPointIntoTheKernel) {
   std::string why;
   if (!nvptxOrWhyNot(why)) GTEST_SKIP() << why;
-  CudaDriver noDriver("libcuda-that-does-not-exist.so.1");
-  KernelCache cache{fs::path()};
-  JitKernel k(kernels::vector_add_kernel(), cache, noDriver);
-  auto p = [](int i) { return KernelArg::pointer(0x10000 * (i + 1)); };
+  VectorAddWithoutDriver k;
   LaunchOptions options;
   options.arch = "sm_90a";
   options.warpSpecialize = true;
   try {
-    k.compileOnly({p(0), p(1), p(2), 4096}, {{"BLOCK", int64_t(1024)}}, options);
+    k.compile(options);
     FAIL() << "warp_specialize of a kernel without a loop compiled";
   } catch (const Error& e) {
     EXPECT_NE(e.message().find("warp_specialize needs a loop in @vector_add"), std::string::npos) << e.what();
