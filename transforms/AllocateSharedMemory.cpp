@@ -61,6 +61,7 @@ class AllocateSharedMemoryPass : public Pass {
                                                           : numbering.scratchInterval(op);
       buffers.push_back({bytes, live});
       if (op->is(OpKind::LocalAlloc) && isLinearShared(op->result(0)->type())) buffers.back().align = kSwizzleAlignment;
+      if (op->is(OpKind::DescStore)) buffers.back().align = kTmaStagingAlignment;
     });
     int64_t total = assignSharedOffsets(buffers);
     for (size_t i = 0; i < owners.size(); ++i) {

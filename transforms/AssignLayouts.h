@@ -64,6 +64,9 @@ class LayoutPolicy {
     (void)consumerWarps;
     return std::nullopt;
   }
+  // Whether the target stores descriptor blocks with TMA: expand-descriptor-loads then keeps desc_store, and its
+  // lowering stages the block in shared memory for a bulk tensor store; otherwise it becomes a masked store.
+  virtual bool storesDescriptorsWithTma() const { return false; }
 };
 
 // The target-independent choice: `dot` takes its accumulator/result in the default blocked layout of their shape

@@ -21,6 +21,12 @@
 // persistent kernel's tile loop's), or once outside any loop, which is what lets the copy's barrier phases be
 // counted (analysis/ProgramIterations.h); and all the
 // copies through one descriptor must agree on its swizzle. Every other desc_load is expanded.
+//
+// Likewise on targets that store descriptor blocks with TMA (LayoutPolicy::storesDescriptorsWithTma) a desc_store
+// through a kernel parameter whose block a tensor map's box can hold (inner rows of a multiple of 16 bytes; block
+// dimensions are at most 256, and tiles have at most 3) stays, for the lowering to stage in shared memory and store with
+// cp.async.bulk.tensor (its scratch: analysis/SharedScratch.h), swizzled as its descriptor's TMA copies are, else
+// as widely as its rows allow. Every other desc_store is expanded.
 #include <map>
 #include <tuple>
 #include <vector>
@@ -57,7 +63,8 @@ class ExpandDescriptorLoadsPass : public Pass {
   void run(ir::Function& f) override {
     std::vector<Op*> loads;  // and stores
     f.walk([&](Op* op) {
-      if ((op->is(OpKind::DescLoad) && !copiedWithTma(f, *op)) || op->is(OpKind::DescStore)) loads.push_back(op);
+      if ((op->is(OpKind::DescLoad) && !copiedWithTma(f, *op)) || (op->is(OpKind::DescStore) && !storedWithTma(f, *op)))
+        loads.push_back(op);
     });
     if (loads.empty()) return;
     fields_.clear();
@@ -89,6 +96,29 @@ class ExpandDescriptorLoadsPass : public Pass {
     auto it = attrs.find(ir::kTensorMapSwizzleAttr);
     if (it != attrs.end()) return it->second.isInt() && it->second.getInt() == *swizzle;
     attrs[ir::kTensorMapSwizzleAttr] = ir::Attr::integer(*swizzle);
+    return true;
+  }
+
+  // Whether `store` stays for a TMA store (see above). A descriptor no TMA copy has given a swizzle gets the widest
+  // its rows allow (128, 64 or 32 bytes, else none): the threads' writes of the staging then spread over the banks
+  // (unswizzled rows of 128 bytes or more put a warp's rows in the same banks).
+  bool storedWithTma(ir::Function& f, const Op& store) {
+    if (!options_.layoutPolicy || !options_.layoutPolicy->storesDescriptorsWithTma()) return false;
+    const Value* desc = store.operand(0);
+    if (!desc->isBlockArg() || desc->ownerBlock() != f.body()) return false;
+    const std::vector<int64_t>& block = desc->type().blockShape();
+    const int64_t rowBytes = block.empty() ? 0 : block.back() * desc->type().element().storageBytes();
+    if (rowBytes == 0 || rowBytes % 16 != 0) return false;
+    ir::AttrDict& attrs = f.argAttrs(desc->index());
+    if (!attrs.count(ir::kTensorMapSwizzleAttr)) {
+      int64_t swizzle = 0;
+      for (int64_t s : {128, 64, 32})
+        if (rowBytes % s == 0) {
+          swizzle = s;
+          break;
+        }
+      attrs[ir::kTensorMapSwizzleAttr] = ir::Attr::integer(swizzle);
+    }
     return true;
   }
 

@@ -127,6 +127,7 @@ class KernelLowering {
   void lowerDot(const ir::Op& op);               // LowerDot.cpp
   void lowerSharedBufferOp(const ir::Op& op);    // LowerSharedBuffers.cpp: local_alloc, async_*, local_load
   void lowerTmaOp(const ir::Op& op);             // LowerTmaCopies.cpp: mbarrier_alloc, async_tma_copy, mbarrier_wait
+  void lowerTmaStore(const ir::Op& op);          // LowerTmaCopies.cpp: desc_store through the tensor map
   void lowerControlFlow(const ir::Op& op);       // LowerControl.cpp: for, if, while
   void lowerWarpSpecialize(const ir::Op& op);    // LowerWarpSpecialize.cpp
   // Where one thread issues a TMA copy or initializes mbarriers: thread 0, or the producer region's one thread.

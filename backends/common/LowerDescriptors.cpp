@@ -1,6 +1,8 @@
 // desc_field: a tensor descriptor parameter's field, read from the parameter's bytes at the offsets the runtimes
-// write it (DescriptorParameter.h). desc_load and desc_store themselves have no lowering: the expand-descriptor-loads pass turns it
-// into pointer arithmetic over these fields and a masked load, the same on every target.
+// write it (DescriptorParameter.h). desc_load has no lowering of its own: the expand-descriptor-loads pass turns
+// it into pointer arithmetic over these fields and a masked load, the same on every target, or
+// async-copy-dot-operands into a TMA copy. desc_store likewise, except where expand-descriptor-loads keeps it for
+// a TMA store (LowerTmaCopies.cpp).
 #include "backends/common/DescriptorParameter.h"
 #include "backends/common/KernelLowering.h"
 #include "ir/TensorDescriptor.h"
@@ -11,9 +13,11 @@ void KernelLowering::lowerDescriptorOp(const ir::Op& op) {
   if (op.is(ir::OpKind::DescLoad))
     fail(op, "run expand-descriptor-loads first (the default pipeline does): it rewrites desc_load into a masked "
              "load");
-  if (op.is(ir::OpKind::DescStore))
+  if (op.is(ir::OpKind::DescStore)) {
+    if (hooks_.descriptorsCarryTensorMaps()) return lowerTmaStore(op);
     fail(op, "run expand-descriptor-loads first (the default pipeline does): it rewrites desc_store into a masked "
              "store");
+  }
   const ir::Type desc = op.operand(0)->type();
   const std::string& field = op.stringAttr("field");
   int64_t offset = kDescriptorBaseOffset;

@@ -148,6 +148,24 @@ class LoweringHooks {
     (void)b, (void)sharedDst, (void)tensorMap, (void)coordinates, (void)barrier;
     throw Error("this target has no TMA copies");
   }
+  // Orders this thread's earlier shared-memory writes before later async-proxy reads of them (TMA stores).
+  virtual void fenceSharedForAsyncProxy(IRBuilder& b) {
+    (void)b;
+    throw Error("this target has no TMA stores");
+  }
+  // Stores the box at `coordinates` (as tensorCopyToShared's) of the tensor map at generic address `tensorMap` from
+  // shared memory at `sharedSrc` to global memory, elements outside the tensor not written, in the thread's
+  // current bulk group.
+  virtual void tensorStoreFromShared(IRBuilder& b, llvm::Value* sharedSrc, llvm::Value* tensorMap,
+                                     const std::vector<llvm::Value*>& coordinates) {
+    (void)b, (void)sharedSrc, (void)tensorMap, (void)coordinates;
+    throw Error("this target has no TMA stores");
+  }
+  // Commits the thread's bulk group and waits until every store of it has read its shared memory.
+  virtual void waitBulkStoresRead(IRBuilder& b) {
+    (void)b;
+    throw Error("this target has no TMA stores");
+  }
   // Waits (every calling thread) until the phase of parity `parity` (i32) of `barrier` has completed.
   virtual void mbarrierWaitParity(IRBuilder& b, llvm::Value* barrier, llvm::Value* parity) {
     (void)b, (void)barrier, (void)parity;

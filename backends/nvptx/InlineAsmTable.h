@@ -17,7 +17,7 @@ struct InlineAsmEntry {
   std::string_view constraints;  // likewise
 };
 
-inline constexpr std::array<InlineAsmEntry, 25> kInlineAsmTable{{
+inline constexpr std::array<InlineAsmEntry, 32> kInlineAsmTable{{
     // libdevice (__nv_tanhf, __nv_fmodf, ...): the approximate reciprocal, subnormals flushed to zero.
     {"rcp.approx.ftz.f32", "rcp.approx.ftz.f32 $0,$1;", "=f,f"},
     // libdevice (the argument reduction of __nv_sinf, __nv_cosf): {low, high} words of a * b + c, all u32.
@@ -128,9 +128,10 @@ inline constexpr std::array<InlineAsmEntry, 25> kInlineAsmTable{{
     {"mbarrier.try_wait.parity",
      "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\n\tselp.u32 $0, 1, 0, p;\n\t}",
      "=r,r,r"},
-    // Orders this thread's generic-proxy accesses of shared memory (mbarrier.init) before later async-proxy ones
-    // (TMA copies completing on those barriers).
-    {"fence.proxy.async.shared::cta", "fence.proxy.async.shared::cta;", ""},
+    // Orders this thread's generic-proxy accesses of shared memory (mbarrier.init, a TMA store's staging writes)
+    // before later async-proxy ones (TMA copies completing on those barriers, the stores reading the staging). The
+    // memory clobber keeps LLVM from moving the writes after it.
+    {"fence.proxy.async.shared::cta", "fence.proxy.async.shared::cta;", "~{memory}"},
     // TMA (sm_90): the box at coordinates {$2, ...} (dimension 0 first) of the tensor map at generic address $1
     // into shared memory at $0, completing its bytes on the mbarrier at the last operand.
     {"cp.async.bulk.tensor.1d",
@@ -151,6 +152,24 @@ inline constexpr std::array<InlineAsmEntry, 25> kInlineAsmTable{{
      "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3, $4, $5, "
      "$6}], [$7];",
      "r,l,r,r,r,r,r,r"},
+    // TMA stores (sm_90): the box at coordinates {$1, ...} (dimension 0 first) of the tensor map at generic address
+    // $0 from shared memory at the last operand to global memory (elements outside the tensor are not written), in
+    // the thread's current bulk group; then the group's commit, and the wait until its stores have read shared
+    // memory (`.read`: the staging may be reused; the global writes need not have landed).
+    {"cp.async.bulk.tensor.store.1d", "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [$0, {$1}], [$2];",
+     "l,r,r,~{memory}"},
+    {"cp.async.bulk.tensor.store.2d", "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
+     "l,r,r,r,~{memory}"},
+    {"cp.async.bulk.tensor.store.3d",
+     "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [$0, {$1, $2, $3}], [$4];", "l,r,r,r,r,~{memory}"},
+    {"cp.async.bulk.tensor.store.4d",
+     "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [$0, {$1, $2, $3, $4}], [$5];",
+     "l,r,r,r,r,r,~{memory}"},
+    {"cp.async.bulk.tensor.store.5d",
+     "cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [$0, {$1, $2, $3, $4, $5}], [$6];",
+     "l,r,r,r,r,r,r,~{memory}"},
+    {"cp.async.bulk.commit_group", "cp.async.bulk.commit_group;", "~{memory}"},
+    {"cp.async.bulk.wait_group.read.0", "cp.async.bulk.wait_group.read 0;", "~{memory}"},
 }};
 
 // The entry with exactly this asm string and these constraints; null when there is none.

@@ -82,6 +82,10 @@ class NVPTXLayoutPolicy : public TensorCoreLayoutPolicy {
   // sm_90a (setmaxnreg): a producer warpgroup keeping 40 registers per thread; the consumers take the rest of the
   // registers one program per multiprocessor starts with (WarpSpecialization.cpp).
   std::optional<WarpRoles> warpRoles(int64_t consumerWarps) const override;
+  // sm_90 and sm_90a (the default arch) have TMA stores.
+  bool storesDescriptorsWithTma() const override {
+    return options_.arch.empty() || options_.arch == "sm_90" || options_.arch == "sm_90a";
+  }
 
  private:
   transforms::PassOptions options_;

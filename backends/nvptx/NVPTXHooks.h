@@ -67,6 +67,11 @@ class NVPTXHooks : public LoweringHooks {
   void tensorCopyToShared(IRBuilder& b, llvm::Value* sharedDst, llvm::Value* tensorMap,
                           const std::vector<llvm::Value*>& coordinates, llvm::Value* barrier) override;
   void mbarrierWaitParity(IRBuilder& b, llvm::Value* barrier, llvm::Value* parity) override;
+  // TMA stores (TmaCopies.cpp): fence.proxy.async, cp.async.bulk.tensor from shared memory in bulk groups.
+  void fenceSharedForAsyncProxy(IRBuilder& b) override;
+  void tensorStoreFromShared(IRBuilder& b, llvm::Value* sharedSrc, llvm::Value* tensorMap,
+                             const std::vector<llvm::Value*>& coordinates) override;
+  void waitBulkStoresRead(IRBuilder& b) override;
   // Warp specialization (TmaCopies.cpp): mbarrier.arrive, bar.sync id, count, and setmaxnreg (sm_90a).
   void mbarrierArrive(IRBuilder& b, llvm::Value* barrier) override;
   void namedBarrier(IRBuilder& b, int id, int64_t threads) override;

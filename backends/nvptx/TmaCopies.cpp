@@ -43,6 +43,25 @@ void NVPTXHooks::tensorCopyToShared(IRBuilder& b, llvm::Value* sharedDst, llvm::
   callTableAsm(b, "cp.async.bulk.tensor." + std::to_string(coordinates.size()) + "d", b.getVoidTy(), args);
 }
 
+void NVPTXHooks::fenceSharedForAsyncProxy(IRBuilder& b) {
+  callTableAsm(b, "fence.proxy.async.shared::cta", b.getVoidTy(), {});
+}
+
+void NVPTXHooks::tensorStoreFromShared(IRBuilder& b, llvm::Value* sharedSrc, llvm::Value* tensorMap,
+                                       const std::vector<llvm::Value*>& coordinates) {
+  if (coordinates.empty() || coordinates.size() > 5)
+    throw Error("cp.async.bulk.tensor stores boxes of 1 to 5 dimensions, not " + std::to_string(coordinates.size()));
+  std::vector<llvm::Value*> args = {tensorMap};
+  args.insert(args.end(), coordinates.begin(), coordinates.end());
+  args.push_back(sharedAddress(b, sharedSrc));
+  callTableAsm(b, "cp.async.bulk.tensor.store." + std::to_string(coordinates.size()) + "d", b.getVoidTy(), args);
+}
+
+void NVPTXHooks::waitBulkStoresRead(IRBuilder& b) {
+  callTableAsm(b, "cp.async.bulk.commit_group", b.getVoidTy(), {});
+  callTableAsm(b, "cp.async.bulk.wait_group.read.0", b.getVoidTy(), {});
+}
+
 // try_wait suspends the thread for a while when the phase is not complete yet; the loop asks again until it is.
 void NVPTXHooks::mbarrierWaitParity(IRBuilder& b, llvm::Value* barrier, llvm::Value* parity) {
   llvm::Function* f = b.GetInsertBlock()->getParent();

@@ -268,6 +268,7 @@ const char* siteKindName(SiteKind k) {
     case SiteKind::WgmmaRegisterRead: return "wgmma_register_read";
     case SiteKind::Mbarrier: return "mbarrier";
     case SiteKind::BulkTensorCopy: return "bulk_tensor_copy";
+    case SiteKind::BulkTensorStore: return "bulk_tensor_store";
     case SiteKind::Print: return "print";
     case SiteKind::Assert: return "assert";
     case SiteKind::Trap: return "trap";

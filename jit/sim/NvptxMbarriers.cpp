@@ -24,6 +24,16 @@ llvm::Value* bulkTensorCopy(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::Call
                   rc.site(call, SiteKind::BulkTensorCopy, AddressSpace::Shared)});
 }
 
+llvm::Value* bulkTensorStore(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call, unsigned rank) {
+  std::vector<llvm::Value*> coordinates;
+  for (unsigned d = 0; d < rank; ++d) coordinates.push_back(call.getArgOperand(1 + d));
+  llvm::Value* array = wordArray(rc, b, coordinates, 0);
+  return rc.call(b, TSIM_FUNCTION(__tsim_bulk_tensor_store),
+                 {b.CreateIntToPtr(call.getArgOperand(0), b.getPtrTy()), array, b.getInt32(rank),
+                  sharedHostAddress(rc, b, call.getArgOperand(1 + rank)),
+                  rc.site(call, SiteKind::BulkTensorStore, AddressSpace::Global)});
+}
+
 }  // namespace
 
 llvm::Value* nvptxMbarrierOperation(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call) {
@@ -52,9 +62,13 @@ llvm::Value* nvptxMbarrierInlineAsm(RewriteContext& rc, llvm::IRBuilder<>& b, ll
   // The emulated copies read and write memory from the runtime, in one order with every thread's accesses: there
   // is no second proxy to order against, so the fence is a no-op (the call goes; its void value is never used).
   if (operation == "fence.proxy.async.shared::cta") return b.getTrue();
-  constexpr std::string_view kBulkTensor = "cp.async.bulk.tensor.";
+  constexpr std::string_view kBulkTensor = "cp.async.bulk.tensor.", kBulkTensorStore = "cp.async.bulk.tensor.store.";
   if (operation.starts_with(kBulkTensor) && operation.size() == kBulkTensor.size() + 2)
     return bulkTensorCopy(rc, b, call, static_cast<unsigned>(operation[kBulkTensor.size()] - '0'));
+  if (operation.starts_with(kBulkTensorStore) && operation.size() == kBulkTensorStore.size() + 2)
+    return bulkTensorStore(rc, b, call, static_cast<unsigned>(operation[kBulkTensorStore.size()] - '0'));
+  // The emulator stores each box when it is issued (__tsim_bulk_tensor_store): the group is complete at once.
+  if (operation == "cp.async.bulk.commit_group" || operation == "cp.async.bulk.wait_group.read.0") return b.getTrue();
   return nullptr;
 }
 

@@ -20,6 +20,7 @@ const RuntimeSymbols& runtimeSymbols() {
       TSIM_SYMBOL(__tsim_wgmma_wait),       TSIM_SYMBOL(__tsim_wgmma_mma),            TSIM_SYMBOL(__tsim_wgmma_register_read),
       TSIM_SYMBOL(__tsim_implicitarg_ptr),  TSIM_SYMBOL(__tsim_mbarrier_init),       TSIM_SYMBOL(__tsim_mbarrier_arrive),
       TSIM_SYMBOL(__tsim_mbarrier_try_wait_parity),                                   TSIM_SYMBOL(__tsim_bulk_tensor_copy),
+      TSIM_SYMBOL(__tsim_bulk_tensor_store),
       TSIM_SYMBOL(__tsim_stmatrix),         TSIM_SYMBOL(__tsim_named_barrier),       TSIM_SYMBOL(__tsim_setmaxnreg),
   };
 #undef TSIM_SYMBOL

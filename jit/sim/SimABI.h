@@ -24,7 +24,7 @@ enum class SiteKind : uint8_t {
   CpAsync, CpAsyncCommit, CpAsyncWait,                 // asynchronous copies (sm_80+)
   Wgmma, WgmmaFence, WgmmaCommit, WgmmaWait,           // warpgroup matrix operations (sm_90a)
   WgmmaRegisterRead,                                   // a read of registers a wgmma.mma_async writes
-  Mbarrier, BulkTensorCopy,                            // mbarriers and TMA copies (sm_90)
+  Mbarrier, BulkTensorCopy, BulkTensorStore,           // mbarriers and TMA copies (sm_90)
   Print, Assert, Trap,                                 // debugging
 };
 
@@ -173,6 +173,11 @@ uint32_t __tsim_mbarrier_try_wait_parity(uint64_t address, uint32_t parity, uint
 // when that barrier's phase completes.
 void __tsim_bulk_tensor_copy(uint64_t sharedAddress, const void* tensorMap, const int32_t* coordinates, uint32_t rank,
                              uint64_t mbarrierAddress, uint32_t site);
+// cp.async.bulk.tensor.<rank>d.global.shared::cta.bulk_group: the box at `coordinates` of the tensor map at
+// `tensorMap` from shared memory at `sharedAddress` (128-byte aligned) to global memory, elements outside the
+// tensor not written. The emulator stores it at once, so the bulk group's commit and wait are no-ops.
+void __tsim_bulk_tensor_store(const void* tensorMap, const int32_t* coordinates, uint32_t rank, uint64_t sharedAddress,
+                              uint32_t site);
 
 // ---- debugging
 // CUDA vprintf: `args` holds the arguments at their natural alignment (null without arguments); returns the

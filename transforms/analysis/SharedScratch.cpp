@@ -262,6 +262,13 @@ DotStaging dotStaging(const Op& dot) {
 
 int64_t mbarrierArrayBytes(ir::Type barriers) { return alignToShared(barriers.stages() * kMbarrierBytes); }
 
+int64_t descStoreStagingBytes(const Op& store) {
+  const Type desc = store.operand(0)->type();
+  int64_t elements = 1;
+  for (int64_t d : desc.blockShape()) elements *= d;
+  return alignToShared(elements * desc.element().storageBytes());
+}
+
 int64_t sharedBufferBytes(Type buffer) {
   return alignToShared(buffer.stages() * buffer.stageTile().numElements() * buffer.storageBytes());
 }
@@ -412,6 +419,8 @@ int64_t scratchBytes(const Op& op, const PassOptions& options) {
       return sharedBufferBytes(op.result(0)->type());
     case OpKind::MbarrierAlloc:
       return mbarrierArrayBytes(op.result(0)->type());
+    case OpKind::DescStore:
+      return descStoreStagingBytes(op);
     case OpKind::AtomicRMW:
     case OpKind::AtomicCAS:
       if (!op.result(0)->hasUses() || !isReplicated(op.operand(0), op, options)) return 0;

@@ -77,6 +77,11 @@
 //   the barriers' last use. The op's lowering initializes them and synchronizes every thread; async_tma_copy
 //   (whose write to its buffer stage lands at the mbarrier_wait on its barrier, visible to every thread that waits)
 //   and mbarrier_wait use them, which the barrier analysis does not count as shared-memory accesses.
+// * desc_store (kept only where the target stores descriptor blocks with TMA: expand-descriptor-loads): the block,
+//   as the tensor map's boxes land in shared memory (box j of the inner dimension j box-sizes in, each row-major,
+//   swizzled as the map says): scratchBytes = alignTo(elements * B, 16) (descStoreStagingBytes), at a 1024-byte
+//   boundary (the swizzle patterns' span, kTmaStagingAlignment). The lowering writes it, fences it for the async
+//   proxy, synchronizes, and one thread stores it and waits until the stores have read it.
 // * everything else (including debug_print and device_assert): 0.
 #pragma once
 
@@ -194,6 +199,9 @@ int64_t sharedBufferBytes(ir::Type buffer);
 // An mbarrier array's bytes (mbarriers<N>).
 inline constexpr int64_t kMbarrierBytes = 8;
 int64_t mbarrierArrayBytes(ir::Type barriers);
+// desc_store's staging of its block for a TMA store, and the alignment its offset needs.
+int64_t descStoreStagingBytes(const ir::Op& store);
+inline constexpr int64_t kTmaStagingAlignment = 1024;
 
 // atomic_rmw / atomic_cas: one slot per element of the pointer operand for broadcasting the old values.
 int64_t atomicBroadcastBytes(const ir::Op& atomic);

@@ -82,6 +82,20 @@ bool sourceInsideLaunchMemory(Worker& w, const SimThread& t, const BulkTensorCop
   return valid;
 }
 
+// The tensor map operand of a `rank`-d cp.async.bulk.tensor; the program ends when it is not one of this runtime's
+// or has another rank.
+TensorMapFields operandMap(Worker& w, SimThread& t, const void* tensorMap, uint32_t rank, uint32_t site) {
+  std::optional<TensorMapFields> map = tensorMap ? decodeTensorMap(tensorMap) : std::nullopt;
+  if (!map)
+    w.fail(t, FindingKind::InvalidCall, site, "the operand of cp.async.bulk.tensor is not a tensor map of the sim runtime");
+  if (map->rank != rank)
+    w.fail(t, FindingKind::InvalidCall, site, [&] {
+      return "a " + std::to_string(rank) + "d cp.async.bulk.tensor of a " + std::to_string(map->rank) +
+             "-dimensional tensor map";
+    });
+  return *map;
+}
+
 }  // namespace
 
 void mbarrierInit(SimThread& t, uint64_t address, uint32_t count, uint32_t site) {
@@ -133,17 +147,10 @@ void bulkTensorCopy(SimThread& t, uint64_t sharedAddress, const void* tensorMap,
                     uint32_t rank, uint64_t mbarrierAddress, uint32_t site) {
   Worker& w = *t.worker;
   w.site(t, site);
-  std::optional<TensorMapFields> map = tensorMap ? decodeTensorMap(tensorMap) : std::nullopt;
-  if (!map)
-    w.fail(t, FindingKind::InvalidCall, site, "the operand of cp.async.bulk.tensor is not a tensor map of the sim runtime");
-  if (map->rank != rank)
-    w.fail(t, FindingKind::InvalidCall, site, [&] {
-      return "a " + std::to_string(rank) + "d cp.async.bulk.tensor of a " + std::to_string(map->rank) +
-             "-dimensional tensor map";
-    });
+  const TensorMapFields map = operandMap(w, t, tensorMap, rank, site);
   Mbarrier& m = initializedBarrier(w, t, mbarrierAddress, site);
   BulkTensorCopy copy;
-  copy.map = *map;
+  copy.map = map;
   copy.site = site;
   std::copy(coordinates, coordinates + rank, copy.coordinates.begin());
   std::optional<uint32_t> destination = sharedOperand(w, t, sharedAddress, 1, 128, site, true);
@@ -166,6 +173,28 @@ void bulkTensorCopy(SimThread& t, uint64_t sharedAddress, const void* tensorMap,
     w.sharedChecker.release(t.index, m.released);
   }
   m.inFlight.push_back(copy);
+}
+
+void bulkTensorStore(SimThread& t, const void* tensorMap, const int32_t* coordinates, uint32_t rank,
+                     uint64_t sharedAddress, uint32_t site) {
+  Worker& w = *t.worker;
+  w.site(t, site);
+  const TensorMapFields map = operandMap(w, t, tensorMap, rank, site);
+  BulkTensorCopy box;  // where its elements come from, as a copy's land
+  box.map = map;
+  std::copy(coordinates, coordinates + rank, box.coordinates.begin());
+  std::optional<uint32_t> source = sharedOperand(w, t, sharedAddress, 1, 128, site, false);
+  if (!source) return;  // reported
+  box.sharedOffset = *source;
+  if (!landsInsideShared(w, t, box, site)) return;  // the box would be read from beyond shared memory (reported)
+  const uint32_t bytes = map.elementBytes;
+  forEachLanding(box, [&](uint32_t at, uint64_t address, bool inBounds) {
+    if (!inBounds) return;
+    if (w.checks.tracksSharedMemory())
+      reportSharedIssues(w, t, w.sharedChecker.read(w.accessor(t), at, bytes, site), at, bytes, site, false);
+    if (globalWritable(w, t, address, bytes, site))
+      std::memcpy(reinterpret_cast<void*>(address), w.sharedBase() + at, bytes);
+  });
 }
 
 bool completeCopiesInFlight(Worker& w) {

@@ -307,6 +307,11 @@ bool globalReadable(Worker& w, const SimThread& t, uint64_t address, uint64_t by
   return admissible(w, t, r, address, bytes, 1, AddressSpace::Global, site, false);
 }
 
+bool globalWritable(Worker& w, const SimThread& t, uint64_t address, uint64_t bytes, uint32_t site) {
+  Resolved r = resolve(w, t, address, bytes, AddressSpace::Global);
+  return admissible(w, t, r, address, bytes, 1, AddressSpace::Global, site, true);
+}
+
 bool readSharedRow(Worker& w, const SimThread& lane, uint64_t address, uint32_t bytes, void* dst, uint32_t site,
                    LaneAccess& counted) {
   Resolved r = resolve(w, lane, address, bytes, AddressSpace::Shared);

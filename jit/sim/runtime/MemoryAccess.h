@@ -41,6 +41,7 @@ std::optional<uint32_t> sharedOperand(Worker& w, const SimThread& t, uint64_t ad
                                       uint32_t site, bool write);
 // Whether `bytes` at the global `address` lie inside launch memory; reports them when not.
 bool globalReadable(Worker& w, const SimThread& t, uint64_t address, uint64_t bytes, uint32_t site);
+bool globalWritable(Worker& w, const SimThread& t, uint64_t address, uint64_t bytes, uint32_t site);
 
 // A row read of a warp matrix instruction on behalf of `lane` (not necessarily the running thread). Returns the
 // lane's part of the request, or false when the row is out of bounds (then `dst` is zero-filled).

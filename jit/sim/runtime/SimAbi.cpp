@@ -161,6 +161,11 @@ void __tsim_bulk_tensor_copy(uint64_t sharedAddress, const void* tensorMap, cons
   bulkTensorCopy(current(), sharedAddress, tensorMap, coordinates, rank, mbarrierAddress, site);
 }
 
+void __tsim_bulk_tensor_store(const void* tensorMap, const int32_t* coordinates, uint32_t rank, uint64_t sharedAddress,
+                              uint32_t site) {
+  bulkTensorStore(current(), tensorMap, coordinates, rank, sharedAddress, site);
+}
+
 int32_t __tsim_vprintf(const char* format, const void* args, uint32_t site) {
   SimThread& t = current();
   t.worker->site(t, site);
