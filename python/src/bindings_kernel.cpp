@@ -182,6 +182,9 @@ void bindKernels(py::module_& m) {
   // TMA and wgmma on sm_90a (tensor descriptors), with C in the input type.
   python::bind(kernels, tessera::kernels::matmul_desc_same_out_kernel<tessera::f16>("f16"));
   python::bind(kernels, tessera::kernels::matmul_desc_same_out_kernel<tessera::bf16>("bf16"));
+  // The same with C stored through a descriptor (a TMA store on sm_90).
+  python::bind(kernels, tessera::kernels::matmul_desc_tma_c_kernel<tessera::f16>("f16"));
+  python::bind(kernels, tessera::kernels::matmul_desc_tma_c_kernel<tessera::bf16>("bf16"));
   python::bind(kernels, tessera::kernels::attention_fwd_kernel());
   python::bind(kernels, tessera::kernels::attention_fwd_bf16_kernel());
 }

@@ -27,9 +27,13 @@ TUTORIAL_CONSTANTS = {
     "attention_fwd_bf16": dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=0),
     "matmul_desc_f16_out": MATMUL,
     "matmul_desc_bf16_out": MATMUL,
+    "matmul_desc_f16_tma_c": MATMUL,
+    "matmul_desc_bf16_tma_c": MATMUL,
 }
 # The blocks of the kernels' tensor descriptors, which a compile specializes on.
 TUTORIAL_DESCRIPTORS = {name: {"a": (16, 16), "b": (16, 16)} for name in ("matmul_desc_f16_out", "matmul_desc_bf16_out")}
+TUTORIAL_DESCRIPTORS.update({name: {"a": (16, 16), "b": (16, 16), "c": (16, 16)}
+                             for name in ("matmul_desc_f16_tma_c", "matmul_desc_bf16_tma_c")})
 CUDA_PRESENT = tessera._C.cuda_available()
 
 

@@ -109,6 +109,23 @@ inline void matmul_desc_of(TensorDesc<In> a, TensorDesc<In> b, Ptr<Out> c, Int M
     store_c_tile(c, cast<Out>(acc), tile, M, N, stride_cm, stride_cn);
 }
 
+// matmul_desc_of with C stored through a tensor descriptor too (blocks BM x BN of C): on sm_90 a TMA store (the
+// tile staged in shared memory and written by one bulk copy, clipped to the matrix), elsewhere a masked store. C
+// holds the accumulator rounded to Out.
+template <class In, class Out = In>
+inline void matmul_desc_tma_c_of(TensorDesc<In> a, TensorDesc<In> b, TensorDesc<Out> c, Int M, Int N, Int K,
+                                 Const<int> BM, Const<int> BN, Const<int> BK, Const<int> GROUP_M) {
+  using Acc = typename MatmulAccumulator<In>::type;
+  const auto [pm, pn] = grouped_program_tile(M, N, BM, BN, GROUP_M);
+  Tensor m0 = pm * BM, n0 = pn * BN;
+  Tensor acc = zeros<Acc>({BM, BN});
+  for (Tensor k : range(0, K, BK)) acc = dot(load(a, {m0, k}), load(b, {k, n0}), acc);
+  if constexpr (std::is_same_v<Out, Acc>)
+    store(c, {m0, n0}, acc);
+  else
+    store(c, {m0, n0}, cast<Out>(acc));
+}
+
 // The activation, on the f32 accumulator. ACTIVATION is a Const, so this is ordinary C++ control flow that runs
 // while tracing: each specialization's IR holds only the ops of its own activation, and no branch.
 inline Tensor apply_activation(const Tensor& x, int activation) {
@@ -185,6 +202,13 @@ inline KernelDef matmul_desc_kernel(const std::string& inputName = "") {
 template <class In>
 inline KernelDef matmul_desc_same_out_kernel(const std::string& inputName) {
   return kernel("matmul_desc_" + inputName + "_out", matmul_desc_of<In, In>, matmul_desc_param_names());
+}
+
+// matmul_desc_tma_c_of on `In` inputs with C in the input type, named "matmul_desc_<inputName>_tma_c".
+template <class In>
+inline KernelDef matmul_desc_tma_c_kernel(const std::string& inputName) {
+  return kernel("matmul_desc_" + inputName + "_tma_c", matmul_desc_tma_c_of<In>,
+                {"a", "b", "c", "M", "N", "K", "BM", "BN", "BK", "GROUP_M"});
 }
 
 inline std::vector<std::string> matmul_epilogue_param_names() {
