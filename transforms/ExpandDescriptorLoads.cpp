@@ -24,9 +24,9 @@
 //
 // Likewise on targets that store descriptor blocks with TMA (LayoutPolicy::storesDescriptorsWithTma) a desc_store
 // through a kernel parameter whose block a tensor map's box can hold (inner rows of a multiple of 16 bytes; block
-// dimensions are at most 256, and tiles have at most 3) stays, for the lowering to stage in shared memory and store with
-// cp.async.bulk.tensor (its scratch: analysis/SharedScratch.h), swizzled as its descriptor's TMA copies are, else
-// as widely as its rows allow. Every other desc_store is expanded.
+// dimensions are at most 256, and tiles have at most 3) stays, for the target's lowering to stage in shared memory
+// and store with TMA (its scratch: analysis/SharedScratch.h), swizzled as its descriptor's TMA copies are, else as
+// widely as its rows allow. Every other desc_store is expanded.
 #include <map>
 #include <tuple>
 #include <vector>
