@@ -2,7 +2,8 @@
 // accesses coalesced and as wide as is legal. The layout's order follows the pointers' contiguity (the most
 // contiguous dimension fastest), and each thread holds
 //   min(contiguity, alignment in elements, 16 bytes / element size, mask constancy, elements / threads)
-// consecutive elements along it, so it can issue them as one vector access (atomics: one element). The op's
+// consecutive elements along it, so it can issue them as one vector access (atomics: one element). Where that would
+// have a thread touch many rows, alignment and the mask leave the minimum: runs stay whole, accessed in pieces. The op's
 // tile operands are converted to that layout and its result converted back (convert_layout); assign-layouts
 // then propagates the layouts and remove-layout-conversions cleans up what is redundant.
 #include <algorithm>
@@ -23,6 +24,7 @@ using ir::Type;
 using ir::Value;
 
 constexpr int64_t kMaxVectorBytes = 16;  // the widest global access (ld.global.v4.b32 and friends)
+constexpr int64_t kMaxRowsPerThread = 8;  // rows of narrow accesses a thread may touch (16 pointer registers)
 
 bool isMemoryOp(const Op& op) {
   return op.is(OpKind::Load) || op.is(OpKind::Store) || op.is(OpKind::AtomicRMW) || op.is(OpKind::AtomicCAS);
@@ -33,6 +35,14 @@ Value* maskOperand(const Op& op) {
   if (op.is(OpKind::Load) && op.numOperands() >= 2) return op.operand(1);
   if ((op.is(OpKind::Store) || op.is(OpKind::AtomicRMW)) && op.numOperands() >= 3) return op.operand(2);
   return nullptr;
+}
+
+// The product of the extents of every dimension but `fastest`.
+int64_t rows(const std::vector<int64_t>& shape, int64_t fastest) {
+  int64_t n = 1;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (static_cast<int64_t>(d) != fastest) n *= shape[d];
+  return n;
 }
 
 class CoalescePass : public Pass {
@@ -59,17 +69,25 @@ class CoalescePass : public Pass {
     std::vector<int64_t> order = axis.contiguityOrder(ptr);
     int64_t fastest = order[0];
 
-    int64_t perThread = 1;
-    if (op.is(OpKind::Load) || op.is(OpKind::Store)) {
-      int64_t threads = int64_t(options_.numWarps) * options_.warpSize;
-      perThread = std::min({info.contiguity[fastest], std::max<int64_t>(1, info.divisibility[fastest] / elemBytes),
-                            std::max<int64_t>(1, kMaxVectorBytes / elemBytes),
-                            std::max<int64_t>(1, type.numElements() / threads)});
-      // A predicated vector access needs one predicate for the whole vector.
-      if (Value* mask = maskOperand(op); mask && mask->type().isTile())
-        perThread = std::min(perThread, axis.get(mask).constancy[fastest]);
-    }
-    return ir::defaultBlockedLayout(shape, options_.numWarps, options_.warpSize, perThread, order);
+    if (!op.is(OpKind::Load) && !op.is(OpKind::Store))
+      return ir::defaultBlockedLayout(shape, options_.numWarps, options_.warpSize, 1, order);
+    const int64_t threads = int64_t(options_.numWarps) * options_.warpSize;
+    const int64_t elementsPerThread = std::max<int64_t>(1, type.numElements() / threads);
+    // The run a thread would access at once were the pointers aligned and the mask uniform ...
+    const int64_t run = std::min(
+        {info.contiguity[fastest], std::max<int64_t>(1, kMaxVectorBytes / elemBytes), elementsPerThread});
+    // ... and the vector it may: aligned, under one predicate.
+    int64_t width = std::min(run, std::max<int64_t>(1, info.divisibility[fastest] / elemBytes));
+    if (Value* mask = maskOperand(op); mask && mask->type().isTile())
+      width = std::min(width, axis.get(mask).constancy[fastest]);
+    // Where narrow accesses would have a thread touch more than kMaxRowsPerThread rows, it keeps the whole run
+    // instead (the lowering splits it into those accesses): a thread pays a pointer register pair for every row it
+    // touches (row strides are runtime values; LLVM hoists each out of the loop), while a run is one pointer plus
+    // immediates, one swizzled chunk of shared memory and one wide store into it. The 999-sized 128x128x64 matmul's
+    // operands took 64 rows per thread and spilled 644 bytes. Below the limit, consecutive elements stay on
+    // consecutive lanes, so that each narrow access is coalesced.
+    const bool keepRun = elementsPerThread / width > kMaxRowsPerThread && rows(shape, fastest) > 1;
+    return ir::defaultBlockedLayout(shape, options_.numWarps, options_.warpSize, keepRun ? run : width, order);
   }
 
   // Converts the op's tile operands to `layout`, gives its tile results `layout`, and converts those back to

@@ -139,16 +139,23 @@ class KernelLowering {
   struct MemoryAccess {
     const ir::Value* ptr;
     const ThreadMap& map;
-    const Regs& ptrs;
+    Regs ptrs;  // anchoredPointers
     ir::Type elem;
     int64_t bytes;
     llvm::Type* memType;
   };
   MemoryAccess memoryAccess(const ir::Op& op);
+  Regs anchoredPointers(const ir::Value* ptr, const ThreadMap& map);
   // The widest vector (in elements) for accessing memory through `ptr` under `mask` (null: none), and the
   // dimension its elements run along.
   int64_t vectorWidth(const ir::Value* ptr, const ThreadMap& map, const ir::Value* mask);
   std::pair<int, int64_t> vectorRun(const ir::Value* ptr, const ThreadMap& map, const ir::Value* mask);
+  // How many consecutive registers (along vectorRun's dimension) address consecutive elements.
+  int64_t contiguousRun(const ir::Value* ptr, const ThreadMap& map);
+  // Lanes of a vector of `length` (a scalar when 1 lane): a part of `count` lanes from `first`, and `whole` with that
+  // part replaced.
+  llvm::Value* extractLanes(llvm::Value* whole, int64_t first, int64_t count, int64_t length);
+  llvm::Value* insertLanes(llvm::Value* whole, llvm::Value* part, int64_t first, int64_t count, int64_t length);
 
   // Moves elements between layouts: every destination register is the buffer element its coordinates map to,
   // written by the sources. Registers are remapped directly when each thread already holds what it needs;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <map>
 
 namespace tessera::backends {
 
@@ -25,7 +26,37 @@ int64_t pow2Floor(int64_t x) {
 KernelLowering::MemoryAccess KernelLowering::memoryAccess(const ir::Op& op) {
   const ir::Value* ptr = op.operand(0);
   ir::Type elem = ptr->type().element().pointee();
-  return {ptr, mapOf(ptr->type(), op.name()), get(ptr), elem, elem.storageBytes(), memType(elem)};
+  const ThreadMap& map = mapOf(ptr->type(), op.name());
+  return {ptr, map, anchoredPointers(ptr, map), elem, elem.storageBytes(), memType(elem)};
+}
+
+// A thread's register pointers as a few bases plus constants. Where the pointers are consecutive along their most
+// contiguous dimension (in aligned blocks, AxisInfo), a register's pointer is that of the first register of its row
+// and block plus the distance between their coordinates, so LLVM keeps one address per row (the others are
+// immediates) where it would hoist one 64-bit pointer per register out of a loop (the 999-sized matmuls spilled).
+// The distance is constant when neither register's coordinate shares a bit with what lanes and warps add (XOR is
+// then addition, without carries into the block).
+Regs KernelLowering::anchoredPointers(const ir::Value* ptr, const ThreadMap& map) {
+  const Regs& ptrs = get(ptr);
+  if (!ptr->type().isTile()) return ptrs;
+  const int d = static_cast<int>(axis_.contiguityOrder(ptr)[0]);
+  const int64_t contiguity = axis_.get(ptr).contiguity[d];
+  if (contiguity < 2) return ptrs;
+  int64_t threadBits = 0;
+  for (const Coords& basis : map.laneBases) threadBits |= basis[d];
+  for (const Coords& basis : map.warpBases) threadBits |= basis[d];
+  llvm::Type* element = memType(ptr->type().pointee());
+  Regs out = ptrs;
+  std::map<std::pair<Coords, int64_t>, int64_t> firstOfRow;  // (coordinates but d, block along d) -> register
+  for (int64_t r = 0; r < map.numRegs(); ++r) {
+    const Coords& c = map.regCoords[r];
+    if (c[d] & threadBits) continue;
+    const auto [it, first] = firstOfRow.emplace(std::make_pair(dropDim(c, d), c[d] / contiguity), r);
+    if (first) continue;
+    const int64_t distance = c[d] - map.regCoords[it->second][d];
+    out[r] = b_.CreateGEP(element, ptrs[it->second], b_.getInt64(static_cast<uint64_t>(distance)));
+  }
+  return out;
 }
 
 // Widest legal vector: consecutive registers, contiguous and aligned pointers, a uniform mask.
@@ -43,6 +74,13 @@ std::pair<int, int64_t> KernelLowering::vectorRun(const ir::Value* ptr, const Th
   vec = pow2Floor(std::max<int64_t>(vec, 1));
   while (vec > 1 && pf.divisibilityAt(dim, vec) % (vec * bytes) != 0) vec /= 2;
   return {dim, vec};
+}
+
+// Consecutive registers whose pointers are consecutive too, however aligned and masked.
+int64_t KernelLowering::contiguousRun(const ir::Value* ptr, const ThreadMap& map) {
+  auto [dim, run] = map.registerRuns();
+  if (run == 1 || !ptr->type().isTile()) return 1;
+  return pow2Floor(std::max<int64_t>(1, std::min(run, axis_.get(ptr).contiguity[dim])));
 }
 
 void KernelLowering::lowerLoad(const ir::Op& op) {

@@ -43,6 +43,25 @@ std::vector<int> shuffleMask(int64_t first, int64_t count) {
 
 }  // namespace
 
+// Lanes first .. first + count - 1 of `whole` (a vector of `length`, a scalar when that is 1), as a vector (a scalar
+// when count is 1).
+llvm::Value* KernelLowering::extractLanes(llvm::Value* whole, int64_t first, int64_t count, int64_t length) {
+  if (count == length) return whole;
+  if (count == 1) return b_.CreateExtractElement(whole, b_.getInt64(static_cast<uint64_t>(first)));
+  return b_.CreateShuffleVector(whole, shuffleMask(first, count));
+}
+
+// `whole` (a vector of `length`) with lanes first .. first + count - 1 replaced by `part` (a scalar when count is 1).
+llvm::Value* KernelLowering::insertLanes(llvm::Value* whole, llvm::Value* part, int64_t first, int64_t count,
+                                         int64_t length) {
+  if (count == length) return part;
+  for (int64_t i = 0; i < count; ++i) {
+    llvm::Value* lane = count == 1 ? part : b_.CreateExtractElement(part, b_.getInt64(static_cast<uint64_t>(i)));
+    whole = b_.CreateInsertElement(whole, lane, b_.getInt64(static_cast<uint64_t>(first + i)));
+  }
+  return whole;
+}
+
 // Stage offsets and element indices are never negative: they are zero-extended to i64 here, so that the GEPs do not
 // sign-extend them and every optimization pipeline emits the same address arithmetic.
 llvm::Value* KernelLowering::sharedStage(const ir::Value* buffer, const ir::Value* stage) {
@@ -121,37 +140,44 @@ void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
       const ir::Value* mask = op.numOperands() > 3 ? op.operand(3) : nullptr;
       const ir::Layout layout = sharedLayoutOf(buffer->type());
       const std::vector<int64_t>& shape = buffer->type().stageShape();
-      // `run` registers are contiguous in global memory (at most 16 bytes: one copy), `vec` of them in the buffer
-      // too (consecutive in a stage). An asynchronous copy moves `vec` at a time; a load and a store load the whole
-      // run and store it `vec` at a time (element by element into a buffer transposed to the pointers).
-      const auto [dim, contiguous] = vectorRun(ptrValue, map, mask);
-      const int64_t run = std::min(contiguous, std::max<int64_t>(1, 16 / bytes));
+      // A thread's `run` registers are contiguous in global memory (at most 16 bytes), read `width` at a time
+      // (aligned, under one mask value), and `vec` of them are consecutive in a stage too. An asynchronous copy
+      // moves `piece` = min(width, vec) at a time; a load and a store read the run `width` at a time and store it
+      // `vec` at a time (element by element into a buffer transposed to the pointers), so that a run of unaligned
+      // elements still reaches shared memory in one wide store.
+      const auto [dim, width] = vectorRun(ptrValue, map, mask);
+      const int64_t run = std::max(width, std::min(contiguousRun(ptrValue, map), std::max<int64_t>(1, 16 / bytes)));
       const int64_t vec = std::min(run, consecutiveAlong(layout, shape, dim));
+      const int64_t piece = std::min(width, vec);
       llvm::Value* stage = sharedStage(buffer, op.operand(2));
       auto vectorOf = [&](int64_t n) -> llvm::Type* {
         return n == 1 ? mt : llvm::FixedVectorType::get(mt, static_cast<unsigned>(n));
       };
+      auto inBounds = [&](int64_t r) { return mask ? get(mask)[r] : b_.getTrue(); };
+      auto destination = [&](int64_t r) {
+        return smemElementPtr(stage, mt, sharedElementIndexOf(op, layout, shape, map, r));
+      };
       for (int64_t r = 0; r < map.numRegs(); r += run) {
-        std::vector<llvm::Value*> dsts;  // where each `vec` of the run goes
-        for (int64_t c = r; c < r + run; c += vec)
-          dsts.push_back(smemElementPtr(stage, mt, sharedElementIndexOf(op, layout, shape, map, c)));
-        llvm::Value* inBounds = mask ? get(mask)[r] : b_.getTrue();
         // Replicated elements are copied once, by their owner.
         predicated(ownsRegister(map, r), [&]() -> llvm::Value* {
-          if (hooks_.asyncCopy(b_, dsts[0], ptrs[r], vec * bytes, inBounds)) {
-            for (size_t i = 1; i < dsts.size(); ++i)
-              hooks_.asyncCopy(b_, dsts[i], ptrs[r + i * vec], vec * bytes, inBounds);
+          if (hooks_.asyncCopy(b_, destination(r), ptrs[r], piece * bytes, inBounds(r))) {
+            for (int64_t c = r + piece; c < r + run; c += piece)
+              hooks_.asyncCopy(b_, destination(c), ptrs[c], piece * bytes, inBounds(c));
             return nullptr;
           }
-          llvm::Value* loaded = predicated(inBounds, [&]() -> llvm::Value* {
-            return b_.CreateAlignedLoad(vectorOf(run), ptrs[r], llvm::Align(static_cast<uint64_t>(run * bytes)));
-          }, llvm::Constant::getNullValue(vectorOf(run)));
-          for (size_t i = 0; i < dsts.size(); ++i) {
-            llvm::Value* part = loaded;
-            if (vec == 1 && run > 1) part = b_.CreateExtractElement(loaded, b_.getInt64(i));
-            if (vec > 1 && vec < run) part = b_.CreateShuffleVector(loaded, shuffleMask(i * vec, vec));
-            b_.CreateAlignedStore(part, dsts[i], llvm::Align(static_cast<uint64_t>(vec * bytes)));
+          llvm::Value* loaded = llvm::PoisonValue::get(vectorOf(run));
+          for (int64_t c = r; c < r + run; c += width) {
+            llvm::Value* zero = llvm::Constant::getNullValue(vectorOf(width));
+            llvm::Value* part = llvm::isa<llvm::Constant>(inBounds(c)) ? nullptr
+                : hooks_.predicatedGlobalLoad(b_, vectorOf(width), ptrs[c], inBounds(c), zero);
+            if (!part) part = predicated(inBounds(c), [&]() -> llvm::Value* {
+              return b_.CreateAlignedLoad(vectorOf(width), ptrs[c], llvm::Align(static_cast<uint64_t>(width * bytes)));
+            }, zero);
+            loaded = insertLanes(loaded, part, c - r, width, run);
           }
+          for (int64_t c = r; c < r + run; c += vec)
+            b_.CreateAlignedStore(extractLanes(loaded, c - r, vec, run), destination(c),
+                                  llvm::Align(static_cast<uint64_t>(vec * bytes)));
           return nullptr;
         }, nullptr);
       }

@@ -39,6 +39,29 @@ def test_pipelined_matmul_matches_numpy_for_every_num_stages():
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a", "gfx942"])
+def test_matmul_with_rows_of_no_alignment_matches_numpy(arch):
+    # K and N odd: rows of A and B start only 2-byte aligned, so every copy into shared memory is an element wide.
+    # At 128x64x64 with 4 warps, a thread still holds runs of 8 elements of a row (8 rows of A, 4 of B, where one
+    # element each would be 64 and 32 rows: a pointer per row, and the 999-sized kernels spilled), loads them an
+    # element at a time and stores each run into shared memory as one 16-byte store.
+    M, N, Kd = 131, 75, 99
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-1, 1, (M, Kd)).astype(np.float16)
+    b = rng.uniform(-1, 1, (Kd, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    config = dict(BM=128, BN=64, BK=64, GROUP_M=2, num_warps=4, num_stages=3)
+    K.matmul[(tessera.cdiv(M, 128) * tessera.cdiv(N, 64),)](a, b, c, M, N, Kd, Kd, 1, N, 1, N, 1, backend="sim",
+                                                            arch=arch, **config)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+    assert tessera.sim.last_report()["findings"] == []  # racecheck included
+    if arch != "gfx942":
+        ptx = K.matmul.compile(arch=arch, specialization=dict(stride_ak=1, stride_bn=1, stride_cn=1), **config).ptx
+        assert "cp.async" not in ptx.replace("cp.async.commit_group", "").replace("cp.async.wait_group", "")
+        assert ptx.count("st.shared.v4.b32") == 3 * (8 + 4)  # the prologue's two stages and the loop's
+        assert ptx.count("ld.global.b16") == 3 * 8 * (8 + 4)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a", "gfx942"])
 def test_persistent_matmul_loops_over_the_tiles_and_matches_numpy(arch):
     # 7 x 8 = 56 tiles of 32x32 on an emulated GPU of one multiprocessor, which holds 16 programs at most (its
     # threads; fewer by its shared memory): each program runs several tiles in a loop, the K loop pipelined inside.
