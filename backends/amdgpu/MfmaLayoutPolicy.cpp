@@ -5,11 +5,16 @@
 #include "backends/amdgpu/MfmaFragments.h"
 #include "backends/common/TensorCoreDot.h"
 #include "ir/IR.h"
+#include "transforms/analysis/ChainedDots.h"
 
 namespace tessera::backends::amdgpu {
 
 std::optional<ir::Layout> mfmaAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options) {
-  if (options.warpSize != kMfmaWaveSize || !matchTensorCoreDot(dot, kMfmaTiles)) return std::nullopt;
+  if (options.warpSize != kMfmaWaveSize) return std::nullopt;
+  const std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kMfmaTiles);
+  if (!shape) return std::nullopt;
+  if (shape->M % (kMfmaM * options.numWarps) == 0 && transforms::isChainedDot(dot))
+    return ir::Layout::blocked({4, 1}, {4, 16}, {options.numWarps, 1}, {1, 0});
   return ir::Layout::blocked({4, 1}, {4, 16}, {1, options.numWarps}, {1, 0});
 }
 

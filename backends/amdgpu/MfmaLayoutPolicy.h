@@ -3,6 +3,11 @@
 // registers are the v_mfma_f32_16x16x16 C/D fragments: sizePerThread [4, 1], threadsPerWarp [4, 16],
 // warpsPerCTA [1, numWarps], order [1, 0]: lane l holds rows 4 * (l / 16) + {0..3} of column l % 16 of every
 // 16x16 block. Its operands A and B are read from LDS buffers that async copies fill (mfmaOperandSharedLayout).
+// Chained dots (transforms/analysis/ChainedDots.h: attention's Q K^T and P V) whose M splits into 16-row blocks per
+// wave take warpsPerCTA [numWarps, 1] instead: each wave owns whole 16-row blocks (rows 16 w + 16 numWarps i + 0..15),
+// so a row's elements all sit in one wave (the softmax's row reductions need no LDS round trip between waves) and a
+// wave reads only its own rows of A (Q, P), where with the waves side by side along N each read all of them: the
+// 128x64, d 64 attention with 8 waves needed 256 VGPRs and spilled 268 more.
 // Everything else follows the default policy.
 #pragma once
 
