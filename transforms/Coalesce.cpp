@@ -2,10 +2,10 @@
 // accesses coalesced and as wide as is legal. The layout's order follows the pointers' contiguity (the most
 // contiguous dimension fastest), and each thread holds
 //   min(contiguity, alignment in elements, 16 bytes / element size, mask constancy, elements / threads)
-// consecutive elements along it, so it can issue them as one vector access (atomics: one element). Where that would
-// have a thread touch many rows, alignment and the mask leave the minimum: runs stay whole, accessed in pieces. The op's
-// tile operands are converted to that layout and its result converted back (convert_layout); assign-layouts
-// then propagates the layouts and remove-layout-conversions cleans up what is redundant.
+// consecutive elements along it, so it can issue them as one vector access (atomics: one element). Where that
+// would have a thread touch many rows, alignment and the mask leave the minimum: runs stay whole, accessed in
+// pieces. The op's tile operands are converted to that layout and its result converted back (convert_layout);
+// assign-layouts then propagates the layouts and remove-layout-conversions cleans up what is redundant.
 #include <algorithm>
 #include <iterator>
 
@@ -84,7 +84,9 @@ class CoalescePass : public Pass {
     // instead (the lowering splits it into those accesses): a thread pays a pointer register pair for every row it
     // touches (row strides are runtime values; LLVM hoists each out of the loop), while a run is one pointer plus
     // immediates, one swizzled chunk of shared memory and one wide store into it. The 999-sized 128x128x64 matmul's
-    // operands took 64 rows per thread and spilled 644 bytes. Below the limit, consecutive elements stay on
+    // operands took 64 rows per thread and spilled 644 bytes. The price: a warp's narrow access spans several rows'
+    // 16-byte runs, so each sector is requested once per access of its run (L1 hits after the first; measured on
+    // the emulator in benchmarks/README.md, "Rows of no alignment"). Below the limit, consecutive elements stay on
     // consecutive lanes, so that each narrow access is coalesced.
     const bool keepRun = elementsPerThread / width > kMaxRowsPerThread && rows(shape, fastest) > 1;
     return ir::defaultBlockedLayout(shape, options_.numWarps, options_.warpSize, keepRun ? run : width, order);
