@@ -146,6 +146,8 @@ class KernelLowering {
   };
   MemoryAccess memoryAccess(const ir::Op& op);
   Regs anchoredPointers(const ir::Value* ptr, const ThreadMap& map);
+  llvm::Value* maskedGlobalLoad(llvm::Type* type, llvm::Value* ptr, llvm::Value* pred, llvm::Value* fallback,
+                                int64_t alignBytes, bool isVolatile = false);
   // The widest vector (in elements) for accessing memory through `ptr` under `mask` (null: none), and the
   // dimension its elements run along.
   int64_t vectorWidth(const ir::Value* ptr, const ThreadMap& map, const ir::Value* mask);

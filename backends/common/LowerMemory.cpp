@@ -83,6 +83,19 @@ int64_t KernelLowering::contiguousRun(const ir::Value* ptr, const ThreadMap& map
   return pow2Floor(std::max<int64_t>(1, std::min(run, axis_.get(ptr).contiguity[dim])));
 }
 
+// A load of `type` from `ptr` where `pred` holds, else `fallback`: one predicated instruction where the target has
+// it (and the access is not volatile), else a branch around a plain load.
+llvm::Value* KernelLowering::maskedGlobalLoad(llvm::Type* type, llvm::Value* ptr, llvm::Value* pred,
+                                              llvm::Value* fallback, int64_t alignBytes, bool isVolatile) {
+  if (!isVolatile && !llvm::isa<llvm::Constant>(pred))
+    if (llvm::Value* loaded = hooks_.predicatedGlobalLoad(b_, type, ptr, pred, fallback)) return loaded;
+  return predicated(pred, [&]() -> llvm::Value* {
+    llvm::LoadInst* l = b_.CreateAlignedLoad(type, ptr, llvm::Align(static_cast<uint64_t>(alignBytes)));
+    l->setVolatile(isVolatile);
+    return l;
+  }, fallback);
+}
+
 void KernelLowering::lowerLoad(const ir::Op& op) {
   const auto& [ptrValue, map, ptrs, elem, bytes, mt] = memoryAccess(op);
   const ir::Value* mask = op.numOperands() > 1 ? op.operand(1) : nullptr;
@@ -100,14 +113,7 @@ void KernelLowering::lowerLoad(const ir::Op& op) {
       }
     }
     llvm::Value* pred = mask ? get(mask)[r] : b_.getTrue();
-    llvm::Value* loaded = nullptr;
-    if (!isVolatile && !llvm::isa<llvm::Constant>(pred))
-      loaded = hooks_.predicatedGlobalLoad(b_, accessTy, ptrs[r], pred, fallback);
-    if (!loaded) loaded = predicated(pred, [&]() -> llvm::Value* {
-      llvm::LoadInst* l = b_.CreateAlignedLoad(accessTy, ptrs[r], llvm::Align(static_cast<uint64_t>(vec * bytes)));
-      l->setVolatile(isVolatile);
-      return l;
-    }, fallback);
+    llvm::Value* loaded = maskedGlobalLoad(accessTy, ptrs[r], pred, fallback, vec * bytes, isVolatile);
     for (int64_t j = 0; j < vec; ++j) {
       llvm::Value* e = vec == 1 ? loaded : b_.CreateExtractElement(loaded, b_.getInt64(j));
       out[r + j] = fromMemory(e, elem);

@@ -167,12 +167,8 @@ void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
           }
           llvm::Value* loaded = llvm::PoisonValue::get(vectorOf(run));
           for (int64_t c = r; c < r + run; c += width) {
-            llvm::Value* zero = llvm::Constant::getNullValue(vectorOf(width));
-            llvm::Value* part = llvm::isa<llvm::Constant>(inBounds(c)) ? nullptr
-                : hooks_.predicatedGlobalLoad(b_, vectorOf(width), ptrs[c], inBounds(c), zero);
-            if (!part) part = predicated(inBounds(c), [&]() -> llvm::Value* {
-              return b_.CreateAlignedLoad(vectorOf(width), ptrs[c], llvm::Align(static_cast<uint64_t>(width * bytes)));
-            }, zero);
+            llvm::Value* part = maskedGlobalLoad(vectorOf(width), ptrs[c], inBounds(c),
+                                                 llvm::Constant::getNullValue(vectorOf(width)), width * bytes);
             loaded = insertLanes(loaded, part, c - r, width, run);
           }
           for (int64_t c = r; c < r + run; c += vec)
