@@ -87,10 +87,13 @@ class KernelLowering {
   llvm::Value* sharedStage(const ir::Value* buffer, const ir::Value* stage);
   llvm::Value* sharedElementIndex(const ir::Op& op, const ir::Layout& layout, const std::vector<int64_t>& shape,
                                   const std::vector<llvm::Value*>& coords);
-  // The same for register `reg` of `map`. A #linear_shared layout is linear, so the index is the thread part's
-  // (the same for every register) XOR the register part's, a constant.
-  llvm::Value* sharedElementIndexOf(const ir::Op& op, const ir::Layout& layout, const std::vector<int64_t>& shape,
-                                    const ThreadMap& map, int64_t reg);
+  // The same for each register of `map`: the function returns register `reg`'s index. Over a tile shape both
+  // layouts are linear, so an index is the thread's part (built here, once) XOR the register's, a constant. The
+  // constant's bits that no thread's part can have are added rather than XOR-ed: they fold into the addresses'
+  // immediates, so a thread's copies into a buffer share one base instead of holding an address per register.
+  std::function<llvm::Value*(int64_t reg)> sharedElementIndices(const ir::Op& op, const ir::Layout& layout,
+                                                                const std::vector<int64_t>& shape,
+                                                                const ThreadMap& map);
 
   // Runs `then` only where `pred` holds; `then` returns the value (or null) produced on that path, and the result
   // is that value where `pred` holds and `otherwise` elsewhere.

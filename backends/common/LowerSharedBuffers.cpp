@@ -106,25 +106,40 @@ llvm::Value* KernelLowering::sharedElementIndex(const ir::Op& op, const ir::Layo
   return b_.CreateZExt(index, b_.getInt64Ty());
 }
 
-llvm::Value* KernelLowering::sharedElementIndexOf(const ir::Op& op, const ir::Layout& layout,
-                                                  const std::vector<int64_t>& shape, const ThreadMap& map,
-                                                  int64_t reg) {
-  if (layout.kind() != ir::Layout::Kind::LinearShared) {
-    std::vector<llvm::Value*> coords;
-    for (int d = 0; d < map.rank(); ++d) coords.push_back(coord(map, reg, d));
-    return sharedElementIndex(op, layout, shape, coords);
-  }
+std::function<llvm::Value*(int64_t)> KernelLowering::sharedElementIndices(const ir::Op& op, const ir::Layout& layout,
+                                                                         const std::vector<int64_t>& shape,
+                                                                         const ThreadMap& map) {
+  const bool tileShape = std::all_of(shape.begin(), shape.end(), [](int64_t s) { return s > 0 && (s & (s - 1)) == 0; });
+  if (layout.kind() != ir::Layout::Kind::LinearShared && (layout.kind() != ir::Layout::Kind::Shared || !tileShape))
+    return [this, &op, layout, shape, &map](int64_t reg) {
+      std::vector<llvm::Value*> coords;
+      for (int d = 0; d < map.rank(); ++d) coords.push_back(coord(map, reg, d));
+      return sharedElementIndex(op, layout, shape, coords);
+    };
   const ir::LinearLayout inverse = layout.toLinear(shape).invert();
-  llvm::Value* index = b_.getInt32(0);
-  int64_t registerPart = 0;
-  for (int d = 0; d < map.rank(); ++d) {
-    const std::vector<ir::LinearLayout::Basis>& bases = inverse.inDim(ir::tensorDimName(d)).bases;
-    index = b_.CreateXor(index, xorOfBases(b_, threadPart(map)[d], bases));
-    for (size_t i = 0; i < bases.size(); ++i)
-      if ((map.regCoords[reg][d] >> i) & 1) registerPart ^= bases[i][0];
-  }
-  index = b_.CreateXor(index, b_.getInt32(static_cast<uint32_t>(registerPart)));
-  return b_.CreateZExt(index, b_.getInt64Ty());
+  std::vector<std::vector<ir::LinearLayout::Basis>> bases;  // per dimension: the offset of each coordinate bit
+  for (int d = 0; d < map.rank(); ++d) bases.push_back(inverse.inDim(ir::tensorDimName(d)).bases);
+  auto offsetOf = [bases](const Coords& c) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < bases.size(); ++d)
+      for (size_t i = 0; i < bases[d].size(); ++i)
+        if ((c[d] >> i) & 1) offset ^= bases[d][i][0];
+    return offset;
+  };
+  int64_t threadBits = 0;  // every bit a thread's part may have
+  for (const Coords& c : map.laneBases) threadBits |= offsetOf(c);
+  for (const Coords& c : map.warpBases) threadBits |= offsetOf(c);
+  llvm::Value* thread = b_.getInt32(0);
+  for (int d = 0; d < map.rank(); ++d) thread = b_.CreateXor(thread, xorOfBases(b_, threadPart(map)[d], bases[d]));
+  return [this, offsetOf, threadBits, thread, &map](int64_t reg) {
+    const int64_t registerPart = offsetOf(map.regCoords[reg]);
+    llvm::Value* index = thread;
+    if (registerPart & threadBits)
+      index = b_.CreateXor(index, b_.getInt32(static_cast<uint32_t>(registerPart & threadBits)));
+    if (registerPart & ~threadBits)
+      index = b_.CreateAdd(index, b_.getInt32(static_cast<uint32_t>(registerPart & ~threadBits)), "", true, true);
+    return b_.CreateZExt(index, b_.getInt64Ty());
+  };
 }
 
 void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
@@ -154,9 +169,8 @@ void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
         return n == 1 ? mt : llvm::FixedVectorType::get(mt, static_cast<unsigned>(n));
       };
       auto inBounds = [&](int64_t r) { return mask ? get(mask)[r] : b_.getTrue(); };
-      auto destination = [&](int64_t r) {
-        return smemElementPtr(stage, mt, sharedElementIndexOf(op, layout, shape, map, r));
-      };
+      const auto indexOf = sharedElementIndices(op, layout, shape, map);
+      auto destination = [&](int64_t r) { return smemElementPtr(stage, mt, indexOf(r)); };
       for (int64_t r = 0; r < map.numRegs(); r += run) {
         // Replicated elements are copied once, by their owner.
         predicated(ownsRegister(map, r), [&]() -> llvm::Value* {
@@ -203,8 +217,9 @@ void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
       llvm::Value* stage = sharedStage(buffer, op.operand(2));
       llvm::Type* mt = memType(elem);
       const Regs& regs = get(value);
+      const auto indexOf = sharedElementIndices(op, layout, shape, map);
       for (int64_t r = 0; r < map.numRegs(); r += vec) {
-        llvm::Value* dst = smemElementPtr(stage, mt, sharedElementIndexOf(op, layout, shape, map, r));
+        llvm::Value* dst = smemElementPtr(stage, mt, indexOf(r));
         predicated(ownsRegister(map, r), [&]() -> llvm::Value* {
           llvm::Value* word = toMemory(regs[r], elem);
           if (vec > 1) {
@@ -230,9 +245,9 @@ void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
       llvm::Value* stage = sharedStage(buffer, op.operand(1));
       llvm::Type* mt = memType(elem);
       Regs out;
+      const auto indexOf = sharedElementIndices(op, layout, buffer->type().stageShape(), map);
       for (int64_t r = 0; r < map.numRegs(); ++r) {
-        llvm::Value* index = sharedElementIndexOf(op, layout, buffer->type().stageShape(), map, r);
-        llvm::Value* p = smemElementPtr(stage, mt, index);
+        llvm::Value* p = smemElementPtr(stage, mt, indexOf(r));
         out.push_back(fromMemory(b_.CreateLoad(mt, p), elem));
       }
       set(op.result(0), std::move(out));
