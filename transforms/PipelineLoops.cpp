@@ -79,6 +79,7 @@
 #include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
 #include "transforms/analysis/ProgramIterations.h"
+#include "transforms/analysis/SharedScratch.h"
 
 namespace tessera::transforms {
 namespace {
@@ -153,7 +154,8 @@ class PipelineLoopsPass : public Pass {
         policy_(options.layoutPolicy),
         warpSpecialize_(options.warpSpecialize),
         consumerThreads_(int64_t{options.numWarps} * options.warpSize),
-        numWarps_(options.numWarps) {}
+        numWarps_(options.numWarps),
+        options_(options) {}
   const char* name() const override { return "pipeline-loops"; }
 
   void run(ir::Function& f) override {
@@ -254,7 +256,7 @@ class PipelineLoopsPass : public Pass {
       if (c.tma() && !ownedByLoop(c.barriers(), OpKind::MbarrierAlloc)) return;
       anyAsyncCopy = anyAsyncCopy || !c.tma();
     }
-    stages_ = stagesThatFit(copies);
+    stages_ = stagesThatFit(copies, loop);
 
     // What the copies' operands need, and which carried values must be advanced: those the copies use, and those
     // the advancing of those uses, transitively. Everything recomputed must be pure.
@@ -683,17 +685,38 @@ class PipelineLoopsPass : public Pass {
   }
 
   // num_stages, or fewer (but 2) where the target's shared memory (maxSharedBytes, 0 = no limit) cannot hold that
-  // many stages of the loop's buffers: 3 stages of a 128x128x64 f16 tile's operands are 96 KiB, more than gfx9's
-  // 64 KiB of LDS, while 2 fit and still overlap one iteration's copies with the previous one's work.
-  int stagesThatFit(const std::vector<BodyCopy>& copies) const {
+  // many stages of the loop's buffers beside what else the loop needs: the buffers made before it that it reads
+  // (attention's Q) and the largest scratch of an op in it (a dot staging an operand from registers, such as
+  // attention's P). 3 stages of a 128x128x64 f16 tile's operands are 96 KiB, more than gfx9's 64 KiB of LDS, while
+  // 2 fit and still overlap one iteration's copies with the previous one's work.
+  int stagesThatFit(const std::vector<BodyCopy>& copies, Op& loop) const {
     std::set<const Value*> buffers;
     int64_t stageBytes = 0;
     for (const BodyCopy& c : copies)
       if (buffers.insert(c.buffer()).second)
         stageBytes += c.buffer()->type().stageTile().numElements() * c.buffer()->type().storageBytes();
+    int64_t otherBytes = 0;
+    if (maxSharedBytes_ > 0) {
+      std::set<const Value*> readBuffers;
+      int64_t scratch = 0;
+      loop.walk([&](Op* op) {
+        for (const Value* v : op->operands())
+          if (const Op* def = v->definingOp(); def && def->is(OpKind::LocalAlloc) && !buffers.count(v) &&
+                                               !isInside(*def, loop) && readBuffers.insert(v).second)
+            otherBytes += sharedBufferBytes(v->type());
+        scratch = std::max(scratch, scratchBytes(*op, options_));
+      });
+      otherBytes += scratch;
+    }
     int stages = requestedStages_;
-    while (stages > 2 && maxSharedBytes_ > 0 && stages * stageBytes > maxSharedBytes_) --stages;
+    while (stages > 2 && maxSharedBytes_ > 0 && stages * stageBytes + otherBytes > maxSharedBytes_) --stages;
     return stages;
+  }
+
+  static bool isInside(const Op& op, const Op& loop) {
+    for (const Op* p = op.parentOp(); p; p = p->parentOp())
+      if (p == &loop) return true;
+    return false;
   }
 
   int requestedStages_;
@@ -703,6 +726,7 @@ class PipelineLoopsPass : public Pass {
   bool warpSpecialize_;
   int64_t consumerThreads_;
   int numWarps_;
+  PassOptions options_;  // for the scratch of the ops in a loop (stagesThatFit)
   bool specialized_ = false;  // a loop got a producer warpgroup (warp_specialize)
   std::optional<LayoutPolicy::WarpRoles> roles_;  // the target's split, with warpSpecialize
 };

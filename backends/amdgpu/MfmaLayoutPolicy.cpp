@@ -1,11 +1,15 @@
 #include "backends/amdgpu/MfmaLayoutPolicy.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "backends/amdgpu/MfmaFragments.h"
 #include "backends/common/TensorCoreDot.h"
 #include "ir/IR.h"
+#include "transforms/AsyncCopyDotOperands.h"
 #include "transforms/analysis/ChainedDots.h"
+#include "transforms/analysis/SharedScratch.h"
 
 namespace tessera::backends::amdgpu {
 
@@ -26,22 +30,88 @@ ir::Layout mfmaOperandLdsLayout(int64_t K, unsigned index) {
 
 namespace {
 
-// The LDS that operand buffers in `stages` stages would take for every MFMA dot of the function holding `dot`: both
-// operands of each, whether or not they come from loads, so the sum does not change while async-copy-dot-operands
-// rewrites the function one operand at a time.
+using ir::OpKind;
+
+// The innermost `for` holding `op`; null outside loops.
+const ir::Op* enclosingLoop(const ir::Op& op) {
+  for (const ir::Op* p = op.parentOp(); p; p = p->parentOp())
+    if (p->is(OpKind::For)) return p;
+  return nullptr;
+}
+
+bool isInside(const ir::Op& op, const ir::Op* loop) {
+  for (const ir::Op* p = op.parentOp(); p; p = p->parentOp())
+    if (p == loop) return true;
+  return false;
+}
+
+// Where operand #index of `dot` comes from when it is (or will be) read from an operand buffer: the buffer, once
+// async-copy-dot-operands has rewritten it, else the load the pass will copy (through casts and layout
+// conversions). `copiedIn` says whether the copies into it run inside `loop` (a buffer pipeline-loops multiplies)
+// rather than once before it (attention's Q). Null `key` for an operand the dot stages in its own scratch.
+struct OperandSource {
+  const void* key = nullptr;
+  bool copiedInLoop = false;
+};
+
+OperandSource operandSource(const ir::Op& dot, unsigned index, const ir::Op* loop) {
+  if (const ir::Op* localLoad = transforms::dotOperandBuffer(dot, index)) {
+    const ir::Value* buffer = localLoad->operand(0);
+    bool inLoop = false;
+    for (const ir::Use& use : buffer->uses())
+      if (use.user->is(OpKind::AsyncCopy) && use.operandIndex == 1 && isInside(*use.user, loop)) inLoop = true;
+    return {buffer, inLoop};
+  }
+  if (!transforms::dotOperandInSharedBuffer(dot, index)) return {};
+  const ir::Value* v = dot.operand(index);
+  while (const ir::Op* def = v->definingOp()) {
+    if (def->is(OpKind::Load)) return {def, isInside(*def, loop)};
+    if (!def->is(OpKind::Cast) && !def->is(OpKind::ConvertLayout)) break;
+    v = def->operand(0);
+  }
+  return {};
+}
+
+// The LDS that the MFMA dots of the function holding `dot` would take with their loaded operands in buffers of
+// `stages` stages: each buffer once (a load several dots read is copied once), loop-invariant ones (copied before
+// the loop) in one stage and live throughout, the buffers copied in a loop in `stages` stages and live in that loop,
+// and per loop the largest staging scratch of a dot in it (an operand from registers, such as attention's P, live
+// only while its dot runs). Sequential loops (attention's key loops) reuse each other's LDS. The estimate reads the
+// same before async-copy-dot-operands runs, while it rewrites one operand at a time, and after pipelining, so that
+// every dot of the function gets the same answer.
 int64_t operandBufferBytes(const ir::Op& dot, int64_t stages) {
-  auto bytesOf = [&](const ir::Op& d) -> int64_t {
-    std::optional<TensorCoreDot> s = matchTensorCoreDot(d, kMfmaTiles);
-    if (!s) return 0;
-    return stages * (s->M * s->K + s->K * s->N) * d.operand(0)->type().element().storageBytes();
+  auto operandBytes = [](const ir::Op& d, const TensorCoreDot& s, unsigned i) {
+    return (i == 0 ? s.M * s.K : s.K * s.N) * d.operand(i)->type().element().storageBytes();
   };
   ir::Function* f = dot.parentBlock() ? dot.parentBlock()->parentFunction() : nullptr;
-  if (!f) return bytesOf(dot);
-  int64_t total = 0;
-  f->walk([&](ir::Op* op) {
-    if (op->is(ir::OpKind::Dot)) total += bytesOf(*op);
-  });
-  return total;
+  std::vector<const ir::Op*> dots;
+  if (f)
+    f->walk([&](ir::Op* op) {
+      if (op->is(OpKind::Dot)) dots.push_back(op);
+    });
+  else
+    dots.push_back(&dot);
+  std::set<const void*> counted;
+  int64_t invariant = 0;
+  std::map<const ir::Op*, int64_t> inLoop, scratch;  // per innermost loop (null: none)
+  for (const ir::Op* d : dots) {
+    const std::optional<TensorCoreDot> s = matchTensorCoreDot(*d, kMfmaTiles);
+    if (!s) continue;
+    const ir::Op* loop = enclosingLoop(*d);
+    int64_t staged = 0;
+    for (unsigned i = 0; i < 2; ++i) {
+      const OperandSource source = operandSource(*d, i, loop);
+      const int64_t bytes = operandBytes(*d, *s, i);
+      if (!source.key) staged += bytes;
+      else if (!counted.insert(source.key).second) continue;
+      else if (source.copiedInLoop) inLoop[loop] += stages * bytes;
+      else invariant += bytes;
+    }
+    scratch[loop] = std::max(scratch[loop], staged);
+  }
+  int64_t perLoop = 0;
+  for (const auto& [loop, bytes] : scratch) perLoop = std::max(perLoop, bytes + inLoop[loop]);
+  return invariant + perLoop;
 }
 
 }  // namespace

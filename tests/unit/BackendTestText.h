@@ -46,12 +46,14 @@ inline std::string elementwiseKernel(const std::string& elem, int operands, cons
 
 // dot(a, b, c) of an m x k by k x n tile product into c (m x n of `acc`), each operand loaded row-major, stored back
 // to c. Laid out, a and b are in `operandLayout`, c in `accLayout`, and the dot has the scratch for staging both
-// operands; otherwise the IR is layout-free.
+// operands; otherwise the IR is layout-free. inLoop: a and b are loaded, and the dot accumulates, in a `for` of %n
+// iterations (a fourth parameter), as a matmul's K loop does.
 struct DotKernel {
   std::string in, acc;
   int64_t m = 32, n = 32, k = 16;
   std::string precision = "ieee";
   std::string operandLayout{}, accLayout{};  // empty: layout-free
+  bool inLoop = false;
 };
 
 inline std::string dotKernel(const DotKernel& d) {
@@ -81,14 +83,22 @@ inline std::string dotKernel(const DotKernel& d) {
   const int64_t bytes = d.in == "f32" ? 4 : d.in == "f16" || d.in == "bf16" ? 2 : 1;
   const std::string scratch =
       std::to_string((d.m * d.k * bytes + 15) / 16 * 16 + (d.k * d.n * bytes + 15) / 16 * 16);
+  const std::string accTile = tileText(std::to_string(d.m) + "x" + std::to_string(d.n), d.acc, d.accLayout);
   std::string s = "func @dot(%a: ptr<" + d.in + "> {divisibility = 16}, %b: ptr<" + d.in +
-                  "> {divisibility = 16}, %c: ptr<" + d.acc + "> {divisibility = 16}) " +
-                  (laidOut ? "attributes {num_warps = 4, smem_bytes = " + scratch + "} " : "") + "{\n";
-  s += load("x", "a", d.in, d.m, d.k, d.operandLayout) + load("y", "b", d.in, d.k, d.n, d.operandLayout) +
-       load("z", "c", d.acc, d.m, d.n, d.accLayout);
-  s += "  %d = dot %xv, %yv, %zv {input_precision = \"" + d.precision + "\"" +
-       (laidOut ? ", smem_bytes = " + scratch + ", smem_offset = 0" : "") + "} : " +
-       tileText(std::to_string(d.m) + "x" + std::to_string(d.n), d.acc, d.accLayout) + "\n";
+                  "> {divisibility = 16}, %c: ptr<" + d.acc + "> {divisibility = 16}" + (d.inLoop ? ", %n: i32" : "") +
+                  ") " + (laidOut ? "attributes {num_warps = 4, smem_bytes = " + scratch + "} " : "") + "{\n";
+  s += load("z", "c", d.acc, d.m, d.n, d.accLayout);
+  std::string operands = load("x", "a", d.in, d.m, d.k, d.operandLayout) + load("y", "b", d.in, d.k, d.n, d.operandLayout);
+  const std::string dot = "dot %xv, %yv, " + std::string(d.inLoop ? "%acc" : "%zv") + " {input_precision = \"" +
+                          d.precision + "\"" + (laidOut ? ", smem_bytes = " + scratch + ", smem_offset = 0" : "") +
+                          "} : " + accTile + "\n";
+  if (!d.inLoop) {
+    s += operands + "  %d = " + dot;
+  } else {
+    s += "  %lb = constant {value = 0} : i32\n  %one = constant {value = 1} : i32\n";
+    s += "  %d = for %lb, %n, %one, %zv : " + accTile + " {\n  ^(%i: i32, %acc: " + accTile + "):\n";
+    s += operands + "  %dn = " + dot + "  yield %dn\n  }\n";
+  }
   s += "  store %zp, %d\n  return\n}\n";
   return s;
 }

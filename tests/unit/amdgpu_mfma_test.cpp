@@ -67,9 +67,11 @@ std::string layoutFreeDot(const std::string& in, int64_t M, int64_t N, int64_t K
 }
 
 const ir::Op* findDot(const ir::Module& m) {
-  for (const auto& op : m.functions().at(0)->body()->ops())
-    if (op->is(ir::OpKind::Dot)) return op.get();
-  return nullptr;
+  const ir::Op* dot = nullptr;
+  m.functions().at(0)->walk([&](ir::Op* op) {
+    if (!dot && op->is(ir::OpKind::Dot)) dot = op;
+  });
+  return dot;
 }
 
 transforms::PassOptions wave64(int numWarps) {
@@ -215,8 +217,10 @@ TEST(AMDGPUMfma, OperandLdsLayoutsAreConflictFreeForTheOperandReads) {
 
 TEST(AMDGPUMfma, PolicyAsksForOperandBuffersOnlyForMfmaDots) {
   auto sharedLayout = [](const std::string& in, int64_t M, int64_t N, int64_t K, unsigned index,
-                         int64_t ldsBytes = 0, int stages = 3) {
-    std::unique_ptr<ir::Module> m = ir::parseModule(layoutFreeDot(in, M, N, K), "policy.tir");
+                         int64_t ldsBytes = 0, int stages = 3, bool inLoop = true) {
+    std::unique_ptr<ir::Module> m = ir::parseModule(
+        dotKernel({.in = in, .acc = in == "i8" ? "i32" : "f32", .m = M, .n = N, .k = K, .inLoop = inLoop}),
+        "policy.tir");
     transforms::PassOptions options = wave64(4);
     options.maxSharedBytes = ldsBytes;
     options.numStages = stages;
@@ -228,14 +232,19 @@ TEST(AMDGPUMfma, PolicyAsksForOperandBuffersOnlyForMfmaDots) {
   for (const char* in : {"f32", "i8"}) EXPECT_FALSE(sharedLayout(in, 64, 64, 32, 0)) << in;
   EXPECT_FALSE(sharedLayout("f16", 64, 64, 8, 0));  // not a multiple of the 16x16x16 block
   EXPECT_FALSE(sharedLayout("f16", 64, 64, 32, 2));  // the accumulator stays in registers
-  // In 64 KiB of LDS: 3 stages of 128x32 A and 32x128 B (48 KiB) fit; of 128x64 and 64x128 (96 KiB) not, but 2
-  // (64 KiB) do, which pipeline-loops then takes; 2 stages of 128x64 and 64x256 (96 KiB) do not.
+  // Operands loaded in a loop, in 64 KiB of LDS: 3 stages of 128x32 A and 32x128 B (48 KiB) fit; of 128x64 and
+  // 64x128 (96 KiB) not, but 2 (64 KiB) do, which pipeline-loops then takes; 2 stages of 128x64 and 64x256 (96 KiB)
+  // do not.
   EXPECT_TRUE(sharedLayout("f16", 128, 128, 32, 0, 65536, 3));
   EXPECT_TRUE(sharedLayout("f16", 128, 128, 64, 0, 65536, 3));
   EXPECT_TRUE(sharedLayout("f16", 128, 128, 64, 1, 65536, 2));
   EXPECT_FALSE(sharedLayout("f16", 128, 256, 64, 0, 65536, 3));
   EXPECT_FALSE(sharedLayout("f16", 128, 256, 64, 1, 65536, 2));
   EXPECT_TRUE(sharedLayout("f16", 128, 256, 64, 1, 65536, 1));
+  // Loaded outside any loop, a buffer is copied once whatever num_stages says: 128x64 and 64x256 (48 KiB) fit, 128x128
+  // and 128x256 (96 KiB) do not.
+  EXPECT_TRUE(sharedLayout("f16", 128, 256, 64, 0, 65536, 3, /*inLoop=*/false));
+  EXPECT_FALSE(sharedLayout("f16", 128, 256, 128, 0, 65536, 3, /*inLoop=*/false));
 }
 
 TEST(AMDGPUMfma, PolicyChoosesFragmentLayoutOnlyForMfmaDots) {
