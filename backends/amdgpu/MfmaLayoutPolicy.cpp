@@ -47,8 +47,9 @@ bool isInside(const ir::Op& op, const ir::Op* loop) {
 
 // Where operand #index of `dot` comes from when it is (or will be) read from an operand buffer: the buffer, once
 // async-copy-dot-operands has rewritten it, else the load the pass will copy (through casts and layout
-// conversions). `copiedIn` says whether the copies into it run inside `loop` (a buffer pipeline-loops multiplies)
-// rather than once before it (attention's Q). Null `key` for an operand the dot stages in its own scratch.
+// conversions). `copiedInLoop` says whether the copies into it run inside `loop` (a buffer pipeline-loops
+// multiplies) rather than once before it (attention's Q). Null `key` for an operand the dot stages in its own
+// scratch.
 struct OperandSource {
   const void* key = nullptr;
   bool copiedInLoop = false;

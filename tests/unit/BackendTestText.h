@@ -88,7 +88,8 @@ inline std::string dotKernel(const DotKernel& d) {
                   "> {divisibility = 16}, %c: ptr<" + d.acc + "> {divisibility = 16}" + (d.inLoop ? ", %n: i32" : "") +
                   ") " + (laidOut ? "attributes {num_warps = 4, smem_bytes = " + scratch + "} " : "") + "{\n";
   s += load("z", "c", d.acc, d.m, d.n, d.accLayout);
-  std::string operands = load("x", "a", d.in, d.m, d.k, d.operandLayout) + load("y", "b", d.in, d.k, d.n, d.operandLayout);
+  const std::string operands =
+      load("x", "a", d.in, d.m, d.k, d.operandLayout) + load("y", "b", d.in, d.k, d.n, d.operandLayout);
   const std::string dot = "dot %xv, %yv, " + std::string(d.inLoop ? "%acc" : "%zv") + " {input_precision = \"" +
                           d.precision + "\"" + (laidOut ? ", smem_bytes = " + scratch + ", smem_offset = 0" : "") +
                           "} : " + accTile + "\n";
