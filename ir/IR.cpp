@@ -176,6 +176,12 @@ const Attr& Op::attr(const std::string& k) const {
 
 Op* Op::parentOp() const { return parent_ ? parent_->parentOp() : nullptr; }
 
+bool Op::isNestedIn(const Op& ancestor) const {
+  for (const Op* p = parentOp(); p; p = p->parentOp())
+    if (p == &ancestor) return true;
+  return false;
+}
+
 void Op::walk(const std::function<void(Op*)>& fn) {
   fn(this);
   for (auto& r : regions_)

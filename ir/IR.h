@@ -152,6 +152,7 @@ class Op {
 
   Block* parentBlock() const { return parent_; }
   Op* parentOp() const;  // enclosing op, null at function level
+  bool isNestedIn(const Op& ancestor) const;  // in one of ancestor's regions, at any depth
   const Location& loc() const { return loc_; }
   void setLoc(Location l) { loc_ = std::move(l); }
 

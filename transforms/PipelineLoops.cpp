@@ -702,7 +702,7 @@ class PipelineLoopsPass : public Pass {
       loop.walk([&](Op* op) {
         for (const Value* v : op->operands())
           if (const Op* def = v->definingOp(); def && def->is(OpKind::LocalAlloc) && !buffers.count(v) &&
-                                               !isInside(*def, loop) && readBuffers.insert(v).second)
+                                               !def->isNestedIn(loop) && readBuffers.insert(v).second)
             otherBytes += sharedBufferBytes(v->type());
         scratch = std::max(scratch, scratchBytes(*op, options_));
       });
@@ -711,12 +711,6 @@ class PipelineLoopsPass : public Pass {
     int stages = requestedStages_;
     while (stages > 2 && maxSharedBytes_ > 0 && stages * stageBytes + otherBytes > maxSharedBytes_) --stages;
     return stages;
-  }
-
-  static bool isInside(const Op& op, const Op& loop) {
-    for (const Op* p = op.parentOp(); p; p = p->parentOp())
-      if (p == &loop) return true;
-    return false;
   }
 
   int requestedStages_;

@@ -39,11 +39,7 @@ const ir::Op* enclosingLoop(const ir::Op& op) {
   return nullptr;
 }
 
-bool isInside(const ir::Op& op, const ir::Op* loop) {
-  for (const ir::Op* p = op.parentOp(); p; p = p->parentOp())
-    if (p == loop) return true;
-  return false;
-}
+bool isInside(const ir::Op& op, const ir::Op* loop) { return loop && op.isNestedIn(*loop); }
 
 // Where operand #index of `dot` comes from when it is (or will be) read from an operand buffer: the buffer, once
 // async-copy-dot-operands has rewritten it, else the load the pass will copy (through casts and layout

@@ -72,6 +72,27 @@ TEST(IRStructure, UseListsFollowEdits) {
   verify(f);
 }
 
+TEST(IRStructure, NestingFollowsRegionsAtAnyDepth) {
+  Function f("k", {Type::i32()});
+  Builder b(f.body());
+  Value* c = b.constantInt(1, Type::i32());
+  Op* outer = b.forOp(b.constantInt(0, Type::i32()), f.argument(0), c, {});
+  Builder inOuter(outer->region(0));
+  Op* inner = inOuter.forOp(c, f.argument(0), c, {});
+  Builder inInner(inner->region(0));
+  Op* add = inInner.binary(OpKind::Add, c, c)->definingOp();
+  inInner.yield({});
+  inOuter.yield({});
+  b.ret();
+  verify(f);
+  EXPECT_TRUE(add->isNestedIn(*inner));
+  EXPECT_TRUE(add->isNestedIn(*outer));
+  EXPECT_TRUE(inner->isNestedIn(*outer));
+  EXPECT_FALSE(outer->isNestedIn(*inner));
+  EXPECT_FALSE(outer->isNestedIn(*outer));
+  EXPECT_FALSE(c->definingOp()->isNestedIn(*outer));
+}
+
 TEST(IRStructure, CloneIsDeepAndIndependent) {
   Function f("k", {Type::i32()});
   Builder b(f.body());
