@@ -45,15 +45,15 @@ class Target {
   virtual std::shared_ptr<const transforms::LayoutPolicy> layoutPolicy(const transforms::PassOptions&) const {
     return nullptr;
   }
-  // The most shared memory one program may use on every arch of the target; 0 when the limit is only known at
-  // launch (CUDA's opt-in limit depends on the GPU).
-  virtual int64_t maxSharedBytes() const { return 0; }
+  // The most shared memory one program may use on `arch` (empty: the default arch); 0 where the target does not
+  // know. Pipelining keeps its stages within it; the emulator refuses kernels above it, as the GPU would.
+  virtual int64_t maxSharedBytes(const std::string& /*arch*/) const { return 0; }
 
   // What the default pass pipeline needs from this target for `numWarps` warps, `numStages` pipeline stages and
   // `arch` (empty: the default): the warp size, the shared-memory limit and the layout policy. The JIT and
   // `tessera-opt --target` both build their passes from it.
   transforms::PassOptions passOptions(int numWarps, int numStages = 3, const std::string& arch = "") const {
-    transforms::PassOptions options{numWarps, warpSize(), nullptr, numStages, maxSharedBytes(), arch};
+    transforms::PassOptions options{numWarps, warpSize(), nullptr, numStages, maxSharedBytes(arch), arch};
     options.layoutPolicy = layoutPolicy(options);
     return options;
   }

@@ -1,21 +1,14 @@
 #include "jit/ConfigPruning.h"
 
-#include <map>
-
+#include "backends/Target.h"
 #include "jit/PtxasUsage.h"
 
 namespace tessera::jit {
 
 std::optional<int64_t> knownSharedMemoryLimit(const std::string& target, const std::string& arch) {
-  // cudaDevAttrMaxSharedMemoryPerBlockOptin per compute capability (CUDA programming guide), and the LDS per
-  // workgroup of the AMD GPUs Tessera targets.
-  static const std::map<std::string, int64_t> limits{
-      {"sm_70", 98304},  {"sm_75", 65536},  {"sm_80", 166912}, {"sm_86", 101376}, {"sm_87", 166912},
-      {"sm_89", 101376}, {"sm_90", 232448}, {"sm_90a", 232448}, {"gfx90a", 65536}, {"gfx942", 65536},
-      {"gfx950", 163840}};
   if (target != "nvptx" && target != "amdgpu") return std::nullopt;
-  auto it = limits.find(arch);
-  return it == limits.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  const int64_t limit = backends::createTarget(target)->maxSharedBytes(arch);
+  return limit > 0 ? std::optional<int64_t>(limit) : std::nullopt;
 }
 
 std::string pruneReason(const CompiledKernel& kernel, const PruneChecks& checks) {

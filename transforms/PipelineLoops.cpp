@@ -257,6 +257,7 @@ class PipelineLoopsPass : public Pass {
       anyAsyncCopy = anyAsyncCopy || !c.tma();
     }
     stages_ = stagesThatFit(copies, loop);
+    if (stages_ < 2) return;  // not even two stages fit: the loop keeps its single buffers and still runs
 
     // What the copies' operands need, and which carried values must be advanced: those the copies use, and those
     // the advancing of those uses, transitively. Everything recomputed must be pure.
@@ -684,11 +685,12 @@ class PipelineLoopsPass : public Pass {
     return std::next(it) == block->ops().end() ? nullptr : std::next(it)->get();
   }
 
-  // num_stages, or fewer (but 2) where the target's shared memory (maxSharedBytes, 0 = no limit) cannot hold that
-  // many stages of the loop's buffers beside what else the loop needs: the buffers made before it that it reads
+  // num_stages, or fewer where the target's shared memory (maxSharedBytes, 0 = no limit) cannot hold that many
+  // stages of the loop's buffers beside what else the loop needs: the buffers made before it that it reads
   // (attention's Q) and the largest scratch of an op in it (a dot staging an operand from registers, such as
   // attention's P). 3 stages of a 128x128x64 f16 tile's operands are 96 KiB, more than gfx9's 64 KiB of LDS, while
-  // 2 fit and still overlap one iteration's copies with the previous one's work.
+  // 2 fit and still overlap one iteration's copies with the previous one's work. 1 (no pipelining) where not even 2
+  // fit: attention at 128x128, head dim 128 needs 160 KiB at 2 stages and 96 KiB at 1, and sm_86 gives 99 KiB.
   int stagesThatFit(const std::vector<BodyCopy>& copies, Op& loop) const {
     std::set<const Value*> buffers;
     int64_t stageBytes = 0;
@@ -709,7 +711,8 @@ class PipelineLoopsPass : public Pass {
       otherBytes += scratch;
     }
     int stages = requestedStages_;
-    while (stages > 2 && maxSharedBytes_ > 0 && stages * stageBytes + otherBytes > maxSharedBytes_) --stages;
+    const int fewest = warpSpecialize_ ? 2 : 1;  // a producer warpgroup works stages ahead
+    while (stages > fewest && maxSharedBytes_ > 0 && stages * stageBytes + otherBytes > maxSharedBytes_) --stages;
     return stages;
   }
 

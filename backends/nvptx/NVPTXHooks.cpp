@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "backends/nvptx/SharedMemoryLimits.h"
 #include "ir/Error.h"
 #include "transforms/analysis/SharedScratch.h"
 
@@ -27,15 +28,10 @@ llvm::Value* sreg(IRBuilder& b, llvm::Intrinsic::ID id) { return b.CreateIntrins
 }  // namespace
 
 int64_t programsPerMultiprocessor(const std::string& arch, int64_t sharedBytes) {
-  // Shared memory per multiprocessor (CUDA programming guide, compute capabilities) and the driver's per-program
-  // reservation (sm_80 and up).
-  constexpr int64_t kReservedPerProgram = 1024;
-  int64_t perMultiprocessor = 0;
-  if (arch == "sm_80") perMultiprocessor = 167936;
-  if (arch == "sm_86" || arch == "sm_89") perMultiprocessor = 102400;
-  if (arch == "sm_90" || arch == "sm_90a") perMultiprocessor = 233472;
-  if (perMultiprocessor == 0 || sharedBytes < 0) return 0;
-  return perMultiprocessor / (sharedBytes + kReservedPerProgram);
+  constexpr int64_t kReservedPerProgram = 1024;  // the driver's, per program (sm_80 and up)
+  const std::optional<SharedMemoryLimits> limits = sharedMemoryLimits(arch);
+  if (!limits || sharedBytes < 0) return 0;
+  return limits->perMultiprocessor / (sharedBytes + kReservedPerProgram);
 }
 
 void NVPTXHooks::declareMinPrograms(llvm::Function& kernel, int64_t programs) {

@@ -21,6 +21,7 @@
 #include "backends/common/OptimizeModule.h"
 #include "backends/common/TargetMachineCache.h"
 #include "backends/nvptx/NVPTXHooks.h"
+#include "backends/nvptx/SharedMemoryLimits.h"
 #include "ir/Error.h"
 
 namespace tessera::backends::nvptx {
@@ -142,6 +143,11 @@ std::string NVPTXTarget::emit(llvm::Module& m, const TargetOptions& opts) const 
 std::string NVPTXTarget::emitAssembly(const llvm::Module& m, const TargetOptions& opts) const {
   std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
   return emit(*copy, opts);
+}
+
+int64_t NVPTXTarget::maxSharedBytes(const std::string& arch) const {
+  const std::optional<SharedMemoryLimits> limits = sharedMemoryLimits(arch.empty() ? defaultArch() : arch);
+  return limits ? limits->perProgram : 0;
 }
 
 std::shared_ptr<const transforms::LayoutPolicy> NVPTXTarget::layoutPolicy(const transforms::PassOptions& options) const {

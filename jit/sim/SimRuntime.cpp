@@ -113,6 +113,11 @@ jit::DeviceModule SimRuntime::loadModule(const jit::CompiledKernel& kernel) {
                 "; this runtime emulates " + target_ + " " + arch_);
   if (kernel.optimizedLLVMIR.empty())
     throw Error("sim: kernel '" + kernel.name + "' has no optimized LLVM IR to run (a cache entry without it?)");
+  // As the GPU refuses it: the driver's cuFuncSetAttribute on CUDA, the code object's loader on HIP.
+  if (const int64_t limit = backends::createTarget(target_)->maxSharedBytes(arch_); limit > 0 && kernel.sharedBytes > limit)
+    throw Error("sim: kernel '" + kernel.name + "' needs " + std::to_string(kernel.sharedBytes) +
+                " bytes of shared memory, more than the " + std::to_string(limit) + " a program may have on " + arch_ +
+                "; use smaller blocks or fewer stages");
   std::unique_ptr<LoadedProgram> loaded(new LoadedProgram{
       HostJit(rewriteForHost(kernel.optimizedLLVMIR, kernel.name + ".opt.ll"), runtimeSymbols()), Program{}});
   Program& p = loaded->program;

@@ -98,7 +98,7 @@ def test_a_second_process_reads_the_winner_without_benchmarking(tmp_path):
 @pytest.mark.sim
 def test_configs_over_the_shared_memory_limit_are_pruned_before_any_launch(tmp_path):
     configs = [tessera.Config({"BM": 32, "BN": 32, "BK": 32}, num_warps=4),
-               tessera.Config({"BM": 32, "BN": 32, "BK": 2048}, num_warps=8),  # 3 stages of 256 KB of operands
+               tessera.Config({"BM": 32, "BN": 32, "BK": 2048}, num_warps=8),  # 256 KB of operands, unpipelined
                tessera.Config({"BM": 16, "BN": 16, "BK": 16}, num_warps=1)]
     timer = ScriptedTimer([2.0, 1.0])
     mm = tessera.autotune(configs=configs, key=["M", "N", "K"], timer=timer, cache_dir=tmp_path)(
@@ -112,7 +112,7 @@ def test_configs_over_the_shared_memory_limit_are_pruned_before_any_launch(tmp_p
         a, b, c, M, N, K, K, 1, N, 1, N, 1, GROUP_M=4, backend="sim", arch="sm_90a")
     assert timer.calls == 2
     assert mm.last_report["outcomes"][1]["rejected"] == (
-        "needs 786432 B of shared memory, the GPU gives 232448 B per block")
+        "needs 262144 B of shared memory, the GPU gives 232448 B per block")
     assert mm.best_config == configs[2]
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), atol=1e-4)
 

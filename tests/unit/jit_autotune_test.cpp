@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "ScopedEnv.h"
+#include "backends/Target.h"
 #include "ir/Error.h"
 #include "ir/FloatFormats.h"
 #include "jit/AutotunedKernel.h"
@@ -417,9 +418,20 @@ TEST(ConfigPruning, SharedMemoryOverTheLimit) {
   EXPECT_EQ(jit::pruneReason(k, checks), "");
   EXPECT_EQ(jit::knownSharedMemoryLimit("amdgpu", "gfx942"), 65536);
   EXPECT_EQ(jit::knownSharedMemoryLimit("nvptx", "sm_999"), std::nullopt);
+  EXPECT_EQ(jit::knownSharedMemoryLimit("nvptx", "sm_86"), 101376);
   EXPECT_EQ(jit::localMemoryPruneReason(0), "");
   EXPECT_EQ(jit::localMemoryPruneReason(48),
             "uses 48 B of local memory per thread (register spills; driver attribute LOCAL_SIZE_BYTES)");
+}
+
+// The same per-arch limits bound pipelining: the pass options of an arch carry its opt-in limit.
+TEST(ConfigPruning, PassOptionsCarryTheArchsSharedMemoryLimit) {
+  const std::unique_ptr<backends::Target> nvptx = backends::createTarget("nvptx");
+  EXPECT_EQ(nvptx->passOptions(8, 3, "sm_80").maxSharedBytes, 166912);
+  EXPECT_EQ(nvptx->passOptions(8, 3, "sm_89").maxSharedBytes, 101376);
+  EXPECT_EQ(nvptx->passOptions(8, 3, "sm_90a").maxSharedBytes, 232448);
+  EXPECT_EQ(nvptx->passOptions(8, 3).maxSharedBytes, 232448);  // the default arch, sm_90a
+  EXPECT_EQ(backends::createTarget("amdgpu")->passOptions(8, 3, "gfx942").maxSharedBytes, 65536);
 }
 
 TEST(ConfigPruning, ReadsPtxasVerboseOutput) {

@@ -148,5 +148,35 @@ TEST(SimJitLaunch, AKernelCompiledForAnotherArchIsRefused) {
   }
 }
 
+// The emulator refuses what the GPU would: a program with more shared memory than the arch's opt-in limit
+// (SharedMemoryLimits.h: 166912 B on sm_80, 232448 B on sm_90a).
+TEST(SimJitLaunch, AKernelWithMoreSharedMemoryThanTheArchGivesIsRefused) {
+  jit::KernelCache cache{std::filesystem::path()};
+  jit::JitKernel add(kernels::vector_add_kernel(), cache);
+  for (const auto& [arch, limit] : {std::pair<std::string, int64_t>{"sm_80", 166912}, {"sm_90a", 232448}}) {
+    jit::LaunchOptions options;
+    options.target = "nvptx";
+    options.arch = arch;
+    std::vector<jit::KernelArg> args{jit::KernelArg::pointer(256), jit::KernelArg::pointer(256),
+                                     jit::KernelArg::pointer(256), int64_t(64)};
+    auto compiled = add.compileOnly(args, {{"BLOCK", 64}}, options);
+    auto atLimit = std::make_shared<jit::CompiledKernel>(*compiled);
+    atLimit->sharedBytes = limit;
+    EXPECT_NO_THROW(jit::LoadedKernel(atLimit, {}, sim::simRuntime(arch))) << arch;
+    auto over = std::make_shared<jit::CompiledKernel>(*compiled);
+    over->sharedBytes = limit + 1;
+    try {
+      jit::LoadedKernel loaded(over, {}, sim::simRuntime(arch));
+      FAIL() << "loaded a kernel needing " << over->sharedBytes << " B of shared memory on " << arch;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("kernel '" + compiled->name + "' needs " + std::to_string(limit + 1) +
+                                           " bytes of shared memory, more than the " + std::to_string(limit) +
+                                           " a program may have on " + arch),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera
