@@ -17,6 +17,7 @@
 
 #include "ir/Layout.h"
 #include "transforms/PassManager.h"
+#include "transforms/Rematerialize.h"
 
 namespace tessera::transforms {
 namespace {
@@ -26,8 +27,6 @@ using ir::Op;
 using ir::OpKind;
 using ir::Type;
 using ir::Value;
-
-constexpr int kRematerializationBudget = 32;  // ops copied for one conversion at most
 
 std::optional<Layout> layoutOf(const Value* v) { return Layout::ofType(v->type()); }
 
@@ -88,52 +87,7 @@ class RemoveLayoutConversionsPass : public Pass {
     return changed;
   }
 
-  // ---- recomputing cheap values in the needed layout
-  bool canRematerialize(const Value* v, const Layout& layout, int& budget) const {
-    if (layoutOf(v) == layout) return true;
-    const Op* def = v->definingOp();
-    if (!def || def->numResults() != 1 || def->numRegions() != 0 || --budget < 0) return false;
-    switch (def->kind()) {
-      case OpKind::Constant:
-      case OpKind::Arange: return true;
-      case OpKind::Splat: return true;  // from a scalar: any layout is free
-      case OpKind::ConvertLayout: return canRematerialize(def->operand(0), layout, budget);
-      case OpKind::ExpandDims:
-        return !def->operand(0)->type().isTile() ||
-               canRematerialize(def->operand(0), Layout::slice(static_cast<int>(def->intAttr("axis")), layout), budget);
-      case OpKind::Broadcast:
-      case OpKind::Hint: return canRematerialize(def->operand(0), layout, budget);
-      default: break;
-    }
-    if (!def->info().has(ir::kElementwise) || !def->info().has(ir::kPure)) return false;
-    for (const Value* operand : def->operands())
-      if (operand->type().isTile() && !canRematerialize(operand, layout, budget)) return false;
-    return true;
-  }
-
-  Value* rematerializeValue(Value* v, const Layout& layout) {
-    if (layoutOf(v) == layout) return v;
-    auto key = std::make_pair(v, layout.str());
-    if (auto it = copies_.find(key); it != copies_.end()) return it->second;
-    Op* def = v->definingOp();
-    if (def->is(OpKind::ConvertLayout)) return copies_[key] = rematerializeValue(def->operand(0), layout);
-    std::vector<Value*> operands;
-    for (Value* operand : def->operands()) {
-      if (!operand->type().isTile()) {
-        operands.push_back(operand);
-      } else if (def->is(OpKind::ExpandDims)) {
-        operands.push_back(rematerializeValue(operand, Layout::slice(static_cast<int>(def->intAttr("axis")), layout)));
-      } else {
-        operands.push_back(rematerializeValue(operand, layout));
-      }
-    }
-    auto copy = Op::create(def->kind(), operands, {layout.apply(v->type())}, def->attrs(), def->loc());
-    copy->result(0)->setNameHint(v->nameHint());
-    Value* result = def->parentBlock()->insertBefore(nextOp(def), std::move(copy))->result(0);
-    maybeDead_.insert(def);
-    return copies_[key] = result;
-  }
-
+  // ---- recomputing cheap values in the needed layout (Rematerialize.h)
   bool rematerialize(ir::Function& f) {
     bool changed = false;
     for (Op* c : conversionsOf(f)) {
@@ -142,9 +96,9 @@ class RemoveLayoutConversionsPass : public Pass {
       Value* src = c->operand(0);
       if (!target || !target->isDistributed() || src->definingOp() == nullptr) continue;
       // Only worth it when the source is computed (a plain identity was folded already).
-      int budget = kRematerializationBudget;
-      if (!canRematerialize(src, *target, budget)) continue;
-      c->result(0)->replaceAllUsesWith(rematerializeValue(src, *target));
+      int budget = Rematerializer::kBudget;
+      if (!Rematerializer::possible(src, *target, budget)) continue;
+      c->result(0)->replaceAllUsesWith(remat_.recompute(src, *target, maybeDead_));
       maybeDead_.insert(c);
       changed = true;
     }
@@ -236,8 +190,9 @@ class RemoveLayoutConversionsPass : public Pass {
     const std::optional<Layout> target = Layout::ofType(*converted);
     if (!target || !target->isDistributed()) return false;
     for (Value* operand : update->operands()) {
-      int budget = kRematerializationBudget;
-      if (operand != arg && operand->type().isTile() && !canRematerialize(operand, *target, budget)) return false;
+      int budget = Rematerializer::kBudget;
+      if (operand != arg && operand->type().isTile() && !Rematerializer::possible(operand, *target, budget))
+        return false;
     }
 
     Type original = arg->type();
@@ -248,7 +203,7 @@ class RemoveLayoutConversionsPass : public Pass {
     arg->setType(*converted);
     for (unsigned k = 0; k < update->numOperands(); ++k)
       if (Value* operand = update->operand(k); operand != arg && operand->type().isTile())
-        update->setOperand(k, rematerializeValue(operand, *target));
+        update->setOperand(k, remat_.recompute(operand, *target, maybeDead_));
     update->result(0)->setType(target->apply(update->result(0)->type()));
 
     carryResultIn(loop, i, *converted, original);
@@ -283,23 +238,15 @@ class RemoveLayoutConversionsPass : public Pass {
       std::vector<Op*> operandDefs;
       for (Value* operand : op->operands())
         if (Op* def = operand->definingOp()) operandDefs.push_back(def);
-      forgetCopiesOf(op);
+      remat_.forget(op);
       op->parentBlock()->erase(op);
       erased.insert(op);
       work.insert(work.end(), operandDefs.begin(), operandDefs.end());
     }
   }
 
-  // Drops the memoized copies that involve `erased`'s results (called before erasing it).
-  void forgetCopiesOf(const Op* erased) {
-    for (auto it = copies_.begin(); it != copies_.end();) {
-      bool stale = it->first.first->definingOp() == erased || it->second->definingOp() == erased;
-      it = stale ? copies_.erase(it) : std::next(it);
-    }
-  }
-
   std::set<Op*> maybeDead_;
-  std::map<std::pair<Value*, std::string>, Value*> copies_;  // (value, layout) -> its copy in that layout
+  Rematerializer remat_;
 };
 
 }  // namespace
