@@ -17,11 +17,19 @@
 // while the iteration reads stage i % S) and the store may move to the end. Masked-off elements load as zero, what
 // the copy filled them with. insert-barriers then orders the store after the previous iteration's reads of its
 // stage and before the next iteration's reads (analysis/Membar.h: one barrier per iteration, as before).
+//
+// A copy into a buffer whose fastest dimension is not the pointers' (transposingLayouts) loads in a layout with
+// several rows per thread, so that the store writes the buffer's vectors whole (8 bytes) instead of 2 bytes at a
+// time; such copies outside loops are split in place, as their lowering would store them element by element.
 #include <algorithm>
+#include <set>
 
 #include "ir/Builder.h"
+#include "ir/Error.h"
+#include "ir/LinearLayout.h"
 #include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
+#include "transforms/Rematerialize.h"
 
 namespace tessera::transforms {
 namespace {
@@ -51,7 +59,108 @@ Op* aheadGroup(Op& copy) {
   return group;
 }
 
-void stageCopies(Block& body) {
+// The layouts a staged copy loads in and stores from where the buffer's fastest dimension is not the pointers'
+// (attention's V on AMD: contiguous along the head dimension in memory, along the keys in LDS, as the MFMA B
+// operand reads it). In the pointers' layout a thread holds a run of one row, whose elements go to LDS 2 bytes at a
+// time, two lanes to a bank. Instead each thread takes `a` rows (up to the buffer's vector) of `b` elements (up to
+// the pointers' run): it loads b elements at a time, and the same registers in another order (a register
+// permutation, no data moves) store a at a time. Lanes and warps go along the pointers' contiguous dimension first,
+// so the loads stay coalesced. None where that does not apply or the tile does not fill the threads evenly.
+struct StagingLayouts {
+  ir::Layout load, store;
+};
+
+std::optional<StagingLayouts> transposingLayouts(const ir::Type& ptrs, const ir::Type& buffer, int64_t numWarps,
+                                                 int64_t warpSize) {
+  const std::optional<ir::Layout> ptrLayout = ir::Layout::ofType(ptrs);
+  if (ptrs.shape().size() != 2 || !buffer.encoding() || !ptrLayout || ptrLayout->kind() != ir::Layout::Kind::Blocked)
+    return std::nullopt;
+  const ir::Layout shared = ir::Layout::fromAttr(*buffer.encoding());
+  if (shared.kind() != ir::Layout::Kind::Shared) return std::nullopt;
+  const std::vector<int64_t>& shape = ptrs.shape();
+  const int64_t c = ptrLayout->order()[0], f = shared.order()[0];  // contiguous in memory / in the buffer
+  const int64_t threads = numWarps * warpSize, elements = shape[0] * shape[1];
+  if (c == f || elements % threads != 0) return std::nullopt;
+  const int64_t perThread = elements / threads;
+  const int64_t a = std::min({shared.vec(), perThread, shape[f]});
+  const int64_t b = std::min({perThread / a, ptrLayout->sizePerThread()[c], shape[c]});
+  const int64_t lanesC = std::min(warpSize, shape[c] / b), lanesF = warpSize / lanesC;
+  const int64_t warpsC = std::min(numWarps, shape[c] / (b * lanesC)), warpsF = numWarps / warpsC;
+  const int64_t extra = perThread / (a * b);  // more rows per thread, beyond every lane and warp
+  if (a < 2 || b * lanesC * warpsC != shape[c] || a * lanesF * warpsF * extra != shape[f]) return std::nullopt;
+
+  using Bases = std::vector<ir::LinearLayout::Basis>;
+  auto along = [](int64_t dim, int64_t first, int64_t count) {  // count (a power of two) steps of first, 2 first...
+    Bases bases;
+    for (int64_t step = first; step < first * count; step *= 2) {
+      ir::LinearLayout::Basis basis(2, 0);
+      basis[dim] = step;
+      bases.push_back(basis);
+    }
+    return bases;
+  };
+  auto concat = [](std::initializer_list<Bases> parts) {
+    Bases all;
+    for (const Bases& p : parts) all.insert(all.end(), p.begin(), p.end());
+    return all;
+  };
+  const Bases rowRegs = along(f, 1, a), runRegs = along(c, 1, b), extraRegs = along(f, a * lanesF * warpsF, extra);
+  const Bases lanes = concat({along(c, b, lanesC), along(f, a, lanesF)});
+  const Bases warps = concat({along(c, b * lanesC, warpsC), along(f, a * lanesF, warpsF)});
+  auto linear = [&](Bases registers) {
+    return ir::LinearLayout({{ir::kRegisterDim, std::move(registers)}, {ir::kLaneDim, lanes}, {ir::kWarpDim, warps}},
+                            {{ir::tensorDimName(0), shape[0]}, {ir::tensorDimName(1), shape[1]}});
+  };
+  // Loaded in a blocked layout (rows beyond the threads wrap around), which the pointers' producers can be
+  // recomputed in; stored from the same registers, rows first.
+  std::vector<int64_t> spt(2), tpw(2), wpc(2);
+  spt[f] = a, spt[c] = b, tpw[f] = lanesF, tpw[c] = lanesC, wpc[f] = warpsF, wpc[c] = warpsC;
+  const ir::Layout load = ir::Layout::blocked(spt, tpw, wpc, {c, f});
+  if (load.toLinear(shape) != linear(concat({runRegs, rowRegs, extraRegs})))
+    throw Error("internal error: stage-copies-in-registers: the blocked load layout is not the one planned");
+  return StagingLayouts{load, ir::Layout::linear(linear(concat({rowRegs, runRegs, extraRegs})))};
+}
+
+// The copy replaced by a load in front of it and a local_store in front of `storeBefore` (null: where the copy
+// was), through the transposing layouts where they apply and the pointers (and mask) can be recomputed in them.
+// False, changing nothing, when `onlyTransposing` and they do not.
+bool splitCopy(Op* copy, Op* storeBefore, bool onlyTransposing, int64_t numWarps, int64_t warpSize,
+               Rematerializer& remat, std::set<Op*>& copied) {
+  Block& block = *copy->parentBlock();
+  // async_copy %ptrs, %buffer, %stage[, %mask]
+  ir::Value* ptrs = copy->operand(0);
+  ir::Value* mask = copy->numOperands() > 3 ? copy->operand(3) : nullptr;
+  std::optional<StagingLayouts> staging = transposingLayouts(ptrs->type(), copy->operand(1)->type(), numWarps, warpSize);
+  int ptrBudget = Rematerializer::kBudget, maskBudget = Rematerializer::kBudget;
+  if (!staging || !Rematerializer::possible(ptrs, staging->load, ptrBudget) ||
+      (mask && !Rematerializer::possible(mask, staging->load, maskBudget))) {
+    if (onlyTransposing) return false;
+    staging.reset();
+  }
+  if (staging) {
+    ptrs = remat.recompute(ptrs, staging->load, copied);
+    if (mask) mask = remat.recompute(mask, staging->load, copied);
+  }
+  if (!storeBefore) storeBefore = copy;
+  std::vector<ir::Value*> loadOperands{ptrs};
+  if (mask) loadOperands.push_back(mask);
+  ir::Value* loaded =
+      ir::Builder(&block, copy).create1(OpKind::Load, loadOperands, ptrs->type().withElement(ptrs->type().pointee()));
+  loaded->definingOp()->setLoc(copy->loc());
+  if (staging) {
+    loaded = ir::Builder(&block, storeBefore).create1(OpKind::ConvertLayout, {loaded},
+                                                      staging->store.apply(loaded->type()));
+    loaded->definingOp()->setLoc(copy->loc());
+  }
+  Op* store = ir::Builder(&block, storeBefore).create(OpKind::LocalStore, {loaded, copy->operand(1), copy->operand(2)},
+                                                      {copy->result(0)->type()});
+  store->setLoc(copy->loc());
+  copy->result(0)->replaceAllUsesWith(store->result(0));
+  block.erase(copy);
+  return true;
+}
+
+void stageCopies(Block& body, int64_t numWarps, int64_t warpSize, Rematerializer& remat, std::set<Op*>& copied) {
   Op* end = body.terminator();
   std::vector<std::pair<Op*, Op*>> copies;  // (copy, its group)
   for (auto& owned : body.ops())
@@ -59,18 +168,7 @@ void stageCopies(Block& body) {
       if (Op* group = aheadGroup(*owned)) copies.push_back({owned.get(), group});
   std::vector<Op*> groups;  // in body order, each moved once
   for (auto [copy, group] : copies) {
-    // async_copy %ptrs, %buffer, %stage[, %mask]
-    ir::Value* ptrs = copy->operand(0);
-    std::vector<ir::Value*> loadOperands{ptrs};
-    if (copy->numOperands() > 3) loadOperands.push_back(copy->operand(3));
-    ir::Value* loaded = ir::Builder(&body, copy).create1(OpKind::Load, loadOperands,
-                                                         ptrs->type().withElement(ptrs->type().pointee()));
-    loaded->definingOp()->setLoc(copy->loc());
-    Op* store = ir::Builder(&body, end).create(OpKind::LocalStore, {loaded, copy->operand(1), copy->operand(2)},
-                                               {copy->result(0)->type()});
-    store->setLoc(copy->loc());
-    copy->result(0)->replaceAllUsesWith(store->result(0));
-    body.erase(copy);
+    splitCopy(copy, end, /*onlyTransposing=*/false, numWarps, warpSize, remat, copied);
     if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
   }
   // Each group after the stores it commits.
@@ -79,7 +177,8 @@ void stageCopies(Block& body) {
 
 class StageCopiesInRegistersPass : public Pass {
  public:
-  explicit StageCopiesInRegistersPass(const PassOptions& options) : policy_(options.layoutPolicy) {}
+  explicit StageCopiesInRegistersPass(const PassOptions& options)
+      : policy_(options.layoutPolicy), numWarps_(options.numWarps), warpSize_(options.warpSize) {}
   const char* name() const override { return "stage-copies-in-registers"; }
 
   void run(ir::Function& f) override {
@@ -88,11 +187,21 @@ class StageCopiesInRegistersPass : public Pass {
     f.walk([&](Op* op) {
       if (op->is(OpKind::For)) bodies.push_back(op->region(0));
     });
-    for (Block* body : bodies) stageCopies(*body);
+    Rematerializer remat;
+    std::set<Op*> copied;  // originals that recomputed pointers may have left unused: dce erases them
+    for (Block* body : bodies) stageCopies(*body, numWarps_, warpSize_, remat, copied);
+    // The other copies (a loop's prologue, a copy outside loops) stay where they are; those into a transposed
+    // buffer are split in place, for the wide LDS stores.
+    std::vector<Op*> rest;
+    f.walk([&](Op* op) {
+      if (op->is(OpKind::AsyncCopy)) rest.push_back(op);
+    });
+    for (Op* copy : rest) splitCopy(copy, nullptr, /*onlyTransposing=*/true, numWarps_, warpSize_, remat, copied);
   }
 
  private:
   std::shared_ptr<const LayoutPolicy> policy_;
+  int64_t numWarps_, warpSize_;
 };
 
 }  // namespace

@@ -190,30 +190,42 @@ bool conflicts(const Pending& pending, const Pending& access) {
 // before it), but the mbarrier_wait that completes it makes its bytes visible to every waiting thread: it adds
 // nothing pending.
 class MembarAnalysis {
-  // The reads since the last barrier of one run over a block: those pending when it began (of earlier iterations,
-  // of other blocks) as bytes only, and the block's own with the stage of the buffer they read. A local_store
-  // (stage-copies-in-registers: iteration i fills the stage iteration i + S - 1 reads) does not conflict with
-  // this iteration's reads of other stages of its buffer.
-  struct StagedReads {
-    struct Read {
+  // The accesses since the last barrier of one run over a block: those pending when it began (of earlier
+  // iterations, of other blocks) as bytes only, and the block's own reads and local_stores with the stage of the
+  // buffer they touch. A local_store (stage-copies-in-registers: iteration i fills the stage iteration i + S - 1
+  // reads, and a prologue fills stages 0 .. S - 2 one after another) does not conflict with this run's reads or
+  // stores of other stages of its buffer.
+  struct StagedAccesses {
+    struct Access {
       ByteRanges bytes;
-      const ir::Value* buffer = nullptr;  // with the stage read; null when unknown
+      const ir::Value* buffer = nullptr;  // with the stage touched; null when unknown
       const ir::Value* stage = nullptr;
     };
-    ByteRanges before;
-    std::vector<Read> own;
+    ByteRanges readsBefore, otherWrites;  // otherWrites: pending before, and this run's writes but local_stores'
+    std::vector<Access> reads, stores;
 
-    void add(const Op& op, const ByteRanges& bytes) {
+    StagedAccesses() = default;
+    explicit StagedAccesses(const Pending& before) : readsBefore(before.reads), otherWrites(before.writes) {}
+
+    void add(const Op& op, const Pending& access) {
       const std::vector<std::pair<const ir::Value*, const ir::Value*>> stages = stagesRead(op);
-      if (stages.empty()) own.push_back({bytes});
-      for (auto [buffer, stage] : stages) own.push_back({bufferRange(buffer), buffer, stage});
+      if (!access.reads.empty() && stages.empty()) reads.push_back({access.reads});
+      if (!access.reads.empty())
+        for (auto [buffer, stage] : stages) reads.push_back({bufferRange(buffer), buffer, stage});
+      if (op.is(OpKind::LocalStore))
+        stores.push_back({access.writes, op.operand(1), op.operand(2)});
+      else
+        otherWrites.add(access.writes);
     }
-    bool conflictsWith(const Op& store, const Pending& pending, const ByteRanges& writes) const {
-      if (writes.intersects(pending.writes) || writes.intersects(before)) return true;
-      return std::any_of(own.begin(), own.end(), [&](const Read& read) {
-        const bool otherStage = read.buffer == store.operand(1) && differentStages(read.stage, store.operand(2));
-        return read.bytes.intersects(writes) && !otherStage;
-      });
+    void addLanded(const ByteRanges& writes) { otherWrites.add(writes); }  // at an async_wait
+    bool conflictsWith(const Op& store, const ByteRanges& writes) const {
+      if (writes.intersects(otherWrites) || writes.intersects(readsBefore)) return true;
+      auto conflicting = [&](const Access& a) {
+        const bool otherStage = a.buffer == store.operand(1) && differentStages(a.stage, store.operand(2));
+        return a.bytes.intersects(writes) && !otherStage;
+      };
+      return std::any_of(reads.begin(), reads.end(), conflicting) ||
+             std::any_of(stores.begin(), stores.end(), conflicting);
     }
   };
 
@@ -227,29 +239,29 @@ class MembarAnalysis {
 
   // Analyzes `block` starting from `state`; returns the state at its end.
   Pending run(Block& block, Pending state) {
-    StagedReads staged{state.reads, {}};
+    StagedAccesses staged(state);
     for (auto it = block.ops().begin(); it != block.ops().end(); ++it) {
       Op* op = it->get();
       switch (op->kind()) {
         case OpKind::Barrier:
           state = {};
-          staged = {};
+          staged = StagedAccesses();
           continue;
         case OpKind::If: {
           Pending thenEnd = run(*op->region(0), state);
           Pending elseEnd = run(*op->region(1), state);
           state = thenEnd;
           state.add(elseEnd);
-          staged = {state.reads, {}};
+          staged = StagedAccesses(state);
           continue;
         }
         case OpKind::For:
           state = runLoop(*op->region(0), nullptr, state);
-          staged = {state.reads, {}};
+          staged = StagedAccesses(state);
           continue;
         case OpKind::While:
           state = runLoop(*op->region(0), op->region(1), state);
-          staged = {state.reads, {}};
+          staged = StagedAccesses(state);
           continue;
         case OpKind::WarpSpecialize:
           // The producer's one thread only issues TMA copies, which the consumers' waits on the full mbarriers
@@ -258,7 +270,7 @@ class MembarAnalysis {
           // is analyzed as straight-line code; its barriers are the consumers' own (lowered as a named barrier).
           requireOnlyTmaCopies(*op->region(0));
           state = run(*op->region(1), state);
-          staged = {state.reads, {}};
+          staged = StagedAccesses(state);
           continue;
         default:
           break;
@@ -266,23 +278,28 @@ class MembarAnalysis {
       for (unsigned r = 0; r < op->numRegions(); ++r) requireNoSharedAccess(*op->region(r));
       if (op->is(OpKind::AsyncWait)) {
         state.writes.add(asyncCopyLanding_);
+        staged.addLanded(asyncCopyLanding_);
         continue;
       }
       Pending access = accessesOf(*op);
-      const bool conflict = op->is(OpKind::LocalStore) ? staged.conflictsWith(*op, state, access.writes)
-                                                        : conflicts(state, access);
+      const bool conflict =
+          op->is(OpKind::LocalStore) ? staged.conflictsWith(*op, access.writes) : conflicts(state, access);
       if (conflict) {
         if (mode_ == Mode::Check) {
           conflict_ = true;
         } else {
           inserted_.push_back(ir::Builder(&block, op).create(OpKind::Barrier, {}, {}));
           state = {};
-          staged = {};
+          staged = StagedAccesses();
         }
       }
       // A copy's write is checked where it is issued; it lands later (async_wait, mbarrier_wait).
-      if (!op->is(OpKind::AsyncCopy) && !op->is(OpKind::AsyncTmaCopy)) state.add(access);
-      if (!access.reads.empty()) staged.add(*op, access.reads);
+      if (!op->is(OpKind::AsyncCopy) && !op->is(OpKind::AsyncTmaCopy)) {
+        state.add(access);
+        staged.add(*op, access);
+      } else if (!access.reads.empty()) {
+        staged.add(*op, {access.reads, {}});
+      }
     }
     return state;
   }
