@@ -14,6 +14,21 @@ namespace {
 
 std::optional<Layout> layoutOf(const Value* v) { return Layout::ofType(v->type()); }
 
+// The layout a broadcast's operand takes for the result to have `layout`: the same one, except that a linear
+// layout is over one shape: over the operand's, its coordinates along the broadcast dimensions are 0 (replicated).
+Layout operandOfBroadcast(const Layout& layout, const std::vector<int64_t>& shape) {
+  if (layout.kind() != Layout::Kind::Linear || layout.linearLayout().outShape() == shape) return layout;
+  const ir::LinearLayout& linear = layout.linearLayout();
+  std::vector<ir::LinearLayout::InDim> ins = linear.inDims();
+  for (ir::LinearLayout::InDim& in : ins)
+    for (ir::LinearLayout::Basis& basis : in.bases)
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (shape[d] == 1) basis[d] = 0;
+  std::vector<ir::LinearLayout::OutDim> outs;
+  for (size_t d = 0; d < shape.size(); ++d) outs.push_back({ir::tensorDimName(static_cast<int>(d)), shape[d]});
+  return Layout::linear(ir::LinearLayout(std::move(ins), std::move(outs)));
+}
+
 Op* nextOp(Op* op) {
   ir::Block* block = op->parentBlock();
   auto it = std::find_if(block->ops().begin(), block->ops().end(), [&](const auto& o) { return o.get() == op; });
@@ -35,6 +50,7 @@ bool Rematerializer::possible(const Value* v, const Layout& layout, int& budget)
       return !def->operand(0)->type().isTile() ||
              possible(def->operand(0), Layout::slice(static_cast<int>(def->intAttr("axis")), layout), budget);
     case OpKind::Broadcast:
+      return possible(def->operand(0), operandOfBroadcast(layout, def->operand(0)->type().shape()), budget);
     case OpKind::Hint: return possible(def->operand(0), layout, budget);
     default: break;
   }
@@ -56,6 +72,8 @@ Value* Rematerializer::recompute(Value* v, const Layout& layout, std::set<Op*>& 
       operands.push_back(operand);
     } else if (def->is(OpKind::ExpandDims)) {
       operands.push_back(recompute(operand, Layout::slice(static_cast<int>(def->intAttr("axis")), layout), copied));
+    } else if (def->is(OpKind::Broadcast)) {
+      operands.push_back(recompute(operand, operandOfBroadcast(layout, operand->type().shape()), copied));
     } else {
       operands.push_back(recompute(operand, layout, copied));
     }

@@ -1,6 +1,6 @@
 // Recomputing a tile in another layout from the cheap ops that compute it (constant, arange, splat, the element-wise
 // ops, and broadcast, expand_dims and hint over those) instead of converting it, which can cost a shared-memory
-// exchange. The copies go right after their originals, so nothing moves into a loop. remove-layout-conversions
+// exchange. The layout may be a linear one: a broadcast's operand then takes it over its own shape. The copies go right after their originals, so nothing moves into a loop. remove-layout-conversions
 // recomputes what conversions read; stage-copies-in-registers recomputes pointers in the layout it loads in.
 #pragma once
 

@@ -25,11 +25,11 @@
 #include <set>
 
 #include "ir/Builder.h"
-#include "ir/Error.h"
 #include "ir/LinearLayout.h"
 #include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
 #include "transforms/Rematerialize.h"
+#include "transforms/analysis/ExchangeConflicts.h"
 
 namespace tessera::transforms {
 namespace {
@@ -64,14 +64,15 @@ Op* aheadGroup(Op& copy) {
 // operand reads it). In the pointers' layout a thread holds a run of one row, whose elements go to LDS 2 bytes at a
 // time, two lanes to a bank. Instead each thread takes `a` rows (up to the buffer's vector) of `b` elements (up to
 // the pointers' run): it loads b elements at a time, and the same registers in another order (a register
-// permutation, no data moves) store a at a time. Lanes and warps go along the pointers' contiguous dimension first,
-// so the loads stay coalesced. None where that does not apply or the tile does not fill the threads evenly.
+// permutation, no data moves) store a at a time. None where that does not apply or the tile does not fill the
+// threads evenly.
 struct StagingLayouts {
   ir::Layout load, store;
 };
 
 std::optional<StagingLayouts> transposingLayouts(const ir::Type& ptrs, const ir::Type& buffer, int64_t numWarps,
                                                  int64_t warpSize) {
+  const int64_t elementBytes = buffer.storageBytes();
   const std::optional<ir::Layout> ptrLayout = ir::Layout::ofType(ptrs);
   if (ptrs.shape().size() != 2 || !buffer.encoding() || !ptrLayout || ptrLayout->kind() != ir::Layout::Kind::Blocked)
     return std::nullopt;
@@ -105,20 +106,31 @@ std::optional<StagingLayouts> transposingLayouts(const ir::Type& ptrs, const ir:
     return all;
   };
   const Bases rowRegs = along(f, 1, a), runRegs = along(c, 1, b), extraRegs = along(f, a * lanesF * warpsF, extra);
-  const Bases lanes = concat({along(c, b, lanesC), along(f, a, lanesF)});
-  const Bases warps = concat({along(c, b * lanesC, warpsC), along(f, a * lanesF, warpsF)});
-  auto linear = [&](Bases registers) {
-    return ir::LinearLayout({{ir::kRegisterDim, std::move(registers)}, {ir::kLaneDim, lanes}, {ir::kWarpDim, warps}},
+  auto linear = [&](Bases registers, Bases lanes) {
+    const Bases warps = concat({along(c, b * lanesC, warpsC), along(f, a * lanesF, warpsF)});
+    return ir::LinearLayout({{ir::kRegisterDim, std::move(registers)}, {ir::kLaneDim, std::move(lanes)},
+                             {ir::kWarpDim, warps}},
                             {{ir::tensorDimName(0), shape[0]}, {ir::tensorDimName(1), shape[1]}});
   };
-  // Loaded in a blocked layout (rows beyond the threads wrap around), which the pointers' producers can be
-  // recomputed in; stored from the same registers, rows first.
-  std::vector<int64_t> spt(2), tpw(2), wpc(2);
-  spt[f] = a, spt[c] = b, tpw[f] = lanesF, tpw[c] = lanesC, wpc[f] = warpsF, wpc[c] = warpsC;
-  const ir::Layout load = ir::Layout::blocked(spt, tpw, wpc, {c, f});
-  if (load.toLinear(shape) != linear(concat({runRegs, rowRegs, extraRegs})))
-    throw Error("internal error: stage-copies-in-registers: the blocked load layout is not the one planned");
-  return StagingLayouts{load, ir::Layout::linear(linear(concat({rowRegs, runRegs, extraRegs})))};
+  // The lanes go along the pointers' contiguous dimension, which keeps the loads coalesced (each row takes
+  // lanesC * b consecutive elements), except for the first `rowLanes` of them, which go along the rows: which of
+  // those the stores (a elements of `a` registers, rows first) spread best over the banks depends on the buffer's
+  // swizzle (attention's V, one column per 8 phases: all along the rows first; the tutorial matmul's B at 32x32,
+  // two columns per phase: none). Fewer row lanes first where they cost the same.
+  std::optional<StagingLayouts> best;
+  int64_t bestCost = 0;
+  for (int64_t rowLanes = 1; rowLanes <= lanesF; rowLanes *= 2) {
+    const Bases lanes =
+        concat({along(f, a, rowLanes), along(c, b, lanesC), along(f, a * rowLanes, lanesF / rowLanes)});
+    const ir::LinearLayout store = linear(concat({rowRegs, runRegs, extraRegs}), lanes);
+    const int64_t cost = sharedBufferWavefronts(store, shared, shape, elementBytes, a);
+    if (!best || cost < bestCost) {
+      best = StagingLayouts{ir::Layout::linear(linear(concat({runRegs, rowRegs, extraRegs}), lanes)),
+                            ir::Layout::linear(store)};
+      bestCost = cost;
+    }
+  }
+  return best;
 }
 
 // The copy replaced by a load in front of it and a local_store in front of `storeBefore` (null: where the copy

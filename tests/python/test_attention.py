@@ -132,3 +132,17 @@ def test_standard_configs_on_the_emulator(config, causal, arch, dtype):
     q, k, v = random_qkv((1, 1, BM + BN // 2 + 3, head_dim), dtype)
     launch = dict(BM=BM, BN=BN, num_warps=num_warps, backend="sim", arch=arch)
     check(attention(q, k, v, causal, **launch), q, k, v, causal)
+
+
+# AMD: the MFMA reads K^T and V from LDS buffers K-contiguous; V arrives N-contiguous, and its copy stores 4 keys of
+# a column per 8-byte store, its lanes spread over the swizzle's phases (stage-copies-in-registers): no LDS access
+# of the kernel conflicts. Copied in the pointers' layout, V's 2-byte stores had 4608 extra wavefronts at 128x64 and
+# 64x64, and 8-byte stores with lanes along the columns alone 768 and 2304.
+@pytest.mark.sim
+@pytest.mark.parametrize("config", [(128, 64, 64, 8), (64, 64, 64, 4)], ids=lambda c: "{}x{}_d{}_w{}".format(*c))
+def test_gfx942_attention_lds_is_conflict_free(config):
+    BM, BN, head_dim, num_warps = config
+    q, k, v = random_qkv((1, 1, 2 * BM, head_dim), torch.float16)
+    check(attention(q, k, v, False, BM=BM, BN=BN, num_warps=num_warps, backend="sim", arch="gfx942"), q, k, v, False)
+    report = tessera.sim.last_report()
+    assert report["shared_bank_conflicts"] == 0

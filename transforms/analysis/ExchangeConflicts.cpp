@@ -84,12 +84,11 @@ struct WarpElements {
   }
 };
 
-int64_t wavefronts(const ir::LinearLayout& layout, const WarpElements& warp, const ExchangeBuffer& buffer) {
-  const int64_t elementBytes = buffer.elementBytes, pitchBytes = buffer.pitchBytes();
-  // The widest access the pitch keeps aligned, as LLVM's load/store vectorizer would form it (a swizzle moves
-  // whole 16-byte chunks). One row: only the buffer's start, 16-byte aligned, matters.
-  const Access access = widestAccess(layout, elementBytes, buffer.rows() == 1 ? 0 : pitchBytes);
-  const int64_t vectorBytes = access.vectorBytes, perAccess = access.perAccess, phaseLanes = access.phaseLanes;
+// Wavefronts of warp 0's accesses, `perAccess` registers of `vectorBytes` each starting at `startOf(register, lane)`
+// (bytes), `phaseLanes` lanes to a phase; registers in `repeatedRegisters` repeat others and are not accessed.
+template <class StartOf>
+int64_t accessWavefronts(int64_t registers, int64_t lanes, uint64_t repeatedRegisters, int64_t perAccess,
+                         int64_t vectorBytes, int64_t phaseLanes, const StartOf& startOf) {
   int64_t total = 0;
   // Per bank, the distinct words one phase asks of it (a bank delivers one word per wavefront), counted in place
   // rather than sorted: this loop runs for every candidate buffer. A phase touches at most 64 words: 32 lanes of one
@@ -97,23 +96,21 @@ int64_t wavefronts(const ir::LinearLayout& layout, const WarpElements& warp, con
   constexpr size_t kMaxPhaseWords = 64;
   std::array<std::array<int64_t, kMaxPhaseWords>, kBanks> bankWords;
   std::array<int64_t, kBanks> distinct;
-  for (int64_t r = 0; r < warp.registers; r += perAccess) {
-    if ((static_cast<uint64_t>(r) & warp.repeatedRegisters) != 0) continue;
-    for (int64_t first = 0; first < warp.lanes; first += phaseLanes) {
+  for (int64_t r = 0; r < registers; r += perAccess) {
+    if ((static_cast<uint64_t>(r) & repeatedRegisters) != 0) continue;
+    for (int64_t first = 0; first < lanes; first += phaseLanes) {
       distinct.fill(0);
       int64_t most = 0;
-      for (int64_t lane = first; lane < std::min(warp.lanes, first + phaseLanes); ++lane) {
-        const size_t at = static_cast<size_t>(r * warp.lanes + lane);
-        // A swizzle leaves rows unpadded (ExchangeBuffer::byteOffset).
-        const int64_t start = buffer.swizzle.apply(warp.rows[at] * pitchBytes + warp.lasts[at] * elementBytes);
+      for (int64_t lane = first; lane < std::min(lanes, first + phaseLanes); ++lane) {
+        const int64_t start = startOf(r, lane);
         for (int64_t word = start / kBankBytes; word * kBankBytes < start + vectorBytes; ++word) {
           const size_t bank = static_cast<size_t>(word % kBanks);
           int64_t* words = bankWords[bank].data();
           const int64_t n = distinct[bank];
           if (std::find(words, words + n, word) != words + n) continue;  // the same word: one delivery
           if (n == static_cast<int64_t>(kMaxPhaseWords))
-            throw Error("exchange buffer: more than 64 words in one shared-memory phase (" +
-                        std::to_string(vectorBytes) + "-byte accesses)");
+            throw Error("shared memory: more than 64 words in one phase (" + std::to_string(vectorBytes) +
+                        "-byte accesses)");
           words[n] = word;
           most = std::max(most, distinct[bank] = n + 1);
         }
@@ -124,10 +121,34 @@ int64_t wavefronts(const ir::LinearLayout& layout, const WarpElements& warp, con
   return total;
 }
 
+int64_t wavefronts(const ir::LinearLayout& layout, const WarpElements& warp, const ExchangeBuffer& buffer) {
+  const int64_t elementBytes = buffer.elementBytes, pitchBytes = buffer.pitchBytes();
+  // The widest access the pitch keeps aligned, as LLVM's load/store vectorizer would form it (a swizzle moves
+  // whole 16-byte chunks). One row: only the buffer's start, 16-byte aligned, matters.
+  const Access access = widestAccess(layout, elementBytes, buffer.rows() == 1 ? 0 : pitchBytes);
+  // A swizzle leaves rows unpadded (ExchangeBuffer::byteOffset).
+  return accessWavefronts(warp.registers, warp.lanes, warp.repeatedRegisters, access.perAccess, access.vectorBytes,
+                          access.phaseLanes, [&](int64_t r, int64_t lane) {
+                            const size_t at = static_cast<size_t>(r * warp.lanes + lane);
+                            return buffer.swizzle.apply(warp.rows[at] * pitchBytes + warp.lasts[at] * elementBytes);
+                          });
+}
+
 }  // namespace
 
 int64_t exchangeWavefronts(const ir::LinearLayout& layout, const ExchangeBuffer& buffer) {
   return wavefronts(layout, WarpElements(layout, buffer.shape), buffer);
+}
+
+int64_t sharedBufferWavefronts(const ir::LinearLayout& layout, const ir::Layout& shared,
+                               const std::vector<int64_t>& shape, int64_t elementBytes, int64_t perAccess) {
+  const ir::LinearLayout offsets = shared.toLinear(shape).invert();  // coordinates -> element offset
+  const int64_t vectorBytes = perAccess * elementBytes;
+  return accessWavefronts(layout.inDimSize(ir::kRegisterDim), layout.inDimSize(ir::kLaneDim),
+                          layout.freeVariableMasks()[0], perAccess, vectorBytes,
+                          kPhaseBytes / std::max(vectorBytes, kBankBytes), [&](int64_t r, int64_t lane) {
+                            return offsets.apply(layout.apply({r, lane, 0}))[0] * elementBytes;
+                          });
 }
 
 ExchangeBuffer leastConflictingExchange(const ir::LinearLayout& src, const ir::LinearLayout& dst, ExchangeBuffer buffer) {

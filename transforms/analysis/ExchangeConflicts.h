@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "ir/Layout.h"
 #include "ir/LinearLayout.h"
@@ -31,6 +32,12 @@ namespace tessera::transforms {
 // counts what the lowering and LLVM actually emit, which can differ for layouts that replicate elements (LLVM
 // merges and drops some of their accesses).
 int64_t exchangeWavefronts(const ir::LinearLayout& layout, const ExchangeBuffer& buffer);
+
+// Wavefronts of warp 0 accessing each element `layout` gives a thread, once, in a buffer of `shared` layout (#shared
+// or #linear_shared over `shape`), `perAccess` consecutive registers (of `elementBytes` each) at a time: how
+// stage-copies-in-registers compares the ways its lanes can store a copy.
+int64_t sharedBufferWavefronts(const ir::LinearLayout& layout, const ir::Layout& shared,
+                               const std::vector<int64_t>& shape, int64_t elementBytes, int64_t perAccess);
 
 // `buffer` (its shape and element size) with the pad or swizzle minimizing the wavefronts of writing `src` and
 // reading `dst`. The candidates, in order of preference when they cost the same: the default one-bank pad, every
