@@ -48,6 +48,8 @@ class Target {
   // The most shared memory one program may use on `arch` (empty: the default arch); 0 where the target does not
   // know. Pipelining keeps its stages within it; the emulator refuses kernels above it, as the GPU would.
   virtual int64_t maxSharedBytes(const std::string& /*arch*/) const { return 0; }
+  // The shared memory one multiprocessor (compute unit) of `arch` holds for all its programs; 0 where unknown.
+  virtual int64_t sharedBytesPerMultiprocessor(const std::string& /*arch*/) const { return 0; }
 
   // What the default pass pipeline needs from this target for `numWarps` warps, `numStages` pipeline stages and
   // `arch` (empty: the default): the warp size, the shared-memory limit and the layout policy. The JIT and

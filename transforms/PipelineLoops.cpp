@@ -691,6 +691,7 @@ class PipelineLoopsPass : public Pass {
   // attention's P). 3 stages of a 128x128x64 f16 tile's operands are 96 KiB, more than gfx9's 64 KiB of LDS, while
   // 2 fit and still overlap one iteration's copies with the previous one's work. 1 (no pipelining) where not even 2
   // fit: attention at 128x128, head dim 128 needs 160 KiB at 2 stages and 96 KiB at 1, and sm_86 gives 99 KiB.
+  // Warp specialization needs 2: an error where they do not fit.
   int stagesThatFit(const std::vector<BodyCopy>& copies, Op& loop) const {
     std::set<const Value*> buffers;
     int64_t stageBytes = 0;
@@ -711,8 +712,16 @@ class PipelineLoopsPass : public Pass {
       otherBytes += scratch;
     }
     int stages = requestedStages_;
-    const int fewest = warpSpecialize_ ? 2 : 1;  // a producer warpgroup works stages ahead
-    while (stages > fewest && maxSharedBytes_ > 0 && stages * stageBytes + otherBytes > maxSharedBytes_) --stages;
+    auto fits = [&](int n) { return maxSharedBytes_ <= 0 || n * stageBytes + otherBytes <= maxSharedBytes_; };
+    while (stages > 1 && !fits(stages)) --stages;
+    // A producer warpgroup works stages ahead: with fewer than 2 it has nothing to do.
+    if (warpSpecialize_ && !fits(2))
+      throw Error("warp_specialize: 2 stages of this loop's copies (" + std::to_string(2 * stageBytes + otherBytes) +
+                      " bytes of shared memory with what else the loop needs) exceed the " +
+                      std::to_string(maxSharedBytes_) + " bytes a program may have on " +
+                      (options_.arch.empty() ? std::string("the default arch") : options_.arch) +
+                      "; use smaller blocks",
+                  loop.loc());
     return stages;
   }
 

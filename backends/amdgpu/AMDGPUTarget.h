@@ -29,6 +29,7 @@ class AMDGPUTarget : public Target {
   std::string emit(llvm::Module& m, const TargetOptions& opts) const override;
   std::string emitAssembly(const llvm::Module& m, const TargetOptions& opts) const override;  // the GCN ISA
   int64_t maxSharedBytes(const std::string&) const override { return kMaxLdsBytes; }
+  int64_t sharedBytesPerMultiprocessor(const std::string&) const override { return kMaxLdsBytes; }  // per CU
   // f16/bf16 dots get MFMA accumulator layouts (MfmaLayoutPolicy.h).
   std::shared_ptr<const transforms::LayoutPolicy> layoutPolicy(const transforms::PassOptions& options) const override;
 };

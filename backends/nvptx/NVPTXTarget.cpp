@@ -150,6 +150,11 @@ int64_t NVPTXTarget::maxSharedBytes(const std::string& arch) const {
   return limits ? limits->perProgram : 0;
 }
 
+int64_t NVPTXTarget::sharedBytesPerMultiprocessor(const std::string& arch) const {
+  const std::optional<SharedMemoryLimits> limits = sharedMemoryLimits(arch.empty() ? defaultArch() : arch);
+  return limits ? limits->perMultiprocessor : 0;
+}
+
 std::shared_ptr<const transforms::LayoutPolicy> NVPTXTarget::layoutPolicy(const transforms::PassOptions& options) const {
   return std::make_shared<NVPTXLayoutPolicy>(options);
 }

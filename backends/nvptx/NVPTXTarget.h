@@ -20,6 +20,7 @@ class NVPTXTarget : public Target {
   std::shared_ptr<const transforms::LayoutPolicy> layoutPolicy(const transforms::PassOptions& options) const override;
   // The opt-in limit of the arch's GPUs (SharedMemoryLimits.h): 163 KB on sm_80, 99 KB on sm_86/89, 227 KB on sm_90.
   int64_t maxSharedBytes(const std::string& arch) const override;
+  int64_t sharedBytesPerMultiprocessor(const std::string& arch) const override;
   std::unique_ptr<llvm::Module> lowerToLLVM(const ir::Function& f, llvm::LLVMContext& ctx,
                                             const TargetOptions& opts) const override;
   void optimize(llvm::Module& m, const TargetOptions& opts) const override;

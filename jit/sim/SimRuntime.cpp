@@ -154,10 +154,8 @@ int64_t SimRuntime::residentPrograms(jit::DeviceFunction f, unsigned threadsPerP
   struct Multiprocessor {
     const char* arch;
     unsigned count;
-    int64_t sharedBytes;
   };
-  static constexpr Multiprocessor kFlagships[] = {
-      {"sm_90a", 132, 228 * 1024}, {"sm_80", 108, 164 * 1024}, {"gfx90a", 110, 64 * 1024}, {"gfx942", 304, 64 * 1024}};
+  static constexpr Multiprocessor kFlagships[] = {{"sm_90a", 132}, {"sm_80", 108}, {"gfx90a", 110}, {"gfx942", 304}};
   constexpr int64_t kThreadsPerMultiprocessor = 2048, kProgramsPerMultiprocessor = 32;
   const Multiprocessor* gpu = nullptr;
   for (const Multiprocessor& m : kFlagships)
@@ -167,7 +165,9 @@ int64_t SimRuntime::residentPrograms(jit::DeviceFunction f, unsigned threadsPerP
   const int64_t shared = static_cast<const LoadedProgram*>(f)->program.sharedBytes;
   int64_t perMultiprocessor = std::min<int64_t>(kProgramsPerMultiprocessor,
                                                 kThreadsPerMultiprocessor / std::max(threadsPerProgram, 1u));
-  if (shared > 0) perMultiprocessor = std::min(perMultiprocessor, gpu->sharedBytes / shared);
+  if (shared > 0)
+    perMultiprocessor = std::min(perMultiprocessor,
+                                 backends::createTarget(target_)->sharedBytesPerMultiprocessor(arch_) / shared);
   if (perMultiprocessor < 1)
     throw Error("sim: kernel '" + kernelName + "': one program (" + std::to_string(threadsPerProgram) + " threads, " +
                 std::to_string(shared) + " bytes of shared memory) does not fit on a multiprocessor of " + arch_);

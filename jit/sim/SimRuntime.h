@@ -54,8 +54,9 @@ class SimRuntime final : public jit::DeviceRuntime {
 
   // The emulated GPU's multiprocessors (setMultiprocessors, else the arch's flagship: 132 for sm_90a as an H100
   // SXM, 108 for sm_80 as an A100, 110 for gfx90a as an MI250X die, 304 for gfx942 as an MI300X) times the
-  // programs one holds by its threads (2048) and shared memory (228 KB, 164 KB, 64 KB of LDS). Registers are not
-  // modeled (the emulator has no register figures), so this may be more than the GPU would hold.
+  // programs one holds by its threads (2048) and shared memory (Target::sharedBytesPerMultiprocessor: 228 KB,
+  // 164 KB, 64 KB of LDS). Registers are not modeled (the emulator has no register figures), so this may be more
+  // than the GPU would hold.
   int64_t residentPrograms(jit::DeviceFunction f, unsigned threadsPerProgram, int64_t sharedBytes,
                            const std::string& kernelName) override;
   void launch(jit::DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,

@@ -432,6 +432,12 @@ TEST(ConfigPruning, PassOptionsCarryTheArchsSharedMemoryLimit) {
   EXPECT_EQ(nvptx->passOptions(8, 3, "sm_90a").maxSharedBytes, 232448);
   EXPECT_EQ(nvptx->passOptions(8, 3).maxSharedBytes, 232448);  // the default arch, sm_90a
   EXPECT_EQ(backends::createTarget("amdgpu")->passOptions(8, 3, "gfx942").maxSharedBytes, 65536);
+  // What a multiprocessor holds for all its programs (the emulator's residency, occupancy hints): 1 KB more per
+  // program than the opt-in limit on NVIDIA GPUs, the driver's reservation.
+  EXPECT_EQ(nvptx->sharedBytesPerMultiprocessor("sm_80"), 167936);
+  EXPECT_EQ(nvptx->sharedBytesPerMultiprocessor("sm_90a"), 233472);
+  EXPECT_EQ(nvptx->sharedBytesPerMultiprocessor("sm_999"), 0);
+  EXPECT_EQ(backends::createTarget("amdgpu")->sharedBytesPerMultiprocessor("gfx942"), 65536);
 }
 
 TEST(ConfigPruning, ReadsPtxasVerboseOutput) {

@@ -877,5 +877,26 @@ TEST(AllocateSharedMemory, StaleRangesAreDroppedAndTotalReported) {
   EXPECT_EQ(empty->attrs().at("smem_bytes").getInt(), 0);
 }
 
+// The cost model stage-copies-in-registers picks its lanes with: 4 waves of 64 lanes store a 64x64 f16 tile, 4 rows
+// of 4 columns a thread, rows first (one 8-byte store per column), into a buffer whose rows are its columns
+// (attention's V: keys contiguous, swizzled in 8-byte chunks over 16 phases). Lanes along the columns alone put the
+// 16 lanes of a store on columns 4 apart: 4 swizzle phases for 16 lanes, 4 ways conflicted. With 4 lanes along the
+// rows first, a store's 16 lanes cover 16 bank pairs: one wavefront per phase of each of the 4 stores.
+TEST(SharedBufferWavefronts, LanesAlongTheRowsFirstSpreadTransposedStoresOverTheBanks) {
+  using Bases = std::vector<ir::LinearLayout::Basis>;
+  const Bases registers{{1, 0}, {2, 0}, {0, 1}, {0, 2}}, warps{{16, 0}, {32, 0}};
+  auto storeLayout = [&](Bases lanes) {
+    return ir::LinearLayout({{ir::kRegisterDim, registers}, {ir::kLaneDim, std::move(lanes)}, {ir::kWarpDim, warps}},
+                            {{"dim0", 64}, {"dim1", 64}});
+  };
+  const Layout v = Layout::shared(4, 1, 16, {0, 1});
+  const int64_t columnsFirst = transforms::sharedBufferWavefronts(
+      storeLayout({{0, 4}, {0, 8}, {0, 16}, {0, 32}, {4, 0}, {8, 0}}), v, {64, 64}, 2, 4);
+  const int64_t rowsFirst = transforms::sharedBufferWavefronts(
+      storeLayout({{4, 0}, {8, 0}, {0, 4}, {0, 8}, {0, 16}, {0, 32}}), v, {64, 64}, 2, 4);
+  EXPECT_EQ(rowsFirst, 4 * 4);  // 4 stores of 4 phases, conflict-free
+  EXPECT_EQ(columnsFirst, 4 * rowsFirst);
+}
+
 }  // namespace
 }  // namespace tessera
