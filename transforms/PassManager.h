@@ -96,6 +96,9 @@ std::unique_ptr<Pass> createExpandDescriptorLoadsPass(const PassOptions& options
 // Loop-carried pointer tiles over a pointer_range = 32 argument -> one carried i32 offset (before layouts).
 std::unique_ptr<Pass> createCanonicalizePointersPass();
 
+// trans(load) -> a load at transposed addresses, where their expressions transpose for free (before layouts).
+std::unique_ptr<Pass> createTransposeLoadsPass();
+
 // GPU passes (docs/Layouts.md), in pipeline order.
 std::unique_ptr<Pass> createCoalescePass(const PassOptions& options);       // memory ops: widest coalesced layout
 std::unique_ptr<Pass> createAssignLayoutsPass(const PassOptions& options);  // every tile value gets a layout

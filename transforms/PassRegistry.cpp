@@ -25,6 +25,7 @@ static const std::map<std::string, PassFactory>& registry() {
       {"pipeline-loops", [](const PassOptions& o) { return createPipelineLoopsPass(o); }},
       {"remove-layout-conversions", [](const PassOptions&) { return createRemoveLayoutConversionsPass(); }},
       {"stage-copies-in-registers", [](const PassOptions& o) { return createStageCopiesInRegistersPass(o); }},
+      {"transpose-loads", [](const PassOptions&) { return createTransposeLoadsPass(); }},
   };
   return passes;
 }

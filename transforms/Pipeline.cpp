@@ -16,6 +16,10 @@ void addDefaultPipeline(PassManager& pm, const PassOptions& options) {
   // DCE drops the 64-bit arithmetic it replaced; before the layout passes, which then see (and lay out) only the
   // new form, whose axis facts (contiguity, divisibility) are those of the old one.
   pm.add("canonicalize-pointers", options);
+  // A transposed load (attention's dot(q, trans(k))) reads at transposed addresses instead: no transpose is left
+  // between it and a dot, which can then read it from a shared buffer. After canonicalize-pointers, whose rebuilt
+  // loop addresses transpose where loop-carried pointer tiles would not.
+  pm.add("transpose-loads", options);
 
   // Cleanup of what the frontend traced. Folded constants and merged index arithmetic let the axis analysis
   // see the contiguity and divisibility of pointers, which is what coalescing decides from.

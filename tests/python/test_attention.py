@@ -146,3 +146,78 @@ def test_gfx942_attention_lds_is_conflict_free(config):
     check(attention(q, k, v, False, BM=BM, BN=BN, num_warps=num_warps, backend="sim", arch="gfx942"), q, k, v, False)
     report = tessera.sim.last_report()
     assert report["shared_bank_conflicts"] == 0
+
+
+# Attention as Triton's tutorials write the scores, dot(q, trans(k)) with K loaded in [BN, d] blocks of its rows
+# (KT_LOAD = 0), or with K^T loaded directly as kernels/attention.h does (KT_LOAD = 1), for one (batch, head) of
+# contiguous [seq_len, HEAD_DIM] tensors. transpose-loads turns the first into the second.
+USER_ATTENTION = """\
+#pragma once
+#include <cmath>
+#include "tessera/tessera.h"
+using namespace tessera;
+
+inline void user_attention(Ptr<f16> q, Ptr<f16> k, Ptr<f16> v, Ptr<f16> out, Float sm_scale, Int seq_len,
+                           Const<int> BM, Const<int> BN, Const<int> HEAD_DIM, Const<int> CAUSAL,
+                           Const<int> KT_LOAD) {
+  Tensor offs_m = program_id(0) * BM + arange(0, BM);
+  Tensor offs_d = arange(0, HEAD_DIM);
+  Tensor row_in_range = expand_dims(offs_m < seq_len, 1);
+  Tensor q_tile = load(q + expand_dims(offs_m, 1) * HEAD_DIM + expand_dims(offs_d, 0), row_in_range);
+  Tensor qk_scale = sm_scale * 1.4426950408889634f;
+  Tensor acc = zeros<f32>({BM, HEAD_DIM});
+  Tensor row_max = full<f32>({BM}, -INFINITY);
+  Tensor row_sum = zeros<f32>({BM});
+  for (Tensor start_n : range(0, seq_len, BN)) {
+    Tensor offs_n = start_n + arange(0, BN);
+    Tensor kt = KT_LOAD ? load(k + expand_dims(offs_n, 0) * HEAD_DIM + expand_dims(offs_d, 1),
+                               expand_dims(offs_n < seq_len, 0))
+                        : trans(load(k + expand_dims(offs_n, 1) * HEAD_DIM + expand_dims(offs_d, 0),
+                                     expand_dims(offs_n < seq_len, 1)));
+    Tensor visible = expand_dims(offs_n < seq_len, 0);
+    if (CAUSAL) visible = visible & (expand_dims(offs_m, 1) >= expand_dims(offs_n, 0));
+    Tensor s = where(visible, dot(q_tile, kt) * qk_scale, -INFINITY);
+    Tensor new_max = maximum(row_max, max(s, 1));
+    Tensor p = exp2(s - expand_dims(new_max, 1));
+    Tensor rescale = exp2(row_max - new_max);
+    row_sum = row_sum * rescale + sum(p, 1);
+    Tensor vb = load(v + expand_dims(offs_n, 1) * HEAD_DIM + expand_dims(offs_d, 0), expand_dims(offs_n < seq_len, 1));
+    acc = dot(cast(p, q_tile.dtype()), vb, acc * expand_dims(rescale, 1));
+    row_max = new_max;
+  }
+  store(out + expand_dims(offs_m, 1) * HEAD_DIM + expand_dims(offs_d, 0),
+        cast(acc / expand_dims(row_sum, 1), q_tile.dtype()), row_in_range);
+}
+TESSERA_PY_KERNEL(user_attention, q, k, v, out, sm_scale, seq_len, BM, BN, HEAD_DIM, CAUSAL, KT_LOAD);
+"""
+
+
+@pytest.fixture(scope="module")
+def user_attention(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TESSERA_CACHE_DIR", str(tmp_path_factory.mktemp("tessera-cache")))
+        header = tmp_path_factory.mktemp("kernels") / "user_attention.h"
+        header.write_text(USER_ATTENTION)
+        yield tessera.load(header).user_attention
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("arch, config", [("sm_90a", (128, 64, 64, 8)), ("sm_80", (128, 64, 64, 8)),
+                                          ("gfx942", (64, 64, 64, 4))], ids=["sm_90a", "sm_80", "gfx942"])
+def test_scores_of_a_transposed_k_block_match_and_compile_as_k_transposed(user_attention, arch, config):
+    BM, BN, head_dim, num_warps = config
+    q, k, v = random_qkv((1, 1, BM + BN // 2 + 3, head_dim), torch.float16)
+    seq_len = q.shape[2]
+    constants = dict(BM=BM, BN=BN, HEAD_DIM=head_dim, num_warps=num_warps, backend="sim", arch=arch)
+    for causal in (False, True):
+        out = torch.full_like(q, math.nan)
+        user_attention[(tessera.cdiv(seq_len, BM), 1)](q, k, v, out, 1 / math.sqrt(head_dim), seq_len,
+                                                        CAUSAL=int(causal), KT_LOAD=0, **constants)
+        check(out, q, k, v, causal)
+    # No transpose is left: K^T arrives as the kernel that loads it directly gets it (the same copies into the same
+    # shared buffers).
+    transposed, direct = (user_attention.compile(CAUSAL=0, KT_LOAD=kt_load, **constants) for kt_load in (0, 1))
+    final = transposed.ir_stages[-1][1]
+    assert " trans " not in final
+    assert final.count("async_copy") == direct.ir_stages[-1][1].count("async_copy") > 0
+    assert transposed.shared_bytes == direct.shared_bytes

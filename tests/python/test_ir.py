@@ -214,7 +214,8 @@ def test_run_passes_default_is_the_jit_pipeline():
     module = tessera.kernels.vector_add.trace(BLOCK=256)
     stages = module.run_passes("default", num_warps=2)
     assert [name for name, _ in stages] == [
-        "expand-descriptor-loads", "canonicalize-pointers", "canonicalize", "cse", "dce", "coalesce", "assign-layouts",
+        "expand-descriptor-loads", "canonicalize-pointers", "transpose-loads", "canonicalize", "cse", "dce", "coalesce",
+        "assign-layouts",
         "remove-layout-conversions", "canonicalize", "cse", "dce", "async-copy-dot-operands", "pipeline-loops",
         "stage-copies-in-registers", "dce", "allocate-shared-memory", "insert-barriers"]
     assert "wpc = [2]" in stages[-1][1] and "smem_bytes = " in stages[-1][1]

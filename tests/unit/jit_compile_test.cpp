@@ -73,7 +73,7 @@ class StandInTarget : public backends::Target {
 std::unique_ptr<ir::Module> vectorAddIR() { return kernels::vector_add_kernel().trace({{"BLOCK", int64_t(1024)}}); }
 
 // The default pipeline (transforms/Pipeline.cpp), as docs/JIT.md documents it.
-const std::vector<std::string> kDefaultPipeline = {"expand-descriptor-loads", "canonicalize-pointers",
+const std::vector<std::string> kDefaultPipeline = {"expand-descriptor-loads", "canonicalize-pointers", "transpose-loads",
                                                    "canonicalize", "cse", "dce",
                                                    "coalesce", "assign-layouts", "remove-layout-conversions",
                                                    "canonicalize", "cse", "dce",

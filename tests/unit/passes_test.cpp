@@ -289,7 +289,7 @@ std::vector<std::string> passNamesOf(const std::string& spec) {
 
 TEST(Pipeline, DefaultIsCleanupLayoutsCleanupAsyncCopiesSharedMemory) {
   std::vector<std::string> names = passesRun([](PassManager& pm) { transforms::addDefaultPipeline(pm, {}); });
-  EXPECT_EQ(names, (std::vector<std::string>{"expand-descriptor-loads", "canonicalize-pointers", "canonicalize", "cse",
+  EXPECT_EQ(names, (std::vector<std::string>{"expand-descriptor-loads", "canonicalize-pointers", "transpose-loads", "canonicalize", "cse",
                                              "dce", "coalesce", "assign-layouts", "remove-layout-conversions", "canonicalize", "cse", "dce",
                                              "async-copy-dot-operands", "pipeline-loops",
                                              "stage-copies-in-registers", "dce",
@@ -300,7 +300,7 @@ TEST(Pipeline, DefaultIsCleanupLayoutsCleanupAsyncCopiesSharedMemory) {
 TEST(Pipeline, NamesMixPassesAndPipelines) {
   EXPECT_EQ(passNamesOf("cse,dce"), (std::vector<std::string>{"cse", "dce"}));
   std::vector<std::string> mixed = passNamesOf("dce,default,,cse");
-  ASSERT_EQ(mixed.size(), 19u);
+  ASSERT_EQ(mixed.size(), 20u);
   EXPECT_EQ(mixed.front(), "dce");
   EXPECT_EQ(mixed[1], "expand-descriptor-loads");
   EXPECT_EQ(mixed.back(), "cse");
