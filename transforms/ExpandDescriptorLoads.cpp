@@ -9,6 +9,10 @@
 //   %mask = (0 <= %r < %shape0)[:, None] & (0 <= %c < %shape1)[None, :]   (compared as i64)
 //   %ptrs = %base + (i64 %r * %stride0)[:, None] + (i64 %c)[None, :]
 //   %t = load %ptrs, %mask : tile<64x32xf16>
+// A block read through a reshape that only drops unit dimensions (a [1, BN, d] block of a [batch * heads, seq, d]
+// tensor used as a [BN, d] tile), or stored from one, is expanded at the tile's rank: each dropped dimension's
+// offset moves the base pointer and its bounds check is one scalar in the mask, so the tile needs no reshape (an
+// exchange through shared memory once layouts are assigned) and its addresses are those of a 2-d load.
 // The innermost stride is not read: every launch checks that it is 1 (ir/TensorDescriptor.h), and the unit stride
 // is what lets coalescing see contiguous rows. The same rules make the base 16-byte aligned and the outer strides
 // multiples of 16 bytes, which the expansion passes on as `hint {multiple_of}` for vectorized accesses, as it does
@@ -149,6 +153,33 @@ class ExpandDescriptorLoadsPass : public Pass {
     return v;
   }
 
+  // The block's dimensions that `shape` keeps, in order, when `shape` is the block without some of its unit
+  // dimensions (a reshape that only drops those: a [1, BN, d] block of a [batch * heads, seq, d] tensor read as a
+  // [BN, d] tile); empty otherwise.
+  static std::vector<int> keptDimensions(const std::vector<int64_t>& block, const std::vector<int64_t>& shape) {
+    std::vector<int> kept;
+    for (int d = 0; d < static_cast<int>(block.size()); ++d) {
+      if (kept.size() < shape.size() && block[d] == shape[kept.size()]) kept.push_back(d);
+      else if (block[d] != 1) return {};
+    }
+    return kept.size() == shape.size() && shape.size() < block.size() ? kept : std::vector<int>{};
+  }
+
+  // The reshape that drops only unit dimensions of `op`'s block (a desc_load's only user, or a desc_store's value),
+  // or null.
+  static Op* unitDropOf(Op& op, const std::vector<int64_t>& block) {
+    Op* reshape = nullptr;
+    if (op.is(OpKind::DescStore)) {
+      reshape = op.operand(op.numOperands() - 1)->definingOp();
+      if (!reshape || !reshape->is(OpKind::Reshape)) return nullptr;
+      return keptDimensions(block, reshape->operand(0)->type().shape()).empty() ? nullptr : reshape;
+    }
+    if (op.result(0)->uses().size() != 1) return nullptr;
+    reshape = op.result(0)->uses()[0].user;
+    if (!reshape->is(OpKind::Reshape)) return nullptr;
+    return keptDimensions(block, reshape->result(0)->type().shape()).empty() ? nullptr : reshape;
+  }
+
   void expand(Op& op) {
     Value* desc = op.operand(0);
     const bool isStore = op.is(OpKind::DescStore);
@@ -159,12 +190,39 @@ class ExpandDescriptorLoadsPass : public Pass {
     b.setLoc(op.loc());
     entry_.setLoc(op.loc());
 
-    // Built up one dimension at a time: after dimension d, the tiles have shape block[0..d] x 1 x ... x 1.
-    std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
-    Value* ptrs = b.splat(field(desc, ir::kDescFieldBase, -1), shape);
+    // A block read as a tile without some of its unit dimensions (or stored from one) is expanded at the tile's
+    // rank: a dropped dimension's offset moves the base, and its bounds check is one scalar.
+    Op* unitDrop = unitDropOf(op, block);
+    Value* tile = !unitDrop ? value : isStore ? unitDrop->operand(0) : unitDrop->result(0);
+    const std::vector<int64_t>& tileShape = tile->type().shape();
+    std::vector<int> kept = unitDrop ? keptDimensions(block, tileShape) : std::vector<int>{};
+    if (!unitDrop)
+      for (int d = 0; d < rank; ++d) kept.push_back(d);
+    const int tileRank = static_cast<int>(tileShape.size());
+
+    Value* base = field(desc, ir::kDescFieldBase, -1);
+    Value* droppedInside = nullptr;  // i1: every dropped dimension's offset is inside the tensor
+    for (int d = 0, k = 0; d < rank; ++d) {
+      if (k < tileRank && kept[k] == d) {
+        ++k;
+        continue;
+      }
+      Value* index = op.operand(1 + d);
+      Value* wide = b.cast(index, Type::i64());
+      Value* below = b.cmp("lt", wide, field(desc, ir::kDescFieldShape, d));
+      Value* inside = b.binary(OpKind::And, b.cmp("ge", index, b.constantInt(0, Type::i32())), below);
+      droppedInside = droppedInside ? b.binary(OpKind::And, droppedInside, inside) : inside;
+      Value* offset = d + 1 == rank ? wide : b.binary(OpKind::Mul, wide, field(desc, ir::kDescFieldStride, d));
+      base = b.addptr(base, offset);
+    }
+
+    // Built up one dimension at a time: after dimension k, the tiles have shape tileShape[0..k] x 1 x ... x 1.
+    std::vector<int64_t> shape(static_cast<size_t>(tileRank), 1);
+    Value* ptrs = b.splat(base, shape);
     Value* mask = nullptr;
-    for (int d = 0; d < rank; ++d) {
-      shape[d] = block[d];
+    for (int k = 0; k < tileRank; ++k) {
+      const int d = kept[k];
+      shape[k] = block[d];
       // One op-building call per statement: C++ leaves the order of a call's arguments unspecified (gcc and clang
       // differ), and the printed IR must not depend on the compiler.
       Value* iota = b.arange(0, block[d]);
@@ -176,18 +234,20 @@ class ExpandDescriptorLoadsPass : public Pass {
       Value* offset = d + 1 == rank ? wide
                                     : b.binary(OpKind::Mul, wide,
                                                b.splat(field(desc, ir::kDescFieldStride, d), {block[d]}));
-      Value* offsetHere = broadcastTo(b, along(b, offset, d, rank), shape);
+      Value* offsetHere = broadcastTo(b, along(b, offset, k, tileRank), shape);
       ptrs = b.addptr(broadcastTo(b, ptrs, shape), offsetHere);
-      Value* insideHere = broadcastTo(b, along(b, inside, d, rank), shape);
+      Value* insideHere = broadcastTo(b, along(b, inside, k, tileRank), shape);
       mask = mask ? b.binary(OpKind::And, broadcastTo(b, mask, shape), insideHere) : insideHere;
     }
+    if (droppedInside) mask = b.binary(OpKind::And, mask, b.splat(droppedInside, shape));
     if (isStore) {
-      b.store(ptrs, value, mask);
+      b.store(ptrs, tile, mask);
       return;
     }
     Value* loaded = b.load(ptrs, mask);
-    loaded->setNameHint(value->nameHint());
-    value->replaceAllUsesWith(loaded);
+    loaded->setNameHint(tile->nameHint());
+    tile->replaceAllUsesWith(loaded);
+    if (unitDrop) unitDrop->parentBlock()->erase(unitDrop);
   }
 
   PassOptions options_;

@@ -17,6 +17,11 @@
 // them would keep the operand in registers and exchange it through shared memory every iteration, and on sm_90a
 // take the dot off wgmma). coalesce then lays the load out along its contiguous dimension, now dimension 0.
 //
+// Only a transpose that feeds a dot operand (directly or through casts) is rewritten: that is where the load can
+// then skip registers. Elsewhere (a transposing copy) the trans's own exchange, its buffer padded for transposes,
+// stays: the load at transposed addresses would need a convert_layout to the consumer's layout instead, whose
+// exchange the emulator finds bank conflicts in at 64x128 and 128x128 blocks (tessera-gpu-check's transposes).
+//
 // The addresses (and the mask and `other`) are transposed by rebuilding their expressions with permuted shapes,
 // down to leaves whose transposes are free: splats and uniform constants (any shape), expand_dims (the inserted
 // unit dimension moves), broadcasts, element-wise ops, hints (their per-dimension facts permuted) and other
@@ -171,10 +176,22 @@ class TransposeLoadsPass : public Pass {
   }
 
  private:
+  // Whether `v` is a dot's A or B, directly or through casts (each its operand's only user).
+  static bool feedsDotOperand(const Value* v) {
+    while (v->uses().size() == 1) {
+      const ir::Use& use = v->uses()[0];
+      if (use.user->is(OpKind::Dot)) return use.operandIndex < 2;
+      if (!use.user->is(OpKind::Cast)) return false;
+      v = use.user->result(0);
+    }
+    return false;
+  }
+
   static void rewrite(Op& trans) {
     Value* loaded = trans.operand(0);
     Op* load = loaded->definingOp();
     if (!load || !load->is(OpKind::Load) || loaded->uses().size() != 1 || loaded->type().encoding()) return;
+    if (!feedsDotOperand(trans.result(0))) return;
     const Perm perm = trans.attr("perm").getIntArray();
     Transposer transposer;
     for (Value* operand : load->operands())

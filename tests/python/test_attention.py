@@ -221,3 +221,75 @@ def test_scores_of_a_transposed_k_block_match_and_compile_as_k_transposed(user_a
     assert " trans " not in final
     assert final.count("async_copy") == direct.ir_stages[-1][1].count("async_copy") > 0
     assert transposed.shared_bytes == direct.shared_bytes
+
+
+# The same attention through 3-d tensor descriptors ([batch * heads, seq_len, HEAD_DIM], blocks [1, BM or BN,
+# HEAD_DIM]) as Triton's Hopper tutorial reads Q, K and V: each block reshaped to a matrix, K's transposed.
+# expand-descriptor-loads reads the blocks at rank 2 and transpose-loads K^T at transposed addresses: no reshape or
+# transpose is left, and K and V arrive by the same copies as in the pointer kernel with K^T loaded directly.
+DESCRIPTOR_ATTENTION = """\
+#pragma once
+#include <cmath>
+#include "tessera/tessera.h"
+using namespace tessera;
+
+inline void desc_attention(TensorDesc<f16> q, TensorDesc<f16> k, TensorDesc<f16> v, Ptr<f16> out, Float sm_scale,
+                           Int seq_len, Const<int> BM, Const<int> BN, Const<int> HEAD_DIM, Const<int> CAUSAL) {
+  Tensor m0 = program_id(0) * BM, bh = program_id(1);
+  Tensor offs_m = m0 + arange(0, BM);
+  Tensor q_tile = reshape(load(q, {bh, m0, 0}), {BM, HEAD_DIM});
+  Tensor qk_scale = sm_scale * 1.4426950408889634f;
+  Tensor acc = zeros<f32>({BM, HEAD_DIM});
+  Tensor row_max = full<f32>({BM}, -INFINITY);
+  Tensor row_sum = zeros<f32>({BM});
+  for (Tensor start_n : range(0, seq_len, BN)) {
+    Tensor offs_n = start_n + arange(0, BN);
+    Tensor kb = reshape(load(k, {bh, start_n, 0}), {BN, HEAD_DIM});
+    Tensor visible = expand_dims(offs_n < seq_len, 0);
+    if (CAUSAL) visible = visible & (expand_dims(offs_m, 1) >= expand_dims(offs_n, 0));
+    Tensor s = where(visible, dot(q_tile, trans(kb)) * qk_scale, -INFINITY);
+    Tensor new_max = maximum(row_max, max(s, 1));
+    Tensor p = exp2(s - expand_dims(new_max, 1));
+    Tensor rescale = exp2(row_max - new_max);
+    row_sum = row_sum * rescale + sum(p, 1);
+    Tensor vb = reshape(load(v, {bh, start_n, 0}), {BN, HEAD_DIM});
+    acc = dot(cast(p, q_tile.dtype()), vb, acc * expand_dims(rescale, 1));
+    row_max = new_max;
+  }
+  Tensor o_ptrs = out + (bh * seq_len + expand_dims(offs_m, 1)) * HEAD_DIM + expand_dims(arange(0, HEAD_DIM), 0);
+  store(o_ptrs, cast(acc / expand_dims(row_sum, 1), q_tile.dtype()), expand_dims(offs_m < seq_len, 1));
+}
+TESSERA_PY_KERNEL(desc_attention, q, k, v, out, sm_scale, seq_len, BM, BN, HEAD_DIM, CAUSAL);
+"""
+
+
+@pytest.fixture(scope="module")
+def desc_attention(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TESSERA_CACHE_DIR", str(tmp_path_factory.mktemp("tessera-cache")))
+        header = tmp_path_factory.mktemp("kernels") / "desc_attention.h"
+        header.write_text(DESCRIPTOR_ATTENTION)
+        yield tessera.load(header).desc_attention
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("arch, config", [("sm_90a", (128, 64, 64, 8)), ("sm_80", (128, 64, 64, 8)),
+                                          ("gfx942", (64, 64, 64, 4))], ids=["sm_90a", "sm_80", "gfx942"])
+def test_descriptor_blocks_reshaped_and_transposed_compile_as_pointer_loads(desc_attention, user_attention, arch,
+                                                                          config):
+    BM, BN, head_dim, num_warps = config
+    q, k, v = random_qkv((2, 1, BM + BN // 2 + 3, head_dim), torch.float16)  # two heads: blocks of the first end
+    seq_len = q.shape[2]                                                       # inside the tensor, not at its end
+    descriptors = [tessera.TensorDescriptor(x.reshape(2, seq_len, head_dim), (1, block, head_dim))
+                   for x, block in ((q, BM), (k, BN), (v, BN))]
+    constants = dict(BM=BM, BN=BN, HEAD_DIM=head_dim, num_warps=num_warps, backend="sim", arch=arch)
+    for causal in (False, True):
+        out = torch.full_like(q, math.nan)
+        desc_attention[(tessera.cdiv(seq_len, BM), 2)](*descriptors, out, 1 / math.sqrt(head_dim), seq_len,
+                                                        CAUSAL=int(causal), **constants)
+        check(out, q, k, v, causal)
+    compiled = desc_attention.compile(specialization=dict(zip("qkv", descriptors)), CAUSAL=0, **constants)
+    final = compiled.ir_stages[-1][1]
+    assert " trans " not in final and " reshape " not in final
+    pointers = user_attention.compile(CAUSAL=0, KT_LOAD=1, **constants).ir_stages[-1][1]
+    assert final.count("async_copy") == pointers.count("async_copy") > 0
