@@ -4,7 +4,8 @@
 // through tensor descriptors on both, f16 as persistent kernels on both (and through descriptors, with TMA, on
 // sm_90a), and warp-specialized through descriptors on sm_90a; i8 at 128x128x64 and
 // 64x64x64; f32 with tf32 products at 128x128x32 and 64x64x32) and the tutorial softmax and layer norm kernels,
-// and the attention forward configurations (f16 and bf16 on sm_90a, f16 on sm_80; ISSUE 12, item 4). The
+// and the attention forward configurations (f16 and bf16 on sm_90a, f16 on sm_80; ISSUE 12, item 4), also through
+// tensor descriptors (attention_fwd_desc, f16 on sm_90a). The
 // tensor-core column says which tensor-core instruction the PTX uses, if any: a dot without one runs on FMAs.
 //
 //   kernel_resources [--csv FILE] [--only SUBSTRING] [--ptx-dir DIR] [--ptxas PATH] [--runs N]
@@ -50,6 +51,9 @@ std::vector<KernelCase> resourceCases() {
            {"f16", "sm_90a"}, {"bf16", "sm_90a"}, {"f16", "sm_80"}})
     for (const AttentionConfig& config : standardAttentionConfigs())
       cases.push_back(attentionCase(dtype, config, arch));
+  // The attention forward through tensor descriptors (TMA on sm_90a).
+  for (const AttentionConfig& config : standardAttentionConfigs())
+    cases.push_back(attentionDescriptorCase("f16", config, "sm_90a"));
   // The f16 matmul as a persistent kernel (programs looping over the tiles) at every configuration.
   for (const char* arch : {"sm_90a", "sm_80"})
     for (const MatmulConfig& config : standardMatmulConfigs()) {

@@ -110,6 +110,17 @@ KernelCase attentionCase(const std::string& dtype, const AttentionConfig& config
   return KernelCase{"attention_fwd", tiles, dtype, arch, attentionFor(dtype), constants, config.warps, {}};
 }
 
+KernelCase attentionDescriptorCase(const std::string& dtype, const AttentionConfig& config, const std::string& arch) {
+  KernelCase c = attentionCase(dtype, config, arch);
+  c.kernel = "attention_fwd_desc";
+  c.def = dtype == "f16" ? kernels::attention_fwd_desc_kernel() : kernels::attention_fwd_desc_bf16_kernel();
+  const ir::Type element = dtype == "f16" ? ir::Type::f16() : ir::Type::scalar(ir::ScalarKind::BF16);
+  const ir::Type queryBlock = ir::Type::tensorDesc({1, config.bm, config.headDim}, element);
+  const ir::Type keyBlock = ir::Type::tensorDesc({1, config.bn, config.headDim}, element);
+  c.descriptors = {{"q", queryBlock}, {"k", keyBlock}, {"v", keyBlock}, {"out", queryBlock}};
+  return c;
+}
+
 std::vector<KernelCase> tutorialCases(const std::string& arch) {
   const MatmulConfig epilogueTiles{128, 128, 64, 8};
   Constants epilogue = matmulConstants(epilogueTiles);

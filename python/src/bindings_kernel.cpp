@@ -187,4 +187,7 @@ void bindKernels(py::module_& m) {
   python::bind(kernels, tessera::kernels::matmul_desc_tma_c_kernel<tessera::bf16>("bf16"));
   python::bind(kernels, tessera::kernels::attention_fwd_kernel());
   python::bind(kernels, tessera::kernels::attention_fwd_bf16_kernel());
+  // The same through 3-d tensor descriptors ([batch * heads, seq_len, HEAD_DIM]).
+  python::bind(kernels, tessera::kernels::attention_fwd_desc_kernel());
+  python::bind(kernels, tessera::kernels::attention_fwd_desc_bf16_kernel());
 }

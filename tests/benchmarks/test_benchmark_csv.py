@@ -109,7 +109,9 @@ def test_kernel_resources_csv(tmp_path):
 
 
 # The library matmul on each input type compiles and uses tensor cores: fp8 on sm_90a's wgmma, with B row-major
-# (copied through registers into its K-major buffer) and B transposed; so does the matmul through descriptors.
+# (copied through registers into its K-major buffer) and B transposed; so does the matmul through descriptors, and
+# the attention through 3-d descriptors, whose blocks a reshape and K's a trans reach the dots through (without
+# expand-descriptor-loads' rank-2 reads and transpose-loads it ran on mma.sync and spilled).
 @pytest.mark.parametrize("case, instruction", [("matmul_f16_64x64x32_w4_s4_sm_80", "mma.sync"),
                                                ("matmul_bf16_64x64x32_w4_s4_sm_90a", "wgmma"),
                                                ("matmul_f8e4m3_64x64x32_w4_s4_sm_90a", "wgmma"),
@@ -117,7 +119,8 @@ def test_kernel_resources_csv(tmp_path):
                                                ("matmul_i8_128x128x64_w8_s3_sm_90a", "mma.sync"),
                                                ("matmul_tf32_64x64x32_w4_s3_sm_90a", "mma.sync"),
                                                ("matmul_desc_f16_64x64x32_w4_s4_sm_80", "mma.sync"),
-                                               ("matmul_desc_f16_64x64x32_w4_s4_sm_90a", "wgmma")])
+                                               ("matmul_desc_f16_64x64x32_w4_s4_sm_90a", "wgmma"),
+                                               ("attention_fwd_desc_f16_64x64_d64_w4_sm_90a", "wgmma")])
 def test_kernel_resources_matmul_inputs(case, instruction, tmp_path):
     _, _, rows, _ = measure("KERNEL_RESOURCES", case, tmp_path)
     assert [(r["case"], r["tensor_cores"]) for r in rows] == [(case, instruction)]

@@ -64,6 +64,32 @@ def test_small_blocks(launch, dtype, causal):
     check(out, q, k, v, causal)
 
 
+DESC_KERNELS = {torch.float16: tessera.kernels.attention_fwd_desc, torch.bfloat16: tessera.kernels.attention_fwd_desc_bf16}
+
+
+def attention_desc(q, k, v, causal, BM, BN, num_warps=4, **launch):
+    """attention_fwd_desc on contiguous [batch, heads, seq_len, head_dim] tensors, through descriptors of their
+    [batch * heads, seq_len, head_dim] views."""
+    batch, heads, seq_len, head_dim = q.shape
+    out = torch.full_like(q, math.nan)
+    descs = [tessera.TensorDescriptor(x.reshape(batch * heads, seq_len, head_dim), (1, block, head_dim))
+             for x, block in ((q, BM), (k, BN), (v, BN), (out, BM))]
+    DESC_KERNELS[q.dtype][(tessera.cdiv(seq_len, BM), batch * heads)](
+        *descs, 1 / math.sqrt(head_dim), seq_len, BM=BM, BN=BN, HEAD_DIM=head_dim, CAUSAL=int(causal),
+        num_warps=num_warps, **launch)
+    return out
+
+
+# The descriptor kernel: 2 x 3 (batch, head) pairs of 53 rows, so that the blocks of every head but the last end
+# inside the [6, 53, 64] tensors (the rows past seq_len belong to the next head and must not be read or written).
+@pytest.mark.parametrize("launch", LAUNCHES)
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["f16", "bf16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_descriptor_kernel_small_blocks(launch, dtype, causal):
+    q, k, v = random_qkv((2, 3, 53, 64), dtype)
+    check(attention_desc(q, k, v, causal, BM=32, BN=16, **launch), q, k, v, causal)
+
+
 @pytest.mark.parametrize("seq_len", [1, 16, 40])
 def test_sequence_shorter_than_or_equal_to_a_block(seq_len):
     q, k, v = random_qkv((1, 1, seq_len, 16), torch.float16)
@@ -132,6 +158,19 @@ def test_standard_configs_on_the_emulator(config, causal, arch, dtype):
     q, k, v = random_qkv((1, 1, BM + BN // 2 + 3, head_dim), dtype)
     launch = dict(BM=BM, BN=BN, num_warps=num_warps, backend="sim", arch=arch)
     check(attention(q, k, v, causal, **launch), q, k, v, causal)
+
+
+# The descriptor kernel at the first configuration on each emulated arch (on sm_90a its output leaves by a TMA
+# store), over two heads whose query blocks end inside the tensors.
+@pytest.mark.sim
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("arch, config", [("sm_80", (128, 64, 64, 8)), ("sm_90a", (128, 64, 64, 8)),
+                                          ("gfx942", (64, 64, 64, 4))], ids=["sm_80", "sm_90a", "gfx942"])
+def test_descriptor_kernel_on_the_emulator(arch, config, causal):
+    BM, BN, head_dim, num_warps = config
+    q, k, v = random_qkv((1, 2, BM + BN // 2 + 3, head_dim), torch.bfloat16 if arch == "sm_90a" else torch.float16)
+    launch = dict(BM=BM, BN=BN, num_warps=num_warps, backend="sim", arch=arch)
+    check(attention_desc(q, k, v, causal, **launch), q, k, v, causal)
 
 
 # AMD: the MFMA reads K^T and V from LDS buffers K-contiguous; V arrives N-contiguous, and its copy stores 4 keys of

@@ -79,6 +79,18 @@ def test_attention_target_is_judged_on_the_worst_row():
         "not judged (Tessera: FAIL)"]
 
 
+def test_attention_through_descriptors_is_judged_on_its_own_rows():
+    R = bench.Row
+    rows = [R("attention", "N=1024 (16x16 heads)", "f16 d=64", "TFLOP/s",
+              {"tessera": 300.0, "torch": 400.0, "triton": 250.0}, 250.0, "Triton"),
+            R("attention", "N=1024 (16x16 heads)", "f16 d=64 descriptors", "TFLOP/s",
+              {"tessera": 200.0, "torch": 400.0, "triton": 250.0}, 250.0, "Triton")]
+    assert bench.target_lines(rows) == [
+        "* attention at every size >= 100% of Triton (worst: N=1024 (16x16 heads) f16 d=64): met (120%)",
+        "* attention through descriptors at every size >= 100% of Triton (worst: N=1024 (16x16 heads) f16 d=64 "
+        "descriptors): missed (80%)"]
+
+
 def test_size_labels():
     assert bench.size_label("vector_add", (1 << 20,)) == "n=1048576"
     assert bench.size_label("softmax", (4096, 1024)) == "4096x1024"

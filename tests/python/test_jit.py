@@ -25,6 +25,8 @@ TUTORIAL_CONSTANTS = {
     "matmul_epilogue_f16": dict(MATMUL, ACTIVATION=1),
     "attention_fwd": dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=1),
     "attention_fwd_bf16": dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=0),
+    "attention_fwd_desc": dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=1),
+    "attention_fwd_desc_bf16": dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=0),
     "matmul_desc_f16_out": MATMUL,
     "matmul_desc_bf16_out": MATMUL,
     "matmul_desc_f16_tma_c": MATMUL,
@@ -34,6 +36,8 @@ TUTORIAL_CONSTANTS = {
 TUTORIAL_DESCRIPTORS = {name: {"a": (16, 16), "b": (16, 16)} for name in ("matmul_desc_f16_out", "matmul_desc_bf16_out")}
 TUTORIAL_DESCRIPTORS.update({name: {"a": (16, 16), "b": (16, 16), "c": (16, 16)}
                              for name in ("matmul_desc_f16_tma_c", "matmul_desc_bf16_tma_c")})
+TUTORIAL_DESCRIPTORS.update({name: {"q": (1, 32, 64), "k": (1, 16, 64), "v": (1, 16, 64), "out": (1, 32, 64)}
+                             for name in ("attention_fwd_desc", "attention_fwd_desc_bf16")})
 CUDA_PRESENT = tessera._C.cuda_available()
 
 

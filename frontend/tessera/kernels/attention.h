@@ -22,6 +22,20 @@ struct OnlineSoftmax {
   Tensor row_sum;  // [BM] f32: sum of exp2(s - m) over the keys seen so far
 };
 
+// Folds a block of keys into `state` from their scores `s` ([BM, BN] f32, scaled to log2 units, masked scores at
+// -inf) and their values, which `load_v` reads ([BN, HEAD_DIM]): traced after the row sums, where the kernels have
+// always read V. P is rounded to `in_type` (f16 or bf16), like V.
+template <class LoadV>
+inline void fold_scores(OnlineSoftmax& state, const Tensor& s, ir::Type in_type, LoadV load_v) {
+  Tensor new_max = maximum(state.row_max, max(s, 1));
+  Tensor p = exp2(s - expand_dims(new_max, 1));
+  Tensor rescale = exp2(state.row_max - new_max);  // 0 on the first block, where row_max is -inf
+  state.row_sum = state.row_sum * rescale + sum(p, 1);
+  Tensor v = load_v();
+  state.acc = dot(cast(p, in_type), v, state.acc * expand_dims(rescale, 1));
+  state.row_max = new_max;
+}
+
 // Folds the block of BN keys `offs_n` into `state`. `q` is the program's [BM, HEAD_DIM] query tile, `k_base` and
 // `v_base` point at key / value row 0 of this (batch, head). `qk_scale` is sm_scale * log2(e): scores are kept in
 // log2 units so that exp2 (one ex2.approx on NVIDIA GPUs) replaces exp. `key_in_range` ([BN] i1) and `visible`
@@ -37,21 +51,14 @@ inline void attend_block(OnlineSoftmax& state, const Tensor& q, const Tensor& k_
   Tensor kt = masked ? load(kt_ptrs, expand_dims(key_in_range, 0)) : load(kt_ptrs);
   Tensor s = dot(q, kt) * qk_scale;  // [BM, BN] f32
   if (visible.defined()) s = where(visible, s, -INFINITY);
-  Tensor new_max = maximum(state.row_max, max(s, 1));
-  Tensor p = exp2(s - expand_dims(new_max, 1));
-  Tensor rescale = exp2(state.row_max - new_max);  // 0 on the first block, where row_max is -inf
-  state.row_sum = state.row_sum * rescale + sum(p, 1);
-  Tensor v_ptrs = v_base + expand_dims(offs_n, 1) * stride_vn + expand_dims(offs_d, 0);
-  Tensor v = masked ? load(v_ptrs, expand_dims(key_in_range, 1)) : load(v_ptrs);
-  state.acc = dot(cast(p, q.dtype()), v, state.acc * expand_dims(rescale, 1));  // P in the input type, like V
-  state.row_max = new_max;
+  fold_scores(state, s, q.dtype(), [&] {
+    Tensor v_ptrs = v_base + expand_dims(offs_n, 1) * stride_vn + expand_dims(offs_d, 0);
+    return masked ? load(v_ptrs, expand_dims(key_in_range, 1)) : load(v_ptrs);
+  });
 }
 
-template <class In>
-inline void attention_fwd_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> out, Float sm_scale, Int heads, Int seq_len,
-                             Int stride_qz, Int stride_qh, Int stride_qm, Int stride_kz, Int stride_kh, Int stride_kn,
-                             Int stride_vz, Int stride_vh, Int stride_vn, Int stride_oz, Int stride_oh, Int stride_om,
-                             Const<int> BM, Const<int> BN, Const<int> HEAD_DIM, Const<int> CAUSAL) {
+// Throws for constants no attention kernel here can be traced with.
+inline void check_attention_constants(int BM, int BN, int HEAD_DIM, int CAUSAL) {
   if (BM <= 0 || BN <= 0 || HEAD_DIM <= 0)
     throw Error("attention needs positive BM, BN and HEAD_DIM, got BM = " + std::to_string(int(BM)) + ", BN = " +
                 std::to_string(int(BN)) + ", HEAD_DIM = " + std::to_string(int(HEAD_DIM)));
@@ -59,6 +66,14 @@ inline void attention_fwd_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> out, Float
   if (CAUSAL && int(BM) % int(BN) != 0)
     throw Error("causal attention needs BM to be a multiple of BN (the diagonal is whole key blocks), got BM = " +
                 std::to_string(int(BM)) + ", BN = " + std::to_string(int(BN)));
+}
+
+template <class In>
+inline void attention_fwd_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> out, Float sm_scale, Int heads, Int seq_len,
+                             Int stride_qz, Int stride_qh, Int stride_qm, Int stride_kz, Int stride_kh, Int stride_kn,
+                             Int stride_vz, Int stride_vh, Int stride_vn, Int stride_oz, Int stride_oh, Int stride_om,
+                             Const<int> BM, Const<int> BN, Const<int> HEAD_DIM, Const<int> CAUSAL) {
+  check_attention_constants(BM, BN, HEAD_DIM, CAUSAL);
   Tensor start_m = program_id(0);
   Tensor bh = program_id(1);
   Tensor batch = bh / heads, head = bh % heads;
@@ -97,6 +112,45 @@ inline void attention_fwd_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> out, Float
   store(o_ptrs, cast(result, q_tile.dtype()), row_in_range);
 }
 
+// attention_fwd_of with Q, K, V and out read and written through tensor descriptors of shape
+// [batch * heads, seq_len, HEAD_DIM] (blocks [1, BM, HEAD_DIM] for Q and out, [1, BN, HEAD_DIM] for K and V), as
+// Triton's Hopper tutorial reads them: each block arrives whole, zero past seq_len, and the output block's rows
+// past seq_len are never written (on sm_90a a TMA store), so the kernel computes no pointers and masks only the
+// scores of keys past seq_len (and causally). grid = (cdiv(seq_len, BM), batch * heads).
+template <class In>
+inline void attention_fwd_desc_of(TensorDesc<In> q, TensorDesc<In> k, TensorDesc<In> v, TensorDesc<In> out,
+                                  Float sm_scale, Int seq_len, Const<int> BM, Const<int> BN, Const<int> HEAD_DIM,
+                                  Const<int> CAUSAL) {
+  check_attention_constants(BM, BN, HEAD_DIM, CAUSAL);
+  Tensor start_m = program_id(0);
+  Tensor bh = program_id(1);
+  Tensor m0 = start_m * BM;
+  Tensor offs_m = m0 + arange(0, BM);
+  Tensor q_tile = reshape(load(q, {bh, m0, 0}), {BM, HEAD_DIM});
+  Tensor qk_scale = sm_scale * static_cast<float>(std::numbers::log2e);
+  OnlineSoftmax state{zeros<f32>({BM, HEAD_DIM}), full<f32>({BM}, -INFINITY), zeros<f32>({BM})};
+  // K's block read as a matrix and transposed: expand-descriptor-loads reads it at rank 2 and transpose-loads at
+  // transposed addresses, so it reaches the dot's shared buffer by the copies attention_fwd's K^T takes. Q's and
+  // V's blocks go the same way (TMA copies of reshaped or transposed blocks are not done yet); on sm_90a the output
+  // block leaves by a TMA store. Zeros past seq_len.
+  auto attend = [&](const Tensor& start_n, const Tensor& visible) {
+    Tensor s = dot(q_tile, trans(reshape(load(k, {bh, start_n, 0}), {BN, HEAD_DIM}))) * qk_scale;
+    if (visible.defined()) s = where(visible, s, -INFINITY);
+    fold_scores(state, s, q_tile.dtype(), [&] { return reshape(load(v, {bh, start_n, 0}), {BN, HEAD_DIM}); });
+  };
+  Tensor unmasked_end = CAUSAL ? m0 : (seq_len / BN) * BN;
+  Tensor masked_end = CAUSAL ? minimum((start_m + 1) * BM, seq_len) : Tensor(seq_len);
+  for (Tensor start_n : range(0, unmasked_end, BN)) attend(start_n, Tensor());
+  for (Tensor start_n : range(unmasked_end, masked_end, BN)) {
+    Tensor offs_n = start_n + arange(0, BN);
+    Tensor visible = expand_dims(offs_n < seq_len, 0);
+    if (CAUSAL) visible = visible & (expand_dims(offs_m, 1) >= expand_dims(offs_n, 0));
+    attend(start_n, visible);
+  }
+  Tensor result = state.acc / expand_dims(state.row_sum, 1);
+  store(out, {bh, m0, 0}, reshape(cast(result, q_tile.dtype()), {1, BM, HEAD_DIM}));
+}
+
 inline std::vector<std::string> attention_param_names() {
   return {"q",         "k",         "v",         "out",       "sm_scale",  "heads",     "seq_len",   "stride_qz",
           "stride_qh", "stride_qm", "stride_kz", "stride_kh", "stride_kn", "stride_vz", "stride_vh", "stride_vn",
@@ -109,6 +163,18 @@ inline KernelDef attention_fwd_kernel() {
 }
 inline KernelDef attention_fwd_bf16_kernel() {
   return kernel("attention_fwd_bf16", attention_fwd_of<bf16>, attention_param_names());
+}
+
+inline std::vector<std::string> attention_desc_param_names() {
+  return {"q", "k", "v", "out", "sm_scale", "seq_len", "BM", "BN", "HEAD_DIM", "CAUSAL"};
+}
+
+// "attention_fwd_desc" (f16) and "attention_fwd_desc_bf16".
+inline KernelDef attention_fwd_desc_kernel() {
+  return kernel("attention_fwd_desc", attention_fwd_desc_of<f16>, attention_desc_param_names());
+}
+inline KernelDef attention_fwd_desc_bf16_kernel() {
+  return kernel("attention_fwd_desc_bf16", attention_fwd_desc_of<bf16>, attention_desc_param_names());
 }
 
 }  // namespace tessera::kernels
