@@ -81,8 +81,10 @@ std::vector<ArgFacts> argumentFacts(const std::string& kernelName, const std::ve
       if (auto why = ir::descriptorError(a.descriptor(), p.type))
         throw Error("kernel '" + kernelName + "': descriptor argument '" + p.name + "': " + *why);
       facts[i].descriptorType = ir::descriptorType(a.descriptor(), p.type);
-      const std::vector<int64_t>& shape = a.descriptor().shape;
-      facts[i].divisibleBy16 = std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d % 16 == 0; });
+      // The innermost dimension's: masks along it are then constant over 16 elements, and copies of its rows
+      // vectorize. The outer dimensions' masks are constant along the rows whatever their sizes (a ragged
+      // sequence length must not turn attention's [batch * heads, seq_len, d] copies into 2-byte ones).
+      facts[i].divisibleBy16 = a.descriptor().shape.back() % 16 == 0;
     } else if (want == KernelArg::Kind::Pointer) {
       facts[i].divisibleBy16 = a.pointerValue() % 16 == 0;
       facts[i].offsets32 = a.pointerBytes() && fewerThan2To31Elements(*a.pointerBytes(), p.type);

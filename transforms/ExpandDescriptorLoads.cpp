@@ -16,7 +16,8 @@
 // The innermost stride is not read: every launch checks that it is 1 (ir/TensorDescriptor.h), and the unit stride
 // is what lets coalescing see contiguous rows. The same rules make the base 16-byte aligned and the outer strides
 // multiples of 16 bytes, which the expansion passes on as `hint {multiple_of}` for vectorized accesses, as it does
-// the launch's specialization of the shape (a descriptor argument's `divisibility`: every dimension a multiple of it).
+// the launch's specialization of the shape (a descriptor argument's `divisibility`: its innermost dimension a
+// multiple of it, which keeps masks constant over the vectorized runs of its rows).
 //
 // Except on targets that copy descriptor blocks with TMA (LayoutPolicy::dotOperandTmaSwizzle): there a desc_load
 // whose only use is a dot operand stays, for async-copy-dot-operands to turn into an async_tma_copy into the
@@ -72,7 +73,7 @@ class ExpandDescriptorLoadsPass : public Pass {
     });
     if (loads.empty()) return;
     fields_.clear();
-    // What the launch's specialization says every dimension of a descriptor's shape is a multiple of (its
+    // What the launch's specialization says the innermost dimension of a descriptor's shape is a multiple of (its
     // `divisibility` argument attribute, jit/Specialization.h): masks are then constant over runs that long.
     shapeDivisibility_.clear();
     for (unsigned i = 0; i < f.numArguments(); ++i)
@@ -136,7 +137,7 @@ class ExpandDescriptorLoadsPass : public Pass {
       v = entry_.hint(v, {{"multiple_of", ir::Attr::integer(kDescriptorAlignBytes)}});
     else if (name == ir::kDescFieldStride && kDescriptorAlignBytes % elementBytes == 0)
       v = entry_.hint(v, {{"multiple_of", ir::Attr::integer(kDescriptorAlignBytes / elementBytes)}});
-    else if (name == ir::kDescFieldShape)
+    else if (name == ir::kDescFieldShape && dim + 1 == static_cast<int>(desc->type().blockShape().size()))
       if (auto it = shapeDivisibility_.find(desc); it != shapeDivisibility_.end())
         v = entry_.hint(v, {{"multiple_of", ir::Attr::integer(it->second)}});
     return v;

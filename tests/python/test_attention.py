@@ -173,6 +173,18 @@ def test_descriptor_kernel_on_the_emulator(arch, config, causal):
     check(attention_desc(q, k, v, causal, **launch), q, k, v, causal)
 
 
+# A ragged sequence length keeps the descriptor kernel's copies 16 bytes wide: the launch specializes a descriptor on
+# its innermost dimension's divisibility (d = 64), not on every dimension's (53 rows), so the masks along d are
+# constant over each row's 8 elements. With every dimension's, all of Q's, K's and V's copies were 2-byte loads.
+def test_descriptor_kernel_copies_stay_wide_at_a_ragged_sequence_length():
+    x = torch.zeros(6, 53, 64, dtype=torch.float16)
+    descs = {name: tessera.TensorDescriptor(x, (1, block, 64)) for name, block in (("q", 128), ("k", 64), ("v", 64),
+                                                                                   ("out", 128))}
+    ptx = tessera.kernels.attention_fwd_desc.compile(arch="sm_80", num_warps=8, specialization=descs, BM=128, BN=64,
+                                                     HEAD_DIM=64, CAUSAL=0).ptx
+    assert "cp.async.cg.shared.global" in ptx and "ld.global.b16" not in ptx
+
+
 # AMD: the MFMA reads K^T and V from LDS buffers K-contiguous; V arrives N-contiguous, and its copy stores 4 keys of
 # a column per 8-byte store, its lanes spread over the swizzle's phases (stage-copies-in-registers): no LDS access
 # of the kernel conflicts. Copied in the pointers' layout, V's 2-byte stores had 4608 extra wavefronts at 128x64 and

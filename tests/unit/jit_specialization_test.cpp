@@ -161,17 +161,19 @@ void read_block(TensorDesc<f16> src, Ptr<f16> out, Const<int> BLOCK) {
 }
 }  // namespace
 
-// A descriptor specializes on its block (its type) and on whether every dimension of its shape is divisible by 16,
-// which reaches the IR as its `divisibility` and lets expand-descriptor-loads vectorize its masks.
+// A descriptor specializes on its block (its type) and on whether the innermost dimension of its shape is divisible
+// by 16, which reaches the IR as its `divisibility` and lets expand-descriptor-loads vectorize its masks. The outer
+// dimensions do not matter: a ragged number of rows (attention's sequence length) keeps the rows' copies wide.
 TEST(JitSpecialization, DescriptorShapeDivisibility) {
   KernelDef k = kernel("read_block", read_block, {"src", "out", "BLOCK"});
   auto factsOf = [&](std::vector<int64_t> shape) {
     return argumentFacts(k.name(), k.runtimeParams(),
                          {KernelArg::tensorDescriptor(4096, shape, {64, 1}, {16, 16}), KernelArg::pointer(4096)});
   };
-  const std::vector<ArgFacts> even = factsOf({32, 64}), ragged = factsOf({30, 64});
+  const std::vector<ArgFacts> even = factsOf({32, 64}), ragged = factsOf({32, 56}), raggedRows = factsOf({30, 64});
   EXPECT_TRUE(even[0].divisibleBy16);
   EXPECT_FALSE(ragged[0].divisibleBy16);
+  EXPECT_TRUE(raggedRows[0].divisibleBy16);
   EXPECT_EQ(even[0].descriptorType, ragged[0].descriptorType);
   Specialization a, b;
   a.args = even;
