@@ -73,10 +73,11 @@ OperandSource operandSource(const ir::Op& dot, unsigned index, const ir::Op* loo
 // `stages` stages: each buffer once (a load several dots read is copied once), loop-invariant ones (copied before
 // the loop) in one stage and live throughout, the buffers copied in a loop in `stages` stages and live in that loop,
 // and per loop the largest staging scratch of a dot in it (an operand from registers, such as attention's P, live
-// only while its dot runs). Sequential loops (attention's key loops) reuse each other's LDS. The estimate reads the
-// same before async-copy-dot-operands runs, while it rewrites one operand at a time, and after pipelining, so that
-// every dot of the function gets the same answer.
-int64_t operandBufferBytes(const ir::Op& dot, int64_t stages) {
+// only while its dot runs). Sequential loops (attention's key loops) reuse each other's LDS. Without `loopCopies`
+// the operands copied in loops are staged by their dots instead (counted as scratch): only the loop-invariant ones
+// get buffers. The estimate reads the same before async-copy-dot-operands runs, while it rewrites one operand at a
+// time, and after pipelining, so that every dot of the function gets the same answer.
+int64_t operandBufferBytes(const ir::Op& dot, int64_t stages, bool loopCopies = true) {
   auto operandBytes = [](const ir::Op& d, const TensorCoreDot& s, unsigned i) {
     return (i == 0 ? s.M * s.K : s.K * s.N) * d.operand(i)->type().element().storageBytes();
   };
@@ -99,7 +100,7 @@ int64_t operandBufferBytes(const ir::Op& dot, int64_t stages) {
     for (unsigned i = 0; i < 2; ++i) {
       const OperandSource source = operandSource(*d, i, loop);
       const int64_t bytes = operandBytes(*d, *s, i);
-      if (!source.key) staged += bytes;
+      if (!source.key || (source.copiedInLoop && !loopCopies)) staged += bytes;
       else if (!counted.insert(source.key).second) continue;
       else if (source.copiedInLoop) inLoop[loop] += stages * bytes;
       else invariant += bytes;
@@ -119,9 +120,15 @@ std::optional<ir::Layout> mfmaOperandSharedLayout(const ir::Op& dot, unsigned in
   if (options.warpSize != kMfmaWaveSize || !shape || index > 1) return std::nullopt;
   // gfx9's LDS is 64 KiB: where the copies of the operands would not fit in it, the dots stage their operands in
   // their own scratch instead (one copy, live only while the dot runs). pipeline-loops takes fewer stages than
-  // num_stages where they would not fit, but not fewer than 2: those must.
+  // num_stages where they would not fit, but not fewer than 2: those must. Where the loops' copies do not fit, an
+  // operand loaded once before the loop (attention's Q at 128x128, d 64) still gets its buffer if it fits beside
+  // the dots' staging: copied once rather than staged again by every iteration's dot.
   const int64_t stages = std::min<int64_t>(options.numStages, 2);
-  if (options.maxSharedBytes > 0 && operandBufferBytes(dot, stages) > options.maxSharedBytes) return std::nullopt;
+  if (options.maxSharedBytes > 0 && operandBufferBytes(dot, stages) > options.maxSharedBytes) {
+    if (operandSource(dot, index, enclosingLoop(dot)).copiedInLoop ||
+        operandBufferBytes(dot, stages, /*loopCopies=*/false) > options.maxSharedBytes)
+      return std::nullopt;
+  }
   return mfmaOperandLdsLayout(shape->K, index);
 }
 
