@@ -166,13 +166,13 @@ class ExpandDescriptorLoadsPass : public Pass {
     return kept.size() == shape.size() && shape.size() < block.size() ? kept : std::vector<int>{};
   }
 
-  // The reshape that drops only unit dimensions of `op`'s block (a desc_load's only user, or a desc_store's value),
-  // or null.
+  // The reshape that drops only unit dimensions of `op`'s block (a desc_load's only user), or that adds them to a
+  // desc_store's value (a reshape, or the expand_dims the frontend adds to store a tile of lower rank), or null.
   static Op* unitDropOf(Op& op, const std::vector<int64_t>& block) {
     Op* reshape = nullptr;
     if (op.is(OpKind::DescStore)) {
       reshape = op.operand(op.numOperands() - 1)->definingOp();
-      if (!reshape || !reshape->is(OpKind::Reshape)) return nullptr;
+      if (!reshape || !(reshape->is(OpKind::Reshape) || reshape->is(OpKind::ExpandDims))) return nullptr;
       return keptDimensions(block, reshape->operand(0)->type().shape()).empty() ? nullptr : reshape;
     }
     if (op.result(0)->uses().size() != 1) return nullptr;

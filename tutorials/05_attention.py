@@ -43,6 +43,24 @@ def attention(q, k, v, causal=False, sm_scale=None, BM=32, BN=16, backend="inter
     return out
 
 
+def attention_desc(q, k, v, causal=False, sm_scale=None, BM=32, BN=16, backend="interpreter"):
+    """The same through tensor descriptors (attention_fwd_desc), as Triton's Hopper tutorial passes them: each of
+    q, k, v and the output as a [batch * heads, seq_len, head_dim] tensor read and written in whole blocks
+    ([1, BM, head_dim] and [1, BN, head_dim]), zero past seq_len. The arrays must be contiguous."""
+    batch, heads, seq_len, head_dim = q.shape
+    if any(not x.flags.c_contiguous for x in (q, k, v)):
+        raise ValueError("attention_desc views q, k and v as [batch * heads, seq_len, head_dim]: make them contiguous")
+    kernel = {np.dtype(np.float16): tessera.kernels.attention_fwd_desc,
+              np.dtype(np.uint16): tessera.kernels.attention_fwd_desc_bf16}[q.dtype]
+    out = np.empty_like(q)
+    descs = [tessera.TensorDescriptor(x.reshape(batch * heads, seq_len, head_dim), (1, block, head_dim))
+             for x, block in ((q, BM), (k, BN), (v, BN), (out, BM))]
+    scale = 1 / math.sqrt(head_dim) if sm_scale is None else sm_scale
+    kernel[(tessera.cdiv(seq_len, BM), batch * heads)](*descs, scale, seq_len, BM=BM, BN=BN, HEAD_DIM=head_dim,
+                                                       CAUSAL=int(causal), backend=backend)
+    return out
+
+
 def reference(q, k, v, causal, sm_scale):
     """The same in float64, one (seq_len x seq_len) score matrix at a time."""
     s = np.einsum("zhmd,zhnd->zhmn", q, k) * sm_scale
@@ -66,9 +84,10 @@ def run_checks(batch=1, heads=2, seq_len=75, head_dim=64, seed=0, backend="inter
         q, k, v = (encode(a) for a in x)
         for causal in (False, True):
             want = reference(decode(q), decode(k), decode(v), causal, sm_scale)
-            got = decode(attention(q, k, v, causal, sm_scale, backend=backend))
             what = f"{name} {'causal' if causal else 'non-causal'}, {backend} ({batch}x{heads}x{seq_len}x{head_dim})"
-            ok &= tutorial_check.check(what, got, want, atol=tol, rtol=tol)
+            for how, run in (("", attention), (", through descriptors", attention_desc)):
+                got = decode(run(q, k, v, causal, sm_scale, backend=backend))
+                ok &= tutorial_check.check(what + how, got, want, atol=tol, rtol=tol)
     return ok
 
 

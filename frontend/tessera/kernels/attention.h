@@ -148,7 +148,7 @@ inline void attention_fwd_desc_of(TensorDesc<In> q, TensorDesc<In> k, TensorDesc
     attend(start_n, visible);
   }
   Tensor result = state.acc / expand_dims(state.row_sum, 1);
-  store(out, {bh, m0, 0}, reshape(cast(result, q_tile.dtype()), {1, BM, HEAD_DIM}));
+  store(out, {bh, m0, 0}, cast(result, q_tile.dtype()));  // [BM, HEAD_DIM] into the [1, BM, HEAD_DIM] block
 }
 
 inline std::vector<std::string> attention_param_names() {
