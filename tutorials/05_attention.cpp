@@ -20,6 +20,7 @@ constexpr int BM = 32, BN = 16;
 struct InputType {
   const char* name;
   tessera::KernelDef (*kernel)();
+  tessera::KernelDef (*descKernel)();  // the same through tensor descriptors (attention_fwd_desc)
   uint16_t (*encode)(double);
   double (*decode)(uint16_t);
   double atol, rtol;  // P and the output are rounded to the input type: its precision sets the tolerance
@@ -78,6 +79,32 @@ void checkType(Report& report, const InputType& type) {
       const double err = worstError(got, want, type.atol, type.rtol);
       report.check(what + ", " + backendName(backend) + " matches C++", err <= 1, fmtError(err));
     }
+    // Through tensor descriptors over the [BATCH * HEADS, SEQ, HEAD_DIM] tensors: blocks of BM (Q, out) or BN (K, V)
+    // rows, zero past SEQ; the output block's rows past SEQ are not written.
+    namespace ir = tessera::ir;
+    const ir::Type element = ir::Type::scalar(std::string(type.name) == "f16" ? ir::ScalarKind::F16 : ir::ScalarKind::BF16);
+    const tessera::KernelDef descKernel = type.descKernel();
+    const tessera::DescriptorTypes blocks{{"q", ir::Type::tensorDesc({1, BM, HEAD_DIM}, element)},
+                                          {"k", ir::Type::tensorDesc({1, BN, HEAD_DIM}, element)},
+                                          {"v", ir::Type::tensorDesc({1, BN, HEAD_DIM}, element)},
+                                          {"out", ir::Type::tensorDesc({1, BM, HEAD_DIM}, element)}};
+    report.check(what + " through descriptors: trace, verify, print, parse, print",
+                 checkRoundTrip(*descKernel.trace(constants, blocks)));
+    for (Backend backend : availableBackends()) {
+      std::vector<uint16_t> out(n, 0x7fff);
+      auto desc = [&](uint16_t* data, int64_t rows) {
+        return tessera::interp::TensorDesc{Buffer{data, n * 2}, {BATCH * HEADS, SEQ, HEAD_DIM}, {sh, sm, 1},
+                                           {1, rows, HEAD_DIM}};
+      };
+      runOn(backend, descKernel, {(SEQ + BM - 1) / BM, BATCH * HEADS, 1},
+            {desc(bits[0].data(), BM), desc(bits[1].data(), BN), desc(bits[2].data(), BN), desc(out.data(), BM), scale,
+             SEQ},
+            constants);
+      std::vector<float> got(n);
+      for (size_t i = 0; i < n; ++i) got[i] = static_cast<float>(type.decode(out[i]));
+      const double err = worstError(got, want, type.atol, type.rtol);
+      report.check(what + " through descriptors, " + backendName(backend) + " matches C++", err <= 1, fmtError(err));
+    }
   }
 }
 
@@ -86,7 +113,9 @@ void checkType(Report& report, const InputType& type) {
 int main(int argc, char** argv) {
   tutorials::configure(argc, argv);
   Report report{"05 attention"};
-  checkType(report, {"f16", attention_fwd_kernel, tessera::ir::encodeF16, tessera::ir::decodeF16, 5e-4, 5e-4});
-  checkType(report, {"bf16", attention_fwd_bf16_kernel, tessera::ir::encodeBF16, tessera::ir::decodeBF16, 4e-3, 4e-3});
+  checkType(report, {"f16", attention_fwd_kernel, attention_fwd_desc_kernel, tessera::ir::encodeF16,
+                     tessera::ir::decodeF16, 5e-4, 5e-4});
+  checkType(report, {"bf16", attention_fwd_bf16_kernel, attention_fwd_desc_bf16_kernel, tessera::ir::encodeBF16,
+                     tessera::ir::decodeBF16, 4e-3, 4e-3});
   return report.finish();
 }
