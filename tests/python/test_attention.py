@@ -243,18 +243,29 @@ TESSERA_PY_KERNEL(user_attention, q, k, v, out, sm_scale, seq_len, BM, BN, HEAD_
 """
 
 
+# The arch and (BM, BN, head dim, warps) the user-written kernels below run at on the emulator.
+USER_KERNEL_CONFIGS = pytest.mark.parametrize(
+    "arch, config", [("sm_90a", (128, 64, 64, 8)), ("sm_80", (128, 64, 64, 8)), ("gfx942", (64, 64, 64, 4))],
+    ids=["sm_90a", "sm_80", "gfx942"])
+
+
 @pytest.fixture(scope="module")
-def user_attention(tmp_path_factory):
+def user_kernels(tmp_path_factory):
+    """USER_ATTENTION and DESCRIPTOR_ATTENTION (below, after USER_ATTENTION's includes), one tessera.load."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TESSERA_CACHE_DIR", str(tmp_path_factory.mktemp("tessera-cache")))
         header = tmp_path_factory.mktemp("kernels") / "user_attention.h"
-        header.write_text(USER_ATTENTION)
-        yield tessera.load(header).user_attention
+        header.write_text(USER_ATTENTION + DESCRIPTOR_ATTENTION)
+        yield tessera.load(header)
+
+
+@pytest.fixture
+def user_attention(user_kernels):
+    return user_kernels.user_attention
 
 
 @pytest.mark.sim
-@pytest.mark.parametrize("arch, config", [("sm_90a", (128, 64, 64, 8)), ("sm_80", (128, 64, 64, 8)),
-                                          ("gfx942", (64, 64, 64, 4))], ids=["sm_90a", "sm_80", "gfx942"])
+@USER_KERNEL_CONFIGS
 def test_scores_of_a_transposed_k_block_match_and_compile_as_k_transposed(user_attention, arch, config):
     BM, BN, head_dim, num_warps = config
     q, k, v = random_qkv((1, 1, BM + BN // 2 + 3, head_dim), torch.float16)
@@ -279,11 +290,6 @@ def test_scores_of_a_transposed_k_block_match_and_compile_as_k_transposed(user_a
 # expand-descriptor-loads reads the blocks at rank 2 and transpose-loads K^T at transposed addresses: no reshape or
 # transpose is left, and K and V arrive by the same copies as in the pointer kernel with K^T loaded directly.
 DESCRIPTOR_ATTENTION = """\
-#pragma once
-#include <cmath>
-#include "tessera/tessera.h"
-using namespace tessera;
-
 inline void desc_attention(TensorDesc<f16> q, TensorDesc<f16> k, TensorDesc<f16> v, Ptr<f16> out, Float sm_scale,
                            Int seq_len, Const<int> BM, Const<int> BN, Const<int> HEAD_DIM, Const<int> CAUSAL) {
   Tensor m0 = program_id(0) * BM, bh = program_id(1);
@@ -314,18 +320,13 @@ TESSERA_PY_KERNEL(desc_attention, q, k, v, out, sm_scale, seq_len, BM, BN, HEAD_
 """
 
 
-@pytest.fixture(scope="module")
-def desc_attention(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TESSERA_CACHE_DIR", str(tmp_path_factory.mktemp("tessera-cache")))
-        header = tmp_path_factory.mktemp("kernels") / "desc_attention.h"
-        header.write_text(DESCRIPTOR_ATTENTION)
-        yield tessera.load(header).desc_attention
+@pytest.fixture
+def desc_attention(user_kernels):
+    return user_kernels.desc_attention
 
 
 @pytest.mark.sim
-@pytest.mark.parametrize("arch, config", [("sm_90a", (128, 64, 64, 8)), ("sm_80", (128, 64, 64, 8)),
-                                          ("gfx942", (64, 64, 64, 4))], ids=["sm_90a", "sm_80", "gfx942"])
+@USER_KERNEL_CONFIGS
 def test_descriptor_blocks_reshaped_and_transposed_compile_as_pointer_loads(desc_attention, user_attention, arch,
                                                                           config):
     BM, BN, head_dim, num_warps = config
