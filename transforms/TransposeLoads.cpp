@@ -14,8 +14,9 @@
 //   %s   = dot %q, %kt, %acc
 //
 // the load that async-copy-dot-operands turns into a copy into the shared buffer the dot reads (a `trans` between
-// them would keep the operand in registers and exchange it through shared memory every iteration, and on sm_90a
-// take the dot off wgmma). coalesce then lays the load out along its contiguous dimension, now dimension 0.
+// them kept the operand in registers, exchanged it through shared memory every iteration and never pipelined its
+// loads: up to 255 registers and 56 spilled bytes in sm_90a attention). coalesce then lays the load out along its
+// contiguous dimension, now dimension 0.
 //
 // Only a transpose that feeds a dot operand (directly or through casts) is rewritten: that is where the load can
 // then skip registers. Elsewhere (a transposing copy) the trans's own exchange, its buffer padded for transposes,
@@ -31,7 +32,6 @@
 // kBudget new ops. Runs before the layout passes (its tiles have no layouts) and after canonicalize-pointers,
 // whose rebuilt loop addresses (a splatted base plus offsets) transpose freely where loop-carried pointers would not.
 #include <map>
-#include <optional>
 #include <vector>
 
 #include "ir/Builder.h"

@@ -117,6 +117,21 @@ def test_bad_constants_are_clear_errors(constants, message):
         tessera.kernels.attention_fwd.trace(**constants)
 
 
+# The descriptor kernel reads each block as a [BM or BN, HEAD_DIM] matrix: other blocks are named before tracing
+# goes further (a reshape error deep in the library would name neither the descriptor nor the constants).
+@pytest.mark.parametrize("blocks, message", [
+    (((1, 32, 64), (1, 16, 32), (1, 16, 64), (1, 32, 64)),
+     r"descriptor 'k' must have blocks of \[1, 16, 64\] \(\[1, BN, HEAD_DIM\]\), got \[1, 16, 32\]"),
+    (((32, 64), (1, 16, 64), (1, 16, 64), (1, 32, 64)),
+     r"descriptor 'q' must have blocks of \[1, 32, 64\] \(\[1, BM, HEAD_DIM\]\), got \[32, 64\]"),
+])
+def test_descriptor_blocks_that_do_not_match_the_constants_are_clear_errors(blocks, message):
+    x = torch.zeros(2, 64, 64, dtype=torch.float16)
+    descs = [tessera.TensorDescriptor(x if len(b) == 3 else x.reshape(128, 64), b) for b in blocks]
+    with pytest.raises(tessera.Error, match=message):
+        tessera.kernels.attention_fwd_desc[(2, 2)](*descs, 0.125, 64, BM=32, BN=16, HEAD_DIM=64, CAUSAL=0)
+
+
 def test_causal_needs_bm_a_multiple_of_bn():
     with pytest.raises(tessera.Error, match=r"causal attention needs BM to be a multiple of BN.*BM = 16, BN = 32"):
         tessera.kernels.attention_fwd.trace(BM=16, BN=32, HEAD_DIM=64, CAUSAL=1)
@@ -205,8 +220,9 @@ def test_gfx942_attention_lds_is_conflict_free(config):
 USER_ATTENTION = """\
 #pragma once
 #include <cmath>
-#include "tessera/tessera.h"
+#include "tessera/kernels/attention.h"
 using namespace tessera;
+using tessera::kernels::OnlineSoftmax, tessera::kernels::fold_scores;  // the online softmax step, as the library's
 
 inline void user_attention(Ptr<f16> q, Ptr<f16> k, Ptr<f16> v, Ptr<f16> out, Float sm_scale, Int seq_len,
                            Const<int> BM, Const<int> BN, Const<int> HEAD_DIM, Const<int> CAUSAL,
@@ -216,9 +232,7 @@ inline void user_attention(Ptr<f16> q, Ptr<f16> k, Ptr<f16> v, Ptr<f16> out, Flo
   Tensor row_in_range = expand_dims(offs_m < seq_len, 1);
   Tensor q_tile = load(q + expand_dims(offs_m, 1) * HEAD_DIM + expand_dims(offs_d, 0), row_in_range);
   Tensor qk_scale = sm_scale * 1.4426950408889634f;
-  Tensor acc = zeros<f32>({BM, HEAD_DIM});
-  Tensor row_max = full<f32>({BM}, -INFINITY);
-  Tensor row_sum = zeros<f32>({BM});
+  OnlineSoftmax state{zeros<f32>({BM, HEAD_DIM}), full<f32>({BM}, -INFINITY), zeros<f32>({BM})};
   for (Tensor start_n : range(0, seq_len, BN)) {
     Tensor offs_n = start_n + arange(0, BN);
     Tensor kt = KT_LOAD ? load(k + expand_dims(offs_n, 0) * HEAD_DIM + expand_dims(offs_d, 1),
@@ -228,16 +242,12 @@ inline void user_attention(Ptr<f16> q, Ptr<f16> k, Ptr<f16> v, Ptr<f16> out, Flo
     Tensor visible = expand_dims(offs_n < seq_len, 0);
     if (CAUSAL) visible = visible & (expand_dims(offs_m, 1) >= expand_dims(offs_n, 0));
     Tensor s = where(visible, dot(q_tile, kt) * qk_scale, -INFINITY);
-    Tensor new_max = maximum(row_max, max(s, 1));
-    Tensor p = exp2(s - expand_dims(new_max, 1));
-    Tensor rescale = exp2(row_max - new_max);
-    row_sum = row_sum * rescale + sum(p, 1);
-    Tensor vb = load(v + expand_dims(offs_n, 1) * HEAD_DIM + expand_dims(offs_d, 0), expand_dims(offs_n < seq_len, 1));
-    acc = dot(cast(p, q_tile.dtype()), vb, acc * expand_dims(rescale, 1));
-    row_max = new_max;
+    fold_scores(state, s, q_tile.dtype(), [&] {
+      return load(v + expand_dims(offs_n, 1) * HEAD_DIM + expand_dims(offs_d, 0), expand_dims(offs_n < seq_len, 1));
+    });
   }
   store(out + expand_dims(offs_m, 1) * HEAD_DIM + expand_dims(offs_d, 0),
-        cast(acc / expand_dims(row_sum, 1), q_tile.dtype()), row_in_range);
+        cast(state.acc / expand_dims(state.row_sum, 1), q_tile.dtype()), row_in_range);
 }
 TESSERA_PY_KERNEL(user_attention, q, k, v, out, sm_scale, seq_len, BM, BN, HEAD_DIM, CAUSAL, KT_LOAD);
 """
@@ -296,25 +306,17 @@ inline void desc_attention(TensorDesc<f16> q, TensorDesc<f16> k, TensorDesc<f16>
   Tensor offs_m = m0 + arange(0, BM);
   Tensor q_tile = reshape(load(q, {bh, m0, 0}), {BM, HEAD_DIM});
   Tensor qk_scale = sm_scale * 1.4426950408889634f;
-  Tensor acc = zeros<f32>({BM, HEAD_DIM});
-  Tensor row_max = full<f32>({BM}, -INFINITY);
-  Tensor row_sum = zeros<f32>({BM});
+  OnlineSoftmax state{zeros<f32>({BM, HEAD_DIM}), full<f32>({BM}, -INFINITY), zeros<f32>({BM})};
   for (Tensor start_n : range(0, seq_len, BN)) {
     Tensor offs_n = start_n + arange(0, BN);
     Tensor kb = reshape(load(k, {bh, start_n, 0}), {BN, HEAD_DIM});
     Tensor visible = expand_dims(offs_n < seq_len, 0);
     if (CAUSAL) visible = visible & (expand_dims(offs_m, 1) >= expand_dims(offs_n, 0));
     Tensor s = where(visible, dot(q_tile, trans(kb)) * qk_scale, -INFINITY);
-    Tensor new_max = maximum(row_max, max(s, 1));
-    Tensor p = exp2(s - expand_dims(new_max, 1));
-    Tensor rescale = exp2(row_max - new_max);
-    row_sum = row_sum * rescale + sum(p, 1);
-    Tensor vb = reshape(load(v, {bh, start_n, 0}), {BN, HEAD_DIM});
-    acc = dot(cast(p, q_tile.dtype()), vb, acc * expand_dims(rescale, 1));
-    row_max = new_max;
+    fold_scores(state, s, q_tile.dtype(), [&] { return reshape(load(v, {bh, start_n, 0}), {BN, HEAD_DIM}); });
   }
   Tensor o_ptrs = out + (bh * seq_len + expand_dims(offs_m, 1)) * HEAD_DIM + expand_dims(arange(0, HEAD_DIM), 0);
-  store(o_ptrs, cast(acc / expand_dims(row_sum, 1), q_tile.dtype()), expand_dims(offs_m < seq_len, 1));
+  store(o_ptrs, cast(state.acc / expand_dims(state.row_sum, 1), q_tile.dtype()), expand_dims(offs_m < seq_len, 1));
 }
 TESSERA_PY_KERNEL(desc_attention, q, k, v, out, sm_scale, seq_len, BM, BN, HEAD_DIM, CAUSAL);
 """

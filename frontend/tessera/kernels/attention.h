@@ -117,11 +117,32 @@ inline void attention_fwd_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> out, Float
 // Triton's Hopper tutorial reads them: each block arrives whole, zero past seq_len, and the output block's rows
 // past seq_len are never written (on sm_90a a TMA store), so the kernel computes no pointers and masks only the
 // scores of keys past seq_len (and causally). grid = (cdiv(seq_len, BM), batch * heads).
+// Throws unless descriptor `name`'s block is [1, rows, HEAD_DIM]: the kernel reads each block as a [rows, HEAD_DIM]
+// matrix.
+inline void check_attention_block(const TensorDescBase& desc, const char* name, int rows, int HEAD_DIM) {
+  const std::vector<int64_t>& block = desc.value().type().blockShape();
+  const std::vector<int64_t> want{1, rows, HEAD_DIM};
+  if (block != want) {
+    auto str = [](const std::vector<int64_t>& v) {
+      std::string out;
+      for (int64_t d : v) out += (out.empty() ? "[" : ", ") + std::to_string(d);
+      return out + "]";
+    };
+    throw Error(std::string("attention_fwd_desc: descriptor '") + name + "' must have blocks of " + str(want) +
+                " ([1, " + (std::string(name) == "k" || std::string(name) == "v" ? "BN" : "BM") +
+                ", HEAD_DIM]), got " + str(block));
+  }
+}
+
 template <class In>
 inline void attention_fwd_desc_of(TensorDesc<In> q, TensorDesc<In> k, TensorDesc<In> v, TensorDesc<In> out,
                                   Float sm_scale, Int seq_len, Const<int> BM, Const<int> BN, Const<int> HEAD_DIM,
                                   Const<int> CAUSAL) {
   check_attention_constants(BM, BN, HEAD_DIM, CAUSAL);
+  check_attention_block(q, "q", BM, HEAD_DIM);
+  check_attention_block(k, "k", BN, HEAD_DIM);
+  check_attention_block(v, "v", BN, HEAD_DIM);
+  check_attention_block(out, "out", BM, HEAD_DIM);
   Tensor start_m = program_id(0);
   Tensor bh = program_id(1);
   Tensor m0 = start_m * BM;
