@@ -1060,9 +1060,17 @@ class Verifier {
                             operandType(op, i).str());
     if (!checkBufferAndStage(op, rank + 1)) return false;
     const Type buffer = operandType(op, rank + 1), barriers = operandType(op, rank + 3);
-    if (buffer.stageShape() != block || buffer.element() != desc.element())
+    // A stage holds the block's bytes: its shape, or (a view of them) that shape without unit dimensions,
+    // possibly with its two dimensions swapped (the buffer's layout then runs along dimension 0).
+    std::vector<int64_t> squeezed, stage;
+    for (int64_t d : block)
+      if (d != 1) squeezed.push_back(d);
+    for (int64_t d : buffer.stageShape())
+      if (d != 1) stage.push_back(d);
+    const bool swapped = stage.size() == 2 && std::vector<int64_t>{stage[1], stage[0]} == squeezed;
+    if ((buffer.stageShape() != block && stage != squeezed && !swapped) || buffer.element() != desc.element())
       return fail(op, "the blocks of " + desc.str() + " must match one stage of " + buffer.str() + " (" +
-                          buffer.stageTile().str() + ")");
+                          buffer.stageTile().str() + "), up to unit dimensions and a transpose");
     if (!barriers.isMbarriers() || barriers.stages() != buffer.stages())
       return fail(op, "operand #" + std::to_string(rank + 3) + " must be mbarriers<" + std::to_string(buffer.stages()) +
                           "> (one barrier per stage of the buffer), got " + barriers.str());

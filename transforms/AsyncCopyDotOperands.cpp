@@ -75,26 +75,40 @@ bool isCopyableLoad(const Op& load) {
 
 // The ops between a dot operand and the load it comes from (casts and layout conversions, each the only user of
 // its operand), nearest the load first; empty with `load` null when the operand does not come from such a load.
+// A desc_load's block may also reach the dot through views that keep its bytes where TMA lands them: reshapes
+// that only drop or add unit dimensions (a [1, BN, d] block used as a [BN, d] tile) and a transpose of the 2-d
+// result (attention's K^T, whose buffer is then the operand's shape, its contiguous dimension the block's
+// innermost), with no cast.
 struct OperandChain {
   Op* load = nullptr;
   std::vector<Op*> between;
+  bool transposed = false;  // a trans between: the operand is the block transposed
 };
 
 OperandChain chainOf(Value* operand) {
   OperandChain chain;
+  bool viewed = false, cast = false;
   Value* v = operand;
   while (Op* def = v->definingOp()) {
     if (v->uses().size() != 1) return {};
     if (def->is(OpKind::DescLoad)) {  // kept by expand-descriptor-loads for a TMA copy
+      if (viewed && cast) return {};
       chain.load = def;
       return chain;
     }
     if (def->is(OpKind::Load)) {
-      if (!isCopyableLoad(*def)) return {};
+      if (!isCopyableLoad(*def) || viewed) return {};
       chain.load = def;
       return chain;
     }
-    if (!def->is(OpKind::Cast) && !def->is(OpKind::ConvertLayout)) return {};
+    if (isDescriptorBlockView(*def)) {
+      viewed = true;
+      if (def->is(OpKind::Trans)) chain.transposed = !chain.transposed;
+    } else if (def->is(OpKind::Cast)) {
+      cast = true;
+    } else if (!def->is(OpKind::ConvertLayout)) {
+      return {};
+    }
     chain.between.insert(chain.between.begin(), def);
     v = def->operand(0);
   }
@@ -147,8 +161,7 @@ struct LoadBuffer {
   Value* buffer;
   Value* stage;
 };
-LoadBuffer allocateBuffer(ir::Function& f, Op& load, const ir::Layout& layout) {
-  const ir::Type loaded = load.result(0)->type();
+LoadBuffer allocateBuffer(ir::Function& f, Op& load, const ir::Layout& layout, const ir::Type& loaded) {
   ir::Block& program = *ir::programBody(f);
   ir::Builder entry(&program, outermostAncestorIn(program, &load));
   entry.setLoc(load.loc());
@@ -222,7 +235,7 @@ class AsyncCopyDotOperandsPass : public Pass {
   void rewriteShared(ir::Function& f, SharedLoad& shared, const ir::Layout& layout) {
     Op* load = shared.load;
     const ir::Type loaded = load->result(0)->type();
-    const LoadBuffer to = allocateBuffer(f, *load, layout);
+    const LoadBuffer to = allocateBuffer(f, *load, layout, loaded);
     ir::Builder b(load->parentBlock(), load);
     b.setLoc(load->loc());
     Value* landed = copyAndWait(b, *load, to);
@@ -252,10 +265,11 @@ class AsyncCopyDotOperandsPass : public Pass {
 
   void rewrite(ir::Function& f, Op& dot, unsigned index, const OperandChain& chain, const ir::Layout& shared) {
     Op* load = chain.load;
-    const ir::Type loaded = load->result(0)->type();
+    // The operand's shape: a desc_load's block seen through views lands in a buffer shaped as the dot reads it.
+    const ir::Type loaded = load->result(0)->type().withShape(dot.operand(index)->type().shape());
     const auto operandLayout = dot.operand(index)->type().encoding();
 
-    LoadBuffer to = allocateBuffer(f, *load, shared);
+    LoadBuffer to = allocateBuffer(f, *load, shared, loaded);
     Value* buffer = to.buffer;
     Value* stage = to.stage;
 
@@ -284,12 +298,13 @@ class AsyncCopyDotOperandsPass : public Pass {
     Value* value = b.create1(OpKind::LocalLoad, {buffer, stage, landed}, loaded.withEncoding(operandLayout));
     value->setNameHint(load->result(0)->nameHint());
 
-    // Casts now run in the dot operand's layout; conversions have nothing left to do.
+    // Casts now run in the dot operand's layout; conversions and views (chainOf: reshapes and transposes are
+    // views there) have nothing left to do.
     Value* current = value;
     load->result(0)->replaceAllUsesWith(current);
     load->parentBlock()->erase(load);
     for (Op* op : chain.between) {
-      if (op->is(OpKind::ConvertLayout)) {
+      if (op->is(OpKind::ConvertLayout) || op->is(OpKind::Reshape) || op->is(OpKind::Trans)) {
         op->result(0)->replaceAllUsesWith(current);
         op->parentBlock()->erase(op);
       } else {
@@ -317,6 +332,22 @@ bool dotOperandInSharedBuffer(const ir::Op& dot, unsigned index) {
 
 const Op* dotOperandSourceLoad(const ir::Op& dot, unsigned index) {
   return chainOf(const_cast<Value*>(dot.operand(index))).load;  // chainOf only reads the IR
+}
+
+bool dotOperandSourceTransposed(const ir::Op& dot, unsigned index) {
+  return chainOf(const_cast<Value*>(dot.operand(index))).transposed;  // chainOf only reads the IR
+}
+
+bool isDescriptorBlockView(const ir::Op& op) {
+  auto withoutUnitDims = [](const std::vector<int64_t>& shape) {
+    std::vector<int64_t> kept;
+    for (int64_t d : shape)
+      if (d != 1) kept.push_back(d);
+    return kept;
+  };
+  if (op.is(OpKind::Reshape))
+    return withoutUnitDims(op.operand(0)->type().shape()) == withoutUnitDims(op.result(0)->type().shape());
+  return op.is(OpKind::Trans) && op.result(0)->type().rank() == 2;
 }
 
 std::unique_ptr<Pass> createAsyncCopyDotOperandsPass(const PassOptions& options) {

@@ -20,7 +20,8 @@
 // multiple of it, which keeps masks constant over the vectorized runs of its rows).
 //
 // Except on targets that copy descriptor blocks with TMA (LayoutPolicy::dotOperandTmaSwizzle): there a desc_load
-// whose only use is a dot operand stays, for async-copy-dot-operands to turn into an async_tma_copy into the
+// whose only use is a dot operand (directly, or through reshapes that drop unit dimensions and a 2-d transpose,
+// each the only use of the last) stays, for async-copy-dot-operands to turn into an async_tma_copy into the
 // operand's shared buffer, and its descriptor argument gets the tensor map's swizzle (kTensorMapSwizzleAttr). Such
 // a desc_load must run at most once per iteration of a `for` directly in the program's body (the function's, or a
 // persistent kernel's tile loop's), or once outside any loop, which is what lets the copy's barrier phases be
@@ -39,6 +40,7 @@
 #include "ir/Builder.h"
 #include "ir/TensorDescriptor.h"
 #include "transforms/AssignLayouts.h"
+#include "transforms/AsyncCopyDotOperands.h"
 #include "transforms/PassManager.h"
 #include "transforms/analysis/ProgramIterations.h"
 
@@ -66,12 +68,14 @@ class ExpandDescriptorLoadsPass : public Pass {
   const char* name() const override { return "expand-descriptor-loads"; }
 
   void run(ir::Function& f) override {
-    std::vector<Op*> loads;  // and stores
+    // First every access that cannot stay for TMA: then the dots whose other operand came from one of them (the
+    // Q that both of attention's key loops read) see it as the load it becomes when the target decides.
+    std::vector<Op*> expanded, candidates;
     f.walk([&](Op* op) {
-      if ((op->is(OpKind::DescLoad) && !copiedWithTma(f, *op)) || (op->is(OpKind::DescStore) && !storedWithTma(f, *op)))
-        loads.push_back(op);
+      if (op->is(OpKind::DescLoad) && dotOperandUse(*op)) candidates.push_back(op);
+      else if (op->is(OpKind::DescLoad) || (op->is(OpKind::DescStore) && !storedWithTma(f, *op))) expanded.push_back(op);
     });
-    if (loads.empty()) return;
+    if (expanded.empty() && candidates.empty()) return;
     fields_.clear();
     // What the launch's specialization says the innermost dimension of a descriptor's shape is a multiple of (its
     // `divisibility` argument attribute, jit/Specialization.h): masks are then constant over runs that long.
@@ -80,20 +84,42 @@ class ExpandDescriptorLoadsPass : public Pass {
       if (auto it = f.argAttrs(i).find("divisibility");
           f.argument(i)->type().isTensorDesc() && it != f.argAttrs(i).end() && it->second.isInt())
         shapeDivisibility_[f.argument(i)] = it->second.getInt();
-    entry_ = ir::Builder(f.body(), f.body()->front());
-    for (Op* op : loads) expand(*op);
-    // Erased last: the entry builder may be inserting before one of them.
-    for (Op* op : loads) op->parentBlock()->erase(op);
+    expandAll(f, expanded);
+    std::vector<Op*> rest;
+    for (Op* op : candidates)
+      if (!copiedWithTma(f, *op)) rest.push_back(op);
+    expandAll(f, rest);
   }
 
  private:
+  void expandAll(ir::Function& f, const std::vector<Op*>& ops) {
+    entry_ = ir::Builder(f.body(), f.body()->front());
+    for (Op* op : ops) expand(*op);
+    // Erased last: the entry builder may be inserting before one of them.
+    for (Op* op : ops) op->parentBlock()->erase(op);
+  }
+
+  // The dot operand `load`'s block reaches, directly or through single-use views (reshapes that only drop or add
+  // unit dimensions, a 2-d transpose: async-copy-dot-operands' chains), each the only use of the last; else null.
+  static const ir::Use* dotOperandUse(const Op& load) {
+    if (load.result(0)->type().shape().back() == 1) return nullptr;  // TMA's inner box: at least 16 bytes
+    const Value* result = load.result(0);
+    while (result->uses().size() == 1) {
+      const Op& user = *result->uses()[0].user;
+      if (!isDescriptorBlockView(user)) break;
+      result = user.result(0);
+    }
+    if (result->uses().size() != 1) return nullptr;
+    const ir::Use& use = result->uses()[0];
+    return use.user->is(OpKind::Dot) && use.operandIndex <= 1 ? &use : nullptr;
+  }
+
   // Whether `load` stays for a TMA copy (see above); if so, its descriptor argument records the map's swizzle.
   bool copiedWithTma(ir::Function& f, const Op& load) {
     if (!options_.layoutPolicy || !runsOncePerTopLevelIteration(load)) return false;
-    const Value* result = load.result(0);
-    if (result->uses().size() != 1) return false;
-    const ir::Use& use = result->uses()[0];
-    if (!use.user->is(OpKind::Dot) || use.operandIndex > 1) return false;
+    const ir::Use* found = dotOperandUse(load);
+    if (!found) return false;
+    const ir::Use& use = *found;
     const std::optional<int64_t> swizzle = options_.layoutPolicy->dotOperandTmaSwizzle(*use.user, use.operandIndex);
     const Value* desc = load.operand(0);
     if (!swizzle || !desc->isBlockArg() || desc->ownerBlock() != f.body()) return false;

@@ -68,6 +68,8 @@ bool dotBKContiguous(const ir::Op& dot) {
   if (const ir::Op* local = transforms::dotOperandBuffer(dot, 1))
     return sharedRunsAlongDim0(ir::Layout::fromAttr(*local->operand(0)->type().encoding()));
   const ir::Op* load = transforms::dotOperandSourceLoad(dot, 1);
+  // A descriptor block lands with its innermost dimension contiguous: B's K when B is the block transposed.
+  if (load && load->is(ir::OpKind::DescLoad)) return transforms::dotOperandSourceTransposed(dot, 1);
   if (!load || !load->is(ir::OpKind::Load)) return false;
   std::optional<ir::Layout> layout = ir::Layout::ofType(load->result(0)->type());
   return layout && layout->kind() == ir::Layout::Kind::Blocked && layout->order()[0] == 0;

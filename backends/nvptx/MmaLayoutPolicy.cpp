@@ -85,10 +85,15 @@ std::optional<ir::Layout> NVPTXLayoutPolicy::dotOperandSharedLayout(const ir::Op
 }
 
 // A descriptor's block has its innermost dimension contiguous, as the copy lands it: A [M, K] and an N-major B
-// [K, N] are laid out that way, a K-major B (8-bit inputs) is not.
+// [K, N] are laid out that way, a K-major B only when it is the block transposed (attention's K^T; an 8-bit B read
+// as it is stored is not). Chained dots (attention) take B this way; not A, whose buffer holds the rows of each
+// 16-row block permuted (wgmmaOperandLayout), which a box cannot land.
 std::optional<int64_t> NVPTXLayoutPolicy::dotOperandTmaSwizzle(const ir::Op& dot, unsigned index) const {
   std::optional<WgmmaDotPlan> plan = wgmmaDotPlan(dot, options_);
-  if (!plan || index > 1 || (index == 1 && plan->bKMajor())) return std::nullopt;
+  if (!plan) plan = wgmmaChainedDotPlan(dot, options_);
+  if (!plan || index > 1 || (index == 0 && plan->chained)) return std::nullopt;
+  const bool transposed = transforms::dotOperandSourceTransposed(dot, index);
+  if (index == 0 ? transposed : plan->bKMajor() != transposed) return std::nullopt;
   return index == 0 ? plan->swizzleA : plan->swizzleB;
 }
 

@@ -80,7 +80,9 @@ std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transfo
   const std::string arch = options.arch.empty() ? "sm_90a" : options.arch;  // NVPTXTarget::defaultArch
   if (arch != "sm_90a" || options.warpSize != kMmaWarpSize || options.numWarps % kWarpsPerGroup) return std::nullopt;
   if (!transforms::isChainedDot(dot) || !transforms::dotOperandInSharedBuffer(dot, 1)) return std::nullopt;
-  const bool aInRegisters = transforms::dotTakesAInRegisters(dot);
+  // A computed by the previous dot always ends in registers (mmaOperandARegisterLayout); asked before layouts are
+  // assigned (expand-descriptor-loads), the attribute saying so is not there yet.
+  const bool aInRegisters = transforms::dotTakesAInRegisters(dot) || transforms::operandAFromDot(dot);
   if (!aInRegisters && (transforms::operandAFromDot(dot) || !transforms::dotOperandInSharedBuffer(dot, 0)))
     return std::nullopt;
   std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kWgmmaTiles);

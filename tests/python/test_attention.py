@@ -297,8 +297,10 @@ def test_scores_of_a_transposed_k_block_match_and_compile_as_k_transposed(user_a
 
 # The same attention through 3-d tensor descriptors ([batch * heads, seq_len, HEAD_DIM], blocks [1, BM or BN,
 # HEAD_DIM]) as Triton's Hopper tutorial reads Q, K and V: each block reshaped to a matrix, K's transposed.
-# expand-descriptor-loads reads the blocks at rank 2 and transpose-loads K^T at transposed addresses: no reshape or
-# transpose is left, and K and V arrive by the same copies as in the pointer kernel with K^T loaded directly.
+# No reshape or transpose is left. On sm_90a K and V arrive by TMA, each copy where the pointer kernel (K^T loaded
+# directly) has a cp.async, their buffers read as K^T and V by wgmma; Q by cp.async (its buffer permutes rows).
+# Elsewhere expand-descriptor-loads reads the blocks at rank 2 and transpose-loads K^T at transposed addresses:
+# the same copies as the pointer kernel's.
 DESCRIPTOR_ATTENTION = """\
 inline void desc_attention(TensorDesc<f16> q, TensorDesc<f16> k, TensorDesc<f16> v, Ptr<f16> out, Float sm_scale,
                            Int seq_len, Const<int> BM, Const<int> BN, Const<int> HEAD_DIM, Const<int> CAUSAL) {
@@ -329,8 +331,8 @@ def desc_attention(user_kernels):
 
 @pytest.mark.sim
 @USER_KERNEL_CONFIGS
-def test_descriptor_blocks_reshaped_and_transposed_compile_as_pointer_loads(desc_attention, user_attention, arch,
-                                                                          config):
+def test_descriptor_blocks_reshaped_and_transposed_match_and_compile_to_copies(desc_attention, user_attention, arch,
+                                                                             config):
     BM, BN, head_dim, num_warps = config
     q, k, v = random_qkv((2, 1, BM + BN // 2 + 3, head_dim), torch.float16)  # two heads: blocks of the first end
     seq_len = q.shape[2]                                                       # inside the tensor, not at its end
@@ -346,4 +348,9 @@ def test_descriptor_blocks_reshaped_and_transposed_compile_as_pointer_loads(desc
     final = compiled.ir_stages[-1][1]
     assert " trans " not in final and " reshape " not in final
     pointers = user_attention.compile(CAUSAL=0, KT_LOAD=1, **constants).ir_stages[-1][1]
-    assert final.count("async_copy") == pointers.count("async_copy") > 0
+    if arch == "sm_90a":
+        assert final.count("async_copy") == 1  # Q's
+        assert final.count("async_tma_copy") == pointers.count("async_copy") - 1 > 0
+    else:
+        assert final.count("async_copy") == pointers.count("async_copy") > 0
+        assert "async_tma_copy" not in final
