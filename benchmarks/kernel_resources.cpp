@@ -5,7 +5,7 @@
 // sm_90a), and warp-specialized through descriptors on sm_90a; i8 at 128x128x64 and
 // 64x64x64; f32 with tf32 products at 128x128x32 and 64x64x32) and the tutorial softmax and layer norm kernels,
 // and the attention forward configurations (f16 and bf16 on sm_90a, f16 on sm_80; ISSUE 12, item 4), also through
-// tensor descriptors (attention_fwd_desc, f16 on sm_90a). The
+// tensor descriptors (attention_fwd_desc, f16 on sm_90a; K and V by TMA), and warp-specialized so. The
 // tensor-core column says which tensor-core instruction the PTX uses, if any: a dot without one runs on FMAs.
 //
 //   kernel_resources [--csv FILE] [--only SUBSTRING] [--ptx-dir DIR] [--ptxas PATH] [--runs N]
@@ -80,6 +80,13 @@ std::vector<KernelCase> resourceCases() {
     cases.push_back(c);
     c.config += "_persistent";  // the producer runs ahead into the next tile during the epilogue
     c.persistent = true;
+    cases.push_back(std::move(c));
+  }
+  // ... and the attention through descriptors, warp-specialized (the producer issues both key loops' K and V copies).
+  for (const AttentionConfig& config : standardAttentionConfigs()) {
+    KernelCase c = attentionDescriptorCase("f16", config, "sm_90a");
+    c.config += "_warp_specialized";
+    c.warpSpecialize = true;
     cases.push_back(std::move(c));
   }
   for (KernelCase& c : tutorialCases("sm_90a"))

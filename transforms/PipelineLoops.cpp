@@ -43,7 +43,7 @@
 // for in the loop.
 //
 // With warp_specialize (PassOptions::warpSpecialize), a loop of TMA copies in the function's body is split between
-// warps instead: the kernel's num_warps warps consume, and more warps produce (one thread of them issues every
+// warps instead (and so are the body's later loops of TMA copies: see specialize): the kernel's num_warps warps consume, and more warps produce (one thread of them issues every
 // copy; producers need few registers and give theirs to the consumers: the target's LayoutPolicy::warpRoles
 // says how many warps and registers). A second set of barriers,
 // `empty`, one per stage, each expecting one arrival per consumer thread, hands stages back:
@@ -353,14 +353,18 @@ class PipelineLoopsPass : public Pass {
     // program lands in stage j % S. Without TMA copies, each run of the loop starts at stage 0.
     const bool anyTma = std::any_of(copies.begin(), copies.end(), [](const BodyCopy& c) { return c.tma(); });
     const bool allTma = std::all_of(copies.begin(), copies.end(), [](const BodyCopy& c) { return c.tma(); });
-    if (warpSpecialize_ && allTma && !specialized_ && countsProgramIterations(loop)) {
-      specialize(loop, copies, carried, copySlice, advanceSlice);
+    // A later loop of TMA copies in the function's body (attention's second key loop) is among the consumers by
+    // now: its copies go to the same producer, after the first loop's.
+    Op* specializedBefore = ws_ && loop.parentBlock() == ws_->region(1) ? ws_ : nullptr;
+    if (warpSpecialize_ && allTma && ((!specialized_ && countsProgramIterations(loop)) || specializedBefore)) {
+      specialize(loop, copies, carried, copySlice, advanceSlice, specializedBefore);
       specialized_ = true;
       return;
     }
     if (anyTma && specialized_ && !countsProgramIterations(loop))
-      throw Error("warp_specialize hands one loop of TMA copies per kernel to a producer; this loop "
-                  "comes after it",
+      throw Error("warp_specialize hands a producer the loops of the function's body whose copies are all TMA "
+                  "copies (or one loop of a persistent kernel's tiles); this loop comes after one and is not such a "
+                  "loop",
                   loop.loc());
     if (anyTma && !countsProgramIterations(loop))
       throw Error("internal error: pipeline-loops: TMA copies in a loop outside the program's body", loop.loc());
@@ -477,13 +481,23 @@ class PipelineLoopsPass : public Pass {
 
   // The warp-specialized form of `loop` (see the top of the file), a loop in the function's body or in a persistent
   // kernel's tile loop. `carried`, `copySlice` and `advanceSlice` are pipeline()'s: the carried values the copies'
-  // offsets need and the ops computing those offsets and advancing them.
+  // offsets need and the ops computing those offsets and advancing them. With `existing` (a warp_specialize op in
+  // the function's body made for an earlier loop), `loop` is in its consumers' region: its own producer loop goes
+  // after the earlier ones, with its own `empty` barriers (its copies have their own buffers and `full` barriers,
+  // whose phases count this loop's iterations alone: it runs once per program).
   void specialize(Op& loop, const std::vector<BodyCopy>& copies, const std::set<unsigned>& carried,
-                  const std::vector<Op*>& copySlice, const std::vector<Op*>& advanceSlice) {
-    Op* tiles = loop.parentOp();  // a persistent kernel's tile loop, or null
-    Block& fbody = tiles ? *tiles->parentBlock() : *loop.parentBlock();
+                  const std::vector<Op*>& copySlice, const std::vector<Op*>& advanceSlice, Op* existing) {
+    Op* tiles = existing ? nullptr : loop.parentOp();  // a persistent kernel's tile loop, or null
+    Block& fbody = existing ? *existing->parentBlock() : tiles ? *tiles->parentBlock() : *loop.parentBlock();
     Block* tileBody = tiles ? tiles->region(0) : nullptr;
-    Value* base = iterationBase(loop);  // the loop's iterations in earlier tiles (null: none)
+    // Where the ops the producer recomputes are: the function's body, or the consumers' region it moved to.
+    Block& program = existing ? *existing->region(1) : fbody;
+    // A later loop whose copies are the earlier loops' (the same descriptors into buffers of the same type and
+    // stages: attention's masked key blocks after its unmasked ones) goes on in their buffers and barriers, its
+    // iterations counted on from theirs, as a persistent kernel's next tile does: the kernel then needs one set of
+    // buffers, not one per loop.
+    const bool continues = existing && continuesEarlierLoops(copies);
+    Value* base = continues ? consumersEnd_ : existing ? nullptr : iterationBase(loop);  // iterations before (null: none)
     Block& body = *loop.region(0);
     Op* yield = body.terminator();
     Value* iv = body.argument(0);
@@ -499,7 +513,7 @@ class PipelineLoopsPass : public Pass {
     // the tile loop too: the producer fills the next tile's stages while the consumers' epilogue runs, so the
     // epilogue must not reuse their bytes.
     std::vector<Op*> allocs;
-    for (Block* block : {&fbody, tileBody})
+    for (Block* block : {&fbody, tileBody, existing ? &program : nullptr})
       if (block)
         for (auto& owned : block->ops())
           if (owned->is(OpKind::LocalAlloc) || owned->is(OpKind::MbarrierAlloc)) allocs.push_back(owned.get());
@@ -507,15 +521,23 @@ class PipelineLoopsPass : public Pass {
       std::unique_ptr<Op> alloc = (*it)->parentBlock()->remove(*it);
       fbody.insertBefore(fbody.front(), std::move(alloc));
     }
-    ir::Builder top(&fbody, allocs.empty() ? fbody.front() : nextOp(*allocs.back()));
+    ir::Builder top(&fbody, existing ? existing : allocs.empty() ? fbody.front() : nextOp(*allocs.back()));
     top.setLoc(loop.loc());
-    Value* empty = top.create1(OpKind::MbarrierAlloc, {}, ir::Type::mbarriers(stages_),
-                               {{"arrivals", ir::Attr::integer(consumerThreads_)}});
-    empty->setNameHint("empty");
-    Op* ws = top.create(OpKind::WarpSpecialize, {}, {},
-                        {{"producer_warps", ir::Attr::integer(roles_->producerWarps)},
-                         {"producer_registers", ir::Attr::integer(roles_->producerRegisters)},
-                         {"consumer_registers", ir::Attr::integer(roles_->consumerRegisters)}});
+    Value* empty = continues ? handedBack_
+                             : top.create1(OpKind::MbarrierAlloc, {}, ir::Type::mbarriers(stages_),
+                                           {{"arrivals", ir::Attr::integer(consumerThreads_)}});
+    if (!continues) empty->setNameHint("empty");
+    Op* ws = existing ? existing
+                      : top.create(OpKind::WarpSpecialize, {}, {},
+                                   {{"producer_warps", ir::Attr::integer(roles_->producerWarps)},
+                                    {"producer_registers", ir::Attr::integer(roles_->producerRegisters)},
+                                    {"consumer_registers", ir::Attr::integer(roles_->consumerRegisters)}});
+    if (!tiles && !existing) {
+      ws_ = ws;
+      handedBack_ = empty;
+      specializedStages_ = stages_;
+      for (const BodyCopy& c : copies) specializedCopies_.push_back({c.copy->operand(0), c.buffer(), c.barriers()});
+    }
 
     // What the producer recomputes: the ops of the function's body (and of the tile's) that the loop's bounds, its
     // carried values' starts and the copies' offsets need. Pure scalars only: one thread runs them.
@@ -554,7 +576,7 @@ class PipelineLoopsPass : public Pass {
         if (v->isBlockArg() && v->ownerBlock() == tileBody && v->index() != 0)
           throw unrecomputable("a value the tile loop carries");
     }
-    if (!sliceOf(fbody, programRoots, programSlice)) throw unrecomputable("an op that is not pure");
+    if (!sliceOf(program, programRoots, programSlice)) throw unrecomputable("an op that is not pure");
     for (const std::vector<Op*>* slice : {&programSlice, &tileSlice})
       for (const Op* op : *slice)
         for (const Value* r : op->results())
@@ -563,13 +585,13 @@ class PipelineLoopsPass : public Pass {
     // The producer: (the tiles and) the loop's iterations, each waiting for its stage to be handed back and copying
     // into it. Iteration G of the program fills stage G % S, whose previous filling, G - S, was released in phase
     // G / S - 1 of its empty barrier: parity ((G / S) & 1) ^ 1, which a fresh barrier passes.
-    ir::Builder pb(ws->region(0), nullptr);
+    ir::Builder pb(ws->region(0), existing ? ws->region(0)->terminator() : nullptr);  // after earlier loops'
     pb.setLoc(loop.loc());
     Mapping m;
     cloneSlice(pb, programSlice, m);
     ir::Builder tileB(ws->region(0), nullptr);
     ir::Builder* at = &pb;
-    Value* producerBase = nullptr;
+    Value* producerBase = continues ? producerEnd_ : nullptr;
     if (tiles) {
       Op* producerTiles = pb.create(OpKind::For,
                                     {mapped(m, tiles->operand(0)), mapped(m, tiles->operand(1)),
@@ -621,7 +643,11 @@ class PipelineLoopsPass : public Pass {
       Value* trips = tripCount(tileB, producerOperands[0], producerOperands[1], producerOperands[2]);
       tileB.create(OpKind::Yield, {tileB.binary(OpKind::Add, producerBase, trips)}, {});
     }
-    pb.create(OpKind::Yield, {}, {});
+    if (!tiles) {  // where a later loop's producer would count on from
+      Value* trips = tripCount(pb, producerOperands[0], producerOperands[1], producerOperands[2]);
+      producerEnd_ = producerBase ? pb.binary(OpKind::Add, producerBase, trips) : trips;
+    }
+    if (!existing) pb.create(OpKind::Yield, {}, {});
 
     // The consumers: the loop waits for each stage (iteration G of the program: stage G % S, parity (G / S) & 1)
     // and hands it back once read.
@@ -649,6 +675,12 @@ class PipelineLoopsPass : public Pass {
       ir::Builder tail(&body, yield);
       tail.setLoc(loop.loc());
       tail.create(OpKind::MbarrierArrive, {empty, readStage}, {});
+      if (!tiles) {
+        ir::Builder after(loop.parentBlock(), nextOp(loop));
+        after.setLoc(loop.loc());
+        Value* trips = tripCount(after, loop.operand(0), loop.operand(1), loop.operand(2));
+        consumersEnd_ = base ? after.binary(OpKind::Add, base, trips) : trips;
+      }
     } else {
       // A dot returns once the previous iteration's are complete: that iteration's stage is free. The last
       // iteration's is free after the dot_wait that follows the loop (the producer may be filling the next tile's).
@@ -668,14 +700,46 @@ class PipelineLoopsPass : public Pass {
       Value* last = after.binary(OpKind::Rem, lastIteration, i32(after, stages_));
       Value* ran = after.cmp("gt", trips, i32(after, 0));
       after.create(OpKind::MbarrierArrive, {empty, last, ran}, {});
+      if (!tiles) consumersEnd_ = end;
     }
 
     // Everything after the warp_specialize op but the return moves into the consumers' region.
+    if (existing) return;
     Block& consumers = *ws->region(1);
     std::vector<Op*> moved;
     for (Op* op = nextOp(*ws); op && op != fbody.terminator(); op = nextOp(*op)) moved.push_back(op);
     for (Op* op : moved) consumers.append(fbody.remove(op));
     ir::Builder(&consumers, nullptr).create(OpKind::Yield, {}, {});
+  }
+
+  // Whether `copies` (of a loop after the specialized one) copy through the specialized loop's descriptors into
+  // buffers of the same type, one each, at the same number of stages; if so, they now use its buffers and barriers
+  // (their own allocations go).
+  bool continuesEarlierLoops(const std::vector<BodyCopy>& copies) {
+    if (copies.size() != specializedCopies_.size() || stages_ != specializedStages_) return false;
+    std::vector<const SpecializedCopy*> matched;
+    for (const BodyCopy& c : copies) {
+      const SpecializedCopy* found = nullptr;
+      for (const SpecializedCopy& e : specializedCopies_)
+        if (e.descriptor == c.copy->operand(0) && e.buffer->type() == c.buffer()->type() &&
+            std::find(matched.begin(), matched.end(), &e) == matched.end()) {
+          found = &e;
+          break;
+        }
+      if (!found) return false;
+      matched.push_back(found);
+    }
+    for (size_t i = 0; i < copies.size(); ++i) {
+      Value* buffer = copies[i].buffer();
+      Value* barriers = copies[i].barriers();
+      Op* bufferAlloc = buffer->definingOp();
+      Op* barrierAlloc = barriers->definingOp();
+      buffer->replaceAllUsesWith(matched[i]->buffer);
+      barriers->replaceAllUsesWith(matched[i]->barriers);
+      bufferAlloc->parentBlock()->erase(bufferAlloc);
+      barrierAlloc->parentBlock()->erase(barrierAlloc);
+    }
+    return true;
   }
 
   static Op* nextOp(Op& op) {
@@ -734,6 +798,20 @@ class PipelineLoopsPass : public Pass {
   int numWarps_;
   PassOptions options_;  // for the scratch of the ops in a loop (stagesThatFit)
   bool specialized_ = false;  // a loop got a producer warpgroup (warp_specialize)
+  // The warp_specialize op made in the function's body (not in a persistent kernel), and what a later loop of the
+  // same copies continues from: the specialized loop's copies, its stages and `empty` barriers, and the count of
+  // iterations the loops so far ran, as the consumers (after the last loop) and the producer compute it.
+  struct SpecializedCopy {
+    Value* descriptor;
+    Value* buffer;
+    Value* barriers;
+  };
+  Op* ws_ = nullptr;
+  std::vector<SpecializedCopy> specializedCopies_;
+  int specializedStages_ = 0;
+  Value* handedBack_ = nullptr;
+  Value* consumersEnd_ = nullptr;
+  Value* producerEnd_ = nullptr;
   std::optional<LayoutPolicy::WarpRoles> roles_;  // the target's split, with warpSpecialize
 };
 

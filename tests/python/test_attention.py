@@ -188,6 +188,32 @@ def test_descriptor_kernel_on_the_emulator(arch, config, causal):
     check(attention_desc(q, k, v, causal, **launch), q, k, v, causal)
 
 
+# Warp-specialized on sm_90a: a producer warpgroup issues K's and V's TMA copies for both key loops (the unmasked
+# blocks, then the rest) into one set of buffers, the kernel's warps consume. Two heads of a ragged length (the
+# second loop runs), and at seq_len 64 = BM (it runs no iteration); the emulator's racecheck and barrier checks find
+# nothing. The kernel has one producer region, and the same shared memory as without it but for the handing-back
+# barriers.
+@pytest.mark.sim
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("config, seq_len", [((128, 64, 64, 8), 195), ((64, 64, 64, 4), 131), ((64, 64, 64, 4), 64)],
+                         ids=["128x64-8w", "64x64-4w", "one-block"])
+def test_descriptor_kernel_warp_specialized_on_the_emulator(config, seq_len, causal):
+    BM, BN, head_dim, num_warps = config
+    q, k, v = random_qkv((1, 2, seq_len, head_dim), torch.float16)
+    launch = dict(BM=BM, BN=BN, num_warps=num_warps, backend="sim", arch="sm_90a", warp_specialize=True)
+    check(attention_desc(q, k, v, causal, **launch), q, k, v, causal)
+    assert tessera.sim.last_report()["findings"] == []
+    descs = {name: tessera.TensorDescriptor(q.reshape(2, seq_len, head_dim), (1, block, head_dim))
+             for name, block in (("q", BM), ("k", BN), ("v", BN), ("out", BM))}
+    constants = dict(arch="sm_90a", num_warps=num_warps, specialization=descs, BM=BM, BN=BN, HEAD_DIM=head_dim,
+                     CAUSAL=int(causal))
+    specialized = tessera.kernels.attention_fwd_desc.compile(warp_specialize=True, **constants)
+    plain = tessera.kernels.attention_fwd_desc.compile(**constants)
+    final = specialized.ir_stages[-1][1]
+    assert final.count("warp_specialize {") == 1 and final.count("async_tma_copy") == 4  # K and V, two loops
+    assert specialized.shared_bytes == plain.shared_bytes + 32  # + the empty barriers (3 stages, 16-byte aligned)
+
+
 # A ragged sequence length keeps the descriptor kernel's copies 16 bytes wide: the launch specializes a descriptor on
 # its innermost dimension's divisibility (d = 64), not on every dimension's (53 rows), so the masks along d are
 # constant over each row's 8 elements. With every dimension's, all of Q's, K's and V's copies were 2-byte loads.
