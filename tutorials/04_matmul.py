@@ -113,13 +113,6 @@ def rows_16_bytes_apart(x):
     return padded
 
 
-def launch_arch(backend):
-    """The arch launches on `backend` compile for (None for the interpreter and eager mode)."""
-    if backend == "cuda":
-        return tessera._C.cuda_arch()
-    return tessera.sim.runtime().arch if backend == "sim" else None
-
-
 def activate(x, activation):
     if activation == "relu":
         return np.maximum(x, 0)
@@ -158,7 +151,7 @@ def run_checks(M=131, N=75, K=90, seed=0, backend="interpreter"):
     # A and B through tensor descriptors (TMA copies on sm_90a), C in f16: half an f16 ulp on top of the f32 result.
     ok &= tutorial_check.check(f"tensor descriptors, f16 C, {backend}", matmul_desc(a, b, backend=backend), want,
                                atol=1e-4, rtol=1e-3)
-    if launch_arch(backend) == "sm_90a":  # a producer warpgroup issues the copies
+    if tutorial_check.launch_arch(backend) == "sm_90a":  # a producer warpgroup issues the copies
         ok &= tutorial_check.check(f"tensor descriptors, warp-specialized, {backend}",
                                    matmul_desc(a, b, warp_specialize=True, backend=backend), want, atol=1e-4,
                                    rtol=1e-3)

@@ -43,10 +43,11 @@ def attention(q, k, v, causal=False, sm_scale=None, BM=32, BN=16, backend="inter
     return out
 
 
-def attention_desc(q, k, v, causal=False, sm_scale=None, BM=32, BN=16, backend="interpreter"):
+def attention_desc(q, k, v, causal=False, sm_scale=None, BM=32, BN=16, backend="interpreter", **options):
     """The same through tensor descriptors (attention_fwd_desc), as Triton's Hopper tutorial passes them: each of
     q, k, v and the output as a [batch * heads, seq_len, head_dim] tensor read and written in whole blocks
-    ([1, BM, head_dim] and [1, BN, head_dim]), zero past seq_len. The arrays must be contiguous."""
+    ([1, BM, head_dim] and [1, BN, head_dim]), zero past seq_len. The arrays must be contiguous. `options` go to
+    the launch (num_warps; warp_specialize=True on sm_90a: a producer warpgroup issues K's and V's TMA copies)."""
     batch, heads, seq_len, head_dim = q.shape
     if any(not x.flags.c_contiguous for x in (q, k, v)):
         raise ValueError("attention_desc views q, k and v as [batch * heads, seq_len, head_dim]: make them contiguous")
@@ -57,7 +58,7 @@ def attention_desc(q, k, v, causal=False, sm_scale=None, BM=32, BN=16, backend="
              for x, block in ((q, BM), (k, BN), (v, BN), (out, BM))]
     scale = 1 / math.sqrt(head_dim) if sm_scale is None else sm_scale
     kernel[(tessera.cdiv(seq_len, BM), batch * heads)](*descs, scale, seq_len, BM=BM, BN=BN, HEAD_DIM=head_dim,
-                                                       CAUSAL=int(causal), backend=backend)
+                                                       CAUSAL=int(causal), backend=backend, **options)
     return out
 
 
@@ -85,7 +86,11 @@ def run_checks(batch=1, heads=2, seq_len=75, head_dim=64, seed=0, backend="inter
         for causal in (False, True):
             want = reference(decode(q), decode(k), decode(v), causal, sm_scale)
             what = f"{name} {'causal' if causal else 'non-causal'}, {backend} ({batch}x{heads}x{seq_len}x{head_dim})"
-            for how, run in (("", attention), (", through descriptors", attention_desc)):
+            runs = [("", attention), (", through descriptors", attention_desc)]
+            if tutorial_check.launch_arch(backend) == "sm_90a":  # a warpgroup of wgmma needs BM = 64 on 4 warps
+                runs.append((", warp-specialized", lambda *args, **kw: attention_desc(
+                    *args, BM=64, BN=64, num_warps=4, warp_specialize=True, **kw)))
+            for how, run in runs:
                 got = decode(run(q, k, v, causal, sm_scale, backend=backend))
                 ok &= tutorial_check.check(what + how, got, want, atol=tol, rtol=tol)
     return ok

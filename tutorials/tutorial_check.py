@@ -16,6 +16,13 @@ import tessera
 BACKENDS = tessera.kernel.BACKENDS
 
 
+def launch_arch(backend):
+    """The arch launches on `backend` compile for (None for the interpreter and eager mode)."""
+    if backend == "cuda":
+        return tessera._C.cuda_arch()
+    return tessera.sim.runtime().arch if backend == "sim" else None
+
+
 def worst_error(got, want, atol, rtol):
     got = np.asarray(got, dtype=np.float64).ravel()
     want = np.asarray(want, dtype=np.float64).ravel()
