@@ -59,7 +59,7 @@ bool Attr::operator==(const Attr& o) const {
 size_t Attr::hash() const { return std::hash<std::string>()(str()); }
 
 std::string formatFloat(double v) {
-  if (std::isnan(v)) return "nan";
+  if (std::isnan(v)) return std::signbit(v) ? "-nan" : "nan";  // the parser's "-nan" keeps the sign bit
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
   char buf[64];
   for (int prec = 1; prec <= 17; ++prec) {  // shortest precision that round-trips

@@ -70,6 +70,6 @@ class Attr {
   std::shared_ptr<const AttrDict> dict_;  // layout parameters
 };
 
-std::string formatFloat(double v);  // shortest text that parses back to exactly v ("1.0", "inf", "nan", ...)
+std::string formatFloat(double v);  // shortest text that parses back to exactly v ("1.0", "inf", "nan", "-nan", ...)
 
 }  // namespace tessera::ir
