@@ -72,8 +72,10 @@ class ExpandDescriptorLoadsPass : public Pass {
     // Q that both of attention's key loops read) see it as the load it becomes when the target decides.
     std::vector<Op*> expanded, candidates;
     f.walk([&](Op* op) {
-      if (op->is(OpKind::DescLoad) && dotOperandUse(*op)) candidates.push_back(op);
-      else if (op->is(OpKind::DescLoad) || (op->is(OpKind::DescStore) && !storedWithTma(f, *op))) expanded.push_back(op);
+      if (op->is(OpKind::DescLoad) && dotOperandUse(*op))
+        candidates.push_back(op);
+      else if (op->is(OpKind::DescLoad) || (op->is(OpKind::DescStore) && !storedWithTma(f, *op)))
+        expanded.push_back(op);
     });
     if (expanded.empty() && candidates.empty()) return;
     fields_.clear();

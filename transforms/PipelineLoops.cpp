@@ -43,9 +43,10 @@
 // for in the loop.
 //
 // With warp_specialize (PassOptions::warpSpecialize), a loop of TMA copies in the function's body is split between
-// warps instead (and so are the body's later loops of TMA copies: see specialize): the kernel's num_warps warps consume, and more warps produce (one thread of them issues every
-// copy; producers need few registers and give theirs to the consumers: the target's LayoutPolicy::warpRoles
-// says how many warps and registers). A second set of barriers,
+// warps instead (and so are the body's later loops of TMA copies: see specialize): the kernel's num_warps warps
+// consume, and more warps produce (one thread of them issues every copy; producers need few registers and give
+// theirs to the consumers: the target's LayoutPolicy::warpRoles says how many warps and registers). A second set
+// of barriers,
 // `empty`, one per stage, each expecting one arrival per consumer thread, hands stages back:
 //
 //   %full = mbarrier_alloc; %empty = mbarrier_alloc {arrivals = 32 * num_warps}; %buf = local_alloc
@@ -172,6 +173,9 @@ class PipelineLoopsPass : public Pass {
       if (!roles_) throw Error("warp_specialize: the target does not reallocate registers between warps", f.loc());
     }
     if (requestedStages_ == 1) return;
+    specialized_ = false;  // per function
+    ws_ = nullptr;
+    specializedCopies_.clear();
     std::vector<Op*> loops;
     f.walk([&](Op* op) {
       // A persistent kernel's tile loop (make-persistent) is not pipelined: copying later tiles' blocks ahead
@@ -483,8 +487,9 @@ class PipelineLoopsPass : public Pass {
   // kernel's tile loop. `carried`, `copySlice` and `advanceSlice` are pipeline()'s: the carried values the copies'
   // offsets need and the ops computing those offsets and advancing them. With `existing` (a warp_specialize op in
   // the function's body made for an earlier loop), `loop` is in its consumers' region: its own producer loop goes
-  // after the earlier ones, with its own `empty` barriers (its copies have their own buffers and `full` barriers,
-  // whose phases count this loop's iterations alone: it runs once per program).
+  // after the earlier ones. When its copies are the first loop's it continues in their buffers and barriers
+  // (continuesEarlierLoops); else it keeps its own buffers and `full` barriers and gets its own `empty` ones, their
+  // phases counting this loop's iterations alone (it runs once per program).
   void specialize(Op& loop, const std::vector<BodyCopy>& copies, const std::set<unsigned>& carried,
                   const std::vector<Op*>& copySlice, const std::vector<Op*>& advanceSlice, Op* existing) {
     Op* tiles = existing ? nullptr : loop.parentOp();  // a persistent kernel's tile loop, or null
@@ -497,7 +502,8 @@ class PipelineLoopsPass : public Pass {
     // iterations counted on from theirs, as a persistent kernel's next tile does: the kernel then needs one set of
     // buffers, not one per loop.
     const bool continues = existing && continuesEarlierLoops(copies);
-    Value* base = continues ? consumersEnd_ : existing ? nullptr : iterationBase(loop);  // iterations before (null: none)
+    // The iterations before this loop's first (null: none): earlier loops', or earlier tiles'.
+    Value* base = continues ? consumersEnd_ : existing ? nullptr : iterationBase(loop);
     Block& body = *loop.region(0);
     Op* yield = body.terminator();
     Value* iv = body.argument(0);
@@ -643,7 +649,7 @@ class PipelineLoopsPass : public Pass {
       Value* trips = tripCount(tileB, producerOperands[0], producerOperands[1], producerOperands[2]);
       tileB.create(OpKind::Yield, {tileB.binary(OpKind::Add, producerBase, trips)}, {});
     }
-    if (!tiles) {  // where a later loop's producer would count on from
+    if (!tiles && (!existing || continues)) {  // where a later loop's producer continuing these copies counts on
       Value* trips = tripCount(pb, producerOperands[0], producerOperands[1], producerOperands[2]);
       producerEnd_ = producerBase ? pb.binary(OpKind::Add, producerBase, trips) : trips;
     }
@@ -675,7 +681,7 @@ class PipelineLoopsPass : public Pass {
       ir::Builder tail(&body, yield);
       tail.setLoc(loop.loc());
       tail.create(OpKind::MbarrierArrive, {empty, readStage}, {});
-      if (!tiles) {
+      if (!tiles && (!existing || continues)) {
         ir::Builder after(loop.parentBlock(), nextOp(loop));
         after.setLoc(loop.loc());
         Value* trips = tripCount(after, loop.operand(0), loop.operand(1), loop.operand(2));
@@ -700,7 +706,7 @@ class PipelineLoopsPass : public Pass {
       Value* last = after.binary(OpKind::Rem, lastIteration, i32(after, stages_));
       Value* ran = after.cmp("gt", trips, i32(after, 0));
       after.create(OpKind::MbarrierArrive, {empty, last, ran}, {});
-      if (!tiles) consumersEnd_ = end;
+      if (!tiles && (!existing || continues)) consumersEnd_ = end;
     }
 
     // Everything after the warp_specialize op but the return moves into the consumers' region.
