@@ -110,6 +110,8 @@ std::unique_ptr<Pass> createPipelineLoopsPass(const PassOptions& options);
 // Where the target's async_copy is a load and a store: the loads of copies issued ahead start before the
 // iteration's work and their stores end it.
 std::unique_ptr<Pass> createStageCopiesInRegistersPass(const PassOptions& options);
+// Moves register-only pure ops down to their first use where that lengthens no live range.
+std::unique_ptr<Pass> createSinkToUsesPass();
 std::unique_ptr<Pass> createAllocateSharedMemoryPass(const PassOptions& options);  // smem_offset/smem_bytes
 std::unique_ptr<Pass> createInsertBarriersPass();  // barriers between conflicting shared-memory accesses
 

@@ -24,6 +24,7 @@ static const std::map<std::string, PassFactory>& registry() {
       {"make-persistent", [](const PassOptions&) { return createMakePersistentPass(); }},
       {"pipeline-loops", [](const PassOptions& o) { return createPipelineLoopsPass(o); }},
       {"remove-layout-conversions", [](const PassOptions&) { return createRemoveLayoutConversionsPass(); }},
+      {"sink-to-uses", [](const PassOptions&) { return createSinkToUsesPass(); }},
       {"stage-copies-in-registers", [](const PassOptions& o) { return createStageCopiesInRegistersPass(o); }},
       {"transpose-loads", [](const PassOptions&) { return createTransposeLoadsPass(); }},
   };

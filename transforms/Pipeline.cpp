@@ -48,6 +48,9 @@ void addDefaultPipeline(PassManager& pm, const PassOptions& options) {
   pm.add("pipeline-loops", options);
   pm.add("stage-copies-in-registers", options);
   pm.add("dce", options);
+  // Values computed long before their use (a causal mask built before the dot it masks) move down to it, so
+  // that they do not hold registers through the tensor-core work in between.
+  pm.add("sink-to-uses", options);
 
   // Shared memory, once the set of ops that need scratch is final: offsets for every buffer (reused where
   // lifetimes do not overlap), then a barrier between every pair of accesses that could race.

@@ -292,7 +292,7 @@ TEST(Pipeline, DefaultIsCleanupLayoutsCleanupAsyncCopiesSharedMemory) {
   EXPECT_EQ(names, (std::vector<std::string>{"expand-descriptor-loads", "canonicalize-pointers", "transpose-loads", "canonicalize", "cse",
                                              "dce", "coalesce", "assign-layouts", "remove-layout-conversions", "canonicalize", "cse", "dce",
                                              "async-copy-dot-operands", "pipeline-loops",
-                                             "stage-copies-in-registers", "dce",
+                                             "stage-copies-in-registers", "dce", "sink-to-uses",
                                              "allocate-shared-memory", "insert-barriers"}));
   EXPECT_EQ(passNamesOf("default"), names);
 }
@@ -300,7 +300,7 @@ TEST(Pipeline, DefaultIsCleanupLayoutsCleanupAsyncCopiesSharedMemory) {
 TEST(Pipeline, NamesMixPassesAndPipelines) {
   EXPECT_EQ(passNamesOf("cse,dce"), (std::vector<std::string>{"cse", "dce"}));
   std::vector<std::string> mixed = passNamesOf("dce,default,,cse");
-  ASSERT_EQ(mixed.size(), 20u);
+  ASSERT_EQ(mixed.size(), 21u);
   EXPECT_EQ(mixed.front(), "dce");
   EXPECT_EQ(mixed[1], "expand-descriptor-loads");
   EXPECT_EQ(mixed.back(), "cse");
