@@ -1,8 +1,8 @@
-"""benchmarks/compile_time and benchmarks/kernel_resources on one small case each: their --csv files are well
-formed (the header, one row per case, numbers where numbers belong), a missing ptxas is reported in its columns
+"""benchmarks/compile_time, benchmarks/kernel_resources and benchmarks/amdgpu_resources on small cases: their --csv
+files are well formed (the header, one row per case, numbers where numbers belong), a missing ptxas is reported in its columns
 rather than failing the run, and benchmarks/plot_results.py turns each CSV into a PNG.
 
-ctest passes the binaries' paths in COMPILE_TIME and KERNEL_RESOURCES. Where ptxas is absent (CI), the ptxas
+ctest passes the binaries' paths in COMPILE_TIME, KERNEL_RESOURCES and AMDGPU_RESOURCES. Where ptxas is absent (CI), the ptxas
 columns must say "absent"; their content is checked only where it is installed.
 """
 import csv
@@ -24,6 +24,7 @@ COMPILE_TIME_COLUMNS = ["case", "trace_ms", "passes_ms", "lower_ms", "optimize_m
                         "tessera_ms", "ptxas_ms", "tessera/ptxas"]
 KERNEL_RESOURCES_COLUMNS = ["case", "registers", "spill_stores_B", "spill_loads_B", "stack_B", "ptxas_smem_B",
                             "dynamic_smem_B", "ptxas_ms", "ptxas_cpu_ms", "tensor_cores"]
+AMDGPU_RESOURCES_COLUMNS = ["case", "vgprs", "agprs", "vgpr_spills", "sgprs", "sgpr_spills", "lds_B", "scratch_B"]
 PTXAS_RESOURCE_COLUMNS = ["registers", "spill_stores_B", "spill_loads_B", "stack_B", "ptxas_smem_B", "ptxas_ms",
                           "ptxas_cpu_ms"]
 
@@ -126,6 +127,21 @@ def test_kernel_resources_matmul_inputs(case, instruction, tmp_path):
     assert [(r["case"], r["tensor_cores"]) for r in rows] == [(case, instruction)]
 
 
+# gfx942 from the code object's metadata: a matmul whose accumulators sit in AGPRs (128x128x64 on 4 waves) and the
+# attention that spills (128x128, d 128: its spills need the scratch segment the note reports).
+def test_amdgpu_resources_csv(tmp_path):
+    _, header, rows, _ = measure("AMDGPU_RESOURCES", "128x128", tmp_path)
+    assert header == AMDGPU_RESOURCES_COLUMNS
+    by_case = {r["case"]: r for r in rows}
+    matmul = by_case["matmul_f16_128x128x64_w4_s3_gfx942"]
+    assert 0 < int(matmul["vgprs"]) <= 512 and int(matmul["agprs"]) > 0
+    assert (matmul["vgpr_spills"], matmul["scratch_B"]) == ("0", "0")
+    assert int(matmul["lds_B"]) > 0 and int(matmul["sgprs"]) > 0
+    attention = by_case["attention_fwd_f16_128x128_d128_w8_gfx942"]
+    assert (int(attention["vgpr_spills"]) > 0) == (int(attention["scratch_B"]) > 0)
+    assert all(int(r[c]) >= 0 for r in rows for c in AMDGPU_RESOURCES_COLUMNS[1:])
+
+
 def test_kernel_resources_without_ptxas(tmp_path):
     _, _, rows, out = measure("KERNEL_RESOURCES", "softmax", tmp_path, "--ptxas", str(tmp_path / "no-ptxas"))
     assert all(rows[0][c] == "absent" for c in PTXAS_RESOURCE_COLUMNS)
@@ -133,7 +149,7 @@ def test_kernel_resources_without_ptxas(tmp_path):
     assert result.returncode == 1 and "ptxas was absent" in result.stderr
 
 
-@pytest.mark.parametrize("variable", ["COMPILE_TIME", "KERNEL_RESOURCES"])
+@pytest.mark.parametrize("variable", ["COMPILE_TIME", "KERNEL_RESOURCES", "AMDGPU_RESOURCES"])
 def test_bad_arguments(variable, tmp_path):
     result = run([binary(variable), "--runs", "0"])
     assert result.returncode == 2 and "--runs takes 1 to 100" in result.stderr
