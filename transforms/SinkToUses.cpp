@@ -48,13 +48,14 @@ class BlockSinker {
     for (auto& op : block_.ops()) ops.push_back(op.get());
     // Last first: an op's operands' definitions come before it, so by the time they are visited the op has moved
     // and they follow it.
+    renumber();
     for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
       Op* op = *it;
       if (!movable(*op)) continue;
-      renumber();
       Op* target = firstUser(*op);
       if (!target || position(target) == position(op) + 1 || !sinksTo(*op, position(target))) continue;
       block_.insertBefore(target, block_.remove(op));
+      renumber();  // as linear as the move itself (Block finds ops by walking its list)
     }
   }
 
