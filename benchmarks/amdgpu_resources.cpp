@@ -60,11 +60,21 @@ llvm::msgpack::Document metadataOf(const std::string& codeObject, const std::str
   throw Error(kernel + ": the code object has no AMDGPU metadata note");
 }
 
-// Field `key` of the first kernel's map (".vgpr_count"...), as a number; "-" when the note has no such field.
-std::string field(llvm::msgpack::Document& doc, const char* key) {
-  llvm::msgpack::DocNode& kernels = doc.getRoot().getMap()["amdhsa.kernels"];
-  if (kernels.getKind() != llvm::msgpack::Type::Array || kernels.getArray().size() == 0) return "-";
-  llvm::msgpack::MapDocNode kernel = kernels.getArray()[0].getMap();
+// The first kernel's map of the metadata ("amdhsa.kernels"[0]).
+llvm::msgpack::MapDocNode kernelMetadata(llvm::msgpack::Document& doc, const std::string& kernel) {
+  if (doc.getRoot().getKind() == llvm::msgpack::Type::Map) {
+    llvm::msgpack::MapDocNode root = doc.getRoot().getMap();
+    auto kernels = root.find("amdhsa.kernels");
+    if (kernels != root.end() && kernels->second.getKind() == llvm::msgpack::Type::Array &&
+        !kernels->second.getArray().empty() &&
+        kernels->second.getArray()[0].getKind() == llvm::msgpack::Type::Map)
+      return kernels->second.getArray()[0].getMap();
+  }
+  throw Error(kernel + ": the AMDGPU metadata has no \"amdhsa.kernels\" entry");
+}
+
+// Field `key` of a kernel's metadata (".vgpr_count"...), as a number; "-" when the kernel has no such field.
+std::string field(llvm::msgpack::MapDocNode& kernel, const char* key) {
   if (kernel.find(key) == kernel.end()) return "-";
   const llvm::msgpack::DocNode& value = kernel[key];
   if (value.getKind() == llvm::msgpack::Type::UInt) return std::to_string(value.getUInt());
@@ -85,10 +95,11 @@ int main(int argc, char** argv) {
     const std::unique_ptr<ir::Module> traced = traceSpecialized(c);
     const jit::CompiledKernel k = jit::compile(*traced->functions().at(0), *target, c.targetOptions());
     llvm::msgpack::Document doc = metadataOf(k.binary, c.name());
+    llvm::msgpack::MapDocNode kernel = kernelMetadata(doc, c.name());
     std::vector<std::string> row{c.name()};
     for (const char* key : {".vgpr_count", ".agpr_count", ".vgpr_spill_count", ".sgpr_count", ".sgpr_spill_count",
                             ".group_segment_fixed_size", ".private_segment_fixed_size"})
-      row.push_back(field(doc, key));
+      row.push_back(field(kernel, key));
     return row;
   });
 }
