@@ -50,9 +50,14 @@ class LayoutPolicy {
     (void)dot;
     return false;
   }
-  // Whether the target's async_copy runs asynchronously (cp.async, TMA); where it is a load and a store (AMDGPU),
-  // stage-copies-in-registers splits the copies pipeline-loops issues ahead into a load and a later local_store.
-  virtual bool copiesAsynchronously() const { return true; }
+  // Whether the target's async_copy moves a piece of `bytes` (aligned to its size, under one mask value)
+  // asynchronously (cp.async: 4, 8 or 16); the lowering moves narrower pieces with a load and a store. Where even
+  // 16 bytes are not (AMDGPU), stage-copies-in-registers splits the copies pipeline-loops issues ahead into a load
+  // and a later local_store; where no copy of a loop is asynchronous, pipeline-loops gives it at most 2 stages.
+  virtual bool copiesAsynchronously(int64_t bytes) const {
+    (void)bytes;
+    return true;
+  }
   // How the target splits a program for warp specialization (pipeline-loops with PassOptions::warpSpecialize): the
   // producer warps it adds to the `consumerWarps` the layouts were planned for, and the registers per thread each
   // side keeps (warp_specialize's attributes); nullopt: the target cannot reallocate registers between warps. Throws

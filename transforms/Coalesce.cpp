@@ -23,7 +23,6 @@ using ir::OpKind;
 using ir::Type;
 using ir::Value;
 
-constexpr int64_t kMaxVectorBytes = 16;  // the widest global access (ld.global.v4.b32 and friends)
 constexpr int64_t kMaxRowsPerThread = 8;  // rows of narrow accesses a thread may touch (16 pointer registers)
 
 bool isMemoryOp(const Op& op) {
@@ -75,7 +74,7 @@ class CoalescePass : public Pass {
     const int64_t elementsPerThread = std::max<int64_t>(1, type.numElements() / threads);
     // The run a thread would access at once were the pointers aligned and the mask uniform ...
     const int64_t run = std::min(
-        {info.contiguity[fastest], std::max<int64_t>(1, kMaxVectorBytes / elemBytes), elementsPerThread});
+        {info.contiguity[fastest], std::max<int64_t>(1, kMaxAccessBytes / elemBytes), elementsPerThread});
     // ... and the vector it may: aligned, under one predicate.
     int64_t width = std::min(run, std::max<int64_t>(1, info.divisibility[fastest] / elemBytes));
     if (Value* mask = maskOperand(op); mask && mask->type().isTile())

@@ -20,7 +20,10 @@
 // are masked off: they read nothing and fill their stage with zeros that nobody reads. insert-barriers then puts one
 // barrier per iteration after the wait: it orders both the reads of the stage about to be overwritten and the reads
 // of the stage that just landed. num_stages = 1 leaves the loop as it is. So does a persistent kernel's tile loop
-// (make-persistent's `persistent_tiles`): the loops inside it are pipelined.
+// (make-persistent's `persistent_tiles`): the loops inside it are pipelined. A loop gets fewer stages where they
+// would not fit the target's shared memory (stagesThatFit), and at most 2 where the target copies none of its
+// operands asynchronously (LayoutPolicy::copiesAsynchronously): such a copy has landed by the end of the iteration
+// that issues it, so a third stage would buy nothing.
 //
 // Dots the target runs asynchronously (LayoutPolicy::dotIsAsynchronous; on NVPTX, wgmma reading both operands from their buffers) that accumulate
 // into a carried value only they read are left in flight across iterations:
@@ -79,6 +82,7 @@
 #include "ir/Builder.h"
 #include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
+#include "transforms/analysis/AxisInfo.h"
 #include "transforms/analysis/ProgramIterations.h"
 #include "transforms/analysis/SharedScratch.h"
 
@@ -182,7 +186,7 @@ class PipelineLoopsPass : public Pass {
       // would take num_stages times the shared memory of every block a tile copies once.
       if (op->is(OpKind::For) && !op->hasAttr(ir::kPersistentTilesAttr)) loops.push_back(op);
     });
-    for (Op* loop : loops) pipeline(*loop);
+    for (Op* loop : loops) pipeline(f, *loop);
     if (warpSpecialize_ && !specialized_)
       throw Error("warp_specialize needs a loop in @" + f.name() +
                       "'s body (or its persistent tile loop's) whose dot operands all arrive by TMA copies (desc_load "
@@ -245,7 +249,7 @@ class PipelineLoopsPass : public Pass {
     return true;
   }
 
-  void pipeline(Op& loop) {
+  void pipeline(const ir::Function& f, Op& loop) {
     Block& body = *loop.region(0);
     std::optional<std::vector<BodyCopy>> found = bodyCopies(body);
     if (!found || found->empty()) return;
@@ -261,6 +265,10 @@ class PipelineLoopsPass : public Pass {
       anyAsyncCopy = anyAsyncCopy || !c.tma();
     }
     stages_ = stagesThatFit(copies, loop);
+    // A copy the target moves with loads and stores has landed when the iteration that issues it ends, however
+    // far ahead it copies: where none of the loop's copies is asynchronous, stages past 2 would only take more
+    // shared memory, and more registers in the prologue, whose copies for several stages all wait there at once.
+    if (!anyAsynchronous(f, copies)) stages_ = std::min(stages_, 2);
     if (stages_ < 2) return;  // not even two stages fit: the loop keeps its single buffers and still runs
 
     // What the copies' operands need, and which carried values must be advanced: those the copies use, and those
@@ -755,12 +763,31 @@ class PipelineLoopsPass : public Pass {
     return std::next(it) == block->ops().end() ? nullptr : std::next(it)->get();
   }
 
+  // Whether the target runs one of `copies` asynchronously: a TMA copy, or an async_copy whose pointers and mask
+  // allow pieces (along some dimension) as wide as the target's asynchronous copies (on NVPTX, rows of 2-byte
+  // elements at odd strides do not: cp.async moves at least 4 aligned bytes). No policy: the copies are.
+  bool anyAsynchronous(const ir::Function& f, const std::vector<BodyCopy>& copies) const {
+    if (!policy_) return true;
+    const AxisInfoAnalysis axis(f);
+    for (const BodyCopy& c : copies) {
+      if (c.tma()) return true;
+      const Value* ptr = c.copy->operand(0);
+      const Value* mask = c.copy->numOperands() > 3 ? c.copy->operand(3) : nullptr;
+      const int64_t bytes = ptr->type().pointee().storageBytes();
+      for (int d = 0; d < static_cast<int>(ptr->type().shape().size()); ++d) {
+        const int64_t width = axis.widestAccess(ptr, mask, d, std::max<int64_t>(1, kMaxAccessBytes / bytes));
+        if (policy_->copiesAsynchronously(width * bytes)) return true;
+      }
+    }
+    return false;
+  }
+
   // num_stages, or fewer where the target's shared memory (maxSharedBytes, 0 = no limit) cannot hold that many
   // stages of the loop's buffers beside what else the loop needs: the buffers made before it that it reads
   // (attention's Q) and the largest scratch of an op in it (a dot staging an operand from registers, such as
-  // attention's P). 3 stages of a 128x128x64 f16 tile's operands are 96 KiB, more than gfx9's 64 KiB of LDS, while
-  // 2 fit and still overlap one iteration's copies with the previous one's work. 1 (no pipelining) where not even 2
-  // fit: attention at 128x128, head dim 128 needs 160 KiB at 2 stages and 96 KiB at 1, and sm_86 gives 99 KiB.
+  // attention's P). Attention at 128x128, head dim 128 takes 224 KiB at 3 stages: sm_90a's 227 KiB hold them,
+  // sm_80's 163 KiB only 2, which still overlap one iteration's copies with the previous one's work. 1 (no
+  // pipelining) where not even 2 fit: 160 KiB at 2 stages, 96 KiB at 1, and sm_86 gives 99 KiB.
   // Warp specialization needs 2: an error where they do not fit.
   int stagesThatFit(const std::vector<BodyCopy>& copies, Op& loop) const {
     std::set<const Value*> buffers;

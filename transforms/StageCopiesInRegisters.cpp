@@ -29,6 +29,7 @@
 #include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
 #include "transforms/Rematerialize.h"
+#include "transforms/analysis/AxisInfo.h"
 #include "transforms/analysis/ExchangeConflicts.h"
 
 namespace tessera::transforms {
@@ -194,7 +195,7 @@ class StageCopiesInRegistersPass : public Pass {
   const char* name() const override { return "stage-copies-in-registers"; }
 
   void run(ir::Function& f) override {
-    if (!policy_ || policy_->copiesAsynchronously()) return;
+    if (!policy_ || policy_->copiesAsynchronously(kMaxAccessBytes)) return;
     std::vector<Block*> bodies;
     f.walk([&](Op* op) {
       if (op->is(OpKind::For)) bodies.push_back(op->region(0));

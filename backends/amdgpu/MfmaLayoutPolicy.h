@@ -42,7 +42,10 @@ class AMDGPULayoutPolicy : public TensorCoreLayoutPolicy {
   explicit AMDGPULayoutPolicy(const transforms::PassOptions& options)
       : TensorCoreLayoutPolicy(options, &mfmaAccumulatorLayout, &mfmaOperandSharedLayout) {}
   // An async_copy is a global load and LDS stores here (AMDGPUHooks has no asynchronous copy).
-  bool copiesAsynchronously() const override { return false; }
+  bool copiesAsynchronously(int64_t bytes) const override {
+    (void)bytes;
+    return false;
+  }
 };
 
 }  // namespace tessera::backends::amdgpu

@@ -12,9 +12,6 @@ using ir::OpKind;
 
 namespace {
 
-// The widest access one thread makes (128-bit loads and stores on both targets).
-constexpr int64_t kMaxVectorBytes = 16;
-
 int64_t pow2Floor(int64_t x) {
   int64_t p = 1;
   while (p * 2 <= x) p *= 2;
@@ -68,12 +65,8 @@ std::pair<int, int64_t> KernelLowering::vectorRun(const ir::Value* ptr, const Th
   auto [dim, run] = map.registerRuns();
   if (run == 1 || !ptr->type().isTile()) return {dim, 1};
   const int64_t bytes = ptr->type().pointee().storageBytes();
-  const transforms::AxisInfo pf = axis_.get(ptr);
-  int64_t vec = std::min({run, pf.contiguity[dim], std::max<int64_t>(1, kMaxVectorBytes / bytes)});
-  if (mask) vec = std::min(vec, axis_.get(mask).constancy[dim]);
-  vec = pow2Floor(std::max<int64_t>(vec, 1));
-  while (vec > 1 && pf.divisibilityAt(dim, vec) % (vec * bytes) != 0) vec /= 2;
-  return {dim, vec};
+  const int64_t widest = std::min(run, std::max<int64_t>(1, transforms::kMaxAccessBytes / bytes));
+  return {dim, axis_.widestAccess(ptr, mask, dim, widest)};
 }
 
 // Consecutive registers whose pointers are consecutive too, however aligned and masked.

@@ -79,6 +79,8 @@ class NVPTXLayoutPolicy : public TensorCoreLayoutPolicy {
   // The dots lowerWgmmaDot runs from both their buffers (wgmmaBufferDotPlan): wgmma.wait_group can leave them in
   // flight.
   bool dotIsAsynchronous(const ir::Op& dot) const override;
+  // cp.async moves 4, 8 or 16 bytes (NVPTXHooks::asyncCopy).
+  bool copiesAsynchronously(int64_t bytes) const override { return bytes == 4 || bytes == 8 || bytes == 16; }
   // sm_90a (setmaxnreg): a producer warpgroup keeping 40 registers per thread; the consumers take the rest of the
   // registers one program per multiprocessor starts with (WarpSpecialization.cpp).
   std::optional<WarpRoles> warpRoles(int64_t consumerWarps) const override;

@@ -1,6 +1,7 @@
 #include "transforms/analysis/AxisInfo.h"
 
 #include <algorithm>
+#include <bit>
 #include <numeric>
 
 #include "ir/IntegerSemantics.h"
@@ -312,6 +313,15 @@ std::vector<int64_t> AxisInfoAnalysis::contiguityOrder(const Value* ptr) const {
     return x > y;
   });
   return order;
+}
+
+int64_t AxisInfoAnalysis::widestAccess(const Value* ptr, const Value* mask, int d, int64_t maxElements) const {
+  const AxisInfo info = get(ptr);
+  int64_t width = std::min(maxElements, info.contiguity[d]);
+  if (mask && mask->type().isTile()) width = std::min(width, get(mask).constancy[d]);
+  width = std::bit_floor(static_cast<uint64_t>(std::max<int64_t>(width, 1)));
+  while (width > 1 && info.divisibilityAt(d, width) % (width * info.elementBytes) != 0) width /= 2;
+  return width;
 }
 
 void AxisInfoAnalysis::set(const Value* v, AxisInfo info) {

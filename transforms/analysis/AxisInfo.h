@@ -26,6 +26,9 @@
 
 namespace tessera::transforms {
 
+// The widest global access one thread makes, in bytes (128-bit loads, stores and asynchronous copies).
+constexpr int64_t kMaxAccessBytes = 16;
+
 // The divisibility of 0 (a multiple of everything) is capped here, and products saturate to it.
 constexpr int64_t kMaxDivisibility = int64_t(1) << 30;
 
@@ -56,6 +59,11 @@ class AxisInfoAnalysis {
   // Dimensions of a pointer tile sorted by decreasing contiguity (ties: later dimension first, i.e. row-major
   // when nothing is known): the layout order a memory op on `ptr` wants.
   std::vector<int64_t> contiguityOrder(const ir::Value* ptr) const;
+
+  // The most elements along dimension d of the pointer tile `ptr` that one access may cover: a power of two, at
+  // most maxElements, consecutive in memory, with the first aligned to the access's size, and under one value of
+  // `mask` (null: no mask). Vectorized accesses and asynchronous copies are as wide as this allows.
+  int64_t widestAccess(const ir::Value* ptr, const ir::Value* mask, int d, int64_t maxElements) const;
 
  private:
   void analyzeBlock(const ir::Block& b);
