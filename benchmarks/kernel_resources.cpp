@@ -1,10 +1,11 @@
 // What ptxas says each standard kernel uses: registers, spill bytes (stored / loaded), stack frame, shared memory,
-// and ptxas's own compile time, for the standard matmul configurations (f16, bf16 and fp8 e4m3 inputs on sm_90a,
-// fp8 also with B transposed, f16 on sm_80, f16 on both at ragged launches' sizes (M = N = K = 1000 and 999), f16
+// and ptxas's own compile time, for the standard matmul configurations (f16, bf16, fp8 e4m3 and e5m2 inputs on
+// sm_90a, e4m3 also with B transposed, f16 and bf16 on sm_80, f16 on both at ragged launches' sizes (M = N = K =
+// 1000 and 999), f16
 // through tensor descriptors on both, f16 as persistent kernels on both (and through descriptors, with TMA, on
 // sm_90a), and warp-specialized through descriptors on sm_90a; i8 at 128x128x64 and
 // 64x64x64; f32 with tf32 products at 128x128x32 and 64x64x32) and the tutorial softmax and layer norm kernels,
-// and the attention forward configurations (f16 and bf16 on sm_90a, f16 on sm_80; ISSUE 12, item 4), also through
+// and the attention forward configurations (f16 and bf16 on sm_90a and sm_80; ISSUE 12, item 4), also through
 // tensor descriptors (attention_fwd_desc, f16 on sm_90a; K and V by TMA), and warp-specialized so. The
 // tensor-core column says which tensor-core instruction the PTX uses, if any: a dot without one runs on FMAs.
 //
@@ -28,7 +29,7 @@ using namespace tessera::bench;
 std::vector<KernelCase> resourceCases() {
   std::vector<KernelCase> cases;
   const std::vector<std::pair<std::string, std::string>> matmulTypes{
-      {"f16", "sm_90a"}, {"bf16", "sm_90a"}, {"f8e4m3", "sm_90a"}, {"f16", "sm_80"}};
+      {"f16", "sm_90a"}, {"bf16", "sm_90a"}, {"f8e4m3", "sm_90a"}, {"f8e5m2", "sm_90a"}, {"f16", "sm_80"}, {"bf16", "sm_80"}};
   for (const auto& [dtype, arch] : matmulTypes)
     for (const MatmulConfig& config : standardMatmulConfigs()) cases.push_back(matmulCase(dtype, config, arch));
   // f16 at the sizes of ragged launches: M = N = K = 1000 (specialized as multiples of 8: rows stay 16-byte
@@ -48,7 +49,7 @@ std::vector<KernelCase> resourceCases() {
   for (const MatmulConfig& config : {MatmulConfig{128, 128, 32, 8}, MatmulConfig{64, 64, 32, 4}})
     cases.push_back(matmulCase("tf32", config, "sm_90a"));
   for (const auto& [dtype, arch] : std::vector<std::pair<std::string, std::string>>{
-           {"f16", "sm_90a"}, {"bf16", "sm_90a"}, {"f16", "sm_80"}})
+           {"f16", "sm_90a"}, {"bf16", "sm_90a"}, {"f16", "sm_80"}, {"bf16", "sm_80"}})
     for (const AttentionConfig& config : standardAttentionConfigs())
       cases.push_back(attentionCase(dtype, config, arch));
   // The attention forward through tensor descriptors (TMA on sm_90a).

@@ -27,9 +27,10 @@ KernelDef matmulFor(const std::string& dtype) {
   if (dtype == "f16") return kernels::matmul_kernel();
   if (dtype == "bf16") return kernels::matmul_kernel_of<bf16>(dtype);
   if (dtype == "f8e4m3") return kernels::matmul_kernel_of<f8e4m3>(dtype);
+  if (dtype == "f8e5m2") return kernels::matmul_kernel_of<f8e5m2>(dtype);
   if (dtype == "i8") return kernels::matmul_kernel_of<i8>(dtype);
   if (dtype == "tf32") return kernels::matmul_tf32_kernel();
-  throw Error("matmul benchmark: no matmul for input type '" + dtype + "' (f16, bf16, f8e4m3, i8 or tf32)");
+  throw Error("matmul benchmark: no matmul for input type '" + dtype + "' (f16, bf16, f8e4m3, f8e5m2, i8 or tf32)");
 }
 
 KernelDef attentionFor(const std::string& dtype) {
