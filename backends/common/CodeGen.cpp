@@ -27,6 +27,7 @@ std::string generateCode(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGen
   auto& codegenTM = static_cast<llvm::LLVMTargetMachine&>(tm);
   auto* moduleInfo = new llvm::MachineModuleInfoWrapperPass(&codegenTM);  // the pass manager owns its passes
   llvm::TargetPassConfig* config = codegenTM.createPassConfig(pm);
+  config->setDisableVerify(true);  // as addPassesToEmitFile's default: Target::optimize has verified the module
   for (const void* id : disabledPasses) config->disablePass(id);
   pm.add(config);
   pm.add(moduleInfo);
