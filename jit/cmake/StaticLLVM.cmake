@@ -3,7 +3,9 @@
 # Only the bundle build turns this on; normal builds link the shared library.
 llvm_map_components_to_libnames(TESSERA_STATIC_LLVM_LIBS
   core support irreader bitreader bitwriter linker passes target analysis transformutils scalaropts instcombine ipo
-  codegen asmprinter mc mcparser nvptxcodegen nvptxdesc nvptxinfo)
+  codegen asmprinter mc mcparser nvptxcodegen nvptxdesc nvptxinfo
+  # The emulator (jit/sim) compiles the kernel's rewritten module for the host with ORC.
+  orcjit x86codegen x86desc x86info x86asmparser)
 if(TARGET tessera_amdgpu)  # the AMDGPU backend is behind the same createTarget factory
   llvm_map_components_to_libnames(amdgpu_libs amdgpucodegen amdgpuasmparser amdgpudesc amdgpuinfo)
   list(APPEND TESSERA_STATIC_LLVM_LIBS ${amdgpu_libs})
