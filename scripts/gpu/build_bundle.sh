@@ -54,7 +54,7 @@ cp -r "$build/python/tessera/include" "$py_stage/tessera/"  # the headers tesser
 (cd "$root" && find ir frontend transforms backends jit python/include \( -name '*.h' -o -name '*.def' \) \
   -print0 | xargs -0 cp --parents -t "$py_stage")
 (cd "$root" && cp --parents -t "$py_stage" python/src/*.cpp python/src/*.h tests/python/*.py tutorials/*.py \
-  benchmarks/*.py benchmarks/*.h)
+  benchmarks/*.py benchmarks/*.h CMakeLists.txt)  # CMakeLists.txt: test_version.py reads the project's version
 
 # Shared libraries beyond glibc (zlib, zstd, tinfo...) travel too; glibc, libstdc++ and libcuda come from the GPU
 # machine (torch needs its own libstdc++, at least as new as Debian 12's).
