@@ -75,6 +75,13 @@ class Target {
   virtual std::string emit(llvm::Module& m, const TargetOptions& opts) const = 0;
   // The target's assembly for an optimized module, for people to read (PTX, AMDGPU ISA); `m` is left unchanged.
   virtual std::string emitAssembly(const llvm::Module& m, const TargetOptions& opts) const = 0;
+  // Why the artifact emit() made for kernel `kernelName` spills registers to memory, as the artifact itself
+  // records it (an AMDGPU code object's metadata); "" where it does not spill, or where the artifact does not say
+  // (PTX: ptxas decides, and jit/PtxasUsage.h asks it). The autotuner prunes such configurations before launching.
+  virtual std::string spillReport(const std::string& artifact, const std::string& kernelName) const {
+    (void)artifact, (void)kernelName;
+    return "";
+  }
 };
 
 // "nvptx" or "amdgpu"; throws tessera::Error for an unknown name.

@@ -20,7 +20,10 @@ std::string pruneReason(const CompiledKernel& kernel, const PruneChecks& checks)
   };
   // The kernel's own figure first: it costs nothing, and ptxas is slow on the huge tiles it rules out.
   if (std::string reason = sharedReason(kernel.sharedBytes); !reason.empty()) return reason;
-  if (!checks.ptxas || kernel.format != "ptx") return "";
+  // An artifact that records its spills (an AMDGPU code object) says so itself, at no cost.
+  if (kernel.format != "ptx")
+    return kernel.target.empty() ? "" : backends::createTarget(kernel.target)->spillReport(kernel.binary, kernel.name);
+  if (!checks.ptxas) return "";
   const PtxasUsage usage = ptxasUsage(*checks.ptxas, kernel.binary, kernel.arch, kernel.name);
   if (std::string reason = sharedReason(kernel.sharedBytes + usage.staticSharedBytes); !reason.empty()) return reason;
   if (usage.spillStoreBytes > 0 || usage.spillLoadBytes > 0)

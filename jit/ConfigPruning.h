@@ -1,6 +1,7 @@
 // Why an autotune config should never be launched, decided from its compiled kernel before any launch: it needs
 // more shared memory per block than the GPU gives, or it spills registers (ptxas -v where ptxas is installed; the
-// driver's local-memory attribute once loaded on a CUDA GPU). Triton finds the first only when a launch fails.
+// driver's local-memory attribute once loaded on a CUDA GPU; an AMDGPU code object's own metadata, always).
+// Triton finds the first only when a launch fails.
 #pragma once
 
 #include <cstdint>

@@ -15,6 +15,7 @@
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include "backends/amdgpu/AMDGPUHooks.h"
+#include "backends/amdgpu/CodeObjectMetadata.h"
 #include "backends/amdgpu/MfmaLayoutPolicy.h"
 #include "backends/amdgpu/SelectionWorkarounds.h"
 #include "backends/common/CodeGen.h"
@@ -177,6 +178,13 @@ std::string AMDGPUTarget::emitAssembly(const llvm::Module& m, const TargetOption
   llvm::TargetMachine& tm = targetMachine(checkedArch(opts));
   std::unique_ptr<llvm::Module> copy = llvm::CloneModule(m);
   return generateCode(*copy, tm, llvm::CodeGenFileType::AssemblyFile, codegenPassesLeftOut());
+}
+
+std::string AMDGPUTarget::spillReport(const std::string& artifact, const std::string& kernelName) const {
+  const KernelResourceUsage usage = codeObjectResources(artifact, kernelName);
+  if (usage.vgprSpills.value_or(0) == 0) return "";
+  return "spills registers (code object metadata: " + std::to_string(*usage.vgprSpills) + " VGPRs spilled, " +
+         std::to_string(usage.scratchBytes.value_or(0)) + " B of scratch per work-item)";
 }
 
 std::shared_ptr<const transforms::LayoutPolicy> AMDGPUTarget::layoutPolicy(const transforms::PassOptions& options) const {

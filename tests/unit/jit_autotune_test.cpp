@@ -16,16 +16,19 @@
 
 #include "ScopedEnv.h"
 #include "backends/Target.h"
+#include "backends/amdgpu/CodeObjectMetadata.h"
 #include "ir/Error.h"
 #include "ir/FloatFormats.h"
 #include "jit/AutotunedKernel.h"
 #include "jit/Autotuner.h"
+#include "jit/Compiler.h"
 #include "jit/ConfigPruning.h"
 #include "jit/KernelTimer.h"
 #include "jit/ParallelFor.h"
 #include "jit/PtxasUsage.h"
 #include "jit/TuningCache.h"
 #include "jit/sim/SimRuntime.h"
+#include "tessera/kernels/attention.h"
 #include "tessera/kernels/matmul.h"
 #include "tessera/kernels/softmax.h"
 
@@ -472,6 +475,41 @@ TEST(ConfigPruning, AsksPtxasAboutSpillsWhereItIsInstalled) {
   jit::CompiledKernel broken = *compiled;
   broken.binary = "not ptx";
   EXPECT_NE(errorOf([&] { jit::pruneReason(broken, checks); }).find("ptxas -v -arch=sm_90a failed"), std::string::npos);
+}
+
+// AMDGPU code objects record their own spills (backends/amdgpu/CodeObjectMetadata.h): no tool is needed to prune.
+TEST(ConfigPruning, ReadsAnAMDGPUCodeObjectsSpillsFromItsMetadata) {
+  jit::KernelCache memoryOnly("");
+  jit::JitKernel softmax(kernels::softmax_kernel(), memoryOnly);
+  jit::LaunchOptions o;
+  o.target = "amdgpu";
+  o.arch = "gfx942";
+  auto small = softmax.compileOnly(
+      {jit::KernelArg::pointer(256), jit::KernelArg::pointer(256), int64_t(64), int64_t(64), int64_t(64)},
+      {{"BLOCK", 64}}, o);
+  const jit::PruneChecks noTools;  // no ptxas, no shared-memory limit: the code object alone decides
+  EXPECT_EQ(jit::pruneReason(*small, noTools), "");
+  const backends::amdgpu::KernelResourceUsage usage =
+      backends::amdgpu::codeObjectResources(small->binary, small->name);
+  EXPECT_GT(usage.vgprs.value_or(0), 0);
+  EXPECT_EQ(usage.vgprSpills, 0);
+  EXPECT_EQ(usage.scratchBytes, 0);
+  // Attention at 128x128 blocks, head dim 128, on 8 waves: 256 VGPRs per wave do not hold the two dots' operands
+  // and the softmax state (benchmarks/README.md, amdgpu_resources). Should that ever stop spilling, this needs a
+  // kernel that does (a softmax row of 32768 f32 on one wave does, but takes 15 s to compile).
+  const std::unique_ptr<ir::Module> attention =
+      kernels::attention_fwd_kernel().trace({{"BM", 128}, {"BN", 128}, {"HEAD_DIM", 128}, {"CAUSAL", 0}});
+  backends::TargetOptions amd;
+  amd.arch = "gfx942";
+  amd.numWarps = 8;
+  const jit::CompiledKernel spilling =
+      jit::compile(*attention->functions().at(0), *backends::createTarget("amdgpu"), amd);
+  const std::string reason = jit::pruneReason(spilling, noTools);
+  EXPECT_EQ(reason.rfind("spills registers (code object metadata: ", 0), 0u) << reason;
+  EXPECT_NE(reason.find(" VGPRs spilled, "), std::string::npos) << reason;
+  EXPECT_EQ(errorOf([] { backends::amdgpu::codeObjectResources("not an ELF", "k"); })
+                .rfind("k: the code object is not a 64-bit ELF", 0),
+            0u);
 }
 
 TEST(TuningCache, StoresAndLoadsRecordsAndIgnoresOthers) {
