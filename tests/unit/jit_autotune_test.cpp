@@ -494,9 +494,9 @@ TEST(ConfigPruning, ReadsAnAMDGPUCodeObjectsSpillsFromItsMetadata) {
   EXPECT_GT(usage.vgprs.value_or(0), 0);
   EXPECT_EQ(usage.vgprSpills, 0);
   EXPECT_EQ(usage.scratchBytes, 0);
-  // Attention at 128x128 blocks, head dim 128, on 8 waves: 256 VGPRs per wave do not hold the two dots' operands
-  // and the softmax state (benchmarks/README.md, amdgpu_resources). Should that ever stop spilling, this needs a
-  // kernel that does (a softmax row of 32768 f32 on one wave does, but takes 15 s to compile).
+  // Attention at 128x128 blocks, head dim 128, on 8 waves spills (benchmarks/README.md, "AMD: machine CSE left
+  // out"). Should that ever be fixed, this needs another kernel that spills (a softmax row of 32768 f32 on one
+  // wave does, but takes 15 s to compile).
   const std::unique_ptr<ir::Module> attention =
       kernels::attention_fwd_kernel().trace({{"BM", 128}, {"BN", 128}, {"HEAD_DIM", 128}, {"CAUSAL", 0}});
   backends::TargetOptions amd;
