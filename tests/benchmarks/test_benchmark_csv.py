@@ -109,7 +109,8 @@ def test_kernel_resources_csv(tmp_path):
     plot(out)
 
 
-# The library matmul on each input type compiles and uses tensor cores: fp8 on sm_90a's wgmma, with B row-major
+# The library matmul on each input type compiles and uses tensor cores (fp8 e4m3 and e5m2, bf16 on both archs, and
+# bf16 attention on sm_80 too): fp8 on sm_90a's wgmma, with B row-major
 # (copied through registers into its K-major buffer) and B transposed; so does the matmul through descriptors, and
 # the attention through 3-d descriptors, whose blocks a reshape and K's a trans reach the dots through (without
 # expand-descriptor-loads' rank-2 reads and transpose-loads it ran on mma.sync and spilled).
@@ -117,6 +118,9 @@ def test_kernel_resources_csv(tmp_path):
                                                ("matmul_bf16_64x64x32_w4_s4_sm_90a", "wgmma"),
                                                ("matmul_f8e4m3_64x64x32_w4_s4_sm_90a", "wgmma"),
                                                ("matmul_f8e4m3_64x64x32_w4_s4_bT_sm_90a", "wgmma"),
+                                               ("matmul_f8e5m2_64x64x32_w4_s4_sm_90a", "wgmma"),
+                                               ("matmul_bf16_64x64x32_w4_s4_sm_80", "mma.sync"),
+                                               ("attention_fwd_bf16_64x64_d64_w4_sm_80", "mma.sync"),
                                                ("matmul_i8_128x128x64_w8_s3_sm_90a", "mma.sync"),
                                                ("matmul_tf32_64x64x32_w4_s3_sm_90a", "mma.sync"),
                                                ("matmul_desc_f16_64x64x32_w4_s4_sm_80", "mma.sync"),
