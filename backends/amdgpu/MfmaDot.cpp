@@ -6,6 +6,7 @@
 #include <llvm/IR/IntrinsicsAMDGPU.h>
 
 #include <array>
+#include <functional>
 #include <map>
 
 #include "backends/common/TensorCoreDot.h"
@@ -59,14 +60,7 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
     if (const ir::Op* load = transforms::dotOperandBuffer(op, i))
       return L.sharedStage(load->operand(0), load->operand(1));
     const ir::Value* v = op.operand(i);
-    const ThreadMap& map = L.mapOf(v->type(), op.name());
-    const Regs& regs = L.get(v);
-    for (int64_t r = 0; r < map.numRegs(); ++r) {
-      if (!map.regOwner[r]) continue;
-      llvm::Value* outer = L.coord(map, r, i == 0 ? 0 : 1);
-      llvm::Value* k = L.coord(map, r, i == 0 ? 1 : 0);
-      b.CreateStore(regs[r], L.smemElementPtr(staging, elemTy, ldsIndex(i, outer, k)));
-    }
+    L.storeToShared(op, L.get(v), L.mapOf(v->type(), op.name()), v->type().element(), lds[i], shapes[i], staging);
     staged = true;
     return staging;
   };
@@ -85,10 +79,43 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
 
   // The intrinsic's operand vectors: <4 x half> for f16, <4 x i16> (bf16 bit patterns) for the bf16 "1k" form.
   llvm::Type* operandTy = llvm::FixedVectorType::get(bf16 ? b.getInt16Ty() : b.getHalfTy(), kMfmaOperandElements);
-  auto loadOperand = [&](unsigned i, llvm::Value* outer, int64_t k0) -> llvm::Value* {
-    llvm::Value* k = b.CreateAdd(laneK, i32(b, k0));
-    return b.CreateAlignedLoad(operandTy, L.smemElementPtr(i == 0 ? aBase : bBase, elemTy, ldsIndex(i, outer, k)),
-                               llvm::Align(8));
+  // A lane reads operand i at (outer, k) = (warp origin + lane % 16 + a fragment's offset, 4 * (lane / 16) + k0):
+  // a per-thread part and a constant (k0 is a multiple of 16). Where their bits are disjoint, each read's index is
+  // the thread part's, computed once, XOR a constant on the few bits the swizzle shares with it, plus a constant that
+  // folds into the LDS instruction's offset: a handful of base VGPRs instead of one address per fragment and K step,
+  // which LICM hoisted out of attention's key loop (128x128 d 128 on gfx942 spilled 149 VGPRs).
+  int64_t threadOuterBits[2] = {0, 0};  // the bits of the warp origin, per operand
+  for (const Coords& w : cmap.warpBases) {
+    threadOuterBits[0] |= w[0];
+    threadOuterBits[1] |= w[1];
+  }
+  std::function<llvm::Value*(const Coords&)> indexers[2];
+  for (unsigned i = 0; i < 2; ++i) {
+    if (threadOuterBits[i] & 15) continue;  // warps split a fragment's rows: index each read whole
+    threadOuterBits[i] |= 15;               // lane % 16
+    const int outerDim = i == 0 ? 0 : 1, kDim = 1 - outerDim;
+    auto basis = [](int dim, int64_t value) {
+      Coords c(2, 0);
+      c[dim] = value;
+      return c;
+    };
+    std::vector<Coords> threadBases{basis(kDim, 4), basis(kDim, 8)};  // 4 * (lane / 16)
+    for (int64_t bit = 1; bit <= threadOuterBits[i]; bit <<= 1)
+      if (threadOuterBits[i] & bit) threadBases.push_back(basis(outerDim, bit));
+    std::vector<llvm::Value*> thread(2);
+    thread[outerDim] = b.CreateOr(i == 0 ? warpRow : warpCol, laneOuter);
+    thread[kDim] = laneK;
+    indexers[i] = L.sharedIndexer(lds[i], shapes[i], thread, threadBases);
+  }
+  auto loadOperand = [&](unsigned i, int64_t outerOffset, int64_t k0) -> llvm::Value* {
+    llvm::Value* index;
+    if (indexers[i] && (outerOffset & threadOuterBits[i]) == 0) {
+      index = indexers[i](i == 0 ? Coords{outerOffset, k0} : Coords{k0, outerOffset});
+    } else {
+      llvm::Value* outer = b.CreateAdd(b.CreateAdd(i == 0 ? warpRow : warpCol, i32(b, outerOffset)), laneOuter);
+      index = ldsIndex(i, outer, b.CreateAdd(laneK, i32(b, k0)));
+    }
+    return b.CreateAlignedLoad(operandTy, L.smemElementPtr(i == 0 ? aBase : bBase, elemTy, index), llvm::Align(8));
   };
 
   // 3. The accumulator's fragments as <4 x float>, updated by one MFMA per 16x16 block per K step.
@@ -104,10 +131,8 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
       bf16 ? llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k : llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16;
   for (int64_t k0 = 0; k0 < K; k0 += kMfmaK) {
     std::map<int64_t, llvm::Value*> aVec, bVec;
-    for (int64_t row : plan->fragmentRows)
-      aVec[row] = loadOperand(0, b.CreateAdd(b.CreateAdd(warpRow, i32(b, row)), laneOuter), k0);
-    for (int64_t col : plan->fragmentCols)
-      bVec[col] = loadOperand(1, b.CreateAdd(b.CreateAdd(warpCol, i32(b, col)), laneOuter), k0);
+    for (int64_t row : plan->fragmentRows) aVec[row] = loadOperand(0, row, k0);
+    for (int64_t col : plan->fragmentCols) bVec[col] = loadOperand(1, col, k0);
     for (size_t f = 0; f < plan->fragments.size(); ++f)
       // cbsz, abid, blgp = 0: no broadcast between blocks, plain B lane pattern.
       d[f] = b.CreateIntrinsic(mfma, {}, {aVec[plan->fragments[f].row], bVec[plan->fragments[f].col], d[f],

@@ -94,6 +94,17 @@ class KernelLowering {
   std::function<llvm::Value*(int64_t reg)> sharedElementIndices(const ir::Op& op, const ir::Layout& layout,
                                                                 const std::vector<int64_t>& shape,
                                                                 const ThreadMap& map);
+  // The same split for coordinates `thread` XOR c: `thread` a per-thread part (i32 per dimension) whose bits lie
+  // within those of `threadBases`, c a constant the function takes. Empty where the layout is not linear over
+  // `shape` (then index each coordinate with sharedElementIndex).
+  std::function<llvm::Value*(const Coords& c)> sharedIndexer(const ir::Layout& layout, const std::vector<int64_t>& shape,
+                                                             const std::vector<llvm::Value*>& thread,
+                                                             const std::vector<Coords>& threadBases);
+  // Writes `regs` (a tile laid out by `map`) into the shared stage at `stage` laid out by `layout` over `shape`:
+  // each element by its owner, `vec` consecutive registers at a time where they are consecutive in the stage too
+  // (at most 16 bytes).
+  void storeToShared(const ir::Op& op, const Regs& regs, const ThreadMap& map, ir::Type element,
+                     const ir::Layout& layout, const std::vector<int64_t>& shape, llvm::Value* stage);
 
   // Runs `then` only where `pred` holds; `then` returns the value (or null) produced on that path, and the result
   // is that value where `pred` holds and `otherwise` elsewhere.

@@ -109,16 +109,28 @@ llvm::Value* KernelLowering::sharedElementIndex(const ir::Op& op, const ir::Layo
 std::function<llvm::Value*(int64_t)> KernelLowering::sharedElementIndices(const ir::Op& op, const ir::Layout& layout,
                                                                          const std::vector<int64_t>& shape,
                                                                          const ThreadMap& map) {
-  const bool tileShape = std::all_of(shape.begin(), shape.end(), [](int64_t s) { return s > 0 && (s & (s - 1)) == 0; });
-  if (layout.kind() != ir::Layout::Kind::LinearShared && (layout.kind() != ir::Layout::Kind::Shared || !tileShape))
+  std::vector<Coords> threadBases = map.laneBases;
+  threadBases.insert(threadBases.end(), map.warpBases.begin(), map.warpBases.end());
+  auto indexer = sharedIndexer(layout, shape, threadPart(map), threadBases);
+  if (!indexer)
     return [this, &op, layout, shape, &map](int64_t reg) {
       std::vector<llvm::Value*> coords;
       for (int d = 0; d < map.rank(); ++d) coords.push_back(coord(map, reg, d));
       return sharedElementIndex(op, layout, shape, coords);
     };
+  return [indexer, &map](int64_t reg) { return indexer(map.regCoords[reg]); };
+}
+
+std::function<llvm::Value*(const Coords&)> KernelLowering::sharedIndexer(const ir::Layout& layout,
+                                                                        const std::vector<int64_t>& shape,
+                                                                        const std::vector<llvm::Value*>& thread,
+                                                                        const std::vector<Coords>& threadBases) {
+  const bool tileShape = std::all_of(shape.begin(), shape.end(), [](int64_t s) { return s > 0 && (s & (s - 1)) == 0; });
+  if (layout.kind() != ir::Layout::Kind::LinearShared && (layout.kind() != ir::Layout::Kind::Shared || !tileShape))
+    return {};
   const ir::LinearLayout inverse = layout.toLinear(shape).invert();
   std::vector<std::vector<ir::LinearLayout::Basis>> bases;  // per dimension: the offset of each coordinate bit
-  for (int d = 0; d < map.rank(); ++d) bases.push_back(inverse.inDim(ir::tensorDimName(d)).bases);
+  for (size_t d = 0; d < shape.size(); ++d) bases.push_back(inverse.inDim(ir::tensorDimName(static_cast<int>(d))).bases);
   auto offsetOf = [bases](const Coords& c) {
     int64_t offset = 0;
     for (size_t d = 0; d < bases.size(); ++d)
@@ -127,19 +139,40 @@ std::function<llvm::Value*(int64_t)> KernelLowering::sharedElementIndices(const 
     return offset;
   };
   int64_t threadBits = 0;  // every bit a thread's part may have
-  for (const Coords& c : map.laneBases) threadBits |= offsetOf(c);
-  for (const Coords& c : map.warpBases) threadBits |= offsetOf(c);
-  llvm::Value* thread = b_.getInt32(0);
-  for (int d = 0; d < map.rank(); ++d) thread = b_.CreateXor(thread, xorOfBases(b_, threadPart(map)[d], bases[d]));
-  return [this, offsetOf, threadBits, thread, &map](int64_t reg) {
-    const int64_t registerPart = offsetOf(map.regCoords[reg]);
-    llvm::Value* index = thread;
-    if (registerPart & threadBits)
-      index = b_.CreateXor(index, b_.getInt32(static_cast<uint32_t>(registerPart & threadBits)));
-    if (registerPart & ~threadBits)
-      index = b_.CreateAdd(index, b_.getInt32(static_cast<uint32_t>(registerPart & ~threadBits)), "", true, true);
+  for (const Coords& c : threadBases) threadBits |= offsetOf(c);
+  llvm::Value* threadIndex = b_.getInt32(0);
+  for (size_t d = 0; d < shape.size(); ++d) threadIndex = b_.CreateXor(threadIndex, xorOfBases(b_, thread[d], bases[d]));
+  return [this, offsetOf, threadBits, threadIndex](const Coords& c) {
+    const int64_t constantPart = offsetOf(c);
+    llvm::Value* index = threadIndex;
+    if (constantPart & threadBits)
+      index = b_.CreateXor(index, b_.getInt32(static_cast<uint32_t>(constantPart & threadBits)));
+    if (constantPart & ~threadBits)
+      index = b_.CreateAdd(index, b_.getInt32(static_cast<uint32_t>(constantPart & ~threadBits)), "", true, true);
     return b_.CreateZExt(index, b_.getInt64Ty());
   };
+}
+
+void KernelLowering::storeToShared(const ir::Op& op, const Regs& regs, const ThreadMap& map, ir::Type elem,
+                                   const ir::Layout& layout, const std::vector<int64_t>& shape, llvm::Value* stage) {
+  const auto [dim, run] = map.registerRuns();
+  const int64_t vec =
+      std::min({run, consecutiveAlong(layout, shape, dim), std::max<int64_t>(1, 16 / elem.storageBytes())});
+  llvm::Type* mt = memType(elem);
+  const auto indexOf = sharedElementIndices(op, layout, shape, map);
+  for (int64_t r = 0; r < map.numRegs(); r += vec) {
+    llvm::Value* dst = smemElementPtr(stage, mt, indexOf(r));
+    predicated(ownsRegister(map, r), [&]() -> llvm::Value* {
+      llvm::Value* word = toMemory(regs[r], elem);
+      if (vec > 1) {
+        word = llvm::PoisonValue::get(llvm::FixedVectorType::get(mt, static_cast<unsigned>(vec)));
+        for (int64_t i = 0; i < vec; ++i)
+          word = b_.CreateInsertElement(word, toMemory(regs[r + i], elem), b_.getInt64(i));
+      }
+      b_.CreateAlignedStore(word, dst, llvm::Align(static_cast<uint64_t>(vec * elem.storageBytes())));
+      return nullptr;
+    }, nullptr);
+  }
 }
 
 void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
@@ -203,34 +236,10 @@ void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
       set(op.result(0), {});
       return;
     case OpKind::LocalStore: {
-      // The value's owners write its elements, `vec` consecutive registers at a time where they are consecutive
-      // in the stage too (at most 16 bytes).
-      const ir::Value* value = op.operand(0);
+      // The value's owners write its elements.
       const ir::Value* buffer = op.operand(1);
-      const ir::Type elem = buffer->type().element();
-      const ir::Layout layout = sharedLayoutOf(buffer->type());
-      const std::vector<int64_t>& shape = buffer->type().stageShape();
-      const ThreadMap& map = mapOf(value->type(), op.name());
-      const auto [dim, run] = map.registerRuns();
-      const int64_t vec =
-          std::min({run, consecutiveAlong(layout, shape, dim), std::max<int64_t>(1, 16 / elem.storageBytes())});
-      llvm::Value* stage = sharedStage(buffer, op.operand(2));
-      llvm::Type* mt = memType(elem);
-      const Regs& regs = get(value);
-      const auto indexOf = sharedElementIndices(op, layout, shape, map);
-      for (int64_t r = 0; r < map.numRegs(); r += vec) {
-        llvm::Value* dst = smemElementPtr(stage, mt, indexOf(r));
-        predicated(ownsRegister(map, r), [&]() -> llvm::Value* {
-          llvm::Value* word = toMemory(regs[r], elem);
-          if (vec > 1) {
-            word = llvm::PoisonValue::get(llvm::FixedVectorType::get(mt, static_cast<unsigned>(vec)));
-            for (int64_t i = 0; i < vec; ++i)
-              word = b_.CreateInsertElement(word, toMemory(regs[r + i], elem), b_.getInt64(i));
-          }
-          b_.CreateAlignedStore(word, dst, llvm::Align(static_cast<uint64_t>(vec * elem.storageBytes())));
-          return nullptr;
-        }, nullptr);
-      }
+      storeToShared(op, get(op.operand(0)), mapOf(op.operand(0)->type(), op.name()), buffer->type().element(),
+                    sharedLayoutOf(buffer->type()), buffer->type().stageShape(), sharedStage(buffer, op.operand(2)));
       set(op.result(0), {});
       return;
     }
