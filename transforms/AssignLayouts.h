@@ -27,6 +27,13 @@ class LayoutPolicy {
     (void)dot, (void)index;
     return std::nullopt;
   }
+  // The shared layout the target's lowering of `dot` writes operand #index (0: a, 1: b) in when it stages the
+  // operand from registers itself (no buffer holds it); nullopt: unknown. stage-copies-in-registers loads such an
+  // operand so that the staging writes vectors.
+  virtual std::optional<ir::Layout> dotOperandStagingLayout(const ir::Op& dot, unsigned index) const {
+    (void)dot, (void)index;
+    return std::nullopt;
+  }
   // The distributed layout in which the target's tensor-core lowering of `dot` takes its A operand straight from
   // registers, as instruction fragments (no staging through shared memory); nullopt: A is staged or read from a
   // shared buffer. assign-layouts converts A to it and marks the dot `a_in_registers` (kDotAInRegisters in

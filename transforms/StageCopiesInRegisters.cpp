@@ -20,7 +20,9 @@
 //
 // A copy into a buffer whose fastest dimension is not the pointers' (transposingLayouts) loads in a layout with
 // several rows per thread, so that the store writes the buffer's vectors whole (8 bytes) instead of 2 bytes at a
-// time; such copies outside loops are split in place, as their lowering would store them element by element.
+// time; such copies outside loops are split in place, as their lowering would store them element by element. A dot
+// operand that the dot stages itself and a load gives it straight is loaded in the same layouts, for the same
+// reason (LayoutPolicy::dotOperandStagingLayout).
 #include <algorithm>
 #include <set>
 
@@ -31,6 +33,7 @@
 #include "transforms/Rematerialize.h"
 #include "transforms/analysis/AxisInfo.h"
 #include "transforms/analysis/ExchangeConflicts.h"
+#include "transforms/analysis/SharedScratch.h"
 
 namespace tessera::transforms {
 namespace {
@@ -71,13 +74,10 @@ struct StagingLayouts {
   ir::Layout load, store;
 };
 
-std::optional<StagingLayouts> transposingLayouts(const ir::Type& ptrs, const ir::Type& buffer, int64_t numWarps,
-                                                 int64_t warpSize) {
-  const int64_t elementBytes = buffer.storageBytes();
+std::optional<StagingLayouts> transposingLayouts(const ir::Type& ptrs, const ir::Layout& shared, int64_t elementBytes,
+                                                 int64_t numWarps, int64_t warpSize) {
   const std::optional<ir::Layout> ptrLayout = ir::Layout::ofType(ptrs);
-  if (ptrs.shape().size() != 2 || !buffer.encoding() || !ptrLayout || ptrLayout->kind() != ir::Layout::Kind::Blocked)
-    return std::nullopt;
-  const ir::Layout shared = ir::Layout::fromAttr(*buffer.encoding());
+  if (ptrs.shape().size() != 2 || !ptrLayout || ptrLayout->kind() != ir::Layout::Kind::Blocked) return std::nullopt;
   if (shared.kind() != ir::Layout::Kind::Shared) return std::nullopt;
   const std::vector<int64_t>& shape = ptrs.shape();
   const int64_t c = ptrLayout->order()[0], f = shared.order()[0];  // contiguous in memory / in the buffer
@@ -143,7 +143,11 @@ bool splitCopy(Op* copy, Op* storeBefore, bool onlyTransposing, int64_t numWarps
   // async_copy %ptrs, %buffer, %stage[, %mask]
   ir::Value* ptrs = copy->operand(0);
   ir::Value* mask = copy->numOperands() > 3 ? copy->operand(3) : nullptr;
-  std::optional<StagingLayouts> staging = transposingLayouts(ptrs->type(), copy->operand(1)->type(), numWarps, warpSize);
+  const ir::Type& buffer = copy->operand(1)->type();
+  std::optional<StagingLayouts> staging;
+  if (buffer.encoding())
+    staging = transposingLayouts(ptrs->type(), ir::Layout::fromAttr(*buffer.encoding()), buffer.storageBytes(),
+                                 numWarps, warpSize);
   int ptrBudget = Rematerializer::kBudget, maskBudget = Rematerializer::kBudget;
   if (!staging || !Rematerializer::possible(ptrs, staging->load, ptrBudget) ||
       (mask && !Rematerializer::possible(mask, staging->load, maskBudget))) {
@@ -188,6 +192,48 @@ void stageCopies(Block& body, int64_t numWarps, int64_t warpSize, Rematerializer
   for (Op* group : groups) body.insertBefore(end, body.remove(group));
 }
 
+// A dot operand that the dot stages itself (no buffer holds it) and that a load gives it straight: loaded in the
+// transposing layouts where the staging layout's fastest dimension is not the pointers', so that the dot writes
+// the staging layout's vectors whole. Attention's V at 128x128, d 128 on AMD (no room in LDS for its buffers): 128
+// 2-byte LDS writes per key loop and thread before.
+void loadStagedOperandsTransposed(ir::Function& f, const LayoutPolicy& policy, int64_t numWarps, int64_t warpSize,
+                                  Rematerializer& remat, std::set<Op*>& copied) {
+  std::vector<std::pair<Op*, unsigned>> operands;  // (dot, operand index)
+  f.walk([&](Op* op) {
+    if (op->is(OpKind::Dot))
+      for (unsigned i = 0; i < 2; ++i)
+        if (!dotOperandBuffer(*op, i) && !(i == 0 && dotTakesAInRegisters(*op))) operands.push_back({op, i});
+  });
+  for (auto [dot, i] : operands) {
+    ir::Value* operand = dot->operand(i);
+    Op* load = operand->definingOp();
+    if (!load || !load->is(OpKind::Load) || operand->uses().size() != 1 || !load->attrs().empty() ||
+        load->numOperands() > 2)
+      continue;
+    const std::optional<ir::Layout> lds = policy.dotOperandStagingLayout(*dot, i);
+    if (!lds) continue;
+    ir::Value* ptrs = load->operand(0);
+    ir::Value* mask = load->numOperands() > 1 ? load->operand(1) : nullptr;
+    const std::optional<StagingLayouts> staging =
+        transposingLayouts(ptrs->type(), *lds, operand->type().storageBytes(), numWarps, warpSize);
+    int ptrBudget = Rematerializer::kBudget, maskBudget = Rematerializer::kBudget;
+    if (!staging || !Rematerializer::possible(ptrs, staging->load, ptrBudget) ||
+        (mask && !Rematerializer::possible(mask, staging->load, maskBudget)))
+      continue;
+    Block& block = *load->parentBlock();
+    std::vector<ir::Value*> loadOperands{remat.recompute(ptrs, staging->load, copied)};
+    if (mask) loadOperands.push_back(remat.recompute(mask, staging->load, copied));
+    ir::Builder build(&block, load);
+    ir::Value* loaded = build.create1(OpKind::Load, loadOperands, staging->load.apply(operand->type()));
+    loaded->definingOp()->setLoc(load->loc());
+    ir::Value* transposed = build.create1(OpKind::ConvertLayout, {loaded}, staging->store.apply(operand->type()));
+    transposed->definingOp()->setLoc(load->loc());
+    operand->replaceAllUsesWith(transposed);
+    remat.forget(load);
+    block.erase(load);
+  }
+}
+
 class StageCopiesInRegistersPass : public Pass {
  public:
   explicit StageCopiesInRegistersPass(const PassOptions& options)
@@ -203,6 +249,7 @@ class StageCopiesInRegistersPass : public Pass {
     Rematerializer remat;
     std::set<Op*> copied;  // originals that recomputed pointers may have left unused: dce erases them
     for (Block* body : bodies) stageCopies(*body, numWarps_, warpSize_, remat, copied);
+    loadStagedOperandsTransposed(f, *policy_, numWarps_, warpSize_, remat, copied);
     // The other copies (a loop's prologue, a copy outside loops) stay where they are; those into a transposed
     // buffer are split in place, for the wide LDS stores.
     std::vector<Op*> rest;

@@ -132,4 +132,10 @@ std::optional<ir::Layout> mfmaOperandSharedLayout(const ir::Op& dot, unsigned in
   return mfmaOperandLdsLayout(shape->K, index);
 }
 
+std::optional<ir::Layout> AMDGPULayoutPolicy::dotOperandStagingLayout(const ir::Op& dot, unsigned index) const {
+  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kMfmaTiles);
+  if (!shape || index > 1) return std::nullopt;
+  return mfmaOperandLdsLayout(shape->K, index);
+}
+
 }  // namespace tessera::backends::amdgpu

@@ -46,6 +46,8 @@ class AMDGPULayoutPolicy : public TensorCoreLayoutPolicy {
     (void)bytes;
     return false;
   }
+  // An MFMA dot stages an operand without a buffer in its scratch, laid out as a buffer would be.
+  std::optional<ir::Layout> dotOperandStagingLayout(const ir::Op& dot, unsigned index) const override;
 };
 
 }  // namespace tessera::backends::amdgpu
