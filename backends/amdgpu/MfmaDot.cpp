@@ -1,8 +1,10 @@
 // AMDGPUHooks::lowerDot: `dot` on matrix cores with v_mfma_f32_16x16x16{f16,bf16_1k} (wave64). Each lane reads its
 // 4-element operand vectors with one 8-byte LDS load from A's rows and B's columns, K-contiguous and swizzled as
 // mfmaOperandLdsLayout says: from the shared buffer a local_load names (async copies filled it, in that layout), or
-// from the dot's LDS scratch, where the dot stages the operand itself. The index arithmetic is MfmaFragments.h's,
-// emitted as LLVM IR here.
+// from the dot's LDS scratch, where the dot stages the operand itself; or, for a dot marked a_in_registers (the
+// second of chained dots), A's vectors are its own registers. An accumulator in the transposed fragments' layout
+// is computed as D^T = B^T A^T: the instruction gets B's vector as its A operand and A's as its B. The index
+// arithmetic is MfmaFragments.h's, emitted as LLVM IR here.
 #include <llvm/IR/IntrinsicsAMDGPU.h>
 
 #include <array>
@@ -35,6 +37,19 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   const ThreadMap& cmap = L.mapOf(accTy, op.name());
   std::optional<MfmaAccumulatorPlan> plan = planMfmaAccumulator(cmap);
   if (!plan) return false;
+  // A straight from registers, where assign-layouts put it in the accumulator's transposed layout: the fragments of
+  // A's plan are its MFMA operand vectors, keyed by (row, K step).
+  std::map<std::pair<int64_t, int64_t>, const MfmaFragment*> aRegisterVectors;
+  const bool aFromRegisters = transforms::dotTakesAInRegisters(op);
+  std::optional<MfmaAccumulatorPlan> aPlan;
+  if (aFromRegisters) {
+    const ThreadMap& amap = L.mapOf(aTy, op.name());
+    aPlan = planMfmaAccumulator(amap);
+    if (!plan->transposed || !aPlan || !aPlan->transposed || amap.warpBases != cmap.warpBases)
+      L.fail(op, "takes A in registers (a_in_registers), but A's layout does not hold the MFMA A fragments of the "
+                 "accumulator's transposed layout");
+    for (const MfmaFragment& f : aPlan->fragments) aRegisterVectors[{f.row, f.col}] = &f;
+  }
 
   // An operand in a shared buffer must be laid out as MFMA reads it (async-copy-dot-operands asks the policy for
   // that layout); in another one the portable lowering reads it.
@@ -64,7 +79,7 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
     staged = true;
     return staging;
   };
-  llvm::Value* aBase = operandBase(0, aStaging);
+  llvm::Value* aBase = aFromRegisters ? nullptr : operandBase(0, aStaging);
   llvm::Value* bBase = operandBase(1, bStaging);
   if (staged) barrier(b);
 
@@ -90,7 +105,7 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
     threadOuterBits[1] |= w[1];
   }
   std::function<llvm::Value*(const Coords&)> indexers[2];
-  for (unsigned i = 0; i < 2; ++i) {
+  for (unsigned i = aFromRegisters ? 1 : 0; i < 2; ++i) {
     if (threadOuterBits[i] & 15) continue;  // warps split a fragment's rows: index each read whole
     threadOuterBits[i] |= 15;               // lane % 16
     const int outerDim = i == 0 ? 0 : 1, kDim = 1 - outerDim;
@@ -118,6 +133,19 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
     return b.CreateAlignedLoad(operandTy, L.smemElementPtr(i == 0 ? aBase : bBase, elemTy, index), llvm::Align(8));
   };
 
+  // A's vector at (row, k0) from its registers.
+  const Regs* aRegs = aFromRegisters ? &L.get(a) : nullptr;
+  auto registerOperandA = [&](int64_t row, int64_t k0) -> llvm::Value* {
+    auto it = aRegisterVectors.find({row, k0});
+    if (it == aRegisterVectors.end()) L.fail(op, "A's registers hold no MFMA vector at row " + std::to_string(row) +
+                                                     ", K " + std::to_string(k0));
+    llvm::Value* v = llvm::PoisonValue::get(operandTy);
+    for (int s = 0; s < 4; ++s)
+      v = b.CreateInsertElement(v, b.CreateBitCast((*aRegs)[it->second->regs[s]], operandTy->getScalarType()),
+                                uint64_t(s));
+    return v;
+  };
+
   // 3. The accumulator's fragments as <4 x float>, updated by one MFMA per 16x16 block per K step.
   llvm::Type* accVecTy = llvm::FixedVectorType::get(b.getFloatTy(), 4);
   const Regs& accRegs = L.get(acc);
@@ -131,12 +159,16 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
       bf16 ? llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k : llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16;
   for (int64_t k0 = 0; k0 < K; k0 += kMfmaK) {
     std::map<int64_t, llvm::Value*> aVec, bVec;
-    for (int64_t row : plan->fragmentRows) aVec[row] = loadOperand(0, row, k0);
+    for (int64_t row : plan->fragmentRows)
+      aVec[row] = aFromRegisters ? registerOperandA(row, k0) : loadOperand(0, row, k0);
     for (int64_t col : plan->fragmentCols) bVec[col] = loadOperand(1, col, k0);
-    for (size_t f = 0; f < plan->fragments.size(); ++f)
+    for (size_t f = 0; f < plan->fragments.size(); ++f) {
+      llvm::Value* x = aVec[plan->fragments[f].row];
+      llvm::Value* y = bVec[plan->fragments[f].col];
+      if (plan->transposed) std::swap(x, y);  // D^T = B^T A^T
       // cbsz, abid, blgp = 0: no broadcast between blocks, plain B lane pattern.
-      d[f] = b.CreateIntrinsic(mfma, {}, {aVec[plan->fragments[f].row], bVec[plan->fragments[f].col], d[f],
-                                          i32(b, 0), i32(b, 0), i32(b, 0)});
+      d[f] = b.CreateIntrinsic(mfma, {}, {x, y, d[f], i32(b, 0), i32(b, 0), i32(b, 0)});
+    }
   }
 
   Regs result;

@@ -21,26 +21,33 @@ MfmaSwizzle mfmaSwizzleFor(int64_t K) {
 std::optional<MfmaAccumulatorPlan> planMfmaAccumulator(const ThreadMap& acc) {
   if (acc.rank() != 2 || acc.warpSize != kMfmaWaveSize) return std::nullopt;
   const std::vector<Coords> lanePattern = {{0, 1}, {0, 2}, {0, 4}, {0, 8}, {4, 0}, {8, 0}};
-  if (acc.laneBases != lanePattern) return std::nullopt;
+  const std::vector<Coords> transposedPattern = {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, 4}, {0, 8}};
+  MfmaAccumulatorPlan plan;
+  if (acc.laneBases == transposedPattern) plan.transposed = true;
+  else if (acc.laneBases != lanePattern) return std::nullopt;
   if (acc.shape[0] % kMfmaM != 0 || acc.shape[1] % kMfmaN != 0) return std::nullopt;
   for (const Coords& w : acc.warpBases)
     if ((w[0] % kMfmaM) != 0 || (w[1] % kMfmaN) != 0) return std::nullopt;
+  // The dimension the registers of a fragment run along (offsets 0..3), and the one the lanes' 16 select.
+  const int vDim = plan.transposed ? 1 : 0, laneDim = 1 - vDim;
   std::map<std::pair<int64_t, int64_t>, int64_t> firstRegAt;
   for (int64_t r = 0; r < acc.numRegs(); ++r) {
     const Coords& c = acc.regCoords[r];
-    if ((c[0] & 12) != 0 || (c[1] & 15) != 0) return std::nullopt;  // those bits belong to the lanes
+    if ((c[vDim] & 12) != 0 || (c[laneDim] & 15) != 0) return std::nullopt;  // those bits belong to the lanes
     firstRegAt.emplace(std::make_pair(c[0], c[1]), r);
   }
-  MfmaAccumulatorPlan plan;
   std::map<std::pair<int64_t, int64_t>, int64_t> fragmentAt;
+  auto origin = [&](int64_t row, int64_t col) {
+    return plan.transposed ? std::make_pair(row, col & ~int64_t(3)) : std::make_pair(row & ~int64_t(3), col);
+  };
   for (const auto& [at, reg] : firstRegAt) {
-    const int64_t row = at.first & ~int64_t(3), col = at.second;
+    const auto [row, col] = origin(at.first, at.second);
     if (fragmentAt.count({row, col})) continue;
     MfmaFragment f;
     f.row = row;
     f.col = col;
     for (int v = 0; v < 4; ++v) {
-      auto it = firstRegAt.find({row + v, col});
+      auto it = firstRegAt.find(plan.transposed ? std::make_pair(row, col + v) : std::make_pair(row + v, col));
       if (it == firstRegAt.end()) return std::nullopt;
       f.regs[v] = it->second;
     }
@@ -49,7 +56,7 @@ std::optional<MfmaAccumulatorPlan> planMfmaAccumulator(const ThreadMap& acc) {
   }
   for (int64_t r = 0; r < acc.numRegs(); ++r) {
     const Coords& c = acc.regCoords[r];
-    plan.regSlot.emplace_back(fragmentAt.at({c[0] & ~int64_t(3), c[1]}), static_cast<int>(c[0] & 3));
+    plan.regSlot.emplace_back(fragmentAt.at(origin(c[0], c[1])), static_cast<int>(c[vDim] & 3));
   }
   for (const MfmaFragment& f : plan.fragments) {
     if (std::find(plan.fragmentRows.begin(), plan.fragmentRows.end(), f.row) == plan.fragmentRows.end())

@@ -50,11 +50,19 @@ struct MfmaSwizzle {
 MfmaSwizzle mfmaSwizzleFor(int64_t K);
 
 // ---- the accumulator: which registers of each thread form which MFMA C/D fragments.
+//
+// Transposed: computing D^T = B^T A^T instead, by handing the instruction B's fragment as its A operand and A's as
+// its B (lane l holds B^T[l % 16][4 (l / 16) + v] = B[4 (l / 16) + v][l % 16], B's own fragment, and likewise for
+// A), leaves lane l with D[l % 16][4 (l / 16) + v]: a row per lane and 4 consecutive columns, which is exactly the A
+// fragment's arrangement. Chained dots (attention's S = Q K^T, then P V) take that layout, so the first result,
+// after element-wise ops and a cast, is the second dot's A operand in registers, and the second accumulator shares
+// the layout (MfmaLayoutPolicy.h).
 struct MfmaFragment {
   int64_t row = 0, col = 0;        // register part of the 16x16 block's origin (the warp part is added per thread)
   int64_t regs[4] = {0, 0, 0, 0};  // accumulator registers holding D elements v = 0..3
 };
 struct MfmaAccumulatorPlan {
+  bool transposed = false;                       // D^T's fragments: registers run along the columns
   std::vector<MfmaFragment> fragments;
   std::vector<std::pair<int64_t, int>> regSlot;  // per accumulator register: (fragment, v 0..3)
   std::vector<int64_t> fragmentRows;             // distinct MfmaFragment::row values (A loads)
@@ -62,7 +70,10 @@ struct MfmaAccumulatorPlan {
 };
 // The plan when `acc` (the accumulator's thread map, rank 2, wave64) has the MFMA C/D fragment's shape: lane bits
 // 0-3 select columns 1, 2, 4, 8 and lane bits 4-5 rows 4, 8 of each 16x16 block, each thread's registers cover
-// row offsets 0..3 of its blocks, and warp bits only select whole blocks (or replicate). nullopt otherwise.
+// row offsets 0..3 of its blocks, and warp bits only select whole blocks (or replicate); or the transposed shape
+// (rows and columns exchanged: lane bits 0-3 select rows, 4-5 columns 4 and 8, registers column offsets 0..3).
+// nullopt otherwise. Over an A operand ([M, K]) in the transposed shape, the fragments are A's MFMA operand vectors
+// (`row` its M origin, `col` its K origin).
 std::optional<MfmaAccumulatorPlan> planMfmaAccumulator(const ThreadMap& acc);
 
 }  // namespace tessera::backends::amdgpu

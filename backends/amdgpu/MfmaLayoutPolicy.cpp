@@ -13,13 +13,32 @@
 
 namespace tessera::backends::amdgpu {
 
+namespace {
+
+// Whether `dot` is one end of a chain (ChainedDots.h) whose M splits into whole 16-row blocks per wave.
+bool takesChainedLayout(const ir::Op& dot, const TensorCoreDot& shape, const transforms::PassOptions& options) {
+  return shape.M % (kMfmaM * options.numWarps) == 0 && transforms::isChainedDot(dot);
+}
+
+// The transposed C/D fragments (MfmaFragments.h), each wave owning whole 16-row blocks: lane l holds row l % 16 and
+// columns 4 (l / 16) + {0..3} of every 16x16 block of its rows.
+ir::Layout chainedLayout(int numWarps) { return ir::Layout::blocked({1, 4}, {16, 4}, {numWarps, 1}, {0, 1}); }
+
+}  // namespace
+
 std::optional<ir::Layout> mfmaAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options) {
   if (options.warpSize != kMfmaWaveSize) return std::nullopt;
   const std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kMfmaTiles);
   if (!shape) return std::nullopt;
-  if (shape->M % (kMfmaM * options.numWarps) == 0 && transforms::isChainedDot(dot))
-    return ir::Layout::blocked({4, 1}, {4, 16}, {options.numWarps, 1}, {1, 0});
+  if (takesChainedLayout(dot, *shape, options)) return chainedLayout(options.numWarps);
   return ir::Layout::blocked({4, 1}, {4, 16}, {1, options.numWarps}, {1, 0});
+}
+
+std::optional<ir::Layout> mfmaOperandARegisterLayout(const ir::Op& dot, const transforms::PassOptions& options) {
+  if (options.warpSize != kMfmaWaveSize || !transforms::operandAFromDot(dot)) return std::nullopt;
+  const std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kMfmaTiles);
+  if (!shape || !takesChainedLayout(dot, *shape, options)) return std::nullopt;
+  return chainedLayout(options.numWarps);
 }
 
 ir::Layout mfmaOperandLdsLayout(int64_t K, unsigned index) {
@@ -77,7 +96,8 @@ OperandSource operandSource(const ir::Op& dot, unsigned index, const ir::Op* loo
 // the operands copied in loops are staged by their dots instead (counted as scratch): only the loop-invariant ones
 // get buffers. The estimate reads the same before async-copy-dot-operands runs, while it rewrites one operand at a
 // time, and after pipelining, so that every dot of the function gets the same answer.
-int64_t operandBufferBytes(const ir::Op& dot, int64_t stages, bool loopCopies = true) {
+int64_t operandBufferBytes(const ir::Op& dot, const transforms::PassOptions& options, int64_t stages,
+                           bool loopCopies = true) {
   auto operandBytes = [](const ir::Op& d, const TensorCoreDot& s, unsigned i) {
     return (i == 0 ? s.M * s.K : s.K * s.N) * d.operand(i)->type().element().storageBytes();
   };
@@ -98,6 +118,7 @@ int64_t operandBufferBytes(const ir::Op& dot, int64_t stages, bool loopCopies = 
     const ir::Op* loop = enclosingLoop(*d);
     int64_t staged = 0;
     for (unsigned i = 0; i < 2; ++i) {
+      if (i == 0 && mfmaOperandARegisterLayout(*d, options)) continue;  // attention's P: in registers, no LDS
       const OperandSource source = operandSource(*d, i, loop);
       const int64_t bytes = operandBytes(*d, *s, i);
       if (!source.key || (source.copiedInLoop && !loopCopies)) staged += bytes;
@@ -124,9 +145,9 @@ std::optional<ir::Layout> mfmaOperandSharedLayout(const ir::Op& dot, unsigned in
   // operand loaded once before the loop (attention's Q at 128x128, d 64) still gets its buffer if it fits beside
   // the dots' staging: copied once rather than staged again by every iteration's dot.
   const int64_t stages = std::min<int64_t>(options.numStages, 2);
-  if (options.maxSharedBytes > 0 && operandBufferBytes(dot, stages) > options.maxSharedBytes) {
+  if (options.maxSharedBytes > 0 && operandBufferBytes(dot, options, stages) > options.maxSharedBytes) {
     if (operandSource(dot, index, enclosingLoop(dot)).copiedInLoop ||
-        operandBufferBytes(dot, stages, /*loopCopies=*/false) > options.maxSharedBytes)
+        operandBufferBytes(dot, options, stages, /*loopCopies=*/false) > options.maxSharedBytes)
       return std::nullopt;
   }
   return mfmaOperandLdsLayout(shape->K, index);

@@ -4,10 +4,15 @@
 // warpsPerCTA [1, numWarps], order [1, 0]: lane l holds rows 4 * (l / 16) + {0..3} of column l % 16 of every
 // 16x16 block. Its operands A and B are read from LDS buffers that async copies fill (mfmaOperandSharedLayout).
 // Chained dots (transforms/analysis/ChainedDots.h: attention's Q K^T and P V) whose M splits into 16-row blocks per
-// wave take warpsPerCTA [numWarps, 1] instead: each wave owns whole 16-row blocks (rows 16 w + 16 numWarps i + 0..15),
-// so a row's elements all sit in one wave (the softmax's row reductions need no LDS round trip between waves) and a
-// wave reads only its own rows of A (Q, P), where with the waves side by side along N each read all of them: the
-// 128x64, d 64 attention with 8 waves needed 256 VGPRs and spilled 268 more.
+// wave take the transposed fragments instead (MfmaFragments.h: the lowering computes D^T = B^T A^T), sizePerThread
+// [1, 4], threadsPerWarp [16, 4], warpsPerCTA [numWarps, 1], order [0, 1]: lane l holds row l % 16 and columns
+// 4 (l / 16) + {0..3} of each 16x16 block, and each wave owns whole 16-row blocks (rows 16 w + 16 numWarps i +
+// 0..15). A row's elements all sit in one wave (the softmax's row reductions need no LDS round trip between waves),
+// a wave reads only its own rows of Q (with the waves side by side along N each read all of them: the 128x64, d 64
+// attention with 8 waves needed 256 VGPRs and spilled 268 more), and the same layout over [M, K] holds exactly the
+// MFMA A fragments: P, the first result after element-wise ops and a cast, is the second dot's A operand in
+// registers (mfmaOperandARegisterLayout), where it went through LDS 2 bytes at a time before. Both accumulators,
+// the row statistics ([M] slices) and their broadcasts share the layout.
 // Everything else follows the default policy.
 #pragma once
 
@@ -28,6 +33,10 @@ inline constexpr TensorCoreTile kMfmaTiles[] = {
 // The MFMA accumulator layout for `dot`, or nullopt when the dot is not an MFMA candidate.
 std::optional<ir::Layout> mfmaAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options);
 
+// The layout in which the MFMA lowering takes A from registers (LayoutPolicy::dotOperandARegisterLayout): the
+// chained layout above, for a chained dot whose A is computed from the previous dot's result; nullopt otherwise.
+std::optional<ir::Layout> mfmaOperandARegisterLayout(const ir::Op& dot, const transforms::PassOptions& options);
+
 // The LDS layout MFMA reads operand #index (0: A, 1: B) from, K being the dot's reduction size: K-contiguous rows
 // (A's rows, order [1, 0]; B's columns, order [0, 1]) in 4-element chunks swizzled by mfmaSwizzleFor(K).
 ir::Layout mfmaOperandLdsLayout(int64_t K, unsigned index);
@@ -40,7 +49,7 @@ std::optional<ir::Layout> mfmaOperandSharedLayout(const ir::Op& dot, unsigned in
 class AMDGPULayoutPolicy : public TensorCoreLayoutPolicy {
  public:
   explicit AMDGPULayoutPolicy(const transforms::PassOptions& options)
-      : TensorCoreLayoutPolicy(options, &mfmaAccumulatorLayout, &mfmaOperandSharedLayout) {}
+      : TensorCoreLayoutPolicy(options, &mfmaAccumulatorLayout, &mfmaOperandSharedLayout), options_(options) {}
   // An async_copy is a global load and LDS stores here (AMDGPUHooks has no asynchronous copy).
   bool copiesAsynchronously(int64_t bytes) const override {
     (void)bytes;
@@ -48,6 +57,12 @@ class AMDGPULayoutPolicy : public TensorCoreLayoutPolicy {
   }
   // An MFMA dot stages an operand without a buffer in its scratch, laid out as a buffer would be.
   std::optional<ir::Layout> dotOperandStagingLayout(const ir::Op& dot, unsigned index) const override;
+  std::optional<ir::Layout> dotOperandARegisterLayout(const ir::Op& dot) const override {
+    return mfmaOperandARegisterLayout(dot, options_);
+  }
+
+ private:
+  transforms::PassOptions options_;
 };
 
 }  // namespace tessera::backends::amdgpu

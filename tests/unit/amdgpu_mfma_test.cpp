@@ -8,6 +8,7 @@
 // The lowering of laid-out dots to MFMA intrinsics (without the policy) is tests/lit/amdgpu/mfma-lowering.tir.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 #include <set>
 
@@ -92,17 +93,26 @@ std::optional<ir::Layout> policyLayout(const std::string& in, int64_t M, int64_t
   return result;
 }
 
-// Simulates the whole lowering of c + a·b in the policy's accumulator layout, with the documented MFMA semantics
-// and lane layout, and compares every thread's every accumulator register with the exact result.
-void simulateDot(int64_t M, int64_t N, int64_t K, int numWarps, unsigned seed) {
+// Simulates the whole lowering of c + a·b with its accumulator in `layout`, with the documented MFMA semantics and
+// lane layout, and compares every thread's every accumulator register with the exact result. A transposed plan
+// hands the instruction B's vectors as its A operand and A's as its B (D^T = B^T A^T); with `aFromRegisters`, A's
+// vectors are the registers of A laid out in `layout` too (a chained dot's P), found by A's own plan.
+void simulateDotIn(const ir::Layout& layout, int64_t M, int64_t N, int64_t K, int numWarps, unsigned seed,
+                   bool aFromRegisters = false) {
   SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + " warps " +
-               std::to_string(numWarps));
-  std::optional<ir::Layout> layout = policyLayout("f16", M, N, K, numWarps);
-  ASSERT_TRUE(layout.has_value());
-  ThreadMap acc = ThreadMap::build(*layout, {M, N}, "sim");
+               std::to_string(numWarps) + (aFromRegisters ? " A in registers" : ""));
+  ThreadMap acc = ThreadMap::build(layout, {M, N}, "sim");
   ASSERT_EQ(acc.warpSize, 64);
   std::optional<MfmaAccumulatorPlan> plan = planMfmaAccumulator(acc);
   ASSERT_TRUE(plan.has_value());
+  ThreadMap amap = ThreadMap::build(layout, {M, K}, "a");
+  std::optional<MfmaAccumulatorPlan> aPlan;
+  std::map<std::pair<int64_t, int64_t>, const MfmaFragment*> aVectors;  // (row, K step) -> A's registers
+  if (aFromRegisters) {
+    aPlan = planMfmaAccumulator(amap);
+    ASSERT_TRUE(aPlan && aPlan->transposed && plan->transposed);
+    for (const MfmaFragment& f : aPlan->fragments) aVectors[{f.row, f.col}] = &f;
+  }
 
   // Small integers: every product and sum is exact in f16 inputs and f32 accumulation.
   std::mt19937 rng(seed);
@@ -159,8 +169,16 @@ void simulateDot(int64_t M, int64_t N, int64_t K, int numWarps, unsigned seed) {
             a[l][i] = aSmem.at(aAt + i);
             b[l][i] = bSmem.at(bAt + i);
           }
+          if (aFromRegisters) {
+            auto it = aVectors.find({plan->fragments[f].row, k0});
+            ASSERT_NE(it, aVectors.end());
+            for (int i = 0; i < 4; ++i) {
+              const Coords at = amap.coordsOf(it->second->regs[i], w, l);
+              a[l][i] = A.at(at[0] * K + at[1]);
+            }
+          }
         }
-        d[f] = simulateMfma(a, b, d[f]);
+        d[f] = plan->transposed ? simulateMfma(b, a, d[f]) : simulateMfma(a, b, d[f]);
       }
     // Every accumulator register of every lane holds (A·B + C) at its coordinates.
     ASSERT_EQ(static_cast<int64_t>(plan->regSlot.size()), acc.numRegs());
@@ -177,12 +195,30 @@ void simulateDot(int64_t M, int64_t N, int64_t K, int numWarps, unsigned seed) {
   EXPECT_EQ(static_cast<int64_t>(covered.size()), M * N) << "every output element is computed";
 }
 
+void simulateDot(int64_t M, int64_t N, int64_t K, int numWarps, unsigned seed) {
+  std::optional<ir::Layout> layout = policyLayout("f16", M, N, K, numWarps);
+  ASSERT_TRUE(layout.has_value());
+  simulateDotIn(*layout, M, N, K, numWarps, seed);
+}
+
 TEST(AMDGPUMfma, HostSimulationMatchesExactProduct) {
   unsigned seed = 1;
   for (auto [M, N, K, warps] : std::vector<std::array<int64_t, 4>>{
            {16, 16, 16, 1}, {32, 32, 16, 4}, {64, 64, 32, 4}, {64, 32, 64, 2}, {16, 64, 16, 8}, {128, 64, 32, 4},
            {32, 128, 64, 8}})
     simulateDot(M, N, K, static_cast<int>(warps), seed++);
+}
+
+// Chained dots' layout (MfmaLayoutPolicy.h): the transposed fragments, D^T = B^T A^T, with A from LDS (attention's
+// Q K^T) and from registers in the same layout (P V).
+TEST(AMDGPUMfma, TransposedFragmentsMatchExactProductWithAFromLdsOrRegisters) {
+  unsigned seed = 100;
+  for (auto [M, N, K, warps] : std::vector<std::array<int64_t, 4>>{
+           {16, 16, 16, 1}, {64, 32, 64, 4}, {128, 64, 32, 8}, {128, 128, 64, 8}, {64, 64, 64, 4}})
+    for (bool aFromRegisters : {false, true}) {
+      const ir::Layout chained = ir::Layout::blocked({1, 4}, {16, 4}, {static_cast<int>(warps), 1}, {0, 1});
+      simulateDotIn(chained, M, N, K, static_cast<int>(warps), seed++, aFromRegisters);
+    }
 }
 
 // The bank model of gfx9 LDS (32 banks of 4 bytes; a ds_read_b64 is served 16 lanes at a time): the 16 lanes of
@@ -266,6 +302,13 @@ TEST(AMDGPUMfma, PlanRejectsLayoutsThatAreNotFragments) {
       planMfmaAccumulator(ThreadMap::build(ir::Layout::blocked({2, 1}, {4, 16}, {4, 1}, {1, 0}), {64, 64}, "h")));
   EXPECT_TRUE(
       planMfmaAccumulator(ThreadMap::build(ir::Layout::blocked({4, 1}, {4, 16}, {4, 1}, {1, 0}), {64, 64}, "r")));
+  // Transposed: rows by the 16 lanes, 4 consecutive columns per register group; not with 2 columns per thread.
+  std::optional<MfmaAccumulatorPlan> t =
+      planMfmaAccumulator(ThreadMap::build(ir::Layout::blocked({1, 4}, {16, 4}, {4, 1}, {0, 1}), {64, 64}, "t"));
+  ASSERT_TRUE(t.has_value());
+  EXPECT_TRUE(t->transposed);
+  EXPECT_FALSE(
+      planMfmaAccumulator(ThreadMap::build(ir::Layout::blocked({1, 2}, {16, 4}, {4, 1}, {0, 1}), {64, 64}, "u")));
 }
 
 // ---- the fragments as linear layouts (MfmaLinearLayouts.h), against the same register layout
