@@ -175,6 +175,18 @@ def test_standard_configs_on_the_emulator(config, causal, arch, dtype):
     check(attention(q, k, v, causal, **launch), q, k, v, causal)
 
 
+# gfx942 with bf16 inputs where the chained dots take the transposed MFMA fragments (M a multiple of 16 rows per
+# wave) and P V takes P from registers: P's registers are bf16 there (the "1k" MFMA reads them as i16 vectors).
+@pytest.mark.sim
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("config", [(64, 64, 64, 4), (128, 64, 64, 8)], ids=lambda c: "{}x{}_d{}_w{}".format(*c))
+def test_gfx942_bf16_p_in_registers(config, causal):
+    BM, BN, head_dim, num_warps = config
+    q, k, v = random_qkv((1, 1, BM + BN // 2 + 3, head_dim), torch.bfloat16)
+    check(attention(q, k, v, causal, BM=BM, BN=BN, num_warps=num_warps, backend="sim", arch="gfx942"), q, k, v,
+          causal)
+
+
 # The descriptor kernel at the first configuration on each emulated arch (on sm_90a its output leaves by a TMA
 # store), over two heads whose query blocks end inside the tensors.
 @pytest.mark.sim
