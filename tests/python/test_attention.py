@@ -4,6 +4,7 @@ interpreter, in eager mode and on the emulator; ISSUE 12's configurations (BM 12
 they fit in its LDS; else the compiler's error). Sequence lengths are multiples of neither block."""
 
 import math
+import re
 
 import pytest
 
@@ -392,3 +393,26 @@ def test_descriptor_blocks_reshaped_and_transposed_match_and_compile_to_copies(d
     else:
         assert final.count("async_copy") == pointers.count("async_copy") > 0
         assert "async_tma_copy" not in final
+
+
+# The causal diagonal blocks mask each score with one comparison, key <= row (`offs_m >= offs_n`), and no `and`
+# with the keys' range (frontend/tessera/kernels/attention.h, causal_or_in_range): a key past seq_len is past every
+# stored row. The non-causal kernel's ragged block keeps the range mask. Checked on the traced IR of both kernels.
+@pytest.mark.parametrize("kernel", ["attention_fwd", "attention_fwd_desc"])
+def test_causal_mask_is_one_comparison_per_score(kernel):
+    # head_dim 16: the loads' and the store's masks ([*, head_dim], [head_dim, *]) are not [BM, BN] tiles
+    BM, BN, head_dim = 64, 32, 16
+    compiled = {}
+    for causal in (0, 1):
+        constants = dict(arch="sm_80", num_warps=4, BM=BM, BN=BN, HEAD_DIM=head_dim, CAUSAL=causal)
+        if kernel == "attention_fwd_desc":
+            q = torch.zeros((2, 100, head_dim), dtype=torch.float16)
+            constants["specialization"] = {name: tessera.TensorDescriptor(q, (1, block, head_dim))
+                                           for name, block in (("q", BM), ("k", BN), ("v", BN), ("out", BM))}
+        traced = getattr(tessera.kernels, kernel).compile(**constants).ir_stages[0][1]
+        compiled[causal] = traced[traced.rindex(" = for "):]  # the masked loop (and the epilogue)
+    scores_mask = re.compile(r"= (\w+) .*: tile<%dx%dxi1" % (BM, BN))
+    causal_ops = scores_mask.findall(compiled[1])
+    assert causal_ops == ["cmp"], causal_ops  # one comparison over the [BM, BN] scores: no `and`
+    assert 'pred = "ge"' in [line for line in compiled[1].splitlines() if scores_mask.search(line)][0]
+    assert "cmp" not in scores_mask.findall(compiled[0])  # non-causal: the [BN] key range, broadcast
