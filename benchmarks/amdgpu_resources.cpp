@@ -1,8 +1,8 @@
 // What the AMDGPU backend says each standard kernel uses on gfx942, the counterpart of kernel_resources' ptxas
 // table: VGPRs, AGPRs, VGPR spills, SGPRs, SGPR spills, LDS and scratch bytes per work-item, read from the code
 // object's metadata note (backends/amdgpu/CodeObjectMetadata.h: the "amdhsa.kernels" map LLVM writes into every
-// HSA code object), for the standard matmul configurations (f16, bf16) and the attention forward configurations
-// (f16, causal and not). No GPU and no ROCm tool are needed: the JIT emits the code object in process.
+// HSA code object), for the standard matmul configurations (f16, bf16), the attention forward configurations
+// (f16, causal and not) and the i8 matmul at 128x128x64 and 64x64x64 (as kernel_resources has them). No GPU and no ROCm tool are needed: the JIT emits the code object in process.
 //
 //   amdgpu_resources [--csv FILE] [--only SUBSTRING] [--runs N]
 #include <cstdio>
@@ -31,6 +31,8 @@ std::vector<KernelCase> resourceCases() {
   for (const char* dtype : {"f16", "bf16"})
     for (const MatmulConfig& config : standardMatmulConfigs()) cases.push_back(matmulCase(dtype, config, kArch));
   for (const AttentionConfig& config : standardAttentionConfigs()) cases.push_back(attentionCase("f16", config, kArch));
+  for (const MatmulConfig& config : {MatmulConfig{128, 128, 64, 8}, MatmulConfig{64, 64, 64, 4}})
+    cases.push_back(matmulCase("i8", config, kArch));  // v_mfma_i32_16x16x32_i8
   return cases;
 }
 

@@ -5,6 +5,8 @@
 // library; device_assert then traps.
 #pragma once
 
+#include <string>
+
 #include "backends/common/LoweringHooks.h"
 
 namespace tessera::backends::amdgpu {
@@ -17,6 +19,8 @@ inline constexpr unsigned kConstantAddrSpace = 4;
 
 class AMDGPUHooks : public LoweringHooks {
  public:
+  // `arch`: gfx90a or gfx942, which decides the MFMA instructions (MfmaLayoutPolicy.h, mfmaTiles).
+  explicit AMDGPUHooks(std::string arch) : arch_(std::move(arch)) {}
   int warpSize() const override { return 64; }
   void configureKernel(llvm::Function& kernel, int numWarps) override;
   // Aggregates reach AMDGPU kernels by reference into the (constant) kernel-argument segment.
@@ -35,11 +39,15 @@ class AMDGPUHooks : public LoweringHooks {
   void assertFail(IRBuilder& b, const std::string& message, const std::string& file, unsigned line,
                   const std::string& function) override;
   llvm::SyncScope::ID atomicScope(llvm::LLVMContext& ctx, const std::string& scope) override;
-  // v_mfma_f32_16x16x16 (f16 / bf16_1k) for f16/bf16 dots with an f32 accumulator (MfmaDot.cpp).
+  // v_mfma_f32_16x16x16 (f16 / bf16_1k) for f16/bf16 dots with an f32 accumulator, v_mfma_i32_16x16x32_i8
+  // (gfx942) or 16x16x16i8 (gfx90a) for i8 dots with an i32 one (MfmaDot.cpp).
   bool lowerDot(KernelLowering& lowering, const ir::Op& dot) override;
 
   // The lane within the wavefront (0..63), from mbcnt over a full mask.
   static llvm::Value* laneId(IRBuilder& b);
+
+ private:
+  std::string arch_;
 };
 
 }  // namespace tessera::backends::amdgpu

@@ -126,8 +126,9 @@ std::string lldPath() {
 
 std::unique_ptr<llvm::Module> AMDGPUTarget::lowerToLLVM(const ir::Function& f, llvm::LLVMContext& ctx,
                                                         const TargetOptions& opts) const {
-  llvm::TargetMachine& tm = targetMachine(checkedArch(opts));
-  AMDGPUHooks hooks;
+  const std::string arch = checkedArch(opts);
+  llvm::TargetMachine& tm = targetMachine(arch);
+  AMDGPUHooks hooks(arch);
   LoweringOptions lo;
   lo.numWarps = opts.numWarps;
   lo.fastMath = opts.fastMath;

@@ -1,5 +1,6 @@
-// AMDGPUHooks::lowerDot: `dot` on matrix cores with v_mfma_f32_16x16x16{f16,bf16_1k} (wave64). Each lane reads its
-// 4-element operand vectors with one 8-byte LDS load from A's rows and B's columns, K-contiguous and swizzled as
+// AMDGPUHooks::lowerDot: `dot` on matrix cores (wave64) with v_mfma_f32_16x16x16{f16,bf16_1k}, or for i8
+// v_mfma_i32_16x16x32_i8 (gfx942) / v_mfma_i32_16x16x16i8 (gfx90a). Each lane reads its operand vectors (4 16-bit
+// elements, or 8 / 4 bytes of i8) with one LDS load from A's rows and B's columns, K-contiguous and swizzled as
 // mfmaOperandLdsLayout says: from the shared buffer a local_load names (async copies filled it, in that layout), or
 // from the dot's LDS scratch, where the dot stages the operand itself; or, for a dot marked a_in_registers (the
 // second of chained dots), A's vectors are its own registers. An accumulator in the transposed fragments' layout
@@ -26,14 +27,16 @@ llvm::Value* i32(IRBuilder& b, int64_t v) { return b.getInt32(static_cast<uint32
 }  // namespace
 
 bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
-  std::optional<TensorCoreDot> shape = matchTensorCoreDot(op, kMfmaTiles);
+  std::optional<TensorCoreDot> shape = matchTensorCoreDot(op, mfmaTiles(arch_));
   // The fragments are read from the accumulator's layout and written back in it: the result must share it.
   if (!shape || op.result(0)->type() != op.operand(2)->type()) return false;
   const ir::Value* a = op.operand(0);
   const ir::Value* acc = op.operand(2);
   ir::Type aTy = a->type(), accTy = acc->type();
   const ir::ScalarKind in = shape->tile.input;
-  const int64_t K = shape->K;
+  const int64_t K = shape->K, stepK = shape->tile.k;
+  const int64_t elements = mfmaOperandElements(stepK);  // per lane and operand vector
+  const int64_t elementBytes = aTy.element().storageBytes();
   const ThreadMap& cmap = L.mapOf(accTy, op.name());
   std::optional<MfmaAccumulatorPlan> plan = planMfmaAccumulator(cmap);
   if (!plan) return false;
@@ -45,7 +48,7 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   if (aFromRegisters) {
     const ThreadMap& amap = L.mapOf(aTy, op.name());
     aPlan = planMfmaAccumulator(amap);
-    if (!plan->transposed || !aPlan || !aPlan->transposed || amap.warpBases != cmap.warpBases)
+    if (elements != 4 || !plan->transposed || !aPlan || !aPlan->transposed || amap.warpBases != cmap.warpBases)
       L.fail(op, "takes A in registers (a_in_registers), but A's layout does not hold the MFMA A fragments of the "
                  "accumulator's transposed layout");
     for (const MfmaFragment& f : aPlan->fragments) aRegisterVectors[{f.row, f.col}] = &f;
@@ -53,12 +56,11 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
 
   // An operand in a shared buffer must be laid out as MFMA reads it (async-copy-dot-operands asks the policy for
   // that layout); in another one the portable lowering reads it.
-  const ir::Layout lds[2] = {mfmaOperandLdsLayout(K, 0), mfmaOperandLdsLayout(K, 1)};
+  const ir::Layout lds[2] = {mfmaOperandLdsLayout(K, elementBytes, 0), mfmaOperandLdsLayout(K, elementBytes, 1)};
   for (unsigned i = 0; i < 2; ++i)
     if (const ir::Op* load = transforms::dotOperandBuffer(op, i))
       if (ir::Layout::fromAttr(*load->operand(0)->type().encoding()) != lds[i]) return false;
   IRBuilder& b = L.builder();
-  const bool bf16 = in == ir::ScalarKind::BF16;
   llvm::Type* elemTy = L.memType(aTy.element());
   const std::vector<int64_t> shapes[2] = {{shape->M, K}, {K, shape->N}};
   // The element index of A[outer][k] (operand 0) or B[k][outer] (operand 1) in its LDS layout.
@@ -84,18 +86,22 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   if (staged) barrier(b);
 
   // 2. Per-thread parts: the warp's accumulator block origin, and
-  // mfmaOperandOrigin(lane) = (lane % 16, 4 * (lane / 16)).
+  // mfmaOperandOrigin(lane, elements) = (lane % 16, elements * (lane / 16)).
   llvm::Value* lane = L.laneId();
   llvm::Value* warp = L.warpId();
   llvm::Value* warpRow = warpCoordinatePart(b, warp, cmap.warpBases, 0);
   llvm::Value* warpCol = warpCoordinatePart(b, warp, cmap.warpBases, 1);
   llvm::Value* laneOuter = b.CreateAnd(lane, i32(b, 15));
-  llvm::Value* laneK = b.CreateShl(b.CreateLShr(lane, i32(b, 4)), i32(b, 2));
+  llvm::Value* laneK = b.CreateMul(b.CreateLShr(lane, i32(b, 4)), i32(b, elements));
 
-  // The intrinsic's operand vectors: <4 x half> for f16, <4 x i16> (bf16 bit patterns) for the bf16 "1k" form.
-  llvm::Type* operandTy = llvm::FixedVectorType::get(bf16 ? b.getInt16Ty() : b.getHalfTy(), kMfmaOperandElements);
-  // A lane reads operand i at (outer, k) = (warp origin + lane % 16 + a fragment's offset, 4 * (lane / 16) + k0):
-  // a per-thread part and a constant (k0 is a multiple of 16). Where their bits are disjoint, each read's index is
+  // The intrinsic's operand vectors: <4 x half> for f16, <4 x i16> (bf16 bit patterns) for the bf16 "1k" form, and
+  // the i8 bytes packed into an i64 (gfx942) or i32 (gfx90a), element v in bits 8v .. 8v + 7.
+  llvm::Type* operandTy =
+      in == ir::ScalarKind::I8
+          ? static_cast<llvm::Type*>(b.getIntNTy(static_cast<unsigned>(8 * elements)))
+          : llvm::FixedVectorType::get(in == ir::ScalarKind::BF16 ? b.getInt16Ty() : b.getHalfTy(), elements);
+  // A lane reads operand i at (outer, k) = (warp origin + lane % 16 + a fragment's offset, elements * (lane / 16) +
+  // k0): a per-thread part and a constant (k0 is a multiple of the instruction's K). Where their bits are disjoint, each read's index is
   // the thread part's, computed once, XOR a constant on the few bits the swizzle shares with it, plus a constant that
   // folds into the LDS instruction's offset: a handful of base VGPRs instead of one address per fragment and K step,
   // which LICM hoisted out of attention's key loop (128x128 d 128 on gfx942 spilled 149 VGPRs).
@@ -114,7 +120,7 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
       c[dim] = value;
       return c;
     };
-    std::vector<Coords> threadBases{basis(kDim, 4), basis(kDim, 8)};  // 4 * (lane / 16)
+    std::vector<Coords> threadBases{basis(kDim, elements), basis(kDim, 2 * elements)};  // elements * (lane / 16)
     for (int64_t bit = 1; bit <= threadOuterBits[i]; bit <<= 1)
       if (threadOuterBits[i] & bit) threadBases.push_back(basis(outerDim, bit));
     std::vector<llvm::Value*> thread(2);
@@ -130,7 +136,8 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
       llvm::Value* outer = b.CreateAdd(b.CreateAdd(i == 0 ? warpRow : warpCol, i32(b, outerOffset)), laneOuter);
       index = ldsIndex(i, outer, b.CreateAdd(laneK, i32(b, k0)));
     }
-    return b.CreateAlignedLoad(operandTy, L.smemElementPtr(i == 0 ? aBase : bBase, elemTy, index), llvm::Align(8));
+    return b.CreateAlignedLoad(operandTy, L.smemElementPtr(i == 0 ? aBase : bBase, elemTy, index),
+                               llvm::Align(static_cast<uint64_t>(elements * elementBytes)));
   };
 
   // A's vector at (row, k0) from its registers.
@@ -146,9 +153,9 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
     return v;
   };
 
-  // 3. The accumulator's fragments as <4 x float>, updated by one MFMA per 16x16 block per K step.
-  llvm::Type* accVecTy = llvm::FixedVectorType::get(b.getFloatTy(), 4);
+  // 3. The accumulator's fragments as <4 x float> (<4 x i32> for i8), updated by one MFMA per 16x16 block per K step.
   const Regs& accRegs = L.get(acc);
+  llvm::Type* accVecTy = llvm::FixedVectorType::get(accRegs.at(0)->getType(), 4);
   std::vector<llvm::Value*> d(plan->fragments.size());
   for (size_t f = 0; f < plan->fragments.size(); ++f) {
     llvm::Value* v = llvm::PoisonValue::get(accVecTy);
@@ -156,8 +163,11 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
     d[f] = v;
   }
   const llvm::Intrinsic::ID mfma =
-      bf16 ? llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k : llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16;
-  for (int64_t k0 = 0; k0 < K; k0 += kMfmaK) {
+      in == ir::ScalarKind::I8   ? (stepK == 32 ? llvm::Intrinsic::amdgcn_mfma_i32_16x16x32_i8
+                                                : llvm::Intrinsic::amdgcn_mfma_i32_16x16x16i8)
+      : in == ir::ScalarKind::BF16 ? llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k
+                                   : llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16;
+  for (int64_t k0 = 0; k0 < K; k0 += stepK) {
     std::map<int64_t, llvm::Value*> aVec, bVec;
     for (int64_t row : plan->fragmentRows)
       aVec[row] = aFromRegisters ? registerOperandA(row, k0) : loadOperand(0, row, k0);

@@ -5,13 +5,11 @@
 
 namespace tessera::backends::amdgpu {
 
-MfmaOperandOrigin mfmaOperandOrigin(int64_t lane) {
-  return {lane % 16, kMfmaOperandElements * (lane / 16)};
-}
+MfmaOperandOrigin mfmaOperandOrigin(int64_t lane, int64_t elements) { return {lane % 16, elements * (lane / 16)}; }
 
-MfmaSwizzle mfmaSwizzleFor(int64_t K) {
-  constexpr int64_t kChunksPerLine = 128 / (kMfmaOperandElements * 2);
-  const int64_t chunks = std::max<int64_t>(1, K / kMfmaOperandElements);
+MfmaSwizzle mfmaSwizzleFor(int64_t K, int64_t elementBytes) {
+  constexpr int64_t kChunksPerLine = 128 / kMfmaChunkBytes;
+  const int64_t chunks = std::max<int64_t>(1, K * elementBytes / kMfmaChunkBytes);
   MfmaSwizzle s;
   s.perPhase = std::max<int64_t>(1, kChunksPerLine / chunks);
   s.maxPhase = std::min<int64_t>(chunks & -chunks, kChunksPerLine);

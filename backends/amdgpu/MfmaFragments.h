@@ -1,16 +1,18 @@
 // The index arithmetic of the MFMA lowering of `dot` on AMD GPUs (wave64), as pure functions (no LLVM), so it can
 // be unit-tested on the host against AMD's documented register layouts. MfmaDot.cpp emits exactly this arithmetic.
 //
-// Instruction: v_mfma_f32_16x16x16f16 (llvm.amdgcn.mfma.f32.16x16x16f16) or its bf16 twin
-// v_mfma_f32_16x16x16bf16_1k; both exist on gfx90a and gfx942. One wavefront computes D = A * B + C for a 16x16
-// block with K = 16. Per AMD's register layout for this instruction, lane l holds
-//   A: the 4 elements A[l % 16][4 * (l / 16) + v], v = 0..3 (one 4-vector),
-//   B: the 4 elements B[4 * (l / 16) + v][l % 16],
-//   C/D: the 4 floats D[4 * (l / 16) + v][l % 16].
+// Instructions (MfmaLayoutPolicy.h, mfmaTiles): v_mfma_f32_16x16x16f16 and its bf16 twin v_mfma_f32_16x16x16bf16_1k
+// (gfx90a and gfx942), and for 8-bit integers v_mfma_i32_16x16x32_i8 (gfx942) or v_mfma_i32_16x16x16i8 (gfx90a).
+// One wavefront computes D = A * B + C for a 16x16 block with K = 16 (32 for gfx942's i8). The four groups of 16
+// lanes split K, so each lane holds E = K / 4 consecutive K elements of each operand (4, or 8 for gfx942's i8). Per
+// AMD's register layout for these instructions, lane l holds
+//   A: the E elements A[l % 16][E * (l / 16) + v], v = 0..E-1 (one vector: 8 bytes, 4 for gfx90a's i8),
+//   B: the E elements B[E * (l / 16) + v][l % 16],
+//   C/D: the 4 values D[4 * (l / 16) + v][l % 16], v = 0..3 (f32, or i32 for i8).
 //
 // Strategy: A (M x K) lies in LDS as M rows of K and B (K x N) as N rows of K (its columns), K-contiguous either
-// way, so both operand vectors are 4 consecutive elements: one 8-byte LDS load each per block and K step. The rows
-// are XOR-swizzled in 8-byte chunks (mfmaSwizzleFor) so those loads hit no bank twice. The operands are either in
+// way, so both operand vectors are E consecutive elements: one LDS load each per block and K step. The rows are
+// XOR-swizzled in 8-byte chunks (mfmaSwizzleFor) so those loads hit no bank twice. The operands are either in
 // shared buffers that async copies filled in that layout (the layout policy asks for it) or staged by the dot
 // itself in its LDS scratch (each inside the byte range the portable lowering uses). The accumulator stays in its
 // distributed (blocked) layout; planMfmaAccumulator finds its 16x16 blocks.
@@ -24,30 +26,36 @@
 
 namespace tessera::backends::amdgpu {
 
-inline constexpr int64_t kMfmaM = 16, kMfmaN = 16, kMfmaK = 16;
+inline constexpr int64_t kMfmaM = 16, kMfmaN = 16;
 inline constexpr int64_t kMfmaWaveSize = 64;
-inline constexpr int64_t kMfmaOperandElements = 4;  // per lane, per operand, per instruction
+inline constexpr int64_t kMfmaChunkBytes = 8;  // the LDS swizzle's unit
 
-// Where lane `lane` reads its operand vector within a 16x16 block at K step origin 0: A row and first K index;
-// B column and first K index (the vector covers K indices first .. first + 3).
+// The elements of each operand a lane holds for an instruction of K `instructionK`: K / 4.
+constexpr int64_t mfmaOperandElements(int64_t instructionK) { return instructionK / 4; }
+
+// Where lane `lane` reads its operand vector of `elements` (mfmaOperandElements) within a 16x16 block at K step
+// origin 0: A row and first K index; B column and first K index (the vector covers K indices first .. first +
+// elements - 1).
 struct MfmaOperandOrigin {
   int64_t outer = 0;  // A: row, B: column
   int64_t k = 0;      // first K index
   bool operator==(const MfmaOperandOrigin&) const = default;
 };
-MfmaOperandOrigin mfmaOperandOrigin(int64_t lane);
+MfmaOperandOrigin mfmaOperandOrigin(int64_t lane, int64_t elements);
 
-// The XOR swizzle of the operands' LDS rows (K 16-bit elements each; A's rows, B's columns): 4-element (8-byte)
+// The XOR swizzle of the operands' LDS rows (K elements of `elementBytes` each; A's rows, B's columns): 8-byte
 // chunks, the chunk index XOR-ed with (row / perPhase) % maxPhase. A ds_read_b64 is served 16 lanes at a time, and
 // those 16 lanes read one chunk of 16 consecutive rows; 128 bytes (16 chunks) span the 32 banks, so rows shorter
 // than that share a 128-byte line (perPhase rows per phase) and the phases must make the 16 chunks land in 16
-// distinct 8-byte bank pairs. The XOR stays inside the row: the phase is below the largest power of two dividing
-// the row's chunks. The #shared layout with vec = kMfmaOperandElements and these phases (mfmaOperandLdsLayout).
+// distinct 8-byte bank pairs. A ds_read_b32 (gfx90a's i8 vectors) is served 32 lanes at a time: the two halves of
+// the same chunks, so the same swizzle serves it. The XOR stays inside the row: the phase is below the largest
+// power of two dividing the row's chunks. The #shared layout with vec = one chunk's elements and these phases
+// (mfmaOperandLdsLayout).
 struct MfmaSwizzle {
   int64_t perPhase = 1;
   int64_t maxPhase = 1;
 };
-MfmaSwizzle mfmaSwizzleFor(int64_t K);
+MfmaSwizzle mfmaSwizzleFor(int64_t K, int64_t elementBytes);
 
 // ---- the accumulator: which registers of each thread form which MFMA C/D fragments.
 //

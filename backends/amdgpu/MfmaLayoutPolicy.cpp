@@ -15,9 +15,22 @@ namespace tessera::backends::amdgpu {
 
 namespace {
 
-// Whether `dot` is one end of a chain (ChainedDots.h) whose M splits into whole 16-row blocks per wave.
+constexpr TensorCoreTile kGfx90aTiles[] = {
+    {ir::ScalarKind::F16, ir::ScalarKind::F32, kMfmaM, kMfmaN, 16},
+    {ir::ScalarKind::BF16, ir::ScalarKind::F32, kMfmaM, kMfmaN, 16},
+    {ir::ScalarKind::I8, ir::ScalarKind::I32, kMfmaM, kMfmaN, 16},
+};
+constexpr TensorCoreTile kGfx942Tiles[] = {
+    {ir::ScalarKind::F16, ir::ScalarKind::F32, kMfmaM, kMfmaN, 16},
+    {ir::ScalarKind::BF16, ir::ScalarKind::F32, kMfmaM, kMfmaN, 16},
+    {ir::ScalarKind::I8, ir::ScalarKind::I32, kMfmaM, kMfmaN, 32},
+};
+
+// Whether `dot` is one end of a chain (ChainedDots.h) of 16-bit inputs whose M splits into whole 16-row blocks per
+// wave.
 bool takesChainedLayout(const ir::Op& dot, const TensorCoreDot& shape, const transforms::PassOptions& options) {
-  return shape.M % (kMfmaM * options.numWarps) == 0 && transforms::isChainedDot(dot);
+  return shape.tile.input != ir::ScalarKind::I8 && shape.M % (kMfmaM * options.numWarps) == 0 &&
+         transforms::isChainedDot(dot);
 }
 
 // The transposed C/D fragments (MfmaFragments.h), each wave owning whole 16-row blocks: lane l holds row l % 16 and
@@ -26,9 +39,14 @@ ir::Layout chainedLayout(int numWarps) { return ir::Layout::blocked({1, 4}, {16,
 
 }  // namespace
 
+std::span<const TensorCoreTile> mfmaTiles(const std::string& arch) {
+  if (arch == "gfx942") return kGfx942Tiles;
+  return kGfx90aTiles;
+}
+
 std::optional<ir::Layout> mfmaAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options) {
   if (options.warpSize != kMfmaWaveSize) return std::nullopt;
-  const std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kMfmaTiles);
+  const std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, mfmaTiles(options.arch));
   if (!shape) return std::nullopt;
   if (takesChainedLayout(dot, *shape, options)) return chainedLayout(options.numWarps);
   return ir::Layout::blocked({4, 1}, {4, 16}, {1, options.numWarps}, {1, 0});
@@ -36,14 +54,14 @@ std::optional<ir::Layout> mfmaAccumulatorLayout(const ir::Op& dot, const transfo
 
 std::optional<ir::Layout> mfmaOperandARegisterLayout(const ir::Op& dot, const transforms::PassOptions& options) {
   if (options.warpSize != kMfmaWaveSize || !transforms::operandAFromDot(dot)) return std::nullopt;
-  const std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kMfmaTiles);
+  const std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, mfmaTiles(options.arch));
   if (!shape || !takesChainedLayout(dot, *shape, options)) return std::nullopt;
   return chainedLayout(options.numWarps);
 }
 
-ir::Layout mfmaOperandLdsLayout(int64_t K, unsigned index) {
-  const MfmaSwizzle s = mfmaSwizzleFor(K);
-  return ir::Layout::shared(kMfmaOperandElements, s.perPhase, s.maxPhase,
+ir::Layout mfmaOperandLdsLayout(int64_t K, int64_t elementBytes, unsigned index) {
+  const MfmaSwizzle s = mfmaSwizzleFor(K, elementBytes);
+  return ir::Layout::shared(kMfmaChunkBytes / elementBytes, s.perPhase, s.maxPhase,
                             index == 0 ? std::vector<int64_t>{1, 0} : std::vector<int64_t>{0, 1});
 }
 
@@ -113,7 +131,7 @@ int64_t operandBufferBytes(const ir::Op& dot, const transforms::PassOptions& opt
   int64_t invariant = 0;
   std::map<const ir::Op*, int64_t> inLoop, scratch;  // per innermost loop (null: none)
   for (const ir::Op* d : dots) {
-    const std::optional<TensorCoreDot> s = matchTensorCoreDot(*d, kMfmaTiles);
+    const std::optional<TensorCoreDot> s = matchTensorCoreDot(*d, mfmaTiles(options.arch));
     if (!s) continue;
     const ir::Op* loop = enclosingLoop(*d);
     int64_t staged = 0;
@@ -137,7 +155,7 @@ int64_t operandBufferBytes(const ir::Op& dot, const transforms::PassOptions& opt
 
 std::optional<ir::Layout> mfmaOperandSharedLayout(const ir::Op& dot, unsigned index,
                                                   const transforms::PassOptions& options) {
-  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kMfmaTiles);
+  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, mfmaTiles(options.arch));
   if (options.warpSize != kMfmaWaveSize || !shape || index > 1) return std::nullopt;
   // gfx9's LDS is 64 KiB: where the copies of the operands would not fit in it, the dots stage their operands in
   // their own scratch instead (one copy, live only while the dot runs). pipeline-loops takes fewer stages than
@@ -150,13 +168,13 @@ std::optional<ir::Layout> mfmaOperandSharedLayout(const ir::Op& dot, unsigned in
         operandBufferBytes(dot, options, stages, /*loopCopies=*/false) > options.maxSharedBytes)
       return std::nullopt;
   }
-  return mfmaOperandLdsLayout(shape->K, index);
+  return mfmaOperandLdsLayout(shape->K, dot.operand(0)->type().element().storageBytes(), index);
 }
 
 std::optional<ir::Layout> AMDGPULayoutPolicy::dotOperandStagingLayout(const ir::Op& dot, unsigned index) const {
-  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kMfmaTiles);
+  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, mfmaTiles(options_.arch));
   if (!shape || index > 1) return std::nullopt;
-  return mfmaOperandLdsLayout(shape->K, index);
+  return mfmaOperandLdsLayout(shape->K, dot.operand(0)->type().element().storageBytes(), index);
 }
 
 }  // namespace tessera::backends::amdgpu

@@ -1,5 +1,5 @@
-// The AMDGPU layout policy: a `dot` that the MFMA lowering can run (f16 or bf16 inputs, f32 accumulator,
-// M, N, K multiples of 16, wave64) gets its accumulator and result in the blocked layout whose per-thread
+// The AMDGPU layout policy: a `dot` that the MFMA lowering can run (f16 or bf16 inputs with an f32 accumulator,
+// or i8 inputs with an i32 one; M, N multiples of 16 and K of the instruction's K; wave64) gets its accumulator and result in the blocked layout whose per-thread
 // registers are the v_mfma_f32_16x16x16 C/D fragments: sizePerThread [4, 1], threadsPerWarp [4, 16],
 // warpsPerCTA [1, numWarps], order [1, 0]: lane l holds rows 4 * (l / 16) + {0..3} of column l % 16 of every
 // 16x16 block. Its operands A and B are read from LDS buffers that async copies fill (mfmaOperandSharedLayout).
@@ -12,11 +12,14 @@
 // attention with 8 waves needed 256 VGPRs and spilled 268 more), and the same layout over [M, K] holds exactly the
 // MFMA A fragments: P, the first result after element-wise ops and a cast, is the second dot's A operand in
 // registers (mfmaOperandARegisterLayout), where it went through LDS 2 bytes at a time before. Both accumulators,
-// the row statistics ([M] slices) and their broadcasts share the layout.
+// the row statistics ([M] slices) and their broadcasts share the layout (16-bit inputs only: an i8 A vector holds
+// 8 consecutive K on gfx942, which no accumulator layout gives a lane).
 // Everything else follows the default policy.
 #pragma once
 
 #include <optional>
+#include <span>
+#include <string>
 
 #include "backends/amdgpu/MfmaFragments.h"
 #include "backends/common/TensorCoreDot.h"
@@ -24,11 +27,10 @@
 
 namespace tessera::backends::amdgpu {
 
-// The MFMA instructions the lowering uses, by input kind (v_mfma_f32_16x16x16f16 and its bf16 "1k" twin).
-inline constexpr TensorCoreTile kMfmaTiles[] = {
-    {ir::ScalarKind::F16, ir::ScalarKind::F32, kMfmaM, kMfmaN, kMfmaK},
-    {ir::ScalarKind::BF16, ir::ScalarKind::F32, kMfmaM, kMfmaN, kMfmaK},
-};
+// The MFMA instructions the lowering uses on `arch` (gfx90a or gfx942; empty: AMDGPUTarget's default, gfx90a), by
+// input kind: v_mfma_f32_16x16x16f16 and its bf16 "1k" twin, and for i8 v_mfma_i32_16x16x32_i8 on gfx942 or
+// v_mfma_i32_16x16x16i8 on gfx90a (gfx942 has no 16x16x16 i8 form).
+std::span<const TensorCoreTile> mfmaTiles(const std::string& arch);
 
 // The MFMA accumulator layout for `dot`, or nullopt when the dot is not an MFMA candidate.
 std::optional<ir::Layout> mfmaAccumulatorLayout(const ir::Op& dot, const transforms::PassOptions& options);
@@ -37,9 +39,10 @@ std::optional<ir::Layout> mfmaAccumulatorLayout(const ir::Op& dot, const transfo
 // chained layout above, for a chained dot whose A is computed from the previous dot's result; nullopt otherwise.
 std::optional<ir::Layout> mfmaOperandARegisterLayout(const ir::Op& dot, const transforms::PassOptions& options);
 
-// The LDS layout MFMA reads operand #index (0: A, 1: B) from, K being the dot's reduction size: K-contiguous rows
-// (A's rows, order [1, 0]; B's columns, order [0, 1]) in 4-element chunks swizzled by mfmaSwizzleFor(K).
-ir::Layout mfmaOperandLdsLayout(int64_t K, unsigned index);
+// The LDS layout MFMA reads operand #index (0: A, 1: B) from, K being the dot's reduction size and elementBytes its
+// inputs' size: K-contiguous rows (A's rows, order [1, 0]; B's columns, order [0, 1]) in 8-byte chunks swizzled by
+// mfmaSwizzleFor.
+ir::Layout mfmaOperandLdsLayout(int64_t K, int64_t elementBytes, unsigned index);
 // mfmaOperandLdsLayout for operand #index of `dot` when it is an MFMA candidate on wave64 and, with a shared-memory
 // limit set, options.numStages copies of both operands of every MFMA dot of its function fit in that limit;
 // nullopt otherwise (the dot then stages the operand in its scratch, laid out the same way).

@@ -1,16 +1,19 @@
-// The MFMA lowering of `dot` on AMDGPU (v_mfma_f32_16x16x16f16 / 16x16x16bf16_1k, wave64). No AMD GPU exists on
+// The MFMA lowering of `dot` on AMDGPU (v_mfma_f32_16x16x16f16 / 16x16x16bf16_1k, v_mfma_i32_16x16x32_i8 on gfx942
+// and v_mfma_i32_16x16x16i8 on gfx90a; wave64). No AMD GPU exists on
 // any machine these tests run on, so nothing here executes on AMD hardware. Correctness is checked on the host:
 //  * the index arithmetic (MfmaFragments.h) and the layout policy's accumulator layout against AMD's documented
 //    register layout of these instructions, which this file encodes independently, through a simulation of a
 //    whole dot (LDS staging, per-lane operand loads, MFMA semantics, accumulator registers) compared with A·B + C;
 //  * the code objects (llvm-objdump-19 -d, llvm-readelf-19 --notes): v_mfma appears for f16/bf16 dots and the
-//    tutorial matmul on gfx90a and gfx942, not for f32/i8 dots, and no private segment (no spills).
+//    tutorial matmul on gfx90a and gfx942, the i8 forms for i8 dots, none for f32 dots, and no private segment
+//    (no spills).
 // The lowering of laid-out dots to MFMA intrinsics (without the policy) is tests/lit/amdgpu/mfma-lowering.tir.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include "AMDGPUTestUtil.h"
 #include "backends/amdgpu/MfmaFragments.h"
@@ -29,34 +32,39 @@ using backends::ThreadMap;
 using namespace backends::amdgpu;
 using namespace tessera::testing;
 
-// ---- AMD's register layout of v_mfma_f32_16x16x16{f16,bf16_1k} (one 16x16x16 block, wave64), written out here
-// independently of the code under test: item i (0..3) of lane l's A operand is A[l % 16][4 * (l / 16) + i], of its
-// B operand B[4 * (l / 16) + i][l % 16], and of its C/D vector D[4 * (l / 16) + i][l % 16].
+// ---- AMD's register layout of the 16x16 MFMA instructions (wave64), written out here independently of the code
+// under test: with E = K / 4 operand items per lane (4 for v_mfma_f32_16x16x16{f16,bf16_1k} and
+// v_mfma_i32_16x16x16i8, 8 for v_mfma_i32_16x16x32_i8), item i (0..E-1) of lane l's A operand is
+// A[l % 16][E * (l / 16) + i], of its B operand B[E * (l / 16) + i][l % 16], and item i (0..3) of its C/D vector
+// D[4 * (l / 16) + i][l % 16].
 struct RC {
   int64_t row, col;
 };
-RC amdAElement(int64_t lane, int item) { return {lane % 16, 4 * (lane / 16) + item}; }
-RC amdBElement(int64_t lane, int item) { return {4 * (lane / 16) + item, lane % 16}; }
+RC amdAElement(int64_t lane, int item, int64_t E = 4) { return {lane % 16, E * (lane / 16) + item}; }
+RC amdBElement(int64_t lane, int item, int64_t E = 4) { return {E * (lane / 16) + item, lane % 16}; }
 RC amdDElement(int64_t lane, int item) { return {4 * (lane / 16) + item, lane % 16}; }
 
-using LaneVectors = std::vector<std::array<double, 4>>;  // [lane][item]
+using LaneVectors = std::vector<std::vector<double>>;  // [lane][item]
 
-// The instruction's semantics: D = A * B + C over the 16x16x16 block, operands as the lanes hold them.
+// The instruction's semantics: D = A * B + C over the 16x16xK block (K = 4 E), operands as the lanes hold them.
 LaneVectors simulateMfma(const LaneVectors& a, const LaneVectors& b, const LaneVectors& c) {
-  double A[16][16], B[16][16], C[16][16];
-  for (int64_t l = 0; l < 64; ++l)
-    for (int i = 0; i < 4; ++i) {
-      RC ea = amdAElement(l, i), eb = amdBElement(l, i), ec = amdDElement(l, i);
+  const int64_t E = static_cast<int64_t>(a.at(0).size()), K = 4 * E;
+  std::vector<std::vector<double>> A(16, std::vector<double>(K)), B(K, std::vector<double>(16));
+  double C[16][16];
+  for (int64_t l = 0; l < 64; ++l) {
+    for (int i = 0; i < E; ++i) {
+      RC ea = amdAElement(l, i, E), eb = amdBElement(l, i, E);
       A[ea.row][ea.col] = a[l][i];
       B[eb.row][eb.col] = b[l][i];
-      C[ec.row][ec.col] = c[l][i];
     }
-  LaneVectors d(64);
+    for (int i = 0; i < 4; ++i) C[amdDElement(l, i).row][amdDElement(l, i).col] = c[l][i];
+  }
+  LaneVectors d(64, std::vector<double>(4));
   for (int64_t l = 0; l < 64; ++l)
     for (int i = 0; i < 4; ++i) {
       RC e = amdDElement(l, i);
       double s = C[e.row][e.col];
-      for (int k = 0; k < 16; ++k) s += A[e.row][k] * B[k][e.col];
+      for (int k = 0; k < K; ++k) s += A[e.row][k] * B[k][e.col];
       d[l][i] = s;
     }
   return d;
@@ -75,19 +83,21 @@ const ir::Op* findDot(const ir::Module& m) {
   return dot;
 }
 
-transforms::PassOptions wave64(int numWarps) {
+transforms::PassOptions wave64(int numWarps, const std::string& arch = "") {
   transforms::PassOptions options;
   options.numWarps = numWarps;
   options.warpSize = 64;
+  options.arch = arch;
   return options;
 }
 
 // The accumulator layout the AMDGPU policy gives this dot.
-std::optional<ir::Layout> policyLayout(const std::string& in, int64_t M, int64_t N, int64_t K, int numWarps) {
+std::optional<ir::Layout> policyLayout(const std::string& in, int64_t M, int64_t N, int64_t K, int numWarps,
+                                       const std::string& arch = "") {
   std::unique_ptr<ir::Module> m = ir::parseModule(layoutFreeDot(in, M, N, K), "policy.tir");
   const ir::Op* dot = findDot(*m);
   if (!dot) throw Error("no dot in the test kernel");
-  AMDGPULayoutPolicy policy(wave64(numWarps));
+  AMDGPULayoutPolicy policy(wave64(numWarps, arch));
   std::optional<ir::Layout> result = policy.resultLayout(*dot, 0);
   EXPECT_EQ(result, policy.operandLayout(*dot, 2)) << "accumulator and result must share the layout";
   return result;
@@ -96,11 +106,14 @@ std::optional<ir::Layout> policyLayout(const std::string& in, int64_t M, int64_t
 // Simulates the whole lowering of c + a·b with its accumulator in `layout`, with the documented MFMA semantics and
 // lane layout, and compares every thread's every accumulator register with the exact result. A transposed plan
 // hands the instruction B's vectors as its A operand and A's as its B (D^T = B^T A^T); with `aFromRegisters`, A's
-// vectors are the registers of A laid out in `layout` too (a chained dot's P), found by A's own plan.
+// vectors are the registers of A laid out in `layout` too (a chained dot's P), found by A's own plan. The
+// instruction's K is `stepK` and the inputs `elementBytes` wide (16 and 2: f16 / bf16; 32 or 16 and 1: i8).
 void simulateDotIn(const ir::Layout& layout, int64_t M, int64_t N, int64_t K, int numWarps, unsigned seed,
-                   bool aFromRegisters = false) {
+                   bool aFromRegisters = false, int64_t stepK = 16, int64_t elementBytes = 2) {
   SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + " warps " +
-               std::to_string(numWarps) + (aFromRegisters ? " A in registers" : ""));
+               std::to_string(numWarps) + (aFromRegisters ? " A in registers" : "") + " instruction K " +
+               std::to_string(stepK) + ", " + std::to_string(elementBytes) + "-byte inputs");
+  const int64_t E = mfmaOperandElements(stepK);
   ThreadMap acc = ThreadMap::build(layout, {M, N}, "sim");
   ASSERT_EQ(acc.warpSize, 64);
   std::optional<MfmaAccumulatorPlan> plan = planMfmaAccumulator(acc);
@@ -114,7 +127,7 @@ void simulateDotIn(const ir::Layout& layout, int64_t M, int64_t N, int64_t K, in
     for (const MfmaFragment& f : aPlan->fragments) aVectors[{f.row, f.col}] = &f;
   }
 
-  // Small integers: every product and sum is exact in f16 inputs and f32 accumulation.
+  // Small integers: every product and sum is exact in f16 or i8 inputs and f32 or i32 accumulation.
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> small(-4, 4);
   std::vector<double> A(M * K), B(K * N), C(M * N);
@@ -124,7 +137,7 @@ void simulateDotIn(const ir::Layout& layout, int64_t M, int64_t N, int64_t K, in
 
   // LDS (a shared buffer or the staging ranges): each a permutation of its portable-lowering range (no element
   // lost or written twice).
-  const ir::Layout aLds = mfmaOperandLdsLayout(K, 0), bLds = mfmaOperandLdsLayout(K, 1);
+  const ir::Layout aLds = mfmaOperandLdsLayout(K, elementBytes, 0), bLds = mfmaOperandLdsLayout(K, elementBytes, 1);
   auto aIndex = [&](int64_t r, int64_t k) { return aLds.sharedOffset({M, K}, {r, k}); };
   auto bIndex = [&](int64_t k, int64_t c) { return bLds.sharedOffset({K, N}, {k, c}); };
   std::vector<double> aSmem(M * K, 0), bSmem(K * N, 0);
@@ -148,24 +161,24 @@ void simulateDotIn(const ir::Layout& layout, int64_t M, int64_t N, int64_t K, in
     for (size_t j = 0; j < acc.warpBases.size(); ++j)
       if ((w >> j) & 1) warpPart = backends::xorCoords(warpPart, acc.warpBases[j]);
     // Per fragment: the lanes' C vectors from their accumulator registers.
-    std::vector<LaneVectors> d(plan->fragments.size(), LaneVectors(64));
+    std::vector<LaneVectors> d(plan->fragments.size(), LaneVectors(64, std::vector<double>(4)));
     for (size_t f = 0; f < plan->fragments.size(); ++f)
       for (int64_t l = 0; l < 64; ++l)
         for (int i = 0; i < 4; ++i) {
           Coords at = acc.coordsOf(plan->fragments[f].regs[i], w, l);
           d[f][l][i] = C.at(at[0] * N + at[1]);
         }
-    for (int64_t k0 = 0; k0 < K; k0 += kMfmaK)
+    for (int64_t k0 = 0; k0 < K; k0 += stepK)
       for (size_t f = 0; f < plan->fragments.size(); ++f) {
-        LaneVectors a(64), b(64);
+        LaneVectors a(64, std::vector<double>(E)), b(64, std::vector<double>(E));
         for (int64_t l = 0; l < 64; ++l) {
-          MfmaOperandOrigin o = mfmaOperandOrigin(l);
-          // One 8-byte load per operand: the vector's 4 elements are consecutive in LDS.
+          MfmaOperandOrigin o = mfmaOperandOrigin(l, E);
+          // One aligned load per operand: the vector's E elements are consecutive in LDS.
           const int64_t aAt = aIndex(warpPart[0] + plan->fragments[f].row + o.outer, k0 + o.k);
           const int64_t bAt = bIndex(k0 + o.k, warpPart[1] + plan->fragments[f].col + o.outer);
-          ASSERT_EQ(aAt % 4, 0);
-          ASSERT_EQ(bAt % 4, 0);
-          for (int i = 0; i < 4; ++i) {
+          ASSERT_EQ(aAt % E, 0);
+          ASSERT_EQ(bAt % E, 0);
+          for (int i = 0; i < E; ++i) {
             a[l][i] = aSmem.at(aAt + i);
             b[l][i] = bSmem.at(bAt + i);
           }
@@ -195,10 +208,12 @@ void simulateDotIn(const ir::Layout& layout, int64_t M, int64_t N, int64_t K, in
   EXPECT_EQ(static_cast<int64_t>(covered.size()), M * N) << "every output element is computed";
 }
 
-void simulateDot(int64_t M, int64_t N, int64_t K, int numWarps, unsigned seed) {
-  std::optional<ir::Layout> layout = policyLayout("f16", M, N, K, numWarps);
+void simulateDot(int64_t M, int64_t N, int64_t K, int numWarps, unsigned seed, const std::string& in = "f16",
+                 const std::string& arch = "") {
+  std::optional<ir::Layout> layout = policyLayout(in, M, N, K, numWarps, arch);
   ASSERT_TRUE(layout.has_value());
-  simulateDotIn(*layout, M, N, K, numWarps, seed);
+  const bool i8 = in == "i8";
+  simulateDotIn(*layout, M, N, K, numWarps, seed, false, i8 && arch == "gfx942" ? 32 : 16, i8 ? 1 : 2);
 }
 
 TEST(AMDGPUMfma, HostSimulationMatchesExactProduct) {
@@ -207,6 +222,15 @@ TEST(AMDGPUMfma, HostSimulationMatchesExactProduct) {
            {16, 16, 16, 1}, {32, 32, 16, 4}, {64, 64, 32, 4}, {64, 32, 64, 2}, {16, 64, 16, 8}, {128, 64, 32, 4},
            {32, 128, 64, 8}})
     simulateDot(M, N, K, static_cast<int>(warps), seed++);
+}
+
+// i8: v_mfma_i32_16x16x32_i8 on gfx942 (8 bytes per lane and operand), v_mfma_i32_16x16x16i8 on gfx90a (4).
+TEST(AMDGPUMfma, I8HostSimulationMatchesExactProduct) {
+  unsigned seed = 50;
+  for (const char* arch : {"gfx942", "gfx90a"})
+    for (auto [M, N, K, warps] : std::vector<std::array<int64_t, 4>>{
+             {16, 16, 32, 1}, {64, 64, 64, 4}, {128, 128, 64, 8}, {32, 128, 128, 8}, {128, 64, 32, 4}})
+      simulateDot(M, N, K, static_cast<int>(warps), seed++, "i8", arch);
 }
 
 // Chained dots' layout (MfmaLayoutPolicy.h): the transposed fragments, D^T = B^T A^T, with A from LDS (attention's
@@ -221,34 +245,41 @@ TEST(AMDGPUMfma, TransposedFragmentsMatchExactProductWithAFromLdsOrRegisters) {
     }
 }
 
-// The bank model of gfx9 LDS (32 banks of 4 bytes; a ds_read_b64 is served 16 lanes at a time): the 16 lanes of
-// one phase read one 8-byte chunk of 16 consecutive rows (A's rows or B's columns) at one K offset; they must
-// touch 32 distinct banks.
+// The bank model of gfx9 LDS (32 banks of 4 bytes; a ds_read_b64 is served 16 lanes at a time, a ds_read_b32 32):
+// the lanes of one phase read 128 bytes, one 8-byte chunk of 16 consecutive rows (A's rows or B's columns) at one K
+// offset (with 4-byte vectors, both halves of it); they must touch 32 distinct banks. For f16 / bf16 (8-byte
+// vectors), gfx942's i8 (8) and gfx90a's i8 (4).
 TEST(AMDGPUMfma, OperandLdsLayoutsAreConflictFreeForTheOperandReads) {
-  for (int64_t K : {16, 32, 64, 128, 256})
-    for (unsigned index : {0u, 1u}) {
-      SCOPED_TRACE("K " + std::to_string(K) + " operand " + std::to_string(index));
-      const ir::Layout lds = mfmaOperandLdsLayout(K, index);
-      const int64_t outerSize = 64;
-      using Coords2 = std::vector<int64_t>;
-      const Coords2 shape = index == 0 ? Coords2{outerSize, K} : Coords2{K, outerSize};
-      auto byteOf = [&](int64_t outer, int64_t k) {
-        return 2 * lds.sharedOffset(shape, index == 0 ? Coords2{outer, k} : Coords2{k, outer});
-      };
-      for (int64_t block = 0; block < outerSize; block += 16)
-        for (int64_t k0 = 0; k0 < K; k0 += kMfmaK)
-          for (int64_t phase = 0; phase < 4; ++phase) {
-            std::set<int64_t> banks;
-            for (int64_t lane = 16 * phase; lane < 16 * phase + 16; ++lane) {
-              MfmaOperandOrigin o = mfmaOperandOrigin(lane);
-              const int64_t at = byteOf(block + o.outer, k0 + o.k);
-              ASSERT_EQ(at % 8, 0);
-              banks.insert((at / 4) % 32);
-              banks.insert((at / 4 + 1) % 32);
+  struct Form {
+    int64_t stepK, elementBytes;
+  };
+  for (const Form form : {Form{16, 2}, Form{32, 1}, Form{16, 1}})
+    for (int64_t K : {32, 64, 128, 256})
+      for (unsigned index : {0u, 1u}) {
+        SCOPED_TRACE("K " + std::to_string(K) + " operand " + std::to_string(index) + ", instruction K " +
+                     std::to_string(form.stepK) + ", " + std::to_string(form.elementBytes) + "-byte inputs");
+        const ir::Layout lds = mfmaOperandLdsLayout(K, form.elementBytes, index);
+        const int64_t E = mfmaOperandElements(form.stepK), vectorBytes = E * form.elementBytes;
+        const int64_t lanesPerPhase = 128 / vectorBytes;
+        const int64_t outerSize = 64;
+        using Coords2 = std::vector<int64_t>;
+        const Coords2 shape = index == 0 ? Coords2{outerSize, K} : Coords2{K, outerSize};
+        auto byteOf = [&](int64_t outer, int64_t k) {
+          return form.elementBytes * lds.sharedOffset(shape, index == 0 ? Coords2{outer, k} : Coords2{k, outer});
+        };
+        for (int64_t block = 0; block < outerSize; block += 16)
+          for (int64_t k0 = 0; k0 < K; k0 += form.stepK)
+            for (int64_t phase = 0; phase < 64 / lanesPerPhase; ++phase) {
+              std::set<int64_t> banks;
+              for (int64_t lane = lanesPerPhase * phase; lane < lanesPerPhase * (phase + 1); ++lane) {
+                MfmaOperandOrigin o = mfmaOperandOrigin(lane, E);
+                const int64_t at = byteOf(block + o.outer, k0 + o.k);
+                ASSERT_EQ(at % vectorBytes, 0);
+                for (int64_t word = 0; word < vectorBytes / 4; ++word) banks.insert((at / 4 + word) % 32);
+              }
+              EXPECT_EQ(banks.size(), 32u) << "rows from " << block << ", k " << k0 << ", phase " << phase;
             }
-            EXPECT_EQ(banks.size(), 32u) << "rows from " << block << ", k " << k0 << ", phase " << phase;
-          }
-    }
+      }
 }
 
 TEST(AMDGPUMfma, PolicyAsksForOperandBuffersOnlyForMfmaDots) {
@@ -265,7 +296,9 @@ TEST(AMDGPUMfma, PolicyAsksForOperandBuffersOnlyForMfmaDots) {
   EXPECT_EQ(sharedLayout("f16", 64, 64, 32, 0), ir::Layout::shared(4, 2, 8, {1, 0}));
   EXPECT_EQ(sharedLayout("bf16", 64, 64, 64, 1), ir::Layout::shared(4, 1, 16, {0, 1}));
   EXPECT_EQ(sharedLayout("f16", 32, 16, 16, 1), ir::Layout::shared(4, 4, 4, {0, 1}));
-  for (const char* in : {"f32", "i8"}) EXPECT_FALSE(sharedLayout(in, 64, 64, 32, 0)) << in;
+  // i8: 8 elements make the 8-byte chunk (K = 32: 4 chunks a row, 4 rows a 128-byte line).
+  EXPECT_EQ(sharedLayout("i8", 64, 64, 32, 0), ir::Layout::shared(8, 4, 4, {1, 0}));
+  EXPECT_FALSE(sharedLayout("f32", 64, 64, 32, 0));
   EXPECT_FALSE(sharedLayout("f16", 64, 64, 8, 0));  // not a multiple of the 16x16x16 block
   EXPECT_FALSE(sharedLayout("f16", 64, 64, 32, 2));  // the accumulator stays in registers
   // Operands loaded in a loop, in 64 KiB of LDS: 3 stages of 128x32 A and 32x128 B (48 KiB) fit; of 128x64 and
@@ -286,8 +319,13 @@ TEST(AMDGPUMfma, PolicyAsksForOperandBuffersOnlyForMfmaDots) {
 TEST(AMDGPUMfma, PolicyChoosesFragmentLayoutOnlyForMfmaDots) {
   EXPECT_EQ(policyLayout("f16", 64, 64, 32, 4), ir::Layout::blocked({4, 1}, {4, 16}, {1, 4}, {1, 0}));
   EXPECT_EQ(policyLayout("bf16", 32, 16, 16, 2), ir::Layout::blocked({4, 1}, {4, 16}, {1, 2}, {1, 0}));
-  for (const char* in : {"f32", "i8"})
-    EXPECT_EQ(policyLayout(in, 64, 64, 32, 4), ir::defaultBlockedLayout({64, 64}, 4, 64)) << in;
+  EXPECT_EQ(policyLayout("f32", 64, 64, 32, 4), ir::defaultBlockedLayout({64, 64}, 4, 64));
+  // i8 with an i32 accumulator: the same C/D fragments, where K is a multiple of the arch's instruction (16 on
+  // gfx90a, 32 on gfx942).
+  for (const char* arch : {"gfx90a", "gfx942"})
+    EXPECT_EQ(policyLayout("i8", 64, 64, 32, 4, arch), ir::Layout::blocked({4, 1}, {4, 16}, {1, 4}, {1, 0})) << arch;
+  EXPECT_EQ(policyLayout("i8", 64, 64, 16, 4, "gfx90a"), ir::Layout::blocked({4, 1}, {4, 16}, {1, 4}, {1, 0}));
+  EXPECT_EQ(policyLayout("i8", 64, 64, 16, 4, "gfx942"), ir::defaultBlockedLayout({64, 64}, 4, 64));
   // Shapes that are not multiples of the 16x16x16 block keep the default layout.
   EXPECT_EQ(policyLayout("f16", 64, 64, 8, 4), ir::defaultBlockedLayout({64, 64}, 4, 64));
 }
@@ -322,7 +360,7 @@ TEST(AMDGPUMfma, LinearFragmentsFollowTheRegisterLayout) {
       EXPECT_EQ(b.apply({i, lane}), (Coords{eb.row, eb.col})) << "lane " << lane << " item " << i;
       EXPECT_EQ(d.apply({i, lane}), (Coords{ed.row, ed.col})) << "lane " << lane << " item " << i;
       // The operand vector MfmaDot.cpp loads starts where the fragment's item 0 is.
-      MfmaOperandOrigin o = mfmaOperandOrigin(lane);
+      MfmaOperandOrigin o = mfmaOperandOrigin(lane, 4);
       EXPECT_EQ(a.apply({0, lane}), (Coords{o.outer, o.k}));
       EXPECT_EQ(b.apply({0, lane}), (Coords{o.k, o.outer}));
     }
@@ -373,15 +411,60 @@ TEST(AMDGPUMfma, F16AndBf16DotsUseMfmaWithoutSpills) {
     }
 }
 
-TEST(AMDGPUMfma, F32AndI8DotsDoNotUseMfma) {
-  for (const char* in : {"f32", "i8"})
-    for (const char* arch : kAmdArchs) {
-      SCOPED_TRACE(std::string(in) + " " + arch);
-      jit::CompiledKernel k = compileTextForAmdgpu(layoutFreeDot(in, 32, 32, 16), arch, 4);
-      EXPECT_EQ(k.llvmIR.find("llvm.amdgcn.mfma"), std::string::npos);
-      if (!haveLlvmTools()) GTEST_SKIP() << "llvm-objdump-19 not installed";
-      EXPECT_EQ(disassemble(k.binary).find("v_mfma"), std::string::npos);
+// The distinct values the MFMA calls of optimized LLVM IR take as their A and B operands, each with the line
+// defining it.
+std::map<std::string, std::string> mfmaOperandDefinitions(const std::string& ir) {
+  std::map<std::string, std::string> definitionOf, operands;
+  std::istringstream lines(ir);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t eq = line.find(" = ");
+    if (line.rfind("  %", 0) == 0 && eq != std::string::npos) definitionOf[line.substr(2, eq - 2)] = line;
+    const size_t call = line.find("@llvm.amdgcn.mfma.");
+    if (call == std::string::npos || line.find("declare") != std::string::npos) continue;
+    // (<type> %a, <type> %b, ...): the first two operands.
+    std::istringstream args(line.substr(line.find('(', call) + 1));
+    for (int i = 0; i < 2; ++i) {
+      std::string arg;
+      std::getline(args, arg, ',');
+      const std::string name = arg.substr(arg.rfind(' ') + 1);
+      operands[name] = definitionOf[name];
     }
+  }
+  return operands;
+}
+
+TEST(AMDGPUMfma, I8DotsUseIntegerMfmaWithoutSpills) {
+  for (const char* arch : kAmdArchs) {
+    SCOPED_TRACE(arch);
+    const bool gfx942 = arch == std::string("gfx942");
+    // 64x64x64 at 4 warps: each warp 4 row blocks x 1 column block; K steps of 32 (gfx942) or 16 (gfx90a).
+    jit::CompiledKernel k = compileTextForAmdgpu(layoutFreeDot("i8", 64, 64, 64), arch, 4);
+    EXPECT_NE(k.llvmIR.find(gfx942 ? "llvm.amdgcn.mfma.i32.16x16x32.i8" : "llvm.amdgcn.mfma.i32.16x16x16i8"),
+              std::string::npos);
+    expectGoodCodeObject(k, arch, /*noSpills=*/true);
+    // Each operand vector (8 bytes of i8 on gfx942, 4 on gfx90a) is one LDS load: per K step 4 A vectors and 1 B.
+    const int steps = gfx942 ? 2 : 4;
+    const std::map<std::string, std::string> operands = mfmaOperandDefinitions(k.optimizedLLVMIR);
+    EXPECT_EQ(static_cast<int>(operands.size()), (4 + 1) * steps);
+    for (const auto& [name, definition] : operands)
+      EXPECT_NE(definition.find(gfx942 ? "load i64, ptr addrspace(3)" : "load i32, ptr addrspace(3)"),
+                std::string::npos)
+          << name << ": " << definition;
+    EXPECT_EQ(readNotes(k.binary).privateSegmentBytes, 0);
+    if (!haveLlvmTools()) GTEST_SKIP() << "llvm-objdump-19 not installed";
+    const std::string dis = disassemble(k.binary);
+    EXPECT_EQ(countOccurrences(dis, gfx942 ? "v_mfma_i32_16x16x32_i8" : "v_mfma_i32_16x16x16i8"), 4 * steps) << dis;
+  }
+}
+
+TEST(AMDGPUMfma, F32DotsDoNotUseMfma) {
+  for (const char* arch : kAmdArchs) {
+    SCOPED_TRACE(arch);
+    jit::CompiledKernel k = compileTextForAmdgpu(layoutFreeDot("f32", 32, 32, 16), arch, 4);
+    EXPECT_EQ(k.llvmIR.find("llvm.amdgcn.mfma"), std::string::npos);
+    if (!haveLlvmTools()) GTEST_SKIP() << "llvm-objdump-19 not installed";
+    EXPECT_EQ(disassemble(k.binary).find("v_mfma"), std::string::npos);
+  }
 }
 
 TEST(AMDGPUMfma, TutorialF16MatmulUsesMfma) {

@@ -3,10 +3,12 @@
 // (mma fragments written, rows read for 16-byte global stores) cost no extra wavefront on sm_80 and sm_90a. The
 // exchange is conflict-free because its row pad is chosen for the two layouts (transforms/analysis/
 // ExchangeConflicts.h); with the fixed one-bank pad these launches had 512 (64x64x32, 4 warps) and 3072 (128x128x64,
-// 8 warps) bank conflicts, all in the exchange.
+// 8 warps) bank conflicts, all in the exchange. The i8 matmul on AMD's integer MFMAs, below.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "ir/FloatFormats.h"
@@ -21,12 +23,45 @@ struct Config {
   int BM, BN, BK, warps;
 };
 
+// One block of the tutorial matmul `kernel` (M = BM, N = BN, K = 2 BK: two iterations of the K loop) on the
+// emulator for `arch`, on a and b of In (their bits) into c of Out: the output and the launch's report. The
+// pointers carry their sizes, as Python's do.
+template <typename In, typename Out>
+std::pair<std::vector<Out>, std::optional<sim::Report>> runMatmul(const KernelDef& kernel, const Config& c,
+                                                                  const char* arch, const std::vector<In>& a,
+                                                                  const std::vector<In>& b) {
+  sim::SimRuntime& runtime = sim::simRuntime(arch);
+  const int64_t M = c.BM, N = c.BN, K = 2 * c.BK;
+  const uint64_t aBytes = a.size() * sizeof(In), bBytes = b.size() * sizeof(In), cBytes = M * N * sizeof(Out);
+  jit::DeviceAddress da = runtime.allocate(aBytes), db = runtime.allocate(bBytes), dc = runtime.allocate(cBytes);
+  runtime.copyToDevice(da, a.data(), aBytes);
+  runtime.copyToDevice(db, b.data(), bBytes);
+  jit::KernelCache cache{std::filesystem::path()};
+  jit::JitKernel matmul(kernel, cache);
+  jit::LaunchOptions options;
+  options.runtime = &runtime;
+  options.numWarps = c.warps;
+  matmul.launch({1, 1, 1},
+                {jit::KernelArg::pointer(da, aBytes), jit::KernelArg::pointer(db, bBytes),
+                 jit::KernelArg::pointer(dc, cBytes), M, N, K, K, int64_t(1), N, int64_t(1), N, int64_t(1)},
+                {{"BM", c.BM}, {"BN", c.BN}, {"BK", c.BK}, {"GROUP_M", 8}}, options);
+  std::optional<sim::Report> report = runtime.takeLastReport();
+  std::vector<Out> out(M * N);
+  runtime.copyToHost(out.data(), dc, cBytes);
+  for (jit::DeviceAddress d : {da, db, dc}) runtime.release(d);
+  return {std::move(out), std::move(report)};
+}
+
+std::string configName(const Config& c, const char* arch) {
+  return std::to_string(c.BM) + "x" + std::to_string(c.BN) + "x" + std::to_string(c.BK) + "_warps" +
+         std::to_string(c.warps) + "_" + arch;
+}
+
 class MatmulBankConflicts : public ::testing::TestWithParam<std::tuple<Config, const char*>> {};
 
 TEST_P(MatmulBankConflicts, NoneInOperandsOrEpilogue) {
   const auto& [c, arch] = GetParam();
-  sim::SimRuntime& runtime = sim::simRuntime(arch);
-  const int64_t M = c.BM, N = c.BN, K = 2 * c.BK;  // one block, two iterations of the K loop
+  const int64_t M = c.BM, N = c.BN, K = 2 * c.BK;
   // Small integers: exact in f16 and in the f32 accumulator.
   std::vector<uint16_t> a(M * K), b(K * N);
   std::vector<float> expected(M * N, 0.0f);
@@ -36,24 +71,7 @@ TEST_P(MatmulBankConflicts, NoneInOperandsOrEpilogue) {
     for (int64_t k = 0; k < K; ++k)
       for (int64_t n = 0; n < N; ++n)
         expected[m * N + n] += static_cast<float>((m * K + k) % 5 - 2) * static_cast<float>((k * N + n) % 3 - 1);
-
-  jit::DeviceAddress da = runtime.allocate(a.size() * 2), db = runtime.allocate(b.size() * 2),
-                     dc = runtime.allocate(expected.size() * 4);
-  runtime.copyToDevice(da, a.data(), a.size() * 2);
-  runtime.copyToDevice(db, b.data(), b.size() * 2);
-  jit::KernelCache cache{std::filesystem::path()};
-  jit::JitKernel matmul(kernels::matmul_kernel(), cache);
-  jit::LaunchOptions options;
-  options.runtime = &runtime;
-  options.numWarps = c.warps;
-  matmul.launch({1, 1, 1},
-                {jit::KernelArg::pointer(da), jit::KernelArg::pointer(db), jit::KernelArg::pointer(dc), M, N, K, K,
-                 int64_t(1), N, int64_t(1), N, int64_t(1)},
-                {{"BM", c.BM}, {"BN", c.BN}, {"BK", c.BK}, {"GROUP_M", 8}}, options);
-  std::optional<sim::Report> report = runtime.takeLastReport();
-  std::vector<float> out(expected.size());
-  runtime.copyToHost(out.data(), dc, out.size() * 4);
-  for (jit::DeviceAddress d : {da, db, dc}) runtime.release(d);
+  const auto [out, report] = runMatmul<uint16_t, float>(kernels::matmul_kernel(), c, arch, a, b);
 
   EXPECT_EQ(out, expected);
   ASSERT_TRUE(report);
@@ -65,11 +83,47 @@ TEST_P(MatmulBankConflicts, NoneInOperandsOrEpilogue) {
 INSTANTIATE_TEST_SUITE_P(Tutorial04, MatmulBankConflicts,
                          ::testing::Combine(::testing::Values(Config{64, 64, 32, 4}, Config{128, 128, 64, 8}),
                                             ::testing::Values("sm_80", "sm_90a")),
-                         [](const auto& info) {
-                           const Config& c = std::get<0>(info.param);
-                           return std::to_string(c.BM) + "x" + std::to_string(c.BN) + "x" + std::to_string(c.BK) +
-                                  "_warps" + std::to_string(c.warps) + "_" + std::get<1>(info.param);
-                         });
+                         [](const auto& info) { return configName(std::get<0>(info.param), std::get<1>(info.param)); });
+
+// The i8 matmul on AMD's integer MFMAs: the operand reads (8 bytes a lane on gfx942, 4 on gfx90a) from the
+// 8-byte-chunk swizzle and the epilogue's exchange have no conflict. B's copies into LDS (N-contiguous in memory,
+// K-contiguous in LDS: 8 K rows of 2 columns a thread, one 8-byte store per column) have a 2-way conflict: the 16
+// lanes of a store phase write even columns only, whose 64-byte K rows all start a 128-byte line, so they reach 8
+// of the 16 bank pairs: 4 extra wavefronts per store request. One column a thread (1-byte global loads, twice as
+// many) would have none. The pointers' sizes let the loop carry i32 offsets (canonicalize-pointers), so that the
+// copies' pointers can be recomputed in the staging layouts; with raw pointers the loop's copies store element by
+// element (hundreds of conflicts, f16 alike).
+class MatmulI8BankConflicts : public ::testing::TestWithParam<std::tuple<Config, const char*>> {};
+
+TEST_P(MatmulI8BankConflicts, OnlyTheTransposingStoresOfBConflict) {
+  const auto& [c, arch] = GetParam();
+  const int64_t M = c.BM, N = c.BN, K = 2 * c.BK;
+  std::vector<int8_t> a(M * K), b(K * N);
+  std::vector<int32_t> expected(M * N, 0);
+  for (int64_t i = 0; i < M * K; ++i) a[i] = static_cast<int8_t>(i % 251 - 125);
+  for (int64_t i = 0; i < K * N; ++i) b[i] = static_cast<int8_t>(i % 241 - 120);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = 0; n < N; ++n) expected[m * N + n] += int32_t(a[m * K + k]) * int32_t(b[k * N + n]);
+  const auto [out, report] = runMatmul<int8_t, int32_t>(kernels::matmul_kernel_of<i8>("i8"), c, arch, a, b);
+
+  EXPECT_EQ(out, expected);
+  ASSERT_TRUE(report);
+  std::map<std::string, uint64_t> conflicts;  // by op
+  for (const sim::OpCounters& op : report->ops) {
+    if (op.op == "dot") EXPECT_GT(op.counters.sharedLoad.requests, 0u);
+    if (op.counters.sharedBankConflicts()) conflicts[op.op] += op.counters.sharedBankConflicts();
+  }
+  // Three copies of B (two iterations, two stages), each one store request per column per warp: 3 x 16 x 4 at
+  // 128x128 (B 64x128, 8 warps), 3 x 8 x 4 at 64x64 (B 64x64, 4 warps).
+  const uint64_t bStores = c.BN == 128 ? 192 : 96;
+  EXPECT_EQ(conflicts, (std::map<std::string, uint64_t>{{"local_store", bStores}})) << report->str();
+}
+
+INSTANTIATE_TEST_SUITE_P(Tutorial04, MatmulI8BankConflicts,
+                         ::testing::Combine(::testing::Values(Config{64, 64, 64, 4}, Config{128, 128, 64, 8}),
+                                            ::testing::Values("gfx942", "gfx90a")),
+                         [](const auto& info) { return configName(std::get<0>(info.param), std::get<1>(info.param)); });
 
 }  // namespace
 }  // namespace tessera

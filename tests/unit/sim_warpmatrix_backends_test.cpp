@@ -244,18 +244,23 @@ TEST(WarpMatrixVsBackend, NvptxAccumulatorPlanMatchesTheMmaCFragment) {
     }
 }
 
-// MfmaDot loads item v of a lane's operand vector from K index mfmaOperandOrigin(lane).k + v, as one <4 x half>
-// (two registers, item v in register v / 2, half v % 2).
+// MfmaDot loads item v of a lane's operand vector from K index mfmaOperandOrigin(lane, E).k + v, E =
+// mfmaOperandElements(K) items in one load: a <4 x half> (two registers, item v in register v / 2, half v % 2), or
+// the i8 bytes in an i64 (gfx942) or i32 (gfx90a): item v in register v / 4, byte v % 4.
 TEST(WarpMatrixVsBackend, AmdgpuOperandOriginsMatchTheMfmaFragments) {
-  for (MmaKind kind : {kMfmaF32_16x16x16F16, kMfmaF32_16x16x16BF16}) {
+  for (MmaKind kind : {kMfmaF32_16x16x16F16, kMfmaF32_16x16x16BF16, kMfmaI32_16x16x32I8, kMfmaI32_16x16x16I8}) {
     SCOPED_TRACE(mmaShape(kind).instruction);
+    const uint32_t E = static_cast<uint32_t>(amd::mfmaOperandElements(mmaShape(kind).k));
+    const uint32_t perRegister = kind == kMfmaI32_16x16x32I8 || kind == kMfmaI32_16x16x16I8 ? 4 : 2;
     for (uint32_t lane = 0; lane < 64; ++lane) {
-      amd::MfmaOperandOrigin o = amd::mfmaOperandOrigin(lane);
-      for (uint32_t v = 0; v < amd::kMfmaOperandElements; ++v) {
+      amd::MfmaOperandOrigin o = amd::mfmaOperandOrigin(lane, E);
+      for (uint32_t v = 0; v < E; ++v) {
         const uint32_t outer = static_cast<uint32_t>(o.outer), k = static_cast<uint32_t>(o.k) + v;
-        EXPECT_EQ(fragmentElement(kind, MmaOperand::A, lane, v / 2, v % 2), (MatrixPosition{outer, k}))
+        EXPECT_EQ(fragmentElement(kind, MmaOperand::A, lane, v / perRegister, v % perRegister),
+                  (MatrixPosition{outer, k}))
             << "lane " << lane << " item " << v;
-        EXPECT_EQ(fragmentElement(kind, MmaOperand::B, lane, v / 2, v % 2), (MatrixPosition{k, outer}))
+        EXPECT_EQ(fragmentElement(kind, MmaOperand::B, lane, v / perRegister, v % perRegister),
+                  (MatrixPosition{k, outer}))
             << "lane " << lane << " item " << v;
       }
     }
