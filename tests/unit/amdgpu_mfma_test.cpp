@@ -483,5 +483,28 @@ TEST(AMDGPUMfma, TutorialF16MatmulUsesMfma) {
   }
 }
 
+// The i8 matmul at the standard 128x128x64 configuration, 8 waves: on FMAs it spilled 590 VGPRs (1240 bytes of
+// scratch per work-item) on gfx942; on the integer MFMAs nothing spills.
+TEST(AMDGPUMfma, TutorialI8MatmulUsesIntegerMfmaWithoutScratch) {
+  Constants constants{{"BM", 128}, {"BN", 128}, {"BK", 64}, {"GROUP_M", 8}};
+  std::unique_ptr<ir::Module> m = tessera::kernels::matmul_kernel_of<i8>("i8").trace(constants);
+  ir::Function& f = *m->functions().at(0);
+  for (unsigned i = 0; i < f.numArguments(); ++i)
+    if (f.argument(i)->type().isPtr()) f.argAttrs(i)["divisibility"] = ir::Attr::integer(16);
+  for (const char* arch : kAmdArchs) {
+    SCOPED_TRACE(arch);
+    jit::CompiledKernel k = compileForAmdgpu(f, arch, 8);
+    expectGoodCodeObject(k, arch, /*noSpills=*/true);
+    EXPECT_EQ(readNotes(k.binary).privateSegmentBytes, 0);
+    if (!haveLlvmTools()) GTEST_SKIP() << "llvm-objdump-19 not installed";
+    // The K loop's one dot: each wave 8 row blocks x 1 column block (the 8 waves side by side along N), in
+    // 64 / 32 = 2 K steps on gfx942 and 64 / 16 = 4 on gfx90a.
+    const bool gfx942 = arch == std::string("gfx942");
+    const std::string dis = disassemble(k.binary);
+    EXPECT_EQ(countOccurrences(dis, gfx942 ? "v_mfma_i32_16x16x32_i8" : "v_mfma_i32_16x16x16i8"), 8 * (gfx942 ? 2 : 4))
+        << dis;
+  }
+}
+
 }  // namespace
 }  // namespace tessera
