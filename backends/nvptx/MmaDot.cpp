@@ -136,9 +136,21 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   // it owns, A row-major and B row-major or transposed; the byte ranges are the portable lowering's
   // (transforms/analysis/SharedScratch.h's dot rule), each permuted in place.
   const MmaSwizzle aSwizzle = mmaSwizzleFor(K, elementBytes), bSwizzle = mmaSwizzleFor(bTransposed ? K : N, elementBytes);
+  // The block rows A's lanes read: the accumulator's (permuted in the chained layout), unless A's buffer holds its
+  // rows in that order itself (mmaChainedASharedLayout), when they are the buffer's own rows.
+  MmaRowBases aRowBases = plan->rowBases;
   for (unsigned i = 0; i < 2; ++i)
     if (const ir::Op* load = transforms::dotOperandBuffer(op, i)) {
       std::optional<ir::Layout> wanted = mmaOperandSharedLayout(op, i, {.warpSize = static_cast<int>(kMmaWarpSize)});
+      // A's by the accumulator's rows (which say whether the policy chained the dot, whatever the warp count).
+      if (wanted && i == 0) {
+        wanted = mmaSharedLayout(aSwizzle);
+        if (plan->rowBases == kChainedRows)
+          if (std::optional<ir::Layout> chained = mmaChainedASharedLayout(shape->M, K, elementBytes)) {
+            wanted = chained;
+            aRowBases = kMmaIdentityRows;
+          }
+      }
       if (!wanted || ir::Layout::fromAttr(*load->operand(0)->type().encoding()) != *wanted) return false;
     }
   const auto [aStaging, bStaging] = L.dotStagingBuffers(op);
@@ -173,11 +185,11 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   llvm::Value* aLaneRow = i32(b, 0);
   for (int i = 0; i < 4; ++i)
     aLaneRow = b.CreateXor(aLaneRow, b.CreateMul(b.CreateAnd(b.CreateLShr(lane, i32(b, i)), i32(b, 1)),
-                                                 i32(b, plan->rowBases[i])));
+                                                 i32(b, aRowBases[i])));
   llvm::Value* aLaneCol = b.CreateMul(b.CreateAnd(b.CreateLShr(lane, i32(b, 4)), i32(b, 1)), i32(b, chunk));
-  // B covers two K steps per ldmatrix.x4 when K allows, else one per x2. Tile q = (lane >> 3) % tiles sits at K
+  // B covers two K steps per ldmatrix.x4 or one per x2 (mmaBLoadTiles). Tile q = (lane >> 3) % tiles sits at K
   // rows 8q (mmaBLaneOffset, row-major B) or at K chunk q (mmaBTransposedLaneOffset).
-  const int64_t bTiles = K % (2 * stepK) == 0 ? 4 : 2;
+  const int64_t bTiles = mmaBLoadTiles(*plan, K, stepK);
   llvm::Value* bTile = b.CreateAnd(b.CreateLShr(lane, i32(b, 3)), i32(b, bTiles - 1));
   llvm::Value* bLaneK = bTransposed ? b.CreateMul(bTile, i32(b, chunk)) : b.CreateAdd(laneLow, b.CreateShl(bTile, i32(b, 3)));
 

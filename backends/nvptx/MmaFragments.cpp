@@ -44,6 +44,10 @@ int64_t mmaBlockRow(const MmaRowBases& rowBases, int64_t fragmentRow) {
   return row;
 }
 
+int64_t mmaBLoadTiles(const MmaAccumulatorPlan& plan, int64_t K, int64_t stepK) {
+  return K % (2 * stepK) == 0 && plan.fragmentCols.size() <= plan.fragmentRows.size() ? 4 : 2;
+}
+
 MatrixCoord mmaALaneOffset(int64_t lane, int64_t elementBytes, const MmaRowBases& rowBases) {
   return {mmaBlockRow(rowBases, lane & 15), (kMmaChunkBytes / elementBytes) * ((lane >> 4) & 1)};
 }

@@ -107,6 +107,14 @@ struct MmaAccumulatorPlan {
 // blocks, and warp bits only selecting whole blocks (or replicating). nullopt otherwise.
 std::optional<MmaAccumulatorPlan> planMmaAccumulator(const ThreadMap& acc);
 
+// The 8x8 tiles of B each ldmatrix loads (mmaBLaneOffset, mmaBTransposedLaneOffset), for a reduction of K in
+// steps of stepK: 4 (.x4: two K steps of one fragment column) when K allows and the warp has no more fragment
+// columns than rows, else 2 (.x2: one K step). Two K steps of B are 4 registers per column, half of them held a
+// step before their mma: with more columns than rows (attention's dots: one row and 8 or 16 columns a warp, 32 or
+// 64 B registers) they outweigh A's 4 per row and step, and ptxas spilled (sm_80, 128x128, d 128: 24 bytes,
+// causal) where one K step per load spills nothing and takes 30 to 55 registers fewer elsewhere.
+int64_t mmaBLoadTiles(const MmaAccumulatorPlan& plan, int64_t K, int64_t stepK);
+
 // ---- A straight from registers (16-bit inputs): when the A operand's layout (`a`, over M x K) holds, in every
 // thread, the elements of the m16n8k16 A fragments that the accumulator's plan needs (rows permuted as its
 // rowBases say, the warps' rows those of the accumulator) at register indices that are the same in every thread,

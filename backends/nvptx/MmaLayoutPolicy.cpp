@@ -3,6 +3,7 @@
 #include "backends/common/TensorCoreDot.h"
 #include "backends/nvptx/WgmmaPlan.h"
 #include "ir/IR.h"
+#include "ir/LinearLayout.h"
 #include "transforms/AsyncCopyDotOperands.h"
 #include "transforms/analysis/ChainedDots.h"
 
@@ -54,6 +55,16 @@ std::optional<ir::Layout> mmaOperandARegisterLayout(const ir::Op& dot, const tra
   return chainedAccumulatorLayout(options);
 }
 
+std::optional<ir::Layout> mmaChainedASharedLayout(int64_t M, int64_t K, int64_t elementBytes) {
+  auto powerOfTwo = [](int64_t x) { return x >= kMmaM && (x & (x - 1)) == 0; };
+  if (!powerOfTwo(M) || !powerOfTwo(K)) return std::nullopt;
+  const ir::LinearLayout plain = mmaSharedLayout(mmaSwizzleFor(K, elementBytes)).toLinear({M, K});
+  // Each offset basis's row, its bits within the 16-row block taken through the permutation.
+  std::vector<ir::LinearLayout::Basis> offsets = plain.inDim(ir::kOffsetDim).bases;
+  for (ir::LinearLayout::Basis& basis : offsets) basis[0] = (basis[0] & ~int64_t{15}) ^ mmaBlockRow(kChainedRows, basis[0] & 15);
+  return ir::Layout::linearShared(ir::LinearLayout({{ir::kOffsetDim, offsets}}, plain.outDims()));
+}
+
 ir::Layout mmaSharedLayout(const MmaSwizzle& s, bool dim0Contiguous) {
   return ir::Layout::shared(s.chunkElements, s.perPhase, s.maxPhase, dim0Contiguous ? std::vector<int64_t>{0, 1}
                                                                                     : std::vector<int64_t>{1, 0});
@@ -65,7 +76,11 @@ std::optional<ir::Layout> mmaOperandSharedLayout(const ir::Op& dot, unsigned ind
   if (options.warpSize != kMmaWarpSize || !shape || index > 1) return std::nullopt;
   const int64_t elementBytes = dot.operand(index)->type().element().storageBytes();
   if (elementBytes != 2) return std::nullopt;
-  if (index == 0) return mmaSharedLayout(mmaSwizzleFor(shape->K, elementBytes));
+  if (index == 0) {
+    if (stacksWarpsAlongM(dot, *shape, options))
+      if (std::optional<ir::Layout> chained = mmaChainedASharedLayout(shape->M, shape->K, elementBytes)) return chained;
+    return mmaSharedLayout(mmaSwizzleFor(shape->K, elementBytes));
+  }
   const bool kContiguous = dotBKContiguous(dot);
   return mmaSharedLayout(mmaSwizzleFor(kContiguous ? shape->K : shape->N, elementBytes), kContiguous);
 }

@@ -54,6 +54,12 @@ std::optional<ir::Layout> mmaOperandARegisterLayout(const ir::Op& dot, const tra
 // The #shared layout of a staging swizzle: rows of `s.rowLength`, `s.chunkElements`-element chunks XOR-swizzled;
 // the rows run along dimension 1 (row-major), or along dimension 0 with `dim0Contiguous` (a transposed B: N x K).
 ir::Layout mmaSharedLayout(const MmaSwizzle& s, bool dim0Contiguous = false);
+// The buffer of a chained dot's A ([M, K], M a power of two; attention's Q): mmaSharedLayout(mmaSwizzleFor(K)) over
+// buffer rows, where buffer row r of each 16-row block holds the block's row mmaBlockRow(kChainedRows, r), the
+// accumulator's row order. ldmatrix's lanes then read consecutive buffer rows, as for an unpermuted A. With the
+// rows permuted by the lane addresses instead, one 8x8 matrix read rows 0, 2, ..., 14 of a 16-row block, which had
+// 4 of the 8 phases between them: a 2-way bank conflict on every ldmatrix of Q. nullopt where M is no power of two.
+std::optional<ir::Layout> mmaChainedASharedLayout(int64_t M, int64_t K, int64_t elementBytes);
 // The shared layout the mma lowering reads operand #index (0: A, 1: B) of `dot` from with ldmatrix, when it can
 // read it from a shared buffer: f16/bf16 mma candidates (A row-major; B row-major for ldmatrix.trans, or, when
 // dotBKContiguous, transposed, N x K, for ldmatrix without .trans). nullopt for i8 and tf32 (B is staged transposed, f32 is rounded to tf32

@@ -428,7 +428,7 @@ void simulateDot(const ir::Layout& layout, int64_t M, int64_t N, int64_t K, int6
   for (int64_t r = 0; r < K; ++r)
     for (int64_t c = 0; c < N; ++c) bSmem.at(mmaSwizzledIndex(bs, r, c)) = B[r * N + c];
 
-  const int64_t bTiles = K % 32 == 0 ? 4 : 2;
+  const int64_t bTiles = mmaBLoadTiles(*plan, K, 16);
   std::vector<bool> covered(M * N, false);
   for (int64_t w = 0; w < warps; ++w) {
     // The warp's part of the accumulator coordinates (what MmaDot.cpp computes from the warp bases).
@@ -539,6 +539,34 @@ TEST(MmaFragments, SimulatedChainedDotMatchesReference) {
   for (auto [M, N, K, warps] : std::vector<std::array<int64_t, 4>>{
            {128, 64, 64, 8}, {128, 128, 64, 8}, {64, 64, 32, 4}, {256, 32, 16, 8} /* two blocks per warp */})
     for (bool aInRegisters : {false, true}) simulateDot(chainedLayout(warps), M, N, K, warps, seed++, aInRegisters);
+}
+
+// A chained dot's A buffer (attention's Q on sm_80) holds each 16-row block's rows in the accumulator's order:
+// buffer row r is row mmaBlockRow(kChainedRows, r), laid out as the plain swizzle lays out row r, so ldmatrix's
+// lanes read 8 consecutive buffer rows: 8 distinct 16-byte bank groups. Reading the permuted rows of the plain
+// layout instead, one matrix's rows 0, 2, ..., 14 fall into 4 groups for rows of 128 bytes or more.
+TEST(MmaFragments, ChainedABufferHoldsTheAccumulatorsRowOrder) {
+  for (int64_t M : {16, 64, 128})
+    for (int64_t K : {32, 64, 128}) {
+      SCOPED_TRACE("M " + std::to_string(M) + " K " + std::to_string(K));
+      const std::optional<ir::Layout> layout = mmaChainedASharedLayout(M, K, 2);
+      ASSERT_TRUE(layout);
+      const MmaSwizzle plain = mmaSwizzleFor(K, 2);
+      for (int64_t r = 0; r < M; ++r)
+        for (int64_t c = 0; c < K; ++c) {
+          const int64_t row = (r & ~int64_t{15}) ^ mmaBlockRow(kChainedRows, r & 15);
+          ASSERT_EQ(layout->sharedOffset({M, K}, {row, c}), mmaSwizzledIndex(plain, r, c)) << r << ", " << c;
+        }
+      // The 16-byte bank groups (8 per 128 bytes) of one ldmatrix matrix's 8 rows at chunk 0.
+      auto groups = [&](const MmaRowBases& rows) {
+        std::set<int64_t> g;
+        for (int64_t lane = 0; lane < 8; ++lane) g.insert(mmaSwizzledIndex(plain, mmaBlockRow(rows, lane), 0) * 2 / 16 % 8);
+        return g.size();
+      };
+      EXPECT_EQ(groups(kMmaIdentityRows), 8u);
+      if (K >= 64) EXPECT_EQ(groups(kChainedRows), 4u);
+    }
+  EXPECT_FALSE(mmaChainedASharedLayout(48, 64, 2));  // no power of two: the plain layout, rows permuted by the lanes
 }
 
 TEST(MmaFragments, OperandARegistersNeedTheAccumulatorsRowsAndLanes) {
