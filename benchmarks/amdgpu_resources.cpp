@@ -2,7 +2,8 @@
 // table: VGPRs, AGPRs, VGPR spills, SGPRs, SGPR spills, LDS and scratch bytes per work-item, read from the code
 // object's metadata note (backends/amdgpu/CodeObjectMetadata.h: the "amdhsa.kernels" map LLVM writes into every
 // HSA code object), for the standard matmul configurations (f16, bf16), the attention forward configurations
-// (f16, causal and not) and the i8 matmul at 128x128x64 and 64x64x64 (as kernel_resources has them). No GPU and no ROCm tool are needed: the JIT emits the code object in process.
+// (f16, causal and not) and the i8 matmul at 128x128x64 and 64x64x64 (as kernel_resources has them). No GPU and no
+// ROCm tool are needed: the JIT emits the code object in process.
 //
 //   amdgpu_resources [--csv FILE] [--only SUBSTRING] [--runs N]
 #include <cstdio>

@@ -101,10 +101,10 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
           ? static_cast<llvm::Type*>(b.getIntNTy(static_cast<unsigned>(8 * elements)))
           : llvm::FixedVectorType::get(in == ir::ScalarKind::BF16 ? b.getInt16Ty() : b.getHalfTy(), elements);
   // A lane reads operand i at (outer, k) = (warp origin + lane % 16 + a fragment's offset, elements * (lane / 16) +
-  // k0): a per-thread part and a constant (k0 is a multiple of the instruction's K). Where their bits are disjoint, each read's index is
-  // the thread part's, computed once, XOR a constant on the few bits the swizzle shares with it, plus a constant that
-  // folds into the LDS instruction's offset: a handful of base VGPRs instead of one address per fragment and K step,
-  // which LICM hoisted out of attention's key loop (128x128 d 128 on gfx942 spilled 149 VGPRs).
+  // k0): a per-thread part and a constant (k0 is a multiple of the instruction's K). Where their bits are disjoint,
+  // each read's index is the thread part's, computed once, XOR a constant on the few bits the swizzle shares with it,
+  // plus a constant that folds into the LDS instruction's offset: a handful of base VGPRs instead of one address per
+  // fragment and K step, which LICM hoisted out of attention's key loop (128x128 d 128 on gfx942 spilled 149 VGPRs).
   int64_t threadOuterBits[2] = {0, 0};  // the bits of the warp origin, per operand
   for (const Coords& w : cmap.warpBases) {
     threadOuterBits[0] |= w[0];

@@ -1,6 +1,7 @@
 // The AMDGPU layout policy: a `dot` that the MFMA lowering can run (f16 or bf16 inputs with an f32 accumulator,
-// or i8 inputs with an i32 one; M, N multiples of 16 and K of the instruction's K; wave64) gets its accumulator and result in the blocked layout whose per-thread
-// registers are the v_mfma_f32_16x16x16 C/D fragments: sizePerThread [4, 1], threadsPerWarp [4, 16],
+// or i8 inputs with an i32 one; M, N multiples of 16 and K of the instruction's K; wave64) gets its accumulator and
+// result in the blocked layout whose per-thread registers are the v_mfma_f32_16x16x16 C/D fragments (the i8 forms'
+// are the same, in i32): sizePerThread [4, 1], threadsPerWarp [4, 16],
 // warpsPerCTA [1, numWarps], order [1, 0]: lane l holds rows 4 * (l / 16) + {0..3} of column l % 16 of every
 // 16x16 block. Its operands A and B are read from LDS buffers that async copies fill (mfmaOperandSharedLayout).
 // Chained dots (transforms/analysis/ChainedDots.h: attention's Q K^T and P V) whose M splits into 16-row blocks per

@@ -61,7 +61,8 @@ std::optional<ir::Layout> mmaChainedASharedLayout(int64_t M, int64_t K, int64_t 
   const ir::LinearLayout plain = mmaSharedLayout(mmaSwizzleFor(K, elementBytes)).toLinear({M, K});
   // Each offset basis's row, its bits within the 16-row block taken through the permutation.
   std::vector<ir::LinearLayout::Basis> offsets = plain.inDim(ir::kOffsetDim).bases;
-  for (ir::LinearLayout::Basis& basis : offsets) basis[0] = (basis[0] & ~int64_t{15}) ^ mmaBlockRow(kChainedRows, basis[0] & 15);
+  for (ir::LinearLayout::Basis& basis : offsets)
+    basis[0] = (basis[0] & ~int64_t{15}) ^ mmaBlockRow(kChainedRows, basis[0] & 15);
   return ir::Layout::linearShared(ir::LinearLayout({{ir::kOffsetDim, offsets}}, plain.outDims()));
 }
 

@@ -560,7 +560,8 @@ TEST(MmaFragments, ChainedABufferHoldsTheAccumulatorsRowOrder) {
       // The 16-byte bank groups (8 per 128 bytes) of one ldmatrix matrix's 8 rows at chunk 0.
       auto groups = [&](const MmaRowBases& rows) {
         std::set<int64_t> g;
-        for (int64_t lane = 0; lane < 8; ++lane) g.insert(mmaSwizzledIndex(plain, mmaBlockRow(rows, lane), 0) * 2 / 16 % 8);
+        for (int64_t lane = 0; lane < 8; ++lane)
+          g.insert(mmaSwizzledIndex(plain, mmaBlockRow(rows, lane), 0) * 2 / 16 % 8);
         return g.size();
       };
       EXPECT_EQ(groups(kMmaIdentityRows), 8u);
