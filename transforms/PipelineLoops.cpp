@@ -23,7 +23,11 @@
 // (make-persistent's `persistent_tiles`): the loops inside it are pipelined. A loop gets fewer stages where they
 // would not fit the target's shared memory (stagesThatFit), and at most 2 where the target copies none of its
 // operands asynchronously (LayoutPolicy::copiesAsynchronously): such a copy has landed by the end of the iteration
-// that issues it, so a third stage would buy nothing.
+// that issues it, so a third stage would buy nothing. Where 2 stages of such copies do not fit, the loop keeps one
+// buffer each and is still pipelined two iterations deep: iteration i's copies for i + 1 load into registers where
+// they were, and stage-copies-in-registers stores them into the one stage at the end of the iteration, after the
+// reads of it (insert-barriers orders the two), so the loads' latency is still hidden behind the iteration's work
+// (AMD attention at 128x128, d 64, and matmuls at 128x256x64).
 //
 // Dots the target runs asynchronously (LayoutPolicy::dotIsAsynchronous; on NVPTX, wgmma reading both operands from their buffers) that accumulate
 // into a carried value only they read are left in flight across iterations:
@@ -268,8 +272,17 @@ class PipelineLoopsPass : public Pass {
     // A copy the target moves with loads and stores has landed when the iteration that issues it ends, however
     // far ahead it copies: where none of the loop's copies is asynchronous, stages past 2 would only take more
     // shared memory, and more registers in the prologue, whose copies for several stages all wait there at once.
-    if (!anyAsynchronous(f, copies)) stages_ = std::min(stages_, 2);
-    if (stages_ < 2) return;  // not even two stages fit: the loop keeps its single buffers and still runs
+    const bool asynchronous = anyAsynchronous(f, copies);
+    if (!asynchronous) stages_ = std::min(stages_, 2);
+    bufferStages_ = stages_;
+    if (stages_ < 2) {
+      // Not even two stages fit. Copies made of loads and stores still run an iteration ahead in one buffer (see
+      // the header); asynchronous ones would overwrite the stage being read: the loop keeps its buffers as they
+      // are and runs unpipelined.
+      if (asynchronous || requestedStages_ < 2 || warpSpecialize_) return;
+      stages_ = 2;
+      bufferStages_ = 1;
+    }
 
     // What the copies' operands need, and which carried values must be advanced: those the copies use, and those
     // the advancing of those uses, transitively. Everything recomputed must be pure.
@@ -308,7 +321,7 @@ class PipelineLoopsPass : public Pass {
     for (const BodyCopy& c : copies) {
       Value* buffer = c.buffer();
       ir::Type t = buffer->type();
-      buffer->setType(ir::Type::sharedBuffer(stages_, t.stageShape(), t.element(), t.encoding()));
+      buffer->setType(ir::Type::sharedBuffer(bufferStages_, t.stageShape(), t.element(), t.encoding()));
       if (c.tma()) c.barriers()->setType(ir::Type::mbarriers(stages_));
     }
 
@@ -386,10 +399,10 @@ class PipelineLoopsPass : public Pass {
     ir::Builder pre(loop.parentBlock(), &loop);
     pre.setLoc(loop.loc());
     auto prologueStage = [&](int64_t s) {
-      if (!base) return i32(pre, s);
+      if (!base) return i32(pre, s % bufferStages_);
       // One statement per op: the order the IR gets them in must not be the compiler's argument order.
       Value* iteration = pre.binary(OpKind::Add, base, i32(pre, s));
-      Value* stages = i32(pre, stages_);
+      Value* stages = i32(pre, bufferStages_);
       return pre.binary(OpKind::Rem, iteration, stages);
     };
     Mapping m;
@@ -419,9 +432,10 @@ class PipelineLoopsPass : public Pass {
       Value* iteration = in.create1(OpKind::Div, {in.create1(OpKind::Sub, {iv, lb}, ivType), step}, ivType);
       iterationI32 = ivType == ir::Type::i32() ? iteration : in.cast(iteration, ir::Type::i32());
     }
-    Value* readStage = in.create1(OpKind::Rem, {iterationI32, i32(in, stages_)}, ir::Type::i32());
+    Value* readStage = in.create1(OpKind::Rem, {iterationI32, i32(in, bufferStages_)}, ir::Type::i32());
     Value* writeStage = in.create1(
-        OpKind::Rem, {in.create1(OpKind::Add, {iterationI32, i32(in, stages_ - 1)}, ir::Type::i32()), i32(in, stages_)},
+        OpKind::Rem,
+        {in.create1(OpKind::Add, {iterationI32, i32(in, stages_ - 1)}, ir::Type::i32()), i32(in, bufferStages_)},
         ir::Type::i32());
     Value* landed = anyAsyncCopy ? in.create1(OpKind::AsyncWait, {}, ir::Type::asyncToken(),
                                               {{"pending", ir::Attr::integer(stages_ - 2)}})
@@ -824,7 +838,8 @@ class PipelineLoopsPass : public Pass {
 
   int requestedStages_;
   int64_t maxSharedBytes_;
-  int stages_ = 1;  // of the loop being pipelined
+  int stages_ = 1;        // of the loop being pipelined: how many iterations its copies run ahead, plus one
+  int bufferStages_ = 1;  // the stages of its buffers: stages_, or 1 (copies into one buffer, see the header)
   std::shared_ptr<const LayoutPolicy> policy_;
   bool warpSpecialize_;
   int64_t consumerThreads_;

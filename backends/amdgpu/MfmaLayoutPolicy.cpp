@@ -159,11 +159,13 @@ std::optional<ir::Layout> mfmaOperandSharedLayout(const ir::Op& dot, unsigned in
   if (options.warpSize != kMfmaWaveSize || !shape || index > 1) return std::nullopt;
   // gfx9's LDS is 64 KiB: where the copies of the operands would not fit in it, the dots stage their operands in
   // their own scratch instead (one copy, live only while the dot runs). pipeline-loops takes fewer stages than
-  // num_stages where they would not fit, but not fewer than 2: those must. Where the loops' copies do not fit, an
-  // operand loaded once before the loop (attention's Q at 128x128, d 64) still gets its buffer if it fits beside
-  // the dots' staging: copied once rather than staged again by every iteration's dot.
+  // num_stages where they would not fit: 2, else one buffer each, which it still fills an iteration ahead (loads
+  // into registers, stored at the end of the iteration: the copies are loads and stores here). Where not even one
+  // fits, an operand loaded once before the loop still gets its buffer if it fits beside the dots' staging: copied
+  // once rather than staged again by every iteration's dot.
   const int64_t stages = std::min<int64_t>(options.numStages, 2);
-  if (options.maxSharedBytes > 0 && operandBufferBytes(dot, options, stages) > options.maxSharedBytes) {
+  if (options.maxSharedBytes > 0 && operandBufferBytes(dot, options, stages) > options.maxSharedBytes &&
+      operandBufferBytes(dot, options, 1) > options.maxSharedBytes) {
     if (operandSource(dot, index, enclosingLoop(dot)).copiedInLoop ||
         operandBufferBytes(dot, options, stages, /*loopCopies=*/false) > options.maxSharedBytes)
       return std::nullopt;

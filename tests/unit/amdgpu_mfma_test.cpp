@@ -303,13 +303,16 @@ TEST(AMDGPUMfma, PolicyAsksForOperandBuffersOnlyForMfmaDots) {
   EXPECT_FALSE(sharedLayout("f16", 64, 64, 32, 2));  // the accumulator stays in registers
   // Operands loaded in a loop, in 64 KiB of LDS: 3 stages of 128x32 A and 32x128 B (48 KiB) fit; of 128x64 and
   // 64x128 (96 KiB) not, but 2 (64 KiB) do, which pipeline-loops then takes; 2 stages of 128x64 and 64x256 (96 KiB)
-  // do not.
+  // do not, but one buffer each (48 KiB) does, which pipeline-loops fills an iteration ahead from registers; 128x128
+  // and 128x256 (96 KiB in one stage) do not.
   EXPECT_TRUE(sharedLayout("f16", 128, 128, 32, 0, 65536, 3));
   EXPECT_TRUE(sharedLayout("f16", 128, 128, 64, 0, 65536, 3));
   EXPECT_TRUE(sharedLayout("f16", 128, 128, 64, 1, 65536, 2));
-  EXPECT_FALSE(sharedLayout("f16", 128, 256, 64, 0, 65536, 3));
-  EXPECT_FALSE(sharedLayout("f16", 128, 256, 64, 1, 65536, 2));
+  EXPECT_TRUE(sharedLayout("f16", 128, 256, 64, 0, 65536, 3));
+  EXPECT_TRUE(sharedLayout("f16", 128, 256, 64, 1, 65536, 2));
   EXPECT_TRUE(sharedLayout("f16", 128, 256, 64, 1, 65536, 1));
+  EXPECT_FALSE(sharedLayout("f16", 128, 256, 128, 0, 65536, 3));
+  EXPECT_FALSE(sharedLayout("f16", 128, 256, 128, 1, 65536, 1));
   // Loaded outside any loop, a buffer is copied once whatever num_stages says: 128x64 and 64x256 (48 KiB) fit, 128x128
   // and 128x256 (96 KiB) do not.
   EXPECT_TRUE(sharedLayout("f16", 128, 256, 64, 0, 65536, 3, /*inLoop=*/false));
