@@ -23,11 +23,12 @@
 // (make-persistent's `persistent_tiles`): the loops inside it are pipelined. A loop gets fewer stages where they
 // would not fit the target's shared memory (stagesThatFit), and at most 2 where the target copies none of its
 // operands asynchronously (LayoutPolicy::copiesAsynchronously): such a copy has landed by the end of the iteration
-// that issues it, so a third stage would buy nothing. Where 2 stages of such copies do not fit, the loop keeps one
-// buffer each and is still pipelined two iterations deep: iteration i's copies for i + 1 load into registers where
-// they were, and stage-copies-in-registers stores them into the one stage at the end of the iteration, after the
-// reads of it (insert-barriers orders the two), so the loads' latency is still hidden behind the iteration's work
-// (AMD attention at 128x128, d 64, and matmuls at 128x256x64).
+// that issues it, so a third stage would buy nothing. Where 2 stages of such copies do not fit on a target that has
+// no asynchronous copy (AMDGPU), the loop keeps one buffer each and is still pipelined two iterations deep:
+// iteration i's copies for i + 1 load into registers where they were, and stage-copies-in-registers stores them
+// into the one stage at the end of the iteration, after the reads of it (insert-barriers orders the two), so the
+// loads' latency is still hidden behind the iteration's work (AMD attention at 128x128, d 64, and matmuls at
+// 128x256x64).
 //
 // Dots the target runs asynchronously (LayoutPolicy::dotIsAsynchronous; on NVPTX, wgmma reading both operands from their buffers) that accumulate
 // into a carried value only they read are left in flight across iterations:
@@ -279,7 +280,11 @@ class PipelineLoopsPass : public Pass {
       // Not even two stages fit. Copies made of loads and stores still run an iteration ahead in one buffer (see
       // the header); asynchronous ones would overwrite the stage being read: the loop keeps its buffers as they
       // are and runs unpipelined.
-      if (asynchronous || requestedStages_ < 2 || warpSpecialize_) return;
+      // Only where stage-copies-in-registers moves the stores to the end of the iteration: on a target that has
+      // asynchronous copies (NVPTX), a copy that cannot be one (rows of 2-byte alignment) is a load and a store
+      // where it stands, which would overwrite the stage before the iteration reads it.
+      const bool storesAfterReads = policy_ && !policy_->copiesAsynchronously(kMaxAccessBytes);
+      if (asynchronous || !storesAfterReads || requestedStages_ < 2 || warpSpecialize_) return;
       stages_ = 2;
       bufferStages_ = 1;
     }
