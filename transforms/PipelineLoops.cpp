@@ -277,12 +277,11 @@ class PipelineLoopsPass : public Pass {
     if (!asynchronous) stages_ = std::min(stages_, 2);
     bufferStages_ = stages_;
     if (stages_ < 2) {
-      // Not even two stages fit. Copies made of loads and stores still run an iteration ahead in one buffer (see
-      // the header); asynchronous ones would overwrite the stage being read: the loop keeps its buffers as they
-      // are and runs unpipelined.
-      // Only where stage-copies-in-registers moves the stores to the end of the iteration: on a target that has
-      // asynchronous copies (NVPTX), a copy that cannot be one (rows of 2-byte alignment) is a load and a store
-      // where it stands, which would overwrite the stage before the iteration reads it.
+      // Not even two stages fit. Where stage-copies-in-registers moves each copy's stores to the end of its
+      // iteration (a target with no asynchronous copy), the copies still run an iteration ahead in one buffer (see
+      // the header). Elsewhere the loop keeps its buffers as they are and runs unpipelined: an asynchronous copy,
+      // or on NVPTX one that cannot be (rows of 2-byte alignment: a load and a store where it stands), would
+      // overwrite the stage before the iteration reads it.
       const bool storesAfterReads = policy_ && !policy_->copiesAsynchronously(kMaxAccessBytes);
       if (asynchronous || !storesAfterReads || requestedStages_ < 2 || warpSpecialize_) return;
       stages_ = 2;

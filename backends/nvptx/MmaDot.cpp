@@ -142,7 +142,8 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   for (unsigned i = 0; i < 2; ++i)
     if (const ir::Op* load = transforms::dotOperandBuffer(op, i)) {
       std::optional<ir::Layout> wanted = mmaOperandSharedLayout(op, i, {.warpSize = static_cast<int>(kMmaWarpSize)});
-      // A's by the accumulator's rows (which say whether the policy chained the dot, whatever the warp count).
+      // A's layout follows the accumulator's rows, which say whether the policy chained the dot (the call above
+      // does not know the warp count the policy decided with).
       if (wanted && i == 0) {
         wanted = mmaSharedLayout(aSwizzle);
         if (plan->rowBases == kChainedRows)
