@@ -470,12 +470,18 @@ TEST(AMDGPUMfma, F32DotsDoNotUseMfma) {
   }
 }
 
-TEST(AMDGPUMfma, TutorialF16MatmulUsesMfma) {
-  Constants constants{{"BM", 64}, {"BN", 64}, {"BK", 32}, {"GROUP_M", 8}};
-  std::unique_ptr<ir::Module> m = tessera::kernels::matmul_kernel().trace(constants);
+// The tutorial matmul `kernel` traced at BM x BN x BK, its pointers 16-byte aligned.
+std::unique_ptr<ir::Module> tracedMatmul(const KernelDef& kernel, int64_t BM, int64_t BN, int64_t BK) {
+  std::unique_ptr<ir::Module> m = kernel.trace(Constants{{"BM", BM}, {"BN", BN}, {"BK", BK}, {"GROUP_M", 8}});
   ir::Function& f = *m->functions().at(0);
   for (unsigned i = 0; i < f.numArguments(); ++i)
     if (f.argument(i)->type().isPtr()) f.argAttrs(i)["divisibility"] = ir::Attr::integer(16);
+  return m;
+}
+
+TEST(AMDGPUMfma, TutorialF16MatmulUsesMfma) {
+  std::unique_ptr<ir::Module> m = tracedMatmul(tessera::kernels::matmul_kernel(), 64, 64, 32);
+  const ir::Function& f = *m->functions().at(0);
   for (const char* arch : kAmdArchs) {
     SCOPED_TRACE(arch);
     jit::CompiledKernel k = compileForAmdgpu(f, arch, 4);
@@ -489,11 +495,8 @@ TEST(AMDGPUMfma, TutorialF16MatmulUsesMfma) {
 // The i8 matmul at the standard 128x128x64 configuration, 8 waves: on FMAs it spilled 590 VGPRs (1240 bytes of
 // scratch per work-item) on gfx942; on the integer MFMAs nothing spills.
 TEST(AMDGPUMfma, TutorialI8MatmulUsesIntegerMfmaWithoutScratch) {
-  Constants constants{{"BM", 128}, {"BN", 128}, {"BK", 64}, {"GROUP_M", 8}};
-  std::unique_ptr<ir::Module> m = tessera::kernels::matmul_kernel_of<i8>("i8").trace(constants);
-  ir::Function& f = *m->functions().at(0);
-  for (unsigned i = 0; i < f.numArguments(); ++i)
-    if (f.argument(i)->type().isPtr()) f.argAttrs(i)["divisibility"] = ir::Attr::integer(16);
+  std::unique_ptr<ir::Module> m = tracedMatmul(tessera::kernels::matmul_kernel_of<i8>("i8"), 128, 128, 64);
+  const ir::Function& f = *m->functions().at(0);
   for (const char* arch : kAmdArchs) {
     SCOPED_TRACE(arch);
     jit::CompiledKernel k = compileForAmdgpu(f, arch, 8);
