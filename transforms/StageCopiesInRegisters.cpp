@@ -63,16 +63,51 @@ Op* aheadGroup(Op& copy) {
   return group;
 }
 
+using Bases = std::vector<ir::LinearLayout::Basis>;
+
+// `count` (a power of two) bases along `dim`: first, 2 first, 4 first...
+Bases along(int64_t dim, int64_t first, int64_t count) {
+  Bases bases;
+  for (int64_t step = first; step < first * count; step *= 2) {
+    ir::LinearLayout::Basis basis(2, 0);
+    basis[dim] = step;
+    bases.push_back(basis);
+  }
+  return bases;
+}
+
+Bases concat(std::initializer_list<Bases> parts) {
+  Bases all;
+  for (const Bases& p : parts) all.insert(all.end(), p.begin(), p.end());
+  return all;
+}
+
 // The layouts a staged copy loads in and stores from where the buffer's fastest dimension is not the pointers'
 // (attention's V on AMD: contiguous along the head dimension in memory, along the keys in LDS, as the MFMA B
 // operand reads it). In the pointers' layout a thread holds a run of one row, whose elements go to LDS 2 bytes at a
-// time, two lanes to a bank. Instead each thread takes `a` rows (up to the buffer's vector) of `b` elements (up to
-// the pointers' run): it loads b elements at a time, and the same registers in another order (a register
-// permutation, no data moves) store a at a time. None where that does not apply or the tile does not fill the
-// threads evenly.
+// time, two lanes to a bank. Instead each thread takes `a` rows (up to the buffer's vector) of `b` elements: it
+// loads b elements at a time, and the same registers in another order (a register permutation, no data moves)
+// store a at a time. None where that does not apply or the tile does not fill the threads evenly.
 struct StagingLayouts {
   ir::Layout load, store;
 };
+
+// How the lanes and warps spread over the tile for `lanesC` lanes along the pointers' contiguous dimension `c`
+// (the rest go along the buffer's, `f`), each thread holding `a` rows of `b` elements.
+struct TransposingShape {
+  int64_t lanesF, warpsC, warpsF, extra;  // extra: more rows per thread, beyond every lane and warp
+};
+
+std::optional<TransposingShape> transposingShape(const std::vector<int64_t>& shape, int64_t c, int64_t f, int64_t a,
+                                                 int64_t b, int64_t lanesC, int64_t perThread, int64_t numWarps,
+                                                 int64_t warpSize) {
+  if (b * lanesC > shape[c] || lanesC > warpSize) return std::nullopt;
+  const int64_t lanesF = warpSize / lanesC;
+  const int64_t warpsC = std::min(numWarps, shape[c] / (b * lanesC)), warpsF = numWarps / warpsC;
+  const int64_t extra = perThread / (a * b);
+  if (extra < 1 || b * lanesC * warpsC != shape[c] || a * lanesF * warpsF * extra != shape[f]) return std::nullopt;
+  return TransposingShape{lanesF, warpsC, warpsF, extra};
+}
 
 std::optional<StagingLayouts> transposingLayouts(const ir::Type& ptrs, const ir::Layout& shared, int64_t elementBytes,
                                                  int64_t numWarps, int64_t warpSize) {
@@ -85,59 +120,61 @@ std::optional<StagingLayouts> transposingLayouts(const ir::Type& ptrs, const ir:
   if (c == f || elements % threads != 0) return std::nullopt;
   const int64_t perThread = elements / threads;
   const int64_t a = std::min({shared.vec(), perThread, shape[f]});
+  if (a < 2) return std::nullopt;
+  // The run: the widest the pointers allow (16-byte loads; narrower ones cost more load instructions than the
+  // conflicts they would save where the buffer's rows are shorter than the banks).
   const int64_t b = std::min({perThread / a, ptrLayout->sizePerThread()[c], shape[c]});
-  const int64_t lanesC = std::min(warpSize, shape[c] / b), lanesF = warpSize / lanesC;
-  const int64_t warpsC = std::min(numWarps, shape[c] / (b * lanesC)), warpsF = numWarps / warpsC;
-  const int64_t extra = perThread / (a * b);  // more rows per thread, beyond every lane and warp
-  if (a < 2 || b * lanesC * warpsC != shape[c] || a * lanesF * warpsF * extra != shape[f]) return std::nullopt;
 
-  using Bases = std::vector<ir::LinearLayout::Basis>;
-  auto along = [](int64_t dim, int64_t first, int64_t count) {  // count (a power of two) steps of first, 2 first...
-    Bases bases;
-    for (int64_t step = first; step < first * count; step *= 2) {
-      ir::LinearLayout::Basis basis(2, 0);
-      basis[dim] = step;
-      bases.push_back(basis);
-    }
-    return bases;
-  };
-  auto concat = [](std::initializer_list<Bases> parts) {
-    Bases all;
-    for (const Bases& p : parts) all.insert(all.end(), p.begin(), p.end());
-    return all;
-  };
-  const Bases rowRegs = along(f, 1, a), runRegs = along(c, 1, b), extraRegs = along(f, a * lanesF * warpsF, extra);
-  auto linear = [&](Bases registers, Bases lanes) {
-    const Bases warps = concat({along(c, b * lanesC, warpsC), along(f, a * lanesF, warpsF)});
+  auto linear = [&](int64_t lanesC, const TransposingShape& t, Bases registers, Bases lanes) {
+    const Bases warps = concat({along(c, b * lanesC, t.warpsC), along(f, a * t.lanesF, t.warpsF)});
     return ir::LinearLayout({{ir::kRegisterDim, std::move(registers)}, {ir::kLaneDim, std::move(lanes)},
                              {ir::kWarpDim, warps}},
                             {{ir::tensorDimName(0), shape[0]}, {ir::tensorDimName(1), shape[1]}});
   };
-  // The lanes go along the pointers' contiguous dimension, which keeps the loads coalesced (each row takes
-  // lanesC * b consecutive elements), except for the first `rowLanes` of them, which go along the rows: which of
-  // those the stores (a elements of `a` registers, rows first) spread best over the banks depends on the buffer's
-  // swizzle (attention's V, one column per 8 phases: all along the rows first; the tutorial matmul's B at 32x32,
-  // two columns per phase: none). Fewer row lanes first where they cost the same.
+  // The lanes split every way: the first `rowLanes` go along the rows, the next `lanesC` along the pointers'
+  // contiguous dimension (each row takes lanesC * b consecutive elements, at least 128 bytes where the tile has
+  // them: whole cache lines), the rest along the rows again. Which the stores (a elements of `a` registers, rows
+  // first) spread best over the banks depends on the buffer's swizzle: attention's V, one column per 8 phases: all
+  // 16 lanes of a store phase along the rows first; the tutorial matmul's B at 32x32, two columns per phase: none;
+  // the MFMA operands' 16 phases of 8-byte chunks over 128-byte rows, with 16-byte runs (a run's columns in two
+  // phases): 8. Where they cost the same: the longest rows a load reads, then the fewest row lanes first.
+  const int64_t wholeLines = std::min<int64_t>(128, std::min(warpSize * b, shape[c]) * elementBytes);
+  const Bases rowRegs = along(f, 1, a), runRegs = along(c, 1, b);
   std::optional<StagingLayouts> best;
   int64_t bestCost = 0;
-  for (int64_t rowLanes = 1; rowLanes <= lanesF; rowLanes *= 2) {
-    const Bases lanes =
-        concat({along(f, a, rowLanes), along(c, b, lanesC), along(f, a * rowLanes, lanesF / rowLanes)});
-    const ir::LinearLayout store = linear(concat({rowRegs, runRegs, extraRegs}), lanes);
-    const int64_t cost = sharedBufferWavefronts(store, shared, shape, elementBytes, a);
-    if (!best || cost < bestCost) {
-      best = StagingLayouts{ir::Layout::linear(linear(concat({runRegs, rowRegs, extraRegs}), lanes)),
-                            ir::Layout::linear(store)};
-      bestCost = cost;
+  for (int64_t lanesC = warpSize; lanesC >= 1; lanesC /= 2) {
+    const std::optional<TransposingShape> t =
+        transposingShape(shape, c, f, a, b, lanesC, perThread, numWarps, warpSize);
+    if (!t || lanesC * b * elementBytes < wholeLines) continue;
+    const Bases extraRegs = along(f, a * t->lanesF * t->warpsF, t->extra);
+    for (int64_t rowLanes = 1; rowLanes <= t->lanesF; rowLanes *= 2) {
+      const Bases lanes =
+          concat({along(f, a, rowLanes), along(c, b, lanesC), along(f, a * rowLanes, t->lanesF / rowLanes)});
+      const ir::LinearLayout store = linear(lanesC, *t, concat({rowRegs, runRegs, extraRegs}), lanes);
+      const int64_t cost = sharedBufferWavefronts(store, shared, shape, elementBytes, a);
+      if (!best || cost < bestCost) {
+        best = StagingLayouts{ir::Layout::linear(linear(lanesC, *t, concat({runRegs, rowRegs, extraRegs}), lanes)),
+                              ir::Layout::linear(store)};
+        bestCost = cost;
+      }
     }
   }
   return best;
 }
 
+// The layouts to load and store a copy of `ptrs` into a buffer of layout `shared` in, where they are not the
+// pointers' (transposing).
+std::optional<StagingLayouts> stagingLayouts(const ir::Type& ptrs, const ir::Layout& shared, int64_t elementBytes,
+                                             int64_t numWarps, int64_t warpSize) {
+  if (std::optional<StagingLayouts> transposing = transposingLayouts(ptrs, shared, elementBytes, numWarps, warpSize))
+    return transposing;
+  return std::nullopt;
+}
+
 // The copy replaced by a load in front of it and a local_store in front of `storeBefore` (null: where the copy
-// was), through the transposing layouts where they apply and the pointers (and mask) can be recomputed in them.
-// False, changing nothing, when `onlyTransposing` and they do not.
-bool splitCopy(Op* copy, Op* storeBefore, bool onlyTransposing, int64_t numWarps, int64_t warpSize,
+// was), through the staging layouts where they apply and the pointers (and mask) can be recomputed in them. False,
+// changing nothing, when `onlyRestaged` and they do not.
+bool splitCopy(Op* copy, Op* storeBefore, bool onlyRestaged, int64_t numWarps, int64_t warpSize,
                Rematerializer& remat, std::set<Op*>& copied) {
   Block& block = *copy->parentBlock();
   // async_copy %ptrs, %buffer, %stage[, %mask]
@@ -146,12 +183,12 @@ bool splitCopy(Op* copy, Op* storeBefore, bool onlyTransposing, int64_t numWarps
   const ir::Type& buffer = copy->operand(1)->type();
   std::optional<StagingLayouts> staging;
   if (buffer.encoding())
-    staging = transposingLayouts(ptrs->type(), ir::Layout::fromAttr(*buffer.encoding()), buffer.storageBytes(),
-                                 numWarps, warpSize);
+    staging = stagingLayouts(ptrs->type(), ir::Layout::fromAttr(*buffer.encoding()), buffer.storageBytes(),
+                             numWarps, warpSize);
   int ptrBudget = Rematerializer::kBudget, maskBudget = Rematerializer::kBudget;
   if (!staging || !Rematerializer::possible(ptrs, staging->load, ptrBudget) ||
       (mask && !Rematerializer::possible(mask, staging->load, maskBudget))) {
-    if (onlyTransposing) return false;
+    if (onlyRestaged) return false;
     staging.reset();
   }
   if (staging) {
@@ -164,7 +201,7 @@ bool splitCopy(Op* copy, Op* storeBefore, bool onlyTransposing, int64_t numWarps
   ir::Value* loaded =
       ir::Builder(&block, copy).create1(OpKind::Load, loadOperands, ptrs->type().withElement(ptrs->type().pointee()));
   loaded->definingOp()->setLoc(copy->loc());
-  if (staging) {
+  if (staging && staging->store != staging->load) {
     loaded = ir::Builder(&block, storeBefore).create1(OpKind::ConvertLayout, {loaded},
                                                       staging->store.apply(loaded->type()));
     loaded->definingOp()->setLoc(copy->loc());
@@ -185,7 +222,7 @@ void stageCopies(Block& body, int64_t numWarps, int64_t warpSize, Rematerializer
       if (Op* group = aheadGroup(*owned)) copies.push_back({owned.get(), group});
   std::vector<Op*> groups;  // in body order, each moved once
   for (auto [copy, group] : copies) {
-    splitCopy(copy, end, /*onlyTransposing=*/false, numWarps, warpSize, remat, copied);
+    splitCopy(copy, end, /*onlyRestaged=*/false, numWarps, warpSize, remat, copied);
     if (std::find(groups.begin(), groups.end(), group) == groups.end()) groups.push_back(group);
   }
   // Each group after the stores it commits.
@@ -193,11 +230,11 @@ void stageCopies(Block& body, int64_t numWarps, int64_t warpSize, Rematerializer
 }
 
 // A dot operand that the dot stages itself (no buffer holds it) and that a load gives it straight: loaded in the
-// transposing layouts where the staging layout's fastest dimension is not the pointers', so that the dot writes
-// the staging layout's vectors whole. Attention's V at 128x128, d 128 on AMD (no room in LDS for its buffers): 128
-// 2-byte LDS writes per key loop and thread before.
-void loadStagedOperandsTransposed(ir::Function& f, const LayoutPolicy& policy, int64_t numWarps, int64_t warpSize,
-                                  Rematerializer& remat, std::set<Op*>& copied) {
+// staging layouts for the dot's staging buffer, so that the dot writes its vectors whole and with the fewest
+// conflicts. Attention's V at 128x128, d 128 on AMD (no room in LDS for its buffers): 128 2-byte LDS writes per key
+// loop and thread before the transposing layouts.
+void loadStagedOperandsRestaged(ir::Function& f, const LayoutPolicy& policy, int64_t numWarps, int64_t warpSize,
+                                Rematerializer& remat, std::set<Op*>& copied) {
   std::vector<std::pair<Op*, unsigned>> operands;  // (dot, operand index)
   f.walk([&](Op* op) {
     if (op->is(OpKind::Dot))
@@ -215,7 +252,7 @@ void loadStagedOperandsTransposed(ir::Function& f, const LayoutPolicy& policy, i
     ir::Value* ptrs = load->operand(0);
     ir::Value* mask = load->numOperands() > 1 ? load->operand(1) : nullptr;
     const std::optional<StagingLayouts> staging =
-        transposingLayouts(ptrs->type(), *lds, operand->type().storageBytes(), numWarps, warpSize);
+        stagingLayouts(ptrs->type(), *lds, operand->type().storageBytes(), numWarps, warpSize);
     int ptrBudget = Rematerializer::kBudget, maskBudget = Rematerializer::kBudget;
     if (!staging || !Rematerializer::possible(ptrs, staging->load, ptrBudget) ||
         (mask && !Rematerializer::possible(mask, staging->load, maskBudget)))
@@ -226,9 +263,11 @@ void loadStagedOperandsTransposed(ir::Function& f, const LayoutPolicy& policy, i
     ir::Builder build(&block, load);
     ir::Value* loaded = build.create1(OpKind::Load, loadOperands, staging->load.apply(operand->type()));
     loaded->definingOp()->setLoc(load->loc());
-    ir::Value* transposed = build.create1(OpKind::ConvertLayout, {loaded}, staging->store.apply(operand->type()));
-    transposed->definingOp()->setLoc(load->loc());
-    operand->replaceAllUsesWith(transposed);
+    if (staging->store != staging->load) {
+      loaded = build.create1(OpKind::ConvertLayout, {loaded}, staging->store.apply(operand->type()));
+      loaded->definingOp()->setLoc(load->loc());
+    }
+    operand->replaceAllUsesWith(loaded);
     remat.forget(load);
     block.erase(load);
   }
@@ -249,14 +288,14 @@ class StageCopiesInRegistersPass : public Pass {
     Rematerializer remat;
     std::set<Op*> copied;  // originals that recomputed pointers may have left unused: dce erases them
     for (Block* body : bodies) stageCopies(*body, numWarps_, warpSize_, remat, copied);
-    loadStagedOperandsTransposed(f, *policy_, numWarps_, warpSize_, remat, copied);
-    // The other copies (a loop's prologue, a copy outside loops) stay where they are; those into a transposed
-    // buffer are split in place, for the wide LDS stores.
+    loadStagedOperandsRestaged(f, *policy_, numWarps_, warpSize_, remat, copied);
+    // The other copies (a loop's prologue, a copy outside loops) stay where they are; those with staging layouts
+    // are split in place, for the wide LDS stores without conflicts.
     std::vector<Op*> rest;
     f.walk([&](Op* op) {
       if (op->is(OpKind::AsyncCopy)) rest.push_back(op);
     });
-    for (Op* copy : rest) splitCopy(copy, nullptr, /*onlyTransposing=*/true, numWarps_, warpSize_, remat, copied);
+    for (Op* copy : rest) splitCopy(copy, nullptr, /*onlyRestaged=*/true, numWarps_, warpSize_, remat, copied);
   }
 
  private:

@@ -85,6 +85,17 @@ INSTANTIATE_TEST_SUITE_P(Tutorial04, MatmulBankConflicts,
                                             ::testing::Values("sm_80", "sm_90a")),
                          [](const auto& info) { return configName(std::get<0>(info.param), std::get<1>(info.param)); });
 
+// On AMD the copies of B are loads and LDS stores that transpose (N-contiguous in memory, K-contiguous in LDS,
+// 16-byte loads of 4 K rows a thread, one 8-byte store per column): with 8 of a store phase's 16 lanes along K
+// they reach all 16 phases of the 128-byte K rows (64 of f16), none conflicts. Before (all 16 along N, or 4 along
+// K) they wrote 4 or 8 of the 16: 384 extra wavefronts at 128x128x64, 2304 at 128x256x64. Where K rows are 64
+// bytes (BK 32 at f16, the i8 matmul below), two rows share the banks, and a run's column (even or odd) reaches one
+// half of them: a 2-way conflict remains.
+INSTANTIATE_TEST_SUITE_P(Tutorial04Amd, MatmulBankConflicts,
+                         ::testing::Combine(::testing::Values(Config{128, 128, 64, 8}, Config{128, 256, 64, 8}),
+                                            ::testing::Values("gfx942", "gfx90a")),
+                         [](const auto& info) { return configName(std::get<0>(info.param), std::get<1>(info.param)); });
+
 // The i8 matmul on AMD's integer MFMAs: the operand reads (8 bytes a lane on gfx942, 4 on gfx90a) from the
 // 8-byte-chunk swizzle and the epilogue's exchange have no conflict. B's copies into LDS (N-contiguous in memory,
 // K-contiguous in LDS: 8 K rows of 2 columns a thread, one 8-byte store per column) have a 2-way conflict: the 16
