@@ -20,9 +20,10 @@
 //
 // A copy into a buffer whose fastest dimension is not the pointers' (transposingLayouts) loads in a layout with
 // several rows per thread, so that the store writes the buffer's vectors whole (8 bytes) instead of 2 bytes at a
-// time; such copies outside loops are split in place, as their lowering would store them element by element. A dot
-// operand that the dot stages itself and a load gives it straight is loaded in the same layouts, for the same
-// reason (LayoutPolicy::dotOperandStagingLayout).
+// time; one into a buffer of the pointers' order whose rows are longer than a store phase (directLayout) loads
+// with fewer lanes to a row where that spreads the stores over more banks. Such copies outside loops are split in
+// place. A dot operand that the dot stages itself and a load gives it straight is loaded in the same layouts, for
+// the same reasons (LayoutPolicy::dotOperandStagingLayout).
 #include <algorithm>
 #include <set>
 
@@ -162,12 +163,58 @@ std::optional<StagingLayouts> transposingLayouts(const ir::Type& ptrs, const ir:
   return best;
 }
 
+// The layout a copy loads in and stores from where the buffer's fastest dimension is the pointers' (attention's Q
+// and K at head dimension 128: rows of 256 bytes in memory and in LDS), when it stores with fewer bank conflicts
+// than the pointers' layout. That one gives a row's 16-byte runs to 16 consecutive lanes; the MFMA buffers' swizzle
+// permutes 8-byte chunks, so the runs go to LDS 8 bytes at a time, 16 lanes a phase, and those 16 (one 256-byte
+// row) meet twice in each bank. With 8 lanes to a row, a phase writes two rows, whose chunks the swizzle sends to
+// the other half of the banks each. Runs stay whole and each row's lanes read at least 128 bytes (whole cache
+// lines) where the tile has them; among layouts that cost the same, the most lanes along a row.
+std::optional<ir::Layout> directLayout(const ir::Type& ptrs, const ir::Layout& shared, int64_t elementBytes,
+                                       int64_t numWarps, int64_t warpSize) {
+  const std::optional<ir::Layout> ptrLayout = ir::Layout::ofType(ptrs);
+  if (ptrs.shape().size() != 2 || !ptrLayout || ptrLayout->kind() != ir::Layout::Kind::Blocked) return std::nullopt;
+  if (shared.kind() != ir::Layout::Kind::Shared) return std::nullopt;
+  const std::vector<int64_t>& shape = ptrs.shape();
+  const int64_t c = ptrLayout->order()[0], r = 1 - c;  // contiguous in memory and in the buffer / the rows
+  const int64_t threads = numWarps * warpSize, elements = shape[0] * shape[1];
+  if (c != shared.order()[0] || elements % threads != 0) return std::nullopt;
+  const int64_t perThread = elements / threads;
+  const int64_t b = std::min({perThread, ptrLayout->sizePerThread()[c], shape[c]});
+  const int64_t perAccess = std::min(b, shared.vec());
+  const int64_t wholeLines = std::min<int64_t>(128, std::min(warpSize * b, shape[c]) * elementBytes);
+  auto cost = [&](const ir::LinearLayout& layout) {
+    return sharedBufferWavefronts(layout, shared, shape, elementBytes, perAccess);
+  };
+  std::optional<ir::Layout> best;
+  int64_t bestCost = cost(ptrLayout->toLinear(shape));
+  for (int64_t lanesC = warpSize; lanesC >= 1; lanesC /= 2) {
+    if (b * lanesC > shape[c] || lanesC * b * elementBytes < wholeLines) continue;
+    const int64_t lanesR = warpSize / lanesC;
+    const int64_t warpsC = std::min(numWarps, shape[c] / (b * lanesC)), warpsR = numWarps / warpsC;
+    const int64_t extra = perThread / b;  // rows per thread
+    if (b * lanesC * warpsC != shape[c] || lanesR * warpsR * extra != shape[r]) continue;
+    const ir::LinearLayout layout(
+        {{ir::kRegisterDim, concat({along(c, 1, b), along(r, lanesR * warpsR, extra)})},
+         {ir::kLaneDim, concat({along(c, b, lanesC), along(r, 1, lanesR)})},
+         {ir::kWarpDim, concat({along(c, b * lanesC, warpsC), along(r, lanesR, warpsR)})}},
+        {{ir::tensorDimName(0), shape[0]}, {ir::tensorDimName(1), shape[1]}});
+    if (const int64_t candidate = cost(layout); candidate < bestCost) {
+      best = ir::Layout::linear(layout);
+      bestCost = candidate;
+    }
+  }
+  return best;
+}
+
 // The layouts to load and store a copy of `ptrs` into a buffer of layout `shared` in, where they are not the
-// pointers' (transposing).
+// pointers': transposing, or direct (both the same).
 std::optional<StagingLayouts> stagingLayouts(const ir::Type& ptrs, const ir::Layout& shared, int64_t elementBytes,
                                              int64_t numWarps, int64_t warpSize) {
   if (std::optional<StagingLayouts> transposing = transposingLayouts(ptrs, shared, elementBytes, numWarps, warpSize))
     return transposing;
+  if (std::optional<ir::Layout> direct = directLayout(ptrs, shared, elementBytes, numWarps, warpSize))
+    return StagingLayouts{*direct, *direct};
   return std::nullopt;
 }
 
@@ -232,7 +279,8 @@ void stageCopies(Block& body, int64_t numWarps, int64_t warpSize, Rematerializer
 // A dot operand that the dot stages itself (no buffer holds it) and that a load gives it straight: loaded in the
 // staging layouts for the dot's staging buffer, so that the dot writes its vectors whole and with the fewest
 // conflicts. Attention's V at 128x128, d 128 on AMD (no room in LDS for its buffers): 128 2-byte LDS writes per key
-// loop and thread before the transposing layouts.
+// loop and thread before the transposing layouts; its K^T, 16 lanes to a 256-byte row, 2-way conflicts before the
+// direct one.
 void loadStagedOperandsRestaged(ir::Function& f, const LayoutPolicy& policy, int64_t numWarps, int64_t warpSize,
                                 Rematerializer& remat, std::set<Op*>& copied) {
   std::vector<std::pair<Op*, unsigned>> operands;  // (dot, operand index)

@@ -242,9 +242,12 @@ def test_descriptor_kernel_copies_stay_wide_at_a_ragged_sequence_length():
 # AMD: the MFMA reads K^T and V from LDS buffers K-contiguous; V arrives N-contiguous, and its copy stores 4 keys of
 # a column per 8-byte store, its lanes spread over the swizzle's phases (stage-copies-in-registers): no LDS access
 # of the kernel conflicts. Copied in the pointers' layout, V's 2-byte stores had 4608 extra wavefronts at 128x64 and
-# 64x64, and 8-byte stores with lanes along the columns alone 768 and 2304.
+# 64x64, and 8-byte stores with lanes along the columns alone 768 and 2304. At head dimension 128, Q's and K's rows
+# are 256 bytes: copied 16 lanes to a row, two lanes of a store phase met in each bank (2048 extra wavefronts at
+# 128x64, 1536 at 128x128, where the dots stage K and V themselves); now 8 lanes to a row, a phase writing two.
 @pytest.mark.sim
-@pytest.mark.parametrize("config", [(128, 64, 64, 8), (64, 64, 64, 4)], ids=lambda c: "{}x{}_d{}_w{}".format(*c))
+@pytest.mark.parametrize("config", [(128, 64, 64, 8), (64, 64, 64, 4), (128, 128, 64, 8), (128, 64, 128, 8),
+                                    (128, 128, 128, 8)], ids=lambda c: "{}x{}_d{}_w{}".format(*c))
 def test_gfx942_attention_lds_is_conflict_free(config):
     BM, BN, head_dim, num_warps = config
     q, k, v = random_qkv((1, 1, 2 * BM, head_dim), torch.float16)
