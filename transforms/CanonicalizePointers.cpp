@@ -20,9 +20,16 @@
 // (docs/IR.md), so the wrapped sum of offsets and steps is that offset whenever the address is inside the memory.
 // Addresses outside it (masked-off elements) may differ from the 64-bit ones, which no one reads.
 //
-// Left alone: arguments without pointer_range = 32, i64 offsets that are not an i32 widened, steps that are not
-// one scalar for the whole tile or that change from one iteration to the next, and pointer tiles the loop does not carry
-// (recomputing per-iteration addresses, e.g. attention's K and V blocks, cost registers instead of saving them).
+// A tile of the same form whose sum may not fit an i32 (an argument without pointer_range = 32, as a launch with
+// raw pointers or an array of 2^31 elements or more gets; i64 offsets that are not an i32 widened; any other
+// initial tile) is carried as the i64 sum of its steps instead, and rebuilt as the initial tile advanced by it:
+// exact with 64-bit pointer arithmetic, and no more registers than the carried tile, but its pointers are then a
+// loop-invariant tile plus a scalar, which stage-copies-in-registers recomputes in the layouts its copies store
+// best from (AMD; a carried tile it could only convert, so such a launch's copies went to LDS element by element).
+//
+// Left alone: steps that are not one scalar for the whole tile or that change from one iteration to the next, and
+// pointer tiles the loop does not carry (recomputing per-iteration addresses, e.g. attention's K and V blocks, cost
+// registers instead of saving them).
 #include <optional>
 #include <vector>
 
@@ -129,10 +136,13 @@ class CanonicalizePointersPass : public Pass {
     }
     if (steps.empty()) return;  // not advanced: nothing carried per iteration to save
 
-    // The init as base + offsets, built right before the loop; nothing is built unless the whole init qualifies.
-    if (!decomposable(init)) return;
     ir::Builder before(loop.parentBlock(), &loop);
     before.setLoc(loop.loc());
+    if (!decomposable(init)) {
+      carryWideSum(loop, i, steps);
+      return;
+    }
+    // The init as base + offsets, built right before the loop.
     const BaseAndOffsets split = decompose(before, init);
     const Type tile = init->type();
     Value* offsets = split.offsets ? split.offsets
@@ -161,17 +171,59 @@ class CanonicalizePointersPass : public Pass {
     yield->setOperand(i, sum);
 
     if (!resultUses.empty()) {
-      ir::Op* next = loop.parentBlock()->ops().back().get();
-      for (auto it = loop.parentBlock()->ops().begin(); it != loop.parentBlock()->ops().end(); ++it)
-        if (it->get() == &loop) {
-          next = std::next(it)->get();  // a `for` is never the terminator, so something follows it
-          break;
-        }
-      ir::Builder after(loop.parentBlock(), next);
+      ir::Builder after(loop.parentBlock(), nextOp(loop));
       after.setLoc(loop.loc());
       Value* finalPointers = rebuild(after, splatBase, offsets, loop.result(i));
       for (const ir::Use& use : resultUses) use.user->setOperand(use.operandIndex, finalPointers);
     }
+  }
+
+  // The loop's i-th carried pointer tile (advanced by `steps`, innermost first) replaced by the i64 sum of the steps
+  // so far: the tile is the init advanced by it where the loop (or its result's user) reads it. Exact with no fact
+  // about the pointers (64-bit pointer arithmetic, as before), and the tile is loop-invariant pointers plus a
+  // scalar, which later passes can rebuild in another layout (stage-copies-in-registers' loads on AMD) where a
+  // carried tile can only be converted.
+  static void carryWideSum(Op& loop, unsigned i, const std::vector<Step>& steps) {
+    ir::Block* body = loop.region(0);
+    Value* init = loop.operand(3 + i);
+    Value* carried = body->argument(1 + i);
+    Op* yield = body->terminator();
+    ir::Builder before(loop.parentBlock(), &loop);
+    before.setLoc(loop.loc());
+    const std::vector<ir::Use> carriedUses = carried->uses();
+    const std::vector<ir::Use> resultUses = loop.result(i)->uses();
+    loop.setOperand(3 + i, before.constantInt(0, Type::i64()));
+    carried->setType(Type::i64());
+    loop.result(i)->setType(Type::i64());
+
+    ir::Builder inBody(body, body->front());
+    inBody.setLoc(loop.loc());
+    Value* pointers = inBody.addptr(init, inBody.splat(carried, init->type().shape()));
+    for (const ir::Use& use : carriedUses) use.user->setOperand(use.operandIndex, pointers);
+
+    ir::Builder atYield(body, yield);
+    atYield.setLoc(loop.loc());
+    Value* sum = carried;
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+      Value* step = it->scalar ? atYield.cast(it->scalar, Type::i64()) : before.constantInt(it->constant, Type::i64());
+      sum = atYield.binary(OpKind::Add, sum, step);
+    }
+    yield->setOperand(i, sum);
+
+    if (!resultUses.empty()) {
+      ir::Builder after(loop.parentBlock(), nextOp(loop));
+      after.setLoc(loop.loc());
+      Value* finalPointers = after.addptr(init, after.splat(loop.result(i), init->type().shape()));
+      for (const ir::Use& use : resultUses) use.user->setOperand(use.operandIndex, finalPointers);
+    }
+  }
+
+  // The op after `loop` in its block (a `for` is never the terminator, so something follows it).
+  static Op* nextOp(Op& loop) {
+    auto& ops = loop.parentBlock()->ops();
+    for (auto it = ops.begin(); it != ops.end(); ++it)
+      if (it->get() == &loop) return std::next(it)->get();
+    return ops.back().get();
   }
 
   // base + (offsets + sum), as pointer tiles of the offsets' shape.
