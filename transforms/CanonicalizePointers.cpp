@@ -30,6 +30,7 @@
 // Left alone: steps that are not one scalar for the whole tile or that change from one iteration to the next, and
 // pointer tiles the loop does not carry (recomputing per-iteration addresses, e.g. attention's K and V blocks, cost
 // registers instead of saving them).
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -139,73 +140,53 @@ class CanonicalizePointersPass : public Pass {
     ir::Builder before(loop.parentBlock(), &loop);
     before.setLoc(loop.loc());
     if (!decomposable(init)) {
-      carryWideSum(loop, i, steps);
+      // The sum may not fit an i32: carry it as an i64, and the tile as the init advanced by it. Exact with no fact
+      // about the pointers (64-bit pointer arithmetic, as before), and the tile is loop-invariant pointers plus a
+      // scalar, which later passes can rebuild in another layout (stage-copies-in-registers' loads on AMD) where a
+      // carried tile can only be converted.
+      carrySum(loop, i, steps, Type::i64(), [init](ir::Builder& b, Value* sum) {
+        return b.addptr(init, b.splat(sum, init->type().shape()));
+      });
       return;
     }
-    // The init as base + offsets, built right before the loop.
+    // The init as base + offsets, built right before the loop; the tile rebuilt as base + (offsets + sum).
     const BaseAndOffsets split = decompose(before, init);
     const Type tile = init->type();
-    Value* offsets = split.offsets ? split.offsets
-                                   : before.constantInt(0, tile.withElement(Type::i32()));
+    Value* offsets = split.offsets ? split.offsets : before.constantInt(0, tile.withElement(Type::i32()));
     Value* splatBase = before.splat(split.base, tile.shape());
-
-    // Carry the sum of the steps instead, from 0.
-    const std::vector<ir::Use> carriedUses = carried->uses();
-    const std::vector<ir::Use> resultUses = loop.result(i)->uses();
-    loop.setOperand(3 + i, before.constantInt(0, Type::i32()));
-    carried->setType(Type::i32());
-    loop.result(i)->setType(Type::i32());
-
-    ir::Builder inBody(body, body->front());
-    inBody.setLoc(loop.loc());
-    Value* pointers = rebuild(inBody, splatBase, offsets, carried);
-    for (const ir::Use& use : carriedUses) use.user->setOperand(use.operandIndex, pointers);
-
-    ir::Builder atYield(body, yield);
-    atYield.setLoc(loop.loc());
-    Value* sum = carried;
-    for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
-      Value* step = it->scalar ? it->scalar : before.constantInt(it->constant, Type::i32());
-      sum = atYield.binary(OpKind::Add, sum, step);
-    }
-    yield->setOperand(i, sum);
-
-    if (!resultUses.empty()) {
-      ir::Builder after(loop.parentBlock(), nextOp(loop));
-      after.setLoc(loop.loc());
-      Value* finalPointers = rebuild(after, splatBase, offsets, loop.result(i));
-      for (const ir::Use& use : resultUses) use.user->setOperand(use.operandIndex, finalPointers);
-    }
+    carrySum(loop, i, steps, Type::i32(), [splatBase, offsets](ir::Builder& b, Value* sum) {
+      return b.addptr(splatBase, b.binary(OpKind::Add, offsets, b.splat(sum, offsets->type().shape())));
+    });
   }
 
-  // The loop's i-th carried pointer tile (advanced by `steps`, innermost first) replaced by the i64 sum of the steps
-  // so far: the tile is the init advanced by it where the loop (or its result's user) reads it. Exact with no fact
-  // about the pointers (64-bit pointer arithmetic, as before), and the tile is loop-invariant pointers plus a
-  // scalar, which later passes can rebuild in another layout (stage-copies-in-registers' loads on AMD) where a
-  // carried tile can only be converted.
-  static void carryWideSum(Op& loop, unsigned i, const std::vector<Step>& steps) {
+  // The loop's i-th carried pointer tile (advanced by `steps`, innermost first) replaced by the sum of the steps so
+  // far, of type `sumType` and from 0: `tileOf` rebuilds the tile from it where the loop (or its result's user)
+  // reads it.
+  static void carrySum(Op& loop, unsigned i, const std::vector<Step>& steps, Type sumType,
+                       const std::function<Value*(ir::Builder&, Value*)>& tileOf) {
     ir::Block* body = loop.region(0);
-    Value* init = loop.operand(3 + i);
     Value* carried = body->argument(1 + i);
     Op* yield = body->terminator();
     ir::Builder before(loop.parentBlock(), &loop);
     before.setLoc(loop.loc());
     const std::vector<ir::Use> carriedUses = carried->uses();
     const std::vector<ir::Use> resultUses = loop.result(i)->uses();
-    loop.setOperand(3 + i, before.constantInt(0, Type::i64()));
-    carried->setType(Type::i64());
-    loop.result(i)->setType(Type::i64());
+    loop.setOperand(3 + i, before.constantInt(0, sumType));
+    carried->setType(sumType);
+    loop.result(i)->setType(sumType);
 
     ir::Builder inBody(body, body->front());
     inBody.setLoc(loop.loc());
-    Value* pointers = inBody.addptr(init, inBody.splat(carried, init->type().shape()));
+    Value* pointers = tileOf(inBody, carried);
     for (const ir::Use& use : carriedUses) use.user->setOperand(use.operandIndex, pointers);
 
     ir::Builder atYield(body, yield);
     atYield.setLoc(loop.loc());
     Value* sum = carried;
     for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
-      Value* step = it->scalar ? atYield.cast(it->scalar, Type::i64()) : before.constantInt(it->constant, Type::i64());
+      Value* step = !it->scalar                      ? before.constantInt(it->constant, sumType)
+                    : it->scalar->type() == sumType ? it->scalar
+                                                    : atYield.cast(it->scalar, sumType);
       sum = atYield.binary(OpKind::Add, sum, step);
     }
     yield->setOperand(i, sum);
@@ -213,7 +194,7 @@ class CanonicalizePointersPass : public Pass {
     if (!resultUses.empty()) {
       ir::Builder after(loop.parentBlock(), nextOp(loop));
       after.setLoc(loop.loc());
-      Value* finalPointers = after.addptr(init, after.splat(loop.result(i), init->type().shape()));
+      Value* finalPointers = tileOf(after, loop.result(i));
       for (const ir::Use& use : resultUses) use.user->setOperand(use.operandIndex, finalPointers);
     }
   }
@@ -224,12 +205,6 @@ class CanonicalizePointersPass : public Pass {
     for (auto it = ops.begin(); it != ops.end(); ++it)
       if (it->get() == &loop) return std::next(it)->get();
     return ops.back().get();
-  }
-
-  // base + (offsets + sum), as pointer tiles of the offsets' shape.
-  static Value* rebuild(ir::Builder& b, Value* splatBase, Value* offsets, Value* sum) {
-    Value* moved = b.binary(OpKind::Add, offsets, b.splat(sum, offsets->type().shape()));
-    return b.addptr(splatBase, moved);
   }
 
   // What every element of an addptr's offset tile is, when that is the same in every iteration of `loop`: a

@@ -57,6 +57,16 @@ std::string loopLine(const std::string& text) {
   return text.substr(start, text.find('\n', at) - start);
 }
 
+// The traced kernel and the rewritten one write the same bits of C on the interpreter.
+void expectSameBits(const ir::Module& traced, const ir::Module& rewritten) {
+  const std::vector<float> before = run(*traced.functions()[0]);
+  const std::vector<float> after = run(*rewritten.functions()[0]);
+  ASSERT_EQ(before.size(), after.size());
+  for (size_t i = 0; i < before.size(); ++i)
+    ASSERT_EQ(std::bit_cast<uint32_t>(after[i]), std::bit_cast<uint32_t>(before[i])) << "element " << i;
+  EXPECT_NE(before[0], -7.0f);  // the kernel wrote C
+}
+
 TEST(CanonicalizePointers, RaggedMatmulWritesTheSameBitsOnTheInterpreter) {
   std::unique_ptr<ir::Module> traced = tracedMatmul(true);
   std::unique_ptr<ir::Module> rewritten = withPass(*traced);
@@ -66,12 +76,7 @@ TEST(CanonicalizePointers, RaggedMatmulWritesTheSameBitsOnTheInterpreter) {
   EXPECT_EQ(loop.find("ptr<"), std::string::npos) << ir::print(*rewritten);
   EXPECT_NE(loop.find(": i32, i32, tile<32x32xf32> {"), std::string::npos) << loop;
 
-  const std::vector<float> before = run(*traced->functions()[0]);
-  const std::vector<float> after = run(*rewritten->functions()[0]);
-  ASSERT_EQ(before.size(), after.size());
-  for (size_t i = 0; i < before.size(); ++i)
-    ASSERT_EQ(std::bit_cast<uint32_t>(after[i]), std::bit_cast<uint32_t>(before[i])) << "element " << i;
-  EXPECT_NE(before[0], -7.0f);  // the kernel wrote C
+  expectSameBits(*traced, *rewritten);
 }
 
 // Without pointer_range the sums may not fit an i32: the loop carries them as i64s, and the kernel still writes the
@@ -83,12 +88,7 @@ TEST(CanonicalizePointers, WithoutPointerRangeTheLoopCarriesI64Sums) {
   EXPECT_EQ(loop.find("ptr<"), std::string::npos) << ir::print(*rewritten);
   EXPECT_NE(loop.find(": i64, i64, tile<32x32xf32> {"), std::string::npos) << loop;
 
-  const std::vector<float> before = run(*traced->functions()[0]);
-  const std::vector<float> after = run(*rewritten->functions()[0]);
-  ASSERT_EQ(before.size(), after.size());
-  for (size_t i = 0; i < before.size(); ++i)
-    ASSERT_EQ(std::bit_cast<uint32_t>(after[i]), std::bit_cast<uint32_t>(before[i])) << "element " << i;
-  EXPECT_NE(before[0], -7.0f);  // the kernel wrote C
+  expectSameBits(*traced, *rewritten);
 }
 
 }  // namespace
