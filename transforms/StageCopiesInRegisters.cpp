@@ -29,6 +29,7 @@
 
 #include "ir/Builder.h"
 #include "ir/LinearLayout.h"
+#include "ir/SharedRuns.h"
 #include "transforms/AssignLayouts.h"
 #include "transforms/PassManager.h"
 #include "transforms/Rematerialize.h"
@@ -114,13 +115,14 @@ std::optional<StagingLayouts> transposingLayouts(const ir::Type& ptrs, const ir:
                                                  int64_t numWarps, int64_t warpSize) {
   const std::optional<ir::Layout> ptrLayout = ir::Layout::ofType(ptrs);
   if (ptrs.shape().size() != 2 || !ptrLayout || ptrLayout->kind() != ir::Layout::Kind::Blocked) return std::nullopt;
-  if (shared.kind() != ir::Layout::Kind::Shared) return std::nullopt;
+  if (shared.kind() != ir::Layout::Kind::Shared && shared.kind() != ir::Layout::Kind::LinearShared) return std::nullopt;
   const std::vector<int64_t>& shape = ptrs.shape();
-  const int64_t c = ptrLayout->order()[0], f = shared.order()[0];  // contiguous in memory / in the buffer
+  const int64_t c = ptrLayout->order()[0];  // contiguous in memory
+  const int64_t f = ir::sharedFastestDim(shared, shape);  // contiguous in the buffer
   const int64_t threads = numWarps * warpSize, elements = shape[0] * shape[1];
   if (c == f || elements % threads != 0) return std::nullopt;
   const int64_t perThread = elements / threads;
-  const int64_t a = std::min({shared.vec(), perThread, shape[f]});
+  const int64_t a = std::min({ir::sharedRunAlong(shared, shape, static_cast<int>(f)), perThread, shape[f]});
   if (a < 2) return std::nullopt;
   // The run: the widest the pointers allow (16-byte loads; narrower ones cost more load instructions than the
   // conflicts they would save where the buffer's rows are shorter than the banks).
@@ -174,14 +176,14 @@ std::optional<ir::Layout> directLayout(const ir::Type& ptrs, const ir::Layout& s
                                        int64_t numWarps, int64_t warpSize) {
   const std::optional<ir::Layout> ptrLayout = ir::Layout::ofType(ptrs);
   if (ptrs.shape().size() != 2 || !ptrLayout || ptrLayout->kind() != ir::Layout::Kind::Blocked) return std::nullopt;
-  if (shared.kind() != ir::Layout::Kind::Shared) return std::nullopt;
+  if (shared.kind() != ir::Layout::Kind::Shared && shared.kind() != ir::Layout::Kind::LinearShared) return std::nullopt;
   const std::vector<int64_t>& shape = ptrs.shape();
   const int64_t c = ptrLayout->order()[0], r = 1 - c;  // contiguous in memory and in the buffer / the rows
   const int64_t threads = numWarps * warpSize, elements = shape[0] * shape[1];
-  if (c != shared.order()[0] || elements % threads != 0) return std::nullopt;
+  if (c != ir::sharedFastestDim(shared, shape) || elements % threads != 0) return std::nullopt;
   const int64_t perThread = elements / threads;
   const int64_t b = std::min({perThread, ptrLayout->sizePerThread()[c], shape[c]});
-  const int64_t perAccess = std::min(b, shared.vec());
+  const int64_t perAccess = std::min(b, ir::sharedRunAlong(shared, shape, static_cast<int>(c)));
   const int64_t wholeLines = std::min<int64_t>(128, std::min(warpSize * b, shape[c]) * elementBytes);
   auto cost = [&](const ir::LinearLayout& layout) {
     return sharedBufferWavefronts(layout, shared, shape, elementBytes, perAccess);

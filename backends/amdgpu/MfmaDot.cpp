@@ -56,7 +56,8 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
 
   // An operand in a shared buffer must be laid out as MFMA reads it (async-copy-dot-operands asks the policy for
   // that layout); in another one the portable lowering reads it.
-  const ir::Layout lds[2] = {mfmaOperandLdsLayout(K, elementBytes, 0), mfmaOperandLdsLayout(K, elementBytes, 1)};
+  const ir::Layout lds[2] = {mfmaOperandLdsLayout(K, elementBytes, 0, shape->M),
+                             mfmaOperandLdsLayout(K, elementBytes, 1, shape->N)};
   for (unsigned i = 0; i < 2; ++i)
     if (const ir::Op* load = transforms::dotOperandBuffer(op, i))
       if (ir::Layout::fromAttr(*load->operand(0)->type().encoding()) != lds[i]) return false;

@@ -42,8 +42,9 @@ std::optional<ir::Layout> mfmaOperandARegisterLayout(const ir::Op& dot, const tr
 
 // The LDS layout MFMA reads operand #index (0: A, 1: B) from, K being the dot's reduction size and elementBytes its
 // inputs' size: K-contiguous rows (A's rows, order [1, 0]; B's columns, order [0, 1]) in 8-byte chunks swizzled by
-// mfmaSwizzleFor.
-ir::Layout mfmaOperandLdsLayout(int64_t K, int64_t elementBytes, unsigned index);
+// mfmaSwizzleFor. Given the number of rows `outer` (M or N, a power of two), rows shorter than 128 bytes are also
+// permuted within groups of 16 (a #linear_shared layout; see the definition).
+ir::Layout mfmaOperandLdsLayout(int64_t K, int64_t elementBytes, unsigned index, int64_t outer = 0);
 // mfmaOperandLdsLayout for operand #index of `dot` when it is an MFMA candidate on wave64 and, with a shared-memory
 // limit set, options.numStages copies of both operands of every MFMA dot of its function fit in that limit;
 // nullopt otherwise (the dot then stages the operand in its scratch, laid out the same way).

@@ -8,6 +8,7 @@
 #include "backends/common/KernelLowering.h"
 #include "backends/common/XorOfBases.h"
 #include "ir/Layout.h"
+#include "ir/SharedRuns.h"
 
 namespace tessera::backends {
 
@@ -18,21 +19,6 @@ namespace {
 ir::Layout sharedLayoutOf(const ir::Type& buffer) { return ir::Layout::fromAttr(*buffer.encoding()); }
 
 int64_t stageBytes(const ir::Type& buffer) { return buffer.stageTile().numElements() * buffer.storageBytes(); }
-
-// How many elements along `dim`, from a multiple of that many, are consecutive in a stage laid out by `layout`.
-int64_t consecutiveAlong(const ir::Layout& layout, const std::vector<int64_t>& shape, int64_t dim) {
-  if (layout.kind() == ir::Layout::Kind::Shared) return dim == layout.order()[0] ? layout.vec() : 1;
-  if (layout.kind() != ir::Layout::Kind::LinearShared) return 1;
-  // The inverse maps coordinate bit i of `dim` to offset 2^i for the low bits of a run.
-  const ir::LinearLayout inverse = layout.toLinear(shape).invert();
-  const std::vector<ir::LinearLayout::Basis>& bits = inverse.inDim(ir::tensorDimName(static_cast<int>(dim))).bases;
-  int64_t run = 1;
-  for (const ir::LinearLayout::Basis& basis : bits) {
-    if (basis[0] != run) break;
-    run *= 2;
-  }
-  return run;
-}
 
 // Lanes first .. first + count - 1 of a vector.
 std::vector<int> shuffleMask(int64_t first, int64_t count) {
@@ -156,8 +142,8 @@ std::function<llvm::Value*(const Coords&)> KernelLowering::sharedIndexer(const i
 void KernelLowering::storeToShared(const ir::Op& op, const Regs& regs, const ThreadMap& map, ir::Type elem,
                                    const ir::Layout& layout, const std::vector<int64_t>& shape, llvm::Value* stage) {
   const auto [dim, run] = map.registerRuns();
-  const int64_t vec =
-      std::min({run, consecutiveAlong(layout, shape, dim), std::max<int64_t>(1, 16 / elem.storageBytes())});
+  const int64_t vec = std::min({run, ir::sharedRunAlong(layout, shape, static_cast<int>(dim)),
+                                std::max<int64_t>(1, 16 / elem.storageBytes())});
   llvm::Type* mt = memType(elem);
   const auto indexOf = sharedElementIndices(op, layout, shape, map);
   for (int64_t r = 0; r < map.numRegs(); r += vec) {
@@ -195,7 +181,7 @@ void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
       // elements still reaches shared memory in one wide store.
       const auto [dim, width] = vectorRun(ptrValue, map, mask);
       const int64_t run = std::max(width, std::min(contiguousRun(ptrValue, map), std::max<int64_t>(1, 16 / bytes)));
-      const int64_t vec = std::min(run, consecutiveAlong(layout, shape, dim));
+      const int64_t vec = std::min(run, ir::sharedRunAlong(layout, shape, static_cast<int>(dim)));
       const int64_t piece = std::min(width, vec);
       llvm::Value* stage = sharedStage(buffer, op.operand(2));
       auto vectorOf = [&](int64_t n) -> llvm::Type* {

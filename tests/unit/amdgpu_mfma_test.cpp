@@ -248,38 +248,46 @@ TEST(AMDGPUMfma, TransposedFragmentsMatchExactProductWithAFromLdsOrRegisters) {
 // The bank model of gfx9 LDS (32 banks of 4 bytes; a ds_read_b64 is served 16 lanes at a time, a ds_read_b32 32):
 // the lanes of one phase read 128 bytes, one 8-byte chunk of 16 consecutive rows (A's rows or B's columns) at one K
 // offset (with 4-byte vectors, both halves of it); they must touch 32 distinct banks. For f16 / bf16 (8-byte
-// vectors), gfx942's i8 (8) and gfx90a's i8 (4).
+// vectors), gfx942's i8 (8) and gfx90a's i8 (4); with and without the row permutation B's buffers of short rows
+// take (given their rows: `outer`).
 TEST(AMDGPUMfma, OperandLdsLayoutsAreConflictFreeForTheOperandReads) {
   struct Form {
     int64_t stepK, elementBytes;
   };
   for (const Form form : {Form{16, 2}, Form{32, 1}, Form{16, 1}})
     for (int64_t K : {32, 64, 128, 256})
-      for (unsigned index : {0u, 1u}) {
-        SCOPED_TRACE("K " + std::to_string(K) + " operand " + std::to_string(index) + ", instruction K " +
-                     std::to_string(form.stepK) + ", " + std::to_string(form.elementBytes) + "-byte inputs");
-        const ir::Layout lds = mfmaOperandLdsLayout(K, form.elementBytes, index);
-        const int64_t E = mfmaOperandElements(form.stepK), vectorBytes = E * form.elementBytes;
-        const int64_t lanesPerPhase = 128 / vectorBytes;
-        const int64_t outerSize = 64;
-        using Coords2 = std::vector<int64_t>;
-        const Coords2 shape = index == 0 ? Coords2{outerSize, K} : Coords2{K, outerSize};
-        auto byteOf = [&](int64_t outer, int64_t k) {
-          return form.elementBytes * lds.sharedOffset(shape, index == 0 ? Coords2{outer, k} : Coords2{k, outer});
-        };
-        for (int64_t block = 0; block < outerSize; block += 16)
-          for (int64_t k0 = 0; k0 < K; k0 += form.stepK)
-            for (int64_t phase = 0; phase < 64 / lanesPerPhase; ++phase) {
-              std::set<int64_t> banks;
-              for (int64_t lane = lanesPerPhase * phase; lane < lanesPerPhase * (phase + 1); ++lane) {
-                MfmaOperandOrigin o = mfmaOperandOrigin(lane, E);
-                const int64_t at = byteOf(block + o.outer, k0 + o.k);
-                ASSERT_EQ(at % vectorBytes, 0);
-                for (int64_t word = 0; word < vectorBytes / 4; ++word) banks.insert((at / 4 + word) % 32);
+      for (unsigned index : {0u, 1u})
+        for (int64_t outer : {0, 64, 256}) {
+          SCOPED_TRACE("K " + std::to_string(K) + " operand " + std::to_string(index) + ", instruction K " +
+                       std::to_string(form.stepK) + ", " + std::to_string(form.elementBytes) + "-byte inputs, " +
+                       std::to_string(outer) + " rows");
+          const ir::Layout lds = mfmaOperandLdsLayout(K, form.elementBytes, index, outer);
+          const int64_t E = mfmaOperandElements(form.stepK), vectorBytes = E * form.elementBytes;
+          const int64_t lanesPerPhase = 128 / vectorBytes;
+          const int64_t outerSize = outer ? outer : 64;
+          using Coords2 = std::vector<int64_t>;
+          const Coords2 shape = index == 0 ? Coords2{outerSize, K} : Coords2{K, outerSize};
+          auto byteOf = [&](int64_t row, int64_t k) {
+            return form.elementBytes * lds.sharedOffset(shape, index == 0 ? Coords2{row, k} : Coords2{k, row});
+          };
+          for (int64_t block = 0; block < outerSize; block += 16)
+            for (int64_t k0 = 0; k0 < K; k0 += form.stepK)
+              for (int64_t phase = 0; phase < 64 / lanesPerPhase; ++phase) {
+                std::set<int64_t> banks;
+                for (int64_t lane = lanesPerPhase * phase; lane < lanesPerPhase * (phase + 1); ++lane) {
+                  MfmaOperandOrigin o = mfmaOperandOrigin(lane, E);
+                  const int64_t at = byteOf(block + o.outer, k0 + o.k);
+                  ASSERT_EQ(at % vectorBytes, 0);
+                  for (int64_t word = 0; word < vectorBytes / 4; ++word) banks.insert((at / 4 + word) % 32);
+                }
+                EXPECT_EQ(banks.size(), 32u) << "rows from " << block << ", k " << k0 << ", phase " << phase;
               }
-              EXPECT_EQ(banks.size(), 32u) << "rows from " << block << ", k " << k0 << ", phase " << phase;
-            }
-      }
+        }
+  // The permutation applies where it is meant to: B with rows of 64 bytes and enough of them.
+  EXPECT_EQ(mfmaOperandLdsLayout(32, 2, 1, 64).kind(), ir::Layout::Kind::LinearShared);
+  EXPECT_EQ(mfmaOperandLdsLayout(64, 1, 1, 64).kind(), ir::Layout::Kind::LinearShared);
+  EXPECT_EQ(mfmaOperandLdsLayout(32, 2, 0, 64).kind(), ir::Layout::Kind::Shared);
+  EXPECT_EQ(mfmaOperandLdsLayout(64, 2, 1, 64).kind(), ir::Layout::Kind::Shared);
 }
 
 TEST(AMDGPUMfma, PolicyAsksForOperandBuffersOnlyForMfmaDots) {

@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -92,10 +91,12 @@ INSTANTIATE_TEST_SUITE_P(Tutorial04, MatmulBankConflicts,
 // 16-byte loads of 4 K rows a thread, one 8-byte store per column): with 8 of a store phase's 16 lanes along K
 // they reach all 16 phases of the 128-byte K rows (64 of f16), none conflicts. Before (all 16 along N, or 4 along
 // K) they wrote 4 or 8 of the 16: 384 extra wavefronts at 128x128x64, 2304 at 128x256x64. Where K rows are 64
-// bytes (BK 32 at f16, the i8 matmul below), two rows share the banks, and a run's column (even or odd) reaches one
-// half of them: a 2-way conflict remains.
+// bytes (BK 32), two rows share the banks, and the columns one store writes (8 apart) all had the same parity, so
+// half of the banks: 96 extra wavefronts at 64x64x32, 384 at 64x256x32, until B's buffer permuted its rows
+// (mfmaOperandLdsLayout).
 INSTANTIATE_TEST_SUITE_P(Tutorial04Amd, MatmulBankConflicts,
-                         ::testing::Combine(::testing::Values(Config{128, 128, 64, 8}, Config{128, 256, 64, 8}),
+                         ::testing::Combine(::testing::Values(Config{64, 64, 32, 4}, Config{64, 256, 32, 4},
+                                                              Config{128, 128, 64, 8}, Config{128, 256, 64, 8}),
                                             ::testing::Values("gfx942", "gfx90a")),
                          [](const auto& info) { return configName(std::get<0>(info.param), std::get<1>(info.param)); });
 
@@ -129,14 +130,14 @@ INSTANTIATE_TEST_SUITE_P(Tutorial04, MatmulRawPointers,
                          [](const auto& info) { return configName(std::get<0>(info.param), std::get<1>(info.param)); });
 
 // The i8 matmul on AMD's integer MFMAs: the operand reads (8 bytes a lane on gfx942, 4 on gfx90a) from the
-// 8-byte-chunk swizzle and the epilogue's exchange have no conflict. B's copies into LDS (N-contiguous in memory,
-// K-contiguous in LDS: 8 K rows of 2 columns a thread, one 8-byte store per column) have a 2-way conflict: the 16
-// lanes of a store phase write even columns only, whose 64-byte K rows all start a 128-byte line, so they reach 8
-// of the 16 bank pairs: 4 extra wavefronts per store request. One column a thread (1-byte global loads, twice as
-// many) would have none.
+// 8-byte-chunk swizzle, B's copies into LDS (N-contiguous in memory, K-contiguous in LDS: 8 K rows of 2 columns a
+// thread, one 8-byte store per column) and the epilogue's exchange have no conflict. B's K rows are 64 bytes, two
+// to a 128-byte line: the lanes of a store phase write columns of one parity, which reached only 8 of the 16 bank
+// pairs (2-way, 4 extra wavefronts per request: 96 at 64x64, 192 at 128x128) until B's buffer permuted its rows
+// (mfmaOperandLdsLayout: row r where r ^ ((r >> 4) % 2) would be).
 class MatmulI8BankConflicts : public ::testing::TestWithParam<std::tuple<Config, const char*>> {};
 
-TEST_P(MatmulI8BankConflicts, OnlyTheTransposingStoresOfBConflict) {
+TEST_P(MatmulI8BankConflicts, NoneInOperandsOrEpilogue) {
   const auto& [c, arch] = GetParam();
   const int64_t M = c.BM, N = c.BN, K = 2 * c.BK;
   std::vector<int8_t> a(M * K), b(K * N);
@@ -150,15 +151,10 @@ TEST_P(MatmulI8BankConflicts, OnlyTheTransposingStoresOfBConflict) {
 
   EXPECT_EQ(out, expected);
   ASSERT_TRUE(report);
-  std::map<std::string, uint64_t> conflicts;  // by op
-  for (const sim::OpCounters& op : report->ops) {
+  for (const sim::OpCounters& op : report->ops)
     if (op.op == "dot") EXPECT_GT(op.counters.sharedLoad.requests, 0u);
-    if (op.counters.sharedBankConflicts()) conflicts[op.op] += op.counters.sharedBankConflicts();
-  }
-  // Three copies of B (two iterations, two stages), each one store request per column per warp: 3 x 16 x 4 at
-  // 128x128 (B 64x128, 8 warps), 3 x 8 x 4 at 64x64 (B 64x64, 4 warps).
-  const uint64_t bStores = c.BN == 128 ? 192 : 96;
-  EXPECT_EQ(conflicts, (std::map<std::string, uint64_t>{{"local_store", bStores}})) << report->str();
+  EXPECT_GT(report->total.sharedStore.requests, 0u);
+  EXPECT_EQ(report->total.sharedBankConflicts(), 0u) << report->str();
 }
 
 INSTANTIATE_TEST_SUITE_P(Tutorial04, MatmulI8BankConflicts,
