@@ -77,12 +77,10 @@ ir::Layout mfmaOperandLdsLayout(int64_t K, int64_t elementBytes, unsigned index,
   if (index != 1 || lowBits == 0 || shift < 4 || outer < (int64_t(1) << (shift + lowBits)) ||
       (outer & (outer - 1)) != 0)
     return swizzled;
-  const int outerDim = index == 0 ? 0 : 1;
-  const std::vector<int64_t> shape = index == 0 ? std::vector<int64_t>{outer, K} : std::vector<int64_t>{K, outer};
-  const ir::LinearLayout offsets = swizzled.toLinear(shape);  // element offset -> coordinates
+  const ir::LinearLayout offsets = swizzled.toLinear({K, outer});  // element offset -> (k, n)
   std::vector<ir::LinearLayout::InDim> ins = offsets.inDims();
   for (ir::LinearLayout::InDim& in : ins)
-    for (ir::LinearLayout::Basis& basis : in.bases) basis[outerDim] ^= (basis[outerDim] >> shift) & (s.perPhase - 1);
+    for (ir::LinearLayout::Basis& basis : in.bases) basis[1] ^= (basis[1] >> shift) & (s.perPhase - 1);
   return ir::Layout::linearShared(ir::LinearLayout(std::move(ins), offsets.outDims()));
 }
 
