@@ -10,6 +10,7 @@
 #include "ir/Layout.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
+#include "ir/SharedRuns.h"
 #include "ir/Verifier.h"
 
 namespace {
@@ -402,6 +403,27 @@ TEST(DefaultBlockedLayout, SpreadsLanesThenWarpsFastestFirst) {
   }
   EXPECT_THROW(ir::defaultBlockedLayout({}, 4, 32), Error);
   EXPECT_THROW(ir::defaultBlockedLayout({64}, 3, 32), Error);
+}
+
+// The runs a vectorized shared-memory access may take whole. A #shared layout: vec along its fastest dimension. The
+// same swizzle as #linear_shared (8 f16 chunks of 4, XORed with the row's phase) keeps runs of 4, not the 32 its
+// row has: a run of 8 would cross two chunks the swizzle moves apart (the lowering used to store 16 bytes there,
+// misaligned). Without a swizzle, the whole row is one run.
+TEST(SharedRuns, RunsStopWhereASwizzleMovesNarrowerUnits) {
+  const std::vector<int64_t> shape = {64, 32};
+  const ir::Layout swizzled = ir::Layout::shared(4, 2, 8, {1, 0});
+  EXPECT_EQ(ir::sharedRunAlong(swizzled, shape, 1), 4);
+  EXPECT_EQ(ir::sharedRunAlong(swizzled, shape, 0), 1);
+  EXPECT_EQ(ir::sharedFastestDim(swizzled, shape), 1);
+  const ir::Layout linear = ir::Layout::linearShared(swizzled.toLinear(shape));
+  EXPECT_EQ(ir::sharedRunAlong(linear, shape, 1), 4);
+  EXPECT_EQ(ir::sharedRunAlong(linear, shape, 0), 1);
+  EXPECT_EQ(ir::sharedFastestDim(linear, shape), 1);
+  const ir::Layout plain = ir::Layout::linearShared(ir::Layout::shared(1, 1, 1, {1, 0}).toLinear(shape));
+  EXPECT_EQ(ir::sharedRunAlong(plain, shape, 1), 32);
+  const ir::Layout columns = ir::Layout::linearShared(ir::Layout::shared(1, 1, 1, {0, 1}).toLinear(shape));
+  EXPECT_EQ(ir::sharedFastestDim(columns, shape), 0);
+  EXPECT_EQ(ir::sharedRunAlong(columns, shape, 0), 64);
 }
 
 }  // namespace
