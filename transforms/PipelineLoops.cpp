@@ -40,7 +40,13 @@
 //
 // The copies follow the dot: the stage they overwrite is the one iteration i-1's dot read, complete in every warp
 // once each has passed its dot and the barrier insert-barriers puts before the copies. The tensor cores work on
-// iteration i while the threads issue the copies and wait for iteration i+1's.
+// iteration i while the threads issue the copies and wait for iteration i+1's. A dot whose accumulator is computed
+// from the carried value (attention's P V adds to O rescaled) is left in flight too; the carried value is then
+// waited for in the next iteration before its first use, or right after an earlier dot (Q K^T, which waits for
+// every group itself), and the copies follow that wait:
+//
+//   for k { %s = dot %q, %k_i, %zero; %o = dot_wait %acc {pending = 0}; copies of iteration i+S-1 ...
+//           %oa = mul %o, %alpha; %d = dot %p, %v_i, %oa {pending = 1}; yield %d }
 //
 // TMA copies (async_tma_copy, waited for by an mbarrier_wait, as async-copy-dot-operands makes them from desc_loads)
 // are pipelined alike, their mbarriers getting one barrier per stage: iteration j's copy lands in stage j % S and
@@ -226,8 +232,14 @@ class PipelineLoopsPass : public Pass {
     }
   }
 
-  // The dots of `body` the target can leave in flight (LayoutPolicy::dotIsAsynchronous) that accumulate into a
-  // carried value nothing else reads and hand their result only to the yield, which carries it back to them.
+  // The dots of `body` the target can leave in flight (LayoutPolicy::dotIsAsynchronous) whose result only the yield
+  // reads, carrying it back into their own accumulator:
+  //  - directly, the accumulator the carried value, which nothing else reads (a matmul's);
+  //  - or computed from the carried value (attention's P V, which adds to O rescaled): leaveInFlight then waits
+  //    for the carried value before its first use in the next iteration.
+  // One that takes A from registers qualifies only where A is computed, in the iteration, from an asynchronous dot
+  // issued before it and not left in flight (attention's Q K^T): that dot returns once every earlier group is
+  // complete, so the next iteration rewrites A's registers only once this dot is done reading them.
   std::vector<Op*> asynchronousDots(Block& body) const {
     std::vector<Op*> dots;
     if (!policy_) return dots;
@@ -235,15 +247,94 @@ class PipelineLoopsPass : public Pass {
     for (auto& owned : body.ops()) {
       Op* dot = owned.get();
       if (!dot->is(OpKind::Dot) || !policy_->dotIsAsynchronous(*dot)) continue;
-      const Value* acc = dot->operand(2);
       const Value* result = dot->result(0);
-      if (acc->ownerBlock() != &body || acc->index() == 0 || acc->uses().size() != 1) continue;
-      if (result->uses().size() != 1 || result->uses()[0].user != yield ||
-          result->uses()[0].operandIndex != acc->index() - 1)
+      if (result->uses().size() != 1 || result->uses()[0].user != yield) continue;
+      const Value* carried = body.argument(result->uses()[0].operandIndex + 1);
+      const Value* acc = dot->operand(2);
+      const bool direct = acc == carried && acc->uses().size() == 1;
+      if (!direct && !dependsOn(body, acc, [&](const Value* v) { return v == carried; })) continue;
+      if (transforms::dotTakesAInRegisters(*dot) &&
+          !dependsOn(body, dot->operand(0), [&](const Value* v) {
+            const Op* def = v->definingOp();
+            return def && def->is(OpKind::Dot) && policy_->dotIsAsynchronous(*def) && !isCarriedBackByYield(*def, yield);
+          }))
         continue;
       dots.push_back(dot);
     }
     return dots;
+  }
+
+  // Whether `dot`'s result goes back into the loop through `yield` (a candidate to be left in flight itself).
+  static bool isCarriedBackByYield(const Op& dot, const Op* yield) {
+    const std::vector<ir::Use>& uses = dot.result(0)->uses();
+    return std::any_of(uses.begin(), uses.end(), [&](const ir::Use& use) { return use.user == yield; });
+  }
+
+  // Whether `root` is computed in `body` (through the ops directly in it) from a value `found` accepts.
+  template <typename Found>
+  static bool dependsOn(const Block& body, const Value* root, Found found) {
+    std::unordered_set<const Value*> seen;
+    std::vector<const Value*> work{root};
+    while (!work.empty()) {
+      const Value* v = work.back();
+      work.pop_back();
+      if (!seen.insert(v).second) continue;
+      if (found(v)) return true;
+      const Op* def = v->definingOp();
+      if (!def || def->parentBlock() != &body) continue;
+      for (const Value* operand : def->operands()) work.push_back(operand);
+    }
+    return false;
+  }
+
+  // Leaves `dots` (asynchronousDots) in flight: each returns once the previous iteration's dots are complete
+  // (pending = 1). Where its accumulator is computed from the carried value, the carried value is waited for
+  // (dot_wait) before its first use in the iteration, or sooner, after the first other dot before that use (which
+  // on wgmma waits for every group anyway: attention's Q K^T). Returns the op after which the previous iteration's
+  // dots are complete, where their stages may be written again: the first such dot_wait, else the last dot.
+  static Op* leaveInFlight(Block& body, const std::vector<Op*>& dots) {
+    Op* yield = body.terminator();
+    Op* complete = dots.back();
+    auto before = [&](const Op* x, const Op* y) {
+      for (auto& owned : body.ops()) {
+        if (owned.get() == x) return true;
+        if (owned.get() == y) return false;
+      }
+      return false;
+    };
+    for (Op* dot : dots) {
+      dot->setAttr("pending", ir::Attr::integer(1));
+      Value* carried = body.argument(dot->result(0)->uses()[0].operandIndex + 1);
+      if (carried->uses().size() == 1 && carried->uses()[0].user == dot) continue;  // only the dot reads it
+      ir::Builder b(&body, nullptr);
+      for (auto& owned : body.ops()) {
+        Op* op = owned.get();
+        if (op == yield) break;
+        if (usesValue(*op, carried)) {
+          b = ir::Builder(&body, op);
+          break;
+        }
+        if (op->is(OpKind::Dot) && std::find(dots.begin(), dots.end(), op) == dots.end()) {
+          b = ir::Builder(&body, nextOp(*op));
+          break;
+        }
+      }
+      b.setLoc(dot->loc());
+      Op* wait = b.create(OpKind::DotWait, {carried}, {carried->type()}, {{"pending", ir::Attr::integer(0)}});
+      std::vector<ir::Use> uses = carried->uses();
+      for (const ir::Use& use : uses)
+        if (use.user != wait) use.user->setOperand(use.operandIndex, wait->result(0));
+      if (before(wait, complete)) complete = wait;
+    }
+    return complete;
+  }
+
+  // Whether `op` or an op nested in its regions reads `v`.
+  static bool usesValue(const Op& op, const Value* v) {
+    for (const ir::Use& use : v->uses())
+      for (const Op* p = use.user; p; p = p->parentOp())
+        if (p == &op) return true;
+    return false;
   }
 
   // Whether every use of `v` is inside `loop`.
@@ -458,10 +549,9 @@ class PipelineLoopsPass : public Pass {
     if (asyncDots.empty()) {
       issue(in, ahead, writeStage);
     } else {
-      ir::Builder late(&body, nextOp(*asyncDots.back()));
+      ir::Builder late(&body, nextOp(*leaveInFlight(body, asyncDots)));
       late.setLoc(loop.loc());
       issue(late, ahead, writeStage);
-      for (Op* dot : asyncDots) dot->setAttr("pending", ir::Attr::integer(1));
     }
     Value* parity = in.create1(OpKind::And, {in.create1(OpKind::Div, {iterationI32, i32(in, stages_)}, ir::Type::i32()),
                                              i32(in, 1)},
@@ -498,7 +588,7 @@ class PipelineLoopsPass : public Pass {
     std::vector<Value*> inFlight;
     std::vector<ir::Type> types;
     for (Op* dot : asyncDots) {
-      inFlight.push_back(loop.result(dot->operand(2)->index() - 1));
+      inFlight.push_back(loop.result(dot->result(0)->uses()[0].operandIndex));
       types.push_back(inFlight.back()->type());
     }
     Op* wait = after.create(OpKind::DotWait, inFlight, types, {{"pending", ir::Attr::integer(0)}});
@@ -716,13 +806,12 @@ class PipelineLoopsPass : public Pass {
     } else {
       // A dot returns once the previous iteration's are complete: that iteration's stage is free. The last
       // iteration's is free after the dot_wait that follows the loop (the producer may be filling the next tile's).
-      ir::Builder late(&body, nextOp(*asyncDots.back()));
+      ir::Builder late(&body, nextOp(*leaveInFlight(body, asyncDots)));
       late.setLoc(loop.loc());
       Value* ahead = late.binary(OpKind::Add, iteration, i32(late, stages_ - 1));
       Value* previous = late.binary(OpKind::Rem, ahead, i32(late, stages_));
       Value* hasPrevious = late.cmp("ge", local, i32(late, 1));
       late.create(OpKind::MbarrierArrive, {empty, previous, hasPrevious}, {});
-      for (Op* dot : asyncDots) dot->setAttr("pending", ir::Attr::integer(1));
       ir::Builder after(loop.parentBlock(), nextOp(loop));
       after.setLoc(loop.loc());
       waitForDots(after, loop, asyncDots);

@@ -6,6 +6,7 @@
 #include "ir/LinearLayout.h"
 #include "transforms/AsyncCopyDotOperands.h"
 #include "transforms/analysis/ChainedDots.h"
+#include "transforms/analysis/SharedScratch.h"
 
 namespace tessera::backends::nvptx {
 
@@ -114,7 +115,17 @@ std::optional<int64_t> NVPTXLayoutPolicy::dotOperandTmaSwizzle(const ir::Op& dot
 }
 
 bool NVPTXLayoutPolicy::dotIsAsynchronous(const ir::Op& dot) const {
-  return wgmmaBufferDotPlan(dot, options_).has_value();
+  if (wgmmaBufferDotPlan(dot, options_)) return true;
+  std::optional<WgmmaDotPlan> chained = wgmmaChainedDotPlan(dot, options_);
+  if (!chained) return false;
+  for (unsigned index : {0u, 1u}) {
+    if (index == 0 && chained->aInRegisters) continue;
+    const ir::Op* load = transforms::dotOperandBuffer(dot, index);
+    if (!load || !load->operand(0)->type().encoding() ||
+        ir::Layout::fromAttr(*load->operand(0)->type().encoding()) != wgmmaOperandLayout(*chained, index))
+      return false;
+  }
+  return true;
 }
 
 }  // namespace tessera::backends::nvptx

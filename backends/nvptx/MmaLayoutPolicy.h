@@ -82,8 +82,9 @@ class NVPTXLayoutPolicy : public TensorCoreLayoutPolicy {
   // On sm_90a, the operands of the dots WgmmaPlan.h admits whose NVMMA layout has the descriptor's innermost
   // dimension contiguous (A, and B of 16-bit inputs): the plan's swizzle.
   std::optional<int64_t> dotOperandTmaSwizzle(const ir::Op& dot, unsigned index) const override;
-  // The dots lowerWgmmaDot runs from both their buffers (wgmmaBufferDotPlan): wgmma.wait_group can leave them in
-  // flight.
+  // The dots lowerWgmmaDot runs on wgmma: from both their buffers (wgmmaBufferDotPlan), or chained
+  // (wgmmaChainedDotPlan) with B, and A unless it is in registers, in the plan's buffer layouts. wgmma.wait_group
+  // can leave them in flight.
   bool dotIsAsynchronous(const ir::Op& dot) const override;
   // cp.async moves 4, 8 or 16 bytes (NVPTXHooks::asyncCopy).
   bool copiesAsynchronously(int64_t bytes) const override { return bytes == 4 || bytes == 8 || bytes == 16; }

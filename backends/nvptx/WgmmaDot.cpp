@@ -212,9 +212,11 @@ bool lowerChainedWgmmaDot(KernelLowering& L, const ir::Op& op, const WgmmaDotPla
     }
   }
   alignSharedMemory(L);
-  // Issue i is row block i % rows: the rows are the group's slices. A may be registers the next iteration
-  // rewrites: nothing stays pending.
-  const WgmmaGroup group{mma, static_cast<int>(plan->fragmentRows.size()), static_cast<int>(steps), 0};
+  // Issue i is row block i % rows: the rows are the group's slices. A dot left in flight (its `pending`) takes A
+  // from registers only where pipeline-loops found that the next iteration rewrites them after a dot that waits
+  // for every group.
+  const WgmmaGroup group{mma, static_cast<int>(plan->fragmentRows.size()), static_cast<int>(steps),
+                         static_cast<int>(pendingGroups(op))};
   const Regs waited = issueGroup(b, group, operands, d);
   Regs result;  // in the accumulator's register order
   for (const auto& [fragment, slot] : plan->regSlot) result.push_back(waited[position[fragment] + slot]);

@@ -251,6 +251,34 @@ CheckCase twoLoopDotCase(int BM, int BN, int BK, int warps) {
   return c;
 }
 
+// A [BM, K] x B [K, BN] with the accumulator halved before each K step (acc = dot(A_k, B_k, acc * 0.5)): the
+// accumulator the dot adds to is computed from the loop-carried value, as attention's rescaled O, so on sm_90a its
+// wgmma stays in flight across iterations and the carried value is waited for before the halving
+// (transforms/PipelineLoops.cpp).
+void decayed_dot_kernel(Ptr<f16> a, Ptr<f16> b, Ptr<f32> c, Int K, Const<int> BM, Const<int> BN, Const<int> BK) {
+  Tensor rm = arange(0, BM), rn = arange(0, BN), rk = arange(0, BK);
+  Tensor acc = zeros<f32>({BM, BN});
+  for (Tensor k : range(0, K, BK)) {
+    Tensor x = load(a + expand_dims(rm, 1) * K + expand_dims(k + rk, 0));
+    Tensor y = load(b + expand_dims(k + rk, 1) * BN + expand_dims(rn, 0));
+    acc = dot(x, y, acc * 0.5f);
+  }
+  store(c + expand_dims(rm, 1) * BN + expand_dims(rn, 0), acc);
+}
+
+CheckCase decayedDotCase(int BM, int BN, int BK, int warps) {
+  const int64_t K = 8 * BK;
+  CheckCase c{"dot into a halved accumulator " + std::to_string(BM) + "x" + std::to_string(BN) + "x" +
+                  std::to_string(BK) + " warps=" + std::to_string(warps),
+              kernel("decayed_dot", decayed_dot_kernel, {"a", "b", "c", "K", "BM", "BN", "BK"}),
+              {{"BM", int64_t(BM)}, {"BN", int64_t(BN)}, {"BK", int64_t(BK)}}, {1, 1, 1}, {}};
+  c.args = {randomBuffer(ScalarKind::F16, int64_t(BM) * K, 14), randomBuffer(ScalarKind::F16, K * BN, 15),
+            zeroBuffer(ScalarKind::F32, int64_t(BM) * BN), K};
+  c.numWarps = warps;
+  c.atol = c.rtol = 1e-4;  // f32 accumulation in another order
+  return c;
+}
+
 // The library attention forward on `heads` heads of `seq` rows (one batch, contiguous), head dim `d`, inputs in
 // [-1, 1); f16 or bf16 (P and out are rounded to it: the tolerance is a few of its ulps at 1).
 struct AttentionShape { int64_t heads, seq, d; int BM, BN, warps; bool causal; };
@@ -405,6 +433,8 @@ std::vector<CheckCase> tutorialCases() {
   cases.push_back(attentionCase(ScalarKind::BF16, {2, 150, 64, 64, 64, 4, false}));
   cases.push_back(twoLoopDotCase(64, 64, 32, 4));
   cases.push_back(twoLoopDotCase(128, 64, 64, 8));
+  cases.push_back(decayedDotCase(64, 64, 32, 4));
+  cases.push_back(decayedDotCase(128, 128, 64, 8));
   // Persistent kernels (transforms/MakePersistent.cpp): the programs the GPU holds at once loop over the grid's
   // tiles. tessera-gpu-check --runtime=sim runs them on an emulated GPU of one multiprocessor
   // (--multiprocessors=1), so that every program runs several tiles: the ragged matmul's 8 x 5 tiles (and its K
