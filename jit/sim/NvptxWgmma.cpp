@@ -36,6 +36,14 @@ uint32_t inputKind(backends::nvptx::WgmmaInput input) {
   return kWgmmaF16;
 }
 
+// A wgmma.wait_group N with N > 0.
+bool leavesGroupsPending(const llvm::Instruction& inst) {
+  const auto* call = llvm::dyn_cast<llvm::CallInst>(&inst);
+  if (!call) return false;
+  std::optional<WgmmaAsm> wgmma = wgmmaAsmOf(*call);
+  return wgmma && wgmma->kind == WgmmaAsm::Kind::Wait && wgmma->pendingGroups > 0;
+}
+
 void guard(RewriteContext& rc, llvm::CallInst& mma, uint32_t issue) {
   std::vector<llvm::Instruction*> work{&mma};
   std::set<llvm::Instruction*> seen{&mma}, guarded;
@@ -44,7 +52,9 @@ void guard(RewriteContext& rc, llvm::CallInst& mma, uint32_t issue) {
     work.pop_back();
     for (llvm::User* user : value->users()) {
       auto* inst = llvm::cast<llvm::Instruction>(user);
-      if (forwards(*inst)) {
+      // A wait_group that may leave groups pending (N > 0: the dot's own group, left in flight across iterations)
+      // passes the registers on as they are; whether this mma is complete is the runtime's check where they are read.
+      if (forwards(*inst) || leavesGroupsPending(*inst)) {
         if (seen.insert(inst).second) work.push_back(inst);
         continue;
       }

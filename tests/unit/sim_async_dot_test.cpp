@@ -4,6 +4,9 @@
 // writes. Then the order that makes it safe is broken on purpose: the same final tile IR with the dot moved after
 // the copies (a copy overwrites the stage the previous iteration's still-pending dot reads) is reported, naming the
 // overwrite, the kernel and the copy. The inputs are small integers, so every order of summation gives the same sums.
+// Last, a dot into an accumulator computed from the carried value (halved before each step, as attention's O is
+// rescaled) is left in flight too, its carried value waited for (dot_wait) before the halving reads it; without that
+// wait the emulator reports the read, naming the kernel and the op.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -19,6 +22,7 @@
 #include "jit/JitKernel.h"
 #include "jit/sim/SimRuntime.h"
 #include "tessera/kernels/matmul.h"
+#include "tessera/tessera.h"
 #include "tests/gpucheck/GpuCheck.h"
 
 namespace tessera {
@@ -157,6 +161,127 @@ TEST(SimAsyncDot, CopiesIssuedBeforeTheDotOverwriteThePendingDotsStageAndAreRepo
     EXPECT_NE(what.find("wgmma operand overwritten before its wait"), std::string::npos) << what;
     EXPECT_NE(what.find("matmul"), std::string::npos) << what;
     EXPECT_NE(what.find("async_copy"), std::string::npos) << what;  // the op that wrote it
+  }
+}
+
+// acc = dot(A_k, B_k, acc * 0.5) over K for one BM x BN tile (A [BM, K], B [K, BN], row-major).
+void halved_accumulator_kernel(Ptr<f16> a, Ptr<f16> b, Ptr<f32> c, Int k_size, Const<int> BM, Const<int> BN,
+                               Const<int> BK) {
+  Tensor rm = arange(0, BM), rn = arange(0, BN), rk = arange(0, BK);
+  Tensor acc = zeros<f32>({BM, BN});
+  for (Tensor k : range(0, k_size, BK)) {
+    Tensor x = load(a + expand_dims(rm, 1) * k_size + expand_dims(k + rk, 0));
+    Tensor y = load(b + expand_dims(k + rk, 1) * BN + expand_dims(rn, 0));
+    acc = dot(x, y, acc * 0.5f);
+  }
+  store(c + expand_dims(rm, 1) * BN + expand_dims(rn, 0), acc);
+}
+
+struct HalvedAccumulator {
+  KernelDef def = kernel("halved_accumulator", halved_accumulator_kernel, {"a", "b", "c", "k_size", "BM", "BN", "BK"});
+  const Constants tiles{{"BM", 64}, {"BN", 64}, {"BK", 32}};
+  std::vector<uint16_t> a = smallIntegers(M * K, 7, 9), b = smallIntegers(K * N, 5, 7);
+
+  std::vector<float> onInterpreter() const {
+    std::vector<uint16_t> ca = a, cb = b;
+    std::vector<float> c(M * N, -1.0f);
+    def.runInterpreter({1, 1, 1},
+                       {interp::Buffer{ca.data(), ca.size() * 2}, interp::Buffer{cb.data(), cb.size() * 2},
+                        interp::Buffer{c.data(), c.size() * 4}, K},
+                       tiles);
+    return c;
+  }
+
+  std::vector<gpucheck::CheckArg> args() const {
+    auto bytesOf = [](const auto& v) {
+      std::vector<uint8_t> out(v.size() * sizeof(v[0]));
+      std::memcpy(out.data(), v.data(), out.size());
+      return out;
+    };
+    return {gpucheck::HostBuffer{ir::ScalarKind::F16, bytesOf(a), std::nullopt},
+            gpucheck::HostBuffer{ir::ScalarKind::F16, bytesOf(b), std::nullopt},
+            gpucheck::HostBuffer{ir::ScalarKind::F32, std::vector<uint8_t>(M * N * 4), std::nullopt}, K};
+  }
+
+  // The tile IR after the last pass of the JIT's compile for sm_90a.
+  std::string finalTileIR(sim::SimRuntime& runtime) const {
+    const size_t aBytes = M * K * 2, bBytes = K * N * 2, cBytes = M * N * 4;
+    jit::DeviceAddress da = runtime.allocate(aBytes), db = runtime.allocate(bBytes), dc = runtime.allocate(cBytes);
+    const std::vector<jit::KernelArg> args{jit::KernelArg::pointer(da, aBytes), jit::KernelArg::pointer(db, bBytes),
+                                           jit::KernelArg::pointer(dc, cBytes), K};
+    jit::KernelCache cache{std::filesystem::path()};
+    jit::JitKernel jitted(def, cache);
+    jit::LaunchOptions inspect;
+    inspect.target = runtime.target();
+    inspect.arch = "sm_90a";
+    inspect.numWarps = 4;
+    const std::string ir = jitted.compileOnly(args, tiles, inspect)->irAfterPass.back().second;
+    for (jit::DeviceAddress d : {da, db, dc}) runtime.release(d);
+    return ir;
+  }
+};
+
+// `text` without the K loop's dot_wait (the first one: the one after the loop waits for the last dot), its result
+// replaced by its operand: the halving then reads the previous iteration's pending products.
+std::string withoutTheLoopsDotWait(const std::string& text) {
+  std::vector<std::string> body = lines(text);
+  std::string result, operand;
+  std::string joined;
+  for (const std::string& line : body) {
+    const size_t at = line.find(" = dot_wait %");
+    if (result.empty() && at != std::string::npos) {
+      result = line.substr(line.find('%'), at - line.find('%'));
+      operand = line.substr(at + 12, line.find(' ', at + 12) - (at + 12));
+      continue;
+    }
+    joined += line + "\n";
+  }
+  EXPECT_FALSE(result.empty()) << text;
+  for (size_t at = joined.find(result + " "); !result.empty() && at != std::string::npos;
+       at = joined.find(result + " ", at + operand.size()))
+    joined.replace(at, result.size(), operand);
+  for (size_t at = joined.find(result + ","); !result.empty() && at != std::string::npos;
+       at = joined.find(result + ",", at + operand.size()))
+    joined.replace(at, result.size(), operand);
+  return joined;
+}
+
+TEST(SimAsyncDot, ADotIntoAHalvedAccumulatorStaysInFlightBehindAWaitForTheCarriedValue) {
+  sim::SimRuntime& runtime = sim::simRuntime("sm_90a");
+  const HalvedAccumulator h;
+  const std::string ir = h.finalTileIR(runtime);
+  const size_t loop = ir.find(" = for ");
+  const size_t wait = ir.find(" = dot_wait ", loop), dot = ir.find(" = dot ", loop);
+  ASSERT_NE(wait, std::string::npos) << ir;
+  EXPECT_LT(wait, dot) << "the carried value is waited for before the dot reads it:\n" << ir;
+  EXPECT_NE(ir.find("pending = 1} : tile<64x64xf32", dot), std::string::npos) << ir;
+  EXPECT_NE(ir.find(" = dot_wait ", ir.find("    yield ", dot)), std::string::npos) << "a wait after the loop";
+
+  std::shared_ptr<const jit::CompiledKernel> kernel = compileTileIR(ir);
+  const std::vector<gpucheck::HostBuffer> out =
+      gpucheck::launchCompiled(kernel, parameterTypes(ir), {1, 1, 1}, h.args(), runtime);
+  std::optional<sim::Report> report = runtime.lastReport();
+  ASSERT_TRUE(report);
+  EXPECT_FALSE(report->failed()) << report->str();
+  const std::vector<float> expected = h.onInterpreter(), got = floatsOf(out.at(2));
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i)
+    ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(expected[i])) << "element " << i;
+}
+
+TEST(SimAsyncDot, ReadingThePendingAccumulatorWithoutTheWaitIsReported) {
+  sim::SimRuntime& runtime = sim::simRuntime("sm_90a");
+  const HalvedAccumulator h;
+  const std::string broken = withoutTheLoopsDotWait(h.finalTileIR(runtime));
+  std::shared_ptr<const jit::CompiledKernel> kernel = compileTileIR(broken);
+  try {
+    gpucheck::launchCompiled(kernel, parameterTypes(broken), {1, 1, 1}, h.args(), runtime);
+    FAIL() << "the emulator did not report the read:\n" << broken;
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("wgmma accumulator read before its wait"), std::string::npos) << what;
+    EXPECT_NE(what.find("halved_accumulator"), std::string::npos) << what;
+    EXPECT_NE(what.find("(mul)"), std::string::npos) << what;  // the op that read it
   }
 }
 
