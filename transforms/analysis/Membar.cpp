@@ -256,10 +256,12 @@ class MembarAnalysis {
           continue;
         }
         case OpKind::For:
+          orderBeforeLoop(block, *op, state, staged);
           state = runLoop(*op->region(0), nullptr, state);
           staged = StagedAccesses(state);
           continue;
         case OpKind::While:
+          orderBeforeLoop(block, *op, state, staged);
           state = runLoop(*op->region(0), op->region(1), state);
           staged = StagedAccesses(state);
           continue;
@@ -322,6 +324,29 @@ class MembarAnalysis {
       if (next == head && inserted_.size() == barriersBefore) return second ? firstEnd : head;
       head = std::move(next);
     }
+  }
+
+  // Where what is pending before `loop` conflicts with an access in its body (a buffer an async_copy filled before
+  // the loop, read in every iteration), a barrier before the loop orders it once, rather than one in the body
+  // ordering it in every iteration (where nothing in the body needs it: a warp-specialized consumer's loop has no
+  // other barrier). insert-barriers drops it again where a barrier the body needs anyway orders the same.
+  void orderBeforeLoop(Block& block, Op& loop, Pending& state, StagedAccesses& staged) {
+    if (mode_ != Mode::Insert || !conflicts(state, accessesWithin(loop))) return;
+    inserted_.push_back(ir::Builder(&block, &loop).create(OpKind::Barrier, {}, {}));
+    state = {};
+    staged = StagedAccesses();
+  }
+
+  // Every shared-memory access of the ops in `op`'s regions, as bytes (async_waits: every async_copy's landing).
+  Pending accessesWithin(const Op& op) const {
+    Pending all;
+    for (unsigned r = 0; r < op.numRegions(); ++r)
+      for (const auto& inner : op.region(r)->ops()) {
+        if (inner->is(OpKind::AsyncWait)) all.writes.add(asyncCopyLanding_);
+        all.add(accessesOf(*inner));
+        all.add(accessesWithin(*inner));
+      }
+    return all;
   }
 
   // A warp_specialize producer region: its shared accesses are TMA copies, none of which a barrier could order.

@@ -11,7 +11,10 @@
 //
 // Control flow: `if` joins the states of its two branches (union); a loop's body is analyzed from the union of
 // the state on entry and the state at the end of the body (the back edge), iterated to a fixed point, so a body
-// whose end touches bytes that its start touches conflicts at that op. Barriers already in the IR reset the state.
+// whose end touches bytes that its start touches conflicts at that op. What is pending on entry and conflicts with
+// an access anywhere in the body gets a barrier before the loop (run once; insert-barriers drops it where one the
+// body needs anyway orders the same), so only the back edge's conflicts put barriers in the body. Barriers already
+// in the IR reset the state.
 // A warp_specialize's consumer region is analyzed as straight-line code (its barriers are the consumers'); its
 // producer region may only issue TMA copies, which mbarriers order, never a barrier.
 #pragma once
