@@ -256,7 +256,8 @@ class PipelineLoopsPass : public Pass {
       if (transforms::dotTakesAInRegisters(*dot) &&
           !dependsOn(body, dot->operand(0), [&](const Value* v) {
             const Op* def = v->definingOp();
-            return def && def->is(OpKind::Dot) && policy_->dotIsAsynchronous(*def) && !isCarriedBackByYield(*def, yield);
+            return def && def->is(OpKind::Dot) && policy_->dotIsAsynchronous(*def) &&
+                   !isCarriedBackByYield(*def, yield);
           }))
         continue;
       dots.push_back(dot);

@@ -37,6 +37,20 @@ std::vector<uint16_t> smallIntegers(int64_t n, int64_t mul, int64_t mod) {
   return v;
 }
 
+template <typename T>
+std::vector<uint8_t> bytesOf(const std::vector<T>& v) {
+  std::vector<uint8_t> out(v.size() * sizeof(T));
+  std::memcpy(out.data(), v.data(), out.size());
+  return out;
+}
+
+// A and B (f16) and C (f32, M x N, zeroed), the buffers both kernels below take first.
+std::vector<gpucheck::CheckArg> operandBuffers(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b) {
+  return {gpucheck::HostBuffer{ir::ScalarKind::F16, bytesOf(a), std::nullopt},
+          gpucheck::HostBuffer{ir::ScalarKind::F16, bytesOf(b), std::nullopt},
+          gpucheck::HostBuffer{ir::ScalarKind::F32, std::vector<uint8_t>(M * N * 4), std::nullopt}};
+}
+
 struct Matmul {
   std::vector<uint16_t> a = smallIntegers(M * K, 7, 9), b = smallIntegers(K * N, 5, 7);
 
@@ -52,15 +66,9 @@ struct Matmul {
   }
 
   std::vector<gpucheck::CheckArg> args() const {
-    auto bytesOf = [](const auto& v) {
-      std::vector<uint8_t> out(v.size() * sizeof(v[0]));
-      std::memcpy(out.data(), v.data(), out.size());
-      return out;
-    };
-    return {gpucheck::HostBuffer{ir::ScalarKind::F16, bytesOf(a), std::nullopt},
-            gpucheck::HostBuffer{ir::ScalarKind::F16, bytesOf(b), std::nullopt},
-            gpucheck::HostBuffer{ir::ScalarKind::F32, std::vector<uint8_t>(M * N * 4), std::nullopt},
-            M, N, K, K, int64_t(1), N, int64_t(1), N, int64_t(1)};
+    std::vector<gpucheck::CheckArg> all = operandBuffers(a, b);
+    for (int64_t v : {M, N, K, K, int64_t(1), N, int64_t(1), N, int64_t(1)}) all.push_back(v);
+    return all;
   }
 };
 
@@ -126,6 +134,21 @@ std::vector<float> floatsOf(const gpucheck::HostBuffer& b) {
   return v;
 }
 
+// Runs `kernel` (compiled from `ir`) on the emulator: no finding, and C bit for bit the interpreter's.
+void expectCleanAndExact(const std::shared_ptr<const jit::CompiledKernel>& kernel, const std::string& ir,
+                         const std::vector<gpucheck::CheckArg>& args, const std::vector<float>& expected,
+                         sim::SimRuntime& runtime) {
+  const std::vector<gpucheck::HostBuffer> out =
+      gpucheck::launchCompiled(kernel, parameterTypes(ir), {1, 1, 1}, args, runtime);
+  std::optional<sim::Report> report = runtime.lastReport();
+  ASSERT_TRUE(report);
+  EXPECT_FALSE(report->failed()) << report->str();
+  const std::vector<float> got = floatsOf(out.at(2));
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i)
+    ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(expected[i])) << "element " << i;
+}
+
 TEST(SimAsyncDot, APipelinedWgmmaMatmulKeepsOneDotInFlightAndWritesWhatTheInterpreterWrites) {
   sim::SimRuntime& runtime = sim::simRuntime("sm_90a");
   const std::string ir = finalTileIR(runtime);
@@ -137,15 +160,7 @@ TEST(SimAsyncDot, APipelinedWgmmaMatmulKeepsOneDotInFlightAndWritesWhatTheInterp
   std::shared_ptr<const jit::CompiledKernel> kernel = compileTileIR(ir);
   EXPECT_NE(kernel->optimizedLLVMIR.find("wgmma.wait_group.sync.aligned 1;"), std::string::npos);
   const Matmul mm;
-  const std::vector<gpucheck::HostBuffer> out =
-      gpucheck::launchCompiled(kernel, parameterTypes(ir), {1, 1, 1}, mm.args(), runtime);
-  std::optional<sim::Report> report = runtime.lastReport();
-  ASSERT_TRUE(report);
-  EXPECT_FALSE(report->failed()) << report->str();
-  const std::vector<float> expected = mm.onInterpreter(), got = floatsOf(out.at(2));
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < expected.size(); ++i)
-    ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(expected[i])) << "element " << i;
+  expectCleanAndExact(kernel, ir, mm.args(), mm.onInterpreter(), runtime);
 }
 
 TEST(SimAsyncDot, CopiesIssuedBeforeTheDotOverwriteThePendingDotsStageAndAreReported) {
@@ -193,14 +208,9 @@ struct HalvedAccumulator {
   }
 
   std::vector<gpucheck::CheckArg> args() const {
-    auto bytesOf = [](const auto& v) {
-      std::vector<uint8_t> out(v.size() * sizeof(v[0]));
-      std::memcpy(out.data(), v.data(), out.size());
-      return out;
-    };
-    return {gpucheck::HostBuffer{ir::ScalarKind::F16, bytesOf(a), std::nullopt},
-            gpucheck::HostBuffer{ir::ScalarKind::F16, bytesOf(b), std::nullopt},
-            gpucheck::HostBuffer{ir::ScalarKind::F32, std::vector<uint8_t>(M * N * 4), std::nullopt}, K};
+    std::vector<gpucheck::CheckArg> all = operandBuffers(a, b);
+    all.push_back(K);
+    return all;
   }
 
   // The tile IR after the last pass of the JIT's compile for sm_90a.
@@ -257,16 +267,7 @@ TEST(SimAsyncDot, ADotIntoAHalvedAccumulatorStaysInFlightBehindAWaitForTheCarrie
   EXPECT_NE(ir.find("pending = 1} : tile<64x64xf32", dot), std::string::npos) << ir;
   EXPECT_NE(ir.find(" = dot_wait ", ir.find("    yield ", dot)), std::string::npos) << "a wait after the loop";
 
-  std::shared_ptr<const jit::CompiledKernel> kernel = compileTileIR(ir);
-  const std::vector<gpucheck::HostBuffer> out =
-      gpucheck::launchCompiled(kernel, parameterTypes(ir), {1, 1, 1}, h.args(), runtime);
-  std::optional<sim::Report> report = runtime.lastReport();
-  ASSERT_TRUE(report);
-  EXPECT_FALSE(report->failed()) << report->str();
-  const std::vector<float> expected = h.onInterpreter(), got = floatsOf(out.at(2));
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < expected.size(); ++i)
-    ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(expected[i])) << "element " << i;
+  expectCleanAndExact(compileTileIR(ir), ir, h.args(), h.onInterpreter(), runtime);
 }
 
 TEST(SimAsyncDot, ReadingThePendingAccumulatorWithoutTheWaitIsReported) {
