@@ -251,11 +251,10 @@ CheckCase twoLoopDotCase(int BM, int BN, int BK, int warps) {
   return c;
 }
 
-// A [BM, K] x B [K, BN] with the accumulator halved before each K step (acc = dot(A_k, B_k, acc * 0.5)): the
-// accumulator the dot adds to is computed from the loop-carried value, as attention's rescaled O, so on sm_90a its
-// wgmma stays in flight across iterations and the carried value is waited for before the halving
-// (transforms/PipelineLoops.cpp).
-void decayed_dot_kernel(Ptr<f16> a, Ptr<f16> b, Ptr<f32> c, Int K, Const<int> BM, Const<int> BN, Const<int> BK) {
+// acc = dot(A_k, B_k, acc * 0.5): the accumulator the dot adds to is computed from the loop-carried value, as
+// attention's rescaled O.
+void halved_accumulator_kernel(Ptr<f16> a, Ptr<f16> b, Ptr<f32> c, Int K, Const<int> BM, Const<int> BN,
+                               Const<int> BK) {
   Tensor rm = arange(0, BM), rn = arange(0, BN), rk = arange(0, BK);
   Tensor acc = zeros<f32>({BM, BN});
   for (Tensor k : range(0, K, BK)) {
@@ -266,11 +265,11 @@ void decayed_dot_kernel(Ptr<f16> a, Ptr<f16> b, Ptr<f32> c, Int K, Const<int> BM
   store(c + expand_dims(rm, 1) * BN + expand_dims(rn, 0), acc);
 }
 
-CheckCase decayedDotCase(int BM, int BN, int BK, int warps) {
+CheckCase halvedAccumulatorCase(int BM, int BN, int BK, int warps) {
   const int64_t K = 8 * BK;
   CheckCase c{"dot into a halved accumulator " + std::to_string(BM) + "x" + std::to_string(BN) + "x" +
                   std::to_string(BK) + " warps=" + std::to_string(warps),
-              kernel("decayed_dot", decayed_dot_kernel, {"a", "b", "c", "K", "BM", "BN", "BK"}),
+              halvedAccumulatorDot(),
               {{"BM", int64_t(BM)}, {"BN", int64_t(BN)}, {"BK", int64_t(BK)}}, {1, 1, 1}, {}};
   c.args = {randomBuffer(ScalarKind::F16, int64_t(BM) * K, 14), randomBuffer(ScalarKind::F16, K * BN, 15),
             zeroBuffer(ScalarKind::F32, int64_t(BM) * BN), K};
@@ -433,8 +432,8 @@ std::vector<CheckCase> tutorialCases() {
   cases.push_back(attentionCase(ScalarKind::BF16, {2, 150, 64, 64, 64, 4, false}));
   cases.push_back(twoLoopDotCase(64, 64, 32, 4));
   cases.push_back(twoLoopDotCase(128, 64, 64, 8));
-  cases.push_back(decayedDotCase(64, 64, 32, 4));
-  cases.push_back(decayedDotCase(128, 128, 64, 8));
+  cases.push_back(halvedAccumulatorCase(64, 64, 32, 4));
+  cases.push_back(halvedAccumulatorCase(128, 128, 64, 8));
   // Persistent kernels (transforms/MakePersistent.cpp): the programs the GPU holds at once loop over the grid's
   // tiles. tessera-gpu-check --runtime=sim runs them on an emulated GPU of one multiprocessor
   // (--multiprocessors=1), so that every program runs several tiles: the ragged matmul's 8 x 5 tiles (and its K
@@ -631,6 +630,10 @@ std::vector<CheckCase> opCases() {
 }
 
 }  // namespace
+
+KernelDef halvedAccumulatorDot() {
+  return kernel("halved_accumulator", halved_accumulator_kernel, {"a", "b", "c", "K", "BM", "BN", "BK"});
+}
 
 std::vector<CheckCase> allCases() {
   std::vector<CheckCase> all = tutorialCases();

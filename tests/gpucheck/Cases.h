@@ -12,4 +12,9 @@ namespace tessera::gpucheck {
 
 std::vector<CheckCase> allCases();
 
+// The kernel of the cases "dot into a halved accumulator": acc = dot(A_k, B_k, acc * 0.5) over K for one BM x BN
+// tile (A [BM, K], B [K, BN] row-major; parameters a, b, c, K and the Consts BM, BN, BK). On sm_90a its wgmma stays
+// in flight across iterations behind a wait for the carried value (transforms/PipelineLoops.cpp).
+KernelDef halvedAccumulatorDot();
+
 }  // namespace tessera::gpucheck

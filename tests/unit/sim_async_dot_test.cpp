@@ -22,7 +22,7 @@
 #include "jit/JitKernel.h"
 #include "jit/sim/SimRuntime.h"
 #include "tessera/kernels/matmul.h"
-#include "tessera/tessera.h"
+#include "tests/gpucheck/Cases.h"
 #include "tests/gpucheck/GpuCheck.h"
 
 namespace tessera {
@@ -179,21 +179,8 @@ TEST(SimAsyncDot, CopiesIssuedBeforeTheDotOverwriteThePendingDotsStageAndAreRepo
   }
 }
 
-// acc = dot(A_k, B_k, acc * 0.5) over K for one BM x BN tile (A [BM, K], B [K, BN], row-major).
-void halved_accumulator_kernel(Ptr<f16> a, Ptr<f16> b, Ptr<f32> c, Int k_size, Const<int> BM, Const<int> BN,
-                               Const<int> BK) {
-  Tensor rm = arange(0, BM), rn = arange(0, BN), rk = arange(0, BK);
-  Tensor acc = zeros<f32>({BM, BN});
-  for (Tensor k : range(0, k_size, BK)) {
-    Tensor x = load(a + expand_dims(rm, 1) * k_size + expand_dims(k + rk, 0));
-    Tensor y = load(b + expand_dims(k + rk, 1) * BN + expand_dims(rn, 0));
-    acc = dot(x, y, acc * 0.5f);
-  }
-  store(c + expand_dims(rm, 1) * BN + expand_dims(rn, 0), acc);
-}
-
 struct HalvedAccumulator {
-  KernelDef def = kernel("halved_accumulator", halved_accumulator_kernel, {"a", "b", "c", "k_size", "BM", "BN", "BK"});
+  KernelDef def = gpucheck::halvedAccumulatorDot();
   const Constants tiles{{"BM", 64}, {"BN", 64}, {"BK", 32}};
   std::vector<uint16_t> a = smallIntegers(M * K, 7, 9), b = smallIntegers(K * N, 5, 7);
 
