@@ -46,6 +46,12 @@ def _check_warp_specialize(warp_specialize):
         raise TypeError(f"warp_specialize must be True or False, got {warp_specialize!r}")
 
 
+def _check_num_warps(num_warps):
+    # Every backend's bound (the JIT's too): 32 warps of 32 threads are a program's 1024 threads on NVIDIA.
+    if type(num_warps) is not int or not 1 <= num_warps <= 32 or num_warps & (num_warps - 1):
+        raise ValueError(f"num_warps must be a power of two from 1 to 32, got {num_warps!r}")
+
+
 def _check_num_stages(num_stages):
     if type(num_stages) is not int or not 1 <= num_stages <= 8:
         raise ValueError(f"num_stages must be an int from 1 to 8, got {num_stages!r}")
@@ -151,8 +157,7 @@ class Kernel:
         its own, with 64-bit pointer arithmetic).
         """
         self._check_constants(constants)
-        if type(num_warps) is not int or num_warps <= 0 or num_warps & (num_warps - 1):
-            raise ValueError(f"num_warps must be a positive power of two, got {num_warps!r}")
+        _check_num_warps(num_warps)
         _check_num_stages(num_stages)
         _check_persistent(persistent)
         _check_warp_specialize(warp_specialize)
@@ -246,8 +251,7 @@ class _Launcher:
         k = self.kernel
         runtime, constants = k._bind(args, kwargs)
         k._check_constants(constants)
-        if type(num_warps) is not int or num_warps <= 0 or num_warps & (num_warps - 1):
-            raise ValueError(f"num_warps must be a positive power of two, got {num_warps!r}")
+        _check_num_warps(num_warps)
         _check_num_stages(num_stages)
         _check_persistent(persistent)
         _check_warp_specialize(warp_specialize)

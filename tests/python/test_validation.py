@@ -158,10 +158,11 @@ def test_bad_grid(grid, error, pattern, backend):
         add[grid](x, y, out, 64, BLOCK=64, backend=backend)
 
 
-@pytest.mark.parametrize("num_warps", [0, 3, -4, 4.0, "4", None])
+@pytest.mark.parametrize("num_warps", [0, 3, -4, 4.0, "4", None, 64])
 def test_bad_num_warps(num_warps):
     x, y, out = _inputs()
-    with pytest.raises(ValueError, match="num_warps must be a positive power of two"):
+    # The interpreter runs any number of warps, but is held to what every GPU backend takes (the JIT's own bound).
+    with pytest.raises(ValueError, match="num_warps must be a power of two from 1 to 32"):
         add[1](x, y, out, 64, BLOCK=64, num_warps=num_warps)
 
 
