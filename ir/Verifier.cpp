@@ -612,6 +612,9 @@ class Verifier {
       case OpKind::DotWait:
         checkDotWait(op);
         return;
+      case OpKind::TurnWait: case OpKind::TurnPass:
+        checkTurn(op);
+        return;
       default:
         fail(op, "has no verifier rule (an op without the kSameType trait needs one in Verifier.cpp)");
         return;
@@ -1040,6 +1043,29 @@ class Verifier {
     if (!ok) return false;
     for (unsigned r = 0; r < 2; ++r) ok = checkYield(op, r, {}, "nothing") && ok;
     return ok;
+  }
+
+  // turn_wait / turn_pass {groups = G[, only_group = g]}: the consumers of a warp_specialize split into G >= 2
+  // groups of whole warps that take turns; only_group (0 <= g < G) restricts the op to one group.
+  bool checkTurn(const Op& op) {
+    const Attr* groups = nullptr;
+    if (!getAttr(op, "groups", Attr::Kind::Int, true, groups)) return false;
+    if (groups->getInt() < 2) return fail(op, "needs at least 2 groups, got " + std::to_string(groups->getInt()));
+    if (op.hasAttr("only_group")) {
+      const Attr* only = nullptr;
+      if (!getAttr(op, "only_group", Attr::Kind::Int, true, only)) return false;
+      if (only->getInt() < 0 || only->getInt() >= groups->getInt())
+        return fail(op, "only_group must be a group from 0 to " + std::to_string(groups->getInt() - 1) + ", got " +
+                            std::to_string(only->getInt()));
+    }
+    // The block directly under the warp_specialize must be its consumer region.
+    for (const Op* at = &op; at->parentOp(); at = at->parentOp())
+      if (at->parentOp()->is(OpKind::WarpSpecialize)) {
+        if (at->parentBlock() != at->parentOp()->region(1))
+          return fail(op, "must be in a warp_specialize's consumer region, not its producer region");
+        return true;
+      }
+    return fail(op, "must be in a warp_specialize's consumer region");
   }
 
   // async_tma_copy %desc, %offset0, ..., %offsetR-1, %buffer, %stage, %barriers[, %pred] : async_token. The block

@@ -71,6 +71,9 @@ class LayoutPolicy {
   // when the program would be too large.
   struct WarpRoles {
     int64_t producerWarps = 0, producerRegisters = 0, consumerRegisters = 0;
+    // The warps that issue tensor-core work as one (a warpgroup for wgmma): the consumers' groups that take turns
+    // (order-consumer-groups); 0: they do not.
+    int64_t groupWarps = 0;
   };
   virtual std::optional<WarpRoles> warpRoles(int64_t consumerWarps) const {
     (void)consumerWarps;

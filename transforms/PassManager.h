@@ -112,6 +112,8 @@ std::unique_ptr<Pass> createPipelineLoopsPass(const PassOptions& options);
 std::unique_ptr<Pass> createStageCopiesInRegistersPass(const PassOptions& options);
 // Moves register-only pure ops down to their first use where that lengthens no live range.
 std::unique_ptr<Pass> createSinkToUsesPass();
+// Warp-specialized consumers in several groups take turns issuing the first of chained dots (ping-pong).
+std::unique_ptr<Pass> createOrderConsumerGroupsPass(const PassOptions& options);
 std::unique_ptr<Pass> createAllocateSharedMemoryPass(const PassOptions& options);  // smem_offset/smem_bytes
 std::unique_ptr<Pass> createInsertBarriersPass();  // barriers between conflicting shared-memory accesses
 

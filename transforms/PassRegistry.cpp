@@ -22,6 +22,7 @@ static const std::map<std::string, PassFactory>& registry() {
       {"expand-descriptor-loads", [](const PassOptions& o) { return createExpandDescriptorLoadsPass(o); }},
       {"insert-barriers", [](const PassOptions&) { return createInsertBarriersPass(); }},
       {"make-persistent", [](const PassOptions&) { return createMakePersistentPass(); }},
+      {"order-consumer-groups", [](const PassOptions& o) { return createOrderConsumerGroupsPass(o); }},
       {"pipeline-loops", [](const PassOptions& o) { return createPipelineLoopsPass(o); }},
       {"remove-layout-conversions", [](const PassOptions&) { return createRemoveLayoutConversionsPass(); }},
       {"sink-to-uses", [](const PassOptions&) { return createSinkToUsesPass(); }},

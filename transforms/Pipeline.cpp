@@ -51,6 +51,9 @@ void addDefaultPipeline(PassManager& pm, const PassOptions& options) {
   // Values computed long before their use (a causal mask built before the dot it masks) move down to it, so
   // that they do not hold registers through the tensor-core work in between.
   pm.add("sink-to-uses", options);
+  // Warp-specialized consumers in several groups take turns issuing attention's Q K^T, so that one group's softmax
+  // overlaps the next one's tensor-core work.
+  pm.add("order-consumer-groups", options);
 
   // Shared memory, once the set of ops that need scratch is final: offsets for every buffer (reused where
   // lifetimes do not overlap), then a barrier between every pair of accesses that could race.

@@ -740,6 +740,8 @@ void KernelLowering::lowerOp(const ir::Op& op) {
       return lowerTmaOp(op);
     case OpKind::WarpSpecialize:
       return lowerWarpSpecialize(op);
+    case OpKind::TurnWait: case OpKind::TurnPass:
+      return lowerTurn(op);
     case OpKind::For: case OpKind::If: case OpKind::While:
       return lowerControlFlow(op);
     case OpKind::Yield:

@@ -144,6 +144,7 @@ class KernelLowering {
   void lowerTmaStore(const ir::Op& op);          // LowerTmaCopies.cpp: desc_store through the tensor map
   void lowerControlFlow(const ir::Op& op);       // LowerControl.cpp: for, if, while
   void lowerWarpSpecialize(const ir::Op& op);    // LowerWarpSpecialize.cpp
+  void lowerTurn(const ir::Op& op);              // LowerWarpSpecialize.cpp
   // Where one thread issues a TMA copy or initializes mbarriers: thread 0, or the producer region's one thread.
   llvm::Value* issuingThread();
   void lowerDebugOp(const ir::Op& op);           // LowerControl.cpp: debug_print, device_assert

@@ -8,14 +8,20 @@
 //
 // setmaxnreg is executed by whole warpgroups (.sync.aligned), so it comes before the producers narrow to one
 // thread. Both paths meet again before the function's return.
+//
+// turn_wait / turn_pass {groups = G} (order-consumer-groups) split the consumers into G groups of consecutive warps;
+// group g's turn is barrier 2 + g, of two groups' threads: g waits there (bar.sync) and the group before it, g - 1
+// mod G, arrives (bar.arrive) to hand it the turn. only_group restricts the op to that group.
 #include "backends/common/KernelLowering.h"
 
 namespace tessera::backends {
 
 namespace {
 
-// The consumers' named barrier (barrier 0 is every thread's).
+// The consumers' named barrier (barrier 0 is every thread's), then one per consumer group for its turn.
 constexpr int kConsumerBarrier = 1;
+constexpr int kFirstTurnBarrier = 2;
+constexpr int kNamedBarriers = 16;
 
 }  // namespace
 
@@ -44,10 +50,45 @@ void KernelLowering::lowerWarpSpecialize(const ir::Op& op) {
   }, nullptr);
 }
 
+void KernelLowering::lowerTurn(const ir::Op& op) {
+  if (role_ != WarpRole::Consumers) fail(op, "must be in a warp_specialize's consumer region");
+  const int64_t groups = op.intAttr("groups");
+  if (opts_.numWarps % groups || kFirstTurnBarrier + groups > kNamedBarriers)
+    fail(op, "cannot split " + std::to_string(opts_.numWarps) + " consumer warps into " + std::to_string(groups) +
+                 " groups of whole warps, each with its own barrier (" +
+                 std::to_string(kNamedBarriers - kFirstTurnBarrier) + " at most)");
+  const int64_t groupThreads = int64_t{opts_.numWarps} / groups * warpSize_;
+  const bool wait = op.is(ir::OpKind::TurnWait);
+  // The barrier of the group taking its turn: this group's own when it waits, the next one's when it passes.
+  auto turnBarrier = [&](llvm::Value* group) {
+    llvm::Value* taker = wait ? group : b_.CreateURem(b_.CreateAdd(group, b_.getInt32(1)),
+                                                      b_.getInt32(static_cast<uint32_t>(groups)));
+    return b_.CreateAdd(taker, b_.getInt32(kFirstTurnBarrier));
+  };
+  auto emit = [&](llvm::Value* group) -> llvm::Value* {
+    try {
+      if (wait) hooks_.namedBarrier(b_, turnBarrier(group), 2 * groupThreads);
+      else hooks_.namedBarrierArrive(b_, turnBarrier(group), 2 * groupThreads);
+    } catch (const Error& e) {
+      fail(op, e.message());
+    }
+    return nullptr;
+  };
+  llvm::Value* group = b_.CreateUDiv(hooks_.threadId(b_), b_.getInt32(static_cast<uint32_t>(groupThreads)), "group");
+  if (!op.hasAttr("only_group")) {
+    emit(group);
+    return;
+  }
+  llvm::Value* only = b_.getInt32(static_cast<uint32_t>(op.intAttr("only_group")));
+  predicated(b_.CreateICmpEQ(group, only), [&] { return emit(only); }, nullptr);
+}
+
 void KernelLowering::barrier() {
   switch (role_) {
     case WarpRole::All: hooks_.barrier(b_); return;
-    case WarpRole::Consumers: hooks_.namedBarrier(b_, kConsumerBarrier, int64_t{opts_.numWarps} * warpSize_); return;
+    case WarpRole::Consumers:
+      hooks_.namedBarrier(b_, b_.getInt32(kConsumerBarrier), int64_t{opts_.numWarps} * warpSize_);
+      return;
     case WarpRole::Producer:
       throw Error("a barrier in a warp_specialize producer region, which one thread runs");
   }

@@ -178,9 +178,15 @@ class LoweringHooks {
   }
 
   // Warp specialization (backends/common/LowerWarpSpecialize.cpp). `threads` threads (whole warps) wait at
-  // hardware barrier `id` (1 or more: barrier 0 is barrier()); shared-memory writes of each before are visible to
-  // the reads of each after.
-  virtual void namedBarrier(IRBuilder& b, int id, int64_t threads) {
+  // hardware barrier `id` (an i32, 1 or more: barrier 0 is barrier()); shared-memory writes of each before are
+  // visible to the reads of each after.
+  virtual void namedBarrier(IRBuilder& b, llvm::Value* id, int64_t threads) {
+    (void)b, (void)id, (void)threads;
+    throw Error("this target has no named barriers (warp specialization)");
+  }
+  // The calling threads arrive at barrier `id` without waiting: they count towards the `threads` that the threads
+  // waiting there (namedBarrier) need.
+  virtual void namedBarrierArrive(IRBuilder& b, llvm::Value* id, int64_t threads) {
     (void)b, (void)id, (void)threads;
     throw Error("this target has no named barriers (warp specialization)");
   }

@@ -138,6 +138,8 @@ std::vector<Tile> evaluate(const ir::Op& op, OperandList operands, const EvalEnv
       return {evalSharedBufferOp(op, operands, env)};
     case OpKind::MbarrierArrive:  // copies land at once: nothing waits on the barriers
       return {};
+    case OpKind::TurnWait: case OpKind::TurnPass:  // the consumers run as one: no turns to take
+      return {};
 
     case OpKind::Reduce: case OpKind::Scan: return evalReduceOrScan(op, operands, env);
     case OpKind::Dot: return {evalDot(op, operands, env)};

@@ -17,7 +17,7 @@ struct InlineAsmEntry {
   std::string_view constraints;  // likewise
 };
 
-inline constexpr std::array<InlineAsmEntry, 32> kInlineAsmTable{{
+inline constexpr std::array<InlineAsmEntry, 33> kInlineAsmTable{{
     // libdevice (__nv_tanhf, __nv_fmodf, ...): the approximate reciprocal, subnormals flushed to zero.
     {"rcp.approx.ftz.f32", "rcp.approx.ftz.f32 $0,$1;", "=f,f"},
     // libdevice (the argument reduction of __nv_sinf, __nv_cosf): {low, high} words of a * b + c, all u32.
@@ -128,6 +128,10 @@ inline constexpr std::array<InlineAsmEntry, 32> kInlineAsmTable{{
     {"mbarrier.try_wait.parity",
      "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;\n\tselp.u32 $0, 1, 0, p;\n\t}",
      "=r,r,r"},
+    // Named barriers: the calling warps arrive at barrier $0 (of $1 threads, whole warps) without waiting for it
+    // (LLVM 19 has an intrinsic for bar.sync with a count, not for bar.arrive). The memory clobber keeps LLVM from
+    // moving memory accesses across it, as across bar.sync.
+    {"bar.arrive", "bar.arrive $0, $1;", "r,r,~{memory}"},
     // Orders this thread's generic-proxy accesses of shared memory (mbarrier.init, a TMA store's staging writes)
     // before later async-proxy ones (TMA copies completing on those barriers, the stores reading the staging). The
     // memory clobber keeps LLVM from moving the writes after it.

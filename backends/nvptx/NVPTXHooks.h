@@ -72,9 +72,11 @@ class NVPTXHooks : public LoweringHooks {
   void tensorStoreFromShared(IRBuilder& b, llvm::Value* sharedSrc, llvm::Value* tensorMap,
                              const std::vector<llvm::Value*>& coordinates) override;
   void waitBulkStoresRead(IRBuilder& b) override;
-  // Warp specialization (TmaCopies.cpp): mbarrier.arrive, bar.sync id, count, and setmaxnreg (sm_90a).
+  // Warp specialization (TmaCopies.cpp): mbarrier.arrive, bar.sync id, count, bar.arrive id, count, and
+  // setmaxnreg (sm_90a).
   void mbarrierArrive(IRBuilder& b, llvm::Value* barrier) override;
-  void namedBarrier(IRBuilder& b, int id, int64_t threads) override;
+  void namedBarrier(IRBuilder& b, llvm::Value* id, int64_t threads) override;
+  void namedBarrierArrive(IRBuilder& b, llvm::Value* id, int64_t threads) override;
   void setMaxRegisters(IRBuilder& b, bool increase, int64_t registers) override;
   // wgmma for the dots WgmmaPlan.h admits (WgmmaDot.cpp), else mma.sync with ldmatrix (MmaDot.cpp).
   bool lowerDot(KernelLowering& lowering, const ir::Op& dot) override;

@@ -79,12 +79,28 @@ void NVPTXHooks::mbarrierArrive(IRBuilder& b, llvm::Value* barrier) {
   b.CreateIntrinsic(llvm::Intrinsic::nvvm_mbarrier_arrive_shared, {}, {barrier});
 }
 
-void NVPTXHooks::namedBarrier(IRBuilder& b, int id, int64_t threads) {
-  if (id < 1 || id > 15 || threads <= 0 || threads % warpSize())
-    throw Error("bar.sync " + std::to_string(id) + ", " + std::to_string(threads) +
-                ": a named barrier is 1 to 15 and counts whole warps");
-  b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {},
-                    {b.getInt32(static_cast<uint32_t>(id)), b.getInt32(static_cast<uint32_t>(threads))});
+namespace {
+
+// A named barrier's id (1 to 15 where it is a constant) and count (whole warps), or the reason they are not.
+void checkNamedBarrier(const char* instruction, llvm::Value* id, int64_t threads, int64_t warpSize) {
+  const auto* constant = llvm::dyn_cast<llvm::ConstantInt>(id);
+  const bool badId = constant && (constant->getZExtValue() < 1 || constant->getZExtValue() > 15);
+  if (badId || threads <= 0 || threads % warpSize)
+    throw Error(std::string(instruction) + " " + (constant ? std::to_string(constant->getZExtValue()) : "%id") +
+                ", " + std::to_string(threads) + ": a named barrier is 1 to 15 and counts whole warps");
+}
+
+}  // namespace
+
+void NVPTXHooks::namedBarrier(IRBuilder& b, llvm::Value* id, int64_t threads) {
+  checkNamedBarrier("bar.sync", id, threads, warpSize());
+  b.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier_sync_cnt, {}, {id, b.getInt32(static_cast<uint32_t>(threads))});
+}
+
+// LLVM 19 has no intrinsic for bar.arrive: the table's inline asm (InlineAsmTable.h).
+void NVPTXHooks::namedBarrierArrive(IRBuilder& b, llvm::Value* id, int64_t threads) {
+  checkNamedBarrier("bar.arrive", id, threads, warpSize());
+  callTableAsm(b, "bar.arrive", b.getVoidTy(), {id, b.getInt32(static_cast<uint32_t>(threads))});
 }
 
 void NVPTXHooks::setMaxRegisters(IRBuilder& b, bool increase, int64_t registers) {

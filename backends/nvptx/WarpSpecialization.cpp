@@ -12,7 +12,8 @@ namespace tessera::backends::nvptx {
 
 namespace {
 
-constexpr int64_t kProducerWarps = 4;        // one warpgroup: setmaxnreg is per warpgroup
+constexpr int64_t kWarpgroupWarps = 4;       // wgmma and setmaxnreg work on warpgroups
+constexpr int64_t kProducerWarps = kWarpgroupWarps;  // one warpgroup: setmaxnreg is per warpgroup
 constexpr int64_t kProducerRegisters = 40;   // what issuing TMA copies needs (CUTLASS's figure)
 constexpr int64_t kRegisterFile = 65536;     // 32-bit registers of a multiprocessor
 constexpr int64_t kMaxThreads = 1024;        // of a program
@@ -33,7 +34,7 @@ std::optional<transforms::LayoutPolicy::WarpRoles> NVPTXLayoutPolicy::warpRoles(
   const int64_t atEntry = std::min<int64_t>(255, kRegisterFile / threads) / 8 * 8;
   const int64_t rest = atEntry * threads - kProducerWarps * kWarpSize * kProducerRegisters;
   return WarpRoles{kProducerWarps, kProducerRegisters,
-                   std::min<int64_t>(256, rest / (consumerWarps * kWarpSize) / 8 * 8)};
+                   std::min<int64_t>(256, rest / (consumerWarps * kWarpSize) / 8 * 8), kWarpgroupWarps};
 }
 
 }  // namespace tessera::backends::nvptx

@@ -250,6 +250,9 @@ llvm::Value* nvptxOperation(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::Call
 llvm::Value* nvptxInlineAsm(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call,
                             std::string_view operation) {
   if (const StMatrixAsm* s = findStMatrix(operation)) return stmatrix(rc, b, call, *s);
+  if (operation == "bar.arrive")
+    return rc.call(b, TSIM_FUNCTION(__tsim_named_barrier_arrive),
+                   {call.getArgOperand(0), call.getArgOperand(1), rc.site(call, SiteKind::Barrier)});
   if (operation == "rcp.approx.ftz.f32") {
     // The NVVM intrinsic of the same instruction, made host math like any other.
     llvm::CallInst* rcp = b.CreateIntrinsic(I::nvvm_rcp_approx_ftz_f, {}, {call.getArgOperand(0)});

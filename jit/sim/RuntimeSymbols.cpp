@@ -22,6 +22,7 @@ const RuntimeSymbols& runtimeSymbols() {
       TSIM_SYMBOL(__tsim_mbarrier_try_wait_parity),                                   TSIM_SYMBOL(__tsim_bulk_tensor_copy),
       TSIM_SYMBOL(__tsim_bulk_tensor_store),
       TSIM_SYMBOL(__tsim_stmatrix),         TSIM_SYMBOL(__tsim_named_barrier),       TSIM_SYMBOL(__tsim_setmaxnreg),
+      TSIM_SYMBOL(__tsim_named_barrier_arrive),
   };
 #undef TSIM_SYMBOL
   return symbols;

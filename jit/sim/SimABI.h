@@ -106,6 +106,8 @@ void __tsim_warp_sync(uint32_t mask, uint32_t site); // bar.warp.sync
 // all threads is __tsim_barrier. Exited threads never arrive at a named barrier.
 inline constexpr uint32_t kTsimAllThreads = 0xFFFFFFFFu;
 void __tsim_named_barrier(uint32_t id, uint32_t count, uint32_t site);
+// bar.arrive `id`, `count` (NVPTX): counts towards barrier `id`'s `count` threads without waiting (id 1 to 15).
+void __tsim_named_barrier_arrive(uint32_t id, uint32_t count, uint32_t site);
 // setmaxnreg.{inc,dec}.sync.aligned.u32 `registers` (sm_90a; increase nonzero: .inc): checked (24 to 256, a multiple
 // of 8, the same in every warp of the warpgroup, not lowering (.inc) / raising (.dec) the warp's known count);
 // no other effect.

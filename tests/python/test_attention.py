@@ -204,7 +204,7 @@ def test_descriptor_kernel_on_the_emulator(arch, config, causal):
 # Warp-specialized on sm_90a: a producer warpgroup issues K's and V's TMA copies for both key loops (the unmasked
 # blocks, then the rest) into one set of buffers, the kernel's warps consume. Two heads of a ragged length (the
 # second loop runs), and at seq_len 64 = BM (it runs no iteration); the emulator's racecheck and barrier checks find
-# nothing. The kernel has one producer region, and the same shared memory as without it but for the handing-back
+# nothing, also where 8 warps (two warpgroups) take turns issuing Q K^T. The kernel has one producer region, and the same shared memory as without it but for the handing-back
 # barriers.
 @pytest.mark.sim
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
@@ -224,6 +224,12 @@ def test_descriptor_kernel_warp_specialized_on_the_emulator(config, seq_len, cau
     plain = tessera.kernels.attention_fwd_desc.compile(**constants)
     final = specialized.ir_stages[-1][1]
     assert final.count("warp_specialize {") == 1 and final.count("async_tma_copy") == 4  # K and V, two loops
+    # Two consumer warpgroups take turns issuing each loop's Q K^T (order-consumer-groups); one has nobody to.
+    two_groups = num_warps == 8
+    assert final.count("turn_wait {groups = 2}") == (2 if two_groups else 0)
+    assert final.count("turn_pass {groups = 2}") == (2 if two_groups else 0)
+    assert final.count("turn_pass {groups = 2, only_group = 1}") == (2 if two_groups else 0)
+    assert final.count("turn_wait {groups = 2, only_group = 0}") == (2 if two_groups else 0)
     assert specialized.shared_bytes == plain.shared_bytes + 32  # + the empty barriers (3 stages, 16-byte aligned)
 
 

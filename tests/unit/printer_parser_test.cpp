@@ -235,6 +235,8 @@ std::unique_ptr<Module> buildEveryOpModule() {
   Builder consumers(roles->region(1), nullptr);
   consumers.setLoc(b.loc());
   consumers.create(OpKind::MbarrierArrive, {barriers, stage}, {});
+  consumers.create(OpKind::TurnWait, {}, {}, {{"groups", Attr::integer(2)}});
+  consumers.create(OpKind::TurnPass, {}, {}, {{"groups", Attr::integer(2)}, {"only_group", Attr::integer(1)}});
   consumers.create(OpKind::Yield, {}, {});
   b.ret();
   return module;

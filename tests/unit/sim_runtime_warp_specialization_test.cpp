@@ -18,7 +18,7 @@ constexpr uint32_t kBufferWord = 16;  // shared words: full[2], empty[2] (8 byte
 
 enum Sites : uint32_t {
   kInit, kArriveFull, kArriveEmpty, kWaitFull, kWaitEmpty, kBar, kNamedBar, kSetMaxDec, kSetMaxInc, kSStore, kSLoad,
-  kGStore
+  kGStore, kNamedArrive
 };
 SiteTable sites() {
   return {syncSite(SiteKind::Mbarrier, "mbarrier_alloc", 60),  syncSite(SiteKind::Mbarrier, "async_tma_copy", 61),
@@ -28,7 +28,8 @@ SiteTable sites() {
           syncSite(SiteKind::Barrier, "warp_specialize", 68),
           site(SiteKind::Store, AddressSpace::Shared, 4, "local_store", 69),
           site(SiteKind::Load, AddressSpace::Shared, 4, "local_load", 70),
-          site(SiteKind::Store, AddressSpace::Global, 4, "store", 71)};
+          site(SiteKind::Store, AddressSpace::Global, 4, "store", 71),
+          syncSite(SiteKind::Barrier, "turn_pass", 72)};
 }
 
 uint64_t fullBarrier(uint32_t stage) { return addr(shared<uint64_t>(stage)); }
@@ -207,6 +208,96 @@ TEST(SimWarpSpecialization, ArrivalsWithDifferentCountsAreDivergence) {
   for (const Finding& f : r.findings)
     named = named || f.message.find("every arrival must give the same count") != std::string::npos;
   EXPECT_TRUE(named) << r.str();
+}
+
+// ---- bar.arrive: two groups of two warps take turns (order-consumer-groups' ping-pong). Group g's turn is barrier
+// 2 + g of both groups' 128 threads: g waits there (bar.sync), the other group arrives (bar.arrive) to hand it over.
+// Group 1 hands group 0 the first turn; group 0 takes back the last one. In its turn, each group's first thread
+// adds 1 to a shared counter: plain loads and stores that only the turns order.
+enum class TurnBug { None, NoFirstPass, ArriveAtBarrierZero, WriteAfterPassing };
+TurnBug gTurnBug = TurnBug::None;
+constexpr uint32_t kTurnGroupThreads = 64, kTurns = 5;
+
+void takeTurns(void** params) {
+  uint32_t* out = static_cast<uint32_t*>(params[0]);
+  const uint32_t tid = __tsim_thread_id(0), group = tid / kTurnGroupThreads, next = (group + 1) % 2;
+  uint32_t* counter = shared<uint32_t>(0);
+  if (tid == 0) store(counter, 0u, kSStore);
+  __tsim_barrier(kBar);
+  if (group == 1 && gTurnBug != TurnBug::NoFirstPass)
+    __tsim_named_barrier_arrive(gTurnBug == TurnBug::ArriveAtBarrierZero ? 0 : 2, 2 * kTurnGroupThreads, kNamedArrive);
+  for (uint32_t i = 0; i < kTurns; ++i) {
+    __tsim_named_barrier(2 + group, 2 * kTurnGroupThreads, kNamedBar);
+    if (tid % kTurnGroupThreads == 0) store(counter, load<uint32_t>(counter, kSLoad) + 1, kSStore);
+    __tsim_named_barrier_arrive(2 + next, 2 * kTurnGroupThreads, kNamedArrive);
+    // Passing the turn orders what came before it, not what comes after: this write races with the next group's.
+    if (gTurnBug == TurnBug::WriteAfterPassing && tid % kTurnGroupThreads == 0) store(counter, 100u, kSStore);
+  }
+  if (group == 0) __tsim_named_barrier(2, 2 * kTurnGroupThreads, kNamedBar);
+  if (tid == 0) store(out, load<uint32_t>(counter, kSLoad), kGStore);
+}
+
+Report runTurns(TurnBug bug, uint32_t& result) {
+  gTurnBug = bug;
+  std::vector<uint32_t> out{0xDEADBEEF};
+  void* params[] = {out.data()};
+  Report r = launch(program("turns", 4, 64, sites(), &takeTurns), {1, 1, 1}, params, config({range(out)}));
+  result = out[0];
+  return r;
+}
+
+TEST(SimWarpSpecialization, GroupsTakingTurnsThroughArrivalsAreOrderedAndClean) {
+  uint32_t out = 0;
+  Report r = runTurns(TurnBug::None, out);
+  EXPECT_FALSE(r.failed()) << r.str();
+  EXPECT_EQ(r.findings.size(), 0u) << r.str();
+  EXPECT_EQ(out, 2 * kTurns);
+  // Barrier 0 once, then per turn one completion of a turn barrier, and group 0's last.
+  EXPECT_EQ(r.total.barriers, 1u + 2 * kTurns + 1);
+}
+
+TEST(SimWarpSpecialization, AGroupWaitingForATurnNobodyPassesIsAHang) {
+  uint32_t out = 0;
+  Report r = runTurns(TurnBug::NoFirstPass, out);
+  // Group 0 waits for the first turn, group 1 for group 0's pass: both hang.
+  ASSERT_EQ(r.findingCount(FindingKind::BarrierDivergence), 2u) << r.str();
+  const Finding* f = firstFinding(r, FindingKind::BarrierDivergence);
+  EXPECT_EQ(f->line, 66u);
+  EXPECT_NE(f->message.find("barrier 2 never completes: 64 of the 128 threads it waits for arrived"),
+            std::string::npos)
+      << f->message;
+}
+
+TEST(SimWarpSpecialization, ArrivingAtBarrierZeroIsInvalid) {
+  uint32_t out = 0;
+  Report r = runTurns(TurnBug::ArriveAtBarrierZero, out);
+  ASSERT_GT(r.findingCount(FindingKind::InvalidCall), 0u) << r.str();
+  const Finding* f = firstFinding(r, FindingKind::InvalidCall);
+  EXPECT_EQ(f->line, 72u);
+  EXPECT_NE(f->message.find("bar.arrive 0, 128: barrier 0 is the one every thread waits at"), std::string::npos)
+      << f->message;
+}
+
+TEST(SimWarpSpecialization, AnArrivalOrdersOnlyWhatCameBeforeIt) {
+  uint32_t out = 0;
+  Report r = runTurns(TurnBug::WriteAfterPassing, out);
+  ASSERT_GT(r.findingCount(FindingKind::SharedRace), 0u) << r.str();
+  const Finding* race = firstFinding(r, FindingKind::SharedRace);
+  EXPECT_EQ(race->kernel, "turns");
+  EXPECT_TRUE(race->line == 69u || race->line == 70u) << race->message;
+}
+
+void arrivalCountsDisagree(void**) {
+  const uint32_t warp = __tsim_thread_id(0) / 32;
+  if (warp == 0) __tsim_named_barrier(5, 128, kNamedBar);
+  else __tsim_named_barrier_arrive(5, warp == 1 ? 128 : 64, kNamedArrive);
+}
+
+TEST(SimWarpSpecialization, AnArrivalWithAnotherCountIsDivergence) {
+  Report r = launch(program("arrivals", 4, 64, sites(), &arrivalCountsDisagree), {1, 1, 1}, nullptr, config({}));
+  ASSERT_GT(r.findingCount(FindingKind::BarrierDivergence), 0u) << r.str();
+  const Finding* f = firstFinding(r, FindingKind::BarrierDivergence);
+  EXPECT_NE(f->message.find("bar.arrive 5, 64 while"), std::string::npos) << f->message;
 }
 
 // ---- setmaxnreg

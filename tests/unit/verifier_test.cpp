@@ -250,7 +250,10 @@ TEST(VerifierAccepts, FunctionUsingEveryOpKind) {
                        {{"producer_warps", Attr::integer(4)}, {"producer_registers", Attr::integer(40)},
                         {"consumer_registers", Attr::integer(232)}});
   Builder(roles->region(0), nullptr).create(OpKind::Yield, {}, {});
-  Builder(roles->region(1), nullptr).create(OpKind::Yield, {}, {});
+  Builder consumers(roles->region(1), nullptr);
+  consumers.create(OpKind::TurnWait, {}, {}, {{"groups", Attr::integer(2)}, {"only_group", Attr::integer(0)}});
+  consumers.create(OpKind::TurnPass, {}, {}, {{"groups", Attr::integer(2)}});
+  consumers.create(OpKind::Yield, {}, {});
   at();
   b.ret();
 

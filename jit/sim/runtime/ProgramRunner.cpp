@@ -59,6 +59,7 @@ void ProgramRunner::run(Body body, void* context, Events& events) {
   for (NamedBarrier& n : named_) {
     n.expected = 0;
     n.waiters.clear();
+    n.arrivals = 0;
   }
   readyHead_ = readyCount_ = 0;
   for (uint32_t w = 0; w < numWarps_; ++w) {
@@ -198,17 +199,34 @@ void ProgramRunner::namedBarrier(SimThread& t, uint32_t id, uint32_t count, uint
     n.site = site;
   }
   n.waiters.push_back(t.index);
-  if (n.waiters.size() < n.expected) {
+  if (n.waiters.size() + n.arrivals < n.expected) {
     switchAway(t, /*exiting=*/false);
     return;  // resumed: the last thread to arrive released it
   }
+  completeNamedBarrier(t, id);
+}
+
+void ProgramRunner::namedBarrierArrive(SimThread& t, uint32_t id, uint32_t count, uint32_t site) {
+  NamedBarrier& n = named_[id];
+  if (n.expected == 0) {
+    n.expected = count;
+    n.site = site;
+  }
+  ++n.arrivals;
+  events_->namedBarrierArrived(id, t.index);
+  if (n.waiters.size() + n.arrivals >= n.expected) completeNamedBarrier(t, id);
+}
+
+void ProgramRunner::completeNamedBarrier(SimThread& last, uint32_t id) {
+  NamedBarrier& n = named_[id];
   // Reset before the event and the wake-ups: a released thread may arrive again before the others run.
-  std::vector<uint32_t> arrived = std::move(n.waiters);
+  std::vector<uint32_t> waited = std::move(n.waiters);
   n.waiters.clear();
   n.expected = 0;
-  events_->namedBarrierReleased(id, arrived, n.site);
-  for (uint32_t index : arrived) {
-    if (index == t.index) threads_[index].state = ThreadState::Running;
+  n.arrivals = 0;
+  events_->namedBarrierReleased(id, waited, n.site);
+  for (uint32_t index : waited) {
+    if (index == last.index) threads_[index].state = ThreadState::Running;
     else makeReady(index);
   }
 }

@@ -42,6 +42,9 @@ class ProgramRunner {
     virtual void barrierReleased(uint32_t site, bool threadsExited, bool mixedSites) = 0;
     // The named barrier `id` completed: `threads` arrived (its count of them), the first at `site`.
     virtual void namedBarrierReleased(uint32_t id, const std::vector<uint32_t>& threads, uint32_t site) {}
+    // `thread` arrived at named barrier `id` without waiting (bar.arrive); the barrier's waiters are ordered after
+    // its accesses so far once it completes.
+    virtual void namedBarrierArrived(uint32_t id, uint32_t thread) {}
     // Every lane of `collective` arrived: compute each lane's results (their arrivals).
     virtual void resolveCollective(uint32_t warp, const PendingCollective& collective) = 0;
     // `thread` arrived at (kind, mask, site) while lanes it shares with `other` wait there. The program ends.
@@ -82,6 +85,7 @@ class ProgramRunner {
     uint32_t expected = 0;  // the threads it waits for; 0: none arrived since it last completed
     uint32_t site = 0;      // the first arrival's
     std::vector<uint32_t> waiters;
+    uint32_t arrivals = 0;  // threads that arrived without waiting (bar.arrive)
   };
   const NamedBarrier& namedBarrierState(uint32_t id) const { return named_[id]; }
 
@@ -95,6 +99,9 @@ class ProgramRunner {
   // most numThreads()) have arrived at barrier `id` (< kNamedBarriers), then the barrier resets. Exited threads
   // never arrive. A barrier already under way keeps the count of its first arrival (the caller checks it).
   void namedBarrier(SimThread& t, uint32_t id, uint32_t count, uint32_t site);
+  // bar.arrive id, count: `t` counts towards barrier `id`'s `count` threads without waiting for it (it may complete
+  // the barrier, releasing its waiters).
+  void namedBarrierArrive(SimThread& t, uint32_t id, uint32_t count, uint32_t site);
   // `t.arrival` holds its operands; on return it holds its results. `mask` must include t's lane.
   void collective(SimThread& t, CollectiveKind kind, uint64_t mask, uint32_t site);
   // A collective of whole warps: every lane of the `warps` consecutive warps containing t's (warps divides
@@ -118,6 +125,8 @@ class ProgramRunner {
   void threadMain(SimThread& t);
   [[noreturn]] void exitThread(SimThread& t);
   void releaseBarrier(const SimThread& releaser);
+  // Named barrier `id` has all its threads (`last` arrived last): it resets and its waiters go on.
+  void completeNamedBarrier(SimThread& last, uint32_t id);
   // Joins t to its warp's pending collective (kind, mask, site), ending the program on a mismatch.
   PendingCollective& arrive(SimThread& t, CollectiveKind kind, uint64_t mask, uint32_t site);
   // Makes every thread of warps [first, first + warps) that the mask names ready, except `running`.

@@ -92,6 +92,10 @@ void __tsim_warp_sync(uint32_t mask, uint32_t site) { warpSync(current(), mask, 
 
 void __tsim_named_barrier(uint32_t id, uint32_t count, uint32_t site) { namedBarrier(current(), id, count, site); }
 
+void __tsim_named_barrier_arrive(uint32_t id, uint32_t count, uint32_t site) {
+  namedBarrierArrive(current(), id, count, site);
+}
+
 void __tsim_setmaxnreg(uint32_t increase, uint32_t registers, uint32_t site) {
   setMaxRegisters(current(), increase != 0, registers, site);
 }

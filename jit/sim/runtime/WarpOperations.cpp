@@ -59,12 +59,17 @@ void warpSync(SimThread& t, uint32_t mask, uint32_t site) {
   t.worker->runner.collective(t, CollectiveKind::WarpSync, mask, site);
 }
 
-void namedBarrier(SimThread& t, uint32_t id, uint32_t count, uint32_t site) {
+namespace {
+
+// Checks a bar.sync or bar.arrive at barrier `id` of `count` threads (kTsimAllThreads: every thread) and returns
+// the count, or reports why it is invalid.
+uint32_t checkNamedBarrier(SimThread& t, const char* instruction, uint32_t id, uint32_t count, uint32_t site) {
   Worker& w = *t.worker;
-  w.site(t, site);
   ProgramRunner& r = w.runner;
   const bool all = count == kTsimAllThreads;
-  auto describe = [&] { return "bar.sync " + std::to_string(id) + (all ? "" : ", " + std::to_string(count)); };
+  auto describe = [&] {
+    return std::string(instruction) + " " + std::to_string(id) + (all ? "" : ", " + std::to_string(count));
+  };
   if (id >= ProgramRunner::kNamedBarriers)
     w.fail(t, FindingKind::InvalidCall, site, [&] { return describe() + ": a CTA has barriers 0 to 15"; });
   if (!all && (count == 0 || count % r.warpSize() || count > r.numThreads()))
@@ -73,16 +78,37 @@ void namedBarrier(SimThread& t, uint32_t id, uint32_t count, uint32_t site) {
              std::to_string(r.warpSize()) + ") and at most the program's " + std::to_string(r.numThreads()) +
              " threads";
     });
-  if (id == 0 && (all || count == r.numThreads())) return r.barrier(t, site);  // barrier 0's semantics (Sim.md)
   const uint32_t threads = all ? r.numThreads() : count;
   const ProgramRunner::NamedBarrier& n = r.namedBarrierState(id);
   if (n.expected && n.expected != threads)
     w.fail(t, FindingKind::BarrierDivergence, site, [&] {
-      return describe() + " while " + std::to_string(n.waiters.size()) + " threads wait at barrier " +
-             std::to_string(id) + " for " + std::to_string(n.expected) + " threads (" + w.describeSite(n.site) +
-             "); every arrival must give the same count";
+      return describe() + " while " + std::to_string(n.waiters.size() + n.arrivals) + " threads arrived at barrier " +
+             std::to_string(id) + ", which waits for " + std::to_string(n.expected) + " threads (" +
+             w.describeSite(n.site) + "); every arrival must give the same count";
     });
-  r.namedBarrier(t, id, threads, site);
+  return threads;
+}
+
+}  // namespace
+
+void namedBarrier(SimThread& t, uint32_t id, uint32_t count, uint32_t site) {
+  Worker& w = *t.worker;
+  w.site(t, site);
+  ProgramRunner& r = w.runner;
+  if (id == 0 && (count == kTsimAllThreads || count == r.numThreads()) && id < ProgramRunner::kNamedBarriers)
+    return r.barrier(t, site);  // barrier 0's semantics (Sim.md)
+  r.namedBarrier(t, id, checkNamedBarrier(t, "bar.sync", id, count, site), site);
+}
+
+void namedBarrierArrive(SimThread& t, uint32_t id, uint32_t count, uint32_t site) {
+  Worker& w = *t.worker;
+  w.site(t, site);
+  if (id == 0)
+    w.fail(t, FindingKind::InvalidCall, site, [&] {
+      return "bar.arrive 0, " + std::to_string(count) + ": barrier 0 is the one every thread waits at (bar.sync 0, "
+             "__syncthreads); arrive at a named barrier, 1 to 15";
+    });
+  w.runner.namedBarrierArrive(t, id, checkNamedBarrier(t, "bar.arrive", id, count, site), site);
 }
 
 void setMaxRegisters(SimThread& t, bool increase, uint32_t registers, uint32_t site) {

@@ -17,6 +17,7 @@ void barrier(SimThread& t, uint32_t site);
 void warpSync(SimThread& t, uint32_t mask, uint32_t site);
 // bar.sync id[, count] (SimABI.h): checks the id and count, then waits at the barrier.
 void namedBarrier(SimThread& t, uint32_t id, uint32_t count, uint32_t site);
+void namedBarrierArrive(SimThread& t, uint32_t id, uint32_t count, uint32_t site);
 // setmaxnreg (SimABI.h): checks the PTX rules (RegisterCounts.h).
 void setMaxRegisters(SimThread& t, bool increase, uint32_t registers, uint32_t site);
 uint32_t shuffle(SimThread& t, uint32_t mode, uint32_t mask, uint32_t value, uint32_t laneOrDelta,

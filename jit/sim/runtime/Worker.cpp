@@ -66,6 +66,7 @@ void Worker::runProgram(uint64_t index) {
   // Shared memory holds stale data on a GPU; all-ones bytes are NaN as floats, so an unchecked read shows.
   std::memset(shared_.get(), 0xFF, sharedBytes());
   sharedChecker.beginProgram();
+  for (SharedMemoryChecker::Clock& c : namedArrivals_) c.clear();
   asyncCopies.beginProgram();
   wgmma.beginProgram();
   mbarriers.beginProgram();
@@ -201,9 +202,19 @@ void Worker::barrierReleased(uint32_t site, bool threadsExited, bool mixedSites)
   report(FindingKind::BarrierDivergence, threadsExited ? firstExited : nullptr, site, nullptr, message);
 }
 
-void Worker::namedBarrierReleased(uint32_t, const std::vector<uint32_t>& threads, uint32_t site) {
-  if (checks.tracksSharedMemory()) sharedChecker.synchronize(threads);
+void Worker::namedBarrierReleased(uint32_t id, const std::vector<uint32_t>& threads, uint32_t site) {
+  if (checks.tracksSharedMemory()) {
+    // Arriving is a release and waiting an acquire (the PTX memory model): the waiters are ordered after each
+    // other and after the arrivals; the threads that only arrived are ordered after nothing.
+    sharedChecker.synchronize(threads);
+    for (uint32_t t : threads) sharedChecker.acquire(t, namedArrivals_[id]);
+  }
+  namedArrivals_[id].clear();
   if (site < sites.size()) counters.addBarrier(site);
+}
+
+void Worker::namedBarrierArrived(uint32_t id, uint32_t thread) {
+  if (checks.tracksSharedMemory()) sharedChecker.release(thread, namedArrivals_[id]);
 }
 
 bool Worker::reportNamedBarrierHangs(const std::function<std::string(const SimThread&)>& whereIs) {
@@ -212,13 +223,16 @@ bool Worker::reportNamedBarrierHangs(const std::function<std::string(const SimTh
   for (uint32_t id = 0; id < ProgramRunner::kNamedBarriers; ++id) {
     const ProgramRunner::NamedBarrier& n = runner.namedBarrierState(id);
     if (!n.expected) continue;
+    if (n.waiters.empty()) continue;  // only arrivals (bar.arrive): nobody waits there
     std::vector<bool> arrived(threads.size());
     for (uint32_t index : n.waiters) arrived[index] = true;
     std::map<std::string, uint32_t> others;
     for (const SimThread& t : threads)
       if (!arrived[t.index]) ++others[whereIs(t)];
     std::string message = "barrier " + std::to_string(id) + " never completes: " + std::to_string(n.waiters.size()) +
-                          " of the " + std::to_string(n.expected) + " threads it waits for arrived; of the others,";
+                          " of the " + std::to_string(n.expected) + " threads it waits for arrived" +
+                          (n.arrivals ? " (" + std::to_string(n.arrivals) + " more without waiting, bar.arrive)" : "") +
+                          "; of the others,";
     bool first = true;
     for (const auto& [place, count] : others) {
       message += std::string(first ? "" : ";") + " " + std::to_string(count) + " " + place;

@@ -105,10 +105,13 @@ class Worker final : public ProgramRunner::Events {
   [[noreturn]] void invalidSite(SimThread& t, uint32_t id);
   static void threadBody(void* worker);
   void finishProgram();
+  // Per named barrier, what the threads that arrived without waiting (bar.arrive) released for its waiters.
+  std::array<SharedMemoryChecker::Clock, ProgramRunner::kNamedBarriers> namedArrivals_;
 
   // ProgramRunner::Events
   void barrierReleased(uint32_t site, bool threadsExited, bool mixedSites) override;
   void namedBarrierReleased(uint32_t id, const std::vector<uint32_t>& threads, uint32_t site) override;
+  void namedBarrierArrived(uint32_t id, uint32_t thread) override;
   // Reports each named barrier that threads wait at (the program cannot go on); false when there is none.
   bool reportNamedBarrierHangs(const std::function<std::string(const SimThread&)>& whereIs);
   void resolveCollective(uint32_t warp, const PendingCollective& collective) override;
