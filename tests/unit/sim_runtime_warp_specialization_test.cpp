@@ -214,7 +214,7 @@ TEST(SimWarpSpecialization, ArrivalsWithDifferentCountsAreDivergence) {
 // 2 + g of both groups' 128 threads: g waits there (bar.sync), the other group arrives (bar.arrive) to hand it over.
 // Group 1 hands group 0 the first turn; group 0 takes back the last one. In its turn, each group's first thread
 // adds 1 to a shared counter: plain loads and stores that only the turns order.
-enum class TurnBug { None, NoFirstPass, ArriveAtBarrierZero, WriteAfterPassing };
+enum class TurnBug { None, NoFirstPass, NoLastWait, ArriveAtBarrierZero, WriteAfterPassing };
 TurnBug gTurnBug = TurnBug::None;
 constexpr uint32_t kTurnGroupThreads = 64, kTurns = 5;
 
@@ -233,7 +233,7 @@ void takeTurns(void** params) {
     // Passing the turn orders what came before it, not what comes after: this write races with the next group's.
     if (gTurnBug == TurnBug::WriteAfterPassing && tid % kTurnGroupThreads == 0) store(counter, 100u, kSStore);
   }
-  if (group == 0) __tsim_named_barrier(2, 2 * kTurnGroupThreads, kNamedBar);
+  if (group == 0 && gTurnBug != TurnBug::NoLastWait) __tsim_named_barrier(2, 2 * kTurnGroupThreads, kNamedBar);
   if (tid == 0) store(out, load<uint32_t>(counter, kSLoad), kGStore);
 }
 
@@ -264,6 +264,20 @@ TEST(SimWarpSpecialization, AGroupWaitingForATurnNobodyPassesIsAHang) {
   const Finding* f = firstFinding(r, FindingKind::BarrierDivergence);
   EXPECT_EQ(f->line, 66u);
   EXPECT_NE(f->message.find("barrier 2 never completes: 64 of the 128 threads it waits for arrived"),
+            std::string::npos)
+      << f->message;
+}
+
+TEST(SimWarpSpecialization, ALastPassThatNobodyTakesIsReported) {
+  uint32_t out = 0;
+  Report r = runTurns(TurnBug::NoLastWait, out);
+  // (Group 0 also reads the counter without waiting for group 1's last turn: a race besides.)
+  ASSERT_EQ(r.findingCount(FindingKind::BarrierDivergence), 1u) << r.str();
+  const Finding* f = firstFinding(r, FindingKind::BarrierDivergence);
+  EXPECT_EQ(f->line, 72u);
+  EXPECT_TRUE(f->warp == 2u || f->warp == 3u) << "a thread of group 1, which passed the last turn: " << f->warp;
+  EXPECT_NE(f->message.find("barrier 2: 64 of the 128 threads it counts arrived without waiting (bar.arrive) and no "
+                            "thread waited there before the program ended"),
             std::string::npos)
       << f->message;
 }

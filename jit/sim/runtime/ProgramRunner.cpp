@@ -88,6 +88,10 @@ void ProgramRunner::run(Body body, void* context, Events& events) {
     events.deadlock();
     ended_ = true;
   }
+  // Every thread exited: a barrier with arrivals is one that some arrival was not matched by a wait.
+  if (!ended_)
+    for (uint32_t id = 0; id < kNamedBarriers; ++id)
+      if (named_[id].arrivals) events.namedBarrierLeftArrived(id, named_[id]);
   events_ = nullptr;
 }
 
@@ -212,7 +216,7 @@ void ProgramRunner::namedBarrierArrive(SimThread& t, uint32_t id, uint32_t count
     n.expected = count;
     n.site = site;
   }
-  ++n.arrivals;
+  if (n.arrivals++ == 0) n.arriver = t.index;
   events_->namedBarrierArrived(id, t.index);
   if (n.waiters.size() + n.arrivals >= n.expected) completeNamedBarrier(t, id);
 }

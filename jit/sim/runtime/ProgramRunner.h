@@ -35,6 +35,16 @@ struct PendingCollective {
 
 class ProgramRunner {
  public:
+  // The CTA's 16 hardware barriers as bar.sync with an id uses them (barrier 0 without a count is barrier()).
+  static constexpr uint32_t kNamedBarriers = 16;
+  struct NamedBarrier {
+    uint32_t expected = 0;  // the threads it waits for; 0: none arrived since it last completed
+    uint32_t site = 0;      // the first arrival's
+    std::vector<uint32_t> waiters;
+    uint32_t arrivals = 0;  // threads that arrived without waiting (bar.arrive)
+    uint32_t arriver = 0;   // the first of them
+  };
+
   class Events {
    public:
     // The barrier every live thread reached (the first arrival's site); `threadsExited`: some threads of the
@@ -58,6 +68,8 @@ class ProgramRunner {
     virtual void deadlock() = 0;
     // The kernel body threw on `thread` (only C++ test kernels can). The program ends.
     virtual void threadFailed(const SimThread& thread, const char* what) = 0;
+    // Every thread exited while named barrier `id` had arrivals that nothing waited for (`n`: its state).
+    virtual void namedBarrierLeftArrived(uint32_t id, const NamedBarrier& n) {}
 
    protected:
     ~Events() = default;
@@ -79,14 +91,6 @@ class ProgramRunner {
   const FiberStack& stackOf(const SimThread& t) const { return fibers_[t.index]->stack(); }
   bool ended() const { return ended_; }
 
-  // The CTA's 16 hardware barriers as bar.sync with an id uses them (barrier 0 without a count is barrier()).
-  static constexpr uint32_t kNamedBarriers = 16;
-  struct NamedBarrier {
-    uint32_t expected = 0;  // the threads it waits for; 0: none arrived since it last completed
-    uint32_t site = 0;      // the first arrival's
-    std::vector<uint32_t> waiters;
-    uint32_t arrivals = 0;  // threads that arrived without waiting (bar.arrive)
-  };
   const NamedBarrier& namedBarrierState(uint32_t id) const { return named_[id]; }
 
   // Runs one program: each thread calls body(context) on its fiber. Returns when every thread exited or the

@@ -217,6 +217,15 @@ void Worker::namedBarrierArrived(uint32_t id, uint32_t thread) {
   if (checks.tracksSharedMemory()) sharedChecker.release(thread, namedArrivals_[id]);
 }
 
+// The hardware forgets a barrier's arrivals when the program exits, but an arrival no wait matched is a turn
+// handed to nobody: in a loop over tiles it would complete the next tile's barrier too early.
+void Worker::namedBarrierLeftArrived(uint32_t id, const ProgramRunner::NamedBarrier& n) {
+  report(FindingKind::BarrierDivergence, &runner.threads()[n.arriver], n.site, nullptr,
+         "barrier " + std::to_string(id) + ": " + std::to_string(n.arrivals) + " of the " +
+             std::to_string(n.expected) + " threads it counts arrived without waiting (bar.arrive) and no thread " +
+             "waited there before the program ended: an arrival that no bar.sync matches");
+}
+
 bool Worker::reportNamedBarrierHangs(const std::function<std::string(const SimThread&)>& whereIs) {
   const std::vector<SimThread>& threads = runner.threads();
   bool reported = false;

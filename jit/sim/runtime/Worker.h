@@ -112,6 +112,7 @@ class Worker final : public ProgramRunner::Events {
   void barrierReleased(uint32_t site, bool threadsExited, bool mixedSites) override;
   void namedBarrierReleased(uint32_t id, const std::vector<uint32_t>& threads, uint32_t site) override;
   void namedBarrierArrived(uint32_t id, uint32_t thread) override;
+  void namedBarrierLeftArrived(uint32_t id, const ProgramRunner::NamedBarrier& n) override;
   // Reports each named barrier that threads wait at (the program cannot go on); false when there is none.
   bool reportNamedBarrierHangs(const std::function<std::string(const SimThread&)>& whereIs);
   void resolveCollective(uint32_t warp, const PendingCollective& collective) override;
