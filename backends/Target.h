@@ -27,6 +27,7 @@ struct TargetOptions {
   bool fastMath = true;    // approximate exp2/log2/rsqrt/division where the vendor compilers use them
   bool persistent = false; // programs loop over the grid's tiles (transforms::PassOptions::persistent)
   bool warpSpecialize = false;  // a producer warpgroup issues the TMA copies (transforms::PassOptions::warpSpecialize)
+  bool consumerTurns = true;    // transforms::PassOptions::consumerTurns
 };
 
 class Target {

@@ -23,6 +23,7 @@ import argparse
 import csv
 import dataclasses
 import datetime
+import os
 import pathlib
 import subprocess
 import sys
@@ -394,7 +395,9 @@ def target_lines(rows):
 
 
 # The attention kernels whose rows are judged apart, by the suffix of the rows' dtype (the longest first).
-ATTENTION_KINDS = ((" descriptors warp-specialized", "attention through descriptors, warp-specialized"),
+ATTENTION_KINDS = ((" descriptors warp-specialized without turns",
+                    "attention through descriptors, warp-specialized, consumer warpgroups not taking turns"),
+                   (" descriptors warp-specialized", "attention through descriptors, warp-specialized"),
                    (" descriptors", "attention through descriptors"), ("", "attention"))
 
 
@@ -836,14 +839,19 @@ def bench_attention(ctx, size):
             if ctx.hopper:  # a producer warpgroup issues the TMA copies (setmaxnreg: sm_90a)
                 rows.append(_attention_desc_row(ctx, pointers, q, k, v, causal, expected, [tolerance],
                                                 warp_specialize=True))
+                # ... and without the consumer warpgroups' turns (order-consumer-groups), to see what they are worth.
+                rows.append(_attention_desc_row(ctx, pointers, q, k, v, causal, expected, [tolerance],
+                                                warp_specialize=True, consumer_turns=False))
     return rows
 
 
-def _attention_desc_row(ctx, row, q, k, v, causal, expected, tolerances, warp_specialize=False):
+def _attention_desc_row(ctx, row, q, k, v, causal, expected, tolerances, warp_specialize=False,
+                        consumer_turns=True):
     """The row `row` (torch and Triton as measured there) with Tessera's attention through tensor descriptors
     (attention_fwd_desc: 3-d descriptors as Triton's Hopper tutorial takes them; on sm_90 K and V arrive by TMA and
     its output leaves by a TMA store), at the same blocks and warps; with `warp_specialize`, a producer warpgroup
-    issues the copies."""
+    issues the copies, and without `consumer_turns` the consumer warpgroups do not take turns
+    (TESSERA_NO_CONSUMER_TURNS, read at each launch)."""
     torch, tessera = ctx.torch, ctx.tessera
     bm, bn, warps = ctx.options.tessera_attention
     batch, heads, seq_len, head_dim = q.shape
@@ -857,10 +865,19 @@ def _attention_desc_row(ctx, row, q, k, v, causal, expected, tolerances, warp_sp
             *descs, head_dim ** -0.5, seq_len, BM=bm, BN=bn, HEAD_DIM=head_dim, CAUSAL=int(causal), num_warps=warps,
             backend=ctx.options.tessera_backend, **({"warp_specialize": True} if warp_specialize else {}))
         return [out]
-    dtype = f"{row.dtype} descriptors" + (" warp-specialized" if warp_specialize else "")
+    dtype = f"{row.dtype} descriptors" + (" warp-specialized" if warp_specialize else "") + \
+        ("" if consumer_turns else " without turns")
     what = f"attention {row.size} {dtype}"
-    value = measure(ctx, "tessera", what, fn, expected, tolerances, work("attention", (seq_len, head_dim), causal),
-                    TFLOPS)
+    before = os.environ.get("TESSERA_NO_CONSUMER_TURNS")
+    os.environ["TESSERA_NO_CONSUMER_TURNS"] = "0" if consumer_turns else "1"
+    try:
+        value = measure(ctx, "tessera", what, fn, expected, tolerances, work("attention", (seq_len, head_dim), causal),
+                        TFLOPS)
+    finally:
+        if before is None:
+            os.environ.pop("TESSERA_NO_CONSUMER_TURNS")
+        else:
+            os.environ["TESSERA_NO_CONSUMER_TURNS"] = before
     return dataclasses.replace(row, dtype=dtype, values=dict(row.values, tessera=value))
 
 

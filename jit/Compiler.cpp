@@ -176,6 +176,7 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   transforms::PassOptions passOptions = target.passOptions(options.numWarps, options.numStages, options.arch);
   passOptions.persistent = options.persistent;
   passOptions.warpSpecialize = options.warpSpecialize;
+  passOptions.consumerTurns = options.consumerTurns;
   transforms::addDefaultPipeline(passes, passOptions);
   passes.setAfterPassCallback([&](const std::string& pass, double seconds, const auto& ir) {
     timings.report("pass " + pass, seconds);

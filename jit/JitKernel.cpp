@@ -1,6 +1,7 @@
 #include "jit/JitKernel.h"
 
 #include "backends/Target.h"
+#include "ir/EnvFlag.h"
 #include "ir/Printer.h"
 #include "jit/Compiler.h"
 #include "jit/Timings.h"
@@ -40,6 +41,9 @@ Specialization JitKernel::specialize(const std::vector<KernelArg>& args, const C
   s.fastMath = options.fastMath;
   s.persistent = options.persistent;
   s.warpSpecialize = options.warpSpecialize;
+  // A switch to measure the turns' worth (docs/JIT.md), not a launch option: read at every launch, so that a
+  // benchmark can compile the kernel both ways in one process.
+  s.consumerTurns = !envFlag("TESSERA_NO_CONSUMER_TURNS");
   return s;
 }
 
@@ -63,6 +67,7 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   options.fastMath = s.fastMath;
   options.persistent = s.persistent;
   options.warpSpecialize = s.warpSpecialize;
+  options.consumerTurns = s.consumerTurns;
   CacheKeyInputs keyInputs;
   // With locations: the compiled kernel carries them (PTX .loc, the emulator's findings), so kernels that differ
   // only in where they were written must not share an entry.
@@ -73,7 +78,7 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   keyInputs.numWarps = s.numWarps;
   keyInputs.options = std::string("fast_math=") + (s.fastMath ? "1" : "0") + ";num_stages=" + std::to_string(s.numStages) +
                        (s.persistent ? ";persistent" : "") +
-                       (s.warpSpecialize ? ";warp_specialize" : "");
+                       (s.warpSpecialize ? ";warp_specialize" : "") + (s.consumerTurns ? "" : ";no_consumer_turns");
   // A launch's entry keeps fewer texts than an inspection's (KeptIR): the two do not stand in for each other.
   keyInputs.options += kept == KeptIR::All ? ";ir=all" : kept == KeptIR::ForLaunch ? ";ir=launch" : ";ir=emulator";
   keyInputs.compilerVersion = compilerVersion();

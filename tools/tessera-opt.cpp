@@ -57,6 +57,7 @@ void printHelp(std::ostream& os) {
         "  --num-stages=N         shared-memory stages of pipelined loops (pipeline-loops; default 3, 1 = none)\n"
         "  --persistent           the default pipeline makes the kernel persistent first (make-persistent)\n"
         "  --warp-specialize      pipeline-loops hands the TMA copies of the kernel's loop to a producer warpgroup\n"
+        "  --no-consumer-turns    the warp-specialized consumer warpgroups do not take turns (order-consumer-groups)\n"
         "  --dump-ir              print the IR to stderr before the first pass and after every pass\n"
         "                         (as TESSERA_DUMP_IR=1 does)\n"
         "  --verify-only          parse and verify, print nothing on success\n"
@@ -130,6 +131,8 @@ bool parseArgs(int argc, char** argv, Options& opts) {
       opts.passOptions.persistent = true;
     } else if (arg == "--warp-specialize") {
       opts.passOptions.warpSpecialize = true;
+    } else if (arg == "--no-consumer-turns") {
+      opts.passOptions.consumerTurns = false;
     } else if (arg == "--dump-ir") {
       opts.dumpIR = true;
     } else if (arg == "--verify-only") {
@@ -184,6 +187,7 @@ int runTool(const Options& opts) {
     passOptions = target->passOptions(passOptions.numWarps, passOptions.numStages, passOptions.arch);
     passOptions.persistent = opts.passOptions.persistent;
     passOptions.warpSpecialize = opts.passOptions.warpSpecialize;
+    passOptions.consumerTurns = opts.passOptions.consumerTurns;
   }
   tessera::transforms::PassManager pm;
   tessera::transforms::addPasses(pm, opts.passes, passOptions);  // an unknown name throws before any work

@@ -37,7 +37,7 @@ using ir::OpKind;
 class OrderConsumerGroupsPass : public Pass {
  public:
   explicit OrderConsumerGroupsPass(const PassOptions& options)
-      : policy_(options.layoutPolicy), numWarps_(options.numWarps) {}
+      : policy_(options.layoutPolicy), numWarps_(options.numWarps), enabled_(options.consumerTurns) {}
   const char* name() const override { return "order-consumer-groups"; }
 
   void run(ir::Function& f) override {
@@ -45,7 +45,7 @@ class OrderConsumerGroupsPass : public Pass {
     f.walk([&](Op* op) {
       if (op->is(OpKind::WarpSpecialize)) specialized = op;
     });
-    if (!specialized || !policy_) return;
+    if (!specialized || !policy_ || !enabled_) return;
     const std::optional<LayoutPolicy::WarpRoles> roles = policy_->warpRoles(numWarps_);
     if (!roles || roles->groupWarps <= 0 || numWarps_ % roles->groupWarps) return;
     groups_ = numWarps_ / roles->groupWarps;
@@ -109,6 +109,7 @@ class OrderConsumerGroupsPass : public Pass {
 
   std::shared_ptr<const LayoutPolicy> policy_;
   int64_t numWarps_ = 0;
+  bool enabled_ = true;
   int64_t groups_ = 0;
 };
 

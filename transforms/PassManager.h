@@ -43,6 +43,9 @@ struct PassOptions {
   // Warp specialization (pipeline-loops): a producer warpgroup, added to the num_warps consumer warps, issues the TMA
   // copies of the kernel's pipelined loop, and the consumers only wait for them.
   bool warpSpecialize = false;
+  // Warp-specialized consumer warpgroups take turns issuing attention's Q K^T (order-consumer-groups); false to
+  // measure without (TESSERA_NO_CONSUMER_TURNS=1, tessera-opt --no-consumer-turns).
+  bool consumerTurns = true;
 };
 
 class PassManager {

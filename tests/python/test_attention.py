@@ -233,6 +233,24 @@ def test_descriptor_kernel_warp_specialized_on_the_emulator(config, seq_len, cau
     assert specialized.shared_bytes == plain.shared_bytes + 32  # + the empty barriers (3 stages, 16-byte aligned)
 
 
+# TESSERA_NO_CONSUMER_TURNS=1 compiles the warp-specialized kernel without the turns (to measure their worth on a GPU
+# in one process): a kernel of its own, correct and clean on the emulator; unset, the turns are back.
+@pytest.mark.sim
+def test_consumer_turns_can_be_switched_off(monkeypatch):
+    q, k, v = random_qkv((1, 1, 200, 64), torch.float16)
+    launch = dict(BM=128, BN=64, num_warps=8, backend="sim", arch="sm_90a", warp_specialize=True)
+    descs = {name: tessera.TensorDescriptor(q.reshape(1, 200, 64), (1, block, 64))
+             for name, block in (("q", 128), ("k", 64), ("v", 64), ("out", 128))}
+    constants = dict(arch="sm_90a", num_warps=8, specialization=descs, BM=128, BN=64, HEAD_DIM=64, CAUSAL=0,
+                     warp_specialize=True)
+    monkeypatch.setenv("TESSERA_NO_CONSUMER_TURNS", "1")
+    assert "turn_" not in tessera.kernels.attention_fwd_desc.compile(**constants).ir_stages[-1][1]
+    check(attention_desc(q, k, v, False, **launch), q, k, v, False)
+    assert tessera.sim.last_report()["findings"] == []
+    monkeypatch.delenv("TESSERA_NO_CONSUMER_TURNS")
+    assert "turn_wait" in tessera.kernels.attention_fwd_desc.compile(**constants).ir_stages[-1][1]
+
+
 # A ragged sequence length keeps the descriptor kernel's copies 16 bytes wide: the launch specializes a descriptor on
 # its innermost dimension's divisibility (d = 64), not on every dimension's (53 rows), so the masks along d are
 # constant over each row's 8 elements. With every dimension's, all of Q's, K's and V's copies were 2-byte loads.

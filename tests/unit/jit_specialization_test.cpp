@@ -112,6 +112,10 @@ TEST(JitSpecialization, KeyDistinguishesEverySpecializationInput) {
   EXPECT_TRUE(differs([](Specialization& s) { s.args[2].equalTo1 = false; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.args[0].offsets32 = true; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.args[1].offsets32 = true; }));
+  EXPECT_TRUE(differs([](Specialization& s) { s.warpSpecialize = true; }));
+  Specialization noTurns = base;
+  noTurns.consumerTurns = false;
+  EXPECT_EQ(noTurns.key(), "BLOCK=1024;args=16,_,1;warps=4;stages=3;nvptx;sm_90a;fast;no_consumer_turns");
   Specialization eight = base;
   eight.args[1].divisibleBy8 = true;
   EXPECT_EQ(eight.key(), "BLOCK=1024;args=16,8,1;warps=4;stages=3;nvptx;sm_90a;fast");
