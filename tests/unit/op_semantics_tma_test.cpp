@@ -1,7 +1,8 @@
 // Per-op semantics of the TMA ops on the interpreter (docs/IR.md "TMA copies and mbarriers"): async_tma_copy lands
 // the descriptor's block in its stage at once, as desc_load reads it (zeros outside the tensor), unless its
 // predicate is false, when the stage keeps what it held; mbarrier_alloc and mbarrier_wait only make handles.
-// warp_specialize runs its producer region, then its consumers'; mbarrier_arrive does nothing.
+// warp_specialize runs its producer region, then its consumers'; mbarrier_arrive, turn_wait and turn_pass do
+// nothing.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -66,8 +67,8 @@ TEST(TmaOpsTest, ACopyLandsTheDescriptorBlockUnlessPredicatedOff) {
   }
 }
 
-// The producer copies the block at (%m, %k) into stage 1; the consumers wait for it, read it, hand the stage back
-// and store it.
+// The producer copies the block at (%m, %k) into stage 1; the consumers wait for it, read it in their turns, hand
+// the stage back and store it.
 constexpr const char* kWarpSpecialized = R"(
 func @ws(%d: tensordesc<4x8xf32>, %out: ptr<f32>, %m: i32, %k: i32) {
   %full = mbarrier_alloc : mbarriers<2>
@@ -83,7 +84,11 @@ func @ws(%d: tensordesc<4x8xf32>, %out: ptr<f32>, %m: i32, %k: i32) {
     %read = constant {value = 1} : i32
     %parity = constant {value = 0} : i32
     %r = mbarrier_wait %full, %read, %parity : async_token
+    turn_pass {groups = 2, only_group = 1}
+    turn_wait {groups = 2}
     %x = local_load %buf, %read, %r : tile<4x8xf32>
+    turn_pass {groups = 2}
+    turn_wait {groups = 2, only_group = 0}
     mbarrier_arrive %empty, %read
     %i = arange {end = 32, start = 0} : tile<32xi32>
     %p = splat %out : tile<32xptr<f32>>
