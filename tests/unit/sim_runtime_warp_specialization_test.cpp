@@ -246,6 +246,16 @@ Report runTurns(TurnBug bug, uint32_t& result) {
   return r;
 }
 
+// The first finding of `kind`: at `line`, its message holding `text`.
+const Finding* expectFirstFinding(const Report& r, FindingKind kind, uint32_t line, const std::string& text) {
+  const Finding* f = firstFinding(r, kind);
+  EXPECT_NE(f, nullptr) << r.str();
+  if (!f) return nullptr;
+  EXPECT_EQ(f->line, line) << f->message;
+  EXPECT_NE(f->message.find(text), std::string::npos) << f->message;
+  return f;
+}
+
 TEST(SimWarpSpecialization, GroupsTakingTurnsThroughArrivalsAreOrderedAndClean) {
   uint32_t out = 0;
   Report r = runTurns(TurnBug::None, out);
@@ -261,11 +271,8 @@ TEST(SimWarpSpecialization, AGroupWaitingForATurnNobodyPassesIsAHang) {
   Report r = runTurns(TurnBug::NoFirstPass, out);
   // Group 0 waits for the first turn, group 1 for group 0's pass: both hang.
   ASSERT_EQ(r.findingCount(FindingKind::BarrierDivergence), 2u) << r.str();
-  const Finding* f = firstFinding(r, FindingKind::BarrierDivergence);
-  EXPECT_EQ(f->line, 66u);
-  EXPECT_NE(f->message.find("barrier 2 never completes: 64 of the 128 threads it waits for arrived"),
-            std::string::npos)
-      << f->message;
+  expectFirstFinding(r, FindingKind::BarrierDivergence, 66,
+                     "barrier 2 never completes: 64 of the 128 threads it waits for arrived");
 }
 
 TEST(SimWarpSpecialization, ALastPassThatNobodyTakesIsReported) {
@@ -273,23 +280,18 @@ TEST(SimWarpSpecialization, ALastPassThatNobodyTakesIsReported) {
   Report r = runTurns(TurnBug::NoLastWait, out);
   // (Group 0 also reads the counter without waiting for group 1's last turn: a race besides.)
   ASSERT_EQ(r.findingCount(FindingKind::BarrierDivergence), 1u) << r.str();
-  const Finding* f = firstFinding(r, FindingKind::BarrierDivergence);
-  EXPECT_EQ(f->line, 72u);
+  const Finding* f = expectFirstFinding(r, FindingKind::BarrierDivergence, 72,
+                                        "barrier 2: 64 of the 128 threads it counts arrived without waiting "
+                                        "(bar.arrive) and no thread waited there before the program ended");
+  ASSERT_NE(f, nullptr);
   EXPECT_TRUE(f->warp == 2u || f->warp == 3u) << "a thread of group 1, which passed the last turn: " << f->warp;
-  EXPECT_NE(f->message.find("barrier 2: 64 of the 128 threads it counts arrived without waiting (bar.arrive) and no "
-                            "thread waited there before the program ended"),
-            std::string::npos)
-      << f->message;
 }
 
 TEST(SimWarpSpecialization, ArrivingAtBarrierZeroIsInvalid) {
   uint32_t out = 0;
   Report r = runTurns(TurnBug::ArriveAtBarrierZero, out);
   ASSERT_GT(r.findingCount(FindingKind::InvalidCall), 0u) << r.str();
-  const Finding* f = firstFinding(r, FindingKind::InvalidCall);
-  EXPECT_EQ(f->line, 72u);
-  EXPECT_NE(f->message.find("bar.arrive 0, 128: barrier 0 is the one every thread waits at"), std::string::npos)
-      << f->message;
+  expectFirstFinding(r, FindingKind::InvalidCall, 72, "bar.arrive 0, 128: barrier 0 is the one every thread waits at");
 }
 
 TEST(SimWarpSpecialization, AnArrivalOrdersOnlyWhatCameBeforeIt) {
