@@ -95,6 +95,7 @@
 #include "transforms/PassManager.h"
 #include "transforms/analysis/AxisInfo.h"
 #include "transforms/analysis/ProgramIterations.h"
+#include "transforms/analysis/PureSlice.h"
 #include "transforms/analysis/SharedScratch.h"
 
 namespace tessera::transforms {
@@ -206,32 +207,6 @@ class PipelineLoopsPass : public Pass {
   }
 
  private:
-  // The ops of `body` (directly in it) that compute `roots` from the body's arguments, in body order; false when
-  // one of them is not pure (or holds a region), so it could not be recomputed for another iteration.
-  static bool sliceOf(Block& body, const std::vector<Value*>& roots, std::vector<Op*>& slice) {
-    std::unordered_set<const Op*> needed;
-    std::vector<const Value*> work(roots.begin(), roots.end());
-    while (!work.empty()) {
-      const Value* v = work.back();
-      work.pop_back();
-      Op* def = v->definingOp();
-      if (!def || def->parentBlock() != &body || !needed.insert(def).second) continue;
-      if (!def->info().has(ir::kPure) || def->numRegions() != 0) return false;
-      for (const Value* operand : def->operands()) work.push_back(operand);
-    }
-    for (auto& owned : body.ops())
-      if (needed.count(owned.get())) slice.push_back(owned.get());
-    return true;
-  }
-
-  // Clones `slice` at `b` with `mapping` (body values -> the iteration's values), extending it.
-  static void cloneSlice(ir::Builder& b, const std::vector<Op*>& slice, Mapping& mapping) {
-    for (Op* op : slice) {
-      std::unique_ptr<Op> copy = op->clone(mapping);
-      b.block()->insertBefore(b.insertionPoint(), std::move(copy));
-    }
-  }
-
   // The dots of `body` the target can leave in flight (LayoutPolicy::dotIsAsynchronous) whose result only the yield
   // reads, carrying it back into their own accumulator:
   //  - directly, the accumulator the carried value, which nothing else reads (a matmul's);
@@ -398,7 +373,7 @@ class PipelineLoopsPass : public Pass {
       std::vector<Value*> roots = copyInputs;
       for (unsigned c : carried) roots.push_back(yield->operand(c));
       std::vector<Op*> slice;
-      if (!sliceOf(body, roots, slice)) return;
+      if (!pureSliceOf(body, roots, slice)) return;
       std::set<unsigned> grown = carried;
       auto noteArg = [&](const Value* v) {
         if (v->ownerBlock() == &body && v->index() > 0) grown.insert(v->index() - 1);
@@ -412,7 +387,7 @@ class PipelineLoopsPass : public Pass {
     std::vector<Op*> copySlice, advanceSlice;
     std::vector<Value*> nexts;
     for (unsigned c : carried) nexts.push_back(yield->operand(c));
-    if (!sliceOf(body, copyInputs, copySlice) || !sliceOf(body, nexts, advanceSlice)) return;
+    if (!pureSliceOf(body, copyInputs, copySlice) || !pureSliceOf(body, nexts, advanceSlice)) return;
 
     for (const BodyCopy& c : copies) {
       Value* buffer = c.buffer();
@@ -688,7 +663,7 @@ class PipelineLoopsPass : public Pass {
       std::vector<Value*> tileRoots;
       programRoots = {tiles->operand(0), tiles->operand(1), tiles->operand(2), tiles->operand(base->index() + 2)};
       for (Value* v : needed) (inTile(v) ? tileRoots : programRoots).push_back(v);
-      if (!sliceOf(*tileBody, tileRoots, tileSlice)) throw unrecomputable("an op of the tile that is not pure");
+      if (!pureSliceOf(*tileBody, tileRoots, tileSlice)) throw unrecomputable("an op of the tile that is not pure");
       std::vector<const Value*> used(tileRoots.begin(), tileRoots.end());
       for (const Op* op : tileSlice)
         for (Value* v : op->operands()) {
@@ -699,7 +674,7 @@ class PipelineLoopsPass : public Pass {
         if (v->isBlockArg() && v->ownerBlock() == tileBody && v->index() != 0)
           throw unrecomputable("a value the tile loop carries");
     }
-    if (!sliceOf(program, programRoots, programSlice)) throw unrecomputable("an op that is not pure");
+    if (!pureSliceOf(program, programRoots, programSlice)) throw unrecomputable("an op that is not pure");
     for (const std::vector<Op*>* slice : {&programSlice, &tileSlice})
       for (const Op* op : *slice)
         for (const Value* r : op->results())
