@@ -615,6 +615,9 @@ class Verifier {
       case OpKind::TurnWait: case OpKind::TurnPass:
         checkTurn(op);
         return;
+      case OpKind::ConsumerGroup:
+        if (expectResult(op, 0, {}, Type::i32())) checkInConsumerRegion(op);
+        return;
       default:
         fail(op, "has no verifier rule (an op without the kSameType trait needs one in Verifier.cpp)");
         return;
@@ -1013,8 +1016,9 @@ class Verifier {
     return true;
   }
 
-  // warp_specialize {producer_warps, producer_registers, consumer_registers} { producer } { consumers }: the
-  // program's num_warps warps run the consumer region; producer_warps more warps (whole warpgroups) run the
+  // warp_specialize {producer_warps, producer_registers, consumer_registers[, consumer_groups = G]} { producer }
+  // { consumers }: the program's num_warps warps run the consumer region (G groups of num_warps warps each run it
+  // side by side where G is given: ping-pong-consumers); producer_warps more warps (whole warpgroups) run the
   // producer region on one thread. Both regions take no arguments and yield nothing; the op is the last of the
   // function's body before its return, and the only one.
   bool checkWarpSpecialize(const Op& op) {
@@ -1038,6 +1042,10 @@ class Verifier {
                             std::to_string(v));
       }
     }
+    if (op.hasAttr("consumer_groups")) {
+      int64_t groups = 0;
+      if (!getIntInRange(op, "consumer_groups", 1, 8, groups)) return false;
+    }
     bool ok = true;
     for (unsigned r = 0; r < 2; ++r) ok = checkRegionArgs(op, r, {}, r == 0 ? "producer" : "consumers") && ok;
     if (!ok) return false;
@@ -1045,8 +1053,9 @@ class Verifier {
     return ok;
   }
 
-  // turn_wait / turn_pass {groups = G[, only_group = g]}: the consumers of a warp_specialize split into G >= 2
-  // groups of whole warps that take turns; only_group (0 <= g < G) restricts the op to one group.
+  // turn_wait / turn_pass {groups = G[, only_group = g][, sequence = s]}: the consumers of a warp_specialize split
+  // into G >= 2 groups of whole warps that take turns; only_group (0 <= g < G) restricts the op to one group;
+  // turns of different sequences (s >= 0, default 0) are handed around independently.
   bool checkTurn(const Op& op) {
     const Attr* groups = nullptr;
     if (!getAttr(op, "groups", Attr::Kind::Int, true, groups)) return false;
@@ -1058,6 +1067,14 @@ class Verifier {
         return fail(op, "only_group must be a group from 0 to " + std::to_string(groups->getInt() - 1) + ", got " +
                             std::to_string(only->getInt()));
     }
+    if (op.hasAttr("sequence")) {
+      int64_t sequence = 0;
+      if (!getIntInRange(op, "sequence", 0, 3, sequence)) return false;
+    }
+    return checkInConsumerRegion(op);
+  }
+
+  bool checkInConsumerRegion(const Op& op) {
     // The block directly under the warp_specialize must be its consumer region.
     for (const Op* at = &op; at->parentOp(); at = at->parentOp())
       if (at->parentOp()->is(OpKind::WarpSpecialize)) {
@@ -1299,8 +1316,12 @@ class Verifier {
     if (!getAttr(op, "iteration_base", Attr::Kind::Int, false, base)) return false;
     if (base) {
       const Op* parent = op.parentOp();
+      // A ping-pong consumer group's tile is an `if` in the tile loop (transforms/PingPongConsumers.cpp).
+      if (parent && parent->is(OpKind::If) && parent->parentOp() && parent->parentOp()->hasAttr(kPersistentTilesAttr))
+        parent = parent->parentOp();
       if (!parent || !parent->hasAttr(kPersistentTilesAttr))
-        return fail(op, "has attribute 'iteration_base' but is not directly in a persistent kernel's tile loop");
+        return fail(op, "has attribute 'iteration_base' but is not directly in a persistent kernel's tile loop (or "
+                        "in a ping-pong consumer group's tile)");
       if (base->getInt() < 0 || base->getInt() >= static_cast<int64_t>(parent->numResults()) ||
           parent->result(static_cast<unsigned>(base->getInt()))->type() != Type::i32())
         return fail(op, "attribute 'iteration_base' = " + std::to_string(base->getInt()) +

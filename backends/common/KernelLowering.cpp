@@ -635,9 +635,13 @@ void KernelLowering::declareKernel() {
   auto* fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   kernel_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, func_.name(), module_.get());
   // A warp-specialized kernel's block has its producer warps after the num_warps its layouts were planned for.
+  // Ping-pong consumers (consumer_groups) are that many groups of num_warps warps.
   for (const auto& op : func_.body()->ops())
-    if (op->is(OpKind::WarpSpecialize)) producerWarps_ = op->intAttr("producer_warps");
-  hooks_.configureKernel(*kernel_, static_cast<int>(opts_.numWarps + producerWarps_));
+    if (op->is(OpKind::WarpSpecialize)) {
+      producerWarps_ = op->intAttr("producer_warps");
+      if (op->hasAttr("consumer_groups")) consumerGroups_ = op->intAttr("consumer_groups");
+    }
+  hooks_.configureKernel(*kernel_, static_cast<int>(opts_.numWarps * consumerGroups_ + producerWarps_));
   if (producerWarps_) hooks_.configureWarpSpecialized(*kernel_);
   for (unsigned i = 0; i < func_.numArguments(); ++i) {
     llvm::Argument* a = kernel_->getArg(i);
@@ -687,6 +691,9 @@ std::unique_ptr<llvm::Module> KernelLowering::run() {
   llvm::Value* tid = hooks_.threadId(b_);
   laneId_ = b_.CreateURem(tid, b_.getInt32(static_cast<uint32_t>(warpSize_)), "lane");
   warpId_ = b_.CreateUDiv(tid, b_.getInt32(static_cast<uint32_t>(warpSize_)), "warp");
+  // Each consumer group lays its tiles out over its own num_warps warps (the producers' warp is never read: they
+  // run scalars).
+  if (consumerGroups_ > 1) warpId_ = b_.CreateURem(warpId_, b_.getInt32(static_cast<uint32_t>(opts_.numWarps)), "warp");
   for (unsigned i = 0; i < func_.numArguments(); ++i) {
     llvm::Value* a = kernel_->getArg(i);
     if (func_.argument(i)->type().isBool()) a = b_.CreateICmpNE(a, b_.getInt8(0));
@@ -742,6 +749,8 @@ void KernelLowering::lowerOp(const ir::Op& op) {
       return lowerWarpSpecialize(op);
     case OpKind::TurnWait: case OpKind::TurnPass:
       return lowerTurn(op);
+    case OpKind::ConsumerGroup:
+      return set(op.result(0), {consumerGroup(op)});
     case OpKind::For: case OpKind::If: case OpKind::While:
       return lowerControlFlow(op);
     case OpKind::Yield:

@@ -145,6 +145,8 @@ class KernelLowering {
   void lowerControlFlow(const ir::Op& op);       // LowerControl.cpp: for, if, while
   void lowerWarpSpecialize(const ir::Op& op);    // LowerWarpSpecialize.cpp
   void lowerTurn(const ir::Op& op);              // LowerWarpSpecialize.cpp
+  llvm::Value* consumerGroup(const ir::Op& op);  // LowerWarpSpecialize.cpp: the consumer group of this thread (i32)
+  int64_t groupThreads() const;                   // LowerWarpSpecialize.cpp: threads of one consumer group
   // Where one thread issues a TMA copy or initializes mbarriers: thread 0, or the producer region's one thread.
   llvm::Value* issuingThread();
   void lowerDebugOp(const ir::Op& op);           // LowerControl.cpp: debug_print, device_assert
@@ -198,6 +200,7 @@ class KernelLowering {
   // Warp specialization (LowerWarpSpecialize.cpp): the producer warps beyond num_warps (0 without), and the region
   // being lowered.
   int64_t producerWarps_ = 0;
+  int64_t consumerGroups_ = 1;  // > 1: ping-pong consumers, groups of num_warps warps each on its own tiles
   enum class WarpRole { All, Producer, Consumers } role_ = WarpRole::All;
   transforms::AxisInfoAnalysis axis_;  // contiguity/alignment facts for vectorizing memory accesses
 

@@ -111,11 +111,15 @@ struct Runner {
         case OpKind::If: runIf(c); break;
         case OpKind::While: runWhile(c); break;
         // The producer's copies land at once here, so running it first, then the consumers, is every order the
-        // mbarriers allow.
-        case OpKind::WarpSpecialize:
+        // mbarriers allow. Consumer groups that each run their own tiles (consumer_groups) run one after the other.
+        case OpKind::WarpSpecialize: {
           runBlock(c.regions.at(0));
-          runBlock(c.regions.at(1));
+          const int64_t groups = op.hasAttr("consumer_groups") ? op.intAttr("consumer_groups") : 1;
+          for (env.ctx.consumerGroup = 0; env.ctx.consumerGroup < groups; ++env.ctx.consumerGroup)
+            runBlock(c.regions.at(1));
+          env.ctx.consumerGroup = 0;
           break;
+        }
         default: {
           scratch.clear();
           for (int s : c.operands) scratch.push_back(&slots[s]);

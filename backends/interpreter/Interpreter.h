@@ -26,6 +26,8 @@ struct ProgramContext {
   // The program's shared buffers (local_alloc), each a list of stages; a buffer value holds its index here.
   // Cleared before every program: shared memory does not outlive its program.
   std::vector<std::vector<Tile>> sharedBuffers;
+  // The consumer group running a warp_specialize's consumer region (consumer_group), one after the other here.
+  int64_t consumerGroup = 0;
 };
 
 // Evaluates one op that has no regions, or a reduce/scan (whose combine region is interpreted), on concrete

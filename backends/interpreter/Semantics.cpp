@@ -115,6 +115,11 @@ std::vector<Tile> evaluate(const ir::Op& op, OperandList operands, const EvalEnv
       std::fill(r.ints.begin(), r.ints.end(), ir::IntFormat(r.type).wrap(static_cast<uint64_t>(v)));
       return {std::move(r)};
     }
+    case OpKind::ConsumerGroup: {
+      Tile r(resultType(op, 0, env));
+      std::fill(r.ints.begin(), r.ints.end(), env.ctx.consumerGroup);
+      return {std::move(r)};
+    }
     case OpKind::Arange: return {evalArange(op, env)};
 
     case OpKind::Splat: case OpKind::Broadcast: case OpKind::ExpandDims: case OpKind::Reshape:

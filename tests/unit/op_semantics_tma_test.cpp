@@ -1,8 +1,8 @@
 // Per-op semantics of the TMA ops on the interpreter (docs/IR.md "TMA copies and mbarriers"): async_tma_copy lands
 // the descriptor's block in its stage at once, as desc_load reads it (zeros outside the tensor), unless its
 // predicate is false, when the stage keeps what it held; mbarrier_alloc and mbarrier_wait only make handles.
-// warp_specialize runs its producer region, then its consumers'; mbarrier_arrive, turn_wait and turn_pass do
-// nothing.
+// warp_specialize runs its producer region, then its consumers' (once per consumer group, consumer_group
+// naming the group); mbarrier_arrive, turn_wait and turn_pass do nothing.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -113,6 +113,30 @@ TEST(TmaOpsTest, WarpSpecializeRunsTheProducerThenTheConsumers) {
       const float expected = 4 + r < 10 && 1 + c < 9 ? tensor[(4 + r) * 12 + 1 + c] : 0.0f;
       EXPECT_EQ(out[r * 8 + c], expected) << r << ", " << c;
     }
+}
+
+// Two consumer groups (ping-pong-consumers) each store their group's number at out[group].
+constexpr const char* kConsumerGroups = R"(
+func @groups(%out: ptr<i32>) {
+  warp_specialize {consumer_groups = 2, consumer_registers = 232, producer_registers = 40, producer_warps = 4} {
+    yield
+  } {
+    %g = consumer_group : i32
+    %p = addptr %out, %g : ptr<i32>
+    %one = constant {value = 1} : i32
+    %v = add %g, %one : i32
+    store %p, %v
+    yield
+  }
+  return
+}
+)";
+
+TEST(TmaOpsTest, EachConsumerGroupRunsTheConsumerRegion) {
+  std::unique_ptr<ir::Module> m = ir::parseModule(kConsumerGroups);
+  std::vector<int32_t> out(3, 0);
+  interp::run(*m->functions()[0], {interp::Buffer{out.data(), 12}}, {1, 1, 1});
+  EXPECT_EQ(out, (std::vector<int32_t>{1, 2, 0}));
 }
 
 }  // namespace

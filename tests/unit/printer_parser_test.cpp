@@ -227,7 +227,7 @@ std::unique_ptr<Module> buildEveryOpModule() {
   // Warp specialization's op ends the body: a producer region that waits, consumers that arrive.
   Op* roles = b.create(OpKind::WarpSpecialize, {}, {},
                        {{"producer_warps", Attr::integer(4)}, {"producer_registers", Attr::integer(40)},
-                        {"consumer_registers", Attr::integer(232)}});
+                        {"consumer_registers", Attr::integer(232)}, {"consumer_groups", Attr::integer(2)}});
   Builder producer(roles->region(0), nullptr);
   producer.setLoc(b.loc());
   producer.create1(OpKind::MbarrierWait, {barriers, stage, stage}, Type::asyncToken());
@@ -237,6 +237,8 @@ std::unique_ptr<Module> buildEveryOpModule() {
   consumers.create(OpKind::MbarrierArrive, {barriers, stage}, {});
   consumers.create(OpKind::TurnWait, {}, {}, {{"groups", Attr::integer(2)}});
   consumers.create(OpKind::TurnPass, {}, {}, {{"groups", Attr::integer(2)}, {"only_group", Attr::integer(1)}});
+  consumers.create(OpKind::TurnPass, {}, {}, {{"groups", Attr::integer(2)}, {"sequence", Attr::integer(1)}});
+  consumers.create1(OpKind::ConsumerGroup, {}, Type::i32());
   consumers.create(OpKind::Yield, {}, {});
   b.ret();
   return module;

@@ -248,10 +248,12 @@ TEST(VerifierAccepts, FunctionUsingEveryOpKind) {
   at();
   Op* roles = b.create(OpKind::WarpSpecialize, {}, {},
                        {{"producer_warps", Attr::integer(4)}, {"producer_registers", Attr::integer(40)},
-                        {"consumer_registers", Attr::integer(232)}});
+                        {"consumer_registers", Attr::integer(232)}, {"consumer_groups", Attr::integer(2)}});
   Builder(roles->region(0), nullptr).create(OpKind::Yield, {}, {});
   Builder consumers(roles->region(1), nullptr);
-  consumers.create(OpKind::TurnWait, {}, {}, {{"groups", Attr::integer(2)}, {"only_group", Attr::integer(0)}});
+  consumers.create1(OpKind::ConsumerGroup, {}, Type::i32());
+  consumers.create(OpKind::TurnWait, {}, {}, {{"groups", Attr::integer(2)}, {"only_group", Attr::integer(0)},
+                                              {"sequence", Attr::integer(1)}});
   consumers.create(OpKind::TurnPass, {}, {}, {{"groups", Attr::integer(2)}});
   consumers.create(OpKind::Yield, {}, {});
   at();
