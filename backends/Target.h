@@ -28,6 +28,7 @@ struct TargetOptions {
   bool persistent = false; // programs loop over the grid's tiles (transforms::PassOptions::persistent)
   bool warpSpecialize = false;  // a producer warpgroup issues the TMA copies (transforms::PassOptions::warpSpecialize)
   bool consumerTurns = true;    // transforms::PassOptions::consumerTurns
+  bool pingPong = false;        // two consumer groups on their own tiles (transforms::PassOptions::pingPong)
 };
 
 class Target {

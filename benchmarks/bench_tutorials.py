@@ -79,17 +79,20 @@ MATMUL_TUNE_CONFIGS = [(128, 128, 64, 4, 3), (128, 128, 64, 8, 3), (128, 256, 64
 MATMUL_PERSISTENT_TUNE_CONFIGS = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3)]
 DEFAULT_TESSERA_ATTENTION = (128, 64, 8)  # BM, BN, num_warps
 # On sm_90 GPUs, the matmul rows "<dtype> TMA" time the descriptor matmuls (TMA copies, wgmma; C in the input
-# type) over these (BM, BN, BK, num_warps, num_stages, warp_specialize, persistent, tma_store): with tma_store C
-# leaves through a descriptor too (matmul_desc_<dtype>_tma_c: a TMA store), else through pointers
-# (matmul_desc_<dtype>_out). They are tuned here, not by tessera.autotune(descriptor_blocks=...), so that every
-# config's result is checked and its rate noted: which variants are right and which pay is what a first GPU run
-# must tell. Shared memory beyond the GPU's is refused at the launch and noted; the fastest right one is reported.
-TMA_MATMUL_CONFIGS = [(128, 128, 64, 4, 3, False, False, False), (128, 128, 64, 8, 3, False, False, False),
-                      (128, 256, 64, 8, 3, False, False, False), (128, 128, 64, 4, 4, True, False, False),
-                      (128, 128, 64, 8, 3, True, False, False), (128, 256, 64, 8, 3, True, False, False),
-                      (128, 128, 64, 4, 3, True, True, False), (128, 128, 64, 8, 3, True, True, False),
-                      (128, 128, 64, 8, 3, True, False, True), (128, 256, 64, 8, 3, True, False, True),
-                      (128, 128, 64, 8, 3, True, True, True)]
+# type) over these (BM, BN, BK, num_warps, num_stages, warp_specialize, persistent, tma_store, ping_pong): with
+# tma_store C leaves through a descriptor too (matmul_desc_<dtype>_tma_c: a TMA store), else through pointers
+# (matmul_desc_<dtype>_out); with ping_pong two groups of num_warps consumer warps each run every other tile
+# (implies warp_specialize and persistent). They are tuned here, not by tessera.autotune(descriptor_blocks=...), so
+# that every config's result is checked and its rate noted: which variants are right and which pay is what a first
+# GPU run must tell. Shared memory beyond the GPU's is refused at the launch and noted; the fastest right one is
+# reported.
+TMA_MATMUL_CONFIGS = [(128, 128, 64, 4, 3, False, False, False, False), (128, 128, 64, 8, 3, False, False, False, False),
+                      (128, 256, 64, 8, 3, False, False, False, False), (128, 128, 64, 4, 4, True, False, False, False),
+                      (128, 128, 64, 8, 3, True, False, False, False), (128, 256, 64, 8, 3, True, False, False, False),
+                      (128, 128, 64, 4, 3, True, True, False, False), (128, 128, 64, 8, 3, True, True, False, False),
+                      (128, 128, 64, 8, 3, True, False, True, False), (128, 256, 64, 8, 3, True, False, True, False),
+                      (128, 128, 64, 8, 3, True, True, True, False), (128, 128, 64, 4, 3, True, True, False, True),
+                      (128, 128, 64, 4, 4, True, True, False, True), (128, 128, 64, 4, 3, True, True, True, True)]
 TMA_MATMUL_TARGET = 1.0  # f16/bf16 TMA matmul: fraction of cuBLAS at M = N = K = 4096 and 8192 (issue 12)
 TMA_MATMUL_TARGET_SIZES = (4096, 8192)
 
@@ -742,14 +745,14 @@ def bench_matmul(ctx, size):
 def tma_matmul_launcher(ctx, dtype_name, a, b, c, config):
     """A launch of a matmul_desc kernel on dtype_name ("f16" or "bf16") inputs for one TMA_MATMUL_CONFIGS entry,
     returning [c]."""
-    bm, bn, bk, warps, stages, warp_specialize, persistent, tma_store = config
+    bm, bn, bk, warps, stages, warp_specialize, persistent, tma_store, ping_pong = config
     m, k = a.shape
     n = b.shape[1]
     da = ctx.tessera.TensorDescriptor(a, (bm, bk))
     db = ctx.tessera.TensorDescriptor(b, (bk, bn))
     grid = (ctx.tessera.cdiv(m, bm) * ctx.tessera.cdiv(n, bn),)
     options = dict(BM=bm, BN=bn, BK=bk, GROUP_M=8, num_warps=warps, num_stages=stages,
-                   warp_specialize=warp_specialize, persistent=persistent)
+                   warp_specialize=warp_specialize, persistent=persistent, **({"ping_pong": True} if ping_pong else {}))
     if tma_store:
         kernel = getattr(ctx.tessera.kernels, f"matmul_desc_{dtype_name}_tma_c")
         dc = ctx.tessera.TensorDescriptor(c, (bm, bn))
@@ -780,7 +783,7 @@ def _tma_matmul_row(ctx, row, a, b, expected, tolerances, dtype):
         outcomes.append(f"{config}: {format_value(value, TFLOPS)}")
         if not isinstance(value, str) and (best is None or value > best[0]):
             best = (value, config)
-    ctx.note("tessera", what, "configs (BM, BN, BK, warps, stages, warp_specialize, persistent, tma_store): " +
+    ctx.note("tessera", what, "configs (BM, BN, BK, warps, stages, warp_specialize, persistent, tma_store, ping_pong): " +
              "; ".join(outcomes))
     value = best[0] if best else FAIL if any(o.endswith(FAIL) for o in outcomes) else ERROR
     return dataclasses.replace(row, dtype=f"{row.dtype} TMA", values=dict(row.values, tessera=value))

@@ -81,6 +81,10 @@ std::vector<KernelCase> resourceCases() {
     cases.push_back(c);
     c.config += "_persistent";  // the producer runs ahead into the next tile during the epilogue
     c.persistent = true;
+    cases.push_back(c);
+    if (config.warps != 4) continue;  // ping-pong: two groups of num_warps consumer warps, each on its own tiles
+    c.config += "_ping_pong";
+    c.pingPong = true;
     cases.push_back(std::move(c));
   }
   // ... and the attention through descriptors, warp-specialized (the producer issues both key loops' K and V copies).

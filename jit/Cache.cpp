@@ -20,7 +20,7 @@ namespace tessera::jit {
 
 namespace {
 
-constexpr const char* kMagic = "tessera-jit-cache v4";
+constexpr const char* kMagic = "tessera-jit-cache v5";
 
 // Length-prefixed fields, so that any byte (PTX, code objects) survives and truncation is detectable.
 void putField(std::string& out, const std::string& field) {
@@ -169,6 +169,7 @@ std::string serializeCacheEntry(const std::string& key, const CompiledKernel& k)
   }
   putField(payload, k.persistent ? "1" : "0");
   putField(payload, std::to_string(k.producerWarps));
+  putField(payload, std::to_string(k.consumerGroups));
   std::string header = std::string(kMagic) + "\nkey " + key + "\nsize " + std::to_string(payload.size()) +
                        "\nsha256 " + sha256Hex(payload) + "\n\n";
   return header + payload;
@@ -211,6 +212,9 @@ std::unique_ptr<CompiledKernel> parseCacheEntry(const std::string& key, const st
   int64_t producerWarps = 0;
   if (!r.nextInt(producerWarps) || producerWarps < 0) return nullptr;
   k->producerWarps = static_cast<int>(producerWarps);
+  int64_t consumerGroups = 0;
+  if (!r.nextInt(consumerGroups) || consumerGroups < 1) return nullptr;
+  k->consumerGroups = static_cast<int>(consumerGroups);
   if (!r.atEnd()) return nullptr;
   return k;
 }

@@ -39,8 +39,10 @@ struct CompiledKernel {
   bool persistent = false;
   // Warps beyond numWarps that a warp-specialized kernel's program also runs (its producers; 0 without).
   int producerWarps = 0;
+  // Groups of numWarps consumer warps, each running its own tiles (ping-pong consumers; 1 without).
+  int consumerGroups = 1;
 
-  int threadsPerProgram() const { return (numWarps + producerWarps) * warpSize; }
+  int threadsPerProgram() const { return (numWarps * consumerGroups + producerWarps) * warpSize; }
   bool operator==(const CompiledKernel&) const = default;
 };
 

@@ -174,9 +174,10 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   passes.setVerifyEach(verifyEachPass);
   // e.g. mma.sync accumulators, and how far ahead loops copy
   transforms::PassOptions passOptions = target.passOptions(options.numWarps, options.numStages, options.arch);
-  passOptions.persistent = options.persistent;
-  passOptions.warpSpecialize = options.warpSpecialize;
+  passOptions.persistent = options.persistent || options.pingPong;  // ping-pong groups alternate over tiles
+  passOptions.warpSpecialize = options.warpSpecialize || options.pingPong;
   passOptions.consumerTurns = options.consumerTurns;
+  passOptions.pingPong = options.pingPong;
   transforms::addDefaultPipeline(passes, passOptions);
   passes.setAfterPassCallback([&](const std::string& pass, double seconds, const auto& ir) {
     timings.report("pass " + pass, seconds);
@@ -203,7 +204,10 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
 
   kernel.persistent = f->attrs().count(ir::kPersistentAttr) != 0;
   for (const auto& op : f->body()->ops())
-    if (op->is(ir::OpKind::WarpSpecialize)) kernel.producerWarps = static_cast<int>(op->intAttr("producer_warps"));
+    if (op->is(ir::OpKind::WarpSpecialize)) {
+      kernel.producerWarps = static_cast<int>(op->intAttr("producer_warps"));
+      if (op->hasAttr("consumer_groups")) kernel.consumerGroups = static_cast<int>(op->intAttr("consumer_groups"));
+    }
 
   // 3. Lower to LLVM IR.
   llvm::LLVMContext llvmContext;

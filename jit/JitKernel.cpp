@@ -39,8 +39,9 @@ Specialization JitKernel::specialize(const std::vector<KernelArg>& args, const C
   s.target = resolveTarget(options.target);
   s.arch = options.arch.empty() ? targetNamed(s.target).defaultArch() : options.arch;
   s.fastMath = options.fastMath;
-  s.persistent = options.persistent;
-  s.warpSpecialize = options.warpSpecialize;
+  s.persistent = options.persistent || options.pingPong;
+  s.warpSpecialize = options.warpSpecialize || options.pingPong;
+  s.pingPong = options.pingPong;
   // A switch to measure the turns' worth (docs/JIT.md), not a launch option: read at every launch, so that a
   // benchmark can compile the kernel both ways in one process.
   s.consumerTurns = !envFlag("TESSERA_NO_CONSUMER_TURNS");
@@ -68,6 +69,7 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   options.persistent = s.persistent;
   options.warpSpecialize = s.warpSpecialize;
   options.consumerTurns = s.consumerTurns;
+  options.pingPong = s.pingPong;
   CacheKeyInputs keyInputs;
   // With locations: the compiled kernel carries them (PTX .loc, the emulator's findings), so kernels that differ
   // only in where they were written must not share an entry.
@@ -78,7 +80,8 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   keyInputs.numWarps = s.numWarps;
   keyInputs.options = std::string("fast_math=") + (s.fastMath ? "1" : "0") + ";num_stages=" + std::to_string(s.numStages) +
                        (s.persistent ? ";persistent" : "") +
-                       (s.warpSpecialize ? ";warp_specialize" : "") + (s.consumerTurns ? "" : ";no_consumer_turns");
+                       (s.warpSpecialize ? ";warp_specialize" : "") + (s.pingPong ? ";ping_pong" : "") +
+                       (s.consumerTurns ? "" : ";no_consumer_turns");
   // A launch's entry keeps fewer texts than an inspection's (KeptIR): the two do not stand in for each other.
   keyInputs.options += kept == KeptIR::All ? ";ir=all" : kept == KeptIR::ForLaunch ? ";ir=launch" : ";ir=emulator";
   keyInputs.compilerVersion = compilerVersion();

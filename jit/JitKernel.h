@@ -45,6 +45,10 @@ struct LaunchOptions {
   // kernel's main loop and the num_warps warps only wait for them; setmaxnreg moves registers to them. Same
   // results; part of the specialization.
   bool warpSpecialize = false;
+  // Ping-pong consumers (sm_90a, transforms/PingPongConsumers.cpp; implies persistent and warpSpecialize): two
+  // groups of num_warps consumer warps, each on its own tiles, one group's epilogue beside the other's main loop.
+  // Same results; part of the specialization.
+  bool pingPong = false;
   // Launch on this runtime instead of the target's (the emulator, sim::simRuntime): target and an empty arch
   // then come from it. It must outlive the JitKernel, which keeps kernels loaded on it.
   DeviceRuntime* runtime = nullptr;

@@ -58,6 +58,7 @@ std::string Specialization::key() const {
   k += ";warps=" + std::to_string(numWarps) + ";stages=" + std::to_string(numStages) + ";" + target + ";" + arch + (fastMath ? ";fast" : ";precise");
   if (persistent) k += ";persistent";
   if (warpSpecialize) k += ";warp_specialize";
+  if (pingPong) k += ";ping_pong";
   if (!consumerTurns) k += ";no_consumer_turns";
   return k;
 }

@@ -57,6 +57,8 @@ void printHelp(std::ostream& os) {
         "  --num-stages=N         shared-memory stages of pipelined loops (pipeline-loops; default 3, 1 = none)\n"
         "  --persistent           the default pipeline makes the kernel persistent first (make-persistent)\n"
         "  --warp-specialize      pipeline-loops hands the TMA copies of the kernel's loop to a producer warpgroup\n"
+        "  --ping-pong            two consumer groups, each on its own tiles (ping-pong-consumers; implies\n"
+        "                         --persistent and --warp-specialize)\n"
         "  --no-consumer-turns    the warp-specialized consumer warpgroups do not take turns (order-consumer-groups)\n"
         "  --dump-ir              print the IR to stderr before the first pass and after every pass\n"
         "                         (as TESSERA_DUMP_IR=1 does)\n"
@@ -131,6 +133,8 @@ bool parseArgs(int argc, char** argv, Options& opts) {
       opts.passOptions.persistent = true;
     } else if (arg == "--warp-specialize") {
       opts.passOptions.warpSpecialize = true;
+    } else if (arg == "--ping-pong") {
+      opts.passOptions.pingPong = opts.passOptions.persistent = opts.passOptions.warpSpecialize = true;
     } else if (arg == "--no-consumer-turns") {
       opts.passOptions.consumerTurns = false;
     } else if (arg == "--dump-ir") {
@@ -188,6 +192,7 @@ int runTool(const Options& opts) {
     passOptions.persistent = opts.passOptions.persistent;
     passOptions.warpSpecialize = opts.passOptions.warpSpecialize;
     passOptions.consumerTurns = opts.passOptions.consumerTurns;
+    passOptions.pingPong = opts.passOptions.pingPong;
   }
   tessera::transforms::PassManager pm;
   tessera::transforms::addPasses(pm, opts.passes, passOptions);  // an unknown name throws before any work

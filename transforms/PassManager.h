@@ -46,6 +46,9 @@ struct PassOptions {
   // Warp-specialized consumer warpgroups take turns issuing attention's Q K^T (order-consumer-groups); false to
   // measure without (TESSERA_NO_CONSUMER_TURNS=1, tessera-opt --no-consumer-turns).
   bool consumerTurns = true;
+  // Ping-pong consumers (ping-pong-consumers, with persistent and warpSpecialize): two groups of num_warps consumer
+  // warps, each on its own tiles, taking turns with their main loops and their epilogues.
+  bool pingPong = false;
 };
 
 class PassManager {
@@ -117,6 +120,7 @@ std::unique_ptr<Pass> createStageCopiesInRegistersPass(const PassOptions& option
 std::unique_ptr<Pass> createSinkToUsesPass();
 // Warp-specialized consumers in several groups take turns issuing the first of chained dots (ping-pong).
 std::unique_ptr<Pass> createOrderConsumerGroupsPass(const PassOptions& options);
+std::unique_ptr<Pass> createPingPongConsumersPass(const PassOptions& options);
 std::unique_ptr<Pass> createAllocateSharedMemoryPass(const PassOptions& options);  // smem_offset/smem_bytes
 std::unique_ptr<Pass> createInsertBarriersPass();  // barriers between conflicting shared-memory accesses
 

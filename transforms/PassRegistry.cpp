@@ -23,6 +23,7 @@ static const std::map<std::string, PassFactory>& registry() {
       {"insert-barriers", [](const PassOptions&) { return createInsertBarriersPass(); }},
       {"make-persistent", [](const PassOptions&) { return createMakePersistentPass(); }},
       {"order-consumer-groups", [](const PassOptions& o) { return createOrderConsumerGroupsPass(o); }},
+      {"ping-pong-consumers", [](const PassOptions& o) { return createPingPongConsumersPass(o); }},
       {"pipeline-loops", [](const PassOptions& o) { return createPipelineLoopsPass(o); }},
       {"remove-layout-conversions", [](const PassOptions&) { return createRemoveLayoutConversionsPass(); }},
       {"sink-to-uses", [](const PassOptions&) { return createSinkToUsesPass(); }},

@@ -51,6 +51,9 @@ void addDefaultPipeline(PassManager& pm, const PassOptions& options) {
   // Values computed long before their use (a causal mask built before the dot it masks) move down to it, so
   // that they do not hold registers through the tensor-core work in between.
   pm.add("sink-to-uses", options);
+  // With ping_pong, two groups of consumers each run their own tiles, one group's epilogue beside the other's main
+  // loop.
+  pm.add("ping-pong-consumers", options);
   // Warp-specialized consumers in several groups take turns issuing attention's Q K^T, so that one group's softmax
   // overlaps the next one's tensor-core work.
   pm.add("order-consumer-groups", options);

@@ -71,6 +71,7 @@ backends::TargetOptions KernelCase::targetOptions() const {
   options.numStages = numStages;
   options.persistent = persistent;
   options.warpSpecialize = warpSpecialize;
+  options.pingPong = pingPong;
   return options;
 }
 

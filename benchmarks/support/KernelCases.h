@@ -49,6 +49,7 @@ struct KernelCase {
   int64_t raggedSize = 0;  // 0: integer parameters (other than unit strides) divisible by 16; else all equal this
   bool persistent = false;  // compiled as a persistent kernel (jit::LaunchOptions::persistent)
   bool warpSpecialize = false;  // with a producer warpgroup (jit::LaunchOptions::warpSpecialize)
+  bool pingPong = false;  // two consumer groups on their own tiles (jit::LaunchOptions::pingPong)
 
   std::string name() const;  // "matmul_f16_128x128x64_w8_sm_90a": unique, usable as a file name
   backends::TargetOptions targetOptions() const;  // the arch, warp count, stages and persistence

@@ -124,7 +124,7 @@ jit::DeviceModule SimRuntime::loadModule(const jit::CompiledKernel& kernel) {
   p.kernel = loaded->jit.kernel();
   p.target = loaded->jit.target();
   p.warpSize = static_cast<uint32_t>(kernel.warpSize);
-  p.numWarps = static_cast<uint32_t>(kernel.numWarps + kernel.producerWarps);
+  p.numWarps = static_cast<uint32_t>(kernel.numWarps * kernel.consumerGroups + kernel.producerWarps);
   p.sharedBytes = static_cast<uint32_t>(kernel.sharedBytes);
   p.sites = loaded->jit.sites();
   p.entry = loaded->jit.entry();

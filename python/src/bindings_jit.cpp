@@ -66,10 +66,11 @@ namespace {
 using CompiledPtr = std::shared_ptr<const jit::CompiledKernel>;
 
 jit::LaunchOptions launchOptions(int numWarps, const std::string& target, const std::string& arch, bool fastMath,
-                                 int numStages, bool persistent, bool warpSpecialize) {
+                                 int numStages, bool persistent, bool warpSpecialize, bool pingPong) {
   jit::LaunchOptions o;
   o.persistent = persistent;
   o.warpSpecialize = warpSpecialize;
+  o.pingPong = pingPong;
   o.numWarps = numWarps;
   o.numStages = numStages;
   o.target = target;
@@ -88,7 +89,7 @@ void checkArgumentCount(const KernelDef& def, const py::sequence& args) {
 // and copied back), never a mix of the two.
 void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
                 int numWarps, py::object stream, const std::string& arch, bool fastMath, int numStages,
-                bool persistent, bool warpSpecialize) {
+                bool persistent, bool warpSpecialize, bool pingPong) {
   const KernelDef& def = kernel.definition();
   const std::vector<ParamInfo>& params = def.runtimeParams();
   checkArgumentCount(def, args);
@@ -164,7 +165,7 @@ void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& arg
   // An explicit stream (torch's current stream) wins over the producer's __cuda_array_interface__ stream;
   // 1 and 2 are CUDA's legacy and per-thread default stream handles, valid as they are.
   uint64_t streamValue = !stream.is_none() ? stream.cast<uint64_t>() : ctx.stream.value_or(0);
-  jit::LaunchOptions options = launchOptions(numWarps, "nvptx", arch, fastMath, numStages, persistent, warpSpecialize);
+  jit::LaunchOptions options = launchOptions(numWarps, "nvptx", arch, fastMath, numStages, persistent, warpSpecialize, pingPong);
   options.stream = reinterpret_cast<jit::cu::Stream>(streamValue);
 
   std::vector<jit::DeviceBuffer> buffers;
@@ -255,7 +256,7 @@ void runStaged(jit::JitKernel& kernel, const interp::Grid& g, StagedArgs staged,
 // Launches with host arrays on `target`'s runtime (used for amdgpu, through HIP).
 void launchStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
                   int numWarps, const std::string& target, const std::string& arch, bool fastMath, int numStages,
-                  bool persistent, bool warpSpecialize) {
+                  bool persistent, bool warpSpecialize, bool pingPong) {
   const KernelDef& def = kernel.definition();
   StagedArgs staged = stageHostArrays(def, args, target);
   interp::Grid g = python::toGrid(grid);
@@ -266,20 +267,20 @@ void launchStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& a
   } catch (const Error& e) {
     throw Error("cannot launch kernel '" + def.name() + "': " + e.message());
   }
-  runStaged(kernel, g, std::move(staged), constants, *runtime, launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize));
+  runStaged(kernel, g, std::move(staged), constants, *runtime, launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize, pingPong));
 }
 
 // Launches with host arrays on the emulator (jit/sim/SimRuntime.h), whose device memory is host memory too: the
 // copies give each array an allocation of its own, which is what the emulator's bounds checks see.
 void launchSim(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
                int numWarps, sim::SimRuntime& runtime, bool fastMath, int numStages, bool persistent,
-               bool warpSpecialize) {
+               bool warpSpecialize, bool pingPong) {
   const KernelDef& def = kernel.definition();
   StagedArgs staged = stageHostArrays(def, args, "the emulator");
   interp::Grid g = python::toGrid(grid);
   Constants constants = constantsFromPython(def, constantsDict);
   jit::LaunchOptions options = launchOptions(numWarps, runtime.target(), runtime.nativeArch(), fastMath, numStages, persistent,
-                                             warpSpecialize);
+                                             warpSpecialize, pingPong);
   options.runtime = &runtime;
   runStaged(kernel, g, std::move(staged), constants, runtime, options);
 }
@@ -300,6 +301,8 @@ void bindJit(py::module_& m) {
                     "Whether its programs loop over the grid's tiles (compiled with persistent=True)")
       .def_readonly("producer_warps", &jit::CompiledKernel::producerWarps,
                     "Warps a program runs beyond num_warps: its producer warpgroup (warp_specialize=True), else 0")
+      .def_readonly("consumer_groups", &jit::CompiledKernel::consumerGroups,
+                    "Groups of num_warps consumer warps, each on its own tiles: 2 with ping_pong=True, else 1")
       .def_property_readonly("binary", [](const jit::CompiledKernel& k) { return py::bytes(k.binary); })
       .def_property_readonly("ptx",
                              [](const jit::CompiledKernel& k) {
@@ -322,7 +325,7 @@ void bindJit(py::module_& m) {
           "compile",
           [](jit::JitKernel& k, const py::sequence& facts, const py::dict& constants, int numWarps,
              const std::string& target, const std::string& arch, bool fastMath, sim::SimRuntime* simRuntime,
-             int numStages, bool persistent, bool warpSpecialize) {
+             int numStages, bool persistent, bool warpSpecialize, bool pingPong) {
             const std::vector<ParamInfo>& params = k.definition().runtimeParams();
             if (py::len(facts) != params.size())
               throw py::value_error("expected one specialization fact per runtime parameter (" +
@@ -331,7 +334,7 @@ void bindJit(py::module_& m) {
             for (size_t i = 0; i < params.size(); ++i) args.push_back(argumentForFact(params[i], facts[i]));
             Constants c = constantsFromPython(k.definition(), constants);
             jit::LaunchOptions options =
-                launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize);
+                launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize, pingPong);
             if (simRuntime) {
               options.target = simRuntime->target();
               options.arch = simRuntime->nativeArch();
@@ -349,19 +352,19 @@ void bindJit(py::module_& m) {
           },
           py::arg("facts"), py::arg("constants"), py::arg("num_warps"), py::arg("target"), py::arg("arch"),
           py::arg("fast_math"), py::arg("sim_runtime") = nullptr, py::arg("num_stages") = 3,
-          py::arg("persistent") = false, py::arg("warp_specialize") = false,
+          py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false,
           "Compiles without a GPU (for sim_runtime's target and arch, and loads it there, when given); facts: per "
           "runtime parameter 16 (aligned / divisible by 16), 8 (divisible by 8), 1 or None")
       .def("launch", &launchCuda, py::arg("grid"), py::arg("args"), py::arg("constants"), py::arg("num_warps"),
            py::arg("stream"), py::arg("arch"), py::arg("fast_math"), py::arg("num_stages") = 3,
-           py::arg("persistent") = false, py::arg("warp_specialize") = false)
+           py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false)
       .def("launch_staged", &launchStaged, py::arg("grid"), py::arg("args"), py::arg("constants"),
            py::arg("num_warps"), py::arg("target"), py::arg("arch"), py::arg("fast_math"), py::arg("num_stages") = 3,
-           py::arg("persistent") = false, py::arg("warp_specialize") = false,
+           py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false,
            "Launches on host arrays through `target`'s runtime (copies in, launches, synchronizes, copies back)")
       .def("launch_sim", &launchSim, py::arg("grid"), py::arg("args"), py::arg("constants"), py::arg("num_warps"),
            py::arg("runtime"), py::arg("fast_math"), py::arg("num_stages") = 3,
-           py::arg("persistent") = false, py::arg("warp_specialize") = false,
+           py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false,
            "Launches on host arrays under the emulator `runtime` (tessera._C.sim_runtime), copying them in and back")
       .def_property_readonly("loaded_variants", &jit::JitKernel::loadedVariants);
 

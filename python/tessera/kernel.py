@@ -41,9 +41,11 @@ def _check_persistent(persistent):
         raise TypeError(f"persistent must be True or False, got {persistent!r}")
 
 
-def _check_warp_specialize(warp_specialize):
+def _check_warp_specialize(warp_specialize, ping_pong=False):
     if type(warp_specialize) is not bool:
         raise TypeError(f"warp_specialize must be True or False, got {warp_specialize!r}")
+    if type(ping_pong) is not bool:
+        raise TypeError(f"ping_pong must be True or False, got {ping_pong!r}")
 
 
 def _check_num_warps(num_warps):
@@ -72,7 +74,7 @@ class Kernel:
     """A kernel written in the C++ DSL (a bound tessera._C.KernelDef).
 
     kernel[grid](*args, CONST=..., num_warps=4, num_stages=3, backend=None, fast_math=True, persistent=False,
-    warp_specialize=False)
+    warp_specialize=False, ping_pong=False)
     launches it (fast_math: the JIT backends' approximate math functions; the interpreter and eager mode compute
     exactly; persistent: on the JIT backends, at most as many programs as the GPU holds loop over the grid's tiles,
     see compile()).
@@ -126,7 +128,7 @@ class Kernel:
         return self._specialization(constants)
 
     def compile(self, target=None, arch=None, num_warps=4, fast_math=True, specialization=None, backend=None,
-                checks=None, num_stages=3, persistent=False, warp_specialize=False, **constants):
+                checks=None, num_stages=3, persistent=False, warp_specialize=False, ping_pong=False, **constants):
         """Compiles the kernel for these Const values without a GPU (for target, "nvptx" by default); returns a
         CompiledKernel with .ptx (.binary, .format), .llvm_ir, .optimized_llvm_ir, .ir_stages [(stage, tile IR)],
         .shared_bytes and .num_warps.
@@ -142,6 +144,11 @@ class Kernel:
         warpgroup to the num_warps warps: one of its threads issues the loop's copies num_stages - 1 stages ahead,
         the num_warps warps only wait for them and hand each stage back, and setmaxnreg gives the producers'
         registers to them (.producer_warps is 4). Same results; part of the compile cache key.
+
+        ping_pong=True (implies persistent and warp_specialize) runs two groups of num_warps consumer warps, each on
+        every other tile of its program, taking turns with their main loops and their epilogues, so that one
+        group's epilogue runs beside the other's tensor-core work (CUTLASS's ping-pong kernels; .consumer_groups is
+        2, a program runs 2 * num_warps + 4 warps). Same results; part of the compile cache key.
 
         backend="sim" compiles for the emulated arch (arch, else target's default arch; see tessera.sim) and also
         loads the kernel into the emulator (with the checks= selection, all by default), so that what the emulator
@@ -160,7 +167,7 @@ class Kernel:
         _check_num_warps(num_warps)
         _check_num_stages(num_stages)
         _check_persistent(persistent)
-        _check_warp_specialize(warp_specialize)
+        _check_warp_specialize(warp_specialize, ping_pong)
         if target is not None and not isinstance(target, str):
             raise TypeError(f"target must be a str ('nvptx' or 'amdgpu') or None, got {type(target).__name__}")
         if target == "":  # not the default: None is
@@ -181,12 +188,12 @@ class Kernel:
                 raise ValueError("checks apply to backend='sim' (the emulator)")
             return self._jit_kernel().compile(facts, constants, num_warps, target or "nvptx", arch or "",
                                               bool(fast_math), num_stages=num_stages, persistent=persistent,
-                                              warp_specialize=warp_specialize)
+                                              warp_specialize=warp_specialize, ping_pong=ping_pong)
         if backend != "sim":
             raise ValueError(f"compile() takes backend='sim' or None (a GPU target), got {backend!r}")
         runtime = _sim.runtime(target, arch, True if checks is None else checks)
         return self._jit_kernel().compile(facts, constants, num_warps, "", "", bool(fast_math), runtime, num_stages,
-                                          persistent, warp_specialize)
+                                          persistent, warp_specialize, ping_pong)
 
     def _jit_kernel(self):
         if self._jit is None:
@@ -247,14 +254,14 @@ class _Launcher:
         self.grid = grid
 
     def __call__(self, *args, num_warps=4, num_stages=3, backend=None, target=None, arch=None, checks=None,
-                 fast_math=True, persistent=False, warp_specialize=False, **kwargs):
+                 fast_math=True, persistent=False, warp_specialize=False, ping_pong=False, **kwargs):
         k = self.kernel
         runtime, constants = k._bind(args, kwargs)
         k._check_constants(constants)
         _check_num_warps(num_warps)
         _check_num_stages(num_stages)
         _check_persistent(persistent)
-        _check_warp_specialize(warp_specialize)
+        _check_warp_specialize(warp_specialize, ping_pong)
         grid = self.grid
         if callable(grid):
             grid = grid(dict(constants, num_warps=num_warps, num_stages=num_stages))
@@ -266,18 +273,18 @@ class _Launcher:
         if backend == "sim":
             _sim.launch(k._jit_kernel(), grid, runtime, constants, num_warps,
                         _sim.runtime(target, arch, True if checks is None else checks), bool(fast_math),
-                        num_stages, persistent, warp_specialize)
+                        num_stages, persistent, warp_specialize, ping_pong)
         elif backend == "interpreter":  # runs the grid as it is (persistence, warp roles change how, not what)
             k._specialization(constants, runtime).run(grid, runtime)
         elif backend == "cuda":
             k._jit_kernel().launch(grid, runtime, constants, num_warps, _producer_stream(runtime), "",
-                                   bool(fast_math), num_stages, persistent, warp_specialize)
+                                   bool(fast_math), num_stages, persistent, warp_specialize, ping_pong)
         elif backend == "eager":
             k._def.run_eager(grid, runtime, constants)
         elif backend == "hip":
             # AMD GPUs through the HIP runtime, on host arrays (copied in and back). The arch comes from
             # TESSERA_HIP_ARCH or the GPU (see jit/DeviceRuntime.h).
             k._jit_kernel().launch_staged(grid, runtime, constants, num_warps, "amdgpu", "", bool(fast_math),
-                                          num_stages, persistent, warp_specialize)
+                                          num_stages, persistent, warp_specialize, ping_pong)
         else:
             raise ValueError(f"unknown backend {backend!r}; available here: {', '.join(BACKENDS)}")

@@ -35,12 +35,14 @@ def main(header, scenario):
     b = rng.uniform(-1, 1, (K, N)).astype(np.float16)
     c = np.full((M, N), 3.0, np.float32)
     blocks = dict(BM=64, BN=64, BK=32)
-    options = {"warp_specialize": scenario != "plain", "persistent": scenario == "persistent"}
+    options = ({"ping_pong": True} if scenario == "ping_pong" else
+               {"warp_specialize": scenario != "plain", "persistent": scenario == "persistent"})
     grid = (tessera.cdiv(M, 64), tessera.cdiv(N, 64))
     compiled = k.compile(arch="sm_90a", specialization={"a": (64, 32), "b": (32, 64)}, **blocks, **options)
-    out = {"shared_bytes": compiled.shared_bytes, "threads": 32 * (compiled.num_warps + compiled.producer_warps),
+    out = {"shared_bytes": compiled.shared_bytes,
+           "threads": 32 * (compiled.num_warps * compiled.consumer_groups + compiled.producer_warps),
            "a": a.ctypes.data, "b": b.ctypes.data, "c": c.ctypes.data}
-    if scenario in ("gpu_arrays", "persistent"):
+    if scenario in ("gpu_arrays", "persistent", "ping_pong"):
         args = (tessera.TensorDescriptor(FakeGpuArray(a), (64, 32)), tessera.TensorDescriptor(FakeGpuArray(b), (32, 64)),
                 FakeGpuArray(c))
     else:  # numpy arrays: copied to device buffers and back

@@ -323,16 +323,18 @@ def test_the_tma_matmul_launcher_computes_a_matmul(dtype, tmp_path, monkeypatch)
     b = torch.randn(96, 72, generator=gen).to(getattr(torch, dtype))
     c = torch.full((100, 72), float("nan"), dtype=getattr(torch, dtype))
     name = "f16" if dtype == "float16" else "bf16"
-    for tma_store in (False, True):  # C through pointers, then through a descriptor (a TMA store)
+    # C through pointers, then through a descriptor (a TMA store); then both with ping-pong consumer groups.
+    for tma_store, ping_pong in ((False, False), (True, False), (False, True), (True, True)):
         c.fill_(float("nan"))
-        [out] = bench.tma_matmul_launcher(ctx, name, a, b, c, (64, 64, 32, 4, 2, True, False, tma_store))()
+        config = (64, 64, 32, 4, 2, True, ping_pong, tma_store, ping_pong)
+        [out] = bench.tma_matmul_launcher(ctx, name, a, b, c, config)()
         assert out is c
         torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=2e-2, atol=5e-2)
         assert tessera.sim.last_report()["findings"] == []
 
 
 def test_the_tma_matmul_row_reports_the_fastest_right_config(monkeypatch):
-    rates = iter([bench.FAIL, 500.0, bench.ERROR, 700.0, 650.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    rates = iter([bench.FAIL, 500.0, bench.ERROR, 700.0, 650.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])
     monkeypatch.setattr(bench, "measure", lambda *args: next(rates))
     notes = {}
     ctx = types.SimpleNamespace(
@@ -349,12 +351,13 @@ def test_the_tma_matmul_row_reports_the_fastest_right_config(monkeypatch):
         "f16 TMA", {"tessera": 700.0, "torch": 700.0, "triton": 600.0}, 700.0)
     assert row.values["tessera"] == 300.0  # the pointer kernel's row is left as it was
     note = notes[("tessera", "matmul M=N=K=4096 f16 TMA")]
-    assert note.startswith("configs (BM, BN, BK, warps, stages, warp_specialize, persistent, tma_store): "
-                           "(128, 128, 64, 4, 3, False, False, False): FAIL; (128, 128, 64, 8, 3, False, False, False): "
-                           "500")
-    assert len(bench.TMA_MATMUL_CONFIGS) == 11 and note.count(";") == 10
+    assert note.startswith("configs (BM, BN, BK, warps, stages, warp_specialize, persistent, tma_store, ping_pong): "
+                           "(128, 128, 64, 4, 3, False, False, False, False): FAIL; "
+                           "(128, 128, 64, 8, 3, False, False, False, False): 500")
+    assert len(bench.TMA_MATMUL_CONFIGS) == 14 and note.count(";") == 13
+    assert (128, 128, 64, 4, 3, True, True, False, True) in bench.TMA_MATMUL_CONFIGS  # ping-pong is weighed too
     # No config right: FAIL when one computed a wrong result, else error.
-    for outcomes, cell in (([bench.ERROR, bench.FAIL] + [bench.ERROR] * 9, bench.FAIL), ([bench.ERROR] * 11, bench.ERROR)):
+    for outcomes, cell in (([bench.ERROR, bench.FAIL] + [bench.ERROR] * 12, bench.FAIL), ([bench.ERROR] * 14, bench.ERROR)):
         rates = iter(outcomes)
         monkeypatch.setattr(bench, "measure", lambda *args: next(rates))
         assert bench._tma_matmul_row(ctx, row, a, a, None, None, "f16").values["tessera"] == cell

@@ -159,7 +159,7 @@ def descriptor_param(hex_bytes):
     return base, (rows, cols), (row_stride, col_stride), raw[128:].hex()
 
 
-def check_matmul_launch(printed, calls, a_address, b_address, c_address, grid, extra_params=()):
+def check_matmul_launch(printed, calls, a_address, b_address, c_address, grid, extra_params=(), threads=256):
     # The tensor maps: innermost dimension first, byte strides of the outer ones, one box per TMA copy.
     maps = calls_to(calls, "cuTensorMapEncodeTiled")
     assert [(m["address"], m["data_type"], m["dims"], m["byte_strides"], m["box"], m["swizzle"]) for m in maps] == [
@@ -168,7 +168,8 @@ def check_matmul_launch(printed, calls, a_address, b_address, c_address, grid, e
     [launch] = calls_to(calls, "cuLaunchKernel")
     assert launch["kernel"] == "desc_matmul"
     assert launch["grid"] == grid
-    assert launch["block"] == [printed["threads"], 1, 1] == [256, 1, 1]  # 4 consumer warps and the producers
+    # 4 consumer warps (two groups of them with ping_pong) and the producers
+    assert launch["block"] == [printed["threads"], 1, 1] == [threads, 1, 1]
     assert launch["shared"] == printed["shared_bytes"]
     params = launch["params"]
     assert len(params) == 6 + len(extra_params)
@@ -188,13 +189,15 @@ def test_cuda_launches_of_numpy_descriptors_copy_their_arrays_and_encode_tensor_
 
 
 @requires_fake_cuda
-@pytest.mark.parametrize("scenario", ["gpu_arrays", "persistent"])
+@pytest.mark.parametrize("scenario", ["gpu_arrays", "persistent", "ping_pong"])
 def test_cuda_launches_of_gpu_array_descriptors_map_the_arrays_in_place(tmp_path, scenario):
     printed, calls = launch_on_fake_cuda(tmp_path, scenario)
     assert calls_to(calls, "cuMemAlloc") == []
-    # A persistent launch starts the programs the GPU holds (4 tiles here) and passes the tile grid after them.
-    grid, extra = ([4, 1, 1], (2, 2, 1)) if scenario == "persistent" else ([2, 2, 1], ())
-    check_matmul_launch(printed, calls, printed["a"], printed["b"], printed["c"], grid, extra)
+    # A persistent launch (ping_pong implies it) starts the programs the GPU holds (4 tiles here) and passes the
+    # tile grid after them; ping_pong's programs run two groups of consumer warps.
+    grid, extra = ([2, 2, 1], ()) if scenario == "gpu_arrays" else ([4, 1, 1], (2, 2, 1))
+    check_matmul_launch(printed, calls, printed["a"], printed["b"], printed["c"], grid, extra,
+                        threads=384 if scenario == "ping_pong" else 256)
     assert calls_to(calls, "cuLaunchKernel")[0]["stream"] == 7  # the arrays' __cuda_array_interface__ stream
 
 
@@ -304,26 +307,36 @@ def test_a_matmul_storing_c_through_a_descriptor_matches_numpy_on_the_emulator(m
 
 
 @pytest.mark.sim
-def test_a_warp_specialized_descriptor_matmul_matches_numpy_on_the_emulator(module):
+@pytest.mark.parametrize("ping_pong", [False, True])
+def test_a_warp_specialized_descriptor_matmul_matches_numpy_on_the_emulator(module, ping_pong):
     # A producer warpgroup issues the TMA copies, the 4 consumer warps wait for them (sm_90a); ragged M, N and K.
-    M, N, Kd = 100, 72, 96
+    # With ping_pong (implies persistent and warp_specialize) two groups of 4 consumer warps each run every other
+    # tile of their program (12 tiles on one emulated multiprocessor).
+    M, N, Kd = (180, 200, 96) if ping_pong else (100, 72, 96)
+    options = {"ping_pong": True} if ping_pong else {"warp_specialize": True}
     rng = np.random.default_rng(3)
     a = rng.uniform(-1, 1, (M, Kd)).astype(np.float16)
     b = rng.uniform(-1, 1, (Kd, N)).astype(np.float16)
     c = np.zeros((M, N), np.float32)
     grid = (tessera.cdiv(M, 64), tessera.cdiv(N, 64))
     module.desc_matmul[grid](tessera.TensorDescriptor(a, (64, 32)), tessera.TensorDescriptor(b, (32, 64)), c, M, N,
-                             Kd, BM=64, BN=64, BK=32, warp_specialize=True, backend="sim", arch="sm_90a")
+                             Kd, BM=64, BN=64, BK=32, **options, backend="sim", arch="sm_90a")
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
     assert tessera.sim.last_report()["findings"] == []
     spec = {"a": (64, 32), "b": (32, 64)}
-    compiled = module.desc_matmul.compile(arch="sm_90a", specialization=spec, BM=64, BN=64, BK=32,
-                                          warp_specialize=True)
-    assert (compiled.num_warps, compiled.producer_warps) == (4, 4)
+    compiled = module.desc_matmul.compile(arch="sm_90a", specialization=spec, BM=64, BN=64, BK=32, **options)
+    assert (compiled.num_warps, compiled.consumer_groups, compiled.producer_warps) == (4, 2 if ping_pong else 1, 4)
+    assert compiled.persistent == ping_pong
+    assert f".maxntid {384 if ping_pong else 256}, 1, 1" in compiled.ptx
+    assert ("consumer_group" in compiled.ir_stages[-1][1]) == ping_pong
     assert "setmaxnreg.dec.sync.aligned.u32 40;" in compiled.ptx
+    if ping_pong:
+        return
     assert module.desc_matmul.compile(arch="sm_90a", specialization=spec, BM=64, BN=64, BK=32).producer_warps == 0
     with pytest.raises(TypeError, match="warp_specialize must be True or False"):
         module.desc_matmul.compile(arch="sm_90a", specialization=spec, BM=64, BN=64, BK=32, warp_specialize=1)
+    with pytest.raises(TypeError, match="ping_pong must be True or False"):
+        module.desc_matmul.compile(arch="sm_90a", specialization=spec, BM=64, BN=64, BK=32, ping_pong=1)
     with pytest.raises(tessera.Error, match="warp_specialize needs num_stages >= 2"):
         module.desc_matmul.compile(arch="sm_90a", specialization=spec, BM=64, BN=64, BK=32, warp_specialize=True,
                                    num_stages=1)

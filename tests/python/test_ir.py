@@ -217,7 +217,8 @@ def test_run_passes_default_is_the_jit_pipeline():
         "expand-descriptor-loads", "canonicalize-pointers", "transpose-loads", "canonicalize", "cse", "dce", "coalesce",
         "assign-layouts",
         "remove-layout-conversions", "canonicalize", "cse", "dce", "async-copy-dot-operands", "pipeline-loops",
-        "stage-copies-in-registers", "dce", "sink-to-uses", "order-consumer-groups", "allocate-shared-memory",
+        "stage-copies-in-registers", "dce", "sink-to-uses", "ping-pong-consumers", "order-consumer-groups",
+        "allocate-shared-memory",
         "insert-barriers"]
     assert "wpc = [2]" in stages[-1][1] and "smem_bytes = " in stages[-1][1]
     n = 300

@@ -163,6 +163,9 @@ TEST(AutotuneConfigs, OptionsApplyToTheLaunchAndConstantsMerge) {
   EXPECT_EQ(o.numWarps, 8);
   EXPECT_FALSE(o.fastMath);
   EXPECT_EQ(o.numStages, 4);
+  EXPECT_FALSE(o.pingPong);
+  c.options["ping_pong"] = 1;
+  EXPECT_TRUE(jit::applyTuneOptions(c, {}).pingPong);
   Constants merged = jit::mergeTuneConstants(c, {{"GROUP_M", 8}}, "matmul");
   EXPECT_EQ(merged.size(), 4u);
   EXPECT_EQ(std::get<int64_t>(merged.at("GROUP_M")), 8);

@@ -72,6 +72,8 @@ CompiledKernel sampleKernel(const std::string& tag = "a", int numWarps = 4) {
   k.optimizedLLVMIR = "define void @k() #0 { ret void }";
   k.irAfterPass = {{"input", "func @k() {}"}, {"cse", "func @k() { }"}};
   k.persistent = true;  // not the default: a round trip that dropped it would differ
+  k.producerWarps = 4;
+  k.consumerGroups = 2;  // neither is this
   return k;
 }
 

@@ -79,7 +79,8 @@ const std::vector<std::string> kDefaultPipeline = {"expand-descriptor-loads", "c
                                                    "canonicalize", "cse", "dce",
                                                    "async-copy-dot-operands", "pipeline-loops",
                                                    "stage-copies-in-registers", "dce", "sink-to-uses",
-                                                   "order-consumer-groups", "allocate-shared-memory", "insert-barriers"};
+                                                   "ping-pong-consumers", "order-consumer-groups",
+                                                   "allocate-shared-memory", "insert-barriers"};
 
 using EnvVar = testing_support::ScopedEnv;
 
@@ -252,7 +253,7 @@ TEST(JitCompile, DumpVariablesWriteEveryArtifact) {
   for (const auto& e : fs::directory_iterator(dir)) kernelDirs.push_back(e.path());
   ASSERT_EQ(kernelDirs.size(), 1u);
   EXPECT_EQ(kernelDirs[0].filename().string().rfind("vector_add-", 0), 0u) << kernelDirs[0];
-  for (const char* file : {"00-input.tir", "07-coalesce.tir", "20-insert-barriers.tir", "kernel.ll", "kernel.opt.ll",
+  for (const char* file : {"00-input.tir", "07-coalesce.tir", "21-insert-barriers.tir", "kernel.ll", "kernel.opt.ll",
                            "kernel.s", "kernel.ptx"})
     EXPECT_TRUE(fs::exists(kernelDirs[0] / file)) << file;
   std::ifstream ptx(kernelDirs[0] / "kernel.ptx");

@@ -113,6 +113,7 @@ TEST(JitSpecialization, KeyDistinguishesEverySpecializationInput) {
   EXPECT_TRUE(differs([](Specialization& s) { s.args[0].offsets32 = true; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.args[1].offsets32 = true; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.warpSpecialize = true; }));
+  EXPECT_TRUE(differs([](Specialization& s) { s.pingPong = true; }));
   Specialization noTurns = base;
   noTurns.consumerTurns = false;
   EXPECT_EQ(noTurns.key(), "BLOCK=1024;args=16,_,1;warps=4;stages=3;nvptx;sm_90a;fast;no_consumer_turns");

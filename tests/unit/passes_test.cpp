@@ -293,14 +293,15 @@ TEST(Pipeline, DefaultIsCleanupLayoutsCleanupAsyncCopiesSharedMemory) {
                                              "dce", "coalesce", "assign-layouts", "remove-layout-conversions", "canonicalize", "cse", "dce",
                                              "async-copy-dot-operands", "pipeline-loops",
                                              "stage-copies-in-registers", "dce", "sink-to-uses",
-                                             "order-consumer-groups", "allocate-shared-memory", "insert-barriers"}));
+                                             "ping-pong-consumers", "order-consumer-groups", "allocate-shared-memory",
+                                             "insert-barriers"}));
   EXPECT_EQ(passNamesOf("default"), names);
 }
 
 TEST(Pipeline, NamesMixPassesAndPipelines) {
   EXPECT_EQ(passNamesOf("cse,dce"), (std::vector<std::string>{"cse", "dce"}));
   std::vector<std::string> mixed = passNamesOf("dce,default,,cse");
-  ASSERT_EQ(mixed.size(), 22u);
+  ASSERT_EQ(mixed.size(), 23u);
   EXPECT_EQ(mixed.front(), "dce");
   EXPECT_EQ(mixed[1], "expand-descriptor-loads");
   EXPECT_EQ(mixed.back(), "cse");

@@ -57,9 +57,9 @@ std::vector<std::vector<uint8_t>> onEmulator(const KernelDef& k, const char* arc
                                              int numStages = 3,
                                              std::shared_ptr<const jit::CompiledKernel>* compiled = nullptr,
                                              bool persistent = false, unsigned* programs = nullptr,
-                                             bool warpSpecialize = false) {
+                                             bool warpSpecialize = false, bool pingPong = false) {
   sim::SimRuntime& runtime = sim::simRuntime(arch);
-  runtime.setMultiprocessors(persistent ? 1 : 0);
+  runtime.setMultiprocessors(persistent || pingPong ? 1 : 0);
   std::vector<jit::DeviceAddress> addresses;
   std::vector<jit::KernelArg> launch;
   for (const Arg& a : args) {
@@ -81,6 +81,7 @@ std::vector<std::vector<uint8_t>> onEmulator(const KernelDef& k, const char* arc
   options.numStages = numStages;
   options.persistent = persistent;
   options.warpSpecialize = warpSpecialize;
+  options.pingPong = pingPong;
   runtime.takeLastReport();
   jit.launch(grid, launch, constants, options);
   runtime.setMultiprocessors(0);
@@ -274,6 +275,40 @@ TEST(SimDescriptorLoad, APersistentDescriptorMatmulCopiesWithTmaAcrossTiles) {
         EXPECT_NE(compiled->binary.find("cp.async.bulk.tensor.2d"), std::string::npos) << what;
         EXPECT_EQ(compiled->binary.find("cp.async.cg"), std::string::npos) << what << ": an operand copied by cp.async";
       }
+  }
+}
+
+// Ping-pong consumers: two groups of num_warps warps, each on every other tile of its program, taking turns with
+// their main loops and their epilogues (transforms/PingPongConsumers.cpp). Programs of an even and an odd number of
+// tiles (the group that would run the next tile takes the last turns back, or a barrier is left waiting: a finding),
+// ragged sizes, 2 to 4 stages: bit-exact against the interpreter with no finding (a group counting its stages
+// without the other group's tiles hangs on a parity; epilogues sharing their exchange without the turns race).
+TEST(SimDescriptorLoad, PingPongConsumerGroupsRunAlternateTilesOfEachProgram) {
+  const KernelDef k = kernels::matmul_desc_kernel();
+  for (const MatmulConfig& s : {MatmulConfig{250, 200, 90, 64, 64, 32, 4}, MatmulConfig{192, 192, 96, 64, 64, 32, 4},
+                                MatmulConfig{256, 384, 128, 128, 128, 64, 4}}) {
+    const MatmulLaunch m = descriptorMatmul(k, s);
+    const std::string size = std::to_string(s.M) + "x" + std::to_string(s.N) + "x" + std::to_string(s.K);
+    for (int stages = 2; stages <= 4; ++stages) {
+      const std::string what = size + ", " + std::to_string(stages) + " stages";
+      std::shared_ptr<const jit::CompiledKernel> compiled;
+      unsigned programs = 0;
+      EXPECT_EQ(floatsOf(onEmulator(k, "sm_90a", {m.programs, 1, 1}, m.args, m.constants, s.warps, stages, &compiled,
+                                    /*persistent=*/false, &programs, /*warpSpecialize=*/false, /*pingPong=*/true)[2]),
+                m.reference)
+          << what;
+      EXPECT_LT(programs, m.programs) << what << ": every program should loop";
+      EXPECT_TRUE(compiled->persistent) << what << ": ping_pong implies persistent";
+      EXPECT_EQ(compiled->numWarps, s.warps);
+      EXPECT_EQ(compiled->consumerGroups, 2);
+      EXPECT_EQ(compiled->producerWarps, 4);
+      EXPECT_EQ(compiled->threadsPerProgram(), (2 * s.warps + 4) * 32);
+      const std::string& ptx = compiled->binary;
+      EXPECT_NE(ptx.find(".maxntid " + std::to_string((2 * s.warps + 4) * 32) + ", 1, 1"), std::string::npos) << what;
+      EXPECT_NE(ptx.find("setmaxnreg.inc.sync.aligned.u32 232;"), std::string::npos) << what;
+      EXPECT_NE(ptx.find("bar.arrive"), std::string::npos) << what << ": the groups pass their turns";
+      EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d"), std::string::npos) << what;
+    }
   }
 }
 
