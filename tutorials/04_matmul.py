@@ -87,10 +87,11 @@ def matmul_fp8(a, b_t, BM=64, BN=64, BK=32, GROUP_M=4, backend="interpreter"):
     return c
 
 
-def matmul_desc(a, b, BM=64, BN=64, BK=32, GROUP_M=4, warp_specialize=False, backend="interpreter"):
+def matmul_desc(a, b, BM=64, BN=64, BK=32, GROUP_M=4, warp_specialize=False, ping_pong=False, backend="interpreter"):
     """a @ b into a's dtype (f16), with A and B read through tensor descriptors: blocks of BM x BK and BK x BN,
     zero past the edges. On sm_90a they arrive by TMA; warp_specialize=True hands those copies to a producer
-    warpgroup (sm_90a only)."""
+    warpgroup, ping_pong=True also runs two consumer groups on alternate tiles of persistent programs (sm_90a
+    only)."""
     (M, K), N = a.shape, b.shape[1]
     c = np.empty((M, N), a.dtype)
     grid = (tessera.cdiv(M, BM) * tessera.cdiv(N, BN),)
@@ -98,7 +99,8 @@ def matmul_desc(a, b, BM=64, BN=64, BK=32, GROUP_M=4, warp_specialize=False, bac
     da = tessera.TensorDescriptor(rows_16_bytes_apart(a), (BM, BK), shape=a.shape)
     db = tessera.TensorDescriptor(rows_16_bytes_apart(b), (BK, BN), shape=b.shape)
     tessera.kernels.matmul_desc_f16_out[grid](da, db, c, M, N, K, N, 1, BM=BM, BN=BN, BK=BK, GROUP_M=GROUP_M,
-                                              warp_specialize=warp_specialize, backend=backend)
+                                              warp_specialize=warp_specialize, backend=backend,
+                                              **({"ping_pong": True} if ping_pong else {}))
     return c
 
 
@@ -155,6 +157,8 @@ def run_checks(M=131, N=75, K=90, seed=0, backend="interpreter"):
         ok &= tutorial_check.check(f"tensor descriptors, warp-specialized, {backend}",
                                    matmul_desc(a, b, warp_specialize=True, backend=backend), want, atol=1e-4,
                                    rtol=1e-3)
+        ok &= tutorial_check.check(f"tensor descriptors, ping-pong consumer groups, {backend}",
+                                   matmul_desc(a, b, ping_pong=True, backend=backend), want, atol=1e-4, rtol=1e-3)
     # fp8: e4m3 products are exact in f32 too; b goes in transposed.
     a8, b8_t = to_e4m3(a.astype(np.float64)), to_e4m3(b.astype(np.float64).T)
     want8 = E4M3_VALUES[a8] @ E4M3_VALUES[b8_t].T

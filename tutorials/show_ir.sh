@@ -11,10 +11,11 @@
 # OCCURRENCE (default 1: which of the tutorial's traces of KERNEL, e.g. 4 for 04_matmul's gelu epilogue).
 # TARGET=nvptx|amdgpu runs the JIT's whole default pipeline for that target instead of the five layout passes:
 # its layout policy (tensor-core layouts), async copies and pipelining; with ARCH (default: the target's) and
-# NUM_STAGES (default 3); WARP_SPECIALIZE=1 hands its TMA loop to a producer warpgroup (sm_90a).
+# NUM_STAGES (default 3); WARP_SPECIALIZE=1 hands its TMA loop to a producer warpgroup (sm_90a); PING_PONG=1 also
+# makes it persistent with two consumer groups on alternate tiles.
 set -euo pipefail
 if [ $# -lt 2 ]; then
-  sed -n '4,14p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '4,15p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -53,6 +54,10 @@ if [ -n "${TARGET:-}" ]; then
   if [ "${WARP_SPECIALIZE:-0}" = 1 ]; then
     passes="$passes, warp-specialized"
     options+=(--warp-specialize)
+  fi
+  if [ "${PING_PONG:-0}" = 1 ]; then
+    passes="$passes, persistent, ping-pong consumers"
+    options+=(--ping-pong)
   fi
 fi
 "$build/tools/tessera-opt" "$tmp/traced.tir" "${options[@]}" >"$tmp/laid-out.tir"
