@@ -83,6 +83,12 @@ class PingPongConsumersPass : public Pass {
     const std::optional<LayoutPolicy::WarpRoles> roles =
         options_.layoutPolicy ? options_.layoutPolicy->warpRoles(int64_t{options_.numWarps} * kGroups) : std::nullopt;
     if (!roles) throw Error("ping_pong: the target does not reallocate registers between warps", f.loc());
+    // One warpgroup per group, as CUTLASS's ping-pong kernels: with two groups of two, every consumer thread would
+    // keep about 100 registers, too few for a wgmma of a 128x256 tile (ptxas refuses it).
+    if (roles->groupWarps > 0 && options_.numWarps != roles->groupWarps)
+      throw Error("ping_pong runs two groups of num_warps consumer warps, one warpgroup each: num_warps must be " +
+                      std::to_string(roles->groupWarps) + ", got " + std::to_string(options_.numWarps),
+                  f.loc());
     ws.setAttr("consumer_groups", Attr::integer(kGroups));
     ws.setAttr("producer_warps", Attr::integer(roles->producerWarps));
     ws.setAttr("producer_registers", Attr::integer(roles->producerRegisters));
