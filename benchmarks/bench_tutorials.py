@@ -398,7 +398,9 @@ def target_lines(rows):
 
 
 # The attention kernels whose rows are judged apart, by the suffix of the rows' dtype (the longest first).
-ATTENTION_KINDS = ((" descriptors warp-specialized without turns",
+ATTENTION_KINDS = ((" descriptors warp-specialized persistent",
+                    "attention through descriptors, warp-specialized and persistent"),
+                   (" descriptors warp-specialized without turns",
                     "attention through descriptors, warp-specialized, consumer warpgroups not taking turns"),
                    (" descriptors warp-specialized", "attention through descriptors, warp-specialized"),
                    (" descriptors", "attention through descriptors"), ("", "attention"))
@@ -845,16 +847,19 @@ def bench_attention(ctx, size):
                 # ... and without the consumer warpgroups' turns (order-consumer-groups), to see what they are worth.
                 rows.append(_attention_desc_row(ctx, pointers, q, k, v, causal, expected, [tolerance],
                                                 warp_specialize=True, consumer_turns=False))
+                # ... and persistent: the producer fills the next tile's stages during this one's epilogue.
+                rows.append(_attention_desc_row(ctx, pointers, q, k, v, causal, expected, [tolerance],
+                                                warp_specialize=True, persistent=True))
     return rows
 
 
 def _attention_desc_row(ctx, row, q, k, v, causal, expected, tolerances, warp_specialize=False,
-                        consumer_turns=True):
+                        consumer_turns=True, persistent=False):
     """The row `row` (torch and Triton as measured there) with Tessera's attention through tensor descriptors
     (attention_fwd_desc: 3-d descriptors as Triton's Hopper tutorial takes them; on sm_90 K and V arrive by TMA and
     its output leaves by a TMA store), at the same blocks and warps; with `warp_specialize`, a producer warpgroup
     issues the copies, and without `consumer_turns` the consumer warpgroups do not take turns
-    (TESSERA_NO_CONSUMER_TURNS, read at each launch)."""
+    (TESSERA_NO_CONSUMER_TURNS, read at each launch); `persistent` programs loop over the tiles."""
     torch, tessera = ctx.torch, ctx.tessera
     bm, bn, warps = ctx.options.tessera_attention
     batch, heads, seq_len, head_dim = q.shape
@@ -866,10 +871,11 @@ def _attention_desc_row(ctx, row, q, k, v, causal, expected, tolerances, warp_sp
     def fn():
         kernel[(tessera.cdiv(seq_len, bm), batch * heads)](
             *descs, head_dim ** -0.5, seq_len, BM=bm, BN=bn, HEAD_DIM=head_dim, CAUSAL=int(causal), num_warps=warps,
-            backend=ctx.options.tessera_backend, **({"warp_specialize": True} if warp_specialize else {}))
+            backend=ctx.options.tessera_backend, **({"warp_specialize": True} if warp_specialize else {}),
+            **({"persistent": True} if persistent else {}))
         return [out]
     dtype = f"{row.dtype} descriptors" + (" warp-specialized" if warp_specialize else "") + \
-        ("" if consumer_turns else " without turns")
+        ("" if consumer_turns else " without turns") + (" persistent" if persistent else "")
     what = f"attention {row.size} {dtype}"
     before = os.environ.get("TESSERA_NO_CONSUMER_TURNS")
     os.environ["TESSERA_NO_CONSUMER_TURNS"] = "0" if consumer_turns else "1"

@@ -87,11 +87,15 @@ std::vector<KernelCase> resourceCases() {
     c.pingPong = true;
     cases.push_back(std::move(c));
   }
-  // ... and the attention through descriptors, warp-specialized (the producer issues both key loops' K and V copies).
+  // ... and the attention through descriptors, warp-specialized (the producer issues both key loops' K and V copies),
+  // also persistent.
   for (const AttentionConfig& config : standardAttentionConfigs()) {
     KernelCase c = attentionDescriptorCase("f16", config, "sm_90a");
     c.config += "_warp_specialized";
     c.warpSpecialize = true;
+    cases.push_back(c);
+    c.config += "_persistent";  // the producer's tile loop runs both key loops of every tile
+    c.persistent = true;
     cases.push_back(std::move(c));
   }
   for (KernelCase& c : tutorialCases("sm_90a"))

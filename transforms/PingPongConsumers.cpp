@@ -95,11 +95,15 @@ class PingPongConsumersPass : public Pass {
     ws.setAttr("consumer_registers", Attr::integer(roles->consumerRegisters));
   }
 
-  // Shared-memory scratch of `op` or of an op nested in it, which would be live beside the other group's epilogue.
+  // Shared memory `op` or an op nested in it uses besides the operand stages the producer fills: its scratch, or a
+  // shared buffer it copies or stores into (one buffer for both groups: attention's Q), which would be in use
+  // beside the other group's tile.
   const Op* scratchUser(Op& op) const {
     const Op* found = nullptr;
     op.walk([&](Op* inner) {
-      if (!found && scratchBytes(*inner, options_) > 0) found = inner;
+      if (!found && (scratchBytes(*inner, options_) > 0 || inner->is(OpKind::AsyncCopy) ||
+                     inner->is(OpKind::LocalStore)))
+        found = inner;
     });
     return found;
   }
@@ -124,8 +128,8 @@ class PingPongConsumersPass : public Pass {
     for (auto it = ops.begin(); it != lastLoop.base(); ++it)
       if (const Op* user = scratchUser(**it))
         throw Error("ping_pong: '" + std::string(user->name()) + "'" +
-                        " needs shared memory before the tile's epilogue, where the other consumer group's epilogue "
-                        "may be using the same bytes",
+                        " uses shared memory before the tile's epilogue (beside the operand stages), which the other "
+                        "consumer group may be using at the same time",
                     user->loc());
     // What the tile yields (the iteration counts so far) is recomputed for the other group's tiles.
     std::vector<Value*> carried(yield->operands().begin(), yield->operands().end());

@@ -191,6 +191,10 @@ class PipelineLoopsPass : public Pass {
     if (requestedStages_ == 1) return;
     specialized_ = false;  // per function
     ws_ = nullptr;
+    tilesOfSpecialized_ = nullptr;
+    tileBase_ = nullptr;
+    producerTiles_ = nullptr;
+    producerMapping_.clear();
     specializedCopies_.clear();
     std::vector<Op*> loops;
     f.walk([&](Op* op) {
@@ -451,7 +455,10 @@ class PipelineLoopsPass : public Pass {
     const bool allTma = std::all_of(copies.begin(), copies.end(), [](const BodyCopy& c) { return c.tma(); });
     // A later loop of TMA copies in the function's body (attention's second key loop) is among the consumers by
     // now: its copies go to the same producer, after the first loop's.
-    Op* specializedBefore = ws_ && loop.parentBlock() == ws_->region(1) ? ws_ : nullptr;
+    Op* specializedBefore = ws_ && (loop.parentBlock() == ws_->region(1) ||
+                                    (tilesOfSpecialized_ && loop.parentOp() == tilesOfSpecialized_))
+                                ? ws_
+                                : nullptr;
     if (warpSpecialize_ && allTma && ((!specialized_ && countsProgramIterations(loop)) || specializedBefore)) {
       specialize(loop, copies, carried, copySlice, advanceSlice, specializedBefore);
       specialized_ = true;
@@ -584,7 +591,9 @@ class PipelineLoopsPass : public Pass {
   // phases counting this loop's iterations alone (it runs once per program).
   void specialize(Op& loop, const std::vector<BodyCopy>& copies, const std::set<unsigned>& carried,
                   const std::vector<Op*>& copySlice, const std::vector<Op*>& advanceSlice, Op* existing) {
-    Op* tiles = existing ? nullptr : loop.parentOp();  // a persistent kernel's tile loop, or null
+    // A persistent kernel's tile loop, or null: the loop's parent, or, for a later loop of its tiles, the consumers'
+    // tile loop it is in.
+    Op* tiles = existing ? (loop.parentOp() == tilesOfSpecialized_ ? tilesOfSpecialized_ : nullptr) : loop.parentOp();
     Block& fbody = existing ? *existing->parentBlock() : tiles ? *tiles->parentBlock() : *loop.parentBlock();
     Block* tileBody = tiles ? tiles->region(0) : nullptr;
     // Where the ops the producer recomputes are: the function's body, or the consumers' region it moved to.
@@ -594,6 +603,13 @@ class PipelineLoopsPass : public Pass {
     // iterations counted on from theirs, as a persistent kernel's next tile does: the kernel then needs one set of
     // buffers, not one per loop.
     const bool continues = existing && continuesEarlierLoops(copies);
+    // The same tiles run a later loop's copies in the producer's tile loop, after the earlier ones': it must continue
+    // in their buffers and barriers (one count of iterations over the program, which the tile loops carry).
+    const bool laterInTiles = existing && tiles;
+    if (laterInTiles && !continues)
+      throw Error("warp_specialize: a later loop of a persistent kernel's tile must copy through the first loop's "
+                  "descriptors into buffers of the same types, at the same stages, to share its producer",
+                  loop.loc());
     // The iterations before this loop's first (null: none): earlier loops', or earlier tiles'.
     Value* base = continues ? consumersEnd_ : existing ? nullptr : iterationBase(loop);
     Block& body = *loop.region(0);
@@ -630,8 +646,9 @@ class PipelineLoopsPass : public Pass {
                                    {{"producer_warps", ir::Attr::integer(roles_->producerWarps)},
                                     {"producer_registers", ir::Attr::integer(roles_->producerRegisters)},
                                     {"consumer_registers", ir::Attr::integer(roles_->consumerRegisters)}});
-    if (!tiles && !existing) {
+    if (!existing) {
       ws_ = ws;
+      tilesOfSpecialized_ = tiles;
       handedBack_ = empty;
       specializedStages_ = stages_;
       for (const BodyCopy& c : copies) specializedCopies_.push_back({c.copy->operand(0), c.buffer(), c.barriers()});
@@ -661,7 +678,8 @@ class PipelineLoopsPass : public Pass {
         return v->isBlockArg() ? v->ownerBlock() == tileBody : v->definingOp()->parentBlock() == tileBody;
       };
       std::vector<Value*> tileRoots;
-      programRoots = {tiles->operand(0), tiles->operand(1), tiles->operand(2), tiles->operand(base->index() + 2)};
+      programRoots = {tiles->operand(0), tiles->operand(1), tiles->operand(2)};
+      if (!laterInTiles) programRoots.push_back(tiles->operand(base->index() + 2));
       for (Value* v : needed) (inTile(v) ? tileRoots : programRoots).push_back(v);
       if (!pureSliceOf(*tileBody, tileRoots, tileSlice)) throw unrecomputable("an op of the tile that is not pure");
       std::vector<const Value*> used(tileRoots.begin(), tileRoots.end());
@@ -683,14 +701,22 @@ class PipelineLoopsPass : public Pass {
     // The producer: (the tiles and) the loop's iterations, each waiting for its stage to be handed back and copying
     // into it. Iteration G of the program fills stage G % S, whose previous filling, G - S, was released in phase
     // G / S - 1 of its empty barrier: parity ((G / S) & 1) ^ 1, which a fresh barrier passes.
-    ir::Builder pb(ws->region(0), existing ? ws->region(0)->terminator() : nullptr);  // after earlier loops'
+    // After earlier loops', or, for a later loop of the tiles, before the producer's tile loop (and, in it, after
+    // the earlier loops of the tile: continuing their count of iterations, `producerEnd_`).
+    ir::Builder pb(ws->region(0), laterInTiles ? producerTiles_ : existing ? ws->region(0)->terminator() : nullptr);
     pb.setLoc(loop.loc());
-    Mapping m;
+    Mapping m = laterInTiles ? producerMapping_ : Mapping{};
     cloneSlice(pb, programSlice, m);
     ir::Builder tileB(ws->region(0), nullptr);
     ir::Builder* at = &pb;
     Value* producerBase = continues ? producerEnd_ : nullptr;
-    if (tiles) {
+    if (laterInTiles) {
+      Block& ptb = *producerTiles_->region(0);
+      tileB = ir::Builder(&ptb, ptb.terminator());
+      tileB.setLoc(loop.loc());
+      cloneSlice(tileB, tileSlice, m);
+      at = &tileB;
+    } else if (tiles) {
       Op* producerTiles = pb.create(OpKind::For,
                                     {mapped(m, tiles->operand(0)), mapped(m, tiles->operand(1)),
                                      mapped(m, tiles->operand(2)), mapped(m, tiles->operand(base->index() + 2))},
@@ -702,6 +728,7 @@ class PipelineLoopsPass : public Pass {
       tileB.setLoc(loop.loc());
       cloneSlice(tileB, tileSlice, m);
       at = &tileB;
+      producerTiles_ = producerTiles;
     }
     std::vector<Value*> producerOperands = {mapped(m, loop.operand(0)), mapped(m, loop.operand(1)),
                                             mapped(m, loop.operand(2))};
@@ -737,9 +764,12 @@ class PipelineLoopsPass : public Pass {
     std::vector<Value*> nexts;
     for (unsigned c : carried) nexts.push_back(mapped(m, yield->operand(c)));
     in.create(OpKind::Yield, nexts, {});
-    if (tiles) {  // the next tile's base: this one's plus the loop's trip count
+    if (tiles) {  // the next tile's base: this one's plus the loops' trip counts
       Value* trips = tripCount(tileB, producerOperands[0], producerOperands[1], producerOperands[2]);
-      tileB.create(OpKind::Yield, {tileB.binary(OpKind::Add, producerBase, trips)}, {});
+      producerEnd_ = tileB.binary(OpKind::Add, producerBase, trips);
+      if (laterInTiles) producerTiles_->region(0)->terminator()->setOperand(0, producerEnd_);
+      else tileB.create(OpKind::Yield, {producerEnd_}, {});
+      producerMapping_ = m;
     }
     if (!tiles && (!existing || continues)) {  // where a later loop's producer continuing these copies counts on
       Value* trips = tripCount(pb, producerOperands[0], producerOperands[1], producerOperands[2]);
@@ -773,7 +803,7 @@ class PipelineLoopsPass : public Pass {
       ir::Builder tail(&body, yield);
       tail.setLoc(loop.loc());
       tail.create(OpKind::MbarrierArrive, {empty, readStage}, {});
-      if (!tiles && (!existing || continues)) {
+      if (!existing || continues) {
         ir::Builder after(loop.parentBlock(), nextOp(loop));
         after.setLoc(loop.loc());
         Value* trips = tripCount(after, loop.operand(0), loop.operand(1), loop.operand(2));
@@ -797,7 +827,13 @@ class PipelineLoopsPass : public Pass {
       Value* last = after.binary(OpKind::Rem, lastIteration, i32(after, stages_));
       Value* ran = after.cmp("gt", trips, i32(after, 0));
       after.create(OpKind::MbarrierArrive, {empty, last, ran}, {});
-      if (!tiles && (!existing || continues)) consumersEnd_ = end;
+      if (!existing || continues) consumersEnd_ = end;
+    }
+    // The tiles' count of iterations: the first loop's base, which the tile loop carries, goes on by every loop's.
+    if (tiles && !existing) tileBase_ = base;
+    if (laterInTiles) {
+      tiles->region(0)->terminator()->setOperand(tileBase_->index() - 1, consumersEnd_);
+      loop.attrs().erase("iteration_base");  // its own count over the tiles (now unused) is not its iterations'
     }
 
     // Everything after the warp_specialize op but the return moves into the consumers' region.
@@ -929,6 +965,12 @@ class PipelineLoopsPass : public Pass {
   Value* handedBack_ = nullptr;
   Value* consumersEnd_ = nullptr;
   Value* producerEnd_ = nullptr;
+  // With a persistent kernel: the consumers' tile loop, the first loop's base (the tile loop's carried count of
+  // iterations), the producer's tile loop and what the producer's recomputed ops stand for.
+  Op* tilesOfSpecialized_ = nullptr;
+  Value* tileBase_ = nullptr;
+  Op* producerTiles_ = nullptr;
+  Mapping producerMapping_;
   std::optional<LayoutPolicy::WarpRoles> roles_;  // the target's split, with warpSpecialize
 };
 

@@ -233,6 +233,37 @@ def test_descriptor_kernel_warp_specialized_on_the_emulator(config, seq_len, cau
     assert specialized.shared_bytes == plain.shared_bytes + 32  # + the empty barriers (3 stages, 16-byte aligned)
 
 
+# Persistent as well: the programs of one emulated multiprocessor each loop over several (query block, head) tiles,
+# the producer running both key loops of every tile into one set of stages, the consumers counting their parities on
+# across loops and tiles (a count that restarted per loop or per tile hangs a wait, which the emulator reports).
+@pytest.mark.sim
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("config, seq_len", [((128, 64, 64, 8), 195), ((64, 64, 64, 4), 131)], ids=["128x64-8w", "64x64-4w"])
+def test_descriptor_kernel_persistent_and_warp_specialized_on_the_emulator(config, seq_len, causal):
+    BM, BN, head_dim, num_warps = config
+    q, k, v = random_qkv((2, 2, seq_len, head_dim), torch.float16)
+    runtime = tessera.sim.runtime(arch="sm_90a")
+    runtime.multiprocessors = 1
+    try:
+        out = attention_desc(q, k, v, causal, BM=BM, BN=BN, num_warps=num_warps, backend="sim", arch="sm_90a",
+                             warp_specialize=True, persistent=True)
+    finally:
+        runtime.multiprocessors = 0
+    check(out, q, k, v, causal)
+    report = tessera.sim.last_report()
+    assert report["findings"] == []
+    tiles = 4 * -(-seq_len // BM)
+    assert report["grid"][0] < tiles, "every program should run several tiles"
+    descs = {name: tessera.TensorDescriptor(q.reshape(4, seq_len, head_dim), (1, block, head_dim))
+             for name, block in (("q", BM), ("k", BN), ("v", BN), ("out", BM))}
+    final = tessera.kernels.attention_fwd_desc.compile(
+        arch="sm_90a", num_warps=num_warps, specialization=descs, BM=BM, BN=BN, HEAD_DIM=head_dim,
+        CAUSAL=int(causal), warp_specialize=True, persistent=True).ir_stages[-1][1]
+    assert final.count("warp_specialize {") == 1 and final.count("persistent_tiles = true") == 1
+    assert final.count("async_tma_copy") == 4  # K and V, two loops, one producer
+    assert final.count("iteration_base") == 1  # the first loop's count, which the second goes on with
+
+
 # TESSERA_NO_CONSUMER_TURNS=1 compiles the warp-specialized kernel without the turns (to measure their worth on a GPU
 # in one process): a kernel of its own, correct and clean on the emulator; unset, the turns are back.
 @pytest.mark.sim
