@@ -90,6 +90,8 @@ def run_checks(batch=1, heads=2, seq_len=75, head_dim=64, seed=0, backend="inter
             if tutorial_check.launch_arch(backend) == "sm_90a":  # a warpgroup of wgmma needs BM = 64 on 4 warps
                 runs.append((", warp-specialized", lambda *args, **kw: attention_desc(
                     *args, BM=64, BN=64, num_warps=4, warp_specialize=True, **kw)))
+                runs.append((", warp-specialized and persistent", lambda *args, **kw: attention_desc(
+                    *args, BM=64, BN=64, num_warps=4, warp_specialize=True, persistent=True, **kw)))
             for how, run in runs:
                 got = decode(run(q, k, v, causal, sm_scale, backend=backend))
                 ok &= tutorial_check.check(what + how, got, want, atol=tol, rtol=tol)
