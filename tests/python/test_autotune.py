@@ -120,10 +120,12 @@ def test_configs_over_the_shared_memory_limit_are_pruned_before_any_launch(tmp_p
 @pytest.mark.sim
 def test_descriptor_blocks_follow_each_config(tmp_path):
     # The TMA matmul (sm_90a) tuned over two tilings: each config reads its own BM x BK and BK x BN blocks,
-    # whatever block the launch's descriptors carry; warp specialization is one of the options tuned over.
+    # whatever block the launch's descriptors carry; warp specialization and ping-pong consumer groups are options
+    # tuned over.
     configs = [tessera.Config({"BM": 64, "BN": 64, "BK": 32}, num_warps=4, warp_specialize=True),
-               tessera.Config({"BM": 64, "BN": 32, "BK": 16}, num_warps=4)]
-    timer = ScriptedTimer([2.0, 1.0])
+               tessera.Config({"BM": 64, "BN": 32, "BK": 16}, num_warps=4),
+               tessera.Config({"BM": 64, "BN": 32, "BK": 32}, num_warps=4, ping_pong=True)]
+    timer = ScriptedTimer([2.0, 3.0, 1.0])  # the ping-pong config wins: the launch below runs it
     mm = tessera.autotune(configs=configs, key=["M", "N", "K"], timer=timer, cache_dir=tmp_path,
                           descriptor_blocks={"a": ("BM", "BK"), "b": ("BK", "BN")})(
         tessera.kernels.matmul_desc_f16_out)
@@ -135,8 +137,8 @@ def test_descriptor_blocks_follow_each_config(tmp_path):
     da, db = tessera.TensorDescriptor(a, (8, 8)), tessera.TensorDescriptor(b, (8, 8))
     grid = lambda meta: (tessera.cdiv(M, meta["BM"]) * tessera.cdiv(N, meta["BN"]),)  # noqa: E731
     mm[grid](da, db, c, M, N, K, N, 1, GROUP_M=4, backend="sim", arch="sm_90a")
-    assert timer.calls == 2 and mm.best_config == configs[1]
-    assert [o["rejected"] for o in mm.last_report["outcomes"]] == ["", ""]
+    assert timer.calls == 3 and mm.best_config == configs[2]
+    assert [o["rejected"] for o in mm.last_report["outcomes"]] == ["", "", ""]
     assert da.block_shape == (8, 8)  # the caller's descriptors are left as they were
     np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), atol=2e-2, rtol=2e-3)
     # Without descriptor_blocks every config would read the 8x8 blocks: none can run, and the error says why.
