@@ -45,8 +45,7 @@ class OrderConsumerGroupsPass : public Pass {
     f.walk([&](Op* op) {
       if (op->is(OpKind::WarpSpecialize)) specialized = op;
     });
-    // Ping-pong consumer groups (ping-pong-consumers) already take turns, over whole tiles.
-    if (!specialized || !policy_ || !enabled_ || specialized->hasAttr("consumer_groups")) return;
+    if (!specialized || !policy_ || !enabled_) return;
     const std::optional<LayoutPolicy::WarpRoles> roles = policy_->warpRoles(numWarps_);
     if (!roles || roles->groupWarps <= 0 || numWarps_ % roles->groupWarps) return;
     groups_ = numWarps_ / roles->groupWarps;
