@@ -9,7 +9,6 @@
 #include "backends/common/KernelPipeline.h"
 
 #include <llvm/Passes/OptimizationLevel.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
 #include <llvm/Transforms/IPO/GlobalDCE.h>
 #include <llvm/Transforms/IPO/Inliner.h>
@@ -108,9 +107,8 @@ llvm::FunctionPassManager lateCleanup() {
 
 }  // namespace
 
-llvm::ModulePassManager buildKernelPipeline(llvm::PassBuilder& pb) {
+llvm::ModulePassManager buildKernelPipeline() {
   llvm::ModulePassManager mpm;
-  pb.invokePipelineStartEPCallbacks(mpm, llvm::OptimizationLevel::O3);
   mpm.addPass(llvm::createModuleToFunctionPassAdaptor(earlyCleanup()));
   // libdevice: its functions are internal after linking; inline them all and drop the bodies.
   mpm.addPass(llvm::AlwaysInlinerPass());

@@ -4,14 +4,10 @@
 
 #include <llvm/IR/PassManager.h>
 
-namespace llvm {
-class PassBuilder;
-}  // namespace llvm
-
 namespace tessera::backends {
 
-// The pipeline, with the passes the target machine behind `pb` asks for at the start of every pipeline
-// (NVPTX: resolving __nvvm_reflect for libdevice, the ranges of thread and block ids).
-llvm::ModulePassManager buildKernelPipeline(llvm::PassBuilder& pb);
+// The pipeline. It leaves out the passes a target machine adds at the start of every pipeline: the target runs
+// their equivalent first (NVPTX: backends/nvptx/StartPasses.h says why).
+llvm::ModulePassManager buildKernelPipeline();
 
 }  // namespace tessera::backends

@@ -46,7 +46,7 @@ void optimizeModule(llvm::Module& m, llvm::TargetMachine& tm, llvm::Optimization
 }
 
 void optimizeKernelModule(llvm::Module& m, llvm::TargetMachine& tm, MemoryAccessVectorization vectorization) {
-  runPipeline(m, tm, vectorization, buildKernelPipeline);
+  runPipeline(m, tm, vectorization, [](llvm::PassBuilder&) { return buildKernelPipeline(); });
 }
 
 }  // namespace tessera::backends

@@ -22,6 +22,7 @@
 #include "backends/common/TargetMachineCache.h"
 #include "backends/nvptx/NVPTXHooks.h"
 #include "backends/nvptx/SharedMemoryLimits.h"
+#include "backends/nvptx/StartPasses.h"
 #include "ir/Error.h"
 
 namespace tessera::backends::nvptx {
@@ -46,6 +47,9 @@ std::string checkedArch(const TargetOptions& opts) {
     throw Error("nvptx: unsupported arch '" + arch + "' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)");
   return arch;
 }
+
+// sm_90a -> 90: the number __nvvm_reflect("__CUDA_ARCH") answers in tenths.
+unsigned smVersion(const std::string& arch) { return static_cast<unsigned>(std::stoul(arch.substr(3))); }
 
 std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string& arch) {
   initializeLLVM();
@@ -133,6 +137,8 @@ void NVPTXTarget::optimize(llvm::Module& m, const TargetOptions& opts) const {
   m.setTargetTriple(kTriple);
   m.setDataLayout(tm.createDataLayout());
   linkLibdevice(m);
+  answerReflectQueries(m, smVersion(checkedArch(opts)));
+  addIdRanges(m);
   optimizeKernelModule(m, tm, MemoryAccessVectorization::AsGpuCodegen);
 }
 

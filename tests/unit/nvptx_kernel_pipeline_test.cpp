@@ -10,6 +10,8 @@
 
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/AsmParser/Parser.h>
+#include <llvm/IR/ConstantRange.h>
+#include <llvm/IR/Constants.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
@@ -24,6 +26,7 @@
 #include "backends/common/OptimizeModule.h"
 #include "backends/common/TargetMachineCache.h"
 #include "backends/nvptx/NVPTXTarget.h"
+#include "ir/Error.h"
 #include "tessera/kernels/layernorm.h"
 #include "tessera/kernels/matmul.h"
 #include "tessera/kernels/softmax.h"
@@ -137,6 +140,78 @@ declare float @__nv_sinf(float)
   EXPECT_EQ(defined, 1);  // the kernel alone
 }
 
+// __nvvm_reflect answers: "__CUDA_ARCH" is the architecture's number times ten, "__CUDA_FTZ" the module's
+// nvvm-reflect-ftz flag, anything else 0; a branch on an answer folds (the other architecture's code is gone).
+TEST(KernelPipeline, AnswersReflectQueriesForTheArchitecture) {
+  for (const auto& [arch, expected] : {std::pair<std::string, uint64_t>{"sm_90a", 900}, {"sm_80", 800}}) {
+    SCOPED_TRACE(arch);
+    llvm::LLVMContext ctx;
+    std::unique_ptr<llvm::Module> m = parseLLVM(R"(
+@arch = private unnamed_addr constant [12 x i8] c"__CUDA_ARCH\00"
+@ftz = private unnamed_addr constant [11 x i8] c"__CUDA_FTZ\00"
+@sqrt = private unnamed_addr constant [17 x i8] c"__CUDA_PREC_SQRT\00"
+define ptx_kernel void @k(ptr addrspace(1) %p) {
+  %a = call i32 @__nvvm_reflect(ptr @arch)
+  store i32 %a, ptr addrspace(1) %p
+  %f = call i32 @__nvvm_reflect(ptr @ftz)
+  %p1 = getelementptr i32, ptr addrspace(1) %p, i32 1
+  store i32 %f, ptr addrspace(1) %p1
+  %s = call i32 @__nvvm_reflect(ptr @sqrt)
+  %p2 = getelementptr i32, ptr addrspace(1) %p, i32 2
+  store i32 %s, ptr addrspace(1) %p2
+  %p3 = getelementptr i32, ptr addrspace(1) %p, i32 3
+  %new = icmp sge i32 %a, 900
+  br i1 %new, label %hopper, label %older
+hopper:
+  store i32 90, ptr addrspace(1) %p3
+  ret void
+older:
+  store i32 80, ptr addrspace(1) %p3
+  ret void
+}
+declare i32 @__nvvm_reflect(ptr)
+!llvm.module.flags = !{!0}
+!0 = !{i32 4, !"nvvm-reflect-ftz", i32 1}
+)", ctx);
+    ASSERT_NE(m, nullptr);
+    backends::TargetOptions options = optionsFor(4);
+    options.arch = arch;
+    backends::createTarget("nvptx")->optimize(*m, options);
+    std::vector<uint64_t> stored;
+    for (llvm::Instruction& inst : llvm::instructions(*m->getFunction("k"))) {
+      EXPECT_FALSE(llvm::isa<llvm::CallBase>(inst)) << "a reflect query is left";
+      if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst)) {
+        auto* value = llvm::dyn_cast<llvm::ConstantInt>(store->getValueOperand());
+        ASSERT_NE(value, nullptr) << "a stored answer is not a constant";
+        stored.push_back(value->getZExtValue());
+      }
+    }
+    EXPECT_EQ(stored, (std::vector<uint64_t>{expected, 1, 0, expected / 10})) << "one branch's store alone is left";
+  }
+}
+
+// A query whose operand is not a constant string cannot be answered: a clear error, not a guess.
+TEST(KernelPipeline, RefusesAReflectQueryWithoutAConstantName) {
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> m = parseLLVM(R"(
+define ptx_kernel void @k(ptr addrspace(1) %p, ptr %name) {
+  %a = call i32 @__nvvm_reflect(ptr %name)
+  store i32 %a, ptr addrspace(1) %p
+  ret void
+}
+declare i32 @__nvvm_reflect(ptr)
+)", ctx);
+  ASSERT_NE(m, nullptr);
+  try {
+    backends::createTarget("nvptx")->optimize(*m, optionsFor(4));
+    ADD_FAILURE() << "optimized a reflect query it cannot answer";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("__nvvm_reflect query in 'k' does not name a constant string"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // Address math that does not depend on the loop's induction variable is computed once, before the loop.
 TEST(KernelPipeline, HoistsLoopInvariantAddressMath) {
   llvm::LLVMContext ctx;
@@ -175,6 +250,51 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
       EXPECT_EQ(loops.getLoopFor(inst.getParent()), nullptr) << "tid * stride is computed inside the loop";
     }
   EXPECT_EQ(muls, 1);
+}
+
+// The thread-id range and .maxntid of a kernel come from its module's annotation as it is now. LLVM 19's NVPTX
+// start passes (nvvm-intr-range) read annotations through a process-wide cache keyed by the module's and the
+// function's addresses, which only code generation clears: while our pipeline ran them, a module optimized and
+// dropped without code generation (as the emulator's tests do) left its entry, and a later module allocated at
+// the same two addresses read it (seen on the emulator: a 4-warp kernel's thread ids were taken to be below 32,
+// and its upper warps ran outside the tile). Address reuse is up to the allocator; keeping the module and the
+// function and changing the annotation between two optimizations recreates the stale entry every time.
+TEST(KernelPipeline, IdRangesAndMaxntidComeFromTheModulesAnnotationAsItIsNow) {
+  std::unique_ptr<backends::Target> target = backends::createTarget("nvptx");
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> m = parseLLVM(R"(
+define ptx_kernel void @k(ptr addrspace(1) %p) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %q = getelementptr float, ptr addrspace(1) %p, i32 %t
+  store float 1.0, ptr addrspace(1) %q
+  ret void
+}
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+!nvvm.annotations = !{!0}
+!0 = !{ptr @k, !"maxntidx", i32 32}
+)", ctx);
+  ASSERT_NE(m, nullptr);
+  llvm::CallBase* tid = nullptr;
+  for (llvm::Instruction& inst : llvm::instructions(*m->getFunction("k")))
+    if (auto* call = llvm::dyn_cast<llvm::CallBase>(&inst)) tid = call;
+  ASSERT_NE(tid, nullptr);
+  auto upperBound = [&]() -> uint64_t {
+    std::optional<llvm::ConstantRange> range = tid->getRange();
+    return range ? range->getUpper().getZExtValue() : 0;
+  };
+
+  target->optimize(*m, optionsFor(1));
+  EXPECT_EQ(upperBound(), 32u) << "one warp: thread ids below 32";
+
+  // The same kernel with 4 warps: a new annotation, and the range the first optimization gave dropped.
+  llvm::Metadata* annotation[] = {
+      llvm::ValueAsMetadata::get(m->getFunction("k")), llvm::MDString::get(ctx, "maxntidx"),
+      llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 128))};
+  m->getNamedMetadata("nvvm.annotations")->setOperand(0, llvm::MDNode::get(ctx, annotation));
+  tid->removeRetAttr(llvm::Attribute::Range);
+  target->optimize(*m, optionsFor(4));
+  EXPECT_EQ(upperBound(), 128u) << "four warps: thread ids below 128";
+  EXPECT_NE(target->emit(*m, optionsFor(4)).find(".maxntid 128, 1, 1"), std::string::npos);
 }
 
 // Every compile on a thread shares one target machine per configuration (backends/common/TargetMachineCache.h):
