@@ -32,9 +32,9 @@ TuningDevice describeDevice(DeviceRuntime* runtime, const std::string& target, c
 TuningDevice tuningDeviceFor(DeviceRuntime* runtime, const std::string& target, const std::string& arch) {
   // Asked on every autotuned launch: the driver queries and the search for ptxas run once per device and arch.
   static std::mutex mutex;
-  static std::map<std::tuple<DeviceRuntime*, std::string, std::string>, TuningDevice> known;
+  static std::map<std::tuple<uint64_t, std::string, std::string>, TuningDevice> known;
   std::lock_guard<std::mutex> lock(mutex);
-  auto key = std::make_tuple(runtime, target, arch);
+  auto key = std::make_tuple(runtime ? runtime->instanceId() : 0, target, arch);
   auto it = known.find(key);
   if (it == known.end()) it = known.emplace(key, describeDevice(runtime, target, arch)).first;
   return it->second;

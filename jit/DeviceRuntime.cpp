@@ -1,6 +1,7 @@
 #include "jit/DeviceRuntime.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -12,6 +13,11 @@
 #include "jit/sim/SimRuntime.h"
 
 namespace tessera::jit {
+
+DeviceRuntime::DeviceRuntime() : instanceId_([] {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1);
+}()) {}
 
 TensorMapBytes DeviceRuntime::encodeTensorMap(const TensorMapRequest&, const std::string& kernelName) {
   throw Error("kernel '" + kernelName + "' takes a tensor map, which the " + apiName() + " runtime cannot encode");

@@ -72,7 +72,14 @@ using TensorMapBytes = std::array<std::byte, 128>;
 
 class DeviceRuntime {
  public:
+  DeviceRuntime();
+  DeviceRuntime(const DeviceRuntime&) = delete;
+  DeviceRuntime& operator=(const DeviceRuntime&) = delete;
   virtual ~DeviceRuntime() = default;
+
+  // Tells this runtime from every other of the process, one later made at its address included: what is kept per
+  // runtime (loaded modules, the facts autotuning asks of a device) is found by it, never by the address.
+  uint64_t instanceId() const { return instanceId_; }
 
   virtual std::string target() const = 0;        // "nvptx", "amdgpu"
   virtual std::string apiName() const = 0;       // "CUDA", "HIP": used in messages
@@ -115,6 +122,9 @@ class DeviceRuntime {
   // The tensor map a kernel's descriptor parameter carries (CUDA: the driver's encoding; the emulator: its own).
   // Throws tessera::Error naming the kernel where it cannot be encoded; runtimes without TMA have none.
   virtual TensorMapBytes encodeTensorMap(const TensorMapRequest& request, const std::string& kernelName);
+
+ private:
+  const uint64_t instanceId_;
 };
 
 // Adapters over a specific driver or runtime (which must outlive them).

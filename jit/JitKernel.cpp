@@ -129,7 +129,7 @@ LoadedKernel& JitKernel::prepare(const std::vector<KernelArg>& args, const Const
                                  const LaunchOptions& options) {
   LaunchOptions resolved = resolveForLaunch(options);
   Specialization s = specialize(args, constants, resolved);
-  std::pair<const DeviceRuntime*, std::string> key{resolved.runtime, s.key()};
+  std::pair<uint64_t, std::string> key{resolved.runtime->instanceId(), s.key()};
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = loaded_.find(key);
   if (it == loaded_.end()) {

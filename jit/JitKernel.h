@@ -100,7 +100,7 @@ class JitKernel {
   std::unique_ptr<DeviceRuntime> hip_;
   mutable std::mutex mutex_;
   // By runtime and Specialization::key(): one specialization may be loaded on a GPU and on the emulator.
-  std::map<std::pair<const DeviceRuntime*, std::string>, std::unique_ptr<LoadedKernel>> loaded_;
+  std::map<std::pair<uint64_t, std::string>, std::unique_ptr<LoadedKernel>> loaded_;  // by DeviceRuntime::instanceId
 };
 
 }  // namespace tessera::jit

@@ -5,12 +5,14 @@
 
 #include <cstring>
 #include <filesystem>
+#include <new>
 #include <regex>
 #include <tuple>
 
 #include "ScopedEnv.h"
 #include "backends/Target.h"
 #include "ir/Error.h"
+#include "jit/AutotunedKernel.h"
 #include "jit/DeviceRuntime.h"
 #include "jit/JitKernel.h"
 #include "tessera/kernels/vector_add.h"
@@ -122,6 +124,23 @@ bool targetAvailable(const char* name, std::string& why) {
 }
 
 }  // namespace
+
+// What is kept per runtime (loaded modules, autotuning's facts about the device) is found by the runtime's
+// instance id, never by its address: the allocator may give a new runtime the address of one destroyed before it
+// (tests make one per test), and the new one must not inherit what was kept for the old.
+TEST(DeviceRuntimeIdentity, ARuntimeMadeWhereADestroyedOneWasIsANewRuntime) {
+  alignas(RecordingRuntime) unsigned char storage[sizeof(RecordingRuntime)];
+  auto* first = new (storage) RecordingRuntime("nvptx", "FirstAPI", "ptx");
+  const uint64_t firstId = first->instanceId();
+  EXPECT_TRUE(contains(tuningDeviceFor(first, "nvptx", "sm_90a").identity, "FirstAPI"));
+  first->~RecordingRuntime();
+  auto* second = new (storage) RecordingRuntime("nvptx", "SecondAPI", "ptx");
+  ASSERT_EQ(static_cast<void*>(second), static_cast<void*>(first));
+  EXPECT_NE(second->instanceId(), firstId);
+  const std::string identity = tuningDeviceFor(second, "nvptx", "sm_90a").identity;
+  EXPECT_TRUE(contains(identity, "SecondAPI")) << identity;
+  second->~RecordingRuntime();
+}
 
 TEST(JitRuntimeSelection, AutoWithoutAnyDeviceListsWhyEachTargetIsUnavailable) {
   RecordingRuntime cuda("nvptx", "CUDA", "ptx"), hip("amdgpu", "HIP", "hsaco");
