@@ -88,7 +88,7 @@ class NVPTXLayoutPolicy : public TensorCoreLayoutPolicy {
   bool dotIsAsynchronous(const ir::Op& dot) const override;
   // cp.async moves 4, 8 or 16 bytes (NVPTXHooks::asyncCopy).
   bool copiesAsynchronously(int64_t bytes) const override { return bytes == 4 || bytes == 8 || bytes == 16; }
-  // sm_90a (setmaxnreg): a producer warpgroup keeping 40 registers per thread; the consumers take the rest of the
+  // sm_90a (setmaxnreg): a producer warpgroup keeping 24 registers per thread; the consumers take the rest of the
   // registers one program per multiprocessor starts with (WarpSpecialization.cpp).
   std::optional<WarpRoles> warpRoles(int64_t consumerWarps) const override;
   // sm_90 and sm_90a (the default arch) have TMA stores.

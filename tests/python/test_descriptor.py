@@ -329,7 +329,7 @@ def test_a_warp_specialized_descriptor_matmul_matches_numpy_on_the_emulator(modu
     assert compiled.persistent == ping_pong
     assert f".maxntid {384 if ping_pong else 256}, 1, 1" in compiled.ptx
     assert ("consumer_group" in compiled.ir_stages[-1][1]) == ping_pong
-    assert "setmaxnreg.dec.sync.aligned.u32 40;" in compiled.ptx
+    assert "setmaxnreg.dec.sync.aligned.u32 24;" in compiled.ptx
     if ping_pong:
         return
     assert module.desc_matmul.compile(arch="sm_90a", specialization=spec, BM=64, BN=64, BK=32).producer_warps == 0

@@ -305,7 +305,7 @@ TEST(SimDescriptorLoad, PingPongConsumerGroupsRunAlternateTilesOfEachProgram) {
       EXPECT_EQ(compiled->threadsPerProgram(), (2 * s.warps + 4) * 32);
       const std::string& ptx = compiled->binary;
       EXPECT_NE(ptx.find(".maxntid " + std::to_string((2 * s.warps + 4) * 32) + ", 1, 1"), std::string::npos) << what;
-      EXPECT_NE(ptx.find("setmaxnreg.inc.sync.aligned.u32 232;"), std::string::npos) << what;
+      EXPECT_NE(ptx.find("setmaxnreg.inc.sync.aligned.u32 240;"), std::string::npos) << what;
       EXPECT_NE(ptx.find("bar.arrive"), std::string::npos) << what << ": the groups pass their turns";
       EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d"), std::string::npos) << what;
     }
@@ -336,8 +336,8 @@ TEST(SimDescriptorLoad, AWarpSpecializedDescriptorMatmulMatchesTheInterpreter) {
       const std::string& ptx = compiled->binary;
       EXPECT_NE(ptx.find(".maxntid " + std::to_string((s.warps + 4) * 32) + ", 1, 1"), std::string::npos) << size;
       EXPECT_NE(ptx.find(".minnctapersm 1"), std::string::npos) << size;
-      EXPECT_NE(ptx.find("setmaxnreg.dec.sync.aligned.u32 40;"), std::string::npos) << size;
-      EXPECT_NE(ptx.find(s.warps == 4 ? "setmaxnreg.inc.sync.aligned.u32 256;" : "setmaxnreg.inc.sync.aligned.u32 232;"),
+      EXPECT_NE(ptx.find("setmaxnreg.dec.sync.aligned.u32 24;"), std::string::npos) << size;
+      EXPECT_NE(ptx.find(s.warps == 4 ? "setmaxnreg.inc.sync.aligned.u32 256;" : "setmaxnreg.inc.sync.aligned.u32 240;"),
                 std::string::npos)
           << size;
       EXPECT_NE(ptx.find("mbarrier.arrive.shared.b64"), std::string::npos) << size;
