@@ -6,8 +6,11 @@
 // lowerToLLVM, optimize, emit.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "backends/common/Toolchain.h"
 #include "ir/IR.h"
@@ -83,6 +86,14 @@ class Target {
   virtual std::string spillReport(const std::string& artifact, const std::string& kernelName) const {
     (void)artifact, (void)kernelName;
     return "";
+  }
+  // The resources the artifact records for kernel `kernelName`, as named figures in its own terms (an AMDGPU code
+  // object's metadata: "vgprs", "agprs", "sgprs", "vgpr_spills", "sgpr_spills", "lds_bytes", "scratch_bytes" per
+  // work-item); empty where the artifact records none (PTX: ptxas decides them, jit/KernelResources.h asks it).
+  virtual std::vector<std::pair<std::string, int64_t>> artifactResources(const std::string& artifact,
+                                                                         const std::string& kernelName) const {
+    (void)artifact, (void)kernelName;
+    return {};
   }
 };
 

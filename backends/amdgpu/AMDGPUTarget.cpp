@@ -188,6 +188,17 @@ std::string AMDGPUTarget::spillReport(const std::string& artifact, const std::st
          std::to_string(usage.scratchBytes.value_or(0)) + " B of scratch per work-item)";
 }
 
+std::vector<std::pair<std::string, int64_t>> AMDGPUTarget::artifactResources(const std::string& artifact,
+                                                                             const std::string& kernelName) const {
+  const KernelResourceUsage usage = codeObjectResources(artifact, kernelName);
+  std::vector<std::pair<std::string, int64_t>> figures;
+  for (const auto& [name, value] : {std::pair{"vgprs", usage.vgprs}, {"agprs", usage.agprs}, {"sgprs", usage.sgprs},
+                                    {"vgpr_spills", usage.vgprSpills}, {"sgpr_spills", usage.sgprSpills},
+                                    {"lds_bytes", usage.ldsBytes}, {"scratch_bytes", usage.scratchBytes}})
+    if (value) figures.emplace_back(name, *value);
+  return figures;
+}
+
 std::shared_ptr<const transforms::LayoutPolicy> AMDGPUTarget::layoutPolicy(const transforms::PassOptions& options) const {
   return std::make_shared<AMDGPULayoutPolicy>(options);
 }

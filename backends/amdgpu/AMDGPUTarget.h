@@ -31,6 +31,8 @@ class AMDGPUTarget : public Target {
   // VGPRs spilled to scratch, from the code object's metadata (CodeObjectMetadata.h). SGPR spills alone are not
   // reported: they go to VGPR lanes, not memory, while VGPRs remain.
   std::string spillReport(const std::string& artifact, const std::string& kernelName) const override;
+  std::vector<std::pair<std::string, int64_t>> artifactResources(const std::string& artifact,
+                                                                 const std::string& kernelName) const override;
   int64_t maxSharedBytes(const std::string&) const override { return kMaxLdsBytes; }
   int64_t sharedBytesPerMultiprocessor(const std::string&) const override { return kMaxLdsBytes; }  // per CU
   // f16/bf16 dots get MFMA accumulator layouts (MfmaLayoutPolicy.h).

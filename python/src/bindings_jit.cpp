@@ -11,6 +11,7 @@
 #include "CudaArgConversion.h"
 #include "jit/DeviceRuntime.h"
 #include "jit/JitKernel.h"
+#include "jit/KernelResources.h"
 #include "jit/sim/SimRuntime.h"
 
 namespace py = pybind11;
@@ -314,6 +315,20 @@ void bindJit(py::module_& m) {
       .def_readonly("llvm_ir", &jit::CompiledKernel::llvmIR, "LLVM IR as lowered, before LLVM's optimizations")
       .def_readonly("optimized_llvm_ir", &jit::CompiledKernel::optimizedLLVMIR)
       .def_readonly("ir_stages", &jit::CompiledKernel::irAfterPass, "[(stage, tile IR text)] in pipeline order")
+      .def(
+          "resources",
+          [](const jit::CompiledKernel& k, const std::string& ptxas) {
+            const jit::KernelResources r = jit::kernelResources(k, ptxas);
+            py::dict d;
+            for (const auto& [name, value] : r.figures) d[py::str(name)] = value;
+            d["source"] = r.source;
+            return d;
+          },
+          py::arg("ptxas") = "",
+          "What the kernel uses, as the tool that decides it says: for PTX, ptxas -v (registers, spill_store_bytes, "
+          "spill_load_bytes, stack_bytes, static_shared_bytes; ptxas from `ptxas`, $TESSERA_PTXAS, the CUDA toolkit "
+          "or PATH); for AMDGPU, the code object's metadata (vgprs, agprs, sgprs, vgpr_spills, sgpr_spills, "
+          "lds_bytes, scratch_bytes). 'source' names the tool. Raises when ptxas is not installed.")
       .def("__repr__", [](const jit::CompiledKernel& k) {
         return "<tessera compiled kernel " + k.name + " for " + k.target + " " + k.arch + ", " +
                std::to_string(k.numWarps) + " warps, " + std::to_string(k.sharedBytes) + " B shared>";

@@ -3,7 +3,10 @@ specialization facts, backend selection for GPU arrays, and the argument checks 
 stand-in GPU arrays (objects with __cuda_array_interface__ or DLPack) that are rejected, or reach the launch,
 before any memory is touched."""
 
+import os
 import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -80,6 +83,38 @@ def test_specialization_facts_are_argument_attributes():
     assert "equal_to_1 = true" in one.ir_stages[0][1]
     eight = K.vector_add.compile(specialization={"n": 8}, BLOCK=256)
     assert re.search(r"%n: i32 \{divisibility = 8\}", eight.ir_stages[0][1]), eight.ir_stages[0][1]
+
+
+PTXAS = next((p for p in (os.environ.get("TESSERA_PTXAS"), "/usr/local/cuda/bin/ptxas", shutil.which("ptxas"))
+              if p and os.access(p, os.X_OK)), None)
+
+
+# resources() is ptxas -v's word on a PTX kernel: the same registers and spills ptxas prints when run by hand.
+@pytest.mark.skipif(PTXAS is None, reason="ptxas is not installed")
+def test_resources_of_ptx_are_what_ptxas_says(tmp_path):
+    c = K.matmul.compile(arch="sm_90a", num_warps=4, BM=64, BN=64, BK=32, GROUP_M=8)
+    r = c.resources()
+    assert set(r) == {"registers", "spill_store_bytes", "spill_load_bytes", "stack_bytes", "static_shared_bytes",
+                      "source"}
+    assert "ptxas -v" in r["source"]
+    (tmp_path / "k.ptx").write_text(c.ptx)
+    log = subprocess.run([PTXAS, "-v", "-arch=sm_90a", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
+                         capture_output=True, text=True, check=True).stderr
+    assert f"Used {r['registers']} registers" in log, log
+    assert f"{r['spill_store_bytes']} bytes spill stores, {r['spill_load_bytes']} bytes spill loads" in log, log
+    assert r["registers"] > 32  # a 64x64 f32 accumulator over 128 threads is 32 registers alone
+    with pytest.raises(Exception, match="is not an executable file"):
+        c.resources(ptxas=str(tmp_path / "k.ptx"))
+
+
+# An AMDGPU code object records its own: its metadata's VGPRs, SGPRs, spills, LDS and scratch, without any tool.
+def test_resources_of_a_code_object_are_its_metadata():
+    c = K.matmul.compile(target="amdgpu", arch="gfx942", num_warps=4, BM=64, BN=64, BK=32, GROUP_M=8)
+    r = c.resources()
+    assert r["source"] == "code object metadata"
+    assert {"vgprs", "sgprs", "vgpr_spills", "lds_bytes", "scratch_bytes"} <= set(r)
+    assert r["vgprs"] > 16 and r["vgpr_spills"] == 0 and r["scratch_bytes"] == 0
+    assert r["lds_bytes"] == c.shared_bytes  # HIP's LDS is static: the code object declares what the kernel needs
 
 
 def test_ir_stages_follow_the_pipeline():
