@@ -131,7 +131,8 @@ class Kernel:
                 checks=None, num_stages=3, persistent=False, warp_specialize=False, ping_pong=False, **constants):
         """Compiles the kernel for these Const values without a GPU (for target, "nvptx" by default); returns a
         CompiledKernel with .ptx (.binary, .format), .llvm_ir, .optimized_llvm_ir, .ir_stages [(stage, tile IR)],
-        .shared_bytes and .num_warps.
+        .shared_bytes and .num_warps; .resources() says what it uses (ptxas -v's registers and spills, or an AMDGPU
+        code object's VGPRs and spills).
 
         num_stages is how many shared-memory stages a loop's asynchronous copies (dot operands) cycle through:
         num_stages - 1 iterations are copied ahead. 1 turns pipelining off. Part of the compile cache key.
