@@ -16,7 +16,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Metadata.h>
 #include <llvm/IR/Module.h>
-
+#include <llvm/IR/ValueHandle.h>
 #include <llvm/Transforms/Utils/Local.h>
 
 #include "ir/Error.h"
@@ -89,30 +89,33 @@ void answerReflectQueries(llvm::Module& m, unsigned smVersion) {
       if (auto* call = llvm::dyn_cast<llvm::CallBase>(&inst); call && isReflectQuery(*call)) queries.push_back(call);
   // What depends on an answer folds now, branches included, as nvvm-reflect does: code for other architectures
   // (an intrinsic sm_80 lacks, say) must not reach code generation, and the inliner then sees the smaller bodies.
-  std::vector<llvm::Instruction*> toFold, toErase;
+  // Weak handles: folding a branch can erase a PHI node that is still waiting in the work list.
+  std::vector<llvm::WeakVH> toFold, toErase;
   for (llvm::CallBase* call : queries) {
     const std::string name = reflectName(*call);
     const int64_t answer = name == "__CUDA_FTZ" ? flushToZero : name == "__CUDA_ARCH" ? int64_t{smVersion} * 10 : 0;
-    for (llvm::User* user : call->users())
-      if (auto* inst = llvm::dyn_cast<llvm::Instruction>(user)) toFold.push_back(inst);
+    for (llvm::User* user : call->users()) toFold.emplace_back(user);
     call->replaceAllUsesWith(llvm::ConstantInt::get(call->getType(), answer));
-    toErase.push_back(call);
+    toErase.emplace_back(call);
   }
   while (!toFold.empty()) {
-    llvm::Instruction* inst = toFold.back();
+    auto* inst = llvm::dyn_cast_or_null<llvm::Instruction>(toFold.back());
     toFold.pop_back();
+    if (!inst) continue;
     if (llvm::Constant* folded = llvm::ConstantFoldInstruction(inst, m.getDataLayout())) {
-      for (llvm::User* user : inst->users())
-        if (auto* next = llvm::dyn_cast<llvm::Instruction>(user)) toFold.push_back(next);
+      for (llvm::User* user : inst->users()) toFold.emplace_back(user);
       inst->replaceAllUsesWith(folded);
-      if (llvm::isInstructionTriviallyDead(inst)) toErase.push_back(inst);
+      if (llvm::isInstructionTriviallyDead(inst)) toErase.emplace_back(inst);
     } else if (inst->isTerminator()) {
       llvm::ConstantFoldTerminator(inst->getParent());
     }
   }
-  std::sort(toErase.begin(), toErase.end());
-  toErase.erase(std::unique(toErase.begin(), toErase.end()), toErase.end());
-  for (llvm::Instruction* inst : toErase) inst->eraseFromParent();
+  std::vector<llvm::Instruction*> dead;
+  for (const llvm::WeakVH& handle : toErase)
+    if (auto* inst = llvm::dyn_cast_or_null<llvm::Instruction>(handle)) dead.push_back(inst);
+  std::sort(dead.begin(), dead.end());
+  dead.erase(std::unique(dead.begin(), dead.end()), dead.end());
+  for (llvm::Instruction* inst : dead) inst->eraseFromParent();
 }
 
 void addIdRanges(llvm::Module& m) {

@@ -190,6 +190,40 @@ declare i32 @__nvvm_reflect(ptr)
   }
 }
 
+// Folding a branch on an answer can erase a PHI node that also uses the answer and still waits to be folded (on
+// sm_90a the branch leaves %join one predecessor, and its PHI becomes the constant 1).
+TEST(KernelPipeline, ReflectFoldingSurvivesAPhiItsBranchErases) {
+  for (const auto& [arch, expected] : {std::pair<std::string, uint64_t>{"sm_90a", 1}, {"sm_80", 800}}) {
+    SCOPED_TRACE(arch);
+    llvm::LLVMContext ctx;
+    std::unique_ptr<llvm::Module> m = parseLLVM(R"(
+@arch = private unnamed_addr constant [12 x i8] c"__CUDA_ARCH\00"
+define ptx_kernel void @k(ptr addrspace(1) %p) {
+entry:
+  %a = call i32 @__nvvm_reflect(ptr @arch)
+  %new = icmp sge i32 %a, 900
+  br i1 %new, label %hopper, label %join
+hopper:
+  br label %join
+join:
+  %v = phi i32 [ %a, %entry ], [ 1, %hopper ]
+  store i32 %v, ptr addrspace(1) %p
+  ret void
+}
+declare i32 @__nvvm_reflect(ptr)
+)", ctx);
+    ASSERT_NE(m, nullptr);
+    backends::TargetOptions options = optionsFor(4);
+    options.arch = arch;
+    backends::createTarget("nvptx")->optimize(*m, options);
+    std::vector<uint64_t> stored;
+    for (llvm::Instruction& inst : llvm::instructions(*m->getFunction("k")))
+      if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst))
+        if (auto* value = llvm::dyn_cast<llvm::ConstantInt>(store->getValueOperand())) stored.push_back(value->getZExtValue());
+    EXPECT_EQ(stored, std::vector<uint64_t>{expected});
+  }
+}
+
 // A query whose operand is not a constant string cannot be answered: a clear error, not a guess.
 TEST(KernelPipeline, RefusesAReflectQueryWithoutAConstantName) {
   llvm::LLVMContext ctx;
