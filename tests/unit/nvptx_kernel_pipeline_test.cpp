@@ -140,6 +140,23 @@ declare float @__nv_sinf(float)
   EXPECT_EQ(defined, 1);  // the kernel alone
 }
 
+// `m` optimized for `arch`, then the constants its kernel @k stores, in order (0 for a store of a non-constant).
+std::vector<uint64_t> storedConstantsAfterOptimizing(llvm::Module& m, const std::string& arch) {
+  backends::TargetOptions options = optionsFor(4);
+  options.arch = arch;
+  backends::createTarget("nvptx")->optimize(m, options);
+  std::vector<uint64_t> stored;
+  for (llvm::Instruction& inst : llvm::instructions(*m.getFunction("k"))) {
+    EXPECT_FALSE(llvm::isa<llvm::CallBase>(inst)) << "a reflect query is left";
+    if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst)) {
+      auto* value = llvm::dyn_cast<llvm::ConstantInt>(store->getValueOperand());
+      EXPECT_NE(value, nullptr) << "a stored answer is not a constant";
+      stored.push_back(value ? value->getZExtValue() : 0);
+    }
+  }
+  return stored;
+}
+
 // __nvvm_reflect answers: "__CUDA_ARCH" is the architecture's number times ten, "__CUDA_FTZ" the module's
 // nvvm-reflect-ftz flag, anything else 0; a branch on an answer folds (the other architecture's code is gone).
 TEST(KernelPipeline, AnswersReflectQueriesForTheArchitecture) {
@@ -174,19 +191,8 @@ declare i32 @__nvvm_reflect(ptr)
 !0 = !{i32 4, !"nvvm-reflect-ftz", i32 1}
 )", ctx);
     ASSERT_NE(m, nullptr);
-    backends::TargetOptions options = optionsFor(4);
-    options.arch = arch;
-    backends::createTarget("nvptx")->optimize(*m, options);
-    std::vector<uint64_t> stored;
-    for (llvm::Instruction& inst : llvm::instructions(*m->getFunction("k"))) {
-      EXPECT_FALSE(llvm::isa<llvm::CallBase>(inst)) << "a reflect query is left";
-      if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst)) {
-        auto* value = llvm::dyn_cast<llvm::ConstantInt>(store->getValueOperand());
-        ASSERT_NE(value, nullptr) << "a stored answer is not a constant";
-        stored.push_back(value->getZExtValue());
-      }
-    }
-    EXPECT_EQ(stored, (std::vector<uint64_t>{expected, 1, 0, expected / 10})) << "one branch's store alone is left";
+    EXPECT_EQ(storedConstantsAfterOptimizing(*m, arch), (std::vector<uint64_t>{expected, 1, 0, expected / 10}))
+        << "one branch's store alone is left";
   }
 }
 
@@ -213,14 +219,7 @@ join:
 declare i32 @__nvvm_reflect(ptr)
 )", ctx);
     ASSERT_NE(m, nullptr);
-    backends::TargetOptions options = optionsFor(4);
-    options.arch = arch;
-    backends::createTarget("nvptx")->optimize(*m, options);
-    std::vector<uint64_t> stored;
-    for (llvm::Instruction& inst : llvm::instructions(*m->getFunction("k")))
-      if (auto* store = llvm::dyn_cast<llvm::StoreInst>(&inst))
-        if (auto* value = llvm::dyn_cast<llvm::ConstantInt>(store->getValueOperand())) stored.push_back(value->getZExtValue());
-    EXPECT_EQ(stored, std::vector<uint64_t>{expected});
+    EXPECT_EQ(storedConstantsAfterOptimizing(*m, arch), std::vector<uint64_t>{expected});
   }
 }
 
