@@ -5,6 +5,12 @@
 // scratch buffers of different ops may all reuse the same bytes; the barrier pass then orders those reuses. A
 // local_alloc's buffer lives from the local_alloc to its last read (OpNumbering::bufferInterval: a dot reading a
 // local_load's operand reads the buffer), an mbarrier_alloc's to its last use.
+//
+// When the total is over the target's limit (PassOptions::maxSharedBytes), the exchanges live beside buffers that
+// make it so run in rounds of fewer rows (SharedScratch.h), halved until the total fits (when even rounds of one
+// row would not make it fit, they are left whole): a warp-specialized matmul's epilogue conversion (128x256 f32, 132 KiB) cannot reuse the pipeline's
+// buffers, which the producer is already filling for the next tile, and would otherwise make the kernel too large.
+#include <algorithm>
 #include <vector>
 
 #include "ir/Layout.h"
@@ -64,6 +70,15 @@ class AllocateSharedMemoryPass : public Pass {
       if (op->is(OpKind::DescStore)) buffers.back().align = kTmaStagingAlignment;
     });
     int64_t total = assignSharedOffsets(buffers);
+    if (options_.maxSharedBytes > 0 && total > options_.maxSharedBytes) {
+      const std::vector<SharedBuffer> whole = buffers;
+      while (total > options_.maxSharedBytes && shrinkExchanges(owners, buffers)) total = assignSharedOffsets(buffers);
+      // Rounds that do not make the kernel fit would only slow it (the target reports it as too large).
+      if (total > options_.maxSharedBytes) {
+        buffers = whole;
+        total = assignSharedOffsets(buffers);
+      }
+    }
     for (size_t i = 0; i < owners.size(); ++i) {
       owners[i]->setAttr("smem_offset", ir::Attr::integer(buffers[i].offset));
       owners[i]->setAttr("smem_bytes", ir::Attr::integer(buffers[i].bytes));
@@ -72,6 +87,29 @@ class AllocateSharedMemoryPass : public Pass {
   }
 
  private:
+  // Halves the rows per round of every exchange live where some buffer ends past the limit (its own included);
+  // false when none could shrink.
+  bool shrinkExchanges(const std::vector<Op*>& owners, std::vector<SharedBuffer>& buffers) const {
+    std::vector<LiveInterval> crowded;
+    for (const SharedBuffer& b : buffers)
+      if (b.offset + alignToShared(b.bytes) > options_.maxSharedBytes) crowded.push_back(b.live);
+    bool shrunk = false;
+    for (size_t i = 0; i < owners.size(); ++i) {
+      if (!isExchangeOp(*owners[i])) continue;
+      if (std::none_of(crowded.begin(), crowded.end(),
+                       [&](const LiveInterval& live) { return live.overlaps(buffers[i].live); }))
+        continue;
+      const ExchangeBuffer exchange = exchangeBufferOf(*owners[i]);
+      const int64_t rows = exchange.rowsPerRound(buffers[i].bytes);
+      if (rows <= 1) continue;
+      int64_t fewer = 1;  // the largest power of two below `rows`
+      while (fewer * 2 < rows) fewer *= 2;
+      buffers[i].bytes = exchange.roundBytes(fewer);
+      shrunk = true;
+    }
+    return shrunk;
+  }
+
   PassOptions options_;
 };
 

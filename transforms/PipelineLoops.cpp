@@ -906,7 +906,8 @@ class PipelineLoopsPass : public Pass {
   // (attention's Q) and the largest scratch of an op in it (a dot staging an operand from registers, such as
   // attention's P). Attention at 128x128, head dim 128 takes 224 KiB at 3 stages: sm_90a's 227 KiB hold them,
   // sm_80's 163 KiB only 2, which still overlap one iteration's copies with the previous one's work. 1 (no
-  // pipelining) where not even 2 fit: 160 KiB at 2 stages, 96 KiB at 1, and sm_86 gives 99 KiB.
+  // pipelining) where not even 2 fit: 160 KiB at 2 stages, 96 KiB at 1, and sm_86 gives 99 KiB. Warp-specialized
+  // and persistent, the epilogue counts too (below): the same attention keeps 2 stages beside its output's staging.
   // Warp specialization needs 2: an error where they do not fit.
   int stagesThatFit(const std::vector<BodyCopy>& copies, Op& loop) const {
     std::set<const Value*> buffers;
@@ -925,6 +926,20 @@ class PipelineLoopsPass : public Pass {
             otherBytes += sharedBufferBytes(v->type());
         scratch = std::max(scratch, scratchBytes(*op, options_));
       });
+      // Warp-specialized in a persistent kernel: the producer fills the next tile's stages while the consumers
+      // run the rest of the tile loop's body (the epilogue), whose scratch then lives beside the buffers too. An
+      // exchange there counts a quarter of its rows: allocate-shared-memory runs it in rounds where the total
+      // asks for that (a few rounds, once per tile, cost less than a stage).
+      if (Op* tiles = loop.parentOp(); warpSpecialize_ && tiles && tiles->hasAttr(ir::kPersistentTilesAttr))
+        tiles->walk([&](Op* op) {
+          if (op == &loop || op->isNestedIn(loop)) return;
+          int64_t bytes = scratchBytes(*op, options_);
+          if (bytes > 0 && isExchangeOp(*op)) {
+            const ExchangeBuffer exchange = exchangeBufferOf(*op);
+            bytes = std::min(bytes, exchange.roundBytes(std::max<int64_t>(1, exchange.rows() / 4)));
+          }
+          scratch = std::max(scratch, bytes);
+        });
       otherBytes += scratch;
     }
     int stages = requestedStages_;

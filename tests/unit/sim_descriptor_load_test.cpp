@@ -278,6 +278,27 @@ TEST(SimDescriptorLoad, APersistentDescriptorMatmulCopiesWithTmaAcrossTiles) {
   }
 }
 
+// Warp-specialized and persistent at 128x256x64 on 8 warps: 3 stages of A and B take 144 KiB, and the epilogue's
+// conversion of the f32 accumulator to the store's layout 132 KiB more, which it cannot share with the stages (the
+// producer fills them for the next tile meanwhile): 276 KiB, over sm_90a's 227. The conversion runs in rounds of
+// fewer rows instead (allocate-shared-memory), and the kernel fits: bit-exact against the interpreter, no finding
+// (the emulator refuses a launch over the limit, as the driver does).
+TEST(SimDescriptorLoad, AWarpSpecializedPersistentEpilogueConvertsInRoundsWhereTheStagesLeaveTooLittle) {
+  const KernelDef k = kernels::matmul_desc_kernel();
+  const MatmulConfig s{256, 512, 192, 128, 256, 64, 8};
+  const MatmulLaunch m = descriptorMatmul(k, s);
+  std::shared_ptr<const jit::CompiledKernel> compiled;
+  unsigned programs = 0;
+  EXPECT_EQ(floatsOf(onEmulator(k, "sm_90a", {m.programs, 1, 1}, m.args, m.constants, s.warps, 3, &compiled,
+                                /*persistent=*/true, &programs, /*warpSpecialize=*/true)[2]),
+            m.reference);
+  EXPECT_LT(programs, m.programs) << "every program should loop";
+  const int64_t stagesBytes = 3 * (128 * 64 + 64 * 256) * 2, wholeExchangeBytes = 128 * (256 * 4 + 32);
+  EXPECT_GT(stagesBytes + wholeExchangeBytes, 232448);
+  EXPECT_LE(compiled->sharedBytes, 232448);
+  EXPECT_GE(compiled->sharedBytes, stagesBytes + wholeExchangeBytes / 2) << "two rounds should be enough";
+}
+
 // Ping-pong consumers: two groups of num_warps warps, each on every other tile of its program, taking turns with
 // their main loops and their epilogues (transforms/PingPongConsumers.cpp). Programs of an even and an odd number of
 // tiles (the group that would run the next tile takes the last turns back, or a barrier is left waiting: a finding),

@@ -39,8 +39,10 @@
 //   R rows (R = the largest power of two with alignTo(R * pitch, 16) <= the limit; ExchangeBuffer::rowsPerRound):
 //   scratchBytes = alignTo(R * pitch, 16), and round k moves buffer rows [k * R, (k + 1) * R), row r at
 //   scratch row r - k * R. Each round is a write phase, a barrier, a read phase; a barrier separates rounds.
-//   The lowering derives R from the op's smem_bytes with the same function. If not even one row fits, the
-//   whole buffer is reserved (and the target reports the kernel's shared memory as too large).
+//   allocate-shared-memory halves R further (smem_bytes = alignTo(R * pitch, 16)) where the buffers living beside
+//   the exchange leave it less than that and the kernel would not fit otherwise. The lowering derives R from the
+//   op's smem_bytes with the same function. If not even one row fits, the whole buffer is reserved (and the
+//   target reports the kernel's shared memory as too large).
 //   The pad shifts each row by one bank (4-byte word; 8-byte elements by 8 bytes to keep them aligned), so threads
 //   reading a column of a transposed tile hit distinct banks. A convert_layout between distributed layouts pads
 //   by whatever multiple of max(4, B) up to 128 bytes makes writing its source and reading its destination
