@@ -7,7 +7,8 @@
 //     yielded value and result; an if's yields and result. reduce and expand_dims relate two groups by a slice:
 //     reduce(x, axis) is slice(axis, layout(x)); expand_dims(y, axis) needs y in slice(axis, layout(result)).
 //  3. Each group takes a layout: an encoding one of its values already has (coalesced memory ops are anchors);
-//     else one derived through a slice relation; else the layout of a convert_layout it is connected to (so
+//     else one derived through a slice relation (also an expand_dims result's from its operand's, where no
+//     broadcast widens the new dimension); else the layout of a convert_layout it is connected to (so
 //     that convert becomes redundant); else defaultBlockedLayout of its largest shape.
 //  4. Where an op still sees a layout other than the one it needs (conflicting anchors, slices), a
 //     convert_layout is inserted. remove-layout-conversions then removes what is redundant.
@@ -73,6 +74,31 @@ void retypeResultWithConvertBack(Op* op, Value* r, Type to) {
 }
 
 std::optional<Layout> layoutOf(const Value* v) { return Layout::ofType(v->type()); }
+
+// The layout of expand_dims(x, axis) for x of `shape` in `layout` that holds every element where x holds it: its
+// slice at `axis` is `layout` (as linear layouts). A blocked layout stays blocked (the new dimension slowest).
+Layout withUnitDimension(const Layout& layout, const std::vector<int64_t>& shape, int axis) {
+  if (layout.kind() == Layout::Kind::Blocked) {
+    auto insertOne = [&](std::vector<int64_t> v) {
+      v.insert(v.begin() + axis, 1);
+      return v;
+    };
+    std::vector<int64_t> order;
+    for (int64_t d : layout.order()) order.push_back(d >= axis ? d + 1 : d);
+    order.push_back(axis);
+    return Layout::blocked(insertOne(layout.sizePerThread()), insertOne(layout.threadsPerWarp()),
+                           insertOne(layout.warpsPerCTA()), order);
+  }
+  const ir::LinearLayout linear = layout.toLinear(shape);
+  std::vector<ir::LinearLayout::InDim> ins = linear.inDims();
+  for (ir::LinearLayout::InDim& in : ins)
+    for (ir::LinearLayout::Basis& basis : in.bases) basis.insert(basis.begin() + axis, 0);
+  std::vector<ir::LinearLayout::OutDim> outs;
+  std::vector<int64_t> expanded = shape;
+  expanded.insert(expanded.begin() + axis, 1);
+  for (size_t d = 0; d < expanded.size(); ++d) outs.push_back({ir::tensorDimName(static_cast<int>(d)), expanded[d]});
+  return Layout::linear(ir::LinearLayout(std::move(ins), std::move(outs)));
+}
 
 // Ops whose tile operands and results all share one layout.
 bool sharesOneLayout(const Op& op) {
@@ -276,9 +302,21 @@ class AssignLayoutsPass : public Pass {
                    s->second.sliceDim() == e.axis) {
           groupLayout_.emplace(parentGroup, s->second.parent());
           changed = true;
+        } else if (p == groupLayout_.end() && s != groupLayout_.end() && s->second.isDistributed() &&
+                   everyValueHasShape(parentGroup, e.parent->type().shape())) {
+          // No broadcast widens the unit dimension (that would spread threads over it): hold the elements where
+          // the operand holds them, so that the expand_dims moves nothing (a lower-rank tile stored through a
+          // descriptor keeps the dot's layout instead of going through shared memory to a default one).
+          groupLayout_.emplace(parentGroup, withUnitDimension(s->second, e.sliced->type().shape(), e.axis));
+          changed = true;
         }
       }
     }
+  }
+
+  bool everyValueHasShape(size_t group, const std::vector<int64_t>& shape) {
+    return std::all_of(values_.begin(), values_.end(),
+                       [&](Value* v) { return groupOf(v) != group || v->type().shape() == shape; });
   }
 
   // The first group (in program order) without a layout that is connected by a convert_layout to a value
@@ -335,8 +373,12 @@ class AssignLayoutsPass : public Pass {
       switch (op->kind()) {
         case OpKind::Dot: convertOperands(op, 2, 3, *layoutOf(op->result(0))); break;
         case OpKind::ExpandDims:
-          if (op->operand(0)->type().isTile())
-            convertOperands(op, 0, 1, Layout::slice(static_cast<int>(op->intAttr("axis")), *layoutOf(op->result(0))));
+          if (Value* x = op->operand(0); x->type().isTile()) {
+            const Layout wanted = Layout::slice(static_cast<int>(op->intAttr("axis")), *layoutOf(op->result(0)));
+            // An operand held as the slice holds it (withUnitDimension) needs no conversion, only other names.
+            if (layoutOf(x)->toLinear(x->type().shape()) != wanted.toLinear(x->type().shape()))
+              convertOperandTo(op, 0, wanted.apply(x->type()));
+          }
           break;
         case OpKind::Reduce: {
           Layout input = *layoutOf(op->operand(0));
