@@ -338,7 +338,7 @@ def test_the_tma_matmul_launcher_computes_a_matmul(dtype, tmp_path, monkeypatch)
 
 
 def test_the_tma_matmul_row_reports_the_fastest_right_config(monkeypatch):
-    rates = iter([bench.FAIL, 500.0, bench.ERROR, 700.0, 650.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0])
+    rates = iter([bench.FAIL, 500.0, bench.ERROR, 700.0, 650.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0])
     monkeypatch.setattr(bench, "measure", lambda *args: next(rates))
     notes = {}
     ctx = types.SimpleNamespace(
@@ -358,10 +358,11 @@ def test_the_tma_matmul_row_reports_the_fastest_right_config(monkeypatch):
     assert note.startswith("configs (BM, BN, BK, warps, stages, warp_specialize, persistent, tma_store, ping_pong): "
                            "(128, 128, 64, 4, 3, False, False, False, False): FAIL; "
                            "(128, 128, 64, 8, 3, False, False, False, False): 500")
-    assert len(bench.TMA_MATMUL_CONFIGS) == 14 and note.count(";") == 13
+    assert len(bench.TMA_MATMUL_CONFIGS) == 16 and note.count(";") == 15
     assert (128, 128, 64, 4, 3, True, True, False, True) in bench.TMA_MATMUL_CONFIGS  # ping-pong is weighed too
+    assert (128, 256, 64, 8, 3, True, True, True, False) in bench.TMA_MATMUL_CONFIGS  # and CUTLASS's H100 kernel
     # No config right: FAIL when one computed a wrong result, else error.
-    for outcomes, cell in (([bench.ERROR, bench.FAIL] + [bench.ERROR] * 12, bench.FAIL), ([bench.ERROR] * 14, bench.ERROR)):
+    for outcomes, cell in (([bench.ERROR, bench.FAIL] + [bench.ERROR] * 14, bench.FAIL), ([bench.ERROR] * 16, bench.ERROR)):
         rates = iter(outcomes)
         monkeypatch.setattr(bench, "measure", lambda *args: next(rates))
         assert bench._tma_matmul_row(ctx, row, a, a, None, None, "f16").values["tessera"] == cell

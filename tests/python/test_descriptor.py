@@ -285,23 +285,29 @@ def test_stores_through_a_descriptor_write_only_inside_the_tensor(module, backen
 
 
 @pytest.mark.sim
-@pytest.mark.parametrize("variant", [{}, {"warp_specialize": True}, {"warp_specialize": True, "persistent": True},
-                                     {"persistent": True}])
-def test_a_matmul_storing_c_through_a_descriptor_matches_numpy_on_the_emulator(module, variant):
+@pytest.mark.parametrize("variant, blocks", [({}, (64, 64, 32, 4)), ({"warp_specialize": True}, (64, 64, 32, 4)),
+                                             ({"warp_specialize": True, "persistent": True}, (64, 64, 32, 4)),
+                                             ({"persistent": True}, (64, 64, 32, 4)),
+                                             ({"warp_specialize": True, "persistent": True}, (128, 256, 64, 8))],
+                         ids=["plain", "ws", "ws-persistent", "persistent", "ws-persistent-128x256"])
+def test_a_matmul_storing_c_through_a_descriptor_matches_numpy_on_the_emulator(module, variant, blocks):
     # C leaves by TMA stores (sm_90a) from the consumers' epilogue: ragged M and N, whose last blocks the store clips.
-    M, N, Kd = 100, 72, 96
+    # 128x256 on 8 warps, persistent and warp-specialized, is CUTLASS's usual H100 kernel: its f32 C block's staging
+    # (128 KiB) beside 3 stages (144 KiB) would not fit, so pipeline-loops keeps 2.
+    bm, bn, bk, warps = blocks
+    M, N, Kd = (100, 72, 96) if bm == 64 else (200, 296, 160)
     rng = np.random.default_rng(5)
     a = rng.uniform(-1, 1, (M, Kd)).astype(np.float16)
     b = rng.uniform(-1, 1, (Kd, N)).astype(np.float16)
     c = np.full((M, N), -7, np.float32)
-    grid = (tessera.cdiv(M, 64), tessera.cdiv(N, 64))
-    module.desc_matmul_c[grid](tessera.TensorDescriptor(a, (64, 32)), tessera.TensorDescriptor(b, (32, 64)),
-                               tessera.TensorDescriptor(c, (64, 64)), Kd, BM=64, BN=64, BK=32, backend="sim",
-                               arch="sm_90a", **variant)
+    grid = (tessera.cdiv(M, bm), tessera.cdiv(N, bn))
+    module.desc_matmul_c[grid](tessera.TensorDescriptor(a, (bm, bk)), tessera.TensorDescriptor(b, (bk, bn)),
+                               tessera.TensorDescriptor(c, (bm, bn)), Kd, BM=bm, BN=bn, BK=bk, backend="sim",
+                               arch="sm_90a", num_warps=warps, **variant)
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
     assert tessera.sim.last_report()["findings"] == []
-    ptx = module.desc_matmul_c.compile(arch="sm_90a", specialization={"a": (64, 32), "b": (32, 64), "c": (64, 64)},
-                                       BM=64, BN=64, BK=32, **variant).ptx
+    ptx = module.desc_matmul_c.compile(arch="sm_90a", specialization={"a": (bm, bk), "b": (bk, bn), "c": (bm, bn)},
+                                       BM=bm, BN=bn, BK=bk, num_warps=warps, **variant).ptx
     assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in ptx
     assert "st.global" not in ptx
 
