@@ -87,6 +87,17 @@ std::vector<KernelCase> resourceCases() {
     c.pingPong = true;
     cases.push_back(std::move(c));
   }
+  // ... and the two descriptor matmuls bench_tutorials.py times (C in f16, through pointers or a TMA store),
+  // warp-specialized and persistent, the configuration CUTLASS's H100 kernels use.
+  for (const MatmulConfig& config : standardMatmulConfigs()) {
+    if (config.warps % 4) continue;
+    for (bool tmaStore : {false, true}) {
+      KernelCase c = matmulDescriptorF16OutCase(config, "sm_90a", tmaStore);
+      c.config += "_warp_specialized_persistent";
+      c.warpSpecialize = c.persistent = true;
+      cases.push_back(std::move(c));
+    }
+  }
   // ... and the attention through descriptors, warp-specialized (the producer issues both key loops' K and V copies),
   // also persistent.
   for (const AttentionConfig& config : standardAttentionConfigs()) {

@@ -88,6 +88,20 @@ KernelCase matmulDescriptorCase(const MatmulConfig& config, const std::string& a
   return c;
 }
 
+KernelCase matmulDescriptorF16OutCase(const MatmulConfig& config, const std::string& arch, bool tmaStore) {
+  KernelCase c = matmulDescriptorCase(config, arch);
+  if (tmaStore) {
+    c.kernel = "matmul_desc_tma_c";
+    c.def = kernels::matmul_desc_tma_c_kernel<f16>("f16");
+    c.unitParams = {};
+    c.descriptors["c"] = ir::Type::tensorDesc({config.bm, config.bn}, ir::Type::f16());
+  } else {
+    c.kernel = "matmul_desc_out";
+    c.def = kernels::matmul_desc_same_out_kernel<f16>("f16");
+  }
+  return c;
+}
+
 KernelCase matmulBTransposedCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch) {
   KernelCase c = matmulCase(dtype, config, arch);
   c.config += "_bT";

@@ -62,6 +62,11 @@ KernelCase matmulCase(const std::string& dtype, const MatmulConfig& config, cons
 // pointer matmul's sizes are specialized as); the kernel is "matmul_desc".
 KernelCase matmulDescriptorCase(const MatmulConfig& config, const std::string& arch);
 
+// The descriptor matmuls bench_tutorials.py times on sm_90 GPUs, C in f16 as torch.matmul returns it: through
+// pointers ("matmul_desc_out", kernels::matmul_desc_same_out_kernel) or, with `tmaStore`, through a descriptor too
+// ("matmul_desc_tma_c": a TMA store).
+KernelCase matmulDescriptorF16OutCase(const MatmulConfig& config, const std::string& arch, bool tmaStore);
+
 // The same with B passed transposed ([N, K] row-major: stride_bk is the unit stride, not stride_bn), the K-major B
 // that fp8 wgmma reads (backends/nvptx/WgmmaPlan.h); its config name ends in "_bT".
 KernelCase matmulBTransposedCase(const std::string& dtype, const MatmulConfig& config, const std::string& arch);
