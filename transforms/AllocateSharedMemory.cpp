@@ -6,10 +6,11 @@
 // local_alloc's buffer lives from the local_alloc to its last read (OpNumbering::bufferInterval: a dot reading a
 // local_load's operand reads the buffer), an mbarrier_alloc's to its last use.
 //
-// When the total is over the target's limit (PassOptions::maxSharedBytes), the exchanges live beside buffers that
-// make it so run in rounds of fewer rows (SharedScratch.h), halved until the total fits (when even rounds of one
-// row would not make it fit, they are left whole): a warp-specialized matmul's epilogue conversion (128x256 f32, 132 KiB) cannot reuse the pipeline's
-// buffers, which the producer is already filling for the next tile, and would otherwise make the kernel too large.
+// When the total is over the target's limit (PassOptions::maxSharedBytes), the exchanges living beside the
+// buffers that make it so run in rounds of fewer rows (SharedScratch.h), halved until the total fits (when even
+// rounds of one row would not make it fit, they are left whole). A persistent warp-specialized matmul's epilogue
+// conversion (128x256 f32, 132 KiB) cannot reuse the pipeline's buffers, which the producer is already filling for
+// the next tile, and would otherwise make the kernel too large.
 #include <algorithm>
 #include <vector>
 

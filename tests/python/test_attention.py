@@ -241,7 +241,8 @@ def test_descriptor_kernel_warp_specialized_on_the_emulator(config, seq_len, cau
 # emulator, like the driver, refuses a launch over the limit).
 @pytest.mark.sim
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-@pytest.mark.parametrize("config, seq_len", [((128, 64, 64, 8), 195), ((64, 64, 64, 4), 131), ((128, 128, 128, 8), 150)],
+@pytest.mark.parametrize("config, seq_len",
+                         [((128, 64, 64, 8), 195), ((64, 64, 64, 4), 131), ((128, 128, 128, 8), 150)],
                          ids=["128x64-8w", "64x64-4w", "128x128-d128-8w"])
 def test_descriptor_kernel_persistent_and_warp_specialized_on_the_emulator(config, seq_len, causal):
     BM, BN, head_dim, num_warps = config

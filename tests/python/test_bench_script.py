@@ -362,7 +362,8 @@ def test_the_tma_matmul_row_reports_the_fastest_right_config(monkeypatch):
     assert (128, 128, 64, 4, 3, True, True, False, True) in bench.TMA_MATMUL_CONFIGS  # ping-pong is weighed too
     assert (128, 256, 64, 8, 3, True, True, True, False) in bench.TMA_MATMUL_CONFIGS  # and CUTLASS's H100 kernel
     # No config right: FAIL when one computed a wrong result, else error.
-    for outcomes, cell in (([bench.ERROR, bench.FAIL] + [bench.ERROR] * 14, bench.FAIL), ([bench.ERROR] * 16, bench.ERROR)):
+    for outcomes, cell in (([bench.ERROR, bench.FAIL] + [bench.ERROR] * 14, bench.FAIL),
+                           ([bench.ERROR] * 16, bench.ERROR)):
         rates = iter(outcomes)
         monkeypatch.setattr(bench, "measure", lambda *args: next(rates))
         assert bench._tma_matmul_row(ctx, row, a, a, None, None, "f16").values["tessera"] == cell
