@@ -48,6 +48,14 @@
 //   for k { %s = dot %q, %k_i, %zero; %o = dot_wait %acc {pending = 0}; copies of iteration i+S-1 ...
 //           %oa = mul %o, %alpha; %d = dot %p, %v_i, %oa {pending = 1}; yield %d }
 //
+// A fresh product the next iteration reads (attention_fwd_desc_overlap's scores of key block i+1, issued before
+// block i's softmax) is left in flight too; the next iteration waits for it with every group before issuing the
+// next one, and a later wait there leaves that one pending (FlashAttention-3's overlap within a warpgroup):
+//
+//   for k { %s = dot_wait %s_i {pending = 0}; copies ...; %next = dot %q, %k_i+1, %zero {pending = 1}
+//           softmax(%s) ...; %o = dot_wait %acc {pending = 1}; %d = dot %p, %v_i, %o * %alpha {pending = 1}
+//           yield %d, %next }
+//
 // TMA copies (async_tma_copy, waited for by an mbarrier_wait, as async-copy-dot-operands makes them from desc_loads)
 // are pipelined alike, their mbarriers getting one barrier per stage: iteration j's copy lands in stage j % S and
 // completes phase j / S of barrier j % S, so iteration i waits for parity (i / S) & 1 of barrier i % S. The copies
@@ -212,42 +220,51 @@ class PipelineLoopsPass : public Pass {
 
  private:
   // The dots of `body` the target can leave in flight (LayoutPolicy::dotIsAsynchronous) whose result only the yield
-  // reads, carrying it back into their own accumulator:
-  //  - directly, the accumulator the carried value, which nothing else reads (a matmul's);
-  //  - or computed from the carried value (attention's P V, which adds to O rescaled): leaveInFlight then waits
-  //    for the carried value before its first use in the next iteration.
-  // One that takes A from registers qualifies only where A is computed, in the iteration, from an asynchronous dot
-  // issued before it and not left in flight (attention's Q K^T): that dot returns once every earlier group is
-  // complete, so the next iteration rewrites A's registers only once this dot is done reading them.
+  // reads:
+  //  - carried back into their own accumulator, directly, the accumulator the carried value, which nothing else
+  //    reads (a matmul's);
+  //  - or into an accumulator computed from the carried value (attention's P V, which adds to O rescaled);
+  //  - or a fresh product (its accumulator computed from no carried value) that the next iteration reads:
+  //    attention's scores of the next key block, issued before this block's softmax, as FlashAttention-3 overlaps
+  //    the softmax with the tensor cores' work within a warpgroup.
+  // leaveInFlight then waits for the carried value before its first use in the next iteration, where it is read.
+  // One that takes A from registers qualifies only where A is computed, in the iteration, after an asynchronous
+  // dot: that dot returns once the previous iteration's groups are complete (every earlier group, or all but
+  // itself when it is left in flight), so the next iteration rewrites A's registers only once this dot is done
+  // reading them.
   std::vector<Op*> asynchronousDots(Block& body) const {
     std::vector<Op*> dots;
     if (!policy_) return dots;
     Op* yield = body.terminator();
+    const Op* firstAsynchronous = nullptr;
     for (auto& owned : body.ops()) {
       Op* dot = owned.get();
       if (!dot->is(OpKind::Dot) || !policy_->dotIsAsynchronous(*dot)) continue;
+      if (!firstAsynchronous) firstAsynchronous = dot;
       const Value* result = dot->result(0);
       if (result->uses().size() != 1 || result->uses()[0].user != yield) continue;
       const Value* carried = body.argument(result->uses()[0].operandIndex + 1);
       const Value* acc = dot->operand(2);
       const bool direct = acc == carried && acc->uses().size() == 1;
-      if (!direct && !dependsOn(body, acc, [&](const Value* v) { return v == carried; })) continue;
-      if (transforms::dotTakesAInRegisters(*dot) &&
-          !dependsOn(body, dot->operand(0), [&](const Value* v) {
-            const Op* def = v->definingOp();
-            return def && def->is(OpKind::Dot) && policy_->dotIsAsynchronous(*def) &&
-                   !isCarriedBackByYield(*def, yield);
-          }))
-        continue;
+      const bool fresh = !dependsOn(body, acc, [&](const Value* v) { return isBodyArgument(body, v); });
+      if (!direct && !fresh && !dependsOn(body, acc, [&](const Value* v) { return v == carried; })) continue;
+      if (transforms::dotTakesAInRegisters(*dot) && !computedAfter(body, dot->operand(0), firstAsynchronous)) continue;
       dots.push_back(dot);
     }
     return dots;
   }
 
-  // Whether `dot`'s result goes back into the loop through `yield` (a candidate to be left in flight itself).
-  static bool isCarriedBackByYield(const Op& dot, const Op* yield) {
-    const std::vector<ir::Use>& uses = dot.result(0)->uses();
-    return std::any_of(uses.begin(), uses.end(), [&](const ir::Use& use) { return use.user == yield; });
+  static bool isBodyArgument(const Block& body, const Value* v) { return v->isBlockArg() && v->ownerBlock() == &body; }
+
+  // Whether `v` is computed by an op directly in `body` that comes after `op` (null: never).
+  static bool computedAfter(const Block& body, const Value* v, const Op* op) {
+    const Op* def = v->definingOp();
+    if (!op || !def || def->parentBlock() != &body) return false;
+    for (auto& owned : body.ops()) {
+      if (owned.get() == def) return false;
+      if (owned.get() == op) return true;
+    }
+    return false;
   }
 
   // Whether `root` is computed in `body` (through the ops directly in it) from a value `found` accepts.
@@ -268,10 +285,12 @@ class PipelineLoopsPass : public Pass {
   }
 
   // Leaves `dots` (asynchronousDots) in flight: each returns once the previous iteration's dots are complete
-  // (pending = 1). Where its accumulator is computed from the carried value, the carried value is waited for
-  // (dot_wait) before its first use in the iteration, or sooner, after the first other dot before that use (which
-  // on wgmma waits for every group anyway: attention's Q K^T). Returns the op after which the previous iteration's
-  // dots are complete, where their stages may be written again: the first such dot_wait, else the last dot.
+  // (pending = 1). Where the carried value is read by more than the dot, it is waited for (dot_wait) before its
+  // first use in the iteration, or sooner: after the first other dot before that use (which on wgmma waits for
+  // every group anyway: attention's Q K^T), or, for a fresh product, before its dot. That wait leaves one group
+  // pending where one of `dots` is issued before it (the next scores stay in flight through the softmax, O is
+  // rescaled), none otherwise. Returns the op after which the previous iteration's dots are complete, where their
+  // stages may be written again: the first such dot_wait, else the last dot.
   static Op* leaveInFlight(Block& body, const std::vector<Op*>& dots) {
     Op* yield = body.terminator();
     Op* complete = dots.back();
@@ -285,12 +304,17 @@ class PipelineLoopsPass : public Pass {
     for (Op* dot : dots) {
       dot->setAttr("pending", ir::Attr::integer(1));
       Value* carried = body.argument(dot->result(0)->uses()[0].operandIndex + 1);
+      if (!carried->hasUses()) continue;  // read only after the loop, which waits for it (waitForDots)
       if (carried->uses().size() == 1 && carried->uses()[0].user == dot) continue;  // only the dot reads it
+      // A fresh product (the next block's scores) is waited for before the dot issues the next one, with every
+      // group: the emulator knows the registers a wgmma writes by its instruction, so a read of the previous
+      // product after the instruction's next issue would look like a read of the pending one.
+      const bool fresh = !dependsOn(body, dot->operand(2), [&](const Value* v) { return isBodyArgument(body, v); });
       ir::Builder b(&body, nullptr);
       for (auto& owned : body.ops()) {
         Op* op = owned.get();
         if (op == yield) break;
-        if (usesValue(*op, carried)) {
+        if (usesValue(*op, carried) || (fresh && op == dot)) {
           b = ir::Builder(&body, op);
           break;
         }
@@ -301,6 +325,8 @@ class PipelineLoopsPass : public Pass {
       }
       b.setLoc(dot->loc());
       Op* wait = b.create(OpKind::DotWait, {carried}, {carried->type()}, {{"pending", ir::Attr::integer(0)}});
+      if (std::any_of(dots.begin(), dots.end(), [&](const Op* d) { return before(d, wait); }))
+        wait->setAttr("pending", ir::Attr::integer(1));
       std::vector<ir::Use> uses = carried->uses();
       for (const ir::Use& use : uses)
         if (use.user != wait) use.user->setOperand(use.operandIndex, wait->result(0));

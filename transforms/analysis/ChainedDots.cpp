@@ -17,6 +17,38 @@ bool keepsElementsInPlace(const Op& op) {
          op.is(OpKind::ConvertLayout);
 }
 
+// The values a `for` hands `v` on as, when `v` is one of its carried values: yielded in its body, `v` is the next
+// iteration's block argument and the loop's result; an init operand, the first iteration's block argument and the
+// result (FlashAttention-3's next scores, carried to the iteration that folds them).
+std::vector<const Value*> carriedOnAs(const ir::Use& use) {
+  const Op* user = use.user;
+  if (user->is(OpKind::Yield) && user->parentOp() && user->parentOp()->is(OpKind::For)) {
+    const Op* loop = user->parentOp();
+    return {loop->region(0)->argument(use.operandIndex + 1), loop->result(use.operandIndex)};
+  }
+  if (user->is(OpKind::For) && use.operandIndex >= 3)
+    return {user->region(0)->argument(use.operandIndex - 2), user->result(use.operandIndex - 3)};
+  return {};
+}
+
+// The values a carried value of a `for` comes from: its init operand and the value its body yields.
+std::vector<const Value*> carriedFrom(const Value* v) {
+  if (v->isBlockArg()) {
+    const Op* loop = v->ownerBlock()->parentOp();
+    if (!loop || !loop->is(OpKind::For) || v->index() == 0) return {};
+    const unsigned i = v->index() - 1;
+    const Op* yield = loop->region(0)->terminator();
+    std::vector<const Value*> from{loop->operand(3 + i)};
+    if (yield) from.push_back(yield->operand(i));
+    return from;
+  }
+  const Op* def = v->definingOp();
+  if (!def || !def->is(OpKind::For)) return {};
+  for (unsigned i = 0; i < def->numResults(); ++i)
+    if (def->result(i) == v) return {def->region(0)->terminator()->operand(i)};
+  return {};
+}
+
 }  // namespace
 
 bool feedsDotOperandA(const Op& dot) {
@@ -32,6 +64,8 @@ bool feedsDotOperandA(const Op& dot) {
         if (const Value* r = u.user->result(u.operandIndex); seen.insert(r).second) work.push_back(r);
         continue;
       }
+      for (const Value* r : carriedOnAs(u))
+        if (seen.insert(r).second) work.push_back(r);
       if (!keepsElementsInPlace(*u.user)) continue;
       for (const Value* r : u.user->results())
         if (seen.insert(r).second) work.push_back(r);
@@ -48,6 +82,8 @@ bool operandAFromDot(const Op& dot) {
     const Value* v = work.back();
     const Op* def = v->definingOp();
     work.pop_back();
+    for (const Value* from : carriedFrom(v))
+      if (from->type().isTile() && seen.insert(from).second) work.push_back(from);
     if (!def) continue;
     if (def->is(OpKind::Dot)) return def != &dot;
     if (def->is(OpKind::DotWait)) {  // result i is operand i, complete

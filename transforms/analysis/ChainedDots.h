@@ -11,7 +11,7 @@
 namespace tessera::transforms {
 
 // Whether result 0 of `dot` reaches operand 0 (A) of another dot through element-wise ops (casts included),
-// broadcasts, hints and layout conversions.
+// broadcasts, hints, layout conversions and the carried values of `for` loops.
 bool feedsDotOperandA(const ir::Op& dot);
 // Whether operand 0 (A) of `dot` is computed, through the same ops, from another dot's result.
 bool operandAFromDot(const ir::Op& dot);
