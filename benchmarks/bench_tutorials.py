@@ -399,7 +399,10 @@ def target_lines(rows):
 
 
 # The attention kernels whose rows are judged apart, by the suffix of the rows' dtype (the longest first).
-ATTENTION_KINDS = ((" descriptors warp-specialized persistent",
+ATTENTION_KINDS = ((" descriptors overlapped warp-specialized",
+                    "attention through descriptors, softmax overlapped with the next Q K^T, warp-specialized"),
+                   (" descriptors overlapped", "attention through descriptors, softmax overlapped with the next Q K^T"),
+                   (" descriptors warp-specialized persistent",
                     "attention through descriptors, warp-specialized and persistent"),
                    (" descriptors warp-specialized without turns",
                     "attention through descriptors, warp-specialized, consumer warpgroups not taking turns"),
@@ -851,23 +854,32 @@ def bench_attention(ctx, size):
                 # ... and persistent: the producer fills the next tile's stages during this one's epilogue.
                 rows.append(_attention_desc_row(ctx, pointers, q, k, v, causal, expected, [tolerance],
                                                 warp_specialize=True, persistent=True))
+            # The softmax of each key block overlapped with the next block's Q K^T (attention_fwd_desc_overlap): on
+            # sm_90 that product stays in flight on the tensor cores during the softmax (FlashAttention-3's overlap
+            # within a warpgroup); elsewhere the same kernel, reordered.
+            rows.append(_attention_desc_row(ctx, pointers, q, k, v, causal, expected, [tolerance], overlap=True))
+            if ctx.hopper:
+                rows.append(_attention_desc_row(ctx, pointers, q, k, v, causal, expected, [tolerance],
+                                                warp_specialize=True, overlap=True))
     return rows
 
 
 def _attention_desc_row(ctx, row, q, k, v, causal, expected, tolerances, warp_specialize=False,
-                        consumer_turns=True, persistent=False):
+                        consumer_turns=True, persistent=False, overlap=False):
     """The row `row` (torch and Triton as measured there) with Tessera's attention through tensor descriptors
     (attention_fwd_desc: 3-d descriptors as Triton's Hopper tutorial takes them; on sm_90 K and V arrive by TMA and
     its output leaves by a TMA store), at the same blocks and warps; with `warp_specialize`, a producer warpgroup
     issues the copies, and without `consumer_turns` the consumer warpgroups do not take turns
-    (TESSERA_NO_CONSUMER_TURNS, read at each launch); `persistent` programs loop over the tiles."""
+    (TESSERA_NO_CONSUMER_TURNS, read at each launch); `persistent` programs loop over the tiles; `overlap` runs
+    attention_fwd_desc_overlap, whose softmax overlaps the next key block's Q K^T."""
     torch, tessera = ctx.torch, ctx.tessera
     bm, bn, warps = ctx.options.tessera_attention
     batch, heads, seq_len, head_dim = q.shape
     out = torch.full_like(q, float("nan"))
     descs = [tessera.TensorDescriptor(x.reshape(batch * heads, seq_len, head_dim), (1, block, head_dim))
              for x, block in ((q, bm), (k, bn), (v, bn), (out, bm))]
-    kernel = tessera.kernels.attention_fwd_desc if q.dtype == torch.float16 else tessera.kernels.attention_fwd_desc_bf16
+    name = "attention_fwd_desc" + ("_overlap" if overlap else "") + ("" if q.dtype == torch.float16 else "_bf16")
+    kernel = getattr(tessera.kernels, name)
 
     def fn():
         kernel[(tessera.cdiv(seq_len, bm), batch * heads)](
@@ -875,7 +887,8 @@ def _attention_desc_row(ctx, row, q, k, v, causal, expected, tolerances, warp_sp
             backend=ctx.options.tessera_backend, **({"warp_specialize": True} if warp_specialize else {}),
             **({"persistent": True} if persistent else {}))
         return [out]
-    dtype = f"{row.dtype} descriptors" + (" warp-specialized" if warp_specialize else "") + \
+    dtype = f"{row.dtype} descriptors" + (" overlapped" if overlap else "") + \
+        (" warp-specialized" if warp_specialize else "") + \
         ("" if consumer_turns else " without turns") + (" persistent" if persistent else "")
     what = f"attention {row.size} {dtype}"
     before = os.environ.get("TESSERA_NO_CONSUMER_TURNS")

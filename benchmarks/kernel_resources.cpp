@@ -109,6 +109,14 @@ std::vector<KernelCase> resourceCases() {
     c.persistent = true;
     cases.push_back(std::move(c));
   }
+  // ... and with the softmax overlapped with the next key block's Q K^T, plain and warp-specialized.
+  for (const AttentionConfig& config : standardAttentionConfigs()) {
+    KernelCase c = attentionOverlapCase("f16", config, "sm_90a");
+    cases.push_back(c);
+    c.config += "_warp_specialized";
+    c.warpSpecialize = true;
+    cases.push_back(std::move(c));
+  }
   for (KernelCase& c : tutorialCases("sm_90a"))
     if (c.kernel == "softmax" || c.kernel.rfind("layernorm", 0) == 0) cases.push_back(std::move(c));
   return cases;

@@ -43,16 +43,18 @@ def attention(q, k, v, causal=False, sm_scale=None, BM=32, BN=16, backend="inter
     return out
 
 
-def attention_desc(q, k, v, causal=False, sm_scale=None, BM=32, BN=16, backend="interpreter", **options):
+def attention_desc(q, k, v, causal=False, sm_scale=None, BM=32, BN=16, backend="interpreter", overlap=False,
+                   **options):
     """The same through tensor descriptors (attention_fwd_desc), as Triton's Hopper tutorial passes them: each of
     q, k, v and the output as a [batch * heads, seq_len, head_dim] tensor read and written in whole blocks
-    ([1, BM, head_dim] and [1, BN, head_dim]), zero past seq_len. The arrays must be contiguous. `options` go to
-    the launch (num_warps; warp_specialize=True on sm_90a: a producer warpgroup issues K's and V's TMA copies)."""
+    ([1, BM, head_dim] and [1, BN, head_dim]), zero past seq_len. The arrays must be contiguous. With `overlap`,
+    attention_fwd_desc_overlap: each block's softmax beside the next block's Q K^T. `options` go to the launch
+    (num_warps; warp_specialize=True on sm_90a: a producer warpgroup issues K's and V's TMA copies)."""
     batch, heads, seq_len, head_dim = q.shape
     if any(not x.flags.c_contiguous for x in (q, k, v)):
         raise ValueError("attention_desc views q, k and v as [batch * heads, seq_len, head_dim]: make them contiguous")
-    kernel = {np.dtype(np.float16): tessera.kernels.attention_fwd_desc,
-              np.dtype(np.uint16): tessera.kernels.attention_fwd_desc_bf16}[q.dtype]
+    name = "attention_fwd_desc" + ("_overlap" if overlap else "") + ("_bf16" if q.dtype == np.uint16 else "")
+    kernel = getattr(tessera.kernels, name)
     out = np.empty_like(q)
     descs = [tessera.TensorDescriptor(x.reshape(batch * heads, seq_len, head_dim), (1, block, head_dim))
              for x, block in ((q, BM), (k, BN), (v, BN), (out, BM))]
@@ -86,7 +88,8 @@ def run_checks(batch=1, heads=2, seq_len=75, head_dim=64, seed=0, backend="inter
         for causal in (False, True):
             want = reference(decode(q), decode(k), decode(v), causal, sm_scale)
             what = f"{name} {'causal' if causal else 'non-causal'}, {backend} ({batch}x{heads}x{seq_len}x{head_dim})"
-            runs = [("", attention), (", through descriptors", attention_desc)]
+            runs = [("", attention), (", through descriptors", attention_desc),
+                    (", softmax beside the next Q K^T", lambda *args, **kw: attention_desc(*args, overlap=True, **kw))]
             if tutorial_check.launch_arch(backend) == "sm_90a":  # a warpgroup of wgmma needs BM = 64 on 4 warps
                 runs.append((", warp-specialized", lambda *args, **kw: attention_desc(
                     *args, BM=64, BN=64, num_warps=4, warp_specialize=True, **kw)))

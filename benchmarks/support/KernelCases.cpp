@@ -137,6 +137,14 @@ KernelCase attentionDescriptorCase(const std::string& dtype, const AttentionConf
   return c;
 }
 
+KernelCase attentionOverlapCase(const std::string& dtype, const AttentionConfig& config, const std::string& arch) {
+  KernelCase c = attentionDescriptorCase(dtype, config, arch);
+  c.kernel = "attention_fwd_desc_overlap";
+  c.def = dtype == "f16" ? kernels::attention_fwd_desc_overlap_kernel()
+                         : kernels::attention_fwd_desc_overlap_bf16_kernel();
+  return c;
+}
+
 std::vector<KernelCase> tutorialCases(const std::string& arch) {
   const MatmulConfig epilogueTiles{128, 128, 64, 8};
   Constants epilogue = matmulConstants(epilogueTiles);

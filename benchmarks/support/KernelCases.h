@@ -83,6 +83,8 @@ KernelCase attentionCase(const std::string& dtype, const AttentionConfig& config
 // The attention forward through tensor descriptors (kernels::attention_fwd_desc_of) on "f16" or "bf16" inputs:
 // blocks [1, BM, HEAD_DIM] of Q and out, [1, BN, HEAD_DIM] of K and V.
 KernelCase attentionDescriptorCase(const std::string& dtype, const AttentionConfig& config, const std::string& arch);
+// The same kernel with the softmax overlapped with the next key block's Q K^T ("attention_fwd_desc_overlap").
+KernelCase attentionOverlapCase(const std::string& dtype, const AttentionConfig& config, const std::string& arch);
 
 // vector_add, softmax, layer norm (forward and both backward kernels), the tutorial's fused-epilogue matmul and
 // the attention forward (f16, 128x64 blocks, head dim 64, 8 warps; causal and not).

@@ -190,4 +190,6 @@ void bindKernels(py::module_& m) {
   // The same through 3-d tensor descriptors ([batch * heads, seq_len, HEAD_DIM]).
   python::bind(kernels, tessera::kernels::attention_fwd_desc_kernel());
   python::bind(kernels, tessera::kernels::attention_fwd_desc_bf16_kernel());
+  python::bind(kernels, tessera::kernels::attention_fwd_desc_overlap_kernel());
+  python::bind(kernels, tessera::kernels::attention_fwd_desc_overlap_bf16_kernel());
 }

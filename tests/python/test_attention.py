@@ -66,16 +66,19 @@ def test_small_blocks(launch, dtype, causal):
 
 
 DESC_KERNELS = {torch.float16: tessera.kernels.attention_fwd_desc, torch.bfloat16: tessera.kernels.attention_fwd_desc_bf16}
+OVERLAP_KERNELS = {torch.float16: tessera.kernels.attention_fwd_desc_overlap,
+                   torch.bfloat16: tessera.kernels.attention_fwd_desc_overlap_bf16}
 
 
-def attention_desc(q, k, v, causal, BM, BN, num_warps=4, **launch):
-    """attention_fwd_desc on contiguous [batch, heads, seq_len, head_dim] tensors, through descriptors of their
-    [batch * heads, seq_len, head_dim] views."""
+def attention_desc(q, k, v, causal, BM, BN, num_warps=4, overlap=False, **launch):
+    """attention_fwd_desc (with `overlap`, attention_fwd_desc_overlap) on contiguous [batch, heads, seq_len,
+    head_dim] tensors, through descriptors of their [batch * heads, seq_len, head_dim] views."""
     batch, heads, seq_len, head_dim = q.shape
     out = torch.full_like(q, math.nan)
     descs = [tessera.TensorDescriptor(x.reshape(batch * heads, seq_len, head_dim), (1, block, head_dim))
              for x, block in ((q, BM), (k, BN), (v, BN), (out, BM))]
-    DESC_KERNELS[q.dtype][(tessera.cdiv(seq_len, BM), batch * heads)](
+    kernels = OVERLAP_KERNELS if overlap else DESC_KERNELS
+    kernels[q.dtype][(tessera.cdiv(seq_len, BM), batch * heads)](
         *descs, 1 / math.sqrt(head_dim), seq_len, BM=BM, BN=BN, HEAD_DIM=head_dim, CAUSAL=int(causal),
         num_warps=num_warps, **launch)
     return out
@@ -267,6 +270,50 @@ def test_descriptor_kernel_persistent_and_warp_specialized_on_the_emulator(confi
     assert final.count("warp_specialize {") == 1 and final.count("persistent_tiles = true") == 1
     assert final.count("async_tma_copy") == 4  # K and V, two loops, one producer
     assert final.count("iteration_base") == 1  # the first loop's count, which the second goes on with
+
+
+# The softmax overlapped with the next key block's Q K^T (attention_fwd_desc_overlap): each key loop computes its
+# first block's scores before it and, in the iteration that folds block j, issues block j+1's first. On sm_90a that
+# product is left in flight (pending = 1) through block j's softmax, besides P V; the carried scores are waited for
+# before the next product is issued. Right on the interpreter, eager mode and every emulated arch, causal and not,
+# at ragged lengths (the last iteration's next block lies past the keys: zeros, never folded); plain,
+# warp-specialized and persistent on sm_90a with no finding (a read of the scores before their wait is one).
+def waits_leaving_a_group_pending(final_ir):
+    return sum("dot_wait" in line and "pending = 1" in line for line in final_ir.splitlines())
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("launch", [{"backend": "interpreter"}, {"backend": "eager"},
+                                    pytest.param({"backend": "sim", "arch": "sm_80"}, marks=pytest.mark.sim),
+                                    pytest.param({"backend": "sim", "arch": "gfx942"}, marks=pytest.mark.sim)],
+                         ids=["interpreter", "eager", "sim-sm_80", "sim-gfx942"])
+def test_overlapped_softmax_matches_on_every_backend(launch, causal):
+    q, k, v = random_qkv((1, 2, 131, 64), torch.float16)
+    check(attention_desc(q, k, v, causal, BM=64, BN=64, overlap=True, **launch), q, k, v, causal)
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("variant", [{}, {"warp_specialize": True}, {"warp_specialize": True, "persistent": True}],
+                         ids=["plain", "ws", "ws-persistent"])
+@pytest.mark.parametrize("config, seq_len", [((128, 64, 64, 8), 195), ((64, 64, 64, 4), 131)],
+                         ids=["128x64-8w", "64x64-4w"])
+def test_overlapped_softmax_on_sm90a(config, seq_len, variant, causal):
+    BM, BN, head_dim, num_warps = config
+    q, k, v = random_qkv((1, 2, seq_len, head_dim), torch.bfloat16)
+    out = attention_desc(q, k, v, causal, BM=BM, BN=BN, num_warps=num_warps, overlap=True, backend="sim",
+                         arch="sm_90a", **variant)
+    check(out, q, k, v, causal)
+    assert tessera.sim.last_report()["findings"] == []
+    descs = {name: tessera.TensorDescriptor(q.reshape(2, seq_len, head_dim), (1, block, head_dim))
+             for name, block in (("q", BM), ("k", BN), ("v", BN), ("out", BM))}
+    finals = [kernel.compile(arch="sm_90a", num_warps=num_warps, specialization=descs, BM=BM, BN=BN,
+                             HEAD_DIM=head_dim, CAUSAL=int(causal), **variant).ir_stages[-1][1]
+              for kernel in (tessera.kernels.attention_fwd_desc_bf16, tessera.kernels.attention_fwd_desc_overlap_bf16)]
+    # With the overlap, each key loop waits for O with one group, the next scores, still pending; without it, the
+    # waits in the loops leave none.
+    assert waits_leaving_a_group_pending(finals[0]) == 0
+    assert waits_leaving_a_group_pending(finals[1]) == 2
 
 
 # TESSERA_NO_CONSUMER_TURNS=1 compiles the warp-specialized kernel without the turns (to measure their worth on a GPU

@@ -30,6 +30,8 @@ TUTORIAL_CONSTANTS = {
     "attention_fwd_bf16": dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=0),
     "attention_fwd_desc": dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=1),
     "attention_fwd_desc_bf16": dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=0),
+    "attention_fwd_desc_overlap": dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=1),
+    "attention_fwd_desc_overlap_bf16": dict(BM=32, BN=16, HEAD_DIM=64, CAUSAL=0),
     "matmul_desc_f16_out": MATMUL,
     "matmul_desc_bf16_out": MATMUL,
     "matmul_desc_f16_tma_c": MATMUL,
@@ -40,7 +42,8 @@ TUTORIAL_DESCRIPTORS = {name: {"a": (16, 16), "b": (16, 16)} for name in ("matmu
 TUTORIAL_DESCRIPTORS.update({name: {"a": (16, 16), "b": (16, 16), "c": (16, 16)}
                              for name in ("matmul_desc_f16_tma_c", "matmul_desc_bf16_tma_c")})
 TUTORIAL_DESCRIPTORS.update({name: {"q": (1, 32, 64), "k": (1, 16, 64), "v": (1, 16, 64), "out": (1, 32, 64)}
-                             for name in ("attention_fwd_desc", "attention_fwd_desc_bf16")})
+                             for name in ("attention_fwd_desc", "attention_fwd_desc_bf16", "attention_fwd_desc_overlap",
+                                          "attention_fwd_desc_overlap_bf16")})
 CUDA_PRESENT = tessera._C.cuda_available()
 
 

@@ -143,7 +143,12 @@ inline void check_attention_block(const TensorDescBase& desc, const char* name, 
   }
 }
 
-template <class In>
+// With `OverlapSoftmax` (the "..._overlap" kernels), each key loop computes the scores of its first block before it
+// and, in the iteration that folds block j, issues Q K^T of block j+1 first: on sm_90a that product stays in flight
+// on the tensor cores while the threads run block j's softmax (FlashAttention-3's overlap within a warpgroup),
+// carried unscaled to the next iteration. The last iteration's next block lies past the loop's keys (TMA reads it
+// as zeros past seq_len) and is never folded. It costs the registers of a second [BM, BN] f32 tile.
+template <class In, bool OverlapSoftmax = false>
 inline void attention_fwd_desc_of(TensorDesc<In> q, TensorDesc<In> k, TensorDesc<In> v, TensorDesc<In> out,
                                   Float sm_scale, Int seq_len, Const<int> BM, Const<int> BN, Const<int> HEAD_DIM,
                                   Const<int> CAUSAL) {
@@ -163,18 +168,36 @@ inline void attention_fwd_desc_of(TensorDesc<In> q, TensorDesc<In> k, TensorDesc
   // transposed addresses, so it reaches the dot's shared buffer by the copies attention_fwd's K^T takes. Q's and
   // V's blocks go the same way (TMA copies of reshaped or transposed blocks are not done yet); on sm_90a the output
   // block leaves by a TMA store. Zeros past seq_len.
-  auto attend = [&](const Tensor& start_n, const Tensor& visible) {
-    Tensor s = dot(q_tile, trans(reshape(load(k, {bh, start_n, 0}), {BN, HEAD_DIM}))) * qk_scale;
+  auto scores_of = [&](const auto& start_n) {  // Q K^T of the block at start_n, unscaled
+    return dot(q_tile, trans(reshape(load(k, {bh, start_n, 0}), {BN, HEAD_DIM})));
+  };
+  auto fold = [&](Tensor s, const Tensor& start_n, const Tensor& visible) {
+    s = s * qk_scale;
     if (visible.defined()) s = where(visible, s, -INFINITY);
     fold_scores(state, s, q_tile.dtype(), [&] { return reshape(load(v, {bh, start_n, 0}), {BN, HEAD_DIM}); });
   };
+  auto visible_in = [&](const Tensor& start_n) {
+    Tensor offs_n = start_n + arange(0, BN);
+    return causal_or_in_range(offs_m, offs_n, offs_n < seq_len, CAUSAL);
+  };
   Tensor unmasked_end = CAUSAL ? m0 : (seq_len / BN) * BN;
   Tensor masked_end = CAUSAL ? minimum((start_m + 1) * BM, seq_len) : Tensor(seq_len);
-  for (Tensor start_n : range(0, unmasked_end, BN)) attend(start_n, Tensor());
-  for (Tensor start_n : range(unmasked_end, masked_end, BN)) {
-    Tensor offs_n = start_n + arange(0, BN);
-    Tensor visible = causal_or_in_range(offs_m, offs_n, offs_n < seq_len, CAUSAL);
-    attend(start_n, visible);
+  if constexpr (!OverlapSoftmax) {
+    for (Tensor start_n : range(0, unmasked_end, BN)) fold(scores_of(start_n), start_n, Tensor());
+    for (Tensor start_n : range(unmasked_end, masked_end, BN)) fold(scores_of(start_n), start_n, visible_in(start_n));
+  } else {
+    Tensor scores = scores_of(0);
+    for (Tensor start_n : range(0, unmasked_end, BN)) {
+      Tensor current = scores;
+      scores = scores_of(start_n + BN);
+      fold(current, start_n, Tensor());
+    }
+    scores = scores_of(unmasked_end);
+    for (Tensor start_n : range(unmasked_end, masked_end, BN)) {
+      Tensor current = scores;
+      scores = scores_of(start_n + BN);
+      fold(current, start_n, visible_in(start_n));
+    }
   }
   Tensor result = state.acc / expand_dims(state.row_sum, 1);
   store(out, {bh, m0, 0}, cast(result, q_tile.dtype()));  // [BM, HEAD_DIM] into the [1, BM, HEAD_DIM] block
@@ -204,6 +227,14 @@ inline KernelDef attention_fwd_desc_kernel() {
 }
 inline KernelDef attention_fwd_desc_bf16_kernel() {
   return kernel("attention_fwd_desc_bf16", attention_fwd_desc_of<bf16>, attention_desc_param_names());
+}
+// "attention_fwd_desc_overlap" (f16) and "attention_fwd_desc_overlap_bf16": the softmax overlapped with the next
+// block's Q K^T (OverlapSoftmax above).
+inline KernelDef attention_fwd_desc_overlap_kernel() {
+  return kernel("attention_fwd_desc_overlap", attention_fwd_desc_of<f16, true>, attention_desc_param_names());
+}
+inline KernelDef attention_fwd_desc_overlap_bf16_kernel() {
+  return kernel("attention_fwd_desc_overlap_bf16", attention_fwd_desc_of<bf16, true>, attention_desc_param_names());
 }
 
 }  // namespace tessera::kernels
