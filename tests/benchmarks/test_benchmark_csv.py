@@ -109,11 +109,16 @@ def test_kernel_resources_csv(tmp_path):
     plot(out)
 
 
+# The warp-specialized persistent descriptor matmuls bench_tutorials.py times, at 64x64x32.
+WS_PERSISTENT_64 = "64x64x32_w4_s4_warp_specialized_persistent_sm_90a"
+
+
 # The library matmul on each input type compiles and uses tensor cores (fp8 e4m3 and e5m2, bf16 on both archs, and
 # bf16 attention on sm_80 too): fp8 on sm_90a's wgmma, with B row-major
 # (copied through registers into its K-major buffer) and B transposed; so does the matmul through descriptors, and
 # the attention through 3-d descriptors, whose blocks a reshape and K's a trans reach the dots through (without
-# expand-descriptor-loads' rank-2 reads and transpose-loads it ran on mma.sync and spilled).
+# expand-descriptor-loads' rank-2 reads and transpose-loads it ran on mma.sync and spilled), the attention whose
+# softmax overlaps the next Q K^T, and the two descriptor matmuls with C in f16, warp-specialized and persistent.
 @pytest.mark.parametrize("case, instruction", [("matmul_f16_64x64x32_w4_s4_sm_80", "mma.sync"),
                                                ("matmul_bf16_64x64x32_w4_s4_sm_90a", "wgmma"),
                                                ("matmul_f8e4m3_64x64x32_w4_s4_sm_90a", "wgmma"),
@@ -125,7 +130,10 @@ def test_kernel_resources_csv(tmp_path):
                                                ("matmul_tf32_64x64x32_w4_s3_sm_90a", "mma.sync"),
                                                ("matmul_desc_f16_64x64x32_w4_s4_sm_80", "mma.sync"),
                                                ("matmul_desc_f16_64x64x32_w4_s4_sm_90a", "wgmma"),
-                                               ("attention_fwd_desc_f16_64x64_d64_w4_sm_90a", "wgmma")])
+                                               ("attention_fwd_desc_f16_64x64_d64_w4_sm_90a", "wgmma"),
+                                               ("attention_fwd_desc_overlap_f16_64x64_d64_w4_sm_90a", "wgmma"),
+                                               (f"matmul_desc_out_f16_{WS_PERSISTENT_64}", "wgmma"),
+                                               (f"matmul_desc_tma_c_f16_{WS_PERSISTENT_64}", "wgmma")])
 def test_kernel_resources_matmul_inputs(case, instruction, tmp_path):
     _, _, rows, _ = measure("KERNEL_RESOURCES", case, tmp_path)
     assert [(r["case"], r["tensor_cores"]) for r in rows] == [(case, instruction)]
