@@ -203,6 +203,9 @@ class KernelLowering {
   int64_t consumerGroups_ = 1;  // > 1: ping-pong consumers, groups of num_warps warps each on its own tiles
   enum class WarpRole { All, Producer, Consumers } role_ = WarpRole::All;
   transforms::AxisInfoAnalysis axis_;  // contiguity/alignment facts for vectorizing memory accesses
+  // Registers loaded by async_copy's loads and stores since the last round of them ended
+  // (LoweringHooks::copyRoundRegisters), in the order ops are lowered.
+  int64_t copyRoundLoaded_ = 0;
 
   std::unordered_map<const ir::Value*, Regs> values_;
   std::unordered_map<ir::Type, ThreadMap, ir::TypeHash> maps_;

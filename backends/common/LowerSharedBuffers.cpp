@@ -1,8 +1,9 @@
 // Shared buffers and asynchronous copies: local_alloc (a base address in the kernel's shared memory, placed by
 // allocate-shared-memory), async_copy (each thread copies the elements it owns, in runs of up to 16 contiguous bytes,
-// with the target's asynchronous copy where it has one, else a vector load and stores), the commit and wait groups (the
-// target's), local_load (each thread reads its registers' elements) and local_store (each element's owner writes
-// it). A buffer value's one "register" is the address of its first stage; tokens have none.
+// with the target's asynchronous copy where it has one, else a vector load and stores, in rounds that bound the
+// registers loaded at once), the commit and wait groups (the target's), local_load (each thread reads its
+// registers' elements) and local_store (each element's owner writes it). A buffer value's one "register" is the
+// address of its first stage; tokens have none.
 #include <algorithm>
 
 #include "backends/common/KernelLowering.h"
@@ -190,11 +191,20 @@ void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
       auto inBounds = [&](int64_t r) { return mask ? get(mask)[r] : b_.getTrue(); };
       const auto indexOf = sharedElementIndices(op, layout, shape, map);
       auto destination = [&](int64_t r) { return smemElementPtr(stage, mt, indexOf(r)); };
+      // A copy through registers goes in rounds (LoweringHooks::copyRoundRegisters), which may span copies: a
+      // round ends before the run that would take it over the target's limit.
+      const bool throughRegisters = !hooks_.hasAsyncCopy(piece * bytes);
+      const int64_t roundRegisters = throughRegisters ? hooks_.copyRoundRegisters() : 0;
+      const int64_t registersPerRun = (run / width) * std::max<int64_t>(1, (width * bytes + 3) / 4);
       for (int64_t r = 0; r < map.numRegs(); r += run) {
+        if (roundRegisters > 0 && copyRoundLoaded_ > 0 && copyRoundLoaded_ + registersPerRun > roundRegisters) {
+          hooks_.endCopyRound(b_);
+          copyRoundLoaded_ = 0;
+        }
         // Replicated elements are copied once, by their owner.
         predicated(ownsRegister(map, r), [&]() -> llvm::Value* {
-          if (hooks_.asyncCopy(b_, destination(r), ptrs[r], piece * bytes, inBounds(r))) {
-            for (int64_t c = r + piece; c < r + run; c += piece)
+          if (!throughRegisters) {
+            for (int64_t c = r; c < r + run; c += piece)
               hooks_.asyncCopy(b_, destination(c), ptrs[c], piece * bytes, inBounds(c));
             return nullptr;
           }
@@ -209,6 +219,7 @@ void KernelLowering::lowerSharedBufferOp(const ir::Op& op) {
                                   llvm::Align(static_cast<uint64_t>(vec * bytes)));
           return nullptr;
         }, nullptr);
+        if (roundRegisters > 0) copyRoundLoaded_ += registersPerRun;
       }
       set(op.result(0), {});
       return;

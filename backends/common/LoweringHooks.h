@@ -82,12 +82,24 @@ class LoweringHooks {
 
   // Asynchronous copies from global to shared memory (async_copy and its groups, backends/common/LowerSharedBuffers.cpp).
   // Starts a copy of `bytes` from `globalSrc` to `sharedDst` that writes zeros instead where `pred` (i1) is false;
-  // returns false, having emitted nothing, when the target has no asynchronous copy of that size (the common code
-  // then loads and stores, which the commit and wait below need not order).
+  // returns false, having emitted nothing, when the target has no asynchronous copy of that size (hasAsyncCopy;
+  // the common code then loads and stores, which the commit and wait below need not order).
   virtual bool asyncCopy(IRBuilder& b, llvm::Value* sharedDst, llvm::Value* globalSrc, int64_t bytes, llvm::Value* pred) {
     (void)b, (void)sharedDst, (void)globalSrc, (void)bytes, (void)pred;
     return false;
   }
+  virtual bool hasAsyncCopy(int64_t bytes) const {
+    (void)bytes;
+    return false;
+  }
+  // A copy asyncCopy cannot start loads into registers and stores them, in rounds of at most this many 32-bit
+  // registers of loaded data (a 1- or 2-byte load takes a whole one); 0: in one round. Without rounds the
+  // target's scheduler may issue every load before the first store, for latency: at 2-byte alignment a 128x64 f16
+  // stage is 64 registers per thread of a warpgroup, beside a 128-register accumulator.
+  virtual int64_t copyRoundRegisters() const { return 0; }
+  // Ends such a round: the target issues none of this thread's memory accesses after it before those before it.
+  // Every thread of the warp executes it.
+  virtual void endCopyRound(IRBuilder& b) { (void)b; }
   // A store of `elements` (in memory types, all of one type; 2, 4, 8 or 16 bytes in all, naturally aligned) to
   // the global pointer `ptr`, consecutively, that happens only where `pred` (i1) is true, as one predicated
   // instruction; returns false, having emitted nothing, when the target has none for it or prefers the branch for

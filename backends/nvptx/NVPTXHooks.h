@@ -48,6 +48,11 @@ class NVPTXHooks : public LoweringHooks {
   bool lineDirectivesOnly() const override { return true; }
   // cp.async.{ca,cg}.shared.global of 4, 8 or 16 bytes with a source size (0 where masked off), and its groups.
   bool asyncCopy(IRBuilder& b, llvm::Value* sharedDst, llvm::Value* globalSrc, int64_t bytes, llvm::Value* pred) override;
+  bool hasAsyncCopy(int64_t bytes) const override { return bytes == 4 || bytes == 8 || bytes == 16; }
+  // Copies cp.async cannot make (AsyncCopies.cpp): rounds of at most 64 registers, each ended by bar.warp.sync,
+  // which ptxas issues no load across.
+  int64_t copyRoundRegisters() const override;
+  void endCopyRound(IRBuilder& b) override;
   // @p st.global / @p ld.global {.b16, .b32, .v2.b32, .v4.b32} of the inline-asm table (PredicatedAccesses.cpp).
   bool predicatedGlobalStore(IRBuilder& b, const std::vector<llvm::Value*>& elements, llvm::Value* ptr,
                              llvm::Value* pred) override;

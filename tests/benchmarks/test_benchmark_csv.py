@@ -109,6 +109,18 @@ def test_kernel_resources_csv(tmp_path):
     plot(out)
 
 
+# The ragged matmuls with rows of no alignment that spilled while every copy of a K step loaded before any store:
+# 128 loaded registers beside 128 accumulators (copies through registers now go in rounds of at most 64).
+@pytest.mark.skipif(not HAVE_PTXAS, reason="ptxas is not installed")
+@pytest.mark.parametrize("case", ["matmul_f16_128x128x64_w4_s3_ragged999_sm_90a",
+                                  "matmul_f16_128x128x64_w4_s3_ragged999_sm_80",
+                                  "matmul_f16_128x256x64_w8_s3_ragged999_sm_80"])
+def test_kernel_resources_ragged_matmuls_do_not_spill(case, tmp_path):
+    _, _, rows, _ = measure("KERNEL_RESOURCES", case, tmp_path)
+    assert [r["case"] for r in rows] == [case]
+    assert [rows[0][c] for c in ["spill_stores_B", "spill_loads_B", "stack_B"]] == ["0", "0", "0"]
+
+
 # The warp-specialized persistent descriptor matmuls bench_tutorials.py times, at 64x64x32.
 WS_PERSISTENT_64 = "64x64x32_w4_s4_warp_specialized_persistent_sm_90a"
 

@@ -39,27 +39,34 @@ def test_pipelined_matmul_matches_numpy_for_every_num_stages():
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a", "gfx942"])
-def test_matmul_with_rows_of_no_alignment_matches_numpy(arch):
+@pytest.mark.parametrize("BN, rounds", [(64, 2), (128, 3)])
+def test_matmul_with_rows_of_no_alignment_matches_numpy(arch, BN, rounds):
     # K and N odd: rows of A and B start only 2-byte aligned, so every copy into shared memory is an element wide.
-    # At 128x64x64 with 4 warps, a thread still holds runs of 8 elements of a row (8 rows of A, 4 of B, where one
-    # element each would be 64 and 32 rows: a pointer per row, and the 999-sized kernels spilled), loads them an
-    # element at a time and stores each run into shared memory as one 16-byte store.
+    # At 128xBNx64 with 4 warps, a thread still holds runs of 8 elements of a row (8 rows of A, BN / 16 of B, where
+    # one element each would be 64 and 32 rows: a pointer per row, and the 999-sized kernels spilled), loads them an
+    # element at a time and stores each run into shared memory as one 16-byte store. It does so in rounds of at
+    # most 64 loaded registers, each ended by a warp sync (at BN = 128, one per operand: 128 loads in flight
+    # beside the 128 accumulators spilled).
     M, N, Kd = 131, 75, 99
     rng = np.random.default_rng(7)
     a = rng.uniform(-1, 1, (M, Kd)).astype(np.float16)
     b = rng.uniform(-1, 1, (Kd, N)).astype(np.float16)
     c = np.zeros((M, N), np.float32)
-    config = dict(BM=128, BN=64, BK=64, GROUP_M=2, num_warps=4, num_stages=3)
-    K.matmul[(tessera.cdiv(M, 128) * tessera.cdiv(N, 64),)](a, b, c, M, N, Kd, Kd, 1, N, 1, N, 1, backend="sim",
+    config = dict(BM=128, BN=BN, BK=64, GROUP_M=2, num_warps=4, num_stages=3)
+    K.matmul[(tessera.cdiv(M, 128) * tessera.cdiv(N, BN),)](a, b, c, M, N, Kd, Kd, 1, N, 1, N, 1, backend="sim",
                                                             arch=arch, **config)
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
-    assert tessera.sim.last_report()["findings"] == []  # racecheck included
+    report = tessera.sim.last_report()
+    assert report["findings"] == []  # racecheck included
     if arch != "gfx942":
+        assert report["warp_instructions"]["warp sync"] > 0
         ptx = K.matmul.compile(arch=arch, specialization=dict(stride_ak=1, stride_bn=1, stride_cn=1), **config).ptx
         assert "cp.async" not in ptx.replace("cp.async.commit_group", "").replace("cp.async.wait_group", "")
         # No copy is asynchronous, so num_stages=3 gives 2 stages: the prologue copies one, the loop the next.
-        assert ptx.count("st.shared.v4.b32") == 2 * (8 + 4)
-        assert ptx.count("ld.global.b16") == 2 * 8 * (8 + 4)
+        b_runs = BN // 16
+        assert ptx.count("st.shared.v4.b32") == 2 * (8 + b_runs)
+        assert ptx.count("ld.global.b16") == 2 * 8 * (8 + b_runs)
+        assert ptx.count("bar.warp.sync") == rounds
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a", "gfx942"])
