@@ -20,6 +20,8 @@
 // hands group 0 its first turn before the loop, and group 0 takes back the last pass after it: every turn barrier
 // completes, also in a persistent kernel's next tile. Only dots the target runs asynchronously are ordered (the
 // turn would otherwise pass only once the dot is complete), and only where the consumers form 2 groups or more.
+// A dot pipeline-loops left in flight already (attention_fwd_desc_overlap's Q K^T of the next key block, carried
+// to the iteration that waits for it) takes turns alike, with no wait added after the pass.
 #include <algorithm>
 
 #include "ir/Builder.h"
@@ -50,10 +52,12 @@ class OrderConsumerGroupsPass : public Pass {
     if (!roles || roles->groupWarps <= 0 || numWarps_ % roles->groupWarps) return;
     groups_ = numWarps_ / roles->groupWarps;
     if (groups_ < 2) return;
+    // The main loops; not a persistent kernel's tile loop (whose body's first dot, attention_fwd_desc_overlap's
+    // scores of a key loop's first block, is not one the turns order: they go around the key loops in it).
     std::vector<Op*> loops;
     for (auto& op : specialized->region(1)->ops())
       op->walk([&](Op* inner) {
-        if (inner->is(OpKind::For)) loops.push_back(inner);
+        if (inner->is(OpKind::For) && !inner->hasAttr(ir::kPersistentTilesAttr)) loops.push_back(inner);
       });
     for (Op* loop : loops)
       if (Op* dot = firstChainedDot(*loop)) takeTurns(*loop, *dot);
@@ -61,12 +65,12 @@ class OrderConsumerGroupsPass : public Pass {
 
  private:
   // The first dot of the loop's body that starts a chain (attention's Q K^T) and that the target runs
-  // asynchronously, not yet left in flight; null where there is none.
+  // asynchronously; null where there is none. It may be in flight already: pipeline-loops leaves a fresh product
+  // that the next iteration reads pending (attention_fwd_desc_overlap's Q K^T of the next key block).
   Op* firstChainedDot(Op& loop) const {
     for (auto& op : loop.region(0)->ops())
       if (op->is(OpKind::Dot))
-        return feedsDotOperandA(*op) && !op->hasAttr("pending") && policy_->dotIsAsynchronous(*op) ? op.get()
-                                                                                                     : nullptr;
+        return feedsDotOperandA(*op) && policy_->dotIsAsynchronous(*op) ? op.get() : nullptr;
     return nullptr;
   }
 
@@ -81,16 +85,20 @@ class OrderConsumerGroupsPass : public Pass {
     ir::Builder before(&body, &dot);
     before.setLoc(dot.loc());
     before.create(OpKind::TurnWait, {}, {}, turn());
+    // A dot already in flight is waited for where pipeline-loops put its wait (the next iteration).
+    const bool inFlightAlready = dot.hasAttr("pending") && dot.intAttr("pending") > 0;
     dot.setAttr("pending", Attr::integer(1));
     Op* next = nextOp(dot);
     ir::Builder after(&body, next);
     after.setLoc(dot.loc());
     after.create(OpKind::TurnPass, {}, {}, turn());
-    ir::Value* inFlight = dot.result(0);
-    Op* wait = after.create(OpKind::DotWait, {inFlight}, {inFlight->type()}, {{"pending", Attr::integer(0)}});
-    std::vector<ir::Use> uses = inFlight->uses();
-    for (const ir::Use& use : uses)
-      if (use.user != wait) use.user->setOperand(use.operandIndex, wait->result(0));
+    if (!inFlightAlready) {
+      ir::Value* inFlight = dot.result(0);
+      Op* wait = after.create(OpKind::DotWait, {inFlight}, {inFlight->type()}, {{"pending", Attr::integer(0)}});
+      std::vector<ir::Use> uses = inFlight->uses();
+      for (const ir::Use& use : uses)
+        if (use.user != wait) use.user->setOperand(use.operandIndex, wait->result(0));
+    }
 
     ir::Builder outside(loop.parentBlock(), &loop);
     outside.setLoc(loop.loc());

@@ -314,6 +314,14 @@ def test_overlapped_softmax_on_sm90a(config, seq_len, variant, causal):
     # waits in the loops leave none.
     assert waits_leaving_a_group_pending(finals[0]) == 0
     assert waits_leaving_a_group_pending(finals[1]) == 2
+    # Warp-specialized on 8 warps, the two consumer warpgroups take turns issuing the next block's Q K^T in each
+    # key loop, as they take turns issuing Q K^T without the overlap.
+    two_groups = bool(variant) and num_warps == 8
+    for final in finals:
+        assert final.count("turn_wait {groups = 2}") == (2 if two_groups else 0)
+        assert final.count("turn_pass {groups = 2}") == (2 if two_groups else 0)
+        assert final.count("turn_pass {groups = 2, only_group = 1}") == (2 if two_groups else 0)
+        assert final.count("turn_wait {groups = 2, only_group = 0}") == (2 if two_groups else 0)
 
 
 # TESSERA_NO_CONSUMER_TURNS=1 compiles the warp-specialized kernel without the turns (to measure their worth on a GPU
