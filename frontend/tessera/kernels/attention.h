@@ -164,10 +164,11 @@ inline void attention_fwd_desc_of(TensorDesc<In> q, TensorDesc<In> k, TensorDesc
   Tensor q_tile = reshape(load(q, {bh, m0, 0}), {BM, HEAD_DIM});
   Tensor qk_scale = sm_scale * static_cast<float>(std::numbers::log2e);
   OnlineSoftmax state{zeros<f32>({BM, HEAD_DIM}), full<f32>({BM}, -INFINITY), zeros<f32>({BM})};
-  // K's block read as a matrix and transposed: expand-descriptor-loads reads it at rank 2 and transpose-loads at
-  // transposed addresses, so it reaches the dot's shared buffer by the copies attention_fwd's K^T takes. Q's and
-  // V's blocks go the same way (TMA copies of reshaped or transposed blocks are not done yet); on sm_90a the output
-  // block leaves by a TMA store. Zeros past seq_len.
+  // K's block read as a matrix and transposed, V's as a matrix: on sm_90a both reach their dots' shared buffers by
+  // TMA copies through the reshape (and K's trans); elsewhere expand-descriptor-loads reads them at rank 2 (and
+  // transpose-loads K at transposed addresses), as attention_fwd's pointers do. Q, which both key loops read, is
+  // read at rank 2 everywhere (its buffer's row order is one a TMA box cannot land). On sm_90a the output block
+  // leaves by a TMA store. Zeros past seq_len.
   auto scores_of = [&](const auto& start_n) {  // Q K^T of the block at start_n, unscaled
     return dot(q_tile, trans(reshape(load(k, {bh, start_n, 0}), {BN, HEAD_DIM})));
   };
