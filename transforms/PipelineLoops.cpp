@@ -86,6 +86,19 @@
 // the consumers' region (tile ops are laid out for num_warps warps); the producer recomputes what the copies'
 // offsets need, which must be pure scalars.
 //
+// A TMA copy before the loop of a block the loop's ring holds (attention_fwd_desc_overlap's first key block, whose
+// scores the loop carries in), read there by dots only, takes the ring's position before the loop's first
+// iteration (PrologueCopy). Its own buffer would be live beside the stages, which the producer fills meanwhile:
+//
+//   producer:  mbarrier_wait %empty, P % S, ...; async_tma_copy %k ... %kbuf, P % S, %kfull
+//              mbarrier_arrive %vfull, P % S          (V skips position P: every barrier, one phase per position)
+//              the loop, its iterations at positions P + 1, P + 2, ...
+//   consumers: mbarrier_wait %kfull, P % S, (P / S) & 1; %s0 = dot %q, (local_load %kbuf, P % S)
+//              mbarrier_arrive %empty, P % S; the loop, counting from P + 1
+//
+// A persistent kernel's tiles keep such copies in buffers of their own (their positions would have to enter the
+// tiles' count of iterations too).
+//
 // In a persistent kernel the loop is in the tile loop: the producer loops over the same tiles, carrying its own
 // count of the iterations before each tile (analysis/ProgramIterations.h), and the consumers hand the tile's last
 // stage back after the dot_wait that follows their loop, so the producer fills the next tile's stages while the
@@ -199,6 +212,7 @@ class PipelineLoopsPass : public Pass {
     if (requestedStages_ == 1) return;
     specialized_ = false;  // per function
     ws_ = nullptr;
+    lastSpecialized_ = nullptr;
     tilesOfSpecialized_ = nullptr;
     tileBase_ = nullptr;
     producerTiles_ = nullptr;
@@ -638,6 +652,10 @@ class PipelineLoopsPass : public Pass {
                   loop.loc());
     // The iterations before this loop's first (null: none): earlier loops', or earlier tiles'.
     Value* base = continues ? consumersEnd_ : existing ? nullptr : iterationBase(loop);
+    // Copies before the loop into blocks of its ring (attention's first key block): they take the ring's stage
+    // before the loop's first iteration instead of buffers of their own. Not in a persistent kernel's tiles.
+    const std::vector<PrologueCopy> prologue =
+        tiles ? std::vector<PrologueCopy>{} : prologueCopies(program, loop, copies, existing ? lastSpecialized_ : nullptr);
     Block& body = *loop.region(0);
     Op* yield = body.terminator();
     Value* iv = body.argument(0);
@@ -694,6 +712,8 @@ class PipelineLoopsPass : public Pass {
     for (const BodyCopy& c : copies)
       for (unsigned i = 1; i <= c.rank(); ++i)
         if (outsideBody(c.copy->operand(i))) needed.push_back(c.copy->operand(i));
+    for (const PrologueCopy& p : prologue)
+      for (unsigned i = 1; i <= p.copy.rank(); ++i) needed.push_back(p.copy.copy->operand(i));
     auto unrecomputable = [&](const std::string& why) {
       return Error("warp_specialize: the producer cannot recompute what its TMA copies need: " + why, loop.loc());
     };
@@ -763,6 +783,7 @@ class PipelineLoopsPass : public Pass {
       producerOperands.push_back(mapped(m, loop.operand(3 + c)));
       carriedTypes.push_back(producerOperands.back()->type());
     }
+    if (!prologue.empty()) producerBase = issuePrologue(*at, prologue, copies, empty, producerBase, m);
     Op* producer = at->create(OpKind::For, producerOperands, carriedTypes);
     Block& pbody = *producer->region(0);
     m[iv] = pbody.addArgument(ivType);
@@ -804,7 +825,8 @@ class PipelineLoopsPass : public Pass {
     if (!existing) pb.create(OpKind::Yield, {}, {});
 
     // The consumers: the loop waits for each stage (iteration G of the program: stage G % S, parity (G / S) & 1)
-    // and hands it back once read.
+    // and hands it back once read; the prologue's copies are read from the stage before the loop's first.
+    if (!prologue.empty()) base = readPrologue(program, prologue, copies, empty, base);
     ir::Builder head(&body, body.front());
     head.setLoc(loop.loc());
     Value* local = head.binary(OpKind::Div, head.binary(OpKind::Sub, iv, loop.operand(0)), loop.operand(2));
@@ -862,6 +884,7 @@ class PipelineLoopsPass : public Pass {
       loop.attrs().erase("iteration_base");  // its own count over the tiles (now unused) is not its iterations'
     }
 
+    lastSpecialized_ = &loop;
     // Everything after the warp_specialize op but the return moves into the consumers' region.
     if (existing) return;
     Block& consumers = *ws->region(1);
@@ -869,6 +892,154 @@ class PipelineLoopsPass : public Pass {
     for (Op* op = nextOp(*ws); op && op != fbody.terminator(); op = nextOp(*op)) moved.push_back(op);
     for (Op* op : moved) consumers.append(fbody.remove(op));
     ir::Builder(&consumers, nullptr).create(OpKind::Yield, {}, {});
+  }
+
+  // A TMA copy before a warp-specialized loop, into a one-stage buffer of the blocks one of the loop's copies
+  // brings (the same descriptor, the same stage type), read before the loop by dots that complete where they stand:
+  // attention_fwd_desc_overlap's first key block, whose scores the loop carries in. Left as it is, its buffer and
+  // the ring's stages are live at once (the producer fills the ring while the consumers wait for this copy):
+  // 295040 bytes for two key loops at 128x128, d 128, more than an H100 gives. Instead the producer copies it into
+  // the ring, at the position before the loop's first iteration; the ring's other barriers get an arrival there
+  // (their copies skip that position), so that every barrier still completes one phase per position.
+  struct PrologueCopy {
+    BodyCopy copy;  // the copy, its wait and its local_loads
+    size_t ring;    // the loop's copy whose buffer and barriers it takes
+    Op* lastRead;   // the last dot reading it: the stage is handed back after it
+  };
+
+  // The prologue copies of `loop`, in `program` (its block) between `earlier` (the loop specialized before it, or
+  // null) and it, each taking a different copy of the loop.
+  static std::vector<PrologueCopy> prologueCopies(Block& program, const Op& loop, const std::vector<BodyCopy>& copies,
+                                                  const Op* earlier) {
+    std::unordered_map<const Op*, size_t> order;
+    for (auto& owned : program.ops()) order.emplace(owned.get(), order.size());
+    auto at = [&](const Op* op) -> std::optional<size_t> {
+      auto it = order.find(op);
+      return it == order.end() ? std::nullopt : std::optional<size_t>(it->second);
+    };
+    const std::optional<size_t> loopAt = at(&loop);
+    const std::optional<size_t> earlierAt = earlier ? at(earlier) : std::nullopt;
+    if (!loopAt || (earlier && !earlierAt)) return {};
+    auto between = [&](const Op* op) {
+      const std::optional<size_t> i = at(op);
+      return i && *i < *loopAt && (!earlierAt || *i > *earlierAt);
+    };
+    std::vector<PrologueCopy> found;
+    std::vector<bool> taken(copies.size(), false);
+    for (auto& owned : program.ops()) {
+      Op* op = owned.get();
+      if (op == &loop) break;
+      if (!op->is(OpKind::AsyncTmaCopy)) continue;
+      std::optional<BodyCopy> c = tmaBodyCopy(op);
+      if (!c || !between(c->wait)) continue;
+      const Value* buffer = c->buffer();
+      const Value* barriers = c->barriers();
+      const Op* bufferAlloc = buffer->definingOp();
+      const Op* barrierAlloc = barriers->definingOp();
+      if (!bufferAlloc || !bufferAlloc->is(OpKind::LocalAlloc) || buffer->type().stages() != 1 || !barrierAlloc ||
+          !barrierAlloc->is(OpKind::MbarrierAlloc) || barriers->type().stages() != 1 || barriers->uses().size() != 2)
+        continue;
+      Op* lastRead = nullptr;
+      bool readByDots = true;
+      for (const ir::Use& use : c->wait->result(0)->uses()) {
+        Op* read = use.user;
+        if (!read->is(OpKind::LocalLoad) || read->operand(0) != buffer || !between(read)) readByDots = false;
+        c->reads.push_back(read);
+        for (const ir::Use& r : read->result(0)->uses()) {
+          Op* dot = r.user;
+          if (!dot->is(OpKind::Dot) || dot->hasAttr("pending") || !between(dot)) readByDots = false;
+          else if (!lastRead || *at(dot) > *at(lastRead)) lastRead = dot;
+        }
+      }
+      // Nothing else may use the buffer: its bytes go.
+      if (!readByDots || !lastRead || buffer->uses().size() != c->reads.size() + 1) continue;
+      for (size_t i = 0; i < copies.size(); ++i) {
+        const ir::Type ring = copies[i].buffer()->type();
+        const ir::Type own = buffer->type();
+        if (taken[i] || copies[i].copy->operand(0) != op->operand(0) ||
+            ir::Type::sharedBuffer(ring.stages(), own.stageShape(), own.element(), own.encoding()) != ring)
+          continue;
+        taken[i] = true;
+        found.push_back({*c, i, lastRead});
+        break;
+      }
+    }
+    return found;
+  }
+
+  // The producer's side of `prologue`: at position `base` (null: 0) it waits for the stage to be handed back,
+  // copies the prologue into it and arrives at the barriers of the loop's copies that have no prologue copy.
+  // Returns the position of the loop's first iteration.
+  Value* issuePrologue(ir::Builder& b, const std::vector<PrologueCopy>& prologue, const std::vector<BodyCopy>& copies,
+                       Value* empty, Value* base, const Mapping& m) const {
+    auto i32 = [&](int64_t v) { return b.constantInt(v, ir::Type::i32()); };
+    auto mapped = [&](Value* v) {
+      auto it = m.find(v);
+      return it == m.end() ? v : it->second;
+    };
+    Value* position = base ? base : i32(0);
+    Value* stage = b.binary(OpKind::Rem, position, i32(stages_));
+    Value* round = b.binary(OpKind::Div, position, i32(stages_));
+    Value* one = i32(1);
+    Value* roundParity = b.binary(OpKind::And, round, one);
+    Value* released = b.binary(OpKind::Xor, roundParity, one);
+    b.create1(OpKind::MbarrierWait, {empty, stage, released}, ir::Type::asyncToken());
+    std::vector<bool> filled(copies.size(), false);
+    for (const PrologueCopy& p : prologue) {
+      const BodyCopy& ring = copies[p.ring];
+      std::vector<Value*> operands = {p.copy.copy->operand(0)};
+      for (unsigned i = 1; i <= p.copy.rank(); ++i) operands.push_back(mapped(p.copy.copy->operand(i)));
+      operands.insert(operands.end(), {ring.buffer(), stage, ring.barriers()});
+      b.create1(OpKind::AsyncTmaCopy, operands, ir::Type::asyncToken());
+      filled[p.ring] = true;
+    }
+    for (size_t i = 0; i < copies.size(); ++i)
+      if (!filled[i]) b.create(OpKind::MbarrierArrive, {copies[i].barriers(), stage}, {});
+    return b.binary(OpKind::Add, position, one);
+  }
+
+  // The consumers' side of `prologue`: each copy's wait becomes a wait for position `base` (null: 0) of its ring
+  // barrier, its reads read that stage, and the consumers hand the stage back after the last read; the copies and
+  // their own buffers and barriers go. Returns the position of the loop's first iteration.
+  Value* readPrologue(Block& program, const std::vector<PrologueCopy>& prologue, const std::vector<BodyCopy>& copies,
+                      Value* empty, Value* base) const {
+    Op* firstWait = nullptr;
+    Op* lastRead = nullptr;
+    for (auto& owned : program.ops())
+      for (const PrologueCopy& p : prologue) {
+        if (owned.get() == p.copy.wait && !firstWait) firstWait = owned.get();
+        if (owned.get() == p.lastRead) lastRead = owned.get();
+      }
+    ir::Builder b(&program, firstWait);
+    b.setLoc(firstWait->loc());
+    auto i32 = [&](int64_t v) { return b.constantInt(v, ir::Type::i32()); };
+    Value* position = base ? base : i32(0);
+    Value* stage = b.binary(OpKind::Rem, position, i32(stages_));
+    Value* round = b.binary(OpKind::Div, position, i32(stages_));
+    Value* one = i32(1);
+    Value* parity = b.binary(OpKind::And, round, one);
+    Value* next = b.binary(OpKind::Add, position, one);
+    for (const PrologueCopy& p : prologue) {
+      const BodyCopy& ring = copies[p.ring];
+      ir::Builder w(&program, p.copy.wait);
+      w.setLoc(p.copy.wait->loc());
+      Value* ready = w.create1(OpKind::MbarrierWait, {ring.barriers(), stage, parity}, ir::Type::asyncToken());
+      for (Op* read : p.copy.reads) {
+        read->setOperand(0, ring.buffer());
+        read->setOperand(1, stage);
+        read->setOperand(2, ready);
+      }
+      Op* bufferAlloc = p.copy.buffer()->definingOp();
+      Op* barrierAlloc = p.copy.barriers()->definingOp();
+      program.erase(p.copy.wait);
+      p.copy.copy->parentBlock()->erase(p.copy.copy);
+      bufferAlloc->parentBlock()->erase(bufferAlloc);
+      barrierAlloc->parentBlock()->erase(barrierAlloc);
+    }
+    ir::Builder release(&program, nextOp(*lastRead));
+    release.setLoc(lastRead->loc());
+    release.create(OpKind::MbarrierArrive, {empty, stage}, {});
+    return next;
   }
 
   // Whether `copies` (of a loop after the specialized one) copy through the specialized loop's descriptors into
@@ -1004,6 +1175,7 @@ class PipelineLoopsPass : public Pass {
   std::vector<SpecializedCopy> specializedCopies_;
   int specializedStages_ = 0;
   Value* handedBack_ = nullptr;
+  Op* lastSpecialized_ = nullptr;  // the last loop specialized: a later loop's prologue copies come after it
   Value* consumersEnd_ = nullptr;
   Value* producerEnd_ = nullptr;
   // With a persistent kernel: the consumers' tile loop, the first loop's base (the tile loop's carried count of

@@ -324,6 +324,36 @@ def test_overlapped_softmax_on_sm90a(config, seq_len, variant, causal):
         assert final.count("turn_wait {groups = 2, only_group = 0}") == (2 if two_groups else 0)
 
 
+# Warp-specialized, each key loop's first block (copied before the loop, its scores carried in) goes through the
+# loop's ring of stages: the producer copies it into the stage before the loop's first and arrives at V's barrier
+# there, the consumers hand that stage back after its Q K^T. Its own buffers (one per loop) were live beside the
+# stages: at 128x128, d 128, 3 stages, 295040 bytes, over an H100's 232448; now the plain kernel's, plus the empty
+# barriers. Right and clean on the emulator, causal and not, at a ragged length.
+@pytest.mark.sim
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_overlap_first_key_blocks_share_the_stages(causal):
+    seq_len, head_dim = 300, 128
+    q, k, v = random_qkv((1, 1, seq_len, head_dim), torch.float16)
+    launch = dict(BM=128, BN=128, num_warps=8, num_stages=3)
+    check(attention_desc(q, k, v, causal, overlap=True, backend="sim", arch="sm_90a", warp_specialize=True, **launch),
+          q, k, v, causal)
+    assert tessera.sim.last_report()["findings"] == []
+    descs = {name: tessera.TensorDescriptor(q.reshape(1, seq_len, head_dim), (1, 128, head_dim))
+             for name in ("q", "k", "v", "out")}
+    constants = dict(arch="sm_90a", num_warps=8, num_stages=3, specialization=descs, BM=128, BN=128,
+                     HEAD_DIM=head_dim, CAUSAL=int(causal))
+    kernel = tessera.kernels.attention_fwd_desc_overlap
+    specialized = kernel.compile(warp_specialize=True, **constants)
+    plain = kernel.compile(**constants)
+    assert specialized.shared_bytes == plain.shared_bytes + 32 <= 232448
+    final = specialized.ir_stages[-1][1]
+    producer = final[final.index("warp_specialize {"):final.index("\n  } {\n")]
+    # K and V in each loop, and each loop's first key block, all issued by the producer into the ring.
+    assert producer.count("async_tma_copy %k") == 4 and producer.count("async_tma_copy %v") == 2
+    assert final.count("async_tma_copy") == 6 and final.count("mbarriers<1>") == 0
+    assert producer.count("mbarrier_arrive") == 2  # V's barrier at each first block's position
+
+
 # TESSERA_NO_CONSUMER_TURNS=1 compiles the warp-specialized kernel without the turns (to measure their worth on a GPU
 # in one process): a kernel of its own, correct and clean on the emulator; unset, the turns are back.
 @pytest.mark.sim
