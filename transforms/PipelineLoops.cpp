@@ -967,6 +967,21 @@ class PipelineLoopsPass : public Pass {
     return found;
   }
 
+  // Position `position` of the ring (null: 0), its stage P % S and the parity of its round, (P / S) & 1.
+  struct RingPosition {
+    Value* position;
+    Value* stage;
+    Value* parity;
+  };
+  RingPosition ringPosition(ir::Builder& b, Value* position) const {
+    auto i32 = [&](int64_t v) { return b.constantInt(v, ir::Type::i32()); };
+    if (!position) position = i32(0);
+    Value* stage = b.binary(OpKind::Rem, position, i32(stages_));
+    Value* round = b.binary(OpKind::Div, position, i32(stages_));
+    Value* parity = b.binary(OpKind::And, round, i32(1));
+    return {position, stage, parity};
+  }
+
   // The producer's side of `prologue`: at position `base` (null: 0) it waits for the stage to be handed back,
   // copies the prologue into it and arrives at the barriers of the loop's copies that have no prologue copy.
   // Returns the position of the loop's first iteration.
@@ -977,12 +992,9 @@ class PipelineLoopsPass : public Pass {
       auto it = m.find(v);
       return it == m.end() ? v : it->second;
     };
-    Value* position = base ? base : i32(0);
-    Value* stage = b.binary(OpKind::Rem, position, i32(stages_));
-    Value* round = b.binary(OpKind::Div, position, i32(stages_));
-    Value* one = i32(1);
-    Value* roundParity = b.binary(OpKind::And, round, one);
-    Value* released = b.binary(OpKind::Xor, roundParity, one);
+    const RingPosition at = ringPosition(b, base);
+    Value* stage = at.stage;
+    Value* released = b.binary(OpKind::Xor, at.parity, i32(1));
     b.create1(OpKind::MbarrierWait, {empty, stage, released}, ir::Type::asyncToken());
     std::vector<bool> filled(copies.size(), false);
     for (const PrologueCopy& p : prologue) {
@@ -995,7 +1007,7 @@ class PipelineLoopsPass : public Pass {
     }
     for (size_t i = 0; i < copies.size(); ++i)
       if (!filled[i]) b.create(OpKind::MbarrierArrive, {copies[i].barriers(), stage}, {});
-    return b.binary(OpKind::Add, position, one);
+    return b.binary(OpKind::Add, at.position, i32(1));
   }
 
   // The consumers' side of `prologue`: each copy's wait becomes a wait for position `base` (null: 0) of its ring
@@ -1012,13 +1024,10 @@ class PipelineLoopsPass : public Pass {
       }
     ir::Builder b(&program, firstWait);
     b.setLoc(firstWait->loc());
-    auto i32 = [&](int64_t v) { return b.constantInt(v, ir::Type::i32()); };
-    Value* position = base ? base : i32(0);
-    Value* stage = b.binary(OpKind::Rem, position, i32(stages_));
-    Value* round = b.binary(OpKind::Div, position, i32(stages_));
-    Value* one = i32(1);
-    Value* parity = b.binary(OpKind::And, round, one);
-    Value* next = b.binary(OpKind::Add, position, one);
+    const RingPosition at = ringPosition(b, base);
+    Value* stage = at.stage;
+    Value* parity = at.parity;
+    Value* next = b.binary(OpKind::Add, at.position, b.constantInt(1, ir::Type::i32()));
     for (const PrologueCopy& p : prologue) {
       const BodyCopy& ring = copies[p.ring];
       ir::Builder w(&program, p.copy.wait);
