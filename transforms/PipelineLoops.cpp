@@ -96,8 +96,8 @@
 //   consumers: mbarrier_wait %kfull, P % S, (P / S) & 1; %s0 = dot %q, (local_load %kbuf, P % S)
 //              mbarrier_arrive %empty, P % S; the loop, counting from P + 1
 //
-// A persistent kernel's tiles keep such copies in buffers of their own (their positions would have to enter the
-// tiles' count of iterations too).
+// A persistent kernel's tiles have no such copies: a block copied once per tile, outside the loops of the tile, is
+// not copied by TMA (expand-descriptor-loads), and keeps its buffer.
 //
 // In a persistent kernel the loop is in the tile loop: the producer loops over the same tiles, carrying its own
 // count of the iterations before each tile (analysis/ProgramIterations.h), and the consumers hand the tile's last
@@ -653,7 +653,8 @@ class PipelineLoopsPass : public Pass {
     // The iterations before this loop's first (null: none): earlier loops', or earlier tiles'.
     Value* base = continues ? consumersEnd_ : existing ? nullptr : iterationBase(loop);
     // Copies before the loop into blocks of its ring (attention's first key block): they take the ring's stage
-    // before the loop's first iteration instead of buffers of their own. Not in a persistent kernel's tiles.
+    // before the loop's first iteration instead of buffers of their own. (A persistent kernel's tiles copy theirs
+    // with cp.async.)
     const std::vector<PrologueCopy> prologue =
         tiles ? std::vector<PrologueCopy>{} : prologueCopies(program, loop, copies, existing ? lastSpecialized_ : nullptr);
     Block& body = *loop.region(0);
