@@ -25,12 +25,17 @@ import dataclasses
 import datetime
 import os
 import pathlib
+import signal
 import subprocess
 import sys
+import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 
 BENCHMARKS = ("vector_add", "softmax", "layernorm_fwd", "layernorm_bwd", "matmul", "attention")
+# The order they run in: the issue's goals first, so that a run cut short by its time budget (--time-budget; a lent
+# GPU's calls are short) has measured what matters most. The table keeps BENCHMARKS' order.
+RUN_ORDER = ("matmul", "attention", "softmax", "layernorm_fwd", "layernorm_bwd", "vector_add")
 PROVIDERS = ("tessera", "torch", "triton")
 PROVIDER_TITLES = {"tessera": "Tessera", "torch": "torch", "triton": "Triton"}
 
@@ -483,7 +488,53 @@ def parse_args(argv=None):
                         help="Tessera matmul tile sizes and warps (default: autotuned over MATMUL_TUNE_CONFIGS)")
     parser.add_argument("--tessera-attention", type=_attention_config_arg, default=DEFAULT_TESSERA_ATTENTION,
                         metavar="BM,BN,WARPS", help="Tessera attention blocks and warps (default %(default)s)")
+    parser.add_argument("--time-budget", type=_seconds_arg, default=None, metavar="SECONDS",
+                        help="start no benchmark size once this many seconds have passed (the rest is named under "
+                             "the table); SIGTERM also stops the sweep and prints what was measured")
     return parser.parse_args(argv)
+
+
+def _seconds_arg(text):
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return seconds
+
+
+class SweepStopped(BaseException):
+    """SIGTERM during the sweep (a time limit around the whole run): the rows so far are still reported. Not an
+    Exception, so that the handlers that turn a failed launch into an "error" cell let it through."""
+
+
+def run_sweep(ctx, options, runners, clock, on_rows=lambda rows: None):
+    """Runs every (benchmark, size) of the sweep, in RUN_ORDER, until options.time_budget seconds (of `clock`) have
+    passed or a SweepStopped is raised. Returns the rows in table order (BENCHMARKS') and the labels of the sizes
+    not run. `on_rows(rows)` is called after each size (the CSV is rewritten there, so that a run killed outright
+    still leaves what it measured)."""
+    start = clock()
+    todo = [(b, size) for b in RUN_ORDER if b in options.only for size in sweep(b, options.quick)]
+    rows, not_run = [], []
+    for i, (benchmark, size) in enumerate(todo):
+        label = f"{benchmark} {size_label(benchmark, size)}"
+        if options.time_budget is not None and clock() - start >= options.time_budget:
+            not_run = [f"{b} {size_label(b, z)}" for b, z in todo[i:]]
+            break
+        print(f"bench_tutorials: {label}", file=sys.stderr, flush=True)
+        try:
+            rows.extend(runners[benchmark](ctx, size))
+        except SweepStopped:
+            not_run = [f"{b} {size_label(b, z)}" for b, z in todo[i:]]
+            break
+        on_rows(rows)
+    rows.sort(key=lambda r: BENCHMARKS.index(r.benchmark))  # stable: sizes stay in sweep order
+    return rows, not_run
+
+
+def _stop_on_sigterm(signum, frame):
+    raise SweepStopped()
 
 
 # --- running on the GPU ----------------------------------------------------------------------------------------
@@ -977,16 +1028,20 @@ def main(argv=None):
             "cuda": torch.version.cuda, "torch": torch.__version__, "triton": triton_version,
             "tessera": _tessera_revision(), "copy_gbps": ctx.copy_gbps, "quick": options.quick}
 
-    rows = []
-    for benchmark in options.only:
-        for size in sweep(benchmark, options.quick):
-            print(f"bench_tutorials: {benchmark} {size_label(benchmark, size)}", file=sys.stderr, flush=True)
-            rows.extend(RUNNERS[benchmark](ctx, size))
-            torch.cuda.empty_cache()
+    def after_size(rows):
+        torch.cuda.empty_cache()
+        if options.csv:
+            write_csv(rows, options.csv)
+
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    rows, not_run = run_sweep(ctx, options, RUNNERS, time.monotonic, after_size)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
     print("\n".join(header_lines(info)))
     print()
     print(format_table(rows))
+    if not_run:
+        print(f"\nNot run (the time budget was spent, or the run was stopped): {', '.join(not_run)}")
     targets = target_lines(rows)
     if targets:
         print("\nTargets (issue 5):\n" + "\n".join(targets))

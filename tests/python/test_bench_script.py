@@ -393,6 +393,8 @@ def test_tma_matmul_targets_are_judged_at_4096_and_8192():
     (["--tessera-matmul", "1,2,3"], "expected BM,BN,BK,num_warps"),
     (["--tessera-attention", "128,64,6"], "BM, BN and num_warps must be positive powers of two"),
     (["--bogus"], "unrecognized arguments"),
+    (["--time-budget", "0"], "expected a positive number of seconds, got '0'"),
+    (["--time-budget", "soon"], "expected a positive number of seconds, got 'soon'"),
 ])
 def test_bad_arguments(argv, message, capsys):
     with pytest.raises(SystemExit) as exit_info:
@@ -427,3 +429,54 @@ def test_script_exit_status_without_torch():
                          text=True)
     assert out.returncode == 2
     assert "needs PyTorch with CUDA" in out.stderr and "Traceback" not in out.stderr
+
+
+# The sweep on fake runners and a fake clock (each size "takes" 10 s): the goals (matmul, attention) run
+# first; once the time budget has passed no size starts, and the rest is named; a SIGTERM (SweepStopped) ends the
+# sweep the same way. The rows come back in table order, and on_rows sees them after every size.
+def _fake_runners(now, stop_at=None):
+    def runner(name):
+        def run(ctx, size):
+            if (name, size) == stop_at:
+                raise bench.SweepStopped()
+            now[0] += 10
+            return [bench.Row(name, bench.size_label(name, size), "f16", "TFLOP/s", {"tessera": 1.0})]
+        return run
+    return {b: runner(b) for b in bench.BENCHMARKS}
+
+
+def _all_sizes(order):
+    return [f"{b} {bench.size_label(b, z)}" for b in order for z in bench.sweep(b, quick=True)]
+
+
+def test_sweep_runs_the_goals_first_and_stops_at_its_budget():
+    now = [0.0]
+    seen = []
+    options = bench.parse_args(["--quick", "--time-budget", "25"])
+    rows, not_run = bench.run_sweep(None, options, _fake_runners(now), lambda: now[0],
+                                    lambda rows: seen.append(len(rows)))
+    order = _all_sizes(bench.RUN_ORDER)
+    assert order[0].startswith("matmul") and order[len(bench.sweep("matmul", True))].startswith("attention")
+    assert [f"{r.benchmark} {r.size}" for r in rows] == order[:3]  # started at 0, 10 and 20 s
+    assert not_run == order[3:]
+    assert seen == [1, 2, 3]
+
+
+def test_sweep_without_a_budget_runs_everything_in_table_order():
+    now = [0.0]
+    rows, not_run = bench.run_sweep(None, bench.parse_args(["--quick", "--only", "vector_add,matmul,softmax"]),
+                                    _fake_runners(now), lambda: now[0])
+    assert [f"{r.benchmark} {r.size}" for r in rows] == _all_sizes(("vector_add", "softmax", "matmul"))
+    assert not_run == []
+
+
+def test_sweep_stopped_by_sigterm_keeps_what_it_measured():
+    # The runners turn a launch's Exception into an "error" cell; the stop must get past them.
+    assert not issubclass(bench.SweepStopped, Exception)
+    now = [0.0]
+    stop = ("attention", bench.sweep("attention", True)[0])
+    rows, not_run = bench.run_sweep(None, bench.parse_args(["--quick"]), _fake_runners(now, stop), lambda: now[0])
+    order = _all_sizes(bench.RUN_ORDER)
+    done = len(bench.sweep("matmul", True))
+    assert [f"{r.benchmark} {r.size}" for r in rows] == order[:done]
+    assert not_run == order[done:]
