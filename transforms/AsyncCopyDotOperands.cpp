@@ -31,8 +31,8 @@
 //
 // The barrier completes one phase per copy, so the wait's parity is the number of copies before this one, mod 2:
 // 0 outside loops, ((%iv - lb) / step) & 1 in a `for` in the function's body, and that plus the loop's iterations
-// in earlier tiles in a `for` in a persistent kernel's tile loop (analysis/ProgramIterations.h; the only places
-// expand-descriptor-loads keeps a desc_load). The barriers are allocated in the function's body, once per program.
+// in earlier tiles in a `for` in a persistent kernel's tile loop, and the tile's iteration, mod 2, for a copy once
+// per tile (analysis/ProgramIterations.h; the only places expand-descriptor-loads keeps a desc_load). The barriers are allocated in the function's body, once per program.
 // Out-of-bounds elements of the block land as zeros (TMA's fill).
 #include <vector>
 
@@ -217,7 +217,8 @@ class AsyncCopyDotOperandsPass : public Pass {
     const std::optional<int64_t> swizzle = options_.layoutPolicy->dotOperandTmaSwizzle(dot, index);
     const Value* desc = load.operand(0);
     const Op* loop = load.parentOp();
-    if (!swizzle || !desc->isBlockArg() || desc->ownerBlock() != f.body() || (loop && !countsProgramIterations(*loop)))
+    if (!swizzle || !desc->isBlockArg() || desc->ownerBlock() != f.body() ||
+        (loop && !countsProgramIterations(*loop) && !isTileLoop(*loop)))
       return false;
     auto [it, added] = f.argAttrs(desc->index()).try_emplace(ir::kTensorMapSwizzleAttr, ir::Attr::integer(*swizzle));
     return it->second.isInt() && it->second.getInt() == *swizzle;
@@ -257,6 +258,8 @@ class AsyncCopyDotOperandsPass : public Pass {
   static Value* phaseParity(ir::Builder& b, const Op& load) {
     Op* loop = load.parentOp();
     if (!loop) return b.constantInt(0, ir::Type::i32());
+    if (isTileLoop(*loop))  // once per tile: the tile's iteration in the program
+      return b.create1(OpKind::And, {tileOfProgram(b, *loop), b.constantInt(1, ir::Type::i32())}, ir::Type::i32());
     if (!countsProgramIterations(*loop))
       throw Error("internal error: async-copy-dot-operands: a TMA copy must run once, or once per iteration of a "
                   "'for' in the program's body", load.loc());

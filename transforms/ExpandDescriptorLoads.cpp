@@ -24,7 +24,7 @@
 // each the only use of the last) stays, for async-copy-dot-operands to turn into an async_tma_copy into the
 // operand's shared buffer, and its descriptor argument gets the tensor map's swizzle (kTensorMapSwizzleAttr). Such
 // a desc_load must run at most once per iteration of a `for` directly in the program's body (the function's, or a
-// persistent kernel's tile loop's), or once outside any loop, which is what lets the copy's barrier phases be
+// persistent kernel's tile loop's), once per tile, or once outside any loop, which is what lets the copy's barrier phases be
 // counted (analysis/ProgramIterations.h); and all the
 // copies through one descriptor must agree on its swizzle. Every other desc_load is expanded.
 //
@@ -55,11 +55,11 @@ using ir::Value;
 constexpr int64_t kDescriptorAlignBytes = 16;  // base and outer strides, in bytes (the launch's rules)
 
 // Whether `load` runs at most once per iteration of a `for` in the program's body (the function's, or a persistent
-// kernel's tile loop's: analysis/ProgramIterations.h counts its iterations over the program), or once in the
-// function's body itself.
+// kernel's tile loop's: analysis/ProgramIterations.h counts its iterations over the program), once per tile of a
+// persistent kernel, or once in the function's body itself.
 bool runsOncePerTopLevelIteration(const Op& load) {
   const Op* parent = load.parentOp();
-  return !parent || countsProgramIterations(*parent);
+  return !parent || countsProgramIterations(*parent) || isTileLoop(*parent);
 }
 
 class ExpandDescriptorLoadsPass : public Pass {

@@ -96,8 +96,7 @@
 //   consumers: mbarrier_wait %kfull, P % S, (P / S) & 1; %s0 = dot %q, (local_load %kbuf, P % S)
 //              mbarrier_arrive %empty, P % S; the loop, counting from P + 1
 //
-// A persistent kernel's tiles have no such copies: a block copied once per tile, outside the loops of the tile, is
-// not copied by TMA (expand-descriptor-loads), and keeps its buffer.
+// In a persistent kernel such a copy runs once per tile, and its position counts among the tiles' iterations.
 //
 // In a persistent kernel the loop is in the tile loop: the producer loops over the same tiles, carrying its own
 // count of the iterations before each tile (analysis/ProgramIterations.h), and the consumers hand the tile's last
@@ -653,10 +652,11 @@ class PipelineLoopsPass : public Pass {
     // The iterations before this loop's first (null: none): earlier loops', or earlier tiles'.
     Value* base = continues ? consumersEnd_ : existing ? nullptr : iterationBase(loop);
     // Copies before the loop into blocks of its ring (attention's first key block): they take the ring's stage
-    // before the loop's first iteration instead of buffers of their own. (A persistent kernel's tiles copy theirs
-    // with cp.async.)
+    // before the loop's first iteration instead of buffers of their own.
+    Block& loopBlock = *loop.parentBlock();  // the program's block, or the tile loop's
     const std::vector<PrologueCopy> prologue =
-        tiles ? std::vector<PrologueCopy>{} : prologueCopies(program, loop, copies, existing ? lastSpecialized_ : nullptr);
+        prologueCopies(loopBlock, loop, copies, existing ? lastSpecialized_ : nullptr);
+    Value* const countedFrom = base;  // base stays this where no copy comes before the loop
     Block& body = *loop.region(0);
     Op* yield = body.terminator();
     Value* iv = body.argument(0);
@@ -827,7 +827,7 @@ class PipelineLoopsPass : public Pass {
 
     // The consumers: the loop waits for each stage (iteration G of the program: stage G % S, parity (G / S) & 1)
     // and hands it back once read; the prologue's copies are read from the stage before the loop's first.
-    if (!prologue.empty()) base = readPrologue(program, prologue, copies, empty, base);
+    if (!prologue.empty()) base = readPrologue(loopBlock, prologue, copies, empty, base);
     ir::Builder head(&body, body.front());
     head.setLoc(loop.loc());
     Value* local = head.binary(OpKind::Div, head.binary(OpKind::Sub, iv, loop.operand(0)), loop.operand(2));
@@ -878,8 +878,12 @@ class PipelineLoopsPass : public Pass {
       after.create(OpKind::MbarrierArrive, {empty, last, ran}, {});
       if (!existing || continues) consumersEnd_ = end;
     }
-    // The tiles' count of iterations: the first loop's base, which the tile loop carries, goes on by every loop's.
-    if (tiles && !existing) tileBase_ = base;
+    // The tiles' count of iterations: the first loop's base, which the tile loop carries, goes on by every loop's
+    // (and by the positions of the copies before them).
+    if (tiles && !existing) {
+      tileBase_ = countedFrom;
+      if (!prologue.empty()) tiles->region(0)->terminator()->setOperand(tileBase_->index() - 1, consumersEnd_);
+    }
     if (laterInTiles) {
       tiles->region(0)->terminator()->setOperand(tileBase_->index() - 1, consumersEnd_);
       loop.attrs().erase("iteration_base");  // its own count over the tiles (now unused) is not its iterations'

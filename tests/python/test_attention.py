@@ -354,6 +354,28 @@ def test_overlap_first_key_blocks_share_the_stages(causal):
     assert producer.count("mbarrier_arrive") == 2  # V's barrier at each first block's position
 
 
+# Persistent, each key loop's first block is copied once per tile by TMA too (its barrier's parity: the tile's
+# iteration in the program), instead of by cp.async; warp-specialized, the producer copies it into the ring, its
+# position counted among the tiles' iterations. Right and clean on the emulator, where each program runs several
+# tiles, causal and not.
+@pytest.mark.sim
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("warp_specialize", [False, True], ids=["plain", "ws"])
+def test_overlap_persistent_first_key_blocks_by_tma(warp_specialize, causal):
+    seq_len, head_dim = 300, 64
+    q, k, v = random_qkv((2, 2, seq_len, head_dim), torch.float16)
+    launch = dict(BM=128, BN=64, num_warps=8, persistent=True, warp_specialize=warp_specialize)
+    check(attention_desc(q, k, v, causal, overlap=True, backend="sim", arch="sm_90a", **launch), q, k, v, causal)
+    assert tessera.sim.last_report()["findings"] == []
+    descs = {name: tessera.TensorDescriptor(q.reshape(4, seq_len, head_dim), (1, block, head_dim))
+             for name, block in (("q", 128), ("k", 64), ("v", 64), ("out", 128))}
+    final = tessera.kernels.attention_fwd_desc_overlap.compile(
+        arch="sm_90a", specialization=descs, HEAD_DIM=head_dim, CAUSAL=int(causal), **launch).ir_stages[-1][1]
+    assert final.count(" = async_copy ") == 1  # Q's alone
+    # Plain: each loop's first block has a barrier of its own, K and V their stages'; warp-specialized, the ring's.
+    assert final.count("mbarriers<1>") == (0 if warp_specialize else 2)
+
+
 # TESSERA_NO_CONSUMER_TURNS=1 compiles the warp-specialized kernel without the turns (to measure their worth on a GPU
 # in one process): a kernel of its own, correct and clean on the emulator; unset, the turns are back.
 @pytest.mark.sim

@@ -53,14 +53,28 @@ Value* iterationBase(Op& loop) {
   return base;
 }
 
+namespace {
+// `loop`'s own iteration, an i32: (iv - lb) / step.
+Value* ownIteration(ir::Builder& b, Op& loop) {
+  Value* iv = loop.region(0)->argument(0);
+  Value* iteration = b.binary(OpKind::Div, b.binary(OpKind::Sub, iv, loop.operand(0)), loop.operand(2));
+  return iv->type() != Type::i32() ? b.cast(iteration, Type::i32()) : iteration;
+}
+}  // namespace
+
 Value* programIteration(ir::Builder& b, Op& loop) {
   Value* base = iterationBase(loop);
-  Value* iv = loop.region(0)->argument(0);
-  const Type ivType = iv->type();
-  Value* iteration = b.binary(OpKind::Div, b.binary(OpKind::Sub, iv, loop.operand(0)), loop.operand(2));
-  if (ivType != Type::i32()) iteration = b.cast(iteration, Type::i32());
+  Value* iteration = ownIteration(b, loop);
   return base ? b.binary(OpKind::Add, base, iteration) : iteration;
 }
+
+bool isTileLoop(const Op& op) {
+  if (!op.is(OpKind::For) || !op.hasAttr(ir::kPersistentTilesAttr)) return false;
+  const ir::Function* f = op.parentBlock()->parentFunction();
+  return f && op.parentBlock() == f->body();
+}
+
+Value* tileOfProgram(ir::Builder& b, Op& tiles) { return ownIteration(b, tiles); }
 
 Value* tripCount(ir::Builder& b, Value* lb, Value* ub, Value* step) {
   const Type ivType = lb->type();

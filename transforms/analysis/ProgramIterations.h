@@ -26,6 +26,13 @@ ir::Value* iterationBase(ir::Op& loop);
 // `loop`'s iteration in the program, an i32 built at `b` (inside the loop's body): base + (iv - lb) / step.
 ir::Value* programIteration(ir::Builder& b, ir::Op& loop);
 
+// Whether `op` is a persistent kernel's tile loop (make-persistent): what it holds outside its inner loops runs once
+// per tile, and so once per iteration of it.
+bool isTileLoop(const ir::Op& op);
+
+// The tile loop's iteration in the program, an i32 built at `b` (inside its body): (iv - lb) / step.
+ir::Value* tileOfProgram(ir::Builder& b, ir::Op& tiles);
+
 // How many iterations a `for` from `lb` to `ub` by `step` (> 0) runs, an i32 built at `b`: (ub - lb + step - 1) /
 // step when ub > lb, else 0.
 ir::Value* tripCount(ir::Builder& b, ir::Value* lb, ir::Value* ub, ir::Value* step);
