@@ -912,12 +912,12 @@ class PipelineLoopsPass : public Pass {
     Op* lastRead;   // the last dot reading it: the stage is handed back after it
   };
 
-  // The prologue copies of `loop`, in `program` (its block) between `earlier` (the loop specialized before it, or
+  // The prologue copies of `loop`, in its block between `earlier` (the loop specialized before it, or
   // null) and it, each taking a different copy of the loop.
-  static std::vector<PrologueCopy> prologueCopies(Block& program, const Op& loop, const std::vector<BodyCopy>& copies,
+  static std::vector<PrologueCopy> prologueCopies(Block& block, const Op& loop, const std::vector<BodyCopy>& copies,
                                                   const Op* earlier) {
     std::unordered_map<const Op*, size_t> order;
-    for (auto& owned : program.ops()) order.emplace(owned.get(), order.size());
+    for (auto& owned : block.ops()) order.emplace(owned.get(), order.size());
     auto at = [&](const Op* op) -> std::optional<size_t> {
       auto it = order.find(op);
       return it == order.end() ? std::nullopt : std::optional<size_t>(it->second);
@@ -931,7 +931,7 @@ class PipelineLoopsPass : public Pass {
     };
     std::vector<PrologueCopy> found;
     std::vector<bool> taken(copies.size(), false);
-    for (auto& owned : program.ops()) {
+    for (auto& owned : block.ops()) {
       Op* op = owned.get();
       if (op == &loop) break;
       if (!op->is(OpKind::AsyncTmaCopy)) continue;
@@ -1018,16 +1018,16 @@ class PipelineLoopsPass : public Pass {
   // The consumers' side of `prologue`: each copy's wait becomes a wait for position `base` (null: 0) of its ring
   // barrier, its reads read that stage, and the consumers hand the stage back after the last read; the copies and
   // their own buffers and barriers go. Returns the position of the loop's first iteration.
-  Value* readPrologue(Block& program, const std::vector<PrologueCopy>& prologue, const std::vector<BodyCopy>& copies,
+  Value* readPrologue(Block& block, const std::vector<PrologueCopy>& prologue, const std::vector<BodyCopy>& copies,
                       Value* empty, Value* base) const {
     Op* firstWait = nullptr;
     Op* lastRead = nullptr;
-    for (auto& owned : program.ops())
+    for (auto& owned : block.ops())
       for (const PrologueCopy& p : prologue) {
         if (owned.get() == p.copy.wait && !firstWait) firstWait = owned.get();
         if (owned.get() == p.lastRead) lastRead = owned.get();
       }
-    ir::Builder b(&program, firstWait);
+    ir::Builder b(&block, firstWait);
     b.setLoc(firstWait->loc());
     const RingPosition at = ringPosition(b, base);
     Value* stage = at.stage;
@@ -1035,7 +1035,7 @@ class PipelineLoopsPass : public Pass {
     Value* next = b.binary(OpKind::Add, at.position, b.constantInt(1, ir::Type::i32()));
     for (const PrologueCopy& p : prologue) {
       const BodyCopy& ring = copies[p.ring];
-      ir::Builder w(&program, p.copy.wait);
+      ir::Builder w(&block, p.copy.wait);
       w.setLoc(p.copy.wait->loc());
       Value* ready = w.create1(OpKind::MbarrierWait, {ring.barriers(), stage, parity}, ir::Type::asyncToken());
       for (Op* read : p.copy.reads) {
@@ -1045,12 +1045,12 @@ class PipelineLoopsPass : public Pass {
       }
       Op* bufferAlloc = p.copy.buffer()->definingOp();
       Op* barrierAlloc = p.copy.barriers()->definingOp();
-      program.erase(p.copy.wait);
+      block.erase(p.copy.wait);
       p.copy.copy->parentBlock()->erase(p.copy.copy);
       bufferAlloc->parentBlock()->erase(bufferAlloc);
       barrierAlloc->parentBlock()->erase(barrierAlloc);
     }
-    ir::Builder release(&program, nextOp(*lastRead));
+    ir::Builder release(&block, nextOp(*lastRead));
     release.setLoc(lastRead->loc());
     release.create(OpKind::MbarrierArrive, {empty, stage}, {});
     return next;
