@@ -525,10 +525,10 @@ def run_sweep(ctx, options, runners, clock, on_rows=lambda rows: None):
         print(f"bench_tutorials: {label}", file=sys.stderr, flush=True)
         try:
             rows.extend(runners[benchmark](ctx, size))
+            on_rows(rows)
         except SweepStopped:
             not_run = [f"{b} {size_label(b, z)}" for b, z in todo[i:]]
             break
-        on_rows(rows)
     rows.sort(key=lambda r: BENCHMARKS.index(r.benchmark))  # stable: sizes stay in sweep order
     return rows, not_run
 

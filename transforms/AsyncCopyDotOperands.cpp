@@ -32,7 +32,8 @@
 // The barrier completes one phase per copy, so the wait's parity is the number of copies before this one, mod 2:
 // 0 outside loops, ((%iv - lb) / step) & 1 in a `for` in the function's body, and that plus the loop's iterations
 // in earlier tiles in a `for` in a persistent kernel's tile loop, and the tile's iteration, mod 2, for a copy once
-// per tile (analysis/ProgramIterations.h; the only places expand-descriptor-loads keeps a desc_load). The barriers are allocated in the function's body, once per program.
+// per tile (analysis/ProgramIterations.h; the only places expand-descriptor-loads keeps a desc_load). The barriers
+// are allocated in the function's body, once per program.
 // Out-of-bounds elements of the block land as zeros (TMA's fill).
 #include <vector>
 

@@ -24,9 +24,9 @@
 // each the only use of the last) stays, for async-copy-dot-operands to turn into an async_tma_copy into the
 // operand's shared buffer, and its descriptor argument gets the tensor map's swizzle (kTensorMapSwizzleAttr). Such
 // a desc_load must run at most once per iteration of a `for` directly in the program's body (the function's, or a
-// persistent kernel's tile loop's), once per tile, or once outside any loop, which is what lets the copy's barrier phases be
-// counted (analysis/ProgramIterations.h); and all the
-// copies through one descriptor must agree on its swizzle. Every other desc_load is expanded.
+// persistent kernel's tile loop's), once per tile, or once outside any loop, which is what lets the copy's barrier
+// phases be counted (analysis/ProgramIterations.h); and all the copies through one descriptor must agree on its
+// swizzle. Every other desc_load is expanded.
 //
 // Likewise on targets that store descriptor blocks with TMA (LayoutPolicy::storesDescriptorsWithTma) a desc_store
 // through a kernel parameter whose block a tensor map's box can hold (inner rows of a multiple of 16 bytes; block
