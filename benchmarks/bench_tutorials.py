@@ -515,22 +515,23 @@ def run_sweep(ctx, options, runners, clock, on_rows=lambda rows: None):
     not run. `on_rows(rows)` is called after each size (the CSV is rewritten there, so that a run killed outright
     still leaves what it measured)."""
     start = clock()
-    todo = [(b, size) for b in RUN_ORDER if b in options.only for size in sweep(b, options.quick)]
-    rows, not_run = [], []
-    for i, (benchmark, size) in enumerate(todo):
-        label = f"{benchmark} {size_label(benchmark, size)}"
+    planned = [(b, size) for b in RUN_ORDER if b in options.only for size in sweep(b, options.quick)]
+    labels = [f"{b} {size_label(b, size)}" for b, size in planned]
+    rows = []
+    for i, (benchmark, size) in enumerate(planned):
         if options.time_budget is not None and clock() - start >= options.time_budget:
-            not_run = [f"{b} {size_label(b, z)}" for b, z in todo[i:]]
-            break
-        print(f"bench_tutorials: {label}", file=sys.stderr, flush=True)
+            return _table_order(rows), labels[i:]
+        print(f"bench_tutorials: {labels[i]}", file=sys.stderr, flush=True)
         try:
             rows.extend(runners[benchmark](ctx, size))
             on_rows(rows)
         except SweepStopped:
-            not_run = [f"{b} {size_label(b, z)}" for b, z in todo[i:]]
-            break
-    rows.sort(key=lambda r: BENCHMARKS.index(r.benchmark))  # stable: sizes stay in sweep order
-    return rows, not_run
+            return _table_order(rows), labels[i:]
+    return _table_order(rows), []
+
+
+def _table_order(rows):
+    return sorted(rows, key=lambda r: BENCHMARKS.index(r.benchmark))  # stable: sizes stay in sweep order
 
 
 def _stop_on_sigterm(signum, frame):
