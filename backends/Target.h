@@ -32,6 +32,7 @@ struct TargetOptions {
   bool warpSpecialize = false;  // a producer warpgroup issues the TMA copies (transforms::PassOptions::warpSpecialize)
   bool consumerTurns = true;    // transforms::PassOptions::consumerTurns
   bool pingPong = false;        // two consumer groups on their own tiles (transforms::PassOptions::pingPong)
+  int mfmaSize = 0;             // AMD matrix instructions' M and N (transforms::PassOptions::mfmaSize)
 };
 
 class Target {
@@ -60,9 +61,19 @@ class Target {
   // `arch` (empty: the default): the warp size, the shared-memory limit and the layout policy. The JIT and
   // `tessera-opt --target` both build their passes from it.
   transforms::PassOptions passOptions(int numWarps, int numStages = 3, const std::string& arch = "") const {
-    transforms::PassOptions options{numWarps, warpSize(), nullptr, numStages, maxSharedBytes(arch), arch};
-    options.layoutPolicy = layoutPolicy(options);
-    return options;
+    transforms::PassOptions requested;
+    requested.numWarps = numWarps;
+    requested.numStages = numStages;
+    requested.arch = arch;
+    return passOptions(std::move(requested));
+  }
+  // `requested` (the warp count, stages, arch and the target-independent choices) completed with this target's
+  // warp size, shared-memory limit and layout policy, which sees every choice (mfmaSize).
+  transforms::PassOptions passOptions(transforms::PassOptions requested) const {
+    requested.warpSize = warpSize();
+    requested.maxSharedBytes = maxSharedBytes(requested.arch);
+    requested.layoutPolicy = layoutPolicy(requested);
+    return requested;
   }
 
   // Lowers a function whose tiles all carry layouts and whose shared-memory buffers have offsets (the output

@@ -2,8 +2,10 @@
 // table: VGPRs, AGPRs, VGPR spills, SGPRs, SGPR spills, LDS and scratch bytes per work-item, read from the code
 // object's metadata note (backends/amdgpu/CodeObjectMetadata.h: the "amdhsa.kernels" map LLVM writes into every
 // HSA code object), for the standard matmul configurations (f16, bf16), the attention forward configurations
-// (f16, causal and not) and the i8 matmul at 128x128x64 and 64x64x64 (as kernel_resources has them). No GPU and no
-// ROCm tool are needed: the JIT emits the code object in process.
+// (f16, causal and not) and the i8 matmul at 128x128x64 and 64x64x64 (as kernel_resources has them), and the
+// standard matmuls again on 32x32x8 instructions (matrix_instr_nonkdim=32; rows "..._mfma32", where the policy
+// takes them: N a multiple of 32 per wave). No GPU and no ROCm tool are needed: the JIT emits the code object in
+// process.
 //
 //   amdgpu_resources [--csv FILE] [--only SUBSTRING] [--runs N]
 #include <cstdio>
@@ -34,6 +36,13 @@ std::vector<KernelCase> resourceCases() {
   for (const AttentionConfig& config : standardAttentionConfigs()) cases.push_back(attentionCase("f16", config, kArch));
   for (const MatmulConfig& config : {MatmulConfig{128, 128, 64, 8}, MatmulConfig{64, 64, 64, 4}})
     cases.push_back(matmulCase("i8", config, kArch));  // v_mfma_i32_16x16x32_i8
+  for (const char* dtype : {"f16", "bf16"})
+    for (const MatmulConfig& config : standardMatmulConfigs()) {
+      KernelCase large = matmulCase(dtype, config, kArch);  // v_mfma_f32_32x32x8 where the dot's N allows
+      large.mfmaSize = 32;
+      large.config += "_mfma32";
+      cases.push_back(large);
+    }
   return cases;
 }
 

@@ -147,6 +147,9 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   if (options.numStages < 1 || options.numStages > kMaxNumStages)
     throw Error(context + ": num_stages must be between 1 and " + std::to_string(kMaxNumStages) + ", got " +
                 std::to_string(options.numStages));
+  if (options.mfmaSize != 0 && options.mfmaSize != 16 && options.mfmaSize != 32)
+    throw Error(context + ": matrix_instr_nonkdim must be 0 (the target's choice), 16 or 32, got " +
+                std::to_string(options.mfmaSize));
 
   CompiledKernel kernel;
   kernel.name = input.name();
@@ -173,11 +176,16 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   const bool verifyEachPass = envFlag("TESSERA_VERIFY_EACH_PASS");
   passes.setVerifyEach(verifyEachPass);
   // e.g. mma.sync accumulators, and how far ahead loops copy
-  transforms::PassOptions passOptions = target.passOptions(options.numWarps, options.numStages, options.arch);
-  passOptions.persistent = options.persistent || options.pingPong;  // ping-pong groups alternate over tiles
-  passOptions.warpSpecialize = options.warpSpecialize || options.pingPong;
-  passOptions.consumerTurns = options.consumerTurns;
-  passOptions.pingPong = options.pingPong;
+  transforms::PassOptions requestedPasses;
+  requestedPasses.numWarps = options.numWarps;
+  requestedPasses.numStages = options.numStages;
+  requestedPasses.arch = options.arch;
+  requestedPasses.persistent = options.persistent || options.pingPong;  // ping-pong groups alternate over tiles
+  requestedPasses.warpSpecialize = options.warpSpecialize || options.pingPong;
+  requestedPasses.consumerTurns = options.consumerTurns;
+  requestedPasses.pingPong = options.pingPong;
+  requestedPasses.mfmaSize = options.mfmaSize;
+  const transforms::PassOptions passOptions = target.passOptions(std::move(requestedPasses));
   transforms::addDefaultPipeline(passes, passOptions);
   passes.setAfterPassCallback([&](const std::string& pass, double seconds, const auto& ir) {
     timings.report("pass " + pass, seconds);

@@ -42,6 +42,10 @@ Specialization JitKernel::specialize(const std::vector<KernelArg>& args, const C
   s.persistent = options.persistent || options.pingPong;
   s.warpSpecialize = options.warpSpecialize || options.pingPong;
   s.pingPong = options.pingPong;
+  if (options.mfmaSize != 0 && options.mfmaSize != 16 && options.mfmaSize != 32)
+    throw Error("kernel '" + def_.name() + "': matrix_instr_nonkdim must be 0 (the target's choice), 16 or 32, got " +
+                std::to_string(options.mfmaSize));
+  s.mfmaSize = s.target == "amdgpu" ? options.mfmaSize : 0;  // only AMD has the choice: one cache entry elsewhere
   // A switch to measure the turns' worth (docs/JIT.md), not a launch option: read at every launch, so that a
   // benchmark can compile the kernel both ways in one process.
   s.consumerTurns = !envFlag("TESSERA_NO_CONSUMER_TURNS");
@@ -70,6 +74,7 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   options.warpSpecialize = s.warpSpecialize;
   options.consumerTurns = s.consumerTurns;
   options.pingPong = s.pingPong;
+  options.mfmaSize = s.mfmaSize;
   CacheKeyInputs keyInputs;
   // With locations: the compiled kernel carries them (PTX .loc, the emulator's findings), so kernels that differ
   // only in where they were written must not share an entry.
@@ -81,7 +86,8 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   keyInputs.options = std::string("fast_math=") + (s.fastMath ? "1" : "0") + ";num_stages=" + std::to_string(s.numStages) +
                        (s.persistent ? ";persistent" : "") +
                        (s.warpSpecialize ? ";warp_specialize" : "") + (s.pingPong ? ";ping_pong" : "") +
-                       (s.consumerTurns ? "" : ";no_consumer_turns");
+                       (s.consumerTurns ? "" : ";no_consumer_turns") +
+                       (s.mfmaSize ? ";matrix_instr_nonkdim=" + std::to_string(s.mfmaSize) : "");
   // A launch's entry keeps fewer texts than an inspection's (KeptIR): the two do not stand in for each other.
   keyInputs.options += kept == KeptIR::All ? ";ir=all" : kept == KeptIR::ForLaunch ? ";ir=launch" : ";ir=emulator";
   keyInputs.compilerVersion = compilerVersion();

@@ -29,7 +29,8 @@ std::string TuneConfig::str() const {
 }
 
 const std::vector<std::string>& tuneOptionNames() {
-  static const std::vector<std::string> names{"fast_math", "num_stages", "persistent", "ping_pong", "warp_specialize"};
+  static const std::vector<std::string> names{"fast_math", "matrix_instr_nonkdim", "num_stages", "persistent",
+                                               "ping_pong", "warp_specialize"};
   return names;
 }
 
@@ -41,6 +42,7 @@ LaunchOptions applyTuneOptions(const TuneConfig& config, LaunchOptions base) {
     else if (name == "persistent") base.persistent = value != 0;
     else if (name == "warp_specialize") base.warpSpecialize = value != 0;
     else if (name == "ping_pong") base.pingPong = value != 0;
+    else if (name == "matrix_instr_nonkdim") base.mfmaSize = static_cast<int>(value);
     else throw Error("autotune config {" + config.str() + "}: unknown compile option '" + name + "'");
   }
   return base;

@@ -1,6 +1,7 @@
 // One configuration an autotuner may pick for a kernel: Const values (tile sizes...), the warp count, and any
-// other compile option by name ("fast_math", "num_stages", "persistent", "warp_specialize"). Options are an open name/value set, so that a new
-// compile option needs one line in applyTuneOptions and nothing else in the tuner.
+// other compile option by name ("fast_math", "num_stages", "persistent", "warp_specialize", "ping_pong",
+// "matrix_instr_nonkdim"). Options are an open name/value set, so that a new compile option needs one line in
+// applyTuneOptions and nothing else in the tuner.
 //
 //   TuneConfig{{{"BM", 128}, {"BN", 128}, {"BK", 64}}, /*numWarps=*/8}
 #pragma once

@@ -60,6 +60,9 @@ void printHelp(std::ostream& os) {
         "  --ping-pong            two consumer groups, each on its own tiles (ping-pong-consumers; implies\n"
         "                         --persistent and --warp-specialize)\n"
         "  --no-consumer-turns    the warp-specialized consumer warpgroups do not take turns (order-consumer-groups)\n"
+        "  --matrix-instr-nonkdim=16|32\n"
+        "                         the M and N of AMD's matrix instructions (MFMA 16x16x16 or 32x32x8; default: the\n"
+        "                         target's choice, 16)\n"
         "  --dump-ir              print the IR to stderr before the first pass and after every pass\n"
         "                         (as TESSERA_DUMP_IR=1 does)\n"
         "  --verify-only          parse and verify, print nothing on success\n"
@@ -137,6 +140,13 @@ bool parseArgs(int argc, char** argv, Options& opts) {
       opts.passOptions.pingPong = opts.passOptions.persistent = opts.passOptions.warpSpecialize = true;
     } else if (arg == "--no-consumer-turns") {
       opts.passOptions.consumerTurns = false;
+    } else if (arg.rfind("--matrix-instr-nonkdim=", 0) == 0) {
+      const std::string value = arg.substr(arg.find('=') + 1);
+      if (value != "16" && value != "32") {
+        std::cerr << "tessera-opt: error: " << arg << ": expected 16 or 32\n";
+        return false;
+      }
+      opts.passOptions.mfmaSize = std::stoi(value);
     } else if (arg == "--dump-ir") {
       opts.dumpIR = true;
     } else if (arg == "--verify-only") {
@@ -188,11 +198,7 @@ int runTool(const Options& opts) {
     if (opts.warpSizeGiven && passOptions.warpSize != target->warpSize())
       throw Error("--warp-size=" + std::to_string(passOptions.warpSize) + " contradicts --target=" + opts.target +
                   ", whose warps have " + std::to_string(target->warpSize()) + " threads");
-    passOptions = target->passOptions(passOptions.numWarps, passOptions.numStages, passOptions.arch);
-    passOptions.persistent = opts.passOptions.persistent;
-    passOptions.warpSpecialize = opts.passOptions.warpSpecialize;
-    passOptions.consumerTurns = opts.passOptions.consumerTurns;
-    passOptions.pingPong = opts.passOptions.pingPong;
+    passOptions = target->passOptions(passOptions);
   }
   tessera::transforms::PassManager pm;
   tessera::transforms::addPasses(pm, opts.passes, passOptions);  // an unknown name throws before any work

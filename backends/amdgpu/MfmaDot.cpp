@@ -1,5 +1,6 @@
 // AMDGPUHooks::lowerDot: `dot` on matrix cores (wave64) with v_mfma_f32_16x16x16{f16,bf16_1k}, or for i8
-// v_mfma_i32_16x16x32_i8 (gfx942) / v_mfma_i32_16x16x16i8 (gfx90a). Each lane reads its operand vectors (4 16-bit
+// v_mfma_i32_16x16x32_i8 (gfx942) / v_mfma_i32_16x16x16i8 (gfx90a); an accumulator laid out in 32x32 blocks
+// (PassOptions::mfmaSize 32) runs v_mfma_f32_32x32x8{f16,bf16_1k}. Each lane reads its operand vectors (4 16-bit
 // elements, or 8 / 4 bytes of i8) with one LDS load from A's rows and B's columns, K-contiguous and swizzled as
 // mfmaOperandLdsLayout says: from the shared buffer a local_load names (async copies filled it, in that layout), or
 // from the dot's LDS scratch, where the dot stages the operand itself; or, for a dot marked a_in_registers (the
@@ -34,12 +35,16 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   const ir::Value* acc = op.operand(2);
   ir::Type aTy = a->type(), accTy = acc->type();
   const ir::ScalarKind in = shape->tile.input;
-  const int64_t K = shape->K, stepK = shape->tile.k;
-  const int64_t elements = mfmaOperandElements(stepK);  // per lane and operand vector
   const int64_t elementBytes = aTy.element().storageBytes();
   const ThreadMap& cmap = L.mapOf(accTy, op.name());
   std::optional<MfmaAccumulatorPlan> plan = planMfmaAccumulator(cmap);
   if (!plan) return false;
+  // The accumulator's layout says which instruction: 32x32 blocks run v_mfma_f32_32x32x8 (16-bit inputs only).
+  const int64_t block = plan->block;
+  if (block == kMfmaLargeBlock && (in == ir::ScalarKind::I8 || plan->transposed)) return false;
+  const int64_t K = shape->K, stepK = block == kMfmaLargeBlock ? 8 : shape->tile.k;
+  const int64_t elements = mfmaOperandElements(stepK, block);  // per lane and operand vector
+  const int64_t groupBits = block == kMfmaLargeBlock ? 1 : 2;   // the lane bits above lane % block: K groups
   // A straight from registers, where assign-layouts put it in the accumulator's transposed layout: the fragments of
   // A's plan are its MFMA operand vectors, keyed by (row, K step).
   std::map<std::pair<int64_t, int64_t>, const MfmaFragment*> aRegisterVectors;
@@ -48,7 +53,8 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   if (aFromRegisters) {
     const ThreadMap& amap = L.mapOf(aTy, op.name());
     aPlan = planMfmaAccumulator(amap);
-    if (elements != 4 || !plan->transposed || !aPlan || !aPlan->transposed || amap.warpBases != cmap.warpBases)
+    if (elements != 4 || !plan->transposed || !aPlan || !aPlan->transposed || aPlan->block != block ||
+        amap.warpBases != cmap.warpBases)
       L.fail(op, "takes A in registers (a_in_registers), but A's layout does not hold the MFMA A fragments of the "
                  "accumulator's transposed layout");
     for (const MfmaFragment& f : aPlan->fragments) aRegisterVectors[{f.row, f.col}] = &f;
@@ -87,13 +93,13 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   if (staged) barrier(b);
 
   // 2. Per-thread parts: the warp's accumulator block origin, and
-  // mfmaOperandOrigin(lane, elements) = (lane % 16, elements * (lane / 16)).
+  // mfmaOperandOrigin(lane, elements, block) = (lane % block, elements * (lane / block)).
   llvm::Value* lane = L.laneId();
   llvm::Value* warp = L.warpId();
   llvm::Value* warpRow = warpCoordinatePart(b, warp, cmap.warpBases, 0);
   llvm::Value* warpCol = warpCoordinatePart(b, warp, cmap.warpBases, 1);
-  llvm::Value* laneOuter = b.CreateAnd(lane, i32(b, 15));
-  llvm::Value* laneK = b.CreateMul(b.CreateLShr(lane, i32(b, 4)), i32(b, elements));
+  llvm::Value* laneOuter = b.CreateAnd(lane, i32(b, block - 1));
+  llvm::Value* laneK = b.CreateMul(b.CreateLShr(lane, i32(b, block == kMfmaLargeBlock ? 5 : 4)), i32(b, elements));
 
   // The intrinsic's operand vectors: <4 x half> for f16, <4 x i16> (bf16 bit patterns) for the bf16 "1k" form, and
   // the i8 bytes packed into an i64 (gfx942) or i32 (gfx90a), element v in bits 8v .. 8v + 7.
@@ -101,7 +107,7 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
       in == ir::ScalarKind::I8
           ? static_cast<llvm::Type*>(b.getIntNTy(static_cast<unsigned>(8 * elements)))
           : llvm::FixedVectorType::get(in == ir::ScalarKind::BF16 ? b.getInt16Ty() : b.getHalfTy(), elements);
-  // A lane reads operand i at (outer, k) = (warp origin + lane % 16 + a fragment's offset, elements * (lane / 16) +
+  // A lane reads operand i at (outer, k) = (warp origin + lane % block + a fragment's offset, elements * (lane / block) +
   // k0): a per-thread part and a constant (k0 is a multiple of the instruction's K). Where their bits are disjoint,
   // each read's index is the thread part's, computed once, XOR a constant on the few bits the swizzle shares with it,
   // plus a constant that folds into the LDS instruction's offset: a handful of base VGPRs instead of one address per
@@ -113,15 +119,16 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   }
   std::function<llvm::Value*(const Coords&)> indexers[2];
   for (unsigned i = aFromRegisters ? 1 : 0; i < 2; ++i) {
-    if (threadOuterBits[i] & 15) continue;  // warps split a fragment's rows: index each read whole
-    threadOuterBits[i] |= 15;               // lane % 16
+    if (threadOuterBits[i] & (block - 1)) continue;  // warps split a fragment's rows: index each read whole
+    threadOuterBits[i] |= block - 1;                 // lane % block
     const int outerDim = i == 0 ? 0 : 1, kDim = 1 - outerDim;
     auto basis = [](int dim, int64_t value) {
       Coords c(2, 0);
       c[dim] = value;
       return c;
     };
-    std::vector<Coords> threadBases{basis(kDim, elements), basis(kDim, 2 * elements)};  // elements * (lane / 16)
+    std::vector<Coords> threadBases;  // elements * (lane / block)
+    for (int bit = 0; bit < groupBits; ++bit) threadBases.push_back(basis(kDim, elements << bit));
     for (int64_t bit = 1; bit <= threadOuterBits[i]; bit <<= 1)
       if (threadOuterBits[i] & bit) threadBases.push_back(basis(outerDim, bit));
     std::vector<llvm::Value*> thread(2);
@@ -154,20 +161,26 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
     return v;
   };
 
-  // 3. The accumulator's fragments as <4 x float> (<4 x i32> for i8), updated by one MFMA per 16x16 block per K step.
+  // 3. The accumulator's fragments as <4 x float> (<4 x i32> for i8; <16 x float> for 32x32 blocks), updated by
+  // one MFMA per block per K step.
   const Regs& accRegs = L.get(acc);
-  llvm::Type* accVecTy = llvm::FixedVectorType::get(accRegs.at(0)->getType(), 4);
+  const int64_t slots = mfmaAccumulatorRegisters(block);
+  llvm::Type* accVecTy = llvm::FixedVectorType::get(accRegs.at(0)->getType(), static_cast<unsigned>(slots));
   std::vector<llvm::Value*> d(plan->fragments.size());
   for (size_t f = 0; f < plan->fragments.size(); ++f) {
     llvm::Value* v = llvm::PoisonValue::get(accVecTy);
-    for (int s = 0; s < 4; ++s) v = b.CreateInsertElement(v, accRegs[plan->fragments[f].regs[s]], uint64_t(s));
+    for (int64_t s = 0; s < slots; ++s)
+      v = b.CreateInsertElement(v, accRegs[plan->fragments[f].regs[s]], uint64_t(s));
     d[f] = v;
   }
+  const bool bf16 = in == ir::ScalarKind::BF16;
   const llvm::Intrinsic::ID mfma =
-      in == ir::ScalarKind::I8   ? (stepK == 32 ? llvm::Intrinsic::amdgcn_mfma_i32_16x16x32_i8
+      block == kMfmaLargeBlock ? (bf16 ? llvm::Intrinsic::amdgcn_mfma_f32_32x32x8bf16_1k
+                                       : llvm::Intrinsic::amdgcn_mfma_f32_32x32x8f16)
+      : in == ir::ScalarKind::I8 ? (stepK == 32 ? llvm::Intrinsic::amdgcn_mfma_i32_16x16x32_i8
                                                 : llvm::Intrinsic::amdgcn_mfma_i32_16x16x16i8)
-      : in == ir::ScalarKind::BF16 ? llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k
-                                   : llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16;
+      : bf16                     ? llvm::Intrinsic::amdgcn_mfma_f32_16x16x16bf16_1k
+                                 : llvm::Intrinsic::amdgcn_mfma_f32_16x16x16f16;
   for (int64_t k0 = 0; k0 < K; k0 += stepK) {
     std::map<int64_t, llvm::Value*> aVec, bVec;
     for (int64_t row : plan->fragmentRows)

@@ -26,27 +26,42 @@
 
 namespace tessera::backends::amdgpu {
 
-inline constexpr int64_t kMfmaM = 16, kMfmaN = 16;
+inline constexpr int64_t kMfmaM = 16, kMfmaN = 16;  // the default block: v_mfma_*_16x16x*
+inline constexpr int64_t kMfmaLargeBlock = 32;        // v_mfma_f32_32x32x8{f16,bf16_1k}, by request (mfmaSize)
 inline constexpr int64_t kMfmaWaveSize = 64;
 inline constexpr int64_t kMfmaChunkBytes = 8;  // the LDS swizzle's unit
 
-// The elements of each operand a lane holds for an instruction of K `instructionK`: K / 4.
-constexpr int64_t mfmaOperandElements(int64_t instructionK) { return instructionK / 4; }
+// The elements of each operand a lane holds for an instruction of K `instructionK` over `block` x `block` blocks:
+// the wave's 64 lanes hold block x instructionK elements, block lanes per K group: K / 4 for 16x16 (4 groups), K / 2
+// for 32x32 (2 groups).
+constexpr int64_t mfmaOperandElements(int64_t instructionK, int64_t block = kMfmaM) {
+  return instructionK * block / kMfmaWaveSize;
+}
+// The C/D registers of one block per lane: 4 (16x16), 16 (32x32).
+constexpr int64_t mfmaAccumulatorRegisters(int64_t block) { return block * block / kMfmaWaveSize; }
 
-// Where lane `lane` reads its operand vector of `elements` (mfmaOperandElements) within a 16x16 block at K step
-// origin 0: A row and first K index; B column and first K index (the vector covers K indices first .. first +
-// elements - 1).
+// Where lane `lane` reads its operand vector of `elements` (mfmaOperandElements) within a block x block block at K
+// step origin 0: A row and first K index; B column and first K index (the vector covers K indices first .. first +
+// elements - 1). Lane l reads row (column) l % block and K from elements * (l / block).
 struct MfmaOperandOrigin {
   int64_t outer = 0;  // A: row, B: column
   int64_t k = 0;      // first K index
   bool operator==(const MfmaOperandOrigin&) const = default;
 };
-MfmaOperandOrigin mfmaOperandOrigin(int64_t lane, int64_t elements);
+MfmaOperandOrigin mfmaOperandOrigin(int64_t lane, int64_t elements, int64_t block = kMfmaM);
+
+// The offset along the fragment's register dimension (D's rows; columns when transposed) of C/D register `slot` of
+// a lane in the K group 0 (lanes 0 .. block - 1): slot for 16x16; 8 (slot / 4) + slot % 4 for 32x32, whose lanes
+// of K group 1 hold the 4 rows after each such run of 4.
+constexpr int64_t mfmaAccumulatorOffset(int64_t block, int64_t slot) {
+  return block == kMfmaLargeBlock ? 8 * (slot / 4) + slot % 4 : slot;
+}
 
 // The XOR swizzle of the operands' LDS rows (K elements of `elementBytes` each; A's rows, B's columns): 8-byte
 // chunks, the chunk index XOR-ed with (row / perPhase) % maxPhase. A ds_read_b64 is served 16 lanes at a time, and
-// those 16 lanes read one chunk of 16 consecutive rows; 128 bytes (16 chunks) span the 32 banks, so rows shorter
-// than that share a 128-byte line (perPhase rows per phase) and the phases must make the 16 chunks land in 16
+// those 16 lanes read one chunk of 16 consecutive rows (with 32x32 blocks too: lanes 0-15 and 16-31 read rows 0-15
+// and 16-31 of the same chunk); 128 bytes (16 chunks) span the 32 banks, so rows shorter than
+// that share a 128-byte line (perPhase rows per phase) and the phases must make the 16 chunks land in 16
 // distinct 8-byte bank pairs. A ds_read_b32 (gfx90a's i8 vectors) is served 32 lanes at a time: the two halves of
 // the same chunks, so the same swizzle serves it. The XOR stays inside the row: the phase is below the largest
 // power of two dividing the row's chunks. The #shared layout with vec = one chunk's elements and these phases
@@ -66,22 +81,23 @@ MfmaSwizzle mfmaSwizzleFor(int64_t K, int64_t elementBytes);
 // after element-wise ops and a cast, is the second dot's A operand in registers, and the second accumulator shares
 // the layout (MfmaLayoutPolicy.h).
 struct MfmaFragment {
-  int64_t row = 0, col = 0;        // register part of the 16x16 block's origin (the warp part is added per thread)
-  int64_t regs[4] = {0, 0, 0, 0};  // accumulator registers holding D elements v = 0..3
+  int64_t row = 0, col = 0;   // register part of the block's origin (the warp part is added per thread)
+  std::vector<int64_t> regs;  // the accumulator registers holding the lane's D elements, slot by slot (4 or 16)
 };
 struct MfmaAccumulatorPlan {
+  int64_t block = kMfmaM;                        // 16 (16x16 instructions) or 32 (32x32x8)
   bool transposed = false;                       // D^T's fragments: registers run along the columns
   std::vector<MfmaFragment> fragments;
-  std::vector<std::pair<int64_t, int>> regSlot;  // per accumulator register: (fragment, v 0..3)
+  std::vector<std::pair<int64_t, int>> regSlot;  // per accumulator register: (fragment, slot)
   std::vector<int64_t> fragmentRows;             // distinct MfmaFragment::row values (A loads)
   std::vector<int64_t> fragmentCols;             // distinct MfmaFragment::col values (B loads)
 };
-// The plan when `acc` (the accumulator's thread map, rank 2, wave64) has the MFMA C/D fragment's shape: lane bits
-// 0-3 select columns 1, 2, 4, 8 and lane bits 4-5 rows 4, 8 of each 16x16 block, each thread's registers cover
-// row offsets 0..3 of its blocks, and warp bits only select whole blocks (or replicate); or the transposed shape
-// (rows and columns exchanged: lane bits 0-3 select rows, 4-5 columns 4 and 8, registers column offsets 0..3).
-// nullopt otherwise. Over an A operand ([M, K]) in the transposed shape, the fragments are A's MFMA operand vectors
-// (`row` its M origin, `col` its K origin).
+// The plan when `acc` (the accumulator's thread map, rank 2, wave64) has the MFMA C/D fragment's shape: for 16x16
+// blocks, lane bits 0-3 select columns 1, 2, 4, 8 and lane bits 4-5 rows 4, 8 of each block, and each thread's
+// registers cover row offsets 0..3 of its blocks; for 32x32 blocks, lane bits 0-4 select columns 1 .. 16 and lane
+// bit 5 row 4, and the registers cover row offsets 8 j + 0..3 (j = 0..3); warp bits only select whole blocks (or
+// replicate). Or the transposed shape (rows and columns exchanged). nullopt otherwise. Over an A operand ([M, K])
+// in the transposed 16x16 shape, the fragments are A's MFMA operand vectors (`row` its M origin, `col` its K origin).
 std::optional<MfmaAccumulatorPlan> planMfmaAccumulator(const ThreadMap& acc);
 
 }  // namespace tessera::backends::amdgpu

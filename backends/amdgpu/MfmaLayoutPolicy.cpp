@@ -38,6 +38,15 @@ bool takesChainedLayout(const ir::Op& dot, const TensorCoreDot& shape, const tra
 // columns 4 (l / 16) + {0..3} of every 16x16 block of its rows.
 ir::Layout chainedLayout(int numWarps) { return ir::Layout::blocked({1, 4}, {16, 4}, {numWarps, 1}, {0, 1}); }
 
+// Whether `dot` runs on 32x32x8 instructions: where asked (options.mfmaSize), for 16-bit inputs whose M is a
+// multiple of 32 and whose N gives every wave whole 32-column blocks (the waves lie side by side along N: a
+// blocked layout cannot give a wave whole 32-row blocks), and not chained (the transposed fragments are 16x16).
+bool takesLargeBlocks(const ir::Op& dot, const TensorCoreDot& shape, const transforms::PassOptions& options) {
+  return options.mfmaSize == kMfmaLargeBlock && shape.tile.input != ir::ScalarKind::I8 &&
+         shape.M % kMfmaLargeBlock == 0 && shape.N % (kMfmaLargeBlock * options.numWarps) == 0 &&
+         !takesChainedLayout(dot, shape, options);
+}
+
 }  // namespace
 
 std::span<const TensorCoreTile> mfmaTiles(const std::string& arch) {
@@ -50,6 +59,9 @@ std::optional<ir::Layout> mfmaAccumulatorLayout(const ir::Op& dot, const transfo
   const std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, mfmaTiles(options.arch));
   if (!shape) return std::nullopt;
   if (takesChainedLayout(dot, *shape, options)) return chainedLayout(options.numWarps);
+  // Lane l holds rows 4 (l / 16) + {0..3} of column l % 16 of each 16x16 block; with 32x32 blocks, rows
+  // 8 j + 4 (l / 32) + {0..3} (j = 0..3, the layout's repetitions along M) of column l % 32.
+  if (takesLargeBlocks(dot, *shape, options)) return ir::Layout::blocked({4, 1}, {2, 32}, {1, options.numWarps}, {1, 0});
   return ir::Layout::blocked({4, 1}, {4, 16}, {1, options.numWarps}, {1, 0});
 }
 

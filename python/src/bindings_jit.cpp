@@ -67,8 +67,9 @@ namespace {
 using CompiledPtr = std::shared_ptr<const jit::CompiledKernel>;
 
 jit::LaunchOptions launchOptions(int numWarps, const std::string& target, const std::string& arch, bool fastMath,
-                                 int numStages, bool persistent, bool warpSpecialize, bool pingPong) {
+                                 int numStages, bool persistent, bool warpSpecialize, bool pingPong, int mfmaSize) {
   jit::LaunchOptions o;
+  o.mfmaSize = mfmaSize;
   o.persistent = persistent;
   o.warpSpecialize = warpSpecialize;
   o.pingPong = pingPong;
@@ -90,7 +91,7 @@ void checkArgumentCount(const KernelDef& def, const py::sequence& args) {
 // and copied back), never a mix of the two.
 void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
                 int numWarps, py::object stream, const std::string& arch, bool fastMath, int numStages,
-                bool persistent, bool warpSpecialize, bool pingPong) {
+                bool persistent, bool warpSpecialize, bool pingPong, int mfmaSize) {
   const KernelDef& def = kernel.definition();
   const std::vector<ParamInfo>& params = def.runtimeParams();
   checkArgumentCount(def, args);
@@ -166,7 +167,8 @@ void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& arg
   // An explicit stream (torch's current stream) wins over the producer's __cuda_array_interface__ stream;
   // 1 and 2 are CUDA's legacy and per-thread default stream handles, valid as they are.
   uint64_t streamValue = !stream.is_none() ? stream.cast<uint64_t>() : ctx.stream.value_or(0);
-  jit::LaunchOptions options = launchOptions(numWarps, "nvptx", arch, fastMath, numStages, persistent, warpSpecialize, pingPong);
+  jit::LaunchOptions options = launchOptions(numWarps, "nvptx", arch, fastMath, numStages, persistent, warpSpecialize, pingPong,
+                                             mfmaSize);
   options.stream = reinterpret_cast<jit::cu::Stream>(streamValue);
 
   std::vector<jit::DeviceBuffer> buffers;
@@ -257,7 +259,7 @@ void runStaged(jit::JitKernel& kernel, const interp::Grid& g, StagedArgs staged,
 // Launches with host arrays on `target`'s runtime (used for amdgpu, through HIP).
 void launchStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
                   int numWarps, const std::string& target, const std::string& arch, bool fastMath, int numStages,
-                  bool persistent, bool warpSpecialize, bool pingPong) {
+                  bool persistent, bool warpSpecialize, bool pingPong, int mfmaSize) {
   const KernelDef& def = kernel.definition();
   StagedArgs staged = stageHostArrays(def, args, target);
   interp::Grid g = python::toGrid(grid);
@@ -268,20 +270,20 @@ void launchStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& a
   } catch (const Error& e) {
     throw Error("cannot launch kernel '" + def.name() + "': " + e.message());
   }
-  runStaged(kernel, g, std::move(staged), constants, *runtime, launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize, pingPong));
+  runStaged(kernel, g, std::move(staged), constants, *runtime, launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize, pingPong, mfmaSize));
 }
 
 // Launches with host arrays on the emulator (jit/sim/SimRuntime.h), whose device memory is host memory too: the
 // copies give each array an allocation of its own, which is what the emulator's bounds checks see.
 void launchSim(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
                int numWarps, sim::SimRuntime& runtime, bool fastMath, int numStages, bool persistent,
-               bool warpSpecialize, bool pingPong) {
+               bool warpSpecialize, bool pingPong, int mfmaSize) {
   const KernelDef& def = kernel.definition();
   StagedArgs staged = stageHostArrays(def, args, "the emulator");
   interp::Grid g = python::toGrid(grid);
   Constants constants = constantsFromPython(def, constantsDict);
   jit::LaunchOptions options = launchOptions(numWarps, runtime.target(), runtime.nativeArch(), fastMath, numStages, persistent,
-                                             warpSpecialize, pingPong);
+                                             warpSpecialize, pingPong, mfmaSize);
   options.runtime = &runtime;
   runStaged(kernel, g, std::move(staged), constants, runtime, options);
 }
@@ -340,7 +342,7 @@ void bindJit(py::module_& m) {
           "compile",
           [](jit::JitKernel& k, const py::sequence& facts, const py::dict& constants, int numWarps,
              const std::string& target, const std::string& arch, bool fastMath, sim::SimRuntime* simRuntime,
-             int numStages, bool persistent, bool warpSpecialize, bool pingPong) {
+             int numStages, bool persistent, bool warpSpecialize, bool pingPong, int mfmaSize) {
             const std::vector<ParamInfo>& params = k.definition().runtimeParams();
             if (py::len(facts) != params.size())
               throw py::value_error("expected one specialization fact per runtime parameter (" +
@@ -349,7 +351,7 @@ void bindJit(py::module_& m) {
             for (size_t i = 0; i < params.size(); ++i) args.push_back(argumentForFact(params[i], facts[i]));
             Constants c = constantsFromPython(k.definition(), constants);
             jit::LaunchOptions options =
-                launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize, pingPong);
+                launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize, pingPong, mfmaSize);
             if (simRuntime) {
               options.target = simRuntime->target();
               options.arch = simRuntime->nativeArch();
@@ -367,19 +369,20 @@ void bindJit(py::module_& m) {
           },
           py::arg("facts"), py::arg("constants"), py::arg("num_warps"), py::arg("target"), py::arg("arch"),
           py::arg("fast_math"), py::arg("sim_runtime") = nullptr, py::arg("num_stages") = 3,
-          py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false,
+          py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false, py::arg("matrix_instr_nonkdim") = 0,
           "Compiles without a GPU (for sim_runtime's target and arch, and loads it there, when given); facts: per "
           "runtime parameter 16 (aligned / divisible by 16), 8 (divisible by 8), 1 or None")
       .def("launch", &launchCuda, py::arg("grid"), py::arg("args"), py::arg("constants"), py::arg("num_warps"),
            py::arg("stream"), py::arg("arch"), py::arg("fast_math"), py::arg("num_stages") = 3,
-           py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false)
+           py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false,
+           py::arg("matrix_instr_nonkdim") = 0)
       .def("launch_staged", &launchStaged, py::arg("grid"), py::arg("args"), py::arg("constants"),
            py::arg("num_warps"), py::arg("target"), py::arg("arch"), py::arg("fast_math"), py::arg("num_stages") = 3,
-           py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false,
+           py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false, py::arg("matrix_instr_nonkdim") = 0,
            "Launches on host arrays through `target`'s runtime (copies in, launches, synchronizes, copies back)")
       .def("launch_sim", &launchSim, py::arg("grid"), py::arg("args"), py::arg("constants"), py::arg("num_warps"),
            py::arg("runtime"), py::arg("fast_math"), py::arg("num_stages") = 3,
-           py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false,
+           py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false, py::arg("matrix_instr_nonkdim") = 0,
            "Launches on host arrays under the emulator `runtime` (tessera._C.sim_runtime), copying them in and back")
       .def_property_readonly("loaded_variants", &jit::JitKernel::loadedVariants);
 

@@ -34,7 +34,7 @@ from .kernel import Kernel, _is_gpu_array
 
 class Config:
     """One configuration: Const values, the warp count, and other launch options by name (fast_math, num_stages,
-    persistent, warp_specialize, ping_pong)."""
+    persistent, warp_specialize, ping_pong, matrix_instr_nonkdim)."""
 
     def __init__(self, kwargs, num_warps=4, **options):
         if not isinstance(kwargs, dict):

@@ -54,6 +54,12 @@ def _check_num_warps(num_warps):
         raise ValueError(f"num_warps must be a power of two from 1 to 32, got {num_warps!r}")
 
 
+def _check_matrix_instr_nonkdim(matrix_instr_nonkdim):
+    if type(matrix_instr_nonkdim) is not int or matrix_instr_nonkdim not in (0, 16, 32):
+        raise ValueError("matrix_instr_nonkdim must be 0 (the target's choice), 16 or 32, got "
+                         f"{matrix_instr_nonkdim!r}")
+
+
 def _check_num_stages(num_stages):
     if type(num_stages) is not int or not 1 <= num_stages <= 8:
         raise ValueError(f"num_stages must be an int from 1 to 8, got {num_stages!r}")
@@ -74,7 +80,7 @@ class Kernel:
     """A kernel written in the C++ DSL (a bound tessera._C.KernelDef).
 
     kernel[grid](*args, CONST=..., num_warps=4, num_stages=3, backend=None, fast_math=True, persistent=False,
-    warp_specialize=False, ping_pong=False)
+    warp_specialize=False, ping_pong=False, matrix_instr_nonkdim=0)
     launches it (fast_math: the JIT backends' approximate math functions; the interpreter and eager mode compute
     exactly; persistent: on the JIT backends, at most as many programs as the GPU holds loop over the grid's tiles,
     see compile()).
@@ -128,7 +134,8 @@ class Kernel:
         return self._specialization(constants)
 
     def compile(self, target=None, arch=None, num_warps=4, fast_math=True, specialization=None, backend=None,
-                checks=None, num_stages=3, persistent=False, warp_specialize=False, ping_pong=False, **constants):
+                checks=None, num_stages=3, persistent=False, warp_specialize=False, ping_pong=False,
+                matrix_instr_nonkdim=0, **constants):
         """Compiles the kernel for these Const values without a GPU (for target, "nvptx" by default); returns a
         CompiledKernel with .ptx (.binary, .format), .llvm_ir, .optimized_llvm_ir, .ir_stages [(stage, tile IR)],
         .shared_bytes and .num_warps; .resources() says what it uses (ptxas -v's registers and spills, or an AMDGPU
@@ -151,6 +158,11 @@ class Kernel:
         group's epilogue runs beside the other's tensor-core work (CUTLASS's ping-pong kernels; .consumer_groups is
         2, a program runs 2 * num_warps + 4 warps). Same results; part of the compile cache key.
 
+        matrix_instr_nonkdim (as in Triton; AMDGPU only, other targets ignore it) is the M and N of the MFMA
+        instructions: 16 (v_mfma_*_16x16x16, the default; 0 leaves the choice to the target) or 32
+        (v_mfma_f32_32x32x8 for f16/bf16 dots whose M is a multiple of 32 and N of 32 * num_warps; other dots keep
+        16x16). Same results; part of the compile cache key on AMDGPU.
+
         backend="sim" compiles for the emulated arch (arch, else target's default arch; see tessera.sim) and also
         loads the kernel into the emulator (with the checks= selection, all by default), so that what the emulator
         cannot run fails here.
@@ -169,6 +181,7 @@ class Kernel:
         _check_num_stages(num_stages)
         _check_persistent(persistent)
         _check_warp_specialize(warp_specialize, ping_pong)
+        _check_matrix_instr_nonkdim(matrix_instr_nonkdim)
         if target is not None and not isinstance(target, str):
             raise TypeError(f"target must be a str ('nvptx' or 'amdgpu') or None, got {type(target).__name__}")
         if target == "":  # not the default: None is
@@ -189,12 +202,13 @@ class Kernel:
                 raise ValueError("checks apply to backend='sim' (the emulator)")
             return self._jit_kernel().compile(facts, constants, num_warps, target or "nvptx", arch or "",
                                               bool(fast_math), num_stages=num_stages, persistent=persistent,
-                                              warp_specialize=warp_specialize, ping_pong=ping_pong)
+                                              warp_specialize=warp_specialize, ping_pong=ping_pong,
+                                              matrix_instr_nonkdim=matrix_instr_nonkdim)
         if backend != "sim":
             raise ValueError(f"compile() takes backend='sim' or None (a GPU target), got {backend!r}")
         runtime = _sim.runtime(target, arch, True if checks is None else checks)
         return self._jit_kernel().compile(facts, constants, num_warps, "", "", bool(fast_math), runtime, num_stages,
-                                          persistent, warp_specialize, ping_pong)
+                                          persistent, warp_specialize, ping_pong, matrix_instr_nonkdim)
 
     def _jit_kernel(self):
         if self._jit is None:
@@ -255,7 +269,8 @@ class _Launcher:
         self.grid = grid
 
     def __call__(self, *args, num_warps=4, num_stages=3, backend=None, target=None, arch=None, checks=None,
-                 fast_math=True, persistent=False, warp_specialize=False, ping_pong=False, **kwargs):
+                 fast_math=True, persistent=False, warp_specialize=False, ping_pong=False, matrix_instr_nonkdim=0,
+                 **kwargs):
         k = self.kernel
         runtime, constants = k._bind(args, kwargs)
         k._check_constants(constants)
@@ -263,6 +278,7 @@ class _Launcher:
         _check_num_stages(num_stages)
         _check_persistent(persistent)
         _check_warp_specialize(warp_specialize, ping_pong)
+        _check_matrix_instr_nonkdim(matrix_instr_nonkdim)
         grid = self.grid
         if callable(grid):
             grid = grid(dict(constants, num_warps=num_warps, num_stages=num_stages))
@@ -274,18 +290,19 @@ class _Launcher:
         if backend == "sim":
             _sim.launch(k._jit_kernel(), grid, runtime, constants, num_warps,
                         _sim.runtime(target, arch, True if checks is None else checks), bool(fast_math),
-                        num_stages, persistent, warp_specialize, ping_pong)
+                        num_stages, persistent, warp_specialize, ping_pong, matrix_instr_nonkdim)
         elif backend == "interpreter":  # runs the grid as it is (persistence, warp roles change how, not what)
             k._specialization(constants, runtime).run(grid, runtime)
         elif backend == "cuda":
             k._jit_kernel().launch(grid, runtime, constants, num_warps, _producer_stream(runtime), "",
-                                   bool(fast_math), num_stages, persistent, warp_specialize, ping_pong)
+                                   bool(fast_math), num_stages, persistent, warp_specialize, ping_pong,
+                                   matrix_instr_nonkdim)
         elif backend == "eager":
             k._def.run_eager(grid, runtime, constants)
         elif backend == "hip":
             # AMD GPUs through the HIP runtime, on host arrays (copied in and back). The arch comes from
             # TESSERA_HIP_ARCH or the GPU (see jit/DeviceRuntime.h).
             k._jit_kernel().launch_staged(grid, runtime, constants, num_warps, "amdgpu", "", bool(fast_math),
-                                          num_stages, persistent, warp_specialize, ping_pong)
+                                          num_stages, persistent, warp_specialize, ping_pong, matrix_instr_nonkdim)
         else:
             raise ValueError(f"unknown backend {backend!r}; available here: {', '.join(BACKENDS)}")

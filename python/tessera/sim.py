@@ -135,14 +135,14 @@ def runtime(target=None, arch=None, checks=True):
 
 
 def launch(jit_kernel, grid, args, constants, num_warps, sim_runtime, fast_math=True, num_stages=3, persistent=False,
-           warp_specialize=False, ping_pong=False):
+           warp_specialize=False, ping_pong=False, matrix_instr_nonkdim=0):
     """Runs one launch on sim_runtime (copying host arrays in and back) and keeps its report for last_report()."""
     global _last
     _last = None
     sim_runtime.take_report()  # a report left by an earlier launch on this runtime is not this launch's
     try:
         jit_kernel.launch_sim(grid, args, constants, num_warps, sim_runtime, fast_math, num_stages, persistent,
-                              warp_specialize, ping_pong)
+                              warp_specialize, ping_pong, matrix_instr_nonkdim)
     finally:
         taken = sim_runtime.take_report()
         _last = Report(*taken) if taken is not None else None

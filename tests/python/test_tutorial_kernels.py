@@ -93,3 +93,38 @@ def test_interpreter_and_eager_agree_bit_for_bit(rng):
         tessera.kernels.softmax[rows](out, x, cols, cols, cols, BLOCK=64, backend=backend)
         outs.append(out)
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@pytest.mark.sim
+def test_matmul_on_32x32_mfma_instructions(rng):
+    """matrix_instr_nonkdim=32 (AMDGPU): the matmul's dot runs on v_mfma_f32_32x32x8 (16 accumulator registers per
+    lane and block, K steps of 8) on the emulated gfx942, at ragged sizes; 16 and the default keep 16x16x16."""
+    M, N, K = 150, 200, 90
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    meta = dict(BM=64, BN=128, BK=32, GROUP_M=2)  # 4 waves side by side along N: 32 columns each
+    grid = (tessera.cdiv(M, 64) * tessera.cdiv(N, 128),)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    matmul = tessera.kernels.matmul
+    for size, instruction in ((32, "llvm.amdgcn.mfma.f32.32x32x8f16"), (16, "llvm.amdgcn.mfma.f32.16x16x16f16"),
+                              (0, "llvm.amdgcn.mfma.f32.16x16x16f16")):
+        compiled = matmul.compile(target="amdgpu", arch="gfx942", num_warps=4, matrix_instr_nonkdim=size, **meta)
+        assert instruction in compiled.llvm_ir, size
+        assert ("32x32x8" in compiled.llvm_ir) == (size == 32)
+        c = np.zeros((M, N), dtype=np.float32)
+        matmul[grid](a, b, c, M, N, K, *(s // 2 for s in a.strides), *(s // 2 for s in b.strides),
+                     *(s // 4 for s in c.strides), num_warps=4, backend="sim", arch="gfx942",
+                     matrix_instr_nonkdim=size, **meta)
+        np.testing.assert_allclose(c, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_matrix_instr_nonkdim_is_checked_and_ignored_on_nvptx():
+    meta = dict(BM=64, BN=128, BK=32, GROUP_M=2)
+    with pytest.raises(ValueError, match=r"matrix_instr_nonkdim must be 0 \(the target's choice\), 16 or 32, got 24"):
+        tessera.kernels.matmul.compile(target="amdgpu", matrix_instr_nonkdim=24, **meta)
+    with pytest.raises(ValueError, match="matrix_instr_nonkdim must be"):
+        tessera.kernels.matmul[(1,)](None, None, None, 1, 1, 1, 1, 1, 1, 1, 1, 1, matrix_instr_nonkdim=True, **meta)
+    # NVIDIA has no such choice: the option changes nothing there (one autotune config list serves every target).
+    plain = tessera.kernels.matmul.compile(target="nvptx", arch="sm_80", num_warps=4, **meta)
+    asked = tessera.kernels.matmul.compile(target="nvptx", arch="sm_80", num_warps=4, matrix_instr_nonkdim=32, **meta)
+    assert asked.ptx == plain.ptx

@@ -27,18 +27,22 @@ inline const char* const kAmdArchs[] = {"gfx90a", "gfx942"};
 
 inline bool haveLlvmTools() { return std::filesystem::exists(kReadelf) && std::filesystem::exists(kObjdump); }
 
-inline jit::CompiledKernel compileForAmdgpu(const ir::Function& f, const std::string& arch, int numWarps = 4) {
+// `mfmaSize`: backends::TargetOptions::mfmaSize (0: the target's choice, 16; 32: 32x32x8 where a dot allows).
+inline jit::CompiledKernel compileForAmdgpu(const ir::Function& f, const std::string& arch, int numWarps = 4,
+                                            int mfmaSize = 0) {
   std::unique_ptr<backends::Target> target = backends::createTarget("amdgpu");
   backends::TargetOptions opts;
   opts.arch = arch;
   opts.numWarps = numWarps;
+  opts.mfmaSize = mfmaSize;
   return jit::compile(f, *target, opts);
 }
 
-inline jit::CompiledKernel compileTextForAmdgpu(const std::string& text, const std::string& arch, int numWarps = 4) {
+inline jit::CompiledKernel compileTextForAmdgpu(const std::string& text, const std::string& arch, int numWarps = 4,
+                                                int mfmaSize = 0) {
   std::unique_ptr<ir::Module> m = ir::parseModule(text, "amdgpu_test.tir");
   ir::verify(*m);
-  return compileForAmdgpu(*m->functions().at(0), arch, numWarps);
+  return compileForAmdgpu(*m->functions().at(0), arch, numWarps, mfmaSize);
 }
 
 inline std::string runTool(const std::string& tool, const std::string& args, const std::string& binary) {

@@ -32,37 +32,46 @@ using backends::ThreadMap;
 using namespace backends::amdgpu;
 using namespace tessera::testing;
 
-// ---- AMD's register layout of the 16x16 MFMA instructions (wave64), written out here independently of the code
-// under test: with E = K / 4 operand items per lane (4 for v_mfma_f32_16x16x16{f16,bf16_1k} and
+// ---- AMD's register layout of the MFMA instructions (wave64), written out here independently of the code under
+// test. 16x16 blocks: with E = K / 4 operand items per lane (4 for v_mfma_f32_16x16x16{f16,bf16_1k} and
 // v_mfma_i32_16x16x16i8, 8 for v_mfma_i32_16x16x32_i8), item i (0..E-1) of lane l's A operand is
 // A[l % 16][E * (l / 16) + i], of its B operand B[E * (l / 16) + i][l % 16], and item i (0..3) of its C/D vector
-// D[4 * (l / 16) + i][l % 16].
+// D[4 * (l / 16) + i][l % 16]. 32x32 blocks (v_mfma_f32_32x32x8{f16,bf16_1k}, K 8, E 4): A[l % 32][4 * (l / 32) + i],
+// B[4 * (l / 32) + i][l % 32], and item i (0..15) of C/D D[8 * (i / 4) + 4 * (l / 32) + i % 4][l % 32].
 struct RC {
   int64_t row, col;
 };
-RC amdAElement(int64_t lane, int item, int64_t E = 4) { return {lane % 16, E * (lane / 16) + item}; }
-RC amdBElement(int64_t lane, int item, int64_t E = 4) { return {E * (lane / 16) + item, lane % 16}; }
-RC amdDElement(int64_t lane, int item) { return {4 * (lane / 16) + item, lane % 16}; }
+RC amdAElement(int64_t lane, int item, int64_t E = 4, int64_t block = 16) {
+  return {lane % block, E * (lane / block) + item};
+}
+RC amdBElement(int64_t lane, int item, int64_t E = 4, int64_t block = 16) {
+  return {E * (lane / block) + item, lane % block};
+}
+RC amdDElement(int64_t lane, int item, int64_t block = 16) {
+  if (block == 32) return {8 * (item / 4) + 4 * (lane / 32) + item % 4, lane % 32};
+  return {4 * (lane / 16) + item, lane % 16};
+}
 
 using LaneVectors = std::vector<std::vector<double>>;  // [lane][item]
 
-// The instruction's semantics: D = A * B + C over the 16x16xK block (K = 4 E), operands as the lanes hold them.
-LaneVectors simulateMfma(const LaneVectors& a, const LaneVectors& b, const LaneVectors& c) {
-  const int64_t E = static_cast<int64_t>(a.at(0).size()), K = 4 * E;
-  std::vector<std::vector<double>> A(16, std::vector<double>(K)), B(K, std::vector<double>(16));
-  double C[16][16];
+// The instruction's semantics: D = A * B + C over the block x block x K block (K = 64 E / block), operands as the
+// lanes hold them.
+LaneVectors simulateMfma(const LaneVectors& a, const LaneVectors& b, const LaneVectors& c, int64_t block = 16) {
+  const int64_t E = static_cast<int64_t>(a.at(0).size()), K = 64 * E / block, items = block * block / 64;
+  std::vector<std::vector<double>> A(block, std::vector<double>(K)), B(K, std::vector<double>(block)),
+      C(block, std::vector<double>(block));
   for (int64_t l = 0; l < 64; ++l) {
     for (int i = 0; i < E; ++i) {
-      RC ea = amdAElement(l, i, E), eb = amdBElement(l, i, E);
+      RC ea = amdAElement(l, i, E, block), eb = amdBElement(l, i, E, block);
       A[ea.row][ea.col] = a[l][i];
       B[eb.row][eb.col] = b[l][i];
     }
-    for (int i = 0; i < 4; ++i) C[amdDElement(l, i).row][amdDElement(l, i).col] = c[l][i];
+    for (int i = 0; i < items; ++i) C[amdDElement(l, i, block).row][amdDElement(l, i, block).col] = c[l][i];
   }
-  LaneVectors d(64, std::vector<double>(4));
+  LaneVectors d(64, std::vector<double>(items));
   for (int64_t l = 0; l < 64; ++l)
-    for (int i = 0; i < 4; ++i) {
-      RC e = amdDElement(l, i);
+    for (int i = 0; i < items; ++i) {
+      RC e = amdDElement(l, i, block);
       double s = C[e.row][e.col];
       for (int k = 0; k < K; ++k) s += A[e.row][k] * B[k][e.col];
       d[l][i] = s;
@@ -93,11 +102,13 @@ transforms::PassOptions wave64(int numWarps, const std::string& arch = "") {
 
 // The accumulator layout the AMDGPU policy gives this dot.
 std::optional<ir::Layout> policyLayout(const std::string& in, int64_t M, int64_t N, int64_t K, int numWarps,
-                                       const std::string& arch = "") {
+                                       const std::string& arch = "", int mfmaSize = 0) {
   std::unique_ptr<ir::Module> m = ir::parseModule(layoutFreeDot(in, M, N, K), "policy.tir");
   const ir::Op* dot = findDot(*m);
   if (!dot) throw Error("no dot in the test kernel");
-  AMDGPULayoutPolicy policy(wave64(numWarps, arch));
+  transforms::PassOptions options = wave64(numWarps, arch);
+  options.mfmaSize = mfmaSize;
+  AMDGPULayoutPolicy policy(options);
   std::optional<ir::Layout> result = policy.resultLayout(*dot, 0);
   EXPECT_EQ(result, policy.operandLayout(*dot, 2)) << "accumulator and result must share the layout";
   return result;
@@ -107,17 +118,18 @@ std::optional<ir::Layout> policyLayout(const std::string& in, int64_t M, int64_t
 // lane layout, and compares every thread's every accumulator register with the exact result. A transposed plan
 // hands the instruction B's vectors as its A operand and A's as its B (D^T = B^T A^T); with `aFromRegisters`, A's
 // vectors are the registers of A laid out in `layout` too (a chained dot's P), found by A's own plan. The
-// instruction's K is `stepK` and the inputs `elementBytes` wide (16 and 2: f16 / bf16; 32 or 16 and 1: i8).
+// instruction's K is `stepK` and the inputs `elementBytes` wide (16 and 2: f16 / bf16; 32 or 16 and 1: i8; 8 and 2
+// for a layout of 32x32 blocks: v_mfma_f32_32x32x8).
 void simulateDotIn(const ir::Layout& layout, int64_t M, int64_t N, int64_t K, int numWarps, unsigned seed,
                    bool aFromRegisters = false, int64_t stepK = 16, int64_t elementBytes = 2) {
   SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + " warps " +
                std::to_string(numWarps) + (aFromRegisters ? " A in registers" : "") + " instruction K " +
                std::to_string(stepK) + ", " + std::to_string(elementBytes) + "-byte inputs");
-  const int64_t E = mfmaOperandElements(stepK);
   ThreadMap acc = ThreadMap::build(layout, {M, N}, "sim");
   ASSERT_EQ(acc.warpSize, 64);
   std::optional<MfmaAccumulatorPlan> plan = planMfmaAccumulator(acc);
   ASSERT_TRUE(plan.has_value());
+  const int64_t block = plan->block, E = mfmaOperandElements(stepK, block), items = mfmaAccumulatorRegisters(block);
   ThreadMap amap = ThreadMap::build(layout, {M, K}, "a");
   std::optional<MfmaAccumulatorPlan> aPlan;
   std::map<std::pair<int64_t, int64_t>, const MfmaFragment*> aVectors;  // (row, K step) -> A's registers
@@ -161,10 +173,10 @@ void simulateDotIn(const ir::Layout& layout, int64_t M, int64_t N, int64_t K, in
     for (size_t j = 0; j < acc.warpBases.size(); ++j)
       if ((w >> j) & 1) warpPart = backends::xorCoords(warpPart, acc.warpBases[j]);
     // Per fragment: the lanes' C vectors from their accumulator registers.
-    std::vector<LaneVectors> d(plan->fragments.size(), LaneVectors(64, std::vector<double>(4)));
+    std::vector<LaneVectors> d(plan->fragments.size(), LaneVectors(64, std::vector<double>(items)));
     for (size_t f = 0; f < plan->fragments.size(); ++f)
       for (int64_t l = 0; l < 64; ++l)
-        for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < items; ++i) {
           Coords at = acc.coordsOf(plan->fragments[f].regs[i], w, l);
           d[f][l][i] = C.at(at[0] * N + at[1]);
         }
@@ -172,7 +184,7 @@ void simulateDotIn(const ir::Layout& layout, int64_t M, int64_t N, int64_t K, in
       for (size_t f = 0; f < plan->fragments.size(); ++f) {
         LaneVectors a(64, std::vector<double>(E)), b(64, std::vector<double>(E));
         for (int64_t l = 0; l < 64; ++l) {
-          MfmaOperandOrigin o = mfmaOperandOrigin(l, E);
+          MfmaOperandOrigin o = mfmaOperandOrigin(l, E, block);
           // One aligned load per operand: the vector's E elements are consecutive in LDS.
           const int64_t aAt = aIndex(warpPart[0] + plan->fragments[f].row + o.outer, k0 + o.k);
           const int64_t bAt = bIndex(k0 + o.k, warpPart[1] + plan->fragments[f].col + o.outer);
@@ -191,7 +203,7 @@ void simulateDotIn(const ir::Layout& layout, int64_t M, int64_t N, int64_t K, in
             }
           }
         }
-        d[f] = plan->transposed ? simulateMfma(b, a, d[f]) : simulateMfma(a, b, d[f]);
+        d[f] = plan->transposed ? simulateMfma(b, a, d[f], block) : simulateMfma(a, b, d[f], block);
       }
     // Every accumulator register of every lane holds (A·B + C) at its coordinates.
     ASSERT_EQ(static_cast<int64_t>(plan->regSlot.size()), acc.numRegs());
@@ -209,11 +221,12 @@ void simulateDotIn(const ir::Layout& layout, int64_t M, int64_t N, int64_t K, in
 }
 
 void simulateDot(int64_t M, int64_t N, int64_t K, int numWarps, unsigned seed, const std::string& in = "f16",
-                 const std::string& arch = "") {
-  std::optional<ir::Layout> layout = policyLayout(in, M, N, K, numWarps, arch);
+                 const std::string& arch = "", int mfmaSize = 0) {
+  std::optional<ir::Layout> layout = policyLayout(in, M, N, K, numWarps, arch, mfmaSize);
   ASSERT_TRUE(layout.has_value());
   const bool i8 = in == "i8";
-  simulateDotIn(*layout, M, N, K, numWarps, seed, false, i8 && arch == "gfx942" ? 32 : 16, i8 ? 1 : 2);
+  const bool large = ThreadMap::build(*layout, {M, N}, "acc").laneBases.at(4) == Coords{0, 16};  // 32 lanes per row
+  simulateDotIn(*layout, M, N, K, numWarps, seed, false, large ? 8 : i8 && arch == "gfx942" ? 32 : 16, i8 ? 1 : 2);
 }
 
 TEST(AMDGPUMfma, HostSimulationMatchesExactProduct) {
@@ -222,6 +235,19 @@ TEST(AMDGPUMfma, HostSimulationMatchesExactProduct) {
            {16, 16, 16, 1}, {32, 32, 16, 4}, {64, 64, 32, 4}, {64, 32, 64, 2}, {16, 64, 16, 8}, {128, 64, 32, 4},
            {32, 128, 64, 8}})
     simulateDot(M, N, K, static_cast<int>(warps), seed++);
+}
+
+// Asked for 32x32 instructions (mfmaSize 32): v_mfma_f32_32x32x8, 16 C/D registers per lane and block, K steps of
+// 8, where M is a multiple of 32 and N of 32 per wave.
+TEST(AMDGPUMfma, LargeBlockHostSimulationMatchesExactProduct) {
+  unsigned seed = 30;
+  for (auto [M, N, K, warps] : std::vector<std::array<int64_t, 4>>{
+           {32, 32, 16, 1}, {64, 128, 32, 4}, {128, 128, 64, 4}, {32, 256, 16, 8}, {128, 256, 32, 8}})
+    for (const char* in : {"f16", "bf16"}) {
+      ASSERT_EQ(policyLayout(in, M, N, K, static_cast<int>(warps), "gfx942", 32),
+                ir::Layout::blocked({4, 1}, {2, 32}, {1, static_cast<int>(warps)}, {1, 0}));
+      simulateDot(M, N, K, static_cast<int>(warps), seed++, in, "gfx942", 32);
+    }
 }
 
 // i8: v_mfma_i32_16x16x32_i8 on gfx942 (8 bytes per lane and operand), v_mfma_i32_16x16x16i8 on gfx90a (4).
@@ -339,6 +365,17 @@ TEST(AMDGPUMfma, PolicyChoosesFragmentLayoutOnlyForMfmaDots) {
   EXPECT_EQ(policyLayout("i8", 64, 64, 16, 4, "gfx942"), ir::defaultBlockedLayout({64, 64}, 4, 64));
   // Shapes that are not multiples of the 16x16x16 block keep the default layout.
   EXPECT_EQ(policyLayout("f16", 64, 64, 8, 4), ir::defaultBlockedLayout({64, 64}, 4, 64));
+  // Asked for 32x32 blocks: 16-bit dots whose M is a multiple of 32 and whose N gives each wave whole 32-column
+  // blocks take them; the others keep 16x16 (i8, 16 rows, N 64 over 4 waves), as does the default (0) and 16.
+  const ir::Layout large = ir::Layout::blocked({4, 1}, {2, 32}, {1, 4}, {1, 0});
+  const ir::Layout small = ir::Layout::blocked({4, 1}, {4, 16}, {1, 4}, {1, 0});
+  EXPECT_EQ(policyLayout("f16", 64, 128, 32, 4, "gfx942", 32), large);
+  EXPECT_EQ(policyLayout("bf16", 32, 128, 16, 4, "gfx90a", 32), large);
+  EXPECT_EQ(policyLayout("f16", 64, 128, 32, 4, "gfx942", 16), small);
+  EXPECT_EQ(policyLayout("f16", 64, 128, 32, 4, "gfx942", 0), small);
+  EXPECT_EQ(policyLayout("f16", 16, 128, 32, 4, "gfx942", 32), small);
+  EXPECT_EQ(policyLayout("f16", 64, 64, 32, 4, "gfx942", 32), small);
+  EXPECT_EQ(policyLayout("i8", 64, 128, 64, 4, "gfx942", 32), small);
 }
 
 TEST(AMDGPUMfma, PlanRejectsLayoutsThatAreNotFragments) {
@@ -358,6 +395,17 @@ TEST(AMDGPUMfma, PlanRejectsLayoutsThatAreNotFragments) {
   EXPECT_TRUE(t->transposed);
   EXPECT_FALSE(
       planMfmaAccumulator(ThreadMap::build(ir::Layout::blocked({1, 2}, {16, 4}, {4, 1}, {0, 1}), {64, 64}, "u")));
+  // 32x32 blocks: whole blocks per wave along N; not with the waves along rows of 8, nor with 2 rows per thread.
+  std::optional<MfmaAccumulatorPlan> large =
+      planMfmaAccumulator(ThreadMap::build(ir::Layout::blocked({4, 1}, {2, 32}, {1, 4}, {1, 0}), {64, 128}, "l"));
+  ASSERT_TRUE(large.has_value());
+  EXPECT_EQ(large->block, 32);
+  EXPECT_EQ(large->fragments.size(), 2u);
+  EXPECT_EQ(large->fragments.at(0).regs.size(), 16u);
+  EXPECT_FALSE(
+      planMfmaAccumulator(ThreadMap::build(ir::Layout::blocked({4, 1}, {2, 32}, {4, 1}, {1, 0}), {64, 128}, "w")));
+  EXPECT_FALSE(
+      planMfmaAccumulator(ThreadMap::build(ir::Layout::blocked({2, 1}, {2, 32}, {1, 4}, {1, 0}), {64, 128}, "s")));
 }
 
 // ---- the fragments as linear layouts (MfmaLinearLayouts.h), against the same register layout
@@ -419,6 +467,28 @@ TEST(AMDGPUMfma, F16AndBf16DotsUseMfmaWithoutSpills) {
                            2 * countOccurrences(dis, "ds_read2st64_b64");
       EXPECT_EQ(b64Reads, (4 + 1) * 2) << dis;
       EXPECT_EQ(readNotes(k.binary).privateSegmentBytes, 0);
+    }
+}
+
+// mfmaSize 32: 64x128x32 at 4 waves, each wave 2 row blocks x 1 column block of 32x32, in 4 K steps of 8.
+TEST(AMDGPUMfma, LargeBlockDotsUse32x32MfmaWithoutSpills) {
+  for (const char* in : {"f16", "bf16"})
+    for (const char* arch : kAmdArchs) {
+      SCOPED_TRACE(std::string(in) + " " + arch);
+      jit::CompiledKernel k = compileTextForAmdgpu(layoutFreeDot(in, 64, 128, 32), arch, 4, /*mfmaSize=*/32);
+      const std::string intrinsic =
+          std::string("llvm.amdgcn.mfma.f32.32x32x8") + (in == std::string("f16") ? "f16" : "bf16.1k");
+      EXPECT_NE(k.llvmIR.find(intrinsic), std::string::npos);
+      EXPECT_EQ(k.llvmIR.find("llvm.amdgcn.mfma.f32.16x16x16"), std::string::npos);
+      expectGoodCodeObject(k, arch, /*noSpills=*/true);
+      EXPECT_EQ(readNotes(k.binary).privateSegmentBytes, 0);
+      if (!haveLlvmTools()) GTEST_SKIP() << "llvm-objdump-19 not installed";
+      const std::string dis = disassemble(k.binary);
+      EXPECT_EQ(countOccurrences(dis, "v_mfma_f32_32x32x8"), 2 * 4) << dis;
+      // One 8-byte LDS read per operand vector: per K step 2 A vectors and 1 B vector.
+      const int b64Reads = countOccurrences(dis, "ds_read_b64") + 2 * countOccurrences(dis, "ds_read2_b64") +
+                           2 * countOccurrences(dis, "ds_read2st64_b64");
+      EXPECT_EQ(b64Reads, (2 + 1) * 4) << dis;
     }
 }
 
@@ -497,6 +567,22 @@ TEST(AMDGPUMfma, TutorialF16MatmulUsesMfma) {
     expectGoodCodeObject(k, arch, /*noSpills=*/true);
     if (!haveLlvmTools()) GTEST_SKIP() << "llvm-objdump-19 not installed";
     EXPECT_EQ(countOccurrences(disassemble(k.binary), "v_mfma_f32_16x16x16"), 4 * 2);
+  }
+}
+
+// The standard 128x128x64 matmul at 4 waves asked for 32x32 instructions: each wave 4 row blocks x 1 column block
+// of 32x32 (its 32 columns), 8 K steps, without scratch.
+TEST(AMDGPUMfma, TutorialF16MatmulUsesLargeMfmaWhenAsked) {
+  std::unique_ptr<ir::Module> m = tracedMatmul(tessera::kernels::matmul_kernel(), 128, 128, 64);
+  const ir::Function& f = *m->functions().at(0);
+  for (const char* arch : kAmdArchs) {
+    SCOPED_TRACE(arch);
+    jit::CompiledKernel k = compileForAmdgpu(f, arch, 4, /*mfmaSize=*/32);
+    EXPECT_NE(k.llvmIR.find("llvm.amdgcn.mfma.f32.32x32x8f16"), std::string::npos);
+    expectGoodCodeObject(k, arch, /*noSpills=*/true);
+    EXPECT_EQ(readNotes(k.binary).privateSegmentBytes, 0);
+    if (!haveLlvmTools()) GTEST_SKIP() << "llvm-objdump-19 not installed";
+    EXPECT_EQ(countOccurrences(disassemble(k.binary), "v_mfma_f32_32x32x8"), 4 * 8);
   }
 }
 

@@ -114,6 +114,11 @@ TEST(JitSpecialization, KeyDistinguishesEverySpecializationInput) {
   EXPECT_TRUE(differs([](Specialization& s) { s.args[1].offsets32 = true; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.warpSpecialize = true; }));
   EXPECT_TRUE(differs([](Specialization& s) { s.pingPong = true; }));
+  Specialization large = base;
+  large.target = "amdgpu";
+  large.arch = "gfx942";
+  large.mfmaSize = 32;
+  EXPECT_EQ(large.key(), "BLOCK=1024;args=16,_,1;warps=4;stages=3;amdgpu;gfx942;fast;matrix_instr_nonkdim=32");
   Specialization noTurns = base;
   noTurns.consumerTurns = false;
   EXPECT_EQ(noTurns.key(), "BLOCK=1024;args=16,_,1;warps=4;stages=3;nvptx;sm_90a;fast;no_consumer_turns");

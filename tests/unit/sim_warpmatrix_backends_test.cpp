@@ -180,7 +180,8 @@ struct DotTypes {
   const char* accumulator = "f32";
   const char* precision = "ieee";
 };
-ThreadMap accumulatorMap(bool amdgpu, int64_t M, int64_t N, int64_t K, int warps, DotTypes types = {}) {
+ThreadMap accumulatorMap(bool amdgpu, int64_t M, int64_t N, int64_t K, int warps, DotTypes types = {},
+                         int mfmaSize = 0) {
   auto tile = [](int64_t rows, int64_t cols, const char* element) {
     return "tile<" + std::to_string(rows) + "x" + std::to_string(cols) + "x" + element + ">";
   };
@@ -199,6 +200,7 @@ ThreadMap accumulatorMap(bool amdgpu, int64_t M, int64_t N, int64_t K, int warps
   transforms::PassOptions options;
   options.numWarps = warps;
   options.warpSize = amdgpu ? 64 : 32;
+  options.mfmaSize = mfmaSize;
   std::optional<ir::Layout> layout =
       amdgpu ? amd::mfmaAccumulatorLayout(*dot, options) : nv::mmaAccumulatorLayout(*dot, options);
   if (!layout) throw Error("the policy gave this dot no tensor-core accumulator layout");
@@ -248,12 +250,14 @@ TEST(WarpMatrixVsBackend, NvptxAccumulatorPlanMatchesTheMmaCFragment) {
 // mfmaOperandElements(K) items in one load: a <4 x half> (two registers, item v in register v / 2, half v % 2), or
 // the i8 bytes in an i64 (gfx942) or i32 (gfx90a): item v in register v / 4, byte v % 4.
 TEST(WarpMatrixVsBackend, AmdgpuOperandOriginsMatchTheMfmaFragments) {
-  for (MmaKind kind : {kMfmaF32_16x16x16F16, kMfmaF32_16x16x16BF16, kMfmaI32_16x16x32I8, kMfmaI32_16x16x16I8}) {
+  for (MmaKind kind : {kMfmaF32_16x16x16F16, kMfmaF32_16x16x16BF16, kMfmaI32_16x16x32I8, kMfmaI32_16x16x16I8,
+                       kMfmaF32_32x32x8F16, kMfmaF32_32x32x8BF16}) {
     SCOPED_TRACE(mmaShape(kind).instruction);
-    const uint32_t E = static_cast<uint32_t>(amd::mfmaOperandElements(mmaShape(kind).k));
+    const int64_t block = mmaShape(kind).m;
+    const uint32_t E = static_cast<uint32_t>(amd::mfmaOperandElements(mmaShape(kind).k, block));
     const uint32_t perRegister = kind == kMfmaI32_16x16x32I8 || kind == kMfmaI32_16x16x16I8 ? 4 : 2;
     for (uint32_t lane = 0; lane < 64; ++lane) {
-      amd::MfmaOperandOrigin o = amd::mfmaOperandOrigin(lane, E);
+      amd::MfmaOperandOrigin o = amd::mfmaOperandOrigin(lane, E, block);
       for (uint32_t v = 0; v < E; ++v) {
         const uint32_t outer = static_cast<uint32_t>(o.outer), k = static_cast<uint32_t>(o.k) + v;
         EXPECT_EQ(fragmentElement(kind, MmaOperand::A, lane, v / perRegister, v % perRegister),
@@ -274,6 +278,18 @@ TEST(WarpMatrixVsBackend, AmdgpuAccumulatorPlanMatchesTheMfmaDFragment) {
     std::optional<amd::MfmaAccumulatorPlan> plan = amd::planMfmaAccumulator(acc);
     ASSERT_TRUE(plan);
     expectPlanMatchesFragment(acc, *plan, kMfmaF32_16x16x16F16);
+  }
+}
+
+// The policy's 32x32 layout (mfmaSize 32) against v_mfma_f32_32x32x8's 16 C/D registers per lane.
+TEST(WarpMatrixVsBackend, AmdgpuLargeBlockPlanMatchesTheMfmaDFragment) {
+  for (auto [M, N, warps] : std::vector<std::array<int64_t, 3>>{{32, 32, 1}, {64, 128, 4}, {128, 256, 8}}) {
+    SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + ", " + std::to_string(warps) + " waves");
+    ThreadMap acc = accumulatorMap(true, M, N, 16, static_cast<int>(warps), {}, /*mfmaSize=*/32);
+    std::optional<amd::MfmaAccumulatorPlan> plan = amd::planMfmaAccumulator(acc);
+    ASSERT_TRUE(plan);
+    ASSERT_EQ(plan->block, 32);
+    expectPlanMatchesFragment(acc, *plan, kMfmaF32_32x32x8F16);
   }
 }
 
