@@ -387,6 +387,17 @@ std::vector<CheckCase> tutorialCases() {
     eightCase.numStages = t.stages;
     cases.push_back(std::move(eightCase));
   }
+  // The configurations whose N gives each wave whole 32-column blocks, on AMD's v_mfma_f32_32x32x8 (16 C/D
+  // registers per lane and block, K steps of 8); ragged in M, N and K. NVIDIA ignores the option.
+  for (Issue12Config t : {Issue12Config{128, 128, 64, 4, 3}, Issue12Config{64, 256, 32, 4, 4}})
+    for (auto [name, kernel, kind] : {std::tuple{"f16", kernels::matmul_kernel(), ScalarKind::F16},
+                                      std::tuple{"bf16", kernels::matmul_kernel_of<bf16>("bf16"), ScalarKind::BF16}}) {
+      CheckCase c = matmulCase(std::string("matmul ") + name + " matrix_instr_nonkdim=32", kernel, kind,
+                               ScalarKind::F32, {200, 300, 100, t.BM, t.BN, t.BK, t.warps}, 1e-4);
+      c.numStages = t.stages;
+      c.mfmaSize = 32;
+      cases.push_back(std::move(c));
+    }
   // fp8 (e4m3, e5m2) into f32: wgmma m64nNk32 on sm_90a, FMAs elsewhere. wgmma reads B only K-major: from a B^T
   // ([N, K]) tensor the copies are cp.async's, from a row-major B they go through registers (transposed). ISSUE 12's
   // configurations on e4m3 B^T, num_stages 1 to 4 on e5m2, and row-major B; ragged in M, N and K. Products are exact

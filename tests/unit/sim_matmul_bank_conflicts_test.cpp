@@ -20,6 +20,7 @@ namespace {
 
 struct Config {
   int BM, BN, BK, warps;
+  int mfmaSize = 0;  // jit::LaunchOptions::mfmaSize: 32 runs AMD's v_mfma_f32_32x32x8 where the dot allows
 };
 
 // One block of the tutorial matmul `kernel` (M = BM, N = BN, K = 2 BK: two iterations of the K loop) on the
@@ -40,6 +41,7 @@ std::pair<std::vector<Out>, std::optional<sim::Report>> runMatmul(const KernelDe
   jit::LaunchOptions options;
   options.runtime = &runtime;
   options.numWarps = c.warps;
+  options.mfmaSize = c.mfmaSize;
   auto pointer = [&](jit::DeviceAddress d, uint64_t bytes) {
     return sized ? jit::KernelArg::pointer(d, bytes) : jit::KernelArg::pointer(d);
   };
@@ -56,7 +58,7 @@ std::pair<std::vector<Out>, std::optional<sim::Report>> runMatmul(const KernelDe
 
 std::string configName(const Config& c, const char* arch) {
   return std::to_string(c.BM) + "x" + std::to_string(c.BN) + "x" + std::to_string(c.BK) + "_warps" +
-         std::to_string(c.warps) + "_" + arch;
+         std::to_string(c.warps) + (c.mfmaSize ? "_mfma" + std::to_string(c.mfmaSize) : "") + "_" + arch;
 }
 
 class MatmulBankConflicts : public ::testing::TestWithParam<std::tuple<Config, const char*>> {};
@@ -97,6 +99,14 @@ INSTANTIATE_TEST_SUITE_P(Tutorial04, MatmulBankConflicts,
 INSTANTIATE_TEST_SUITE_P(Tutorial04Amd, MatmulBankConflicts,
                          ::testing::Combine(::testing::Values(Config{64, 64, 32, 4}, Config{64, 256, 32, 4},
                                                               Config{128, 128, 64, 8}, Config{128, 256, 64, 8}),
+                                            ::testing::Values("gfx942", "gfx90a")),
+                         [](const auto& info) { return configName(std::get<0>(info.param), std::get<1>(info.param)); });
+
+// On v_mfma_f32_32x32x8 (matrix_instr_nonkdim=32): the operand reads are the same 8-byte vectors, 16 lanes of 16
+// consecutive rows at a time, and the epilogue exchanges from the 32x32 fragments.
+INSTANTIATE_TEST_SUITE_P(Tutorial04AmdLargeMfma, MatmulBankConflicts,
+                         ::testing::Combine(::testing::Values(Config{64, 256, 32, 4, 32}, Config{128, 128, 64, 4, 32},
+                                                              Config{128, 256, 64, 8, 32}),
                                             ::testing::Values("gfx942", "gfx90a")),
                          [](const auto& info) { return configName(std::get<0>(info.param), std::get<1>(info.param)); });
 
