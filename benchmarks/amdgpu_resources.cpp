@@ -4,8 +4,8 @@
 // HSA code object), for the standard matmul configurations (f16, bf16), the attention forward configurations
 // (f16, causal and not) and the i8 matmul at 128x128x64 and 64x64x64 (as kernel_resources has them), and the
 // standard matmuls again on 32x32x8 instructions (matrix_instr_nonkdim=32; rows "..._mfma32", where the policy
-// takes them: N a multiple of 32 per wave). No GPU and no ROCm tool are needed: the JIT emits the code object in
-// process.
+// takes them: N a multiple of 32 per wave), and attention at BM 128 on 4 waves on both instructions. No GPU and no
+// ROCm tool are needed: the JIT emits the code object in process.
 //
 //   amdgpu_resources [--csv FILE] [--only SUBSTRING] [--runs N]
 #include <cstdio>
@@ -42,6 +42,14 @@ std::vector<KernelCase> resourceCases() {
       large.mfmaSize = 32;
       large.config += "_mfma32";
       cases.push_back(large);
+    }
+  // Attention where each of 4 waves owns whole 32-row blocks, on 16x16 and on 32x32 instructions.
+  for (const AttentionConfig& config : {AttentionConfig{128, 64, 64, 4, false}, AttentionConfig{128, 64, 128, 4, false}})
+    for (int mfmaSize : {16, 32}) {
+      KernelCase c = attentionCase("f16", config, kArch);
+      c.mfmaSize = mfmaSize;
+      c.config += "_mfma" + std::to_string(mfmaSize);
+      cases.push_back(c);
     }
   return cases;
 }

@@ -1,10 +1,10 @@
 // AMDGPUHooks::lowerDot: `dot` on matrix cores (wave64) with v_mfma_f32_16x16x16{f16,bf16_1k}, or for i8
 // v_mfma_i32_16x16x32_i8 (gfx942) / v_mfma_i32_16x16x16i8 (gfx90a); an accumulator laid out in 32x32 blocks
-// (PassOptions::mfmaSize 32) runs v_mfma_f32_32x32x8{f16,bf16_1k}. Each lane reads its operand vectors (4 16-bit
-// elements, or 8 / 4 bytes of i8) with one LDS load from A's rows and B's columns, K-contiguous and swizzled as
-// mfmaOperandLdsLayout says: from the shared buffer a local_load names (async copies filled it, in that layout), or
-// from the dot's LDS scratch, where the dot stages the operand itself; or, for a dot marked a_in_registers (the
-// second of chained dots), A's vectors are its own registers. An accumulator in the transposed fragments' layout
+// (PassOptions::mfmaSize 32; transposed too, chained dots with P from registers) runs v_mfma_f32_32x32x8{f16,bf16_1k}.
+// Each lane reads its operand vectors (4 16-bit elements, or 8 / 4 bytes of i8) with one LDS load from A's rows and
+// B's columns, K-contiguous and swizzled as mfmaOperandLdsLayout says: from the shared buffer a local_load names
+// (async copies filled it, in that layout), or from the dot's LDS scratch, where the dot stages the operand itself;
+// or, for a dot marked a_in_registers (the second of chained dots), A's vectors are its own registers. An accumulator in the transposed fragments' layout
 // is computed as D^T = B^T A^T: the instruction gets B's vector as its A operand and A's as its B. The index
 // arithmetic is MfmaFragments.h's, emitted as LLVM IR here.
 #include <llvm/IR/IntrinsicsAMDGPU.h>
@@ -41,12 +41,13 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   if (!plan) return false;
   // The accumulator's layout says which instruction: 32x32 blocks run v_mfma_f32_32x32x8 (16-bit inputs only).
   const int64_t block = plan->block;
-  if (block == kMfmaLargeBlock && (in == ir::ScalarKind::I8 || plan->transposed)) return false;
+  if (block == kMfmaLargeBlock && in == ir::ScalarKind::I8) return false;
   const int64_t K = shape->K, stepK = block == kMfmaLargeBlock ? 8 : shape->tile.k;
   const int64_t elements = mfmaOperandElements(stepK, block);  // per lane and operand vector
   const int64_t groupBits = block == kMfmaLargeBlock ? 1 : 2;   // the lane bits above lane % block: K groups
   // A straight from registers, where assign-layouts put it in the accumulator's transposed layout: the fragments of
-  // A's plan are its MFMA operand vectors, keyed by (row, K step).
+  // A's plan hold its MFMA operand vectors, keyed by (row, K origin of the block): a 16x16 block is one K step's
+  // vector (4 registers), a 32x32 block four K steps' (registers 4 j .. 4 j + 3 are K step j of 8).
   std::map<std::pair<int64_t, int64_t>, const MfmaFragment*> aRegisterVectors;
   const bool aFromRegisters = transforms::dotTakesAInRegisters(op);
   std::optional<MfmaAccumulatorPlan> aPlan;
@@ -151,13 +152,15 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   // A's vector at (row, k0) from its registers.
   const Regs* aRegs = aFromRegisters ? &L.get(a) : nullptr;
   auto registerOperandA = [&](int64_t row, int64_t k0) -> llvm::Value* {
-    auto it = aRegisterVectors.find({row, k0});
+    auto it = aRegisterVectors.find({row, k0 & ~(block - 1)});
     if (it == aRegisterVectors.end()) L.fail(op, "A's registers hold no MFMA vector at row " + std::to_string(row) +
                                                      ", K " + std::to_string(k0));
+    const int64_t first = (k0 % block) / stepK * 4;  // the K step's registers within the block
     llvm::Value* v = llvm::PoisonValue::get(operandTy);
     for (int s = 0; s < 4; ++s)
-      v = b.CreateInsertElement(v, b.CreateBitCast((*aRegs)[it->second->regs[s]], operandTy->getScalarType()),
-                                uint64_t(s));
+      v = b.CreateInsertElement(
+          v, b.CreateBitCast((*aRegs)[it->second->regs[static_cast<size_t>(first + s)]], operandTy->getScalarType()),
+          uint64_t(s));
     return v;
   };
 

@@ -79,7 +79,8 @@ MfmaSwizzle mfmaSwizzleFor(int64_t K, int64_t elementBytes);
 // A), leaves lane l with D[l % 16][4 (l / 16) + v]: a row per lane and 4 consecutive columns, which is exactly the A
 // fragment's arrangement. Chained dots (attention's S = Q K^T, then P V) take that layout, so the first result,
 // after element-wise ops and a cast, is the second dot's A operand in registers, and the second accumulator shares
-// the layout (MfmaLayoutPolicy.h).
+// the layout (MfmaLayoutPolicy.h). With 32x32 blocks alike: lane l holds D[l % 32][8 j + 4 (l / 32) + v], which
+// are A's 32x32x8 vectors of K steps j = 0..3 (A[l % 32][4 (l / 32) + v] of each step of 8).
 struct MfmaFragment {
   int64_t row = 0, col = 0;   // register part of the block's origin (the warp part is added per thread)
   std::vector<int64_t> regs;  // the accumulator registers holding the lane's D elements, slot by slot (4 or 16)

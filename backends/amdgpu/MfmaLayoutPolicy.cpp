@@ -27,24 +27,34 @@ constexpr TensorCoreTile kGfx942Tiles[] = {
     {ir::ScalarKind::I8, ir::ScalarKind::I32, kMfmaM, kMfmaN, 32},
 };
 
-// Whether `dot` is one end of a chain (ChainedDots.h) of 16-bit inputs whose M splits into whole 16-row blocks per
-// wave.
-bool takesChainedLayout(const ir::Op& dot, const TensorCoreDot& shape, const transforms::PassOptions& options) {
-  return shape.tile.input != ir::ScalarKind::I8 && shape.M % (kMfmaM * options.numWarps) == 0 &&
+// The MFMA block `dot` runs on: 16 (16x16 instructions), or 32 (v_mfma_f32_32x32x8) where asked
+// (options.mfmaSize) for 16-bit inputs whose blocks fit: a chained dot's M must give each wave whole 32-row blocks
+// (the waves are stacked along M) and its N and K be multiples of 32 (the same test for both ends of attention's
+// chain, whose N and K swap, so that the two agree); another dot's M must be a multiple of 32 and its N give each
+// wave whole 32-column blocks (the waves lie side by side along N: a blocked layout cannot give a wave whole
+// 32-row blocks there, its repetitions along M would interleave the waves every 8 rows).
+int64_t mfmaBlock(const ir::Op& dot, const TensorCoreDot& shape, const transforms::PassOptions& options) {
+  if (options.mfmaSize != kMfmaLargeBlock || shape.tile.input == ir::ScalarKind::I8) return kMfmaM;
+  const int64_t large = kMfmaLargeBlock, waves = options.numWarps;
+  const bool fits = transforms::isChainedDot(dot)
+                        ? shape.M % (large * waves) == 0 && shape.N % large == 0 && shape.K % large == 0
+                        : shape.M % large == 0 && shape.N % (large * waves) == 0;
+  return fits ? large : kMfmaM;
+}
+
+// Whether `dot` is one end of a chain (ChainedDots.h) of 16-bit inputs whose M splits into whole blocks per wave.
+bool takesChainedLayout(const ir::Op& dot, const TensorCoreDot& shape, const transforms::PassOptions& options,
+                        int64_t block) {
+  return shape.tile.input != ir::ScalarKind::I8 && shape.M % (block * options.numWarps) == 0 &&
          transforms::isChainedDot(dot);
 }
 
-// The transposed C/D fragments (MfmaFragments.h), each wave owning whole 16-row blocks: lane l holds row l % 16 and
-// columns 4 (l / 16) + {0..3} of every 16x16 block of its rows.
-ir::Layout chainedLayout(int numWarps) { return ir::Layout::blocked({1, 4}, {16, 4}, {numWarps, 1}, {0, 1}); }
-
-// Whether `dot` runs on 32x32x8 instructions: where asked (options.mfmaSize), for 16-bit inputs whose M is a
-// multiple of 32 and whose N gives every wave whole 32-column blocks (the waves lie side by side along N: a
-// blocked layout cannot give a wave whole 32-row blocks), and not chained (the transposed fragments are 16x16).
-bool takesLargeBlocks(const ir::Op& dot, const TensorCoreDot& shape, const transforms::PassOptions& options) {
-  return options.mfmaSize == kMfmaLargeBlock && shape.tile.input != ir::ScalarKind::I8 &&
-         shape.M % kMfmaLargeBlock == 0 && shape.N % (kMfmaLargeBlock * options.numWarps) == 0 &&
-         !takesChainedLayout(dot, shape, options);
+// The transposed C/D fragments (MfmaFragments.h), each wave owning whole blocks of rows: lane l holds row
+// l % block of every block of its rows, and columns 4 (l / 16) + {0..3} of each 16x16 block, or 8 j + 4 (l / 32) +
+// {0..3} (j = 0..3, the layout's repetitions along N) of each 32x32 block.
+ir::Layout chainedLayout(int numWarps, int64_t block) {
+  if (block == kMfmaLargeBlock) return ir::Layout::blocked({1, 4}, {32, 2}, {numWarps, 1}, {0, 1});
+  return ir::Layout::blocked({1, 4}, {16, 4}, {numWarps, 1}, {0, 1});
 }
 
 }  // namespace
@@ -58,18 +68,21 @@ std::optional<ir::Layout> mfmaAccumulatorLayout(const ir::Op& dot, const transfo
   if (options.warpSize != kMfmaWaveSize) return std::nullopt;
   const std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, mfmaTiles(options.arch));
   if (!shape) return std::nullopt;
-  if (takesChainedLayout(dot, *shape, options)) return chainedLayout(options.numWarps);
+  const int64_t block = mfmaBlock(dot, *shape, options);
+  if (takesChainedLayout(dot, *shape, options, block)) return chainedLayout(options.numWarps, block);
   // Lane l holds rows 4 (l / 16) + {0..3} of column l % 16 of each 16x16 block; with 32x32 blocks, rows
   // 8 j + 4 (l / 32) + {0..3} (j = 0..3, the layout's repetitions along M) of column l % 32.
-  if (takesLargeBlocks(dot, *shape, options)) return ir::Layout::blocked({4, 1}, {2, 32}, {1, options.numWarps}, {1, 0});
+  if (block == kMfmaLargeBlock) return ir::Layout::blocked({4, 1}, {2, 32}, {1, options.numWarps}, {1, 0});
   return ir::Layout::blocked({4, 1}, {4, 16}, {1, options.numWarps}, {1, 0});
 }
 
 std::optional<ir::Layout> mfmaOperandARegisterLayout(const ir::Op& dot, const transforms::PassOptions& options) {
   if (options.warpSize != kMfmaWaveSize || !transforms::operandAFromDot(dot)) return std::nullopt;
   const std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, mfmaTiles(options.arch));
-  if (!shape || !takesChainedLayout(dot, *shape, options)) return std::nullopt;
-  return chainedLayout(options.numWarps);
+  if (!shape) return std::nullopt;
+  const int64_t block = mfmaBlock(dot, *shape, options);
+  if (!takesChainedLayout(dot, *shape, options, block)) return std::nullopt;
+  return chainedLayout(options.numWarps, block);
 }
 
 ir::Layout mfmaOperandLdsLayout(int64_t K, int64_t elementBytes, unsigned index, int64_t outer) {

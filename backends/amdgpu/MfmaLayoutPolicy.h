@@ -4,10 +4,13 @@
 // are the same, in i32): sizePerThread [4, 1], threadsPerWarp [4, 16],
 // warpsPerCTA [1, numWarps], order [1, 0]: lane l holds rows 4 * (l / 16) + {0..3} of column l % 16 of every
 // 16x16 block. Asked for 32x32 instructions (PassOptions::mfmaSize = 32, Triton's matrix_instr_nonkdim), a dot
-// of 16-bit inputs whose M is a multiple of 32 and whose N a multiple of 32 * numWarps (and that is not chained)
-// takes the v_mfma_f32_32x32x8 C/D fragments instead: sizePerThread [4, 1], threadsPerWarp [2, 32], warpsPerCTA
+// of 16-bit inputs whose M is a multiple of 32 and whose N a multiple of 32 * numWarps takes the
+// v_mfma_f32_32x32x8 C/D fragments instead: sizePerThread [4, 1], threadsPerWarp [2, 32], warpsPerCTA
 // [1, numWarps]: lane l holds rows 8 j + 4 (l / 32) + {0..3} of column l % 32 of every 32x32 block. Half as many
 // instructions for the same work, each reading operand vectors of the same size (4 elements, K 8 per step).
+// Chained dots whose M gives each wave whole 32-row blocks and whose N and K are multiples of 32 take the
+// transposed 32x32 fragments (sizePerThread [1, 4], threadsPerWarp [32, 2], warpsPerCTA [numWarps, 1], order
+// [0, 1]), still P's A operand in registers.
 // Its operands A and B are read from LDS buffers that async copies fill (mfmaOperandSharedLayout).
 // Chained dots (transforms/analysis/ChainedDots.h: attention's Q K^T and P V) whose M splits into 16-row blocks per
 // wave take the transposed fragments instead (MfmaFragments.h: the lowering computes D^T = B^T A^T), sizePerThread

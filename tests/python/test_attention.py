@@ -191,6 +191,30 @@ def test_gfx942_bf16_p_in_registers(config, causal):
           causal)
 
 
+# matrix_instr_nonkdim=32 on gfx942: where each wave owns whole 32-row blocks (BM 128 on 4 waves) and the blocks'
+# N and K are multiples of 32, both chained dots run v_mfma_f32_32x32x8 on the transposed 32x32 fragments (lane l:
+# row l % 32, columns 8 j + 4 (l / 32) + 0..3), and P still goes to P V in registers, a K step of 8 per 4 of them.
+# At 8 waves (16 rows each) they keep 16x16.
+@pytest.mark.sim
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["f16", "bf16"])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("config", [(128, 64, 64, 4), (128, 32, 128, 4)], ids=lambda c: "{}x{}_d{}_w{}".format(*c))
+def test_gfx942_attention_on_32x32_mfma(config, causal, dtype):
+    BM, BN, head_dim, num_warps = config
+    meta = dict(BM=BM, BN=BN, HEAD_DIM=head_dim, CAUSAL=int(causal))
+    kernel = KERNELS[dtype]
+    large = kernel.compile(target="amdgpu", arch="gfx942", num_warps=num_warps, matrix_instr_nonkdim=32, **meta)
+    instruction = "llvm.amdgcn.mfma.f32.32x32x8" + ("f16" if dtype == torch.float16 else "bf16.1k")
+    assert instruction in large.llvm_ir and "mfma.f32.16x16x16" not in large.llvm_ir
+    assert "a_in_registers = true" in large.ir_stages[-1][1]
+    assert large.resources()["scratch_bytes"] == 0
+    small = kernel.compile(target="amdgpu", arch="gfx942", num_warps=8, matrix_instr_nonkdim=32, **meta)
+    assert "32x32x8" not in small.llvm_ir and "mfma.f32.16x16x16" in small.llvm_ir
+    q, k, v = random_qkv((1, 2, BM + BN // 2 + 3, head_dim), dtype)
+    check(attention(q, k, v, causal, BM=BM, BN=BN, num_warps=num_warps, backend="sim", arch="gfx942",
+                    matrix_instr_nonkdim=32), q, k, v, causal)
+
+
 # The descriptor kernel at the first configuration on each emulated arch (on sm_90a its output leaves by a TMA
 # store), over two heads whose query blocks end inside the tensors.
 @pytest.mark.sim

@@ -195,10 +195,13 @@ void simulateDotIn(const ir::Layout& layout, int64_t M, int64_t N, int64_t K, in
             b[l][i] = bSmem.at(bAt + i);
           }
           if (aFromRegisters) {
-            auto it = aVectors.find({plan->fragments[f].row, k0});
+            // A's block at (row, K origin) holds this K step's vector in registers 4 j .. 4 j + 3 (j: the step
+            // within a 32-wide block; 0 for 16x16 blocks, one step each).
+            auto it = aVectors.find({plan->fragments[f].row, k0 & ~(block - 1)});
             ASSERT_NE(it, aVectors.end());
+            const int64_t first = (k0 % block) / stepK * 4;
             for (int i = 0; i < 4; ++i) {
-              const Coords at = amap.coordsOf(it->second->regs[i], w, l);
+              const Coords at = amap.coordsOf(it->second->regs[first + i], w, l);
               a[l][i] = A.at(at[0] * K + at[1]);
             }
           }
@@ -268,6 +271,18 @@ TEST(AMDGPUMfma, TransposedFragmentsMatchExactProductWithAFromLdsOrRegisters) {
     for (bool aFromRegisters : {false, true}) {
       const ir::Layout chained = ir::Layout::blocked({1, 4}, {16, 4}, {static_cast<int>(warps), 1}, {0, 1});
       simulateDotIn(chained, M, N, K, static_cast<int>(warps), seed++, aFromRegisters);
+    }
+}
+
+// The same on 32x32x8 (mfmaSize 32): lane l holds row l % 32 and columns 8 j + 4 (l / 32) + {0..3} of each 32x32
+// block, P's K steps of 8 being registers 4 j .. 4 j + 3 of its blocks.
+TEST(AMDGPUMfma, LargeTransposedFragmentsMatchExactProductWithAFromLdsOrRegisters) {
+  unsigned seed = 150;
+  for (auto [M, N, K, warps] : std::vector<std::array<int64_t, 4>>{
+           {32, 32, 32, 1}, {128, 64, 64, 4}, {64, 128, 32, 2}, {256, 128, 128, 8}})
+    for (bool aFromRegisters : {false, true}) {
+      const ir::Layout chained = ir::Layout::blocked({1, 4}, {32, 2}, {static_cast<int>(warps), 1}, {0, 1});
+      simulateDotIn(chained, M, N, K, static_cast<int>(warps), seed++, aFromRegisters, /*stepK=*/8);
     }
 }
 
