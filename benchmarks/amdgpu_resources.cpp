@@ -44,7 +44,8 @@ std::vector<KernelCase> resourceCases() {
       cases.push_back(large);
     }
   // Attention where each of 4 waves owns whole 32-row blocks, on 16x16 and on 32x32 instructions.
-  for (const AttentionConfig& config : {AttentionConfig{128, 64, 64, 4, false}, AttentionConfig{128, 64, 128, 4, false}})
+  for (const AttentionConfig& config :
+       {AttentionConfig{128, 64, 64, 4, false}, AttentionConfig{128, 64, 128, 4, false}})
     for (int mfmaSize : {16, 32}) {
       KernelCase c = attentionCase("f16", config, kArch);
       c.mfmaSize = mfmaSize;

@@ -136,6 +136,12 @@ class StageRunner {
 
 }  // namespace
 
+void checkMfmaSize(const std::string& context, int mfmaSize) {
+  if (mfmaSize != 0 && mfmaSize != 16 && mfmaSize != 32)
+    throw Error(context + ": matrix_instr_nonkdim must be 0 (the target's choice), 16 or 32, got " +
+                std::to_string(mfmaSize));
+}
+
 CompiledKernel compile(const ir::Function& input, const backends::Target& target,
                        const backends::TargetOptions& requested, KeptIR kept) {
   backends::TargetOptions options = requested;
@@ -147,9 +153,7 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   if (options.numStages < 1 || options.numStages > kMaxNumStages)
     throw Error(context + ": num_stages must be between 1 and " + std::to_string(kMaxNumStages) + ", got " +
                 std::to_string(options.numStages));
-  if (options.mfmaSize != 0 && options.mfmaSize != 16 && options.mfmaSize != 32)
-    throw Error(context + ": matrix_instr_nonkdim must be 0 (the target's choice), 16 or 32, got " +
-                std::to_string(options.mfmaSize));
+  checkMfmaSize(context, options.mfmaSize);
 
   CompiledKernel kernel;
   kernel.name = input.name();

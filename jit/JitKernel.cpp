@@ -42,9 +42,7 @@ Specialization JitKernel::specialize(const std::vector<KernelArg>& args, const C
   s.persistent = options.persistent || options.pingPong;
   s.warpSpecialize = options.warpSpecialize || options.pingPong;
   s.pingPong = options.pingPong;
-  if (options.mfmaSize != 0 && options.mfmaSize != 16 && options.mfmaSize != 32)
-    throw Error("kernel '" + def_.name() + "': matrix_instr_nonkdim must be 0 (the target's choice), 16 or 32, got " +
-                std::to_string(options.mfmaSize));
+  checkMfmaSize("kernel '" + def_.name() + "'", options.mfmaSize);
   s.mfmaSize = s.target == "amdgpu" ? options.mfmaSize : 0;  // only AMD has the choice: one cache entry elsewhere
   // A switch to measure the turns' worth (docs/JIT.md), not a launch option: read at every launch, so that a
   // benchmark can compile the kernel both ways in one process.

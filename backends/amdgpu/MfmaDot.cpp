@@ -4,9 +4,9 @@
 // Each lane reads its operand vectors (4 16-bit elements, or 8 / 4 bytes of i8) with one LDS load from A's rows and
 // B's columns, K-contiguous and swizzled as mfmaOperandLdsLayout says: from the shared buffer a local_load names
 // (async copies filled it, in that layout), or from the dot's LDS scratch, where the dot stages the operand itself;
-// or, for a dot marked a_in_registers (the second of chained dots), A's vectors are its own registers. An accumulator in the transposed fragments' layout
-// is computed as D^T = B^T A^T: the instruction gets B's vector as its A operand and A's as its B. The index
-// arithmetic is MfmaFragments.h's, emitted as LLVM IR here.
+// or, for a dot marked a_in_registers (the second of chained dots), A's vectors are its own registers. An
+// accumulator in the transposed fragments' layout is computed as D^T = B^T A^T: the instruction gets B's vector as
+// its A operand and A's as its B. The index arithmetic is MfmaFragments.h's, emitted as LLVM IR here.
 #include <llvm/IR/IntrinsicsAMDGPU.h>
 
 #include <array>
@@ -108,8 +108,8 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
       in == ir::ScalarKind::I8
           ? static_cast<llvm::Type*>(b.getIntNTy(static_cast<unsigned>(8 * elements)))
           : llvm::FixedVectorType::get(in == ir::ScalarKind::BF16 ? b.getInt16Ty() : b.getHalfTy(), elements);
-  // A lane reads operand i at (outer, k) = (warp origin + lane % block + a fragment's offset, elements * (lane / block) +
-  // k0): a per-thread part and a constant (k0 is a multiple of the instruction's K). Where their bits are disjoint,
+  // A lane reads operand i at (outer, k) = (warp origin + lane % block + a fragment's offset,
+  // elements * (lane / block) + k0): a per-thread part and a constant (k0 is a multiple of the instruction's K). Where their bits are disjoint,
   // each read's index is the thread part's, computed once, XOR a constant on the few bits the swizzle shares with it,
   // plus a constant that folds into the LDS instruction's offset: a handful of base VGPRs instead of one address per
   // fragment and K step, which LICM hoisted out of attention's key loop (128x128 d 128 on gfx942 spilled 149 VGPRs).

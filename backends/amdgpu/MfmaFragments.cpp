@@ -73,7 +73,8 @@ std::optional<MfmaAccumulatorPlan> planMfmaAccumulator(const ThreadMap& acc) {
     f.col = col;
     for (int slot = 0; slot < slots; ++slot) {
       const int64_t offset = mfmaAccumulatorOffset(block, static_cast<int>(slot));
-      auto it = firstRegAt.find(plan.transposed ? std::make_pair(row, col + offset) : std::make_pair(row + offset, col));
+      auto it =
+          firstRegAt.find(plan.transposed ? std::make_pair(row, col + offset) : std::make_pair(row + offset, col));
       if (it == firstRegAt.end()) return std::nullopt;
       f.regs.push_back(it->second);
     }

@@ -167,8 +167,8 @@ void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& arg
   // An explicit stream (torch's current stream) wins over the producer's __cuda_array_interface__ stream;
   // 1 and 2 are CUDA's legacy and per-thread default stream handles, valid as they are.
   uint64_t streamValue = !stream.is_none() ? stream.cast<uint64_t>() : ctx.stream.value_or(0);
-  jit::LaunchOptions options = launchOptions(numWarps, "nvptx", arch, fastMath, numStages, persistent, warpSpecialize, pingPong,
-                                             mfmaSize);
+  jit::LaunchOptions options = launchOptions(numWarps, "nvptx", arch, fastMath, numStages, persistent,
+                                             warpSpecialize, pingPong, mfmaSize);
   options.stream = reinterpret_cast<jit::cu::Stream>(streamValue);
 
   std::vector<jit::DeviceBuffer> buffers;
@@ -270,7 +270,8 @@ void launchStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& a
   } catch (const Error& e) {
     throw Error("cannot launch kernel '" + def.name() + "': " + e.message());
   }
-  runStaged(kernel, g, std::move(staged), constants, *runtime, launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize, pingPong, mfmaSize));
+  runStaged(kernel, g, std::move(staged), constants, *runtime,
+            launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize, pingPong, mfmaSize));
 }
 
 // Launches with host arrays on the emulator (jit/sim/SimRuntime.h), whose device memory is host memory too: the
@@ -351,7 +352,8 @@ void bindJit(py::module_& m) {
             for (size_t i = 0; i < params.size(); ++i) args.push_back(argumentForFact(params[i], facts[i]));
             Constants c = constantsFromPython(k.definition(), constants);
             jit::LaunchOptions options =
-                launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize, pingPong, mfmaSize);
+                launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize, pingPong,
+                              mfmaSize);
             if (simRuntime) {
               options.target = simRuntime->target();
               options.arch = simRuntime->nativeArch();
@@ -369,7 +371,8 @@ void bindJit(py::module_& m) {
           },
           py::arg("facts"), py::arg("constants"), py::arg("num_warps"), py::arg("target"), py::arg("arch"),
           py::arg("fast_math"), py::arg("sim_runtime") = nullptr, py::arg("num_stages") = 3,
-          py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false, py::arg("matrix_instr_nonkdim") = 0,
+          py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false,
+          py::arg("matrix_instr_nonkdim") = 0,
           "Compiles without a GPU (for sim_runtime's target and arch, and loads it there, when given); facts: per "
           "runtime parameter 16 (aligned / divisible by 16), 8 (divisible by 8), 1 or None")
       .def("launch", &launchCuda, py::arg("grid"), py::arg("args"), py::arg("constants"), py::arg("num_warps"),
@@ -378,11 +381,13 @@ void bindJit(py::module_& m) {
            py::arg("matrix_instr_nonkdim") = 0)
       .def("launch_staged", &launchStaged, py::arg("grid"), py::arg("args"), py::arg("constants"),
            py::arg("num_warps"), py::arg("target"), py::arg("arch"), py::arg("fast_math"), py::arg("num_stages") = 3,
-           py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false, py::arg("matrix_instr_nonkdim") = 0,
+           py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false,
+           py::arg("matrix_instr_nonkdim") = 0,
            "Launches on host arrays through `target`'s runtime (copies in, launches, synchronizes, copies back)")
       .def("launch_sim", &launchSim, py::arg("grid"), py::arg("args"), py::arg("constants"), py::arg("num_warps"),
            py::arg("runtime"), py::arg("fast_math"), py::arg("num_stages") = 3,
-           py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false, py::arg("matrix_instr_nonkdim") = 0,
+           py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false,
+           py::arg("matrix_instr_nonkdim") = 0,
            "Launches on host arrays under the emulator `runtime` (tessera._C.sim_runtime), copying them in and back")
       .def_property_readonly("loaded_variants", &jit::JitKernel::loadedVariants);
 

@@ -118,6 +118,42 @@ TEST(JitCompile, NumStagesMustBeBetweenOneAndTheMaximum) {
   }
 }
 
+// matrix_instr_nonkdim (TargetOptions::mfmaSize): 0, 16 or 32, checked by compile and by a JitKernel's launch
+// options alike, on every target (NVIDIA ignores a valid one).
+TEST(JitCompile, MfmaSizeMustBeZeroSixteenOrThirtyTwo) {
+  StandInTarget target;
+  auto m = vectorAddIR();
+  for (int size : {0, 16, 32}) {
+    backends::TargetOptions options;
+    options.mfmaSize = size;
+    EXPECT_NO_THROW(compile(*m->functions()[0], target, options)) << size;
+  }
+  for (int size : {8, 24, 64}) {
+    backends::TargetOptions options;
+    options.mfmaSize = size;
+    try {
+      compile(*m->functions()[0], target, options);
+      FAIL() << "expected an error for matrix_instr_nonkdim " << size;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("matrix_instr_nonkdim must be 0 (the target's choice), 16 or 32, got " +
+                                           std::to_string(size)),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  JitKernel kernel(kernels::vector_add_kernel());
+  LaunchOptions launch;
+  launch.mfmaSize = 24;
+  try {
+    kernel.compileOnly({KernelArg::pointer(0), KernelArg::pointer(0), KernelArg::pointer(0), int64_t(1024)},
+                       {{"BLOCK", int64_t(256)}}, launch);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("kernel 'vector_add': matrix_instr_nonkdim must be"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(JitCompile, RecordsEveryStageAndLeavesTheInputAlone) {
   StandInTarget target;
   auto m = vectorAddIR();
