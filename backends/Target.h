@@ -32,7 +32,7 @@ struct TargetOptions {
   bool warpSpecialize = false;  // a producer warpgroup issues the TMA copies (transforms::PassOptions::warpSpecialize)
   bool consumerTurns = true;    // transforms::PassOptions::consumerTurns
   bool pingPong = false;        // two consumer groups on their own tiles (transforms::PassOptions::pingPong)
-  int mfmaSize = 0;             // AMD matrix instructions' M and N (transforms::PassOptions::mfmaSize)
+  int matrixInstrSize = 0;      // matrix instructions' M and N (transforms::PassOptions::matrixInstrSize)
 };
 
 class Target {
@@ -68,7 +68,7 @@ class Target {
     return passOptions(std::move(requested));
   }
   // `requested` (the warp count, stages, arch and the target-independent choices) completed with this target's
-  // warp size, shared-memory limit and layout policy, which sees every choice (mfmaSize).
+  // warp size, shared-memory limit and layout policy, which sees every choice (matrixInstrSize).
   transforms::PassOptions passOptions(transforms::PassOptions requested) const {
     requested.warpSize = warpSize();
     requested.maxSharedBytes = maxSharedBytes(requested.arch);

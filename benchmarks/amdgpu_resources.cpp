@@ -39,17 +39,17 @@ std::vector<KernelCase> resourceCases() {
   for (const char* dtype : {"f16", "bf16"})
     for (const MatmulConfig& config : standardMatmulConfigs()) {
       KernelCase large = matmulCase(dtype, config, kArch);  // v_mfma_f32_32x32x8 where the dot's N allows
-      large.mfmaSize = 32;
+      large.matrixInstrSize = 32;
       large.config += "_mfma32";
       cases.push_back(large);
     }
   // Attention where each of 4 waves owns whole 32-row blocks, on 16x16 and on 32x32 instructions.
   for (const AttentionConfig& config :
        {AttentionConfig{128, 64, 64, 4, false}, AttentionConfig{128, 64, 128, 4, false}})
-    for (int mfmaSize : {16, 32}) {
+    for (int matrixInstrSize : {16, 32}) {
       KernelCase c = attentionCase("f16", config, kArch);
-      c.mfmaSize = mfmaSize;
-      c.config += "_mfma" + std::to_string(mfmaSize);
+      c.matrixInstrSize = matrixInstrSize;
+      c.config += "_mfma" + std::to_string(matrixInstrSize);
       cases.push_back(c);
     }
   return cases;

@@ -136,10 +136,10 @@ class StageRunner {
 
 }  // namespace
 
-void checkMfmaSize(const std::string& context, int mfmaSize) {
-  if (mfmaSize != 0 && mfmaSize != 16 && mfmaSize != 32)
+void checkMatrixInstrSize(const std::string& context, int matrixInstrSize) {
+  if (matrixInstrSize != 0 && matrixInstrSize != 16 && matrixInstrSize != 32)
     throw Error(context + ": matrix_instr_nonkdim must be 0 (the target's choice), 16 or 32, got " +
-                std::to_string(mfmaSize));
+                std::to_string(matrixInstrSize));
 }
 
 CompiledKernel compile(const ir::Function& input, const backends::Target& target,
@@ -153,7 +153,7 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   if (options.numStages < 1 || options.numStages > kMaxNumStages)
     throw Error(context + ": num_stages must be between 1 and " + std::to_string(kMaxNumStages) + ", got " +
                 std::to_string(options.numStages));
-  checkMfmaSize(context, options.mfmaSize);
+  checkMatrixInstrSize(context, options.matrixInstrSize);
 
   CompiledKernel kernel;
   kernel.name = input.name();
@@ -188,7 +188,7 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   requestedPasses.warpSpecialize = options.warpSpecialize || options.pingPong;
   requestedPasses.consumerTurns = options.consumerTurns;
   requestedPasses.pingPong = options.pingPong;
-  requestedPasses.mfmaSize = options.mfmaSize;
+  requestedPasses.matrixInstrSize = options.matrixInstrSize;
   const transforms::PassOptions passOptions = target.passOptions(std::move(requestedPasses));
   transforms::addDefaultPipeline(passes, passOptions);
   passes.setAfterPassCallback([&](const std::string& pass, double seconds, const auto& ir) {

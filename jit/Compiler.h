@@ -11,9 +11,9 @@ namespace tessera::jit {
 
 // The most shared-memory stages a pipelined loop may use (TargetOptions::numStages).
 inline constexpr int kMaxNumStages = 8;
-// Throws tessera::Error, `context` first, unless `mfmaSize` (TargetOptions::mfmaSize, Python's
+// Throws tessera::Error, `context` first, unless `matrixInstrSize` (TargetOptions::matrixInstrSize, Python's
 // matrix_instr_nonkdim) is 0 (the target's choice), 16 or 32.
-void checkMfmaSize(const std::string& context, int mfmaSize);
+void checkMatrixInstrSize(const std::string& context, int matrixInstrSize);
 
 // Compiles a copy of `f` for `target` (the input is not modified) through the default pipeline
 // (transforms/Pipeline.h). Throws tessera::Error naming the kernel and the failing stage: invalid input, a pass

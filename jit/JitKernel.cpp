@@ -42,8 +42,9 @@ Specialization JitKernel::specialize(const std::vector<KernelArg>& args, const C
   s.persistent = options.persistent || options.pingPong;
   s.warpSpecialize = options.warpSpecialize || options.pingPong;
   s.pingPong = options.pingPong;
-  checkMfmaSize("kernel '" + def_.name() + "'", options.mfmaSize);
-  s.mfmaSize = s.target == "amdgpu" ? options.mfmaSize : 0;  // only AMD has the choice: one cache entry elsewhere
+  checkMatrixInstrSize("kernel '" + def_.name() + "'", options.matrixInstrSize);
+  // Only AMD has the choice: elsewhere the option leaves one cache entry.
+  s.matrixInstrSize = s.target == "amdgpu" ? options.matrixInstrSize : 0;
   // A switch to measure the turns' worth (docs/JIT.md), not a launch option: read at every launch, so that a
   // benchmark can compile the kernel both ways in one process.
   s.consumerTurns = !envFlag("TESSERA_NO_CONSUMER_TURNS");
@@ -72,7 +73,7 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   options.warpSpecialize = s.warpSpecialize;
   options.consumerTurns = s.consumerTurns;
   options.pingPong = s.pingPong;
-  options.mfmaSize = s.mfmaSize;
+  options.matrixInstrSize = s.matrixInstrSize;
   CacheKeyInputs keyInputs;
   // With locations: the compiled kernel carries them (PTX .loc, the emulator's findings), so kernels that differ
   // only in where they were written must not share an entry.
@@ -85,7 +86,7 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
                        (s.persistent ? ";persistent" : "") +
                        (s.warpSpecialize ? ";warp_specialize" : "") + (s.pingPong ? ";ping_pong" : "") +
                        (s.consumerTurns ? "" : ";no_consumer_turns") +
-                       (s.mfmaSize ? ";matrix_instr_nonkdim=" + std::to_string(s.mfmaSize) : "");
+                       (s.matrixInstrSize ? ";matrix_instr_nonkdim=" + std::to_string(s.matrixInstrSize) : "");
   // A launch's entry keeps fewer texts than an inspection's (KeptIR): the two do not stand in for each other.
   keyInputs.options += kept == KeptIR::All ? ";ir=all" : kept == KeptIR::ForLaunch ? ";ir=launch" : ";ir=emulator";
   keyInputs.compilerVersion = compilerVersion();

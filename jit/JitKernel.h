@@ -52,7 +52,7 @@ struct LaunchOptions {
   // The M and N of AMD's matrix instructions (Triton's matrix_instr_nonkdim): 16 (v_mfma_*_16x16x16), 32
   // (v_mfma_f32_32x32x8 for 16-bit dots that split into 32x32 blocks per wave), 0 the target's choice (16). Other
   // targets ignore it (one autotune config list serves every target). Part of the specialization on AMDGPU.
-  int mfmaSize = 0;
+  int matrixInstrSize = 0;
   // Launch on this runtime instead of the target's (the emulator, sim::simRuntime): target and an empty arch
   // then come from it. It must outlive the JitKernel, which keeps kernels loaded on it.
   DeviceRuntime* runtime = nullptr;

@@ -60,7 +60,7 @@ std::string Specialization::key() const {
   if (warpSpecialize) k += ";warp_specialize";
   if (pingPong) k += ";ping_pong";
   if (!consumerTurns) k += ";no_consumer_turns";
-  if (mfmaSize) k += ";matrix_instr_nonkdim=" + std::to_string(mfmaSize);
+  if (matrixInstrSize) k += ";matrix_instr_nonkdim=" + std::to_string(matrixInstrSize);
   return k;
 }
 

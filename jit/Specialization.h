@@ -46,7 +46,7 @@ struct Specialization {
   bool warpSpecialize = false;
   bool pingPong = false;
   bool consumerTurns = true;  // false: TESSERA_NO_CONSUMER_TURNS was set (transforms::PassOptions::consumerTurns)
-  int mfmaSize = 0;           // AMD's matrix instructions' M and N (LaunchOptions::mfmaSize); 0 elsewhere
+  int matrixInstrSize = 0;           // AMD's matrix instructions' M and N (LaunchOptions::matrixInstrSize); 0 elsewhere
 
   // Canonical text of everything above, e.g. "BLOCK=1024;args=16r32,16r32,_,16;warps=4;stages=3;nvptx;sm_90a;fast"
   // (";persistent" after it for a persistent kernel, then ";warp_specialize" for a warp-specialized one,

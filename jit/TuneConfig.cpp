@@ -42,7 +42,7 @@ LaunchOptions applyTuneOptions(const TuneConfig& config, LaunchOptions base) {
     else if (name == "persistent") base.persistent = value != 0;
     else if (name == "warp_specialize") base.warpSpecialize = value != 0;
     else if (name == "ping_pong") base.pingPong = value != 0;
-    else if (name == "matrix_instr_nonkdim") base.mfmaSize = static_cast<int>(value);
+    else if (name == "matrix_instr_nonkdim") base.matrixInstrSize = static_cast<int>(value);
     else throw Error("autotune config {" + config.str() + "}: unknown compile option '" + name + "'");
   }
   return base;

@@ -146,7 +146,7 @@ bool parseArgs(int argc, char** argv, Options& opts) {
         std::cerr << "tessera-opt: error: " << arg << ": expected 16 or 32\n";
         return false;
       }
-      opts.passOptions.mfmaSize = std::stoi(value);
+      opts.passOptions.matrixInstrSize = std::stoi(value);
     } else if (arg == "--dump-ir") {
       opts.dumpIR = true;
     } else if (arg == "--verify-only") {

@@ -49,9 +49,9 @@ struct PassOptions {
   // Ping-pong consumers (ping-pong-consumers, with persistent and warpSpecialize): two groups of num_warps consumer
   // warps, each on its own tiles, taking turns with their main loops and their epilogues.
   bool pingPong = false;
-  // The M and N of the matrix instructions a target with a choice uses for dots (AMD MFMA: 16 for 16x16x16, 32 for
-  // 32x32x8; Triton's matrix_instr_nonkdim); 0: the target's choice. Targets without a choice ignore it.
-  int mfmaSize = 0;
+  // The M and N of the matrix instructions dots run on, for targets that offer several (16 or 32; Triton's
+  // matrix_instr_nonkdim); 0: the target's choice. Targets without a choice ignore it.
+  int matrixInstrSize = 0;
 };
 
 class PassManager {

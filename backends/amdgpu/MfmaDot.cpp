@@ -1,6 +1,7 @@
 // AMDGPUHooks::lowerDot: `dot` on matrix cores (wave64) with v_mfma_f32_16x16x16{f16,bf16_1k}, or for i8
 // v_mfma_i32_16x16x32_i8 (gfx942) / v_mfma_i32_16x16x16i8 (gfx90a); an accumulator laid out in 32x32 blocks
-// (PassOptions::mfmaSize 32; transposed too, chained dots with P from registers) runs v_mfma_f32_32x32x8{f16,bf16_1k}.
+// (PassOptions::matrixInstrSize 32; transposed too, chained dots with P from registers) runs
+// v_mfma_f32_32x32x8{f16,bf16_1k}.
 // Each lane reads its operand vectors (4 16-bit elements, or 8 / 4 bytes of i8) with one LDS load from A's rows and
 // B's columns, K-contiguous and swizzled as mfmaOperandLdsLayout says: from the shared buffer a local_load names
 // (async copies filled it, in that layout), or from the dot's LDS scratch, where the dot stages the operand itself;

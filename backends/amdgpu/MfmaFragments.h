@@ -27,7 +27,7 @@
 namespace tessera::backends::amdgpu {
 
 inline constexpr int64_t kMfmaM = 16, kMfmaN = 16;  // the default block: v_mfma_*_16x16x*
-inline constexpr int64_t kMfmaLargeBlock = 32;        // v_mfma_f32_32x32x8{f16,bf16_1k}, by request (mfmaSize)
+inline constexpr int64_t kMfmaLargeBlock = 32;  // v_mfma_f32_32x32x8{f16,bf16_1k}, by request (matrixInstrSize)
 inline constexpr int64_t kMfmaWaveSize = 64;
 inline constexpr int64_t kMfmaChunkBytes = 8;  // the LDS swizzle's unit
 

@@ -28,13 +28,13 @@ constexpr TensorCoreTile kGfx942Tiles[] = {
 };
 
 // The MFMA block `dot` runs on: 16 (16x16 instructions), or 32 (v_mfma_f32_32x32x8) where asked
-// (options.mfmaSize) for 16-bit inputs whose blocks fit: a chained dot's M must give each wave whole 32-row blocks
-// (the waves are stacked along M) and its N and K be multiples of 32 (the same test for both ends of attention's
+// (options.matrixInstrSize) for 16-bit inputs whose blocks fit: a chained dot's M must give each wave whole
+// 32-row blocks (the waves are stacked along M) and its N and K be multiples of 32 (the same test for both ends of attention's
 // chain, whose N and K swap, so that the two agree); another dot's M must be a multiple of 32 and its N give each
 // wave whole 32-column blocks (the waves lie side by side along N: a blocked layout cannot give a wave whole
 // 32-row blocks there, its repetitions along M would interleave the waves every 8 rows).
 int64_t mfmaBlock(const ir::Op& dot, const TensorCoreDot& shape, const transforms::PassOptions& options) {
-  if (options.mfmaSize != kMfmaLargeBlock || shape.tile.input == ir::ScalarKind::I8) return kMfmaM;
+  if (options.matrixInstrSize != kMfmaLargeBlock || shape.tile.input == ir::ScalarKind::I8) return kMfmaM;
   const int64_t large = kMfmaLargeBlock, waves = options.numWarps;
   const bool fits = transforms::isChainedDot(dot)
                         ? shape.M % (large * waves) == 0 && shape.N % large == 0 && shape.K % large == 0

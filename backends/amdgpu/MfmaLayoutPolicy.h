@@ -3,7 +3,7 @@
 // result in the blocked layout whose per-thread registers are the v_mfma_f32_16x16x16 C/D fragments (the i8 forms'
 // are the same, in i32): sizePerThread [4, 1], threadsPerWarp [4, 16],
 // warpsPerCTA [1, numWarps], order [1, 0]: lane l holds rows 4 * (l / 16) + {0..3} of column l % 16 of every
-// 16x16 block. Asked for 32x32 instructions (PassOptions::mfmaSize = 32, Triton's matrix_instr_nonkdim), a dot
+// 16x16 block. Asked for 32x32 instructions (PassOptions::matrixInstrSize = 32, Triton's matrix_instr_nonkdim), a dot
 // of 16-bit inputs whose M is a multiple of 32 and whose N a multiple of 32 * numWarps takes the
 // v_mfma_f32_32x32x8 C/D fragments instead: sizePerThread [4, 1], threadsPerWarp [2, 32], warpsPerCTA
 // [1, numWarps]: lane l holds rows 8 j + 4 (l / 32) + {0..3} of column l % 32 of every 32x32 block. Half as many

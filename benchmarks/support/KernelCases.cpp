@@ -72,7 +72,7 @@ backends::TargetOptions KernelCase::targetOptions() const {
   options.persistent = persistent;
   options.warpSpecialize = warpSpecialize;
   options.pingPong = pingPong;
-  options.mfmaSize = mfmaSize;
+  options.matrixInstrSize = matrixInstrSize;
   return options;
 }
 

@@ -50,7 +50,7 @@ struct KernelCase {
   bool persistent = false;  // compiled as a persistent kernel (jit::LaunchOptions::persistent)
   bool warpSpecialize = false;  // with a producer warpgroup (jit::LaunchOptions::warpSpecialize)
   bool pingPong = false;  // two consumer groups on their own tiles (jit::LaunchOptions::pingPong)
-  int mfmaSize = 0;       // AMD's matrix instructions' M and N (jit::LaunchOptions::mfmaSize)
+  int matrixInstrSize = 0;       // AMD's matrix instructions' M and N (jit::LaunchOptions::matrixInstrSize)
 
   std::string name() const;  // "matmul_f16_128x128x64_w8_sm_90a": unique, usable as a file name
   backends::TargetOptions targetOptions() const;  // the arch, warp count, stages and persistence

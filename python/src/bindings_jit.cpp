@@ -67,9 +67,10 @@ namespace {
 using CompiledPtr = std::shared_ptr<const jit::CompiledKernel>;
 
 jit::LaunchOptions launchOptions(int numWarps, const std::string& target, const std::string& arch, bool fastMath,
-                                 int numStages, bool persistent, bool warpSpecialize, bool pingPong, int mfmaSize) {
+                                 int numStages, bool persistent, bool warpSpecialize, bool pingPong,
+                                 int matrixInstrSize) {
   jit::LaunchOptions o;
-  o.mfmaSize = mfmaSize;
+  o.matrixInstrSize = matrixInstrSize;
   o.persistent = persistent;
   o.warpSpecialize = warpSpecialize;
   o.pingPong = pingPong;
@@ -91,7 +92,7 @@ void checkArgumentCount(const KernelDef& def, const py::sequence& args) {
 // and copied back), never a mix of the two.
 void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
                 int numWarps, py::object stream, const std::string& arch, bool fastMath, int numStages,
-                bool persistent, bool warpSpecialize, bool pingPong, int mfmaSize) {
+                bool persistent, bool warpSpecialize, bool pingPong, int matrixInstrSize) {
   const KernelDef& def = kernel.definition();
   const std::vector<ParamInfo>& params = def.runtimeParams();
   checkArgumentCount(def, args);
@@ -168,7 +169,7 @@ void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& arg
   // 1 and 2 are CUDA's legacy and per-thread default stream handles, valid as they are.
   uint64_t streamValue = !stream.is_none() ? stream.cast<uint64_t>() : ctx.stream.value_or(0);
   jit::LaunchOptions options = launchOptions(numWarps, "nvptx", arch, fastMath, numStages, persistent,
-                                             warpSpecialize, pingPong, mfmaSize);
+                                             warpSpecialize, pingPong, matrixInstrSize);
   options.stream = reinterpret_cast<jit::cu::Stream>(streamValue);
 
   std::vector<jit::DeviceBuffer> buffers;
@@ -259,7 +260,7 @@ void runStaged(jit::JitKernel& kernel, const interp::Grid& g, StagedArgs staged,
 // Launches with host arrays on `target`'s runtime (used for amdgpu, through HIP).
 void launchStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
                   int numWarps, const std::string& target, const std::string& arch, bool fastMath, int numStages,
-                  bool persistent, bool warpSpecialize, bool pingPong, int mfmaSize) {
+                  bool persistent, bool warpSpecialize, bool pingPong, int matrixInstrSize) {
   const KernelDef& def = kernel.definition();
   StagedArgs staged = stageHostArrays(def, args, target);
   interp::Grid g = python::toGrid(grid);
@@ -271,20 +272,21 @@ void launchStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& a
     throw Error("cannot launch kernel '" + def.name() + "': " + e.message());
   }
   runStaged(kernel, g, std::move(staged), constants, *runtime,
-            launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize, pingPong, mfmaSize));
+            launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize, pingPong,
+                          matrixInstrSize));
 }
 
 // Launches with host arrays on the emulator (jit/sim/SimRuntime.h), whose device memory is host memory too: the
 // copies give each array an allocation of its own, which is what the emulator's bounds checks see.
 void launchSim(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
                int numWarps, sim::SimRuntime& runtime, bool fastMath, int numStages, bool persistent,
-               bool warpSpecialize, bool pingPong, int mfmaSize) {
+               bool warpSpecialize, bool pingPong, int matrixInstrSize) {
   const KernelDef& def = kernel.definition();
   StagedArgs staged = stageHostArrays(def, args, "the emulator");
   interp::Grid g = python::toGrid(grid);
   Constants constants = constantsFromPython(def, constantsDict);
   jit::LaunchOptions options = launchOptions(numWarps, runtime.target(), runtime.nativeArch(), fastMath, numStages, persistent,
-                                             warpSpecialize, pingPong, mfmaSize);
+                                             warpSpecialize, pingPong, matrixInstrSize);
   options.runtime = &runtime;
   runStaged(kernel, g, std::move(staged), constants, runtime, options);
 }
@@ -343,7 +345,7 @@ void bindJit(py::module_& m) {
           "compile",
           [](jit::JitKernel& k, const py::sequence& facts, const py::dict& constants, int numWarps,
              const std::string& target, const std::string& arch, bool fastMath, sim::SimRuntime* simRuntime,
-             int numStages, bool persistent, bool warpSpecialize, bool pingPong, int mfmaSize) {
+             int numStages, bool persistent, bool warpSpecialize, bool pingPong, int matrixInstrSize) {
             const std::vector<ParamInfo>& params = k.definition().runtimeParams();
             if (py::len(facts) != params.size())
               throw py::value_error("expected one specialization fact per runtime parameter (" +
@@ -353,7 +355,7 @@ void bindJit(py::module_& m) {
             Constants c = constantsFromPython(k.definition(), constants);
             jit::LaunchOptions options =
                 launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize, pingPong,
-                              mfmaSize);
+                              matrixInstrSize);
             if (simRuntime) {
               options.target = simRuntime->target();
               options.arch = simRuntime->nativeArch();

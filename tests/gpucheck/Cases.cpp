@@ -395,7 +395,7 @@ std::vector<CheckCase> tutorialCases() {
       CheckCase c = matmulCase(std::string("matmul ") + name + " matrix_instr_nonkdim=32", kernel, kind,
                                ScalarKind::F32, {200, 300, 100, t.BM, t.BN, t.BK, t.warps}, 1e-4);
       c.numStages = t.stages;
-      c.mfmaSize = 32;
+      c.matrixInstrSize = 32;
       cases.push_back(std::move(c));
     }
   // fp8 (e4m3, e5m2) into f32: wgmma m64nNk32 on sm_90a, FMAs elsewhere. wgmma reads B only K-major: from a B^T

@@ -156,7 +156,7 @@ class DeviceLaunch {
     options.numWarps = c.numWarps;
     options.numStages = c.numStages;
     options.persistent = c.persistent;
-    options.mfmaSize = c.mfmaSize;
+    options.matrixInstrSize = c.matrixInstrSize;
     options.target = runtime_.target();
     options.arch = runtime_.nativeArch();
     std::vector<ir::Type> paramTypes;

@@ -47,7 +47,7 @@ struct CheckCase {
   int numStages = 3;  // shared-memory stages of pipelined loops (jit::LaunchOptions::numStages); last, so that
                       // positional initializers of the fields above keep their meaning
   bool persistent = false;  // a persistent kernel (jit::LaunchOptions::persistent): programs loop over the tiles
-  int mfmaSize = 0;  // AMD's matrix instructions' M and N (jit::LaunchOptions::mfmaSize); other targets ignore it
+  int matrixInstrSize = 0;  // AMD's matrix instructions' M and N (jit::LaunchOptions::matrixInstrSize)
 };
 
 struct CheckResult {

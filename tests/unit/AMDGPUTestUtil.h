@@ -27,22 +27,23 @@ inline const char* const kAmdArchs[] = {"gfx90a", "gfx942"};
 
 inline bool haveLlvmTools() { return std::filesystem::exists(kReadelf) && std::filesystem::exists(kObjdump); }
 
-// `mfmaSize`: backends::TargetOptions::mfmaSize (0: the target's choice, 16; 32: 32x32x8 where a dot allows).
+// `matrixInstrSize`: backends::TargetOptions::matrixInstrSize (0: the target's choice, 16; 32: 32x32x8 where a dot
+// allows).
 inline jit::CompiledKernel compileForAmdgpu(const ir::Function& f, const std::string& arch, int numWarps = 4,
-                                            int mfmaSize = 0) {
+                                            int matrixInstrSize = 0) {
   std::unique_ptr<backends::Target> target = backends::createTarget("amdgpu");
   backends::TargetOptions opts;
   opts.arch = arch;
   opts.numWarps = numWarps;
-  opts.mfmaSize = mfmaSize;
+  opts.matrixInstrSize = matrixInstrSize;
   return jit::compile(f, *target, opts);
 }
 
 inline jit::CompiledKernel compileTextForAmdgpu(const std::string& text, const std::string& arch, int numWarps = 4,
-                                                int mfmaSize = 0) {
+                                                int matrixInstrSize = 0) {
   std::unique_ptr<ir::Module> m = ir::parseModule(text, "amdgpu_test.tir");
   ir::verify(*m);
-  return compileForAmdgpu(*m->functions().at(0), arch, numWarps, mfmaSize);
+  return compileForAmdgpu(*m->functions().at(0), arch, numWarps, matrixInstrSize);
 }
 
 inline std::string runTool(const std::string& tool, const std::string& args, const std::string& binary) {

@@ -102,12 +102,12 @@ transforms::PassOptions wave64(int numWarps, const std::string& arch = "") {
 
 // The accumulator layout the AMDGPU policy gives this dot.
 std::optional<ir::Layout> policyLayout(const std::string& in, int64_t M, int64_t N, int64_t K, int numWarps,
-                                       const std::string& arch = "", int mfmaSize = 0) {
+                                       const std::string& arch = "", int matrixInstrSize = 0) {
   std::unique_ptr<ir::Module> m = ir::parseModule(layoutFreeDot(in, M, N, K), "policy.tir");
   const ir::Op* dot = findDot(*m);
   if (!dot) throw Error("no dot in the test kernel");
   transforms::PassOptions options = wave64(numWarps, arch);
-  options.mfmaSize = mfmaSize;
+  options.matrixInstrSize = matrixInstrSize;
   AMDGPULayoutPolicy policy(options);
   std::optional<ir::Layout> result = policy.resultLayout(*dot, 0);
   EXPECT_EQ(result, policy.operandLayout(*dot, 2)) << "accumulator and result must share the layout";
@@ -224,8 +224,8 @@ void simulateDotIn(const ir::Layout& layout, int64_t M, int64_t N, int64_t K, in
 }
 
 void simulateDot(int64_t M, int64_t N, int64_t K, int numWarps, unsigned seed, const std::string& in = "f16",
-                 const std::string& arch = "", int mfmaSize = 0) {
-  std::optional<ir::Layout> layout = policyLayout(in, M, N, K, numWarps, arch, mfmaSize);
+                 const std::string& arch = "", int matrixInstrSize = 0) {
+  std::optional<ir::Layout> layout = policyLayout(in, M, N, K, numWarps, arch, matrixInstrSize);
   ASSERT_TRUE(layout.has_value());
   const bool i8 = in == "i8";
   const bool large = ThreadMap::build(*layout, {M, N}, "acc").laneBases.at(4) == Coords{0, 16};  // 32 lanes per row
@@ -240,8 +240,8 @@ TEST(AMDGPUMfma, HostSimulationMatchesExactProduct) {
     simulateDot(M, N, K, static_cast<int>(warps), seed++);
 }
 
-// Asked for 32x32 instructions (mfmaSize 32): v_mfma_f32_32x32x8, 16 C/D registers per lane and block, K steps of
-// 8, where M is a multiple of 32 and N of 32 per wave.
+// Asked for 32x32 instructions (matrixInstrSize 32): v_mfma_f32_32x32x8, 16 C/D registers per lane and block, K
+// steps of 8, where M is a multiple of 32 and N of 32 per wave.
 TEST(AMDGPUMfma, LargeBlockHostSimulationMatchesExactProduct) {
   unsigned seed = 30;
   for (auto [M, N, K, warps] : std::vector<std::array<int64_t, 4>>{
@@ -274,7 +274,7 @@ TEST(AMDGPUMfma, TransposedFragmentsMatchExactProductWithAFromLdsOrRegisters) {
     }
 }
 
-// The same on 32x32x8 (mfmaSize 32): lane l holds row l % 32 and columns 8 j + 4 (l / 32) + {0..3} of each 32x32
+// The same on 32x32x8 (matrixInstrSize 32): lane l holds row l % 32 and columns 8 j + 4 (l / 32) + {0..3} of each 32x32
 // block, P's K steps of 8 being registers 4 j .. 4 j + 3 of its blocks.
 TEST(AMDGPUMfma, LargeTransposedFragmentsMatchExactProductWithAFromLdsOrRegisters) {
   unsigned seed = 150;
@@ -463,48 +463,45 @@ TEST(AMDGPUMfma, PolicyAccumulatorRegistersAreMfmaFragments) {
 
 // ---- code objects
 
-TEST(AMDGPUMfma, F16AndBf16DotsUseMfmaWithoutSpills) {
-  for (const char* in : {"f16", "bf16"})
-    for (const char* arch : kAmdArchs) {
-      SCOPED_TRACE(std::string(in) + " " + arch);
-      // 64x64x32 at 4 warps: each warp 4 row blocks x 1 column block, two K steps.
-      jit::CompiledKernel k = compileTextForAmdgpu(layoutFreeDot(in, 64, 64, 32), arch, 4);
-      const std::string intrinsic =
-          std::string("llvm.amdgcn.mfma.f32.16x16x16") + (in == std::string("f16") ? "f16" : "bf16.1k");
-      EXPECT_NE(k.llvmIR.find(intrinsic), std::string::npos);
-      expectGoodCodeObject(k, arch, /*noSpills=*/true);
-      if (!haveLlvmTools()) GTEST_SKIP() << "llvm-objdump-19 not installed";
-      const std::string dis = disassemble(k.binary);
-      EXPECT_EQ(countOccurrences(dis, "v_mfma_f32_16x16x16"), 4 * 2) << dis;
-      // Each lane reads its operand vectors from LDS as 8-byte loads (the backend pairs them into ds_read2_b64):
-      // per K step 4 A vectors (one per row block) and 1 B vector, two K steps.
-      const int b64Reads = countOccurrences(dis, "ds_read_b64") + 2 * countOccurrences(dis, "ds_read2_b64") +
-                           2 * countOccurrences(dis, "ds_read2st64_b64");
-      EXPECT_EQ(b64Reads, (4 + 1) * 2) << dis;
-      EXPECT_EQ(readNotes(k.binary).privateSegmentBytes, 0);
-    }
+// An f16 or bf16 dot of M x N x K at 4 waves on `arch` with `matrixInstrSize`: its LLVM IR calls `intrinsic` (the f16
+// name; "bf16.1k" for bf16) and no other MFMA size, the code object has no spills and no scratch, and it holds
+// `mfmas` instructions named `instruction` and `b64Reads` 8-byte LDS reads (one per operand vector; the backend
+// pairs them into ds_read2_b64).
+void expectMfmaDot(const char* in, const char* arch, int64_t M, int64_t N, int64_t K, int matrixInstrSize,
+                   const std::string& intrinsic, const std::string& instruction, int mfmas, int b64Reads) {
+  SCOPED_TRACE(std::string(in) + " " + arch + " " + intrinsic);
+  jit::CompiledKernel k = compileTextForAmdgpu(layoutFreeDot(in, M, N, K), arch, 4, matrixInstrSize);
+  const bool f16 = in == std::string("f16");
+  EXPECT_NE(k.llvmIR.find(intrinsic + (f16 ? "f16" : "bf16.1k")), std::string::npos);
+  const std::string other = intrinsic.find("32x32") != std::string::npos ? "mfma.f32.16x16x16" : "mfma.f32.32x32x8";
+  EXPECT_EQ(k.llvmIR.find(other), std::string::npos);
+  expectGoodCodeObject(k, arch, /*noSpills=*/true);
+  EXPECT_EQ(readNotes(k.binary).privateSegmentBytes, 0);
+  if (!haveLlvmTools()) GTEST_SKIP() << "llvm-objdump-19 not installed";
+  const std::string dis = disassemble(k.binary);
+  EXPECT_EQ(countOccurrences(dis, instruction), mfmas) << dis;
+  EXPECT_EQ(countOccurrences(dis, "ds_read_b64") + 2 * countOccurrences(dis, "ds_read2_b64") +
+                2 * countOccurrences(dis, "ds_read2st64_b64"),
+            b64Reads)
+      << dis;
 }
 
-// mfmaSize 32: 64x128x32 at 4 waves, each wave 2 row blocks x 1 column block of 32x32, in 4 K steps of 8.
+// 64x64x32 at 4 waves: each wave 4 row blocks x 1 column block of 16x16, two K steps, per K step 4 A vectors and
+// 1 B vector.
+TEST(AMDGPUMfma, F16AndBf16DotsUseMfmaWithoutSpills) {
+  for (const char* in : {"f16", "bf16"})
+    for (const char* arch : kAmdArchs)
+      expectMfmaDot(in, arch, 64, 64, 32, 0, "llvm.amdgcn.mfma.f32.16x16x16", "v_mfma_f32_16x16x16", 4 * 2,
+                    (4 + 1) * 2);
+}
+
+// matrixInstrSize 32: 64x128x32 at 4 waves, each wave 2 row blocks x 1 column block of 32x32, in 4 K steps of 8, per K
+// step 2 A vectors and 1 B vector.
 TEST(AMDGPUMfma, LargeBlockDotsUse32x32MfmaWithoutSpills) {
   for (const char* in : {"f16", "bf16"})
-    for (const char* arch : kAmdArchs) {
-      SCOPED_TRACE(std::string(in) + " " + arch);
-      jit::CompiledKernel k = compileTextForAmdgpu(layoutFreeDot(in, 64, 128, 32), arch, 4, /*mfmaSize=*/32);
-      const std::string intrinsic =
-          std::string("llvm.amdgcn.mfma.f32.32x32x8") + (in == std::string("f16") ? "f16" : "bf16.1k");
-      EXPECT_NE(k.llvmIR.find(intrinsic), std::string::npos);
-      EXPECT_EQ(k.llvmIR.find("llvm.amdgcn.mfma.f32.16x16x16"), std::string::npos);
-      expectGoodCodeObject(k, arch, /*noSpills=*/true);
-      EXPECT_EQ(readNotes(k.binary).privateSegmentBytes, 0);
-      if (!haveLlvmTools()) GTEST_SKIP() << "llvm-objdump-19 not installed";
-      const std::string dis = disassemble(k.binary);
-      EXPECT_EQ(countOccurrences(dis, "v_mfma_f32_32x32x8"), 2 * 4) << dis;
-      // One 8-byte LDS read per operand vector: per K step 2 A vectors and 1 B vector.
-      const int b64Reads = countOccurrences(dis, "ds_read_b64") + 2 * countOccurrences(dis, "ds_read2_b64") +
-                           2 * countOccurrences(dis, "ds_read2st64_b64");
-      EXPECT_EQ(b64Reads, (2 + 1) * 4) << dis;
-    }
+    for (const char* arch : kAmdArchs)
+      expectMfmaDot(in, arch, 64, 128, 32, 32, "llvm.amdgcn.mfma.f32.32x32x8", "v_mfma_f32_32x32x8", 2 * 4,
+                    (2 + 1) * 4);
 }
 
 // The distinct values the MFMA calls of optimized LLVM IR take as their A and B operands, each with the line
@@ -592,7 +589,7 @@ TEST(AMDGPUMfma, TutorialF16MatmulUsesLargeMfmaWhenAsked) {
   const ir::Function& f = *m->functions().at(0);
   for (const char* arch : kAmdArchs) {
     SCOPED_TRACE(arch);
-    jit::CompiledKernel k = compileForAmdgpu(f, arch, 4, /*mfmaSize=*/32);
+    jit::CompiledKernel k = compileForAmdgpu(f, arch, 4, /*matrixInstrSize=*/32);
     EXPECT_NE(k.llvmIR.find("llvm.amdgcn.mfma.f32.32x32x8f16"), std::string::npos);
     expectGoodCodeObject(k, arch, /*noSpills=*/true);
     EXPECT_EQ(readNotes(k.binary).privateSegmentBytes, 0);

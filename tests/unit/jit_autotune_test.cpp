@@ -166,9 +166,9 @@ TEST(AutotuneConfigs, OptionsApplyToTheLaunchAndConstantsMerge) {
   EXPECT_FALSE(o.pingPong);
   c.options["ping_pong"] = 1;
   EXPECT_TRUE(jit::applyTuneOptions(c, {}).pingPong);
-  EXPECT_EQ(o.mfmaSize, 0);
+  EXPECT_EQ(o.matrixInstrSize, 0);
   c.options["matrix_instr_nonkdim"] = 32;
-  EXPECT_EQ(jit::applyTuneOptions(c, {}).mfmaSize, 32);
+  EXPECT_EQ(jit::applyTuneOptions(c, {}).matrixInstrSize, 32);
   Constants merged = jit::mergeTuneConstants(c, {{"GROUP_M", 8}}, "matmul");
   EXPECT_EQ(merged.size(), 4u);
   EXPECT_EQ(std::get<int64_t>(merged.at("GROUP_M")), 8);

@@ -117,7 +117,7 @@ TEST(JitSpecialization, KeyDistinguishesEverySpecializationInput) {
   Specialization large = base;
   large.target = "amdgpu";
   large.arch = "gfx942";
-  large.mfmaSize = 32;
+  large.matrixInstrSize = 32;
   EXPECT_EQ(large.key(), "BLOCK=1024;args=16,_,1;warps=4;stages=3;amdgpu;gfx942;fast;matrix_instr_nonkdim=32");
   Specialization noTurns = base;
   noTurns.consumerTurns = false;

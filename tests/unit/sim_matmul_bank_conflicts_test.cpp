@@ -20,7 +20,7 @@ namespace {
 
 struct Config {
   int BM, BN, BK, warps;
-  int mfmaSize = 0;  // jit::LaunchOptions::mfmaSize: 32 runs AMD's v_mfma_f32_32x32x8 where the dot allows
+  int matrixInstrSize = 0;  // jit::LaunchOptions::matrixInstrSize: 32 runs AMD's v_mfma_f32_32x32x8 where it can
 };
 
 // One block of the tutorial matmul `kernel` (M = BM, N = BN, K = 2 BK: two iterations of the K loop) on the
@@ -41,7 +41,7 @@ std::pair<std::vector<Out>, std::optional<sim::Report>> runMatmul(const KernelDe
   jit::LaunchOptions options;
   options.runtime = &runtime;
   options.numWarps = c.warps;
-  options.mfmaSize = c.mfmaSize;
+  options.matrixInstrSize = c.matrixInstrSize;
   auto pointer = [&](jit::DeviceAddress d, uint64_t bytes) {
     return sized ? jit::KernelArg::pointer(d, bytes) : jit::KernelArg::pointer(d);
   };
@@ -58,7 +58,7 @@ std::pair<std::vector<Out>, std::optional<sim::Report>> runMatmul(const KernelDe
 
 std::string configName(const Config& c, const char* arch) {
   return std::to_string(c.BM) + "x" + std::to_string(c.BN) + "x" + std::to_string(c.BK) + "_warps" +
-         std::to_string(c.warps) + (c.mfmaSize ? "_mfma" + std::to_string(c.mfmaSize) : "") + "_" + arch;
+         std::to_string(c.warps) + (c.matrixInstrSize ? "_mfma" + std::to_string(c.matrixInstrSize) : "") + "_" + arch;
 }
 
 class MatmulBankConflicts : public ::testing::TestWithParam<std::tuple<Config, const char*>> {};

@@ -181,7 +181,7 @@ struct DotTypes {
   const char* precision = "ieee";
 };
 ThreadMap accumulatorMap(bool amdgpu, int64_t M, int64_t N, int64_t K, int warps, DotTypes types = {},
-                         int mfmaSize = 0) {
+                         int matrixInstrSize = 0) {
   auto tile = [](int64_t rows, int64_t cols, const char* element) {
     return "tile<" + std::to_string(rows) + "x" + std::to_string(cols) + "x" + element + ">";
   };
@@ -200,7 +200,7 @@ ThreadMap accumulatorMap(bool amdgpu, int64_t M, int64_t N, int64_t K, int warps
   transforms::PassOptions options;
   options.numWarps = warps;
   options.warpSize = amdgpu ? 64 : 32;
-  options.mfmaSize = mfmaSize;
+  options.matrixInstrSize = matrixInstrSize;
   std::optional<ir::Layout> layout =
       amdgpu ? amd::mfmaAccumulatorLayout(*dot, options) : nv::mmaAccumulatorLayout(*dot, options);
   if (!layout) throw Error("the policy gave this dot no tensor-core accumulator layout");
@@ -281,11 +281,11 @@ TEST(WarpMatrixVsBackend, AmdgpuAccumulatorPlanMatchesTheMfmaDFragment) {
   }
 }
 
-// The policy's 32x32 layout (mfmaSize 32) against v_mfma_f32_32x32x8's 16 C/D registers per lane.
+// The policy's 32x32 layout (matrixInstrSize 32) against v_mfma_f32_32x32x8's 16 C/D registers per lane.
 TEST(WarpMatrixVsBackend, AmdgpuLargeBlockPlanMatchesTheMfmaDFragment) {
   for (auto [M, N, warps] : std::vector<std::array<int64_t, 3>>{{32, 32, 1}, {64, 128, 4}, {128, 256, 8}}) {
     SCOPED_TRACE(std::to_string(M) + "x" + std::to_string(N) + ", " + std::to_string(warps) + " waves");
-    ThreadMap acc = accumulatorMap(true, M, N, 16, static_cast<int>(warps), {}, /*mfmaSize=*/32);
+    ThreadMap acc = accumulatorMap(true, M, N, 16, static_cast<int>(warps), {}, /*matrixInstrSize=*/32);
     std::optional<amd::MfmaAccumulatorPlan> plan = amd::planMfmaAccumulator(acc);
     ASSERT_TRUE(plan);
     ASSERT_EQ(plan->block, 32);
