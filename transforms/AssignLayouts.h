@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "ir/Layout.h"
 #include "transforms/PassManager.h"
@@ -49,6 +50,12 @@ class LayoutPolicy {
   virtual std::optional<int64_t> dotOperandTmaSwizzle(const ir::Op& dot, unsigned index) const {
     (void)dot, (void)index;
     return std::nullopt;
+  }
+  // Why dotOperandTmaSwizzle is nullopt for operand #index of `dot`, in words for an error that explains it (as
+  // "wgmma needs ..."); empty when it is not, or when the target has nothing to add.
+  virtual std::string dotOperandTmaRefusal(const ir::Op& dot, unsigned index) const {
+    (void)dot, (void)index;
+    return {};
   }
   // Whether the target's lowering of `dot` can return with its products still in flight, to be waited for by a
   // dot_wait (the dot's `pending`): the tensor cores read its operands from their shared buffers asynchronously.

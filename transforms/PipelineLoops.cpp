@@ -106,6 +106,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -210,6 +211,7 @@ class PipelineLoopsPass : public Pass {
     }
     if (requestedStages_ == 1) return;
     specialized_ = false;  // per function
+    notSpecialized_.clear();
     ws_ = nullptr;
     lastSpecialized_ = nullptr;
     tilesOfSpecialized_ = nullptr;
@@ -224,11 +226,18 @@ class PipelineLoopsPass : public Pass {
       if (op->is(OpKind::For) && !op->hasAttr(ir::kPersistentTilesAttr)) loops.push_back(op);
     });
     for (Op* loop : loops) pipeline(f, *loop);
-    if (warpSpecialize_ && !specialized_)
+    if (warpSpecialize_ && !specialized_) {
+      std::string why;
+      for (const NotTma& n : notSpecialized_)
+        why += "\n  " + n.dot + ": " +
+               (n.operands.size() == 1 ? "operand " + n.operands : std::string("operands A and B")) +
+               " of this dot " + (n.operands.size() == 1 ? "is" : "are") + " copied by async_copy: " + n.why;
       throw Error("warp_specialize needs a loop in @" + f.name() +
                       "'s body (or its persistent tile loop's) whose dot operands all arrive by TMA copies (desc_load "
-                      "where the target copies with TMA), and found none",
+                      "where the target copies with TMA), and found none" +
+                      (why.empty() ? std::string() : ":" + why),
                   f.loc());
+    }
   }
 
  private:
@@ -364,11 +373,37 @@ class PipelineLoopsPass : public Pass {
     return true;
   }
 
+  // Why a loop gets no producer warpgroup, for the error warp_specialize gives when none does: each dot operand
+  // copied other than by TMA, with the target's reason (LayoutPolicy::dotOperandTmaRefusal), once per dot and reason.
+  void noteCopiesNotTma(const std::vector<BodyCopy>& copies) {
+    for (const BodyCopy& c : copies) {
+      if (c.tma()) continue;
+      for (const Op* read : c.reads)
+        for (const ir::Use& use : read->result(0)->uses()) {
+          if (!use.user->is(OpKind::Dot) || use.operandIndex > 1) continue;
+          const Op& dot = *use.user;
+          std::string why = policy_ ? policy_->dotOperandTmaRefusal(dot, use.operandIndex) : std::string();
+          if (why.empty())
+            why = "its block is not read through a tensor descriptor (a desc_load of a kernel parameter, once per "
+                  "iteration)";
+          const std::string where = dot.loc().known() ? dot.loc().str() : std::string("a dot");
+          const char operand = use.operandIndex ? 'B' : 'A';
+          auto same = std::find_if(notSpecialized_.begin(), notSpecialized_.end(),
+                                   [&](const NotTma& n) { return n.dot == where && n.why == why; });
+          if (same == notSpecialized_.end())
+            notSpecialized_.push_back({where, std::string(1, operand), why});
+          else if (same->operands.find(operand) == std::string::npos)
+            same->operands += operand;
+        }
+    }
+  }
+
   void pipeline(const ir::Function& f, Op& loop) {
     Block& body = *loop.region(0);
     std::optional<std::vector<BodyCopy>> found = bodyCopies(body);
     if (!found || found->empty()) return;
     const std::vector<BodyCopy>& copies = *found;
+    if (warpSpecialize_) noteCopiesNotTma(copies);
     auto ownedByLoop = [&](const Value* v, OpKind alloc) {
       return v->definingOp() && v->definingOp()->is(alloc) && v->type().stages() == 1 && usedOnlyIn(v, loop);
     };
@@ -1177,6 +1212,12 @@ class PipelineLoopsPass : public Pass {
   int numWarps_;
   PassOptions options_;  // for the scratch of the ops in a loop (stagesThatFit)
   bool specialized_ = false;  // a loop got a producer warpgroup (warp_specialize)
+  struct NotTma {
+    std::string dot;       // its location
+    std::string operands;  // "A", "B" or "AB"
+    std::string why;
+  };
+  std::vector<NotTma> notSpecialized_;  // why the loops did not (noteCopiesNotTma)
   // The warp_specialize op made in the function's body (not in a persistent kernel), and what a later loop of the
   // same copies continues from: the specialized loop's copies, its stages and `empty` barriers, and the count of
   // iterations the loops so far ran, as the consumers (after the last loop) and the producer compute it.

@@ -114,6 +114,22 @@ std::optional<int64_t> NVPTXLayoutPolicy::dotOperandTmaSwizzle(const ir::Op& dot
   return index == 0 ? plan->swizzleA : plan->swizzleB;
 }
 
+std::string NVPTXLayoutPolicy::dotOperandTmaRefusal(const ir::Op& dot, unsigned index) const {
+  if (index > 1 || dotOperandTmaSwizzle(dot, index)) return {};
+  std::string why;
+  const bool chained = transforms::isChainedDot(dot);
+  std::optional<WgmmaDotPlan> plan =
+      chained ? wgmmaChainedDotPlan(dot, options_, &why) : wgmmaDotPlan(dot, options_, &why);
+  if (!plan) return "the dot does not run on wgmma, which TMA copies feed: " + why;
+  if (index == 0 && plan->chained)
+    return "a chained dot's A (attention's Q) is copied with cp.async: its buffer permutes the rows of each 16-row "
+           "block, which a TMA box cannot land";
+  if (index == 0) return "A is read transposed (M contiguous); a TMA box lands A with K contiguous";
+  return std::string("B is read ") + (transforms::dotOperandSourceTransposed(dot, 1) ? "transposed" : "as stored") +
+         ", which lands it " + (plan->bKMajor() ? "N" : "K") + "-major; wgmma reads this B " +
+         (plan->bKMajor() ? "K" : "N") + "-major";
+}
+
 bool NVPTXLayoutPolicy::dotIsAsynchronous(const ir::Op& dot) const {
   if (wgmmaBufferDotPlan(dot, options_)) return true;
   std::optional<WgmmaDotPlan> chained = wgmmaChainedDotPlan(dot, options_);

@@ -82,6 +82,8 @@ class NVPTXLayoutPolicy : public TensorCoreLayoutPolicy {
   // On sm_90a, the operands of the dots WgmmaPlan.h admits whose NVMMA layout has the descriptor's innermost
   // dimension contiguous (A, and B of 16-bit inputs): the plan's swizzle.
   std::optional<int64_t> dotOperandTmaSwizzle(const ir::Op& dot, unsigned index) const override;
+  // Why not: the wgmma plan's refusal, a chained A, or a block that lands in the other major order.
+  std::string dotOperandTmaRefusal(const ir::Op& dot, unsigned index) const override;
   // The dots lowerWgmmaDot runs on wgmma: from both their buffers (wgmmaBufferDotPlan), or chained
   // (wgmmaChainedDotPlan) with B, and A unless it is in registers, in the plan's buffer layouts. wgmma.wait_group
   // can leave them in flight.

@@ -33,19 +33,54 @@ constexpr TensorCoreTile kWgmmaTiles[] = {
     {ir::ScalarKind::F8E5M2, ir::ScalarKind::F32, kWgmmaM, 8, 32},
 };
 
+// Says why a dot does not run on wgmma, where the caller asks (whyNot non-null: an error explaining it), and
+// returns nullopt. The words are built only then: the plans are asked for on every layout query.
+template <class Words>
+std::nullopt_t refuse(std::string* whyNot, Words words) {
+  if (whyNot) *whyNot = words();
+  return std::nullopt;
+}
+
+std::string dims(int64_t a, int64_t b, int64_t c) {
+  return std::to_string(a) + " x " + std::to_string(b) + " x " + std::to_string(c);
+}
+
+// The refusals both kinds of plan share: the arch, whole warpgroups, and the dot's kinds and shape.
+std::optional<TensorCoreDot> wgmmaShape(const ir::Op& dot, const transforms::PassOptions& options, bool mixedFp8,
+                                        std::string* whyNot) {
+  const std::string arch = options.arch.empty() ? "sm_90a" : options.arch;  // NVPTXTarget::defaultArch
+  if (arch != "sm_90a") return refuse(whyNot, [&] { return "wgmma needs sm_90a (the arch is " + arch + ")"; });
+  if (options.warpSize != kMmaWarpSize || options.numWarps % kWarpsPerGroup)
+    return refuse(whyNot, [&] {
+      return "wgmma needs whole warpgroups: num_warps a multiple of 4, got " + std::to_string(options.numWarps);
+    });
+  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kWgmmaTiles, mixedFp8);
+  if (!shape)
+    return refuse(whyNot, [&] {
+      const ir::Type a = dot.operand(0)->type(), b = dot.operand(1)->type(), acc = dot.operand(2)->type();
+      return std::string("wgmma takes f16, bf16 or fp8 operands into an f32 accumulator, with M a multiple of 64, ") +
+             "N of 8 and K of 16 (32 for fp8); this dot is " + ir::scalarKindName(a.element().scalarKind()) + " x " +
+             ir::scalarKindName(b.element().scalarKind()) + " -> " + ir::scalarKindName(acc.element().scalarKind()) +
+             ", M x N x K = " + dims(a.shape()[0], b.shape()[1], a.shape()[1]);
+    });
+  return shape;
+}
+
 }  // namespace
 
-std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::PassOptions& options) {
-  const std::string arch = options.arch.empty() ? "sm_90a" : options.arch;  // NVPTXTarget::defaultArch
-  if (arch != "sm_90a" || options.warpSize != kMmaWarpSize || options.numWarps % kWarpsPerGroup) return std::nullopt;
-  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kWgmmaTiles, /*mixedFp8=*/true);
+std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::PassOptions& options,
+                                         std::string* whyNot) {
+  std::optional<TensorCoreDot> shape = wgmmaShape(dot, options, /*mixedFp8=*/true, whyNot);
   if (!shape) return std::nullopt;
   // Both operands must reach the dot from shared buffers (register operands keep mma.sync).
-  if (!transforms::dotOperandInSharedBuffer(dot, 0) || !transforms::dotOperandInSharedBuffer(dot, 1))
-    return std::nullopt;
-  // Chained dots (attention) keep mma.sync's chained layout: blocked, so it spans the row statistics' slices and
-  // broadcasts, and it is the next dot's A fragment in registers (wgmma with A from registers is not lowered yet).
-  if (transforms::isChainedDot(dot)) return std::nullopt;
+  for (unsigned index : {0u, 1u})
+    if (!transforms::dotOperandInSharedBuffer(dot, index))
+      return refuse(whyNot, [&] {
+        return std::string("wgmma reads both operands from shared buffers; operand ") + (index ? "B" : "A") +
+               " does not come from a load copied into one";
+      });
+  // Chained dots (attention) take wgmmaChainedDotPlan's.
+  if (transforms::isChainedDot(dot)) return refuse(whyNot, [] { return "a chained dot takes the chained plan"; });
   WgmmaDotPlan p;
   p.M = shape->M;
   p.N = shape->N;
@@ -55,38 +90,59 @@ std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::Pa
   p.k = shape->tile.k;
   p.elementBytes = 32 / p.k;
   p.kMajorB = p.elementBytes == 1 || dotBKContiguous(dot);
-  if (!isPowerOfTwo(p.M) || !isPowerOfTwo(p.N) || !isPowerOfTwo(p.K)) return std::nullopt;
+  if (!isPowerOfTwo(p.M) || !isPowerOfTwo(p.N) || !isPowerOfTwo(p.K))
+    return refuse(whyNot, [&] { return "wgmma plans take powers of two; M x N x K = " + dims(p.M, p.N, p.K); });
   const int64_t warpgroups = options.numWarps / kWarpsPerGroup;
-  if (!isPowerOfTwo(warpgroups)) return std::nullopt;
+  if (!isPowerOfTwo(warpgroups))
+    return refuse(whyNot, [&] {
+      return "wgmma plans take a power of two of warpgroups, got " + std::to_string(warpgroups);
+    });
   p.warpgroupsM = std::min(warpgroups, p.M / kWgmmaM);
   p.warpgroupsN = warpgroups / p.warpgroupsM;
-  if (p.N % p.warpgroupsN) return std::nullopt;
   const int64_t perWarpgroupN = p.N / p.warpgroupsN;
   p.n = std::min<int64_t>(perWarpgroupN, 256);
   const std::vector<int>& ns = wgmmaNs();
   // An N-major B's lines hold n elements: at least 32 bytes, the narrowest swizzle, takes n >= 16.
-  if ((!p.bKMajor() && p.n < 16) || std::find(ns.begin(), ns.end(), p.n) == ns.end()) return std::nullopt;
+  if (p.N % p.warpgroupsN || (!p.bKMajor() && p.n < 16) || std::find(ns.begin(), ns.end(), p.n) == ns.end())
+    return refuse(whyNot, [&] {
+      if (p.N % p.warpgroupsN)
+        return "N = " + std::to_string(p.N) + " does not split over " + std::to_string(p.warpgroupsN) +
+               " warpgroups along N";
+      return "no wgmma instruction takes N = " + std::to_string(p.n) + " per warpgroup" +
+             (!p.bKMajor() && p.n < 16 ? " with B N-major (16 or more)" : "");
+    });
   p.repeatsM = p.M / (kWgmmaM * p.warpgroupsM);
   p.repeatsN = perWarpgroupN / p.n;
-  if (p.registers() > kWgmmaMaxWaitRegisters) return std::nullopt;
+  if (p.registers() > kWgmmaMaxWaitRegisters)
+    return refuse(whyNot, [&] {
+      return "the accumulator would take " + std::to_string(p.registers()) + " registers per thread, more than " +
+             std::to_string(kWgmmaMaxWaitRegisters) + ": use more warps or a smaller block";
+    });
   p.swizzleA = swizzleFor(p.K * p.elementBytes);
   p.swizzleB = swizzleFor((p.bKMajor() ? p.K : p.n) * p.elementBytes);
   // Every stage of a buffer starts on a 1024-byte boundary, where the swizzle patterns start.
-  if ((p.K * p.N * p.elementBytes) % 1024) return std::nullopt;
+  if ((p.K * p.N * p.elementBytes) % 1024)
+    return refuse(whyNot, [&] {
+      return "B's block (" + std::to_string(p.K * p.N * p.elementBytes) +
+             " bytes) is no multiple of 1024 bytes, where the swizzle patterns of its stages start";
+    });
   return p;
 }
 
-std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transforms::PassOptions& options) {
-  const std::string arch = options.arch.empty() ? "sm_90a" : options.arch;  // NVPTXTarget::defaultArch
-  if (arch != "sm_90a" || options.warpSize != kMmaWarpSize || options.numWarps % kWarpsPerGroup) return std::nullopt;
-  if (!transforms::isChainedDot(dot) || !transforms::dotOperandInSharedBuffer(dot, 1)) return std::nullopt;
+std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transforms::PassOptions& options,
+                                                std::string* whyNot) {
+  if (!transforms::isChainedDot(dot)) return refuse(whyNot, [] { return "the dot is not chained"; });
+  std::optional<TensorCoreDot> shape = wgmmaShape(dot, options, /*mixedFp8=*/false, whyNot);
+  if (!shape) return std::nullopt;
+  if (shape->tile.k != 16)  // 16-bit inputs: the A fragment is the accumulator's
+    return refuse(whyNot, [] { return "chained dots run on wgmma with 16-bit inputs only"; });
+  if (!transforms::dotOperandInSharedBuffer(dot, 1))
+    return refuse(whyNot, [] { return "wgmma reads B from a shared buffer; B comes from no load copied into one"; });
   // A computed by the previous dot always ends in registers (mmaOperandARegisterLayout); asked before layouts are
   // assigned (expand-descriptor-loads), the attribute saying so is not there yet.
   const bool aInRegisters = transforms::dotTakesAInRegisters(dot) || transforms::operandAFromDot(dot);
-  if (!aInRegisters && (transforms::operandAFromDot(dot) || !transforms::dotOperandInSharedBuffer(dot, 0)))
-    return std::nullopt;
-  std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kWgmmaTiles);
-  if (!shape || shape->tile.k != 16) return std::nullopt;  // 16-bit inputs: the A fragment is the accumulator's
+  if (!aInRegisters && !transforms::dotOperandInSharedBuffer(dot, 0))
+    return refuse(whyNot, [] { return "A is neither the previous dot's result nor a load copied into a buffer"; });
   WgmmaDotPlan p;
   p.M = shape->M;
   p.N = shape->N;
@@ -99,18 +155,37 @@ std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transfo
   p.aInRegisters = aInRegisters;
   // The chained layout (MmaLayoutPolicy.h) gives each warp M / (16 * num_warps) blocks of 16 rows, all N columns.
   const int64_t rowsPerRound = kMmaM * options.numWarps;
-  if (p.M % rowsPerRound || !isPowerOfTwo(p.N) || !isPowerOfTwo(p.K)) return std::nullopt;
+  if (p.M % rowsPerRound)
+    return refuse(whyNot, [&] {
+      return "each of the " + std::to_string(options.numWarps) + " warps takes whole 16-row blocks: M = " +
+             std::to_string(p.M) + " must be a multiple of " + std::to_string(rowsPerRound);
+    });
+  if (!isPowerOfTwo(p.N) || !isPowerOfTwo(p.K))
+    return refuse(whyNot, [&] { return "wgmma plans take powers of two; M x N x K = " + dims(p.M, p.N, p.K); });
   p.warpgroupsM = options.numWarps / kWarpsPerGroup;
   p.n = p.N;
   p.repeatsM = p.M / rowsPerRound;
   const std::vector<int>& ns = wgmmaNs();
-  if ((!p.bKMajor() && p.n < 16) || std::find(ns.begin(), ns.end(), p.n) == ns.end()) return std::nullopt;
-  if (p.registers() > kWgmmaMaxWaitRegisters) return std::nullopt;
+  if ((!p.bKMajor() && p.n < 16) || std::find(ns.begin(), ns.end(), p.n) == ns.end())
+    return refuse(whyNot, [&] {
+      return "no wgmma instruction takes N = " + std::to_string(p.n) +
+             (!p.bKMajor() && p.n < 16 ? " with B N-major (16 or more)" : "");
+    });
+  if (p.registers() > kWgmmaMaxWaitRegisters)
+    return refuse(whyNot, [&] {
+      return "the accumulator would take " + std::to_string(p.registers()) + " registers per thread, more than " +
+             std::to_string(kWgmmaMaxWaitRegisters) + ": use more warps or a smaller block";
+    });
   p.swizzleB = swizzleFor((p.bKMajor() ? p.K : p.n) * p.elementBytes);
-  if ((p.K * p.N * p.elementBytes) % 1024) return std::nullopt;
+  if ((p.K * p.N * p.elementBytes) % 1024)
+    return refuse(whyNot, [&] {
+      return "B's block (" + std::to_string(p.K * p.N * p.elementBytes) +
+             " bytes) is no multiple of 1024 bytes, where the swizzle patterns of its stages start";
+    });
   if (!p.aInRegisters) {
     p.swizzleA = swizzleFor(p.K * p.elementBytes);
-    if (p.swizzleA < 32) return std::nullopt;  // A's lines: at least the narrowest swizzle
+    if (p.swizzleA < 32)  // A's lines: at least the narrowest swizzle
+      return refuse(whyNot, [&] { return "A's rows of " + std::to_string(p.K * 2) + " bytes are under 32 bytes"; });
   }
   return p;
 }

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "ir/IR.h"
 #include "ir/Layout.h"
@@ -53,12 +54,15 @@ struct WgmmaDotPlan {
   bool bKMajor() const { return kMajorB; }   // else N-major
 };
 
-// The plan for `dot`, or nullopt when it does not run on wgmma with both operands in shared memory.
-std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::PassOptions& options);
+// The plan for `dot`, or nullopt when it does not run on wgmma with both operands in shared memory (with
+// `whyNot`, the reason in words, for errors that explain it).
+std::optional<WgmmaDotPlan> wgmmaDotPlan(const ir::Op& dot, const transforms::PassOptions& options,
+                                         std::string* whyNot = nullptr);
 // The plan for a chained dot taking A from registers (marked `a_in_registers`) or from a shared buffer, B from a
 // shared buffer: repeatsM 16-row blocks per warp (M / (16 * num_warps)), n = N (at most 256), swizzleA 0 with A
-// in registers; nullopt when it does not run on wgmma (it keeps mma.sync).
-std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transforms::PassOptions& options);
+// in registers; nullopt when it does not run on wgmma (it keeps mma.sync; `whyNot` as above).
+std::optional<WgmmaDotPlan> wgmmaChainedDotPlan(const ir::Op& dot, const transforms::PassOptions& options,
+                                                std::string* whyNot = nullptr);
 
 // The plan of a dot that lowerWgmmaDot runs from its two shared buffers (not chained): wgmmaDotPlan's, when the
 // accumulator has its layout and both operands are local_loads of buffers in its operand layouts. Such a dot can

@@ -260,6 +260,27 @@ def test_descriptor_kernel_warp_specialized_on_the_emulator(config, seq_len, cau
     assert specialized.shared_bytes == plain.shared_bytes + 32  # + the empty barriers (3 stages, 16-byte aligned)
 
 
+@pytest.mark.parametrize("config, reason", [
+    ((16, 32, 64, 4), r"wgmma takes f16, bf16 or fp8 operands .* M x N x K = 16 x 32 x 64"),
+    ((64, 64, 64, 8), r"each of the 8 warps takes whole 16-row blocks: M = 64 must be a multiple of 128"),
+], ids=["16-rows", "64-rows-8w"])
+def test_warp_specialize_refusal_names_each_dot_and_why_it_is_not_fed_by_tma(config, reason):
+    # No loop's dots run on wgmma, so no copy is a TMA copy and no producer can take them: the error says so for
+    # both dots of the key loop (Q K^T and P V, whose B operands K and V are the copies), at their lines.
+    BM, BN, head_dim, num_warps = config
+    q, k, v = random_qkv((1, 1, 40, head_dim), torch.float16)
+    with pytest.raises(tessera.Error, match="warp_specialize needs a loop") as info:
+        attention_desc(q, k, v, False, BM=BM, BN=BN, num_warps=num_warps, backend="sim", arch="sm_90a",
+                       warp_specialize=True)
+    lines = str(info.value).splitlines()[1:]
+    assert len(lines) == 2, lines
+    for line in lines:
+        assert re.match(r"  \S*attention\.h:\d+:\d+: operand B of this dot is copied by async_copy: the dot does "
+                        r"not run on wgmma, which TMA copies feed: ", line), line
+    assert re.search(reason, lines[0]), lines[0]
+    assert len({line.split(": ")[0] for line in lines}) == 2  # two dots, two lines of attention.h
+
+
 # Persistent as well: the programs of one emulated multiprocessor each loop over several (query block, head) tiles,
 # the producer running both key loops of every tile into one set of stages, the consumers counting their parities on
 # across loops and tiles (a count that restarted per loop or per tile hangs a wait, which the emulator reports).
