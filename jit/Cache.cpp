@@ -20,7 +20,7 @@ namespace tessera::jit {
 
 namespace {
 
-constexpr const char* kMagic = "tessera-jit-cache v5";
+constexpr const char* kMagic = "tessera-jit-cache v6";
 
 // Length-prefixed fields, so that any byte (PTX, code objects) survives and truncation is detectable.
 void putField(std::string& out, const std::string& field) {
@@ -170,6 +170,9 @@ std::string serializeCacheEntry(const std::string& key, const CompiledKernel& k)
   putField(payload, k.persistent ? "1" : "0");
   putField(payload, std::to_string(k.producerWarps));
   putField(payload, std::to_string(k.consumerGroups));
+  putField(payload, std::to_string(k.dots.size()));
+  for (const DotReport& d : k.dots)
+    for (const std::string* s : {&d.location, &d.instruction, &d.note}) putField(payload, *s);
   std::string header = std::string(kMagic) + "\nkey " + key + "\nsize " + std::to_string(payload.size()) +
                        "\nsha256 " + sha256Hex(payload) + "\n\n";
   return header + payload;
@@ -215,6 +218,13 @@ std::unique_ptr<CompiledKernel> parseCacheEntry(const std::string& key, const st
   int64_t consumerGroups = 0;
   if (!r.nextInt(consumerGroups) || consumerGroups < 1) return nullptr;
   k->consumerGroups = static_cast<int>(consumerGroups);
+  int64_t dots = 0;
+  if (!r.nextInt(dots) || dots < 0) return nullptr;
+  for (int64_t i = 0; i < dots; ++i) {
+    DotReport d;
+    if (!r.next(d.location) || !r.next(d.instruction) || !r.next(d.note)) return nullptr;
+    k->dots.push_back(std::move(d));
+  }
   if (!r.atEnd()) return nullptr;
   return k;
 }

@@ -19,6 +19,14 @@ namespace tessera::jit {
 // TESSERA_DUMP_IR, TESSERA_DUMP_LLVM and TESSERA_DUMP_DIR print and keep everything either way.
 enum class KeptIR { All, ForLaunch, ForEmulator };
 
+// How the lowering ran one dot (backends::kDotsMetadata): the instruction ("wgmma m64n128k16 f16", "mma.sync
+// m16n8k16 bf16", "v_mfma_f32_32x32x8f16", "fma") and, where a faster one was passed over or none could run it,
+// why ("not wgmma: ...", mma.sync's refusal); `location` is the dot's source line.
+struct DotReport {
+  std::string location, instruction, note;
+  bool operator==(const DotReport&) const = default;
+};
+
 struct CompiledKernel {
   std::string name;         // the kernel's (function's) name: the symbol to look up in the loaded module
   std::string target;       // "nvptx", "amdgpu"
@@ -41,6 +49,7 @@ struct CompiledKernel {
   int producerWarps = 0;
   // Groups of numWarps consumer warps, each running its own tiles (ping-pong consumers; 1 without).
   int consumerGroups = 1;
+  std::vector<DotReport> dots;  // one per dot, in program order
 
   int threadsPerProgram() const { return (numWarps * consumerGroups + producerWarps) * warpSize; }
   bool operator==(const CompiledKernel&) const = default;

@@ -39,6 +39,17 @@ std::vector<std::pair<unsigned, int>> tensorMapsOf(const llvm::Module& m) {
   return maps;
 }
 
+// The dots the lowering listed in backends::kDotsMetadata.
+std::vector<DotReport> dotsOf(const llvm::Module& m) {
+  std::vector<DotReport> dots;
+  if (const llvm::NamedMDNode* md = m.getNamedMetadata(backends::kDotsMetadata))
+    for (const llvm::MDNode* entry : md->operands()) {
+      auto field = [&](unsigned i) { return llvm::cast<llvm::MDString>(entry->getOperand(i))->getString().str(); };
+      dots.push_back({field(0), field(1), field(2)});
+    }
+  return dots;
+}
+
 std::string printLLVM(const llvm::Module& m) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -230,6 +241,7 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   });
   if (record.keepsEveryStage()) stage("print LLVM IR", [&] { record.llvmIR(*module, /*optimized=*/false); });
   kernel.tensorMaps = tensorMapsOf(*module);
+  kernel.dots = dotsOf(*module);
 
   // 4. Let the target optimize it (vendor libraries linked, O3, verified): exactly the module emitted next.
   stage("optimize LLVM", [&] { target.optimize(*module, options); });

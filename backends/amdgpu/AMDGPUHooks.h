@@ -42,12 +42,18 @@ class AMDGPUHooks : public LoweringHooks {
   // v_mfma_f32_16x16x16 (f16 / bf16_1k) for f16/bf16 dots with an f32 accumulator, v_mfma_i32_16x16x32_i8
   // (gfx942) or 16x16x16i8 (gfx90a) for i8 dots with an i32 one (MfmaDot.cpp).
   bool lowerDot(KernelLowering& lowering, const ir::Op& dot) override;
+  // Why the last dot lowerDot refused runs on FMAs (MfmaDot.cpp).
+  std::string whyNoTensorCores(const ir::Op& dot) const override {
+    (void)dot;
+    return dotRefusal_;
+  }
 
   // The lane within the wavefront (0..63), from mbcnt over a full mask.
   static llvm::Value* laneId(IRBuilder& b);
 
  private:
   std::string arch_;
+  std::string dotRefusal_;  // why lowerDot last returned false
 };
 
 }  // namespace tessera::backends::amdgpu

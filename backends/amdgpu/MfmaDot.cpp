@@ -10,6 +10,7 @@
 // its A operand and A's as its B. The index arithmetic is MfmaFragments.h's, emitted as LLVM IR here.
 #include <llvm/IR/IntrinsicsAMDGPU.h>
 
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <map>
@@ -31,7 +32,14 @@ llvm::Value* i32(IRBuilder& b, int64_t v) { return b.getInt32(static_cast<uint32
 bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   std::optional<TensorCoreDot> shape = matchTensorCoreDot(op, mfmaTiles(arch_));
   // The fragments are read from the accumulator's layout and written back in it: the result must share it.
-  if (!shape || op.result(0)->type() != op.operand(2)->type()) return false;
+  if (!shape) {
+    dotRefusal_ = tensorCoreRefusal(op, mfmaTiles(arch_), "MFMA (" + arch_ + ")");
+    return false;
+  }
+  if (op.result(0)->type() != op.operand(2)->type()) {
+    dotRefusal_ = "the dot's result is not laid out as its accumulator";
+    return false;
+  }
   const ir::Value* a = op.operand(0);
   const ir::Value* acc = op.operand(2);
   ir::Type aTy = a->type(), accTy = acc->type();
@@ -39,10 +47,16 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   const int64_t elementBytes = aTy.element().storageBytes();
   const ThreadMap& cmap = L.mapOf(accTy, op.name());
   std::optional<MfmaAccumulatorPlan> plan = planMfmaAccumulator(cmap);
-  if (!plan) return false;
+  if (!plan) {
+    dotRefusal_ = "the accumulator's layout does not hold MFMA's output fragments";
+    return false;
+  }
   // The accumulator's layout says which instruction: 32x32 blocks run v_mfma_f32_32x32x8 (16-bit inputs only).
   const int64_t block = plan->block;
-  if (block == kMfmaLargeBlock && in == ir::ScalarKind::I8) return false;
+  if (block == kMfmaLargeBlock && in == ir::ScalarKind::I8) {
+    dotRefusal_ = "i8 dots have no 32x32 MFMA";
+    return false;
+  }
   const int64_t K = shape->K, stepK = block == kMfmaLargeBlock ? 8 : shape->tile.k;
   const int64_t elements = mfmaOperandElements(stepK, block);  // per lane and operand vector
   const int64_t groupBits = block == kMfmaLargeBlock ? 1 : 2;   // the lane bits above lane % block: K groups
@@ -68,7 +82,10 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
                              mfmaOperandLdsLayout(K, elementBytes, 1, shape->N)};
   for (unsigned i = 0; i < 2; ++i)
     if (const ir::Op* load = transforms::dotOperandBuffer(op, i))
-      if (ir::Layout::fromAttr(*load->operand(0)->type().encoding()) != lds[i]) return false;
+      if (ir::Layout::fromAttr(*load->operand(0)->type().encoding()) != lds[i]) {
+        dotRefusal_ = std::string("operand ") + (i ? "B" : "A") + "'s LDS buffer is not laid out as the MFMA reads it";
+        return false;
+      }
   IRBuilder& b = L.builder();
   llvm::Type* elemTy = L.memType(aTy.element());
   const std::vector<int64_t> shapes[2] = {{shape->M, K}, {K, shape->N}};
@@ -202,6 +219,10 @@ bool AMDGPUHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   Regs result;
   for (const auto& [frag, slot] : plan->regSlot) result.push_back(b.CreateExtractElement(d[frag], uint64_t(slot)));
   L.set(op.result(0), std::move(result));
+  // The ISA's name: llvm.amdgcn.mfma.f32.32x32x8f16 is v_mfma_f32_32x32x8f16.
+  std::string name = llvm::Intrinsic::getBaseName(mfma).str().substr(std::string("llvm.amdgcn.").size());
+  std::replace(name.begin(), name.end(), '.', '_');
+  L.noteDot(op, "v_" + name + (aFromRegisters ? " (A from registers)" : ""));
   return true;
 }
 

@@ -676,6 +676,12 @@ void KernelLowering::declareDescriptor(unsigned argNo) {
   module_->getOrInsertNamedMetadata(kTensorMapsMetadata)->addOperand(llvm::MDNode::get(ctx_, entry));
 }
 
+void KernelLowering::noteDot(const ir::Op& dot, const std::string& instruction, const std::string& note) {
+  llvm::Metadata* entry[] = {llvm::MDString::get(ctx_, dot.loc().known() ? dot.loc().str() : std::string()),
+                             llvm::MDString::get(ctx_, instruction), llvm::MDString::get(ctx_, note)};
+  module_->getOrInsertNamedMetadata(kDotsMetadata)->addOperand(llvm::MDNode::get(ctx_, entry));
+}
+
 std::unique_ptr<llvm::Module> KernelLowering::run() {
   if (func_.attrs().count("num_warps") && func_.attrs().at("num_warps").isInt() &&
       func_.attrs().at("num_warps").getInt() != opts_.numWarps)

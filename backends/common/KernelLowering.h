@@ -115,6 +115,10 @@ class KernelLowering {
 
   [[noreturn]] void fail(const ir::Op& op, const std::string& why);
 
+  // Records how `dot` was lowered (kDotsMetadata): the instruction it runs on ("wgmma m64n128k16 f16", "fma", ...)
+  // and, where a faster one was passed over, why ("not wgmma: ..."; empty otherwise).
+  void noteDot(const ir::Op& dot, const std::string& instruction, const std::string& note = "");
+
   // A barrier of every thread that runs the code being lowered: barrier 0 of the program, or in a warp_specialize
   // consumer region a named barrier of the consumers alone (the producers never arrive there).
   void barrier();

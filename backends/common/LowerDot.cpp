@@ -26,7 +26,8 @@ void KernelLowering::lowerDot(const ir::Op& op) {
   const bool toTF32 = precision == "tf32" && inElem.scalarKind() == ir::ScalarKind::F32;
   const bool isInt = inElem.isInt();
   if (isInt != accElem.isInt()) fail(op, "integer inputs need an integer accumulator and floats a float one");
-  if (hooks_.lowerDot(*this, op)) return;  // the target's tensor cores took it
+  if (hooks_.lowerDot(*this, op)) return;  // the target's tensor cores took it (and noted which instruction)
+  noteDot(op, "fma", hooks_.whyNoTensorCores(op));
   if (transforms::dotTakesAInRegisters(op))
     fail(op, "takes A in registers (a_in_registers), which only a tensor-core lowering does, and none took this dot");
 

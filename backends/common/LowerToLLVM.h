@@ -18,6 +18,9 @@ struct LoweringOptions {
 // The module's named metadata that lists its tensor-map descriptor parameters: one !{i32 argNo, i32 swizzle bytes}
 // per parameter whose tensor map the runtime must encode (jit/Compiler.cpp copies it to CompiledKernel).
 inline constexpr const char* kTensorMapsMetadata = "tessera.tensor_maps";
+// The module's named metadata that says how each dot was lowered: one !{!"location", !"instruction", !"note"} per
+// dot, in program order (KernelLowering::noteDot; jit/Compiler.cpp copies it to CompiledKernel::dots).
+inline constexpr const char* kDotsMetadata = "tessera.dots";
 
 // Lowers `f` into a new module. The module's triple and data layout are left to the caller (the target).
 // Throws tessera::Error naming the op for anything it cannot lower.

@@ -217,11 +217,18 @@ class LoweringHooks {
 
   // A target-specific lowering of `dot` (tensor cores), with the same shared-memory staging contract as the
   // portable one. Returns false, having emitted nothing, when the target has none for this dot's dtypes, shapes
-  // or layouts; the common code then uses its FMA lowering.
+  // or layouts; the common code then uses its FMA lowering. Having lowered it, it says on which instruction
+  // (KernelLowering::noteDot).
   virtual bool lowerDot(KernelLowering& lowering, const ir::Op& dot) {
     (void)lowering;
     (void)dot;
     return false;
+  }
+  // Why lowerDot left `dot` to FMAs, in words for the dot report (KernelLowering::noteDot); empty where the target
+  // has no tensor cores.
+  virtual std::string whyNoTensorCores(const ir::Op& dot) const {
+    (void)dot;
+    return {};
   }
 };
 

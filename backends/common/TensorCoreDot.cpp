@@ -26,6 +26,26 @@ std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, std::span<con
   return std::nullopt;
 }
 
+std::string tensorCoreRefusal(const ir::Op& dot, std::span<const TensorCoreTile> tiles, const std::string& instructions) {
+  std::string takes;
+  for (const TensorCoreTile& t : tiles) {
+    const std::string input = t.input == ir::ScalarKind::F32 ? std::string("tf32") : ir::scalarKindName(t.input);
+    if (takes.find(input + " ") != std::string::npos) continue;  // the same input with another tile
+    takes += (takes.empty() ? "" : ", ") + input + " (" + std::to_string(t.m) + " x " + std::to_string(t.n) +
+             " x " + std::to_string(t.k) + " blocks)";
+  }
+  const ir::Type a = dot.operand(0)->type(), b = dot.operand(1)->type(), acc = dot.operand(2)->type();
+  std::string is = std::string(ir::scalarKindName(a.element().scalarKind())) + " x " +
+                   ir::scalarKindName(b.element().scalarKind()) + " -> " +
+                   ir::scalarKindName(acc.element().scalarKind());
+  if (a.rank() == 2 && b.rank() == 2)
+    is += ", M x N x K = " + std::to_string(a.shape()[0]) + " x " + std::to_string(b.shape()[1]) + " x " +
+          std::to_string(a.shape()[1]);
+  const bool f32 = a.element().scalarKind() == ir::ScalarKind::F32;
+  return "the " + instructions + " lowering takes " + takes + "; this dot is " + is +
+         (f32 ? " (f32 inputs run on tensor cores as tf32 only with input_precision = \"tf32\")" : "");
+}
+
 std::optional<ir::Layout> TensorCoreLayoutPolicy::operandLayout(const ir::Op& op, unsigned index) const {
   if (index == 2)
     if (std::optional<ir::Layout> l = accumulatorLayout_(op, options_)) return l;

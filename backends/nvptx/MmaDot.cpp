@@ -11,6 +11,8 @@
 #include "backends/nvptx/MmaFragments.h"
 #include "backends/nvptx/MmaLayoutPolicy.h"
 #include "backends/nvptx/NVPTXHooks.h"
+#include "backends/nvptx/WgmmaPlan.h"
+#include "transforms/analysis/ChainedDots.h"
 
 namespace tessera::backends::nvptx {
 
@@ -84,6 +86,18 @@ int64_t warpChunkBits(const std::vector<Coords>& bases, int dim, int64_t chunkEl
   return bits;
 }
 
+// Why a dot that runs on mma.sync on sm_90a does not run on wgmma, for the dot report.
+std::string whyNotWgmma(const ir::Op& op, const ThreadMap& cmap) {
+  transforms::PassOptions options;
+  options.numWarps = static_cast<int>(cmap.numWarps);
+  options.warpSize = static_cast<int>(cmap.warpSize);
+  options.arch = "sm_90a";
+  std::string why;
+  if (transforms::isChainedDot(op) ? wgmmaChainedDotPlan(op, options, &why) : wgmmaDotPlan(op, options, &why))
+    why = "its operands' or accumulator's layouts are not the wgmma plan's";
+  return "not wgmma: " + why;
+}
+
 }  // namespace
 
 std::vector<llvm::Value*> packMmaOperandA(KernelLowering& L, const ir::Value* a, const std::vector<int64_t>& from,
@@ -103,8 +117,15 @@ std::vector<llvm::Value*> packMmaOperandA(KernelLowering& L, const ir::Value* a,
 bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   if (lowerWgmmaDot(L, op)) return true;
   std::optional<TensorCoreDot> shape = matchTensorCoreDot(op, kMmaTiles);
+  if (!shape) {
+    dotRefusal_ = tensorCoreRefusal(op, kMmaTiles, "mma.sync");
+    return false;
+  }
   // The fragments are read from the accumulator's layout and written back in it: the result must share it.
-  if (!shape || op.result(0)->type() != op.operand(2)->type()) return false;
+  if (op.result(0)->type() != op.operand(2)->type()) {
+    dotRefusal_ = "the dot's result is not laid out as its accumulator";
+    return false;
+  }
   const ir::Value* a = op.operand(0);
   const ir::Value* acc = op.operand(2);
   ir::Type aTy = a->type(), accTy = acc->type();
@@ -112,7 +133,10 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   const int64_t K = shape->K, N = shape->N, stepK = shape->tile.k;
   const ThreadMap& cmap = L.mapOf(accTy, op.name());
   std::optional<MmaAccumulatorPlan> plan = planMmaAccumulator(cmap);
-  if (!plan) return false;
+  if (!plan) {
+    dotRefusal_ = "the accumulator's layout does not hold mma.sync's C fragments";
+    return false;
+  }
 
   IRBuilder& b = L.builder();
   llvm::Type* elemTy = L.memType(aTy.element());
@@ -152,7 +176,10 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
             aRowBases = kMmaIdentityRows;
           }
       }
-      if (!wanted || ir::Layout::fromAttr(*load->operand(0)->type().encoding()) != *wanted) return false;
+      if (!wanted || ir::Layout::fromAttr(*load->operand(0)->type().encoding()) != *wanted) {
+        dotRefusal_ = std::string("operand ") + (i ? "B" : "A") + "'s shared buffer is not laid out as ldmatrix reads it";
+        return false;
+      }
     }
   const auto [aStaging, bStaging] = L.dotStagingBuffers(op);
   bool staged = false;
@@ -279,6 +306,10 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
   Regs result;
   for (const auto& [frag, slot] : plan->regSlot) result.push_back(d[frag][slot]);
   L.set(op.result(0), std::move(result));
+  L.noteDot(op,
+            "mma.sync m16n8k" + std::to_string(stepK) + " " + (toTF32 ? "tf32" : ir::scalarKindName(in)) +
+                (aFromRegisters ? " (A from registers)" : ""),
+            asyncDots_ ? whyNotWgmma(op, cmap) : "");
   return true;
 }
 

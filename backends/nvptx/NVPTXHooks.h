@@ -85,6 +85,11 @@ class NVPTXHooks : public LoweringHooks {
   void setMaxRegisters(IRBuilder& b, bool increase, int64_t registers) override;
   // wgmma for the dots WgmmaPlan.h admits (WgmmaDot.cpp), else mma.sync with ldmatrix (MmaDot.cpp).
   bool lowerDot(KernelLowering& lowering, const ir::Op& dot) override;
+  // Why the last dot lowerDot refused runs on FMAs: mma.sync's refusal (MmaDot.cpp).
+  std::string whyNoTensorCores(const ir::Op& dot) const override {
+    (void)dot;
+    return dotRefusal_;
+  }
   // sm_90a: wgmma.wait_group passing the registers through (WgmmaDot.cpp); elsewhere they are returned as they are.
   std::vector<llvm::Value*> dotWait(IRBuilder& b, const std::vector<llvm::Value*>& registers, int64_t pending) override;
 
@@ -93,6 +98,7 @@ class NVPTXHooks : public LoweringHooks {
   bool asyncDots_;
   int64_t programsBySharedMemory_;
   bool minProgramsDeclared_ = false;
+  std::string dotRefusal_;  // why lowerDot last returned false
   void declareMinPrograms(llvm::Function& kernel, int64_t programs);
   llvm::Module& module(IRBuilder& b) { return *b.GetInsertBlock()->getModule(); }
   llvm::Value* callLibdevice(IRBuilder& b, const std::string& name, llvm::ArrayRef<llvm::Value*> args);

@@ -139,6 +139,13 @@ void alignSharedMemory(KernelLowering& L) {
 // and A packed from its registers as mma.sync takes it, or read from its buffer; one mma_async per row block and
 // K step. With A in the buffer, warp w's row block i is rows 16 w + 16 num_warps i, so a warpgroup's four blocks
 // are 64 consecutive rows of the buffer, whose rows within each 16-row block are permuted as the fragment's.
+// The dot report's name of a plan's instruction (KernelLowering::noteDot).
+std::string wgmmaName(const WgmmaDotPlan& p) {
+  std::string name = "wgmma m64n" + std::to_string(p.n) + "k" + std::to_string(p.k) + " " + ir::scalarKindName(p.input);
+  if (p.inputB != p.input) name += std::string(" x ") + ir::scalarKindName(p.inputB);
+  return name + (p.aInRegisters ? " (A from registers)" : "");
+}
+
 bool lowerChainedWgmmaDot(KernelLowering& L, const ir::Op& op, const WgmmaDotPlan& p) {
   const ir::Value* a = op.operand(0);
   const ir::Value* acc = op.operand(2);
@@ -221,6 +228,7 @@ bool lowerChainedWgmmaDot(KernelLowering& L, const ir::Op& op, const WgmmaDotPla
   Regs result;  // in the accumulator's register order
   for (const auto& [fragment, slot] : plan->regSlot) result.push_back(waited[position[fragment] + slot]);
   L.set(op.result(0), std::move(result));
+  L.noteDot(op, wgmmaName(p));
   return true;
 }
 
@@ -275,6 +283,7 @@ bool lowerWgmmaDot(KernelLowering& L, const ir::Op& op) {
   const WgmmaGroup dotGroup{mma, static_cast<int>(p.repeatsM * p.repeatsN), static_cast<int>(p.K / p.k),
                          static_cast<int>(pendingGroups(op))};
   L.set(op.result(0), issueGroup(b, dotGroup, operands, L.get(acc)));
+  L.noteDot(op, wgmmaName(p));
   return true;
 }
 

@@ -55,14 +55,7 @@ std::optional<TensorCoreDot> wgmmaShape(const ir::Op& dot, const transforms::Pas
       return "wgmma needs whole warpgroups: num_warps a multiple of 4, got " + std::to_string(options.numWarps);
     });
   std::optional<TensorCoreDot> shape = matchTensorCoreDot(dot, kWgmmaTiles, mixedFp8);
-  if (!shape)
-    return refuse(whyNot, [&] {
-      const ir::Type a = dot.operand(0)->type(), b = dot.operand(1)->type(), acc = dot.operand(2)->type();
-      return std::string("wgmma takes f16, bf16 or fp8 operands into an f32 accumulator, with M a multiple of 64, ") +
-             "N of 8 and K of 16 (32 for fp8); this dot is " + ir::scalarKindName(a.element().scalarKind()) + " x " +
-             ir::scalarKindName(b.element().scalarKind()) + " -> " + ir::scalarKindName(acc.element().scalarKind()) +
-             ", M x N x K = " + dims(a.shape()[0], b.shape()[1], a.shape()[1]);
-    });
+  if (!shape) return refuse(whyNot, [&] { return tensorCoreRefusal(dot, kWgmmaTiles, "wgmma"); });
   return shape;
 }
 

@@ -309,6 +309,17 @@ void bindJit(py::module_& m) {
                     "Warps a program runs beyond num_warps: its producer warpgroup (warp_specialize=True), else 0")
       .def_readonly("consumer_groups", &jit::CompiledKernel::consumerGroups,
                     "Groups of num_warps consumer warps, each on its own tiles: 2 with ping_pong=True, else 1")
+      .def_property_readonly(
+          "dots",
+          [](const jit::CompiledKernel& k) {
+            py::list dots;
+            for (const jit::DotReport& d : k.dots)
+              dots.append(py::dict(py::arg("location") = d.location, py::arg("instruction") = d.instruction,
+                                   py::arg("note") = d.note));
+            return dots;
+          },
+          "How each dot runs, in program order: [{'location', 'instruction', 'note'}], the note saying why a faster "
+          "instruction was passed over (or why no tensor core runs it), else ''")
       .def_property_readonly("binary", [](const jit::CompiledKernel& k) { return py::bytes(k.binary); })
       .def_property_readonly("ptx",
                              [](const jit::CompiledKernel& k) {

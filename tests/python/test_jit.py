@@ -157,6 +157,25 @@ def test_num_stages_pipelines_the_matmul_copies():
     assert stages.shared_bytes > K.matmul.compile(arch="sm_80", num_stages=1, **constants).shared_bytes
 
 
+def test_each_dot_reports_its_instruction_and_why_a_faster_one_was_passed_over():
+    # CompiledKernel.dots: one entry per dot, at its line of the kernel library's matmul.h.
+    def dots(kernel=K.matmul, **options):
+        return kernel.compile(**dict(dict(BM=64, BN=64, BK=32, GROUP_M=8), **options)).dots
+    (hopper,) = dots(arch="sm_90a")
+    assert re.fullmatch(r".*kernels/matmul\.h:\d+:\d+", hopper["location"]), hopper
+    assert (hopper["instruction"], hopper["note"]) == ("wgmma m64n64k16 f16", "")
+    assert [(d["instruction"], d["note"]) for d in dots(arch="sm_80")] == [("mma.sync m16n8k16 f16", "")]
+    assert [(d["instruction"], d["note"]) for d in dots(arch="sm_90a", num_warps=2)] == [
+        ("mma.sync m16n8k16 f16", "not wgmma: wgmma needs whole warpgroups: num_warps a multiple of 4, got 2")]
+    assert [d["instruction"] for d in dots(target="amdgpu", arch="gfx942")] == ["v_mfma_f32_16x16x16f16"]
+    (fp8,) = dots(kernel=K.matmul_f8e4m3, arch="sm_80", BK=64)
+    assert fp8["instruction"] == "fma"
+    assert fp8["note"].startswith("the mma.sync lowering takes f16 (16 x 8 x 16 blocks)"), fp8
+    assert fp8["note"].endswith("this dot is f8e4m3 x f8e4m3 -> f32, M x N x K = 64 x 64 x 64"), fp8
+    assert [d["instruction"] for d in dots(kernel=K.matmul_f8e4m3, arch="sm_90a", BK=64)] == ["wgmma m64n64k32 f8e4m3"]
+    assert K.vector_add.compile(arch="sm_80", BLOCK=1024).dots == []
+
+
 def test_num_stages_is_checked():
     for bad in (0, 9, 2.0, "3"):
         with pytest.raises(ValueError, match="num_stages"):

@@ -74,6 +74,8 @@ CompiledKernel sampleKernel(const std::string& tag = "a", int numWarps = 4) {
   k.persistent = true;  // not the default: a round trip that dropped it would differ
   k.producerWarps = 4;
   k.consumerGroups = 2;  // neither is this
+  k.dots = {{"matmul.h:76:14", "mma.sync m16n8k16 f16", "not wgmma: wgmma needs whole warpgroups"},
+            {"", "fma", ""}};  // empty fields survive too
   return k;
 }
 
