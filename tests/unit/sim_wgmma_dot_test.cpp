@@ -50,7 +50,7 @@ TEST_P(WgmmaMatmul, RunsOnWgmmaOnSm90aAndMmaSyncOnSm80) {
   EXPECT_EQ(count(hopper, "llvm.nvvm.mma."), 0);
   EXPECT_EQ(count(hopper, "llvm.nvvm.ldmatrix"), 0);
   const std::string ampere = compileCase(matmulCase(c), "nvptx", "sm_80")->optimizedLLVMIR;
-  EXPECT_EQ(count(ampere, "wgmma"), 0);
+  EXPECT_EQ(count(ampere, "wgmma."), 0);
   EXPECT_GT(count(ampere, "llvm.nvvm.mma.m16n8k16"), 0);
 }
 
@@ -63,9 +63,13 @@ INSTANTIATE_TEST_SUITE_P(Issue12Table, WgmmaMatmul,
 // Two warps are not a warpgroup, and 16-row blocks are smaller than wgmma's 64: both keep mma.sync on sm_90a.
 TEST(WgmmaMatmulFallback, TwoWarpsOrSixteenRowsKeepMmaSync) {
   for (const Config& c : {Config{64, 64, 32, 2, 0}, Config{16, 64, 32, 4, 0}}) {
-    const std::string hopper = compileCase(matmulCase(c), "nvptx", "sm_90a")->optimizedLLVMIR;
-    EXPECT_EQ(count(hopper, "wgmma"), 0) << configName(c);
+    const auto compiled = compileCase(matmulCase(c), "nvptx", "sm_90a");
+    const std::string& hopper = compiled->optimizedLLVMIR;
+    EXPECT_EQ(count(hopper, "wgmma."), 0) << configName(c);  // no instruction (the dot report says "not wgmma:")
     EXPECT_GT(count(hopper, "llvm.nvvm.mma.m16n8k16"), 0) << configName(c);
+    ASSERT_EQ(compiled->dots.size(), 1u) << configName(c);
+    EXPECT_EQ(compiled->dots[0].instruction, "mma.sync m16n8k16 f16") << configName(c);
+    EXPECT_EQ(compiled->dots[0].note.rfind("not wgmma: ", 0), 0u) << compiled->dots[0].note;
   }
 }
 
