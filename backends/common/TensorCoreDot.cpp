@@ -26,7 +26,8 @@ std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, std::span<con
   return std::nullopt;
 }
 
-std::string tensorCoreRefusal(const ir::Op& dot, std::span<const TensorCoreTile> tiles, const std::string& instructions) {
+std::string tensorCoreRefusal(const ir::Op& dot, std::span<const TensorCoreTile> tiles,
+                              const std::string& instructions) {
   std::string takes;
   for (const TensorCoreTile& t : tiles) {
     const std::string input = t.input == ir::ScalarKind::F32 ? std::string("tf32") : ir::scalarKindName(t.input);

@@ -35,7 +35,8 @@ std::optional<TensorCoreDot> matchTensorCoreDot(const ir::Op& dot, std::span<con
                                                 bool mixedFp8 = false);
 // Why matchTensorCoreDot refused `dot`, in words for errors and the dot report: what `instructions` ("mma.sync",
 // ...) take, from `tiles`, and what this dot is ("f32 x f32 -> f32, M x N x K = 64 x 64 x 32").
-std::string tensorCoreRefusal(const ir::Op& dot, std::span<const TensorCoreTile> tiles, const std::string& instructions);
+std::string tensorCoreRefusal(const ir::Op& dot, std::span<const TensorCoreTile> tiles,
+                              const std::string& instructions);
 
 // Whether B [K, N] of `dot` is K-contiguous where a tensor-core lowering finds it: in the shared buffer a
 // local_load reads it from (transforms::dotOperandBuffer), laid out with K fastest; or, before async-copy-dot-

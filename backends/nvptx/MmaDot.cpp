@@ -177,7 +177,7 @@ bool NVPTXHooks::lowerDot(KernelLowering& L, const ir::Op& op) {
           }
       }
       if (!wanted || ir::Layout::fromAttr(*load->operand(0)->type().encoding()) != *wanted) {
-        dotRefusal_ = std::string("operand ") + (i ? "B" : "A") + "'s shared buffer is not laid out as ldmatrix reads it";
+        dotRefusal_ = std::string("operand ") + (i ? "B" : "A") + "'s buffer is not laid out as ldmatrix reads it";
         return false;
       }
     }

@@ -134,11 +134,6 @@ void alignSharedMemory(KernelLowering& L) {
   llvm::cast<llvm::GlobalVariable>(L.hooks().sharedMemoryBase(L.builder()))->setAlignment(llvm::Align(1024));
 }
 
-// A chained dot (wgmmaChainedDotPlan): the accumulator in the chained layout, whose registers of each 16-row block
-// of a warp are the block's 16 x N wgmma accumulator fragment (fragment columns 8j in order: registers 4j..4j+3),
-// and A packed from its registers as mma.sync takes it, or read from its buffer; one mma_async per row block and
-// K step. With A in the buffer, warp w's row block i is rows 16 w + 16 num_warps i, so a warpgroup's four blocks
-// are 64 consecutive rows of the buffer, whose rows within each 16-row block are permuted as the fragment's.
 // The dot report's name of a plan's instruction (KernelLowering::noteDot).
 std::string wgmmaName(const WgmmaDotPlan& p) {
   std::string name = "wgmma m64n" + std::to_string(p.n) + "k" + std::to_string(p.k) + " " + ir::scalarKindName(p.input);
@@ -146,6 +141,11 @@ std::string wgmmaName(const WgmmaDotPlan& p) {
   return name + (p.aInRegisters ? " (A from registers)" : "");
 }
 
+// A chained dot (wgmmaChainedDotPlan): the accumulator in the chained layout, whose registers of each 16-row block
+// of a warp are the block's 16 x N wgmma accumulator fragment (fragment columns 8j in order: registers 4j..4j+3),
+// and A packed from its registers as mma.sync takes it, or read from its buffer; one mma_async per row block and
+// K step. With A in the buffer, warp w's row block i is rows 16 w + 16 num_warps i, so a warpgroup's four blocks
+// are 64 consecutive rows of the buffer, whose rows within each 16-row block are permuted as the fragment's.
 bool lowerChainedWgmmaDot(KernelLowering& L, const ir::Op& op, const WgmmaDotPlan& p) {
   const ir::Value* a = op.operand(0);
   const ir::Value* acc = op.operand(2);
