@@ -51,8 +51,8 @@ class LayoutPolicy {
     (void)dot, (void)index;
     return std::nullopt;
   }
-  // Why dotOperandTmaSwizzle is nullopt for operand #index of `dot`, in words for an error that explains it (as
-  // "wgmma needs ..."); empty when it is not, or when the target has nothing to add.
+  // Why dotOperandTmaSwizzle is nullopt for operand #index of `dot`, in words for an error that explains it (the
+  // target's own terms); empty when it is not, or when the target has nothing to add.
   virtual std::string dotOperandTmaRefusal(const ir::Op& dot, unsigned index) const {
     (void)dot, (void)index;
     return {};
