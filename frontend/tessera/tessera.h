@@ -17,4 +17,5 @@
 #include "tessera/DType.h"
 #include "tessera/Kernel.h"
 #include "tessera/Language.h"
+#include "tessera/Random.h"
 #include "tessera/Tensor.h"
