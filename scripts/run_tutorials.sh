@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job: builds and runs the five tutorials end to end, the C++ programs and then the Python scripts,
+# The main job: builds and runs the six tutorials end to end, the C++ programs and then the Python scripts,
 # and prints pass/fail per tutorial and language. Exits non-zero if any of them fails.
 # They run on the reference interpreter and in eager mode, and on a CUDA GPU when one is present; without one the
 # C++ programs and the Python scripts also run on the emulator (backend "sim", docs/Sim.md) for each arch in
@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 configured=$(bash "$root/scripts/configure.sh") || exit 1
 build=${configured##*$'\n'}  # configure.sh prints the build directory last (setup.sh may print before it)
 jobs=${TESSERA_JOBS:-$(nproc)}
-tutorials=(01_vector_add 02_softmax 03_layernorm 04_matmul 05_attention)
+tutorials=(01_vector_add 02_softmax 03_layernorm 04_matmul 05_attention 06_dropout)
 targets=(_C)  # the Python extension the scripts import
 for t in "${tutorials[@]}"; do targets+=("tutorial_$t"); done
 ninja -C "$build" -j "$jobs" "${targets[@]}" || exit 1

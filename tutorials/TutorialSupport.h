@@ -40,7 +40,7 @@ inline double worstError(const std::vector<float>& got, const std::vector<double
   return worst;
 }
 
-inline tessera::interp::Buffer buffer(std::vector<float>& v) { return {v.data(), v.size() * sizeof(float)}; }
+template <class T> tessera::interp::Buffer buffer(std::vector<T>& v) { return {v.data(), v.size() * sizeof(T)}; }
 
 // Prints the traced IR when asked (TESSERA_TUTORIAL_PRINT_IR=1) and checks that it verifies and survives a
 // print/parse/print round trip unchanged.

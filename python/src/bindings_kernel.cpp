@@ -9,6 +9,7 @@
 #include "ir/Printer.h"
 #include "tessera/python.h"
 #include "tessera/kernels/attention.h"
+#include "tessera/kernels/dropout.h"
 #include "tessera/kernels/layernorm.h"
 #include "tessera/kernels/matmul.h"
 #include "tessera/kernels/softmax.h"
@@ -192,4 +193,6 @@ void bindKernels(py::module_& m) {
   python::bind(kernels, tessera::kernels::attention_fwd_desc_bf16_kernel());
   python::bind(kernels, tessera::kernels::attention_fwd_desc_overlap_kernel());
   python::bind(kernels, tessera::kernels::attention_fwd_desc_overlap_bf16_kernel());
+  python::bind(kernels, tessera::kernels::dropout_kernel());
+  python::bind(kernels, tessera::kernels::seeded_dropout_kernel());
 }

@@ -129,7 +129,7 @@ if [ "${TESSERA_GPU_TOOLS:-1}" != 0 ] && [ $have_c -eq 1 ]; then
   [ -n "$sanitizer" ] || note compute-sanitizer "not installed"
   [ -n "$ncu" ] || note ncu "not installed"
   tool_seconds=${TESSERA_GPU_TOOL_SECONDS:-90}
-  for t in 04_matmul 05_attention 02_softmax 03_layernorm 01_vector_add; do
+  for t in 04_matmul 05_attention 02_softmax 03_layernorm 01_vector_add 06_dropout; do
     for tool in memcheck racecheck; do
       [ -z "$sanitizer" ] || step "$tool $t" "$tool_seconds" "${in_python[@]}" "$sanitizer" --tool "$tool" \
         --error-exitcode 3 --print-limit 20 python3 "tutorials/$t.py" --backend cuda

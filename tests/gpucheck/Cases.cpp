@@ -12,6 +12,7 @@
 #include "tessera/kernels/attention.h"
 #include "tessera/kernels/matmul.h"
 #include "tessera/kernels/softmax.h"
+#include "tessera/kernels/dropout.h"
 #include "tessera/kernels/vector_add.h"
 #include "tessera/tessera.h"
 
@@ -307,6 +308,22 @@ std::vector<CheckCase> tutorialCases() {
     c.args = {randomBuffer(ScalarKind::F32, n, 1), randomBuffer(ScalarKind::F32, n, 2), zeroBuffer(ScalarKind::F32, n), n};
     c.atol = c.rtol = 0;  // one exact add per element
     cases.push_back(c);
+  }
+  {  // dropout: a keep mask from memory, then one drawn by rand(seed, offset): the GPU must draw the same numbers
+    const int64_t n = 100003;
+    CheckCase masked{"tutorial dropout n=100003 p=0.3", kernels::dropout_kernel(), {{"BLOCK", int64_t(1024)}},
+                     {cdiv(n, 1024), 1, 1}, {}};
+    masked.args = {randomBuffer(ScalarKind::F32, n, 16), randomBuffer(ScalarKind::I8, n, 17, -1, 2),
+                   zeroBuffer(ScalarKind::F32, n), n, 0.3};
+    masked.atol = 0;
+    masked.rtol = 1e-6;  // one f32 division (approximate under fast math)
+    cases.push_back(masked);
+    CheckCase seeded{"tutorial seeded_dropout n=100003 p=0.3", kernels::seeded_dropout_kernel(),
+                     {{"BLOCK", int64_t(1024)}}, {cdiv(n, 1024), 1, 1}, {}};
+    seeded.args = {randomBuffer(ScalarKind::F32, n, 18), zeroBuffer(ScalarKind::F32, n), n, 0.3, int64_t(-12345)};
+    seeded.atol = 0;
+    seeded.rtol = 1e-6;  // and a wrongly kept or dropped element is off by all of it
+    cases.push_back(seeded);
   }
   for (int warps : {4, 8}) {
     const int64_t rows = 37, cols = 781;

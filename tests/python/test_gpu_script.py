@@ -47,7 +47,7 @@ def _bundle(tmp_path, binaries):
     for name in ("test_gpu", "test_aot", "test_jit", "test_testing"):
         _write(py / "tests" / "python" / f"{name}.py",
                "def test_extension():\n    from tessera import _C\n    assert _C.answer() == 42\n")
-    for t in ("01_vector_add", "02_softmax", "03_layernorm", "04_matmul", "05_attention"):
+    for t in ("01_vector_add", "02_softmax", "03_layernorm", "04_matmul", "05_attention", "06_dropout"):
         _write(py / "tutorials" / f"{t}.py", "print('tutorial ran')\n")
     bundle = tmp_path / "bundle.tar.xz"
     with tarfile.open(bundle, "w:xz") as tar:

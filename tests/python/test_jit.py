@@ -36,6 +36,8 @@ TUTORIAL_CONSTANTS = {
     "matmul_desc_bf16_out": MATMUL,
     "matmul_desc_f16_tma_c": MATMUL,
     "matmul_desc_bf16_tma_c": MATMUL,
+    "dropout": dict(BLOCK=128),
+    "seeded_dropout": dict(BLOCK=128),
 }
 # The blocks of the kernels' tensor descriptors, which a compile specializes on.
 TUTORIAL_DESCRIPTORS = {name: {"a": (16, 16), "b": (16, 16)} for name in ("matmul_desc_f16_out", "matmul_desc_bf16_out")}

@@ -1,4 +1,4 @@
-"""The five Python tutorials' checks at small sizes, on the reference interpreter, in eager mode and on the
+"""The six Python tutorials' checks at small sizes, on the reference interpreter, in eager mode and on the
 emulator (its default arch, sm_90a; tests/python/test_tutorial_kernels.py covers the other archs).
 
     PYTHONPATH=build/python /usr/bin/python3 -m pytest tests/python/test_tutorials.py
@@ -52,6 +52,11 @@ def attention():
     return load("05_attention")
 
 
+@pytest.fixture(scope="module")
+def dropout():
+    return load("06_dropout")
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_vector_add(vector_add, backend):
     assert vector_add.run_checks(n=1000, block=256, seed=1, backend=backend)
@@ -75,6 +80,17 @@ def test_matmul_with_epilogues(matmul, backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_attention_causal_and_not(attention, backend):
     assert attention.run_checks(batch=2, heads=1, seq_len=40, head_dim=32, seed=5, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dropout_masked_and_seeded(dropout, backend):
+    assert dropout.run_checks(n=3000, p=0.4, seed=6, backend=backend)
+
+
+def test_dropout_reference_is_philox_4x32_10(dropout):
+    """The script's numpy Philox against Random123's known answer for counter 0 and key 0."""
+    words = dropout.philox(0, np.zeros(1, np.int32))
+    assert [int(w[0]) for w in words] == [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]
 
 
 def test_e4m3_encoding_rounds_to_the_nearest_value(matmul):

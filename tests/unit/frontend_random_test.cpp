@@ -216,3 +216,29 @@ TEST(Random, MisuseNamesTheFunctionAndTheAuthorsLine) {
     store(out + arange(0, 16), uint_to_uniform_float(cast<f32>(arange(0, 16))));
   }, {"out"}), "'uint_to_uniform_float': the random bits must be a 32- or 64-bit integer");
 }
+
+TEST(Random, DrawsInsideTracedLoopsAndBranches) {
+  // rand's rounds reassign their own variables; inside a traced loop body and a branch that must stay local.
+  KernelDef k = kernel("loop_draws", +[](Ptr<f32> out, Int seed, Int flip) {
+    Tensor lanes = arange(0, 64);
+    Tensor acc = zeros<f32>({64});
+    for (Tensor i : range(0, 3)) acc += rand(seed, lanes + i * 64);
+    if_(flip != 0, [&] { acc = acc + randn(seed, lanes); });
+    store(out + lanes, acc);
+  }, {"out", "seed", "flip"});
+  for (int64_t flip : {0, 1}) {
+    std::vector<float> out(64, NAN), eager(64, NAN);
+    k.runInterpreter({1, 1, 1}, {buffer(out), int64_t{99}, flip}, {});
+    k.runEager({1, 1, 1}, {buffer(eager), int64_t{99}, flip}, {});
+    EXPECT_EQ(eager, out);
+    for (int i = 0; i < 64; ++i) {
+      float want = 0;
+      for (int j = 0; j < 3; ++j) want += uniformReference(randint4xReference(99, static_cast<uint32_t>(i + 64 * j))[0]);
+      if (flip) {
+        std::array<uint32_t, 4> bits = randint4xReference(99, static_cast<uint32_t>(i));
+        want += static_cast<float>(normalReference(uniformReference(bits[0]), uniformReference(bits[1])));
+      }
+      EXPECT_NEAR(out[i], want, 1e-5) << "lane " << i << " flip " << flip;
+    }
+  }
+}

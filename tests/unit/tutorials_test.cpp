@@ -28,7 +28,9 @@
 #include "ir/Verifier.h"
 #include "transforms/PassManager.h"
 #include "transforms/Pipeline.h"
+#include "PhiloxReference.h"
 #include "tessera/kernels/attention.h"
+#include "tessera/kernels/dropout.h"
 #include "tessera/kernels/layernorm.h"
 #include "tessera/kernels/matmul.h"
 #include "tessera/kernels/softmax.h"
@@ -63,6 +65,7 @@ class Workspace {
       bits[i] = kind == ir::ScalarKind::BF16 ? ir::encodeBF16(values[i]) : ir::encodeF16(values[i]);
     return addBytes(bits.data(), bits.size() * sizeof(uint16_t));
   }
+  size_t addI8(const std::vector<int8_t>& values) { return addBytes(values.data(), values.size()); }
   void addInt(int64_t v) { args_.push_back(v); }
   void addFloat(double v) { args_.push_back(v); }
 
@@ -420,6 +423,56 @@ TutorialCase attentionCase(ir::ScalarKind input, bool causal) {
           check};
 }
 
+// ---- dropout: p = 0.25 (exact in f32), kept elements times 1 / (1 - p) = 4 / 3
+constexpr int64_t kDropoutN = 1000;  // 4 programs of 256, the last partly masked
+constexpr double kDropoutP = 0.25;
+
+std::vector<double> droppedOut(const std::vector<float>& x, const std::function<bool(int64_t)>& kept) {
+  std::vector<double> want(x.size());
+  for (size_t i = 0; i < x.size(); ++i) want[i] = kept(static_cast<int64_t>(i)) ? x[i] / (1 - kDropoutP) : 0.0;
+  return want;
+}
+
+TutorialCase dropoutCase() {
+  auto make = [] {
+    Workspace ws;
+    ws.addF32(randomFloats(kDropoutN, 20));
+    std::vector<int8_t> keep(kDropoutN);
+    for (int64_t i = 0; i < kDropoutN; ++i) keep[i] = static_cast<int8_t>(i % 3 != 0);
+    ws.addI8(keep);
+    ws.addF32(std::vector<float>(kDropoutN, NAN));
+    ws.addInt(kDropoutN);
+    ws.addFloat(kDropoutP);
+    return ws;
+  };
+  auto check = [](const Workspace& ws) {
+    expectClose(ws.f32(2), droppedOut(ws.f32(0), [](int64_t i) { return i % 3 != 0; }), 0, 1e-6, "dropout");
+  };
+  return {"dropout", kernels::dropout_kernel, {{"BLOCK", 256}}, {4, 1, 1}, make, check};
+}
+
+// Seeded: the elements whose rand(seed, i) (the host reference's) exceeds p are kept.
+TutorialCase seededDropoutCase() {
+  constexpr int64_t seed = 20250;
+  auto make = [] {
+    Workspace ws;
+    ws.addF32(randomFloats(kDropoutN, 21));
+    ws.addF32(std::vector<float>(kDropoutN, NAN));
+    ws.addInt(kDropoutN);
+    ws.addFloat(kDropoutP);
+    ws.addInt(seed);
+    return ws;
+  };
+  auto check = [](const Workspace& ws) {
+    auto kept = [](int64_t i) {
+      using namespace random_reference;
+      return uniformReference(randint4xReference(seed, static_cast<uint32_t>(i))[0]) > static_cast<float>(kDropoutP);
+    };
+    expectClose(ws.f32(1), droppedOut(ws.f32(0), kept), 0, 1e-6, "seeded_dropout");
+  };
+  return {"seeded_dropout", kernels::seeded_dropout_kernel, {{"BLOCK", 256}}, {4, 1, 1}, make, check};
+}
+
 std::vector<TutorialCase> allCases() {
   std::vector<TutorialCase> cases = {vectorAddCase(),          softmaxCase(),
                                      layerNormForwardCase(),   layerNormBackwardDxCase(),
@@ -429,6 +482,8 @@ std::vector<TutorialCase> allCases() {
     for (bool f16Output : {false, true}) cases.push_back(matmulEpilogueCase(activation, f16Output));
   for (ir::ScalarKind input : {ir::ScalarKind::F16, ir::ScalarKind::BF16})
     for (bool causal : {false, true}) cases.push_back(attentionCase(input, causal));
+  cases.push_back(dropoutCase());
+  cases.push_back(seededDropoutCase());
   return cases;
 }
 
