@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tutorial 5: fused attention forward (online softmax), causal and not, f16 and bf16, from Python.
+"""Tutorial 5: fused attention forward (online softmax) and backward, causal and not, f16 and bf16, from Python.
 See 05_attention.md.
 
     PYTHONPATH=build/python python3 tutorials/05_attention.py [--backend interpreter|eager|cuda|sim]
@@ -64,6 +64,42 @@ def attention_desc(q, k, v, causal=False, sm_scale=None, BM=32, BN=16, backend="
     return out
 
 
+def attention_backward(q, k, v, d_o, causal=False, BM=32, BN=16, backend="interpreter"):
+    """The forward again, saving each row's log2-sum-exp2 (attention_fwd_lse), then the gradients dq, dk, dv of
+    sum(out * d_o) (FlashAttention-2: attention_bwd_preprocess, attention_bwd_dkdv, attention_bwd_dq). All arrays
+    contiguous [batch, heads, seq_len, head_dim], float16 or bf16 bits; returns (out, dq, dk, dv)."""
+    batch, heads, seq_len, head_dim = q.shape
+    if any(not x.flags.c_contiguous for x in (q, k, v, d_o)):
+        raise ValueError("the backward kernels take one layout for every tensor: make them contiguous")
+    suffix = "_bf16" if q.dtype == np.uint16 else ""
+    kernel = lambda name: getattr(tessera.kernels, name + suffix)  # noqa: E731
+    out, dq, dk, dv = (np.empty_like(q) for _ in range(4))
+    lse = np.empty((batch * heads, seq_len), np.float32)  # per row: the forward's statistics, in log2 units
+    delta = np.empty((batch * heads, seq_len), np.float32)  # per row: sum(out * d_o)
+    layout = (heads, seq_len, *(s // q.itemsize for s in q.strides[:3]))
+    scale = 1 / math.sqrt(head_dim)
+    rows, keys = (tessera.cdiv(seq_len, BM), batch * heads), (tessera.cdiv(seq_len, BN), batch * heads)
+    blocks = dict(BM=BM, BN=BN, HEAD_DIM=head_dim, CAUSAL=int(causal), backend=backend)
+    kernel("attention_fwd_lse")[rows](q, k, v, out, lse, scale, *layout, **blocks)
+    kernel("attention_bwd_preprocess")[rows](out, d_o, delta, *layout, BM=BM, HEAD_DIM=head_dim, backend=backend)
+    kernel("attention_bwd_dkdv")[keys](q, k, v, d_o, lse, delta, dk, dv, scale, *layout, **blocks)
+    kernel("attention_bwd_dq")[rows](q, k, v, d_o, lse, delta, dq, scale, *layout, **blocks)
+    return out, dq, dk, dv
+
+
+def reference_backward(q, k, v, d_o, causal, sm_scale):
+    """dq, dk, dv in float64: dV = P^T dO, dS = P * (dO V^T - rowsum(dO * O)), dQ = dS K s, dK = dS^T Q s."""
+    s = np.einsum("zhmd,zhnd->zhmn", q, k) * sm_scale
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], dtype=bool)), s, -np.inf)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    dp = np.einsum("zhmd,zhnd->zhmn", d_o, v)
+    ds = p * (dp - np.einsum("zhmd,zhmd->zhm", d_o, np.einsum("zhmn,zhnd->zhmd", p, v))[..., None])
+    return (np.einsum("zhmn,zhnd->zhmd", ds, k) * sm_scale, np.einsum("zhmn,zhmd->zhnd", ds, q) * sm_scale,
+            np.einsum("zhmn,zhmd->zhnd", p, d_o))
+
+
 def reference(q, k, v, causal, sm_scale):
     """The same in float64, one (seq_len x seq_len) score matrix at a time."""
     s = np.einsum("zhmd,zhnd->zhmn", q, k) * sm_scale
@@ -98,6 +134,13 @@ def run_checks(batch=1, heads=2, seq_len=75, head_dim=64, seed=0, backend="inter
             for how, run in runs:
                 got = decode(run(q, k, v, causal, sm_scale, backend=backend))
                 ok &= tutorial_check.check(what + how, got, want, atol=tol, rtol=tol)
+            # The backward: gradients of sum(out * d_o), each within a few input-type ulps of its largest element.
+            d_o = encode(rng.uniform(-1, 1, shape).astype(np.float32))
+            grads = attention_backward(q, k, v, d_o, causal, backend=backend)[1:]
+            wants = reference_backward(decode(q), decode(k), decode(v), decode(d_o), causal, sm_scale)
+            for grad, got, want in zip(("dq", "dk", "dv"), grads, wants):
+                scale = np.abs(want).max()
+                ok &= tutorial_check.check(f"{what}, backward {grad}", decode(got), want, atol=2 * tol * scale, rtol=0)
     return ok
 
 

@@ -9,6 +9,7 @@
 #include "ir/Printer.h"
 #include "tessera/python.h"
 #include "tessera/kernels/attention.h"
+#include "tessera/kernels/attention_backward.h"
 #include "tessera/kernels/dropout.h"
 #include "tessera/kernels/layernorm.h"
 #include "tessera/kernels/matmul.h"
@@ -193,6 +194,15 @@ void bindKernels(py::module_& m) {
   python::bind(kernels, tessera::kernels::attention_fwd_desc_bf16_kernel());
   python::bind(kernels, tessera::kernels::attention_fwd_desc_overlap_kernel());
   python::bind(kernels, tessera::kernels::attention_fwd_desc_overlap_bf16_kernel());
+  // Training: the forward that saves each row's statistics, and the backward's three kernels.
+  python::bind(kernels, tessera::kernels::attention_fwd_lse_kernel_of<tessera::f16>(""));
+  python::bind(kernels, tessera::kernels::attention_fwd_lse_kernel_of<tessera::bf16>("_bf16"));
+  python::bind(kernels, tessera::kernels::attention_bwd_preprocess_kernel_of<tessera::f16>(""));
+  python::bind(kernels, tessera::kernels::attention_bwd_preprocess_kernel_of<tessera::bf16>("_bf16"));
+  python::bind(kernels, tessera::kernels::attention_bwd_dkdv_kernel_of<tessera::f16>(""));
+  python::bind(kernels, tessera::kernels::attention_bwd_dkdv_kernel_of<tessera::bf16>("_bf16"));
+  python::bind(kernels, tessera::kernels::attention_bwd_dq_kernel_of<tessera::f16>(""));
+  python::bind(kernels, tessera::kernels::attention_bwd_dq_kernel_of<tessera::bf16>("_bf16"));
   python::bind(kernels, tessera::kernels::dropout_kernel());
   python::bind(kernels, tessera::kernels::seeded_dropout_kernel());
 }

@@ -10,6 +10,7 @@
 #include "ir/FloatFormats.h"
 #include "tessera/kernels/layernorm.h"
 #include "tessera/kernels/attention.h"
+#include "tessera/kernels/attention_backward.h"
 #include "tessera/kernels/matmul.h"
 #include "tessera/kernels/softmax.h"
 #include "tessera/kernels/dropout.h"
@@ -300,6 +301,30 @@ CheckCase attentionCase(ScalarKind in, AttentionShape s) {
   return c;
 }
 
+// The attention backward's two main kernels (kernels/attention_backward.h), f16, on `heads` heads of `seq` rows:
+// dK and dV over BN keys, or dQ over BM rows. The statistics are arbitrary (the GPU must compute what the
+// interpreter does from them), within a few units of the scores so that P stays O(1).
+CheckCase attentionBackwardCase(bool dkdv, AttentionShape s) {
+  CheckCase c{std::string("attention backward ") + (dkdv ? "dkdv " : "dq ") + (s.causal ? "causal " : "") +
+                  std::to_string(s.heads) + "x" + std::to_string(s.seq) + "x" + std::to_string(s.d) + " blocks " +
+                  std::to_string(s.BM) + "x" + std::to_string(s.BN) + " warps=" + std::to_string(s.warps),
+              dkdv ? kernels::attention_bwd_dkdv_kernel_of<f16>("") : kernels::attention_bwd_dq_kernel_of<f16>(""),
+              {{"BM", int64_t(s.BM)}, {"BN", int64_t(s.BN)}, {"HEAD_DIM", s.d}, {"CAUSAL", int64_t(s.causal)}},
+              {cdiv(s.seq, dkdv ? s.BN : s.BM), s.heads, 1}, {}};
+  const int64_t n = s.heads * s.seq * s.d, rows = s.heads * s.seq;
+  c.args = {randomBuffer(ScalarKind::F16, n, 30), randomBuffer(ScalarKind::F16, n, 31), randomBuffer(ScalarKind::F16, n, 32),
+            randomBuffer(ScalarKind::F16, n, 33), randomBuffer(ScalarKind::F32, rows, 34, 2, 4),
+            randomBuffer(ScalarKind::F32, rows, 35)};
+  c.args.push_back(zeroBuffer(ScalarKind::F16, n));
+  if (dkdv) c.args.push_back(zeroBuffer(ScalarKind::F16, n));
+  for (CheckArg a : std::vector<CheckArg>{1 / std::sqrt(double(s.d)), s.heads, s.seq, s.seq * s.d * s.heads, s.seq * s.d,
+                                          s.d})
+    c.args.push_back(a);
+  c.numWarps = s.warps;
+  c.atol = c.rtol = 4e-3;  // f16 results of f32 sums over the sequence, in another order than the interpreter's
+  return c;
+}
+
 std::vector<CheckCase> tutorialCases() {
   std::vector<CheckCase> cases;
   for (int64_t n : {98432, 100003}) {
@@ -458,6 +483,8 @@ std::vector<CheckCase> tutorialCases() {
   // last key block masked.
   cases.push_back(attentionCase(ScalarKind::F16, {2, 200, 64, 128, 64, 8, true}));
   cases.push_back(attentionCase(ScalarKind::BF16, {2, 150, 64, 64, 64, 4, false}));
+  cases.push_back(attentionBackwardCase(true, {2, 195, 64, 64, 128, 8, true}));
+  cases.push_back(attentionBackwardCase(false, {2, 195, 64, 128, 64, 8, false}));
   cases.push_back(twoLoopDotCase(64, 64, 32, 4));
   cases.push_back(twoLoopDotCase(128, 64, 64, 8));
   cases.push_back(halvedAccumulatorCase(64, 64, 32, 4));

@@ -78,11 +78,13 @@ inline void check_attention_constants(int BM, int BN, int HEAD_DIM, int CAUSAL) 
                 std::to_string(int(BM)) + ", BN = " + std::to_string(int(BN)));
 }
 
+// The forward's body; `lse` (undefined, or a pointer to f32 [batch * heads, seq_len]) receives each row's
+// log2-sum-exp2 of its scaled scores, m + log2(l), which the backward pass (attention_backward.h) recomputes P from.
 template <class In>
-inline void attention_fwd_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> out, Float sm_scale, Int heads, Int seq_len,
-                             Int stride_qz, Int stride_qh, Int stride_qm, Int stride_kz, Int stride_kh, Int stride_kn,
-                             Int stride_vz, Int stride_vh, Int stride_vn, Int stride_oz, Int stride_oh, Int stride_om,
-                             Const<int> BM, Const<int> BN, Const<int> HEAD_DIM, Const<int> CAUSAL) {
+inline void attention_fwd_impl(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> out, const Tensor& lse, Float sm_scale,
+                               Int heads, Int seq_len, Int stride_qz, Int stride_qh, Int stride_qm, Int stride_kz,
+                               Int stride_kh, Int stride_kn, Int stride_vz, Int stride_vh, Int stride_vn, Int stride_oz,
+                               Int stride_oh, Int stride_om, int BM, int BN, int HEAD_DIM, int CAUSAL) {
   check_attention_constants(BM, BN, HEAD_DIM, CAUSAL);
   Tensor start_m = program_id(0);
   Tensor bh = program_id(1);
@@ -119,6 +121,17 @@ inline void attention_fwd_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> out, Float
   Tensor o_ptrs =
       out + batch * stride_oz + head * stride_oh + expand_dims(offs_m, 1) * stride_om + expand_dims(offs_d, 0);
   store(o_ptrs, cast(result, q_tile.dtype()), row_in_range);
+  if (lse.defined()) store(lse + bh * seq_len + offs_m, state.row_max + log2(state.row_sum), offs_m < seq_len);
+}
+
+template <class In>
+inline void attention_fwd_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> out, Float sm_scale, Int heads, Int seq_len,
+                             Int stride_qz, Int stride_qh, Int stride_qm, Int stride_kz, Int stride_kh, Int stride_kn,
+                             Int stride_vz, Int stride_vh, Int stride_vn, Int stride_oz, Int stride_oh, Int stride_om,
+                             Const<int> BM, Const<int> BN, Const<int> HEAD_DIM, Const<int> CAUSAL) {
+  attention_fwd_impl<In>(q, k, v, out, Tensor(), sm_scale, heads, seq_len, stride_qz, stride_qh, stride_qm, stride_kz,
+                         stride_kh, stride_kn, stride_vz, stride_vh, stride_vn, stride_oz, stride_oh, stride_om, BM, BN,
+                         HEAD_DIM, CAUSAL);
 }
 
 // attention_fwd_of with Q, K, V and out read and written through tensor descriptors of shape
