@@ -19,9 +19,14 @@
 // contiguous dimension, now dimension 0.
 //
 // Only a transpose that feeds a dot operand (directly or through casts) is rewritten: that is where the load can
-// then skip registers. Elsewhere (a transposing copy) the trans's own exchange, its buffer padded for transposes,
-// stays: the load at transposed addresses would need a convert_layout to the consumer's layout instead, whose
-// exchange the emulator finds bank conflicts in at 64x128 and 128x128 blocks (tessera-gpu-check's transposes).
+// then skip registers. A load with other users is rewritten only when they too are dot operands (the attention
+// backward's Q and dO, each an operand of one product and, transposed, of another): the block is then read twice,
+// once per orientation, the second time mostly from cache, and each read goes by an asynchronous copy to the buffer
+// its dot reads, where the trans would hold the block in registers and exchange it through shared memory every
+// iteration (and keep its dots off wgmma). Any other user keeps the load and its trans as they are. Elsewhere (a
+// transposing copy) the trans's own exchange, its buffer padded for transposes, stays: the load at transposed
+// addresses would need a convert_layout to the consumer's layout instead, whose exchange the emulator finds bank
+// conflicts in at 64x128 and 128x128 blocks (tessera-gpu-check's transposes).
 //
 // The addresses (and the mask and `other`) are transposed by rebuilding their expressions with permuted shapes,
 // down to leaves whose transposes are free: splats and uniform constants (any shape), expand_dims (the inserted
@@ -187,11 +192,20 @@ class TransposeLoadsPass : public Pass {
     return false;
   }
 
+  // Whether every user of `loaded` but `trans` reads it as a dot operand (directly or through casts).
+  static bool othersFeedDots(const Value* loaded, const Op& trans) {
+    for (const ir::Use& use : loaded->uses())
+      if (use.user != &trans && !(use.user->is(OpKind::Dot) && use.operandIndex < 2) &&
+          !(use.user->is(OpKind::Cast) && feedsDotOperand(use.user->result(0))))
+        return false;
+    return true;
+  }
+
   static void rewrite(Op& trans) {
     Value* loaded = trans.operand(0);
     Op* load = loaded->definingOp();
-    if (!load || !load->is(OpKind::Load) || loaded->uses().size() != 1 || loaded->type().encoding()) return;
-    if (!feedsDotOperand(trans.result(0))) return;
+    if (!load || !load->is(OpKind::Load) || loaded->type().encoding()) return;
+    if (!feedsDotOperand(trans.result(0)) || !othersFeedDots(loaded, trans)) return;
     const Perm perm = trans.attr("perm").getIntArray();
     Transposer transposer;
     for (Value* operand : load->operands())
@@ -204,7 +218,7 @@ class TransposeLoadsPass : public Pass {
     Value* transposedLoad = b.create1(OpKind::Load, operands, trans.result(0)->type(), load->attrs());
     trans.result(0)->replaceAllUsesWith(transposedLoad);
     trans.parentBlock()->erase(&trans);
-    load->parentBlock()->erase(load);
+    if (loaded->uses().empty()) load->parentBlock()->erase(load);
   }
 };
 
