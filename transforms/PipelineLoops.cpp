@@ -1165,11 +1165,21 @@ class PipelineLoopsPass : public Pass {
     if (maxSharedBytes_ > 0) {
       std::set<const Value*> readBuffers;
       int64_t scratch = 0;
+      // A buffer counts when an op in the loop reads it, or reads a local_load of it from before the loop: the
+      // buffer then lives through the loop (OpNumbering::bufferInterval), as K and V do in the attention
+      // backward's dK/dV loop, whose dots read tiles loaded from them once.
+      auto countBuffer = [&](const Value* buffer) {
+        const Op* def = buffer->definingOp();
+        if (def && def->is(OpKind::LocalAlloc) && !buffers.count(buffer) && !def->isNestedIn(loop) &&
+            readBuffers.insert(buffer).second)
+          otherBytes += sharedBufferBytes(buffer->type());
+      };
       loop.walk([&](Op* op) {
-        for (const Value* v : op->operands())
-          if (const Op* def = v->definingOp(); def && def->is(OpKind::LocalAlloc) && !buffers.count(v) &&
-                                               !def->isNestedIn(loop) && readBuffers.insert(v).second)
-            otherBytes += sharedBufferBytes(v->type());
+        for (const Value* v : op->operands()) {
+          countBuffer(v);
+          if (const Op* def = v->definingOp(); def && def->is(OpKind::LocalLoad) && !def->isNestedIn(loop))
+            countBuffer(def->operand(0));
+        }
         scratch = std::max(scratch, scratchBytes(*op, options_));
       });
       // Warp-specialized in a persistent kernel: the producer fills the next tile's stages while the consumers
