@@ -2,6 +2,7 @@
 
 #include "jit/Specialization.h"
 #include "tessera/kernels/attention.h"
+#include "tessera/kernels/attention_backward.h"
 #include "tessera/kernels/layernorm.h"
 #include "tessera/kernels/matmul.h"
 #include "tessera/kernels/softmax.h"
@@ -125,6 +126,24 @@ KernelCase attentionCase(const std::string& dtype, const AttentionConfig& config
   const Constants constants{
       {"BM", config.bm}, {"BN", config.bn}, {"HEAD_DIM", config.headDim}, {"CAUSAL", config.causal ? 1 : 0}};
   return KernelCase{"attention_fwd", tiles, dtype, arch, attentionFor(dtype), constants, config.warps, {}};
+}
+
+KernelCase attentionBackwardCase(const std::string& kernel, const std::string& dtype, const AttentionConfig& config,
+                                 const std::string& arch) {
+  if (dtype != "f16" && dtype != "bf16")
+    throw Error("attention benchmark: no attention backward for input type '" + dtype + "' (f16 or bf16)");
+  const std::string suffix = dtype == "f16" ? "" : "_bf16";
+  KernelCase c = attentionCase(dtype, config, arch);
+  c.kernel = kernel;
+  const bool half = dtype == "f16";
+  if (kernel == "attention_bwd_dkdv")
+    c.def = half ? kernels::attention_bwd_dkdv_kernel_of<f16>(suffix)
+                 : kernels::attention_bwd_dkdv_kernel_of<bf16>(suffix);
+  else if (kernel == "attention_bwd_dq")
+    c.def = half ? kernels::attention_bwd_dq_kernel_of<f16>(suffix) : kernels::attention_bwd_dq_kernel_of<bf16>(suffix);
+  else
+    throw Error("attention benchmark: no attention backward kernel '" + kernel + "' (attention_bwd_dkdv or _dq)");
+  return c;
 }
 
 KernelCase attentionDescriptorCase(const std::string& dtype, const AttentionConfig& config, const std::string& arch) {

@@ -84,6 +84,10 @@ KernelCase attentionCase(const std::string& dtype, const AttentionConfig& config
 // The attention forward through tensor descriptors (kernels::attention_fwd_desc_of) on "f16" or "bf16" inputs:
 // blocks [1, BM, HEAD_DIM] of Q and out, [1, BN, HEAD_DIM] of K and V.
 KernelCase attentionDescriptorCase(const std::string& dtype, const AttentionConfig& config, const std::string& arch);
+// The attention backward's dK/dV kernel ("attention_bwd_dkdv", BN keys per program) or dQ kernel
+// ("attention_bwd_dq", BM rows per program) of kernels/attention_backward.h, on "f16" or "bf16" inputs.
+KernelCase attentionBackwardCase(const std::string& kernel, const std::string& dtype, const AttentionConfig& config,
+                                 const std::string& arch);
 // The same kernel with the softmax overlapped with the next key block's Q K^T ("attention_fwd_desc_overlap").
 KernelCase attentionOverlapCase(const std::string& dtype, const AttentionConfig& config, const std::string& arch);
 

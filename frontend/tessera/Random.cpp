@@ -97,9 +97,10 @@ std::array<Tensor, 4> randint4xNamed(const char* fn, const TArg& seed, const TAr
 
 Tensor uniformNamed(const char* fn, const TArg& x, const SourceLoc& loc) {
   const int width = counterWidth(x, fn, "the random bits", loc);
+  const Type unsignedWord = Type::scalar(width == 32 ? ScalarKind::U32 : ScalarKind::U64);
+  const Type signedWord = Type::scalar(width == 32 ? ScalarKind::I32 : ScalarKind::I64);
   Tensor bits = typeOf(x).isUnsigned() || x.kind() != TArg::Kind::Tensor
-                    ? bitcast(detail::materialize(x, width == 32 ? Type::scalar(ScalarKind::U32) : Type::scalar(ScalarKind::U64), typeOf(x).shape(), loc),
-                              width == 32 ? Type::i32() : Type::i64(), loc)
+                    ? bitcast(detail::materialize(x, unsignedWord, typeOf(x).shape(), loc), signedWord, loc)
                     : *x.tensor();
   // Folding the negative half onto the positive one keeps every value below 2^31 (2^63); the scale, just under
   // 2^-31 (2^-63) in f32, then keeps the largest below 1.

@@ -711,12 +711,34 @@ def test_backward_small_blocks(launch, dtype, causal):
 
 @pytest.mark.sim
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-@pytest.mark.parametrize("arch, dtype", [("sm_90a", torch.float16), ("sm_80", torch.bfloat16)])
-def test_backward_large_blocks_on_the_emulator(arch, dtype, causal):
-    # dK and dV over 128 keys with 8 warps, dQ over 128 rows with 8 warps: no spills at head dim 64 (ptxas 13.0).
+@pytest.mark.parametrize("arch, dtype, dkdv, dq", [
+    # dK and dV over 128 keys with 8 warps, dQ over 128 rows with 8 warps: every dot on wgmma and no spills at head
+    # dim 64 on sm_90a (ptxas 13.0); mma.sync on sm_80.
+    ("sm_90a", torch.float16, (64, 128, 8), (128, 64, 8)), ("sm_80", torch.bfloat16, (64, 128, 8), (128, 64, 8)),
+    # 64 x 64 on 4 warps within gfx942's 64 KiB of LDS: pipeline-loops counts K's and V's buffers, which the loop's
+    # dots read through tiles loaded before it, and keeps fewer stages.
+    ("gfx942", torch.float16, (64, 64, 4), (64, 64, 4))], ids=["sm_90a", "sm_80", "gfx942"])
+def test_backward_large_blocks_on_the_emulator(arch, dtype, dkdv, dq, causal):
     q, k, v, d_o = backward_inputs((1, 2, 195, 64), dtype, seed=1)
-    got = forward_and_backward(q, k, v, d_o, causal, (128, 64, 8), (64, 128, 8), (128, 64, 8), backend="sim", arch=arch)
+    got = forward_and_backward(q, k, v, d_o, causal, (64, 64, 4), dkdv, dq, backend="sim", arch=arch)
     check_backward(got, backward_reference(q, k, v, d_o, causal), dtype)
+
+
+def test_backward_dots_on_wgmma_on_sm90a():
+    """Q and dO each feed one dot as they are and another transposed: transpose-loads reads them once per
+    orientation, so every operand arrives by a copy into the shared buffer its wgmma reads."""
+    for name, blocks in (("attention_bwd_dkdv", dict(BM=64, BN=128)), ("attention_bwd_dq", dict(BM=128, BN=64))):
+        compiled = getattr(tessera.kernels, name).compile(arch="sm_90a", num_warps=8, HEAD_DIM=64, CAUSAL=1, **blocks)
+        instructions = [d["instruction"] for d in compiled.dots]
+        assert len(instructions) == (4 if name.endswith("dkdv") else 3)
+        assert all(i.startswith("wgmma m64") for i in instructions), compiled.dots
+
+
+def test_backward_fits_in_amd_lds_with_the_stages_requested():
+    # 3 stages of dK/dV's four 8 KiB copies beside K and V (16 KiB) would need 112 KiB: fewer stages fit in 64 KiB.
+    compiled = tessera.kernels.attention_bwd_dkdv.compile(target="amdgpu", arch="gfx942", num_warps=4, num_stages=3,
+                                                          BM=64, BN=64, HEAD_DIM=64, CAUSAL=1)
+    assert compiled.shared_bytes <= 65536
 
 
 def test_backward_causal_must_be_zero_or_one():

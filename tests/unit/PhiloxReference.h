@@ -9,7 +9,8 @@
 
 namespace tessera::random_reference {
 
-template <class Word> std::array<Word, 4> philoxReference(std::array<Word, 4> c, std::array<Word, 2> k, int rounds = 10) {
+template <class Word>
+std::array<Word, 4> philoxReference(std::array<Word, 4> c, std::array<Word, 2> k, int rounds = 10) {
   constexpr bool wide = sizeof(Word) == 8;
   const Word multiplierA = wide ? Word(0xD2E7470EE14C6C93ull) : Word(0xD2511F53u);
   const Word multiplierB = wide ? Word(0xCA5A826395121157ull) : Word(0xCD9E8D57u);

@@ -73,7 +73,8 @@ TEST(Random, Philox4x32MatchesRandom123sKnownAnswers) {
   k.runEager({1, 1, 1}, {buffer(counters), buffer(seeds), buffer(eager)}, {});
   EXPECT_EQ(eager, out) << "eager mode differs from the interpreter";
   for (int lane = 0; lane < 3; ++lane)
-    for (int w = 0; w < 4; ++w) EXPECT_EQ(out[4 * w + lane], kKats32[lane].result[w]) << "vector " << lane << " word " << w;
+    for (int w = 0; w < 4; ++w)
+      EXPECT_EQ(out[4 * w + lane], kKats32[lane].result[w]) << "vector " << lane << " word " << w;
 }
 
 TEST(Random, RandintOfI32OffsetsAndASignedSeedIsTritonsStream) {
@@ -192,7 +193,9 @@ TEST(Random, MisuseNamesTheFunctionAndTheAuthorsLine) {
     Tensor x = cast<f32>(arange(0, 16));
     g_line = __LINE__ + 1;
     store(out + arange(0, 16), rand(seed, x));
-  }, {"out", "seed"}), "'rand': the offset must be a 32- or 64-bit integer tile or scalar (i32, u32, i64 or u64), got tile<16xf32>");
+  }, {"out", "seed"}),
+              "'rand': the offset must be a 32- or 64-bit integer tile or scalar (i32, u32, i64 or u64), got "
+              "tile<16xf32>");
   expectError(kernel("narrow_offset", +[](Ptr<u32> out, Int seed) {
     Tensor x = cast<i16>(arange(0, 16));
     g_line = __LINE__ + 1;
@@ -233,7 +236,8 @@ TEST(Random, DrawsInsideTracedLoopsAndBranches) {
     EXPECT_EQ(eager, out);
     for (int i = 0; i < 64; ++i) {
       float want = 0;
-      for (int j = 0; j < 3; ++j) want += uniformReference(randint4xReference(99, static_cast<uint32_t>(i + 64 * j))[0]);
+      for (int j = 0; j < 3; ++j)
+        want += uniformReference(randint4xReference(99, static_cast<uint32_t>(i + 64 * j))[0]);
       if (flip) {
         std::array<uint32_t, 4> bits = randint4xReference(99, static_cast<uint32_t>(i));
         want += static_cast<float>(normalReference(uniformReference(bits[0]), uniformReference(bits[1])));

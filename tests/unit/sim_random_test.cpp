@@ -66,7 +66,8 @@ class Buffers {
 template <class T> interp::Buffer buffer(std::vector<T>& v) { return interp::Buffer{v.data(), v.size() * sizeof(T)}; }
 
 TEST(SimRandom, EveryEmulatedTargetDrawsTheInterpretersNumbers) {
-  KernelDef def = kernel("draws", draws, {"words", "uniform", "normal", "words64", "uniform64", "seed", "base", "base64", "n"});
+  KernelDef def =
+      kernel("draws", draws, {"words", "uniform", "normal", "words64", "uniform64", "seed", "base", "base64", "n"});
   const int n = 1000;  // two programs, the second partly masked
   const int64_t seed = -3, base = 2147483000, base64 = int64_t{5} << 35;  // i32 offsets wrap past 2^31 - 1
   const unsigned programs = (n + kBlock - 1) / kBlock;

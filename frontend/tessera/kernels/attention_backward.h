@@ -26,7 +26,8 @@ inline void attention_fwd_lse_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> out, P
                                  Int heads, Int seq_len, Int stride_z, Int stride_h, Int stride_m, Const<int> BM,
                                  Const<int> BN, Const<int> HEAD_DIM, Const<int> CAUSAL) {
   attention_fwd_impl<In>(q, k, v, out, lse, sm_scale, heads, seq_len, stride_z, stride_h, stride_m, stride_z, stride_h,
-                         stride_m, stride_z, stride_h, stride_m, stride_z, stride_h, stride_m, BM, BN, HEAD_DIM, CAUSAL);
+                         stride_m, stride_z, stride_h, stride_m, stride_z, stride_h, stride_m, BM, BN, HEAD_DIM,
+                         CAUSAL);
 }
 
 // delta[bh * seq_len + row] = sum over d of O[row, d] * dO[row, d]. grid = (cdiv(seq_len, BM), batch * heads).
@@ -38,7 +39,8 @@ inline void attention_bwd_preprocess_of(Ptr<In> o, Ptr<In> d_o, Ptr<f32> delta, 
   Tensor rows = offs_m < seq_len;
   Tensor offsets = (bh / heads) * stride_z + (bh % heads) * stride_h + expand_dims(offs_m, 1) * stride_m +
                    expand_dims(arange(0, HEAD_DIM), 0);
-  Tensor product = cast<f32>(load(o + offsets, expand_dims(rows, 1))) * cast<f32>(load(d_o + offsets, expand_dims(rows, 1)));
+  Tensor product =
+      cast<f32>(load(o + offsets, expand_dims(rows, 1))) * cast<f32>(load(d_o + offsets, expand_dims(rows, 1)));
   store(delta + bh * seq_len + offs_m, sum(product, 1), rows);
 }
 
@@ -125,7 +127,9 @@ inline void attention_bwd_dq_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> d_o, Pt
   store(dq + q_offsets, cast(dq_acc * sm_scale, q_tile.dtype()), query_rows);
 }
 
-inline std::vector<std::string> attention_layout_params() { return {"heads", "seq_len", "stride_z", "stride_h", "stride_m"}; }
+inline std::vector<std::string> attention_layout_params() {
+  return {"heads", "seq_len", "stride_z", "stride_h", "stride_m"};
+}
 
 // "attention_fwd_lse", "attention_bwd_preprocess", "attention_bwd_dkdv", "attention_bwd_dq" (f16) and their
 // "..._bf16" twins.
