@@ -44,6 +44,12 @@ inline void attention_bwd_preprocess_of(Ptr<In> o, Ptr<In> d_o, Ptr<f32> delta, 
   store(delta + bh * seq_len + offs_m, sum(product, 1), rows);
 }
 
+// Throws for constants the backward kernels cannot be traced with (the diagonal need not be whole key blocks).
+inline void check_attention_backward_constants(int BM, int BN, int HEAD_DIM, int CAUSAL) {
+  check_attention_constants(BM, BN, HEAD_DIM, 0);
+  if (CAUSAL != 0 && CAUSAL != 1) throw Error("CAUSAL must be 0 or 1, got " + std::to_string(CAUSAL));
+}
+
 // Which scores of a (query block, key block) pair exist ([rows, cols] i1, `transposed`: keys along rows): the query
 // and the key are inside seq_len and, causally, the key is not after the query.
 inline Tensor attention_visible(const Tensor& offs_m, const Tensor& offs_n, const Tensor& seq_len, int CAUSAL,
@@ -60,8 +66,7 @@ inline void attention_bwd_dkdv_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> d_o, 
                                   Ptr<In> dk, Ptr<In> dv, Float sm_scale, Int heads, Int seq_len, Int stride_z,
                                   Int stride_h, Int stride_m, Const<int> BM, Const<int> BN, Const<int> HEAD_DIM,
                                   Const<int> CAUSAL) {
-  check_attention_constants(BM, BN, HEAD_DIM, 0);
-  if (CAUSAL != 0 && CAUSAL != 1) throw Error("CAUSAL must be 0 or 1, got " + std::to_string(int(CAUSAL)));
+  check_attention_backward_constants(BM, BN, HEAD_DIM, CAUSAL);
   Tensor bh = program_id(1);
   Tensor base = (bh / heads) * stride_z + (bh % heads) * stride_h;
   Tensor start_n = program_id(0) * BN;
@@ -98,8 +103,7 @@ template <class In>
 inline void attention_bwd_dq_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> d_o, Ptr<f32> lse, Ptr<f32> delta,
                                 Ptr<In> dq, Float sm_scale, Int heads, Int seq_len, Int stride_z, Int stride_h,
                                 Int stride_m, Const<int> BM, Const<int> BN, Const<int> HEAD_DIM, Const<int> CAUSAL) {
-  check_attention_constants(BM, BN, HEAD_DIM, 0);
-  if (CAUSAL != 0 && CAUSAL != 1) throw Error("CAUSAL must be 0 or 1, got " + std::to_string(int(CAUSAL)));
+  check_attention_backward_constants(BM, BN, HEAD_DIM, CAUSAL);
   Tensor bh = program_id(1);
   Tensor base = (bh / heads) * stride_z + (bh % heads) * stride_h;
   Tensor offs_m = program_id(0) * BM + arange(0, BM);
