@@ -23,10 +23,10 @@
 // backward's Q and dO, each an operand of one product and, transposed, of another): the block is then read twice,
 // once per orientation, the second time mostly from cache, and each read goes by an asynchronous copy to the buffer
 // its dot reads, where the trans would hold the block in registers and exchange it through shared memory every
-// iteration (and keep its dots off wgmma). Any other user keeps the load and its trans as they are. Elsewhere (a
-// transposing copy) the trans's own exchange, its buffer padded for transposes, stays: the load at transposed
-// addresses would need a convert_layout to the consumer's layout instead, whose exchange the emulator finds bank
-// conflicts in at 64x128 and 128x128 blocks (tessera-gpu-check's transposes).
+// iteration (and, on NVPTX, keep its dots off wgmma). Any other user keeps the load and its trans as they are.
+// Elsewhere (a transposing copy) the trans's own exchange, its buffer padded for transposes, stays: the load at
+// transposed addresses would need a convert_layout to the consumer's layout instead, whose exchange the emulator
+// finds bank conflicts in at 64x128 and 128x128 blocks (tessera-gpu-check's transposes).
 //
 // The addresses (and the mask and `other`) are transposed by rebuilding their expressions with permuted shapes,
 // down to leaves whose transposes are free: splats and uniform constants (any shape), expand_dims (the inserted
