@@ -730,7 +730,8 @@ def test_backward_dots_on_wgmma_on_sm90a():
     for name, blocks in (("attention_bwd_dkdv", dict(BM=64, BN=128)), ("attention_bwd_dq", dict(BM=128, BN=64))):
         compiled = getattr(tessera.kernels, name).compile(arch="sm_90a", num_warps=8, HEAD_DIM=64, CAUSAL=1, **blocks)
         instructions = [d["instruction"] for d in compiled.dots]
-        assert len(instructions) == (4 if name.endswith("dkdv") else 3)
+        # Causal: a loop over the diagonal's blocks, masked, and one over the rest.
+        assert len(instructions) == 2 * (4 if name.endswith("dkdv") else 3)
         assert all(i.startswith("wgmma m64") for i in instructions), compiled.dots
 
 
@@ -744,3 +745,28 @@ def test_backward_fits_in_amd_lds_with_the_stages_requested():
 def test_backward_causal_must_be_zero_or_one():
     with pytest.raises(tessera.Error, match="CAUSAL must be 0 or 1, got 2"):
         tessera.kernels.attention_bwd_dq.compile(BM=32, BN=16, HEAD_DIM=32, CAUSAL=2)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_backward_masks_only_the_blocks_that_need_it(causal):
+    """Rows and keys past seq_len load as zeros and reach no stored gradient, so dK/dV masks only the causal
+    diagonal and dQ the causal diagonal or the ragged last key block: 0 or 1 key loops with a select in each."""
+    for name, masked_loops in (("attention_bwd_dkdv", 1 if causal else 0), ("attention_bwd_dq", 1)):
+        compiled = getattr(tessera.kernels, name).compile(BM=32, BN=16, HEAD_DIM=32, CAUSAL=int(causal))
+        traced = compiled.ir_stages[0][1]
+        loops = traced.split(" = for ")[1:]  # each loop's body, and what follows it up to the next
+        assert len(loops) == (2 if causal or name.endswith("dq") else 1), traced
+        assert sum("select" in loop for loop in loops) == masked_loops, traced
+
+
+def test_backward_dq_masks_the_keys_past_seq_len_however_small_the_statistics():
+    # Every score is about -185 (log2 units): exp2(0 - lse) of a zero-filled key past seq_len would overflow to
+    # inf, and inf times K's zero row is NaN in dQ, unless the ragged key block is masked.
+    # Half of each Q and K row is 8 and -8, the other half random, so that dQ does not cancel to rounding noise.
+    q, k, v, d_o = backward_inputs((1, 1, 21, 16), torch.float16, seed=4)
+    q[..., :8], k[..., :8] = 8.0, -8.0
+    for causal in (False, True):
+        got = forward_and_backward(q, k, v, d_o, causal, (16, 16, 4), (16, 16, 4), (16, 16, 4))
+        want = backward_reference(q, k, v, d_o, causal)
+        assert torch.isfinite(got[2]).all()
+        check_backward(got, want, torch.float16)

@@ -50,17 +50,14 @@ inline void check_attention_backward_constants(int BM, int BN, int HEAD_DIM, int
   if (CAUSAL != 0 && CAUSAL != 1) throw Error("CAUSAL must be 0 or 1, got " + std::to_string(CAUSAL));
 }
 
-// Which scores of a (query block, key block) pair exist ([rows, cols] i1, `transposed`: keys along rows): the query
-// and the key are inside seq_len and, causally, the key is not after the query.
-inline Tensor attention_visible(const Tensor& offs_m, const Tensor& offs_n, const Tensor& seq_len, int CAUSAL,
-                                bool transposed) {
-  Tensor m = expand_dims(offs_m, transposed ? 0 : 1), n = expand_dims(offs_n, transposed ? 1 : 0);
-  Tensor visible = (m < seq_len) & (n < seq_len);
-  return CAUSAL ? visible & (n <= m) : visible;
-}
+// Why most blocks need no mask: the loads zero every row past seq_len (Q, dO, K, V, and the statistics), so a query
+// row past seq_len adds nothing to dK or dV (its Q and dO are 0) and is never stored; a key past seq_len only
+// changes its own rows of dK and dV, never stored either. Only dQ must mask keys past seq_len: there P's column
+// exp2(0 - lse) would be finite only while lse > -128, and an inf times K's zero row is NaN. So dK/dV masks only
+// the causal diagonal, and dQ the causal diagonal or the ragged last key block, as the forward does.
 
 // dK and dV for BN keys. grid = (cdiv(seq_len, BN), batch * heads). Causally, only the query blocks from the one
-// holding key start_n on see these keys.
+// holding key start_n on see these keys, and the blocks starting at or after start_n + BN see all of them.
 template <class In>
 inline void attention_bwd_dkdv_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> d_o, Ptr<f32> lse, Ptr<f32> delta,
                                   Ptr<In> dk, Ptr<In> dv, Float sm_scale, Int heads, Int seq_len, Int stride_z,
@@ -78,8 +75,8 @@ inline void attention_bwd_dkdv_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> d_o, 
   Tensor qk_scale = sm_scale * static_cast<float>(std::numbers::log2e);
 
   Tensor dk_acc = zeros<f32>({BN, HEAD_DIM}), dv_acc = zeros<f32>({BN, HEAD_DIM});
-  Tensor first_m = CAUSAL ? (start_n / BM) * BM : scalar<i32>(0);
-  for (Tensor start_m : range(first_m, seq_len, BM)) {
+  // Folds the query block at start_m in; `causal_mask`: the block straddles the diagonal.
+  auto fold_queries = [&](const Tensor& start_m, bool causal_mask) {
     Tensor offs_m = start_m + arange(0, BM);
     Tensor query_rows = expand_dims(offs_m < seq_len, 1);
     Tensor q_offsets = base + expand_dims(offs_m, 1) * stride_m + expand_dims(offs_d, 0);
@@ -88,11 +85,20 @@ inline void attention_bwd_dkdv_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> d_o, 
     Tensor lse_m = load(lse + stats, offs_m < seq_len), delta_m = load(delta + stats, offs_m < seq_len);
     // P^T [BN, BM], from the scores in log2 units and each query row's statistic.
     Tensor st = dot(k_tile, trans(q_tile)) * qk_scale;
-    Tensor pt = where(attention_visible(offs_m, offs_n, seq_len, CAUSAL, true), exp2(st - expand_dims(lse_m, 0)), 0.0f);
+    Tensor pt = exp2(st - expand_dims(lse_m, 0));
+    if (causal_mask) pt = where(expand_dims(offs_n, 1) <= expand_dims(offs_m, 0), pt, 0.0f);
     dv_acc = dot(cast(pt, q_tile.dtype()), do_tile, dv_acc);
     Tensor dpt = dot(v_tile, trans(do_tile));  // (dO V^T)^T, [BN, BM] f32
     Tensor dst = pt * (dpt - expand_dims(delta_m, 0));
     dk_acc = dot(cast(dst, q_tile.dtype()), q_tile, dk_acc);
+  };
+  if (CAUSAL) {
+    // The first multiple of BM at or after start_n + BN: from there on every query row sees every key here.
+    Tensor unmasked_m = minimum(((start_n + BN + (BM - 1)) / BM) * BM, seq_len);
+    for (Tensor start_m : range((start_n / BM) * BM, unmasked_m, BM)) fold_queries(start_m, true);
+    for (Tensor start_m : range(unmasked_m, seq_len, BM)) fold_queries(start_m, false);
+  } else {
+    for (Tensor start_m : range(0, seq_len, BM)) fold_queries(start_m, false);
   }
   store(dk + kv_offsets, cast(dk_acc * sm_scale, k_tile.dtype()), key_rows);
   store(dv + kv_offsets, cast(dv_acc, k_tile.dtype()), key_rows);
@@ -116,18 +122,27 @@ inline void attention_bwd_dq_of(Ptr<In> q, Ptr<In> k, Ptr<In> v, Ptr<In> d_o, Pt
   Tensor qk_scale = sm_scale * static_cast<float>(std::numbers::log2e);
 
   Tensor dq_acc = zeros<f32>({BM, HEAD_DIM});
-  Tensor end_n = CAUSAL ? minimum((program_id(0) + 1) * BM, seq_len) : Tensor(seq_len);
-  for (Tensor start_n : range(0, end_n, BN)) {
+  // Folds the key block at start_n in; `masked`: it straddles the diagonal (causal) or seq_len.
+  auto fold_keys = [&](const Tensor& start_n, bool masked) {
     Tensor offs_n = start_n + arange(0, BN);
-    Tensor key_rows = expand_dims(offs_n < seq_len, 1);
+    Tensor key_in_range = offs_n < seq_len;
     Tensor kv_offsets = base + expand_dims(offs_n, 1) * stride_m + expand_dims(offs_d, 0);
-    Tensor k_tile = load(k + kv_offsets, key_rows), v_tile = load(v + kv_offsets, key_rows);  // [BN, HEAD_DIM]
+    Tensor k_tile = masked ? load(k + kv_offsets, expand_dims(key_in_range, 1)) : load(k + kv_offsets);
+    Tensor v_tile = masked ? load(v + kv_offsets, expand_dims(key_in_range, 1)) : load(v + kv_offsets);
     Tensor s = dot(q_tile, trans(k_tile)) * qk_scale;  // [BM, BN]
-    Tensor p = where(attention_visible(offs_m, offs_n, seq_len, CAUSAL, false), exp2(s - expand_dims(lse_m, 1)), 0.0f);
+    Tensor p = exp2(s - expand_dims(lse_m, 1));
+    if (masked) p = where(causal_or_in_range(offs_m, offs_n, key_in_range, CAUSAL), p, 0.0f);
     Tensor dp = dot(do_tile, trans(v_tile));
     Tensor ds = p * (dp - expand_dims(delta_m, 1));
     dq_acc = dot(cast(ds, q_tile.dtype()), k_tile, dq_acc);
-  }
+  };
+  // Keys [0, unmasked_end) exist and every row here sees them, as in the forward: causally the whole key blocks
+  // before the program's first row, else every whole block.
+  Tensor start_m = program_id(0) * BM;
+  Tensor unmasked_end = CAUSAL ? (start_m / BN) * BN : (seq_len / BN) * BN;
+  Tensor masked_end = CAUSAL ? minimum(start_m + BM, seq_len) : Tensor(seq_len);
+  for (Tensor start_n : range(0, unmasked_end, BN)) fold_keys(start_n, false);
+  for (Tensor start_n : range(unmasked_end, masked_end, BN)) fold_keys(start_n, true);
   store(dq + q_offsets, cast(dq_acc * sm_scale, q_tile.dtype()), query_rows);
 }
 
