@@ -10,7 +10,8 @@ reference on fresh random inputs (a wrong result prints FAIL instead of a number
 tessera.testing.do_bench (median, L2 flushed before each run). Vector add, softmax and layer norm are reported in
 GB/s and as a fraction of the device copy bandwidth measured at the start of the run; matmul in TFLOP/s and as
 a fraction of torch's (cuBLAS) rate at the same size and dtype; attention forward in TFLOP/s and as a fraction
-of Triton's (a flash-attention kernel, benchmarks/triton_reference.py). The table is Markdown, with a header naming the
+of Triton's (a flash-attention kernel, benchmarks/triton_reference.py); the attention backward in TFLOP/s and as a
+fraction of torch's (scaled_dot_product_attention's backward). The table is Markdown, with a header naming the
 GPU, driver, versions and date, ready to paste into tutorials/README.md. --results DIR also writes, per benchmark
 (and matmul or attention variant), a CSV, a Markdown table and a PNG plot of rate against size (tessera.testing.write_report).
 See benchmarks/README.md.
@@ -32,10 +33,10 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 
-BENCHMARKS = ("vector_add", "softmax", "layernorm_fwd", "layernorm_bwd", "matmul", "attention")
+BENCHMARKS = ("vector_add", "softmax", "layernorm_fwd", "layernorm_bwd", "matmul", "attention", "attention_bwd")
 # The order they run in: the issue's goals first, so that a run cut short by its time budget (--time-budget; a lent
 # GPU's calls are short) has measured what matters most. The table keeps BENCHMARKS' order.
-RUN_ORDER = ("matmul", "attention", "softmax", "layernorm_fwd", "layernorm_bwd", "vector_add")
+RUN_ORDER = ("matmul", "attention", "softmax", "layernorm_fwd", "layernorm_bwd", "attention_bwd", "vector_add")
 PROVIDERS = ("tessera", "torch", "triton")
 PROVIDER_TITLES = {"tessera": "Tessera", "torch": "torch", "triton": "Triton"}
 
@@ -63,6 +64,9 @@ SWEEPS = {
     # (sequence length, head dim); batch x ATTENTION_HEADS heads with ATTENTION_TOKENS tokens per head in all.
     "attention": {"full": [(n, d) for n in (512, 1024, 2048, 4096, 8192, 16384) for d in (64, 128)],
                   "quick": [(1024, 64), (4096, 128)]},
+    # The backward at the forward's sizes: dQ, dK and dV of the same problems.
+    "attention_bwd": {"full": [(n, d) for n in (512, 1024, 2048, 4096, 8192, 16384) for d in (64, 128)],
+                      "quick": [(1024, 64), (4096, 128)]},
 }
 MATMUL_DTYPES = ("f16", "bf16")
 ATTENTION_HEADS = 16
@@ -83,6 +87,9 @@ MATMUL_TUNE_CONFIGS = [(128, 128, 64, 4, 3), (128, 128, 64, 8, 3), (128, 256, 64
 # against the rest.
 MATMUL_PERSISTENT_TUNE_CONFIGS = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3)]
 DEFAULT_TESSERA_ATTENTION = (128, 64, 8)  # BM, BN, num_warps
+# The backward's (BM, BN, num_warps) for attention_bwd_dkdv and attention_bwd_dq, per head dim: the blocks whose
+# PTX spills least (kernel_resources' attention_bwd_* rows; none at head dim 64, 28 to 32 bytes for dkdv at 128).
+ATTENTION_BWD_BLOCKS = {64: ((64, 128, 8), (128, 64, 8)), 128: ((64, 64, 4), (128, 64, 8))}
 # On sm_90 GPUs, the matmul rows "<dtype> TMA" time the descriptor matmuls (TMA copies, wgmma; C in the input
 # type) over these (BM, BN, BK, num_warps, num_stages, warp_specialize, persistent, tma_store, ping_pong): with
 # tma_store C leaves through a descriptor too (matmul_desc_<dtype>_tma_c: a TMA store), else through pointers
@@ -117,7 +124,7 @@ def size_label(benchmark, size):
     if benchmark == "matmul":
         m, n, k = size
         return f"M=N=K={m}" if m == n == k else f"M={m} N={n} K={k}"
-    if benchmark == "attention":
+    if benchmark in ("attention", "attention_bwd"):
         seq_len, head_dim = size
         return f"N={seq_len} ({attention_batch(seq_len)}x{ATTENTION_HEADS} heads)"  # d: in the dtype column
     return f"{size[0]}x{size[1]}"
@@ -148,7 +155,7 @@ def plot_x_label(benchmark):
         return "n (elements)"
     if benchmark == "matmul":
         return "M = N = K"
-    if benchmark == "attention":
+    if benchmark in ("attention", "attention_bwd"):
         return f"sequence length ({ATTENTION_TOKENS} tokens x {ATTENTION_HEADS} heads)"
     return f"columns ({ROWS} rows)"
 
@@ -167,8 +174,14 @@ def attention_flops(seq_len, head_dim, causal=False):
     return flops // 2 if causal else flops
 
 
+def attention_bwd_flops(seq_len, head_dim, causal=False):
+    """The backward's five matmuls per head (S recomputed, dV, dP, dQ, dK): 2.5 times the forward's two, as
+    FlashAttention counts them."""
+    return attention_flops(seq_len, head_dim, causal) * 5 // 2
+
+
 def unit_of(benchmark):
-    return TFLOPS if benchmark in ("matmul", "attention") else GBPS
+    return TFLOPS if benchmark in ("matmul", "attention", "attention_bwd") else GBPS
 
 
 def work(benchmark, size, causal=False):
@@ -177,6 +190,8 @@ def work(benchmark, size, causal=False):
         return matmul_flops(*size)
     if benchmark == "attention":
         return attention_flops(*size, causal)
+    if benchmark == "attention_bwd":
+        return attention_bwd_flops(*size, causal)
     return bytes_moved(benchmark, size)
 
 
@@ -329,7 +344,7 @@ def write_csv(rows, path):
 
 def plot_name(benchmark, dtype):
     """A file name: matmul and attention have one plot per dtype (attention: per head dim and causal flag too)."""
-    if benchmark in ("matmul", "attention"):
+    if benchmark in ("matmul", "attention", "attention_bwd"):
         return f"{benchmark}-" + dtype.replace(" ", "-").replace("=", "")
     return benchmark
 
@@ -618,6 +633,8 @@ def _run_row(ctx, benchmark, size, dtype, fns, expected, tolerances, reference=N
         reference, reference_name = values["torch"], "cuBLAS"
     elif benchmark == "attention":
         reference, reference_name = values["triton"], "Triton"
+    elif benchmark == "attention_bwd":
+        reference, reference_name = values["torch"], "torch"
     elif reference is None:
         reference = ctx.copy_gbps
     cols = size[1] if benchmark in ("softmax", "layernorm_fwd", "layernorm_bwd") else 0
@@ -956,8 +973,111 @@ def _attention_desc_row(ctx, row, q, k, v, causal, expected, tolerances, warp_sp
     return dataclasses.replace(row, dtype=dtype, values=dict(row.values, tessera=value))
 
 
+def attention_bwd_reference(torch, q, k, v, d_o, causal):
+    """[dQ, dK, dV] in f32, one head at a time (a whole batch of f32 score matrices would not fit), by the
+    backward's formulas: P = softmax(S), dV = P^T dO, dS = P * (dP - rowsum(dP * P)) with dP = dO V^T (rowsum(dP * P)
+    is rowsum(dO * O)), dQ = dS K / sqrt(d), dK = dS^T Q / sqrt(d)."""
+    grads = [torch.empty(q.shape, device=q.device) for _ in range(3)]
+    seq_len, head_dim = q.shape[-2:]
+    scale = head_dim ** -0.5
+    hidden = torch.ones(seq_len, seq_len, device=q.device, dtype=torch.bool).triu(1) if causal else None
+    for b in range(q.shape[0]):
+        for h in range(q.shape[1]):
+            qf, kf, vf, dof = (x[b, h].float() for x in (q, k, v, d_o))
+            s = qf @ kf.T * scale
+            if causal:
+                s.masked_fill_(hidden, float("-inf"))
+            p = torch.softmax(s, dim=-1)
+            del s
+            dp = dof @ vf.T
+            ds = p * (dp - (dp * p).sum(dim=-1, keepdim=True))
+            grads[0][b, h] = ds @ kf * scale
+            grads[1][b, h] = ds.T @ qf * scale
+            grads[2][b, h] = p.T @ dof
+    return grads
+
+
+def attention_bwd_launcher(ctx, q, k, v, d_o, causal, blocks, forward_blocks=None):
+    """Tessera's backward on contiguous [batch, heads, seq_len, head_dim] inputs: a function that runs
+    attention_bwd_preprocess, attention_bwd_dkdv and attention_bwd_dq and returns [dQ, dK, dV]. Its first call
+    (measure's check, untimed) first runs the forward that saves each row's statistic (attention_fwd_lse, at
+    forward_blocks = (BM, BN, num_warps), by default --tessera-attention's). blocks: ((BM, BN, num_warps) of dkdv,
+    (BM, BN, num_warps) of dq)."""
+    torch, tessera, backend = ctx.torch, ctx.tessera, ctx.options.tessera_backend
+    batch, heads, seq_len, head_dim = q.shape
+    suffix = "" if q.dtype == torch.float16 else "_bf16"
+
+    def kernel(name):
+        return getattr(tessera.kernels, name + suffix)
+
+    scale = head_dim ** -0.5
+    layout = (heads, seq_len, q.stride(0), q.stride(1), q.stride(2))
+    out, dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(4))
+    lse, delta = (torch.full((batch * heads, seq_len), float("nan"), device=q.device) for _ in range(2))
+    bm, bn, warps = forward_blocks or ctx.options.tessera_attention
+    forward_done = []
+
+    def forward():
+        kernel("attention_fwd_lse")[(tessera.cdiv(seq_len, bm), batch * heads)](
+            q, k, v, out, lse, scale, *layout, BM=bm, BN=bn, HEAD_DIM=head_dim, CAUSAL=int(causal), num_warps=warps,
+            backend=backend)
+        forward_done.append(True)
+
+    (dkdv_bm, dkdv_bn, dkdv_warps), (dq_bm, dq_bn, dq_warps) = blocks
+    rows = (tessera.cdiv(seq_len, dq_bm), batch * heads)
+
+    def fn():
+        if not forward_done:
+            forward()
+        kernel("attention_bwd_preprocess")[rows](out, d_o, delta, *layout, BM=dq_bm, HEAD_DIM=head_dim,
+                                                 num_warps=dq_warps, backend=backend)
+        kernel("attention_bwd_dkdv")[(tessera.cdiv(seq_len, dkdv_bn), batch * heads)](
+            q, k, v, d_o, lse, delta, dk, dv, scale, *layout, BM=dkdv_bm, BN=dkdv_bn, HEAD_DIM=head_dim,
+            CAUSAL=int(causal), num_warps=dkdv_warps, backend=backend)
+        kernel("attention_bwd_dq")[rows](q, k, v, d_o, lse, delta, dq, scale, *layout, BM=dq_bm, BN=dq_bn,
+                                         HEAD_DIM=head_dim, CAUSAL=int(causal), num_warps=dq_warps, backend=backend)
+        return [dq, dk, dv]
+    return fn
+
+
+def bench_attention_bwd(ctx, size):
+    torch = ctx.torch
+    seq_len, head_dim = size
+    batch, heads = attention_batch(seq_len), ATTENTION_HEADS
+    sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None)  # torch >= 2.0
+    if sdpa is None:
+        ctx.note("torch", "attention_bwd", f"n/a: torch {torch.__version__} has no scaled_dot_product_attention")
+    ctx.note("triton", "attention_bwd", "n/a: benchmarks/triton_reference.py has no attention backward")
+    rows = []
+    for dtype_name in MATMUL_DTYPES:
+        dtype = torch.float16 if dtype_name == "f16" else torch.bfloat16
+        q, k, v, d_o = (torch.randn(batch, heads, seq_len, head_dim, device="cuda").to(dtype) for _ in range(4))
+        for causal in (False, True):
+            expected = attention_bwd_reference(torch, q, k, v, d_o, causal)
+            # P and dS are rounded to the input type before their products, and so are the gradients: a part in
+            # a hundred (f16) or twenty-five (bf16) of each gradient's largest element.
+            tol = 1e-2 if dtype_name == "f16" else 4e-2
+            tolerances = [(tol * float(e.abs().max()), 0.0) for e in expected]
+            tessera_fn = attention_bwd_launcher(ctx, q, k, v, d_o, causal, ATTENTION_BWD_BLOCKS[head_dim])
+            torch_fn = None
+            if sdpa is not None:
+                leaves = [x.detach().requires_grad_() for x in (q, k, v)]
+                out = sdpa(*leaves, is_causal=causal)
+                torch_fn = (lambda out=out, leaves=leaves:
+                            list(torch.autograd.grad(out, leaves, d_o, retain_graph=True)))
+            variant = f"{dtype_name} d={head_dim}" + (" causal" if causal else "")
+            rows.append(_run_row(ctx, "attention_bwd", size, variant,
+                                 {"tessera": tessera_fn, "torch": torch_fn, "triton": None}, expected, tolerances,
+                                 causal=causal))
+            del expected
+    blocks = ATTENTION_BWD_BLOCKS[head_dim]
+    ctx.note("tessera", f"attention_bwd d={head_dim}", f"blocks (BM, BN, num_warps): dkdv {blocks[0]}, dq {blocks[1]}")
+    return rows
+
+
 RUNNERS = {"vector_add": bench_vector_add, "softmax": bench_softmax, "layernorm_fwd": bench_layernorm_fwd,
-           "layernorm_bwd": bench_layernorm_bwd, "matmul": bench_matmul, "attention": bench_attention}
+           "layernorm_bwd": bench_layernorm_bwd, "matmul": bench_matmul, "attention": bench_attention,
+           "attention_bwd": bench_attention_bwd}
 
 
 def measure_copy_bandwidth(torch, do_bench):

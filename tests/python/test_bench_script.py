@@ -113,6 +113,76 @@ def test_attention_through_descriptors_is_judged_on_its_own_rows():
         "met (130%)"]
 
 
+def test_attention_backward_sizes_and_flops():
+    assert bench.sweep("attention_bwd") == bench.sweep("attention")  # the forward's problems
+    assert bench.size_label("attention_bwd", (1024, 64)) == "N=1024 (16x16 heads)"
+    # Five matmuls against the forward's two; causal computes half the scores.
+    assert bench.attention_bwd_flops(1024, 64) == 10 * 16 * 16 * 1024 * 1024 * 64
+    assert bench.work("attention_bwd", (1024, 64), causal=True) == bench.attention_bwd_flops(1024, 64) // 2
+    assert bench.unit_of("attention_bwd") == "TFLOP/s"
+    assert bench.plot_name("attention_bwd", "f16 d=64 causal") == "attention_bwd-f16-d64-causal"
+    assert set(bench.ATTENTION_BWD_BLOCKS) == {d for _, d in bench.sweep("attention_bwd")}
+    assert bench.RUN_ORDER.index("attention_bwd") > bench.RUN_ORDER.index("attention")
+
+
+def test_attention_backward_rows_are_judged_against_torch(monkeypatch):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    notes = []
+    ctx = types.SimpleNamespace(torch=torch, do_bench=lambda fn, device: 2.0,
+                                note=lambda *args: notes.append(args))
+    expected = [torch.ones(3)]
+    row = bench._run_row(ctx, "attention_bwd", (1024, 64), "f16 d=64",
+                         {"tessera": lambda: [torch.ones(3)], "torch": lambda: [torch.ones(3)], "triton": None},
+                         expected, [(1e-3, 0.0)])
+    flops = bench.attention_bwd_flops(1024, 64)
+    assert row.values == {"tessera": flops / 2e9, "torch": flops / 2e9, "triton": bench.NA}
+    assert (row.reference_name, row.reference) == ("torch", flops / 2e9) and row.fraction("tessera") == 1.0
+    # A wrong gradient is a FAIL cell, and the note says which output.
+    row = bench._run_row(ctx, "attention_bwd", (1024, 64), "f16 d=64",
+                         {"tessera": lambda: [torch.zeros(3)], "torch": lambda: [torch.ones(3)]}, expected,
+                         [(1e-3, 0.0)])
+    assert row.values["tessera"] == bench.FAIL and "output 0" in notes[-1][2]
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_the_attention_backward_reference_is_autograd(causal):
+    torch = pytest.importorskip("torch")
+    gen = torch.Generator().manual_seed(5)
+    q, k, v, d_o = (torch.randn(2, 2, 37, 16, generator=gen, dtype=torch.float64) for _ in range(4))
+    got = bench.attention_bwd_reference(torch, q, k, v, d_o, causal)
+    leaves = [x.clone().requires_grad_() for x in (q, k, v)]
+    s = leaves[0] @ leaves[1].transpose(-1, -2) / 4
+    if causal:
+        s = s.masked_fill(~torch.ones(37, 37, dtype=torch.bool).tril(), float("-inf"))
+    (torch.softmax(s, dim=-1) @ leaves[2]).backward(d_o)
+    for g, leaf in zip(got, leaves):
+        assert g.dtype == torch.float32
+        torch.testing.assert_close(g.double(), leaf.grad, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_the_attention_backward_launcher_computes_the_gradients(head_dim, tmp_path, monkeypatch):
+    # On the emulator (sm_90a: wgmma, asynchronous copies), with CPU tensors, at the benchmark's blocks for this
+    # head dim; 70 rows: ragged for every block. Causal at head dim 128 only, to keep the emulator's time down.
+    torch = pytest.importorskip("torch")
+    import tessera
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    ctx = types.SimpleNamespace(torch=torch, tessera=tessera,
+                                options=types.SimpleNamespace(tessera_backend="sim", tessera_attention=(64, 64, 4)))
+    gen = torch.Generator().manual_seed(11)
+    q, k, v, d_o = (torch.randn(1, 1, 70, head_dim, generator=gen).to(torch.float16) for _ in range(4))
+    causal = head_dim == 128
+    fn = bench.attention_bwd_launcher(ctx, q, k, v, d_o, causal, bench.ATTENTION_BWD_BLOCKS[head_dim])
+    want = bench.attention_bwd_reference(torch, q, k, v, d_o, causal)
+    for _ in range(2):  # the first call also runs the forward; the second reuses its statistics
+        got = fn()
+        assert tessera.sim.last_report()["findings"] == []
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g.float(), w, atol=4e-3 * float(w.abs().max()), rtol=0)
+
+
 def test_size_labels():
     assert bench.size_label("vector_add", (1 << 20,)) == "n=1048576"
     assert bench.size_label("softmax", (4096, 1024)) == "4096x1024"
