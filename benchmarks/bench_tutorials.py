@@ -87,9 +87,9 @@ MATMUL_TUNE_CONFIGS = [(128, 128, 64, 4, 3), (128, 128, 64, 8, 3), (128, 256, 64
 # against the rest.
 MATMUL_PERSISTENT_TUNE_CONFIGS = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3)]
 DEFAULT_TESSERA_ATTENTION = (128, 64, 8)  # BM, BN, num_warps
-# The backward's (BM, BN, num_warps) for attention_bwd_dkdv and attention_bwd_dq, per head dim: the blocks whose
-# PTX spills least (kernel_resources' attention_bwd_* rows; none at head dim 64, 28 to 32 bytes for dkdv at 128).
-ATTENTION_BWD_BLOCKS = {64: ((64, 128, 8), (128, 64, 8)), 128: ((64, 64, 4), (128, 64, 8))}
+# The backward's (BM, BN, num_warps) for attention_bwd_dkdv and attention_bwd_dq, per head dim: blocks whose PTX
+# does not spill (kernel_resources' attention_bwd_* rows). At head dim 128 dkdv walks 32 query rows at a time.
+ATTENTION_BWD_BLOCKS = {64: ((64, 128, 8), (128, 64, 8)), 128: ((32, 128, 8), (128, 64, 8))}
 # On sm_90 GPUs, the matmul rows "<dtype> TMA" time the descriptor matmuls (TMA copies, wgmma; C in the input
 # type) over these (BM, BN, BK, num_warps, num_stages, warp_specialize, persistent, tma_store, ping_pong): with
 # tma_store C leaves through a descriptor too (matmul_desc_<dtype>_tma_c: a TMA store), else through pointers
