@@ -184,6 +184,47 @@ def test_the_attention_backward_launcher_computes_the_gradients(head_dim, tmp_pa
             torch.testing.assert_close(g.float(), w, atol=4e-3 * float(w.abs().max()), rtol=0)
 
 
+class _CpuTorch:
+    """torch with device="cuda" dropped and a no-op cuda.synchronize, for running a benchmark's GPU code on CPU
+    tensors (launched on the emulator)."""
+
+    def __init__(self, torch):
+        self._torch = torch
+        self.cuda = types.SimpleNamespace(synchronize=lambda: None)
+
+    def __getattr__(self, name):
+        attr = getattr(self._torch, name)
+        if name in ("randn", "empty", "ones", "full", "zeros"):
+            return lambda *args, device=None, **kwargs: attr(*args, **kwargs)
+        return attr
+
+
+@pytest.mark.sim
+def test_the_attention_backward_benchmark_runs_end_to_end_on_the_emulator(tmp_path, monkeypatch):
+    # bench_attention_bwd itself (inputs, reference, check, timing, rows, notes) at one small size: one head of 70
+    # rows, f16 and bf16, causal and not. torch 1.13 has no scaled_dot_product_attention: its column is n/a.
+    torch = pytest.importorskip("torch")
+    import tessera
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(bench, "ATTENTION_HEADS", 1)
+    monkeypatch.setattr(bench, "ATTENTION_TOKENS", 70)
+    monkeypatch.setitem(bench.ATTENTION_BWD_BLOCKS, 32, ((32, 32, 4), (32, 32, 4)))
+    notes = []
+    ctx = types.SimpleNamespace(torch=_CpuTorch(torch), tessera=tessera, do_bench=lambda fn, device: 0.5,
+                                note=lambda *args: notes.append(args),
+                                options=types.SimpleNamespace(tessera_backend="sim", tessera_attention=(32, 32, 4)))
+    rows = bench.bench_attention_bwd(ctx, (70, 32))
+    assert [r.dtype for r in rows] == ["f16 d=32", "f16 d=32 causal", "bf16 d=32", "bf16 d=32 causal"]
+    for r in rows:  # 0.5 ms each (the fake do_bench)
+        causal = r.dtype.endswith("causal")
+        assert r.values["tessera"] == pytest.approx(bench.attention_bwd_flops(70, 32, causal) / 0.5e9), r
+        assert r.values["triton"] == bench.NA
+        if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
+            assert r.values["torch"] == bench.NA
+    assert not [n for n in notes if "wrong result" in n[2]], notes
+    assert ("triton", "attention_bwd", "n/a: benchmarks/triton_reference.py has no attention backward") in notes
+
+
 def test_size_labels():
     assert bench.size_label("vector_add", (1 << 20,)) == "n=1048576"
     assert bench.size_label("softmax", (4096, 1024)) == "4096x1024"
