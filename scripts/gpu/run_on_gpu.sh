@@ -1,29 +1,45 @@
 #!/usr/bin/env bash
 # Step 2 of the GPU flow, on the GPU machine: unpacks .gpu-bundle/bundle.tar.xz (made by build_bundle.sh) and runs,
-# most wanted first, within one time budget (a lent GPU's call is at most 600 s, and may be the only one):
-#   1. the Python extension _C, compiled against the machine's python3 and pybind11 (one job per source);
-#   2. tessera-gpu-check (tools/): every tutorial kernel and op case of tests/gpucheck/ against the reference
-#      interpreter, one table row each;
-#   3. benchmarks/bench_tutorials.py (--quick unless TESSERA_BENCH_ARGS says otherwise): Tessera against torch
-#      (cuBLAS) and Triton, matmul and attention first, with --time-budget so that it reports what it measured;
-#   4. the Python tutorials under compute-sanitizer (memcheck, racecheck) and Nsight Compute's speed-of-light and
-#      occupancy sections for the matmul and softmax kernels;
-#   5. the pytest files that launch on the GPU (test_gpu.py compares tessera launches on torch tensors with torch);
-#   6. every GPU test binary.
-# Each step gets at most its own seconds and what is left of TESSERA_GPU_SECONDS (default 540); a step that would
-# start with under 20 s left is not run, and the summary names it. Full logs, the benchmark's CSV and plots, and the
-# summary go to TESSERA_GPU_OUT (default: $OUT, the device tool's returned folder; else a temporary folder); the
-# output ends with the benchmark table and the summary. Exit status 0 when everything that ran passed.
+# most wanted first, within one time budget (a session's device time is 15 minutes, machine starts included, so
+# one call should leave room to start a second one for what the first left out):
+#   check      tessera-gpu-check (tools/): every tutorial kernel and op case of tests/gpucheck/ against the
+#              reference interpreter, one table row each; alongside it, the Python extension _C, compiled against
+#              the machine's python3 and pybind11 (one job per source), which every later step but `tests` needs;
+#   bench      benchmarks/bench_tutorials.py (--quick unless TESSERA_BENCH_ARGS says otherwise): Tessera against
+#              torch (cuBLAS) and Triton, matmul and attention first, with --time-budget so that it reports what it
+#              measured; alone on the machine, so that nothing else runs while it times;
+#   sanitizers the Python tutorials under compute-sanitizer, memcheck and racecheck;
+#   pytest     the pytest files that launch on the GPU (test_gpu.py compares tessera launches with torch's);
+#   tests      every GPU test binary;
+#              (these three check correctness and time nothing, so all their runs go at once)
+#   ncu        Nsight Compute's speed-of-light and occupancy sections for the matmul and softmax kernels, alone.
+# TESSERA_GPU_STEPS picks some of them (a comma-separated list, default all, in this order). Each step gets at most
+# its own seconds and what is left of TESSERA_GPU_SECONDS (default 420); a step that would start with under 20 s
+# left is not run, and the summary names it.
+# What comes back (TESSERA_GPU_OUT, default $OUT, the device tool's returned folder; else a temporary folder) is
+# four files, since the device tool returns at most eight: summary.txt (a line per step, written as each ends),
+# bench.csv (rewritten after every size), bench.md (the benchmark table for tutorials/README.md) and logs.tar.gz
+# (every step's log, and the benchmark's per-tutorial CSV, Markdown and plots). The output ends with the benchmark
+# table and the summary. Exit status 0 when everything that ran passed; 2 for a bad TESSERA_GPU_STEPS or no bundle.
 #
 #   scripts/gpu/run_on_gpu.sh [bundle.tar.xz]     (default: .gpu-bundle/bundle.tar.xz of this checkout)
+#   TESSERA_GPU_STEPS=sanitizers,pytest,tests,ncu scripts/gpu/run_on_gpu.sh     (a second call: what the first left)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bundle=${1:-$root/.gpu-bundle/bundle.tar.xz}
 [ -f "$bundle" ] || { echo "run_on_gpu: no bundle at $bundle (run scripts/gpu/build_bundle.sh first)" >&2; exit 2; }
-deadline=$((SECONDS + ${TESSERA_GPU_SECONDS:-540}))
+all_steps="check,bench,sanitizers,pytest,tests,ncu"
+steps=${TESSERA_GPU_STEPS:-$all_steps}
+for s in ${steps//,/ }; do
+  [[ ",$all_steps," == *",$s,"* ]] || {
+    echo "run_on_gpu: unknown step '$s' in TESSERA_GPU_STEPS (the steps: $all_steps)" >&2; exit 2; }
+done
+wants() { [[ ",$steps," == *",$1,"* ]]; }
+deadline=$((SECONDS + ${TESSERA_GPU_SECONDS:-420}))
 out=${TESSERA_GPU_OUT:-${OUT:-}}
 [ -n "$out" ] || out=$(mktemp -d /tmp/tessera-gpu-out.XXXXXX)
-mkdir -p "$out"
+logs=$out/logs  # packed into logs.tar.gz at the end; a call cut off from outside returns some of them as they are
+mkdir -p "$logs"
 work=$(mktemp -d /tmp/tessera-gpu.XXXXXX)
 xz -dc "$bundle" | tar -C "$work" -xf -
 export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -31,42 +47,60 @@ export TESSERA_CACHE_DIR=off
 py=$work/python
 header="tessera GPU run: revision $(cat "$work/REVISION"), \
 $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'nvidia-smi unavailable')"
-echo "== $header" | tee "$out/summary.txt"
+echo "== $header (steps: $steps)" | tee "$out/summary.txt"
 echo "   logs: $out"
 
 status=0
 summary=()
-note() { summary+=("$(printf '%-30s %s' "$1" "$2")"); }
+note() {
+  summary+=("$(printf '%-30s %s' "$1" "$2")")
+  echo "${summary[-1]}" >>"$out/summary.txt"
+}
 
-# step LABEL SECONDS COMMAND...: runs COMMAND in the bundle's python/ folder for at most SECONDS (and what is left
-# of the budget), its output in $out/LABEL.log (other characters than letters, digits, '.', '_' and '-' as '_': the
-# device tool returns no file with an odd name), the last lines of it here; notes the outcome. Sets
-# step_rc (-1: not run).
-step() {
+# begin LABEL SECONDS COMMAND...: starts COMMAND in the background, in the bundle's python/ folder, for at most
+# SECONDS (and what is left of the budget), its output in $logs/LABEL.log (other characters than letters, digits,
+# '.', '_' and '-' as '_': the device tool returns no file with an odd name). finish LABEL [CODE=TEXT] waits for
+# it, shows the last lines of its log and notes the outcome, setting step_rc (-1: not run); exit status CODE is
+# noted as TEXT and is no failure. step is the two in a row, with no CODE=TEXT.
+declare -A step_pid step_log step_limit
+begin() {
   local label=$1 cap=$2; shift 2
-  local left=$((deadline - SECONDS)) log="$out/${label//[^A-Za-z0-9._-]/_}.log"
-  step_rc=-1
+  local left=$((deadline - SECONDS))
+  step_pid[$label]=""
   if [ $left -lt 20 ]; then
     note "$label" "NOT run: the time budget is spent"
     return
   fi
-  local limit=$((left < cap ? left : cap))
+  step_limit[$label]=$((left < cap ? left : cap))
+  step_log[$label]="$logs/${label//[^A-Za-z0-9._-]/_}.log"
+  (cd "$here" && exec timeout --kill-after=15 "${step_limit[$label]}" "$@") >"${step_log[$label]}" 2>&1 &
+  step_pid[$label]=$!
+}
+finish() {
+  local label=$1 accepted=${2:-}
+  step_rc=-1
+  [ -n "${step_pid[$label]}" ] || return
+  wait "${step_pid[$label]}"; step_rc=$?
   echo
-  echo "== $label (at most $limit s)"
-  (cd "$here" && timeout --kill-after=15 "$limit" "$@") >"$log" 2>&1; step_rc=$?
-  tail -n 12 "$log"
+  echo "== $label (at most ${step_limit[$label]} s; exit $step_rc)"
+  tail -n 12 "${step_log[$label]}"
+  if [ -n "$accepted" ] && [ "$step_rc" = "${accepted%%=*}" ]; then
+    note "$label" "${accepted#*=}"
+    return
+  fi
   case $step_rc in
     0) note "$label" "passed" ;;
-    124|137) note "$label" "stopped by its time limit ($limit s)"; status=1 ;;
-    *) note "$label" "FAILED (exit $step_rc; $log)"; status=1 ;;
+    124|137) note "$label" "stopped by its time limit (${step_limit[$label]} s)"; status=1 ;;
+    *) note "$label" "FAILED (exit $step_rc; logs.tar.gz: $(basename "${step_log[$label]}"))"; status=1 ;;
   esac
 }
+step() { begin "$@"; finish "$1"; }
 
 here=$work
 [ -d "$py" ] && here=$py
 in_python=(env PYTHONPATH="$py" PYTHONDONTWRITEBYTECODE=1 TESSERA_CACHE_DIR="$work/cache")
 
-# 1. _C: one compile job per source, then the link.
+# _C: one compile job per source, then the link.
 build_c() {
   local includes ext objs=()
   includes=$(python3 -m pybind11 --includes) || { echo "python3 has no pybind11"; return 1; }
@@ -84,81 +118,104 @@ build_c() {
   [ "$failed" -eq 0 ] || return 1
   ${CXX:-c++} -shared "${objs[@]}" -L"$py/tessera" -ltessera -Wl,-rpath,'$ORIGIN' -o "$py/tessera/_C$ext"
 }
+
+# 1. The kernels against the reference interpreter, while _C compiles (on the CPU) beside them.
 have_c=0
-if [ -d "$py" ]; then
+needs_c=0
+for s in bench sanitizers pytest ncu; do wants $s && needs_c=1; done
+if [ $needs_c -eq 1 ] && [ -d "$py" ]; then
   export -f build_c
   export py
-  step "python _C" 240 bash -c build_c
-  [ $step_rc -eq 0 ] && have_c=1
-else
-  note "python _C" "not in this bundle"
+  begin "python _C" 240 bash -c build_c
 fi
+wants check && begin "tessera-gpu-check" 180 "$work/bin/tessera-gpu-check"
+if [ $needs_c -eq 1 ]; then
+  if [ -d "$py" ]; then
+    finish "python _C"
+    [ $step_rc -eq 0 ] && have_c=1
+  else
+    note "python _C" "not in this bundle"
+  fi
+fi
+wants check && finish "tessera-gpu-check"
 
-# 2. The kernels against the reference interpreter.
-step "tessera-gpu-check" 180 "$work/bin/tessera-gpu-check"
-
-# 3. The benchmarks: they need torch and the package with its _C (the bundle's, or TESSERA_BENCH_PYTHONPATH).
+# 2. The benchmarks: they need torch and the package with its _C (the bundle's, or TESSERA_BENCH_PYTHONPATH).
 bench_path=${TESSERA_BENCH_PYTHONPATH:-$py}
 bench_script=$root/benchmarks/bench_tutorials.py
-[ -f "$bench_script" ] || bench_script=$py/src/benchmarks/bench_tutorials.py
-bench_log=""
-if compgen -G "$bench_path/tessera/_C*.so" >/dev/null && [ -f "$bench_script" ]; then
-  bench_seconds=${TESSERA_BENCH_SECONDS:-300}
+[ -f "$bench_script" ] || bench_script=$py/benchmarks/bench_tutorials.py
+if ! wants bench; then
+  :
+elif compgen -G "$bench_path/tessera/_C*.so" >/dev/null && [ -f "$bench_script" ]; then
+  bench_seconds=${TESSERA_BENCH_SECONDS:-240}
   left=$((deadline - SECONDS - 20))
   [ $left -lt "$bench_seconds" ] && bench_seconds=$left
   # No size starts in the last minute of its time; SIGTERM at the end still prints what was measured.
   budget=$((bench_seconds > 90 ? bench_seconds - 60 : 30))
-  status_before=$status
   # shellcheck disable=SC2086  # the arguments are meant to split
-  step "bench_tutorials" "$bench_seconds" env PYTHONPATH="$bench_path" python3 "$bench_script" \
-    ${TESSERA_BENCH_ARGS---quick} --time-budget "$budget" --csv "$out/bench.csv" --results "$out/bench"
-  # 2: no torch or no GPU, said in the log; not a failure of Tessera's.
-  if [ $step_rc -eq 2 ]; then
-    status=$status_before
-    summary[-1]="$(printf '%-30s %s' bench_tutorials "no torch or no GPU (see its log)")"
-  fi
-  bench_log=$out/bench_tutorials.log
+  begin "bench_tutorials" "$bench_seconds" env PYTHONPATH="$bench_path" python3 "$bench_script" \
+    ${TESSERA_BENCH_ARGS---quick} --time-budget "$budget" --csv "$out/bench.csv" --results "$logs/bench"
+  # Exit 2: no torch or no GPU, said in the log; not a failure of Tessera's.
+  finish "bench_tutorials" "2=no torch or no GPU (see its log)"
+  # The table, from its title on, without the progress lines.
+  grep -q '^Tessera tutorial benchmarks' "$logs/bench_tutorials.log" 2>/dev/null &&
+    sed -n '/^Tessera tutorial benchmarks/,$p' "$logs/bench_tutorials.log" | grep -v '^bench_tutorials: ' \
+      >"$out/bench.md"
 else
   note "bench_tutorials" "skipped: no built tessera package in $bench_path"
 fi
 
-# 4. compute-sanitizer and ncu on the Python tutorials, most wanted first. A finding fails the run.
-if [ "${TESSERA_GPU_TOOLS:-1}" != 0 ] && [ $have_c -eq 1 ]; then
-  sanitizer=$(command -v compute-sanitizer || true)
-  ncu=$(command -v ncu || true)
-  [ -n "$sanitizer" ] || note compute-sanitizer "not installed"
-  [ -n "$ncu" ] || note ncu "not installed"
-  tool_seconds=${TESSERA_GPU_TOOL_SECONDS:-90}
-  for t in 04_matmul 05_attention 02_softmax 03_layernorm 01_vector_add 06_dropout; do
-    for tool in memcheck racecheck; do
-      [ -z "$sanitizer" ] || step "$tool $t" "$tool_seconds" "${in_python[@]}" "$sanitizer" --tool "$tool" \
-        --error-exitcode 3 --print-limit 20 python3 "tutorials/$t.py" --backend cuda
+# 3. The correctness checks, all at once: they time nothing, and the sanitizers' runs are mostly the tool's own
+#    work. The Python tutorials under compute-sanitizer (memcheck, racecheck; a finding fails the run), the pytest
+#    files that launch on the GPU (the rest run in CI, on the CPU), and the GPU test binaries.
+started=()
+if wants sanitizers && [ $have_c -eq 1 ]; then
+  if command -v compute-sanitizer >/dev/null; then
+    for t in 04_matmul 05_attention 02_softmax 03_layernorm 01_vector_add 06_dropout; do
+      for tool in memcheck racecheck; do
+        begin "$tool $t" "${TESSERA_GPU_SANITIZER_SECONDS:-180}" "${in_python[@]}" compute-sanitizer --tool "$tool" \
+          --error-exitcode 3 --print-limit 20 python3 "tutorials/$t.py" --backend cuda
+        started+=("$tool $t")
+      done
     done
-    if [ -n "$ncu" ] && { [ $t = 04_matmul ] || [ $t = 02_softmax ]; }; then
-      step "ncu $t" "$tool_seconds" "${in_python[@]}" "$ncu" --section SpeedOfLight --section Occupancy --launch-count 6 \
-        --kernel-name "regex:softmax|matmul" python3 "tutorials/$t.py" --backend cuda
-    fi
+  else
+    note compute-sanitizer "not installed"
+  fi
+fi
+if wants pytest && [ $have_c -eq 1 ]; then
+  begin "pytest (GPU files)" 180 "${in_python[@]}" python3 -m pytest -q -rs -p no:cacheprovider \
+    tests/python/test_gpu.py tests/python/test_aot.py tests/python/test_jit.py tests/python/test_testing.py
+  started+=("pytest (GPU files)")
+fi
+if wants tests; then
+  for bin in "$work"/bin/*_test; do
+    [ -e "$bin" ] || continue  # none in this bundle
+    begin "$(basename "$bin")" 150 "$bin" --gtest_color=no --gtest_brief=1
+    started+=("$(basename "$bin")")
   done
 fi
+for label in "${started[@]}"; do finish "$label"; done
 
-# 5. The pytest files that launch on the GPU (the rest run in CI, on the CPU).
-if [ $have_c -eq 1 ]; then
-  step "pytest (GPU files)" 180 "${in_python[@]}" python3 -m pytest -q -rs -p no:cacheprovider tests/python/test_gpu.py \
-    tests/python/test_aot.py tests/python/test_jit.py tests/python/test_testing.py
+# 4. Nsight Compute's speed-of-light and occupancy sections for the matmul and softmax kernels, alone on the GPU.
+if wants ncu && [ $have_c -eq 1 ]; then
+  if command -v ncu >/dev/null; then
+    for t in 04_matmul 02_softmax; do
+      step "ncu $t" "${TESSERA_GPU_NCU_SECONDS:-90}" "${in_python[@]}" ncu --section SpeedOfLight --section Occupancy \
+        --launch-count 6 --kernel-name "regex:softmax|matmul" python3 "tutorials/$t.py" --backend cuda
+    done
+  else
+    note ncu "not installed"
+  fi
 fi
 
-# 6. The GPU test binaries.
-for bin in "$work"/bin/*_test; do
-  step "$(basename "$bin")" 150 "$bin" --gtest_color=no --gtest_brief=1
-done
-
+# What comes back: four files (the device tool returns at most eight).
+tar -C "$out" -czf "$out/logs.tar.gz" logs && rm -rf "$logs"
 echo
-if [ -n "$bench_log" ] && grep -q '^Tessera tutorial benchmarks' "$bench_log" 2>/dev/null; then
-  echo "== the benchmark table (all of it: $bench_log, $out/bench.csv)"
-  sed -n '/^Tessera tutorial benchmarks/,$p' "$bench_log" | grep -v '^bench_tutorials: ' | head -n 90
+if [ -f "$out/bench.md" ]; then
+  echo "== the benchmark table (all of it: bench.md, bench.csv; the log and plots in logs.tar.gz)"
+  head -n 90 "$out/bench.md"
 fi
 echo
 echo "== summary ($((SECONDS)) s)"
-printf '%s\n' "${summary[@]}" | tee -a "$out/summary.txt"
+printf '%s\n' "${summary[@]}"
 rm -rf "$work"
 exit $status
