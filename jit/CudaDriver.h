@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/Error.h"
+
 // Opaque driver handles, spelled as cuda.h spells them so that code including cuda.h can pass its own.
 struct CUctx_st;
 struct CUmod_st;
@@ -35,6 +37,7 @@ using Event = CUevent_st*;
 
 // The enum values Tessera uses (CUdevice_attribute, CUfunction_attribute, CUjit_option).
 constexpr int kSuccess = 0;
+constexpr int kNotReady = 600;  // CUDA_ERROR_NOT_READY: cuStreamQuery's "still running"
 constexpr int kDeviceAttrMultiprocessorCount = 16;
 constexpr int kDeviceAttrComputeCapabilityMajor = 75;
 constexpr int kDeviceAttrComputeCapabilityMinor = 76;
@@ -65,6 +68,15 @@ struct alignas(128) TensorMap {
   std::byte bytes[kTensorMapBytes];
 };
 }  // namespace cu
+
+// Thrown by CudaDriver::synchronize when a stream's work has not finished within $TESSERA_GPU_TIMEOUT seconds, so
+// that a kernel that never ends (a barrier or an mbarrier phase that no thread completes) is reported, naming the
+// kernel, instead of hanging the process. The GPU goes on running it and later work on the device waits behind it:
+// a caller should stop launching, not retry.
+class KernelTimeout : public Error {
+ public:
+  using Error::Error;
+};
 
 class CudaDriver {
  public:
@@ -100,6 +112,8 @@ class CudaDriver {
   // Streams and events.
   cu::Stream createStream();
   void destroyStream(cu::Stream s) noexcept;
+  // Waits for the stream's work. With $TESSERA_GPU_TIMEOUT set to a number of seconds, it polls instead and throws
+  // KernelTimeout past that many; unset or 0, it waits as long as the work runs (CUDA's own behaviour).
   void synchronize(cu::Stream s, const std::string& kernelName = "");
   cu::Event createEvent();
   void destroyEvent(cu::Event e) noexcept;

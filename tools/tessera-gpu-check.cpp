@@ -3,7 +3,8 @@
 // passes, 1 otherwise, 2 without a GPU (or for a bad command line). scripts/gpu/run_on_gpu.sh runs it on the GPU
 // machine; ctest runs it under the emulator.
 //
-//   tessera-gpu-check [--runtime=cuda|sim] [--arch=ARCH] [--checks=LIST] [--xfail=SUBSTRING]... [substring]
+//   tessera-gpu-check [--runtime=cuda|sim] [--arch=ARCH] [--checks=LIST] [--xfail=SUBSTRING]... [--timeout=S]
+//                     [substring]
 //     --runtime=sim  the emulator (jit/sim/SimRuntime.h); --arch picks what it emulates: sm_90a (default), sm_80,
 //                    gfx90a or gfx942. Each case launches once (a GPU run launches once more, timed)
 //     --checks       the emulator's checks, as compute-sanitizer's --tool picks one: all (default), none, or a
@@ -17,10 +18,15 @@
 //     --multiprocessors=N
 //                    with --runtime=sim: the emulated GPU's multiprocessors, which a persistent case's launch
 //                    counts (default: the arch's flagship GPU's); 1 makes every persistent case loop over its tiles
+//     --timeout=S    on a GPU: a case whose launch has not finished after S seconds (default 60, or
+//                    $TESSERA_GPU_TIMEOUT when set) is reported with its kernel's name, and the run stops there:
+//                    the GPU is still running it, so every later launch would wait behind it
 //     substring      only the cases whose name contains it
 //   tessera-gpu-check --version
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -45,6 +51,7 @@ struct Options {
   std::vector<std::string> expectedFailures;
   bool conflictFreeConversions = false;
   unsigned multiprocessors = 0;  // 0: the emulated arch's flagship GPU's
+  std::string timeout;           // seconds, for TESSERA_GPU_TIMEOUT; empty: its value, else 60
   bool expectedToFail(const std::string& name) const {
     for (const std::string& x : expectedFailures)
       if (name.find(x) != std::string::npos) return true;
@@ -66,10 +73,17 @@ bool parse(int argc, char** argv, Options& o) {
         return false;
       o.multiprocessors = static_cast<unsigned>(std::stoul(n));
     }
+    else if (a.starts_with("--timeout=")) {
+      o.timeout = a.substr(10);
+      char* end = nullptr;
+      const double seconds = std::strtod(o.timeout.c_str(), &end);
+      if (o.timeout.empty() || *end != '\0' || !(seconds > 0) || !std::isfinite(seconds)) return false;
+    }
     else if (a.starts_with("--")) return false;
     else o.filter = a;
   }
-  return o.runtime == "sim" || (o.runtime == "cuda" && !o.conflictFreeConversions && o.multiprocessors == 0);
+  return (o.runtime == "sim" && o.timeout.empty()) ||
+         (o.runtime == "cuda" && !o.conflictFreeConversions && o.multiprocessors == 0);
 }
 
 // The extra shared-memory wavefronts the layout conversions of the emulator's last launch cost.
@@ -84,6 +98,9 @@ uint64_t conversionBankConflicts(tessera::sim::SimRuntime& emulator) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Line by line, in order with the progress lines on stderr: a run stopped from outside (a time limit) keeps
+  // everything it printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (tessera::tools::printVersionIfAsked(argc, argv, "tessera-gpu-check")) return 0;
   using namespace tessera::gpucheck;
   using namespace tessera::jit;
@@ -91,7 +108,7 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, options)) {
     std::fprintf(stderr, "usage: tessera-gpu-check [--runtime=cuda|sim] [--arch=ARCH] [--checks=LIST] "
                          "[--xfail=SUBSTRING]... [--conflict-free-conversions (sim)] [--multiprocessors=N (sim)] "
-                         "[substring]\n");
+                         "[--timeout=SECONDS (cuda)] [substring]\n");
     return 2;
   }
   std::unique_ptr<DeviceRuntime> cuda;
@@ -125,21 +142,34 @@ int main(int argc, char** argv) {
                 driver.computeCapability(), driver.multiprocessorCount(), driver.nativeArch().c_str());
     cuda = makeCudaDeviceRuntime(driver);
     runtime = cuda.get();
+    // A kernel that never ends must not take the whole run with it (CudaDriver::synchronize).
+    if (!options.timeout.empty()) setenv("TESSERA_GPU_TIMEOUT", options.timeout.c_str(), 1);
+    else setenv("TESSERA_GPU_TIMEOUT", "60", 0);
   }
   KernelCache cache{std::filesystem::path()};  // always compile with this build
   CheckOptions checkOptions;
   checkOptions.timeLaunch = options.runtime != "sim";  // the emulator's time says nothing of a GPU's
   std::vector<CheckResult> results;
   std::vector<std::pair<std::string, uint64_t>> conflictingConversions;
+  std::string hung;  // the case whose launch never finished
+  size_t notRun = 0;
   for (const CheckCase& c : allCases()) {
     if (!options.filter.empty() && c.name.find(options.filter) == std::string::npos) continue;
+    if (!hung.empty()) {
+      ++notRun;
+      continue;
+    }
     results.push_back(checkAgainstInterpreter(c, cache, *runtime, checkOptions));
     const CheckResult& r = results.back();
     std::fprintf(stderr, "%-6s %s\n", r.status == CheckResult::Status::Pass ? "pass" : "FAIL", c.name.c_str());
+    if (r.deviceHung) hung = c.name;
     if (emulator)
       if (uint64_t conflicts = conversionBankConflicts(*emulator)) conflictingConversions.emplace_back(c.name, conflicts);
   }
   std::printf("\n%s", formatCheckTable(results).c_str());
+  if (!hung.empty())
+    std::printf("\nstopped after '%s': its launch never finished, and every later launch would wait behind it; "
+                "%zu case(s) not run\n", hung.c_str(), notRun);
   bool ok = true;
   if (emulator) {
     std::printf("\nlayout conversions with shared-memory bank conflicts: %zu case(s)\n", conflictingConversions.size());
@@ -158,5 +188,5 @@ int main(int argc, char** argv) {
     std::printf("\n== %s%s\n%s\n", r.name.c_str(), expectedFailure ? " (expected to fail)" : "",
                 r.status == CheckResult::Status::Error ? r.message.c_str() : r.firstMismatch.c_str());
   }
-  return ok ? 0 : 1;
+  return ok && hung.empty() ? 0 : 1;
 }

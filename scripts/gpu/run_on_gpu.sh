@@ -44,6 +44,9 @@ work=$(mktemp -d /tmp/tessera-gpu.XXXXXX)
 xz -dc "$bundle" | tar -C "$work" -xf -
 export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export TESSERA_CACHE_DIR=off
+# A launch that has not finished after this many seconds is reported with its kernel's name where Tessera waits
+# for it (CudaDriver::synchronize), rather than hanging its step until the step's time limit.
+export TESSERA_GPU_TIMEOUT=${TESSERA_GPU_TIMEOUT:-60}
 py=$work/python
 header="tessera GPU run: revision $(cat "$work/REVISION"), \
 $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'nvidia-smi unavailable')"

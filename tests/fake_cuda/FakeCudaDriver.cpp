@@ -10,7 +10,10 @@
 // recognizable 128-byte map: "TSRMAP" and the encode's sequence number, then the fields.
 //
 // TESSERA_FAKE_CUDA_CC (default 90) is the device's compute capability; TESSERA_FAKE_CUDA_FAIL names one entry
-// point that fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701), to test how failures are reported.
+// point that fails with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701), to test how failures are reported;
+// TESSERA_FAKE_CUDA_HANG names a kernel that never finishes once launched, as a deadlocked one would: from then on
+// cuStreamQuery says CUDA_ERROR_NOT_READY, and cuStreamSynchronize, which on a GPU would wait forever, fails with
+// CUDA_ERROR_LAUNCH_TIMEOUT (702) so that a test without a time limit fails rather than hangs.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -28,7 +31,7 @@ namespace {
 
 using namespace tessera::jit::cu;
 
-constexpr Result kInvalidValue = 1, kNotFound = 500, kOutOfResources = 701;
+constexpr Result kInvalidValue = 1, kNotFound = 500, kOutOfResources = 701, kLaunchTimeout = 702;
 
 struct FakeFunction {
   std::string name;
@@ -41,6 +44,15 @@ struct FakeModule {
 
 std::mutex logMutex;
 int tensorMapsEncoded = 0;
+bool hungKernelLaunched = false;  // a launch of TESSERA_FAKE_CUDA_HANG's kernel happened
+
+// Whether the work launched so far never finishes: TESSERA_FAKE_CUDA_HANG's kernel was launched while it was set
+// (unsetting it brings the device back, so that later tests in the process find it idle).
+bool hung() {
+  const char* hang = std::getenv("TESSERA_FAKE_CUDA_HANG");
+  if (!hang || !*hang) hungKernelLaunched = false;
+  return hungKernelLaunched;
+}
 
 void log(const std::string& line) {
   const char* path = std::getenv("TESSERA_FAKE_CUDA_LOG");
@@ -182,6 +194,8 @@ Result cuLaunchKernel(Function function, unsigned gx, unsigned gy, unsigned gz, 
   for (size_t i = 0; i < f->paramBytes.size(); ++i)
     line += std::string(i ? ", " : "") + "\"" + hex(params[i], f->paramBytes[i]) + "\"";
   log(line + "]}");
+  const char* hang = std::getenv("TESSERA_FAKE_CUDA_HANG");
+  if (hang && f->name == hang) hungKernelLaunched = true;
   return kSuccess;
 }
 
@@ -220,7 +234,14 @@ Result cuStreamCreate(Stream* stream, unsigned) {
   return kSuccess;
 }
 Result cuStreamDestroy_v2(Stream) { return kSuccess; }
-Result cuStreamSynchronize(Stream) { return failing("cuStreamSynchronize") ? kOutOfResources : kSuccess; }
+Result cuStreamSynchronize(Stream) {
+  if (hung()) return kLaunchTimeout;
+  return failing("cuStreamSynchronize") ? kOutOfResources : kSuccess;
+}
+Result cuStreamQuery(Stream) {
+  if (hung()) return kNotReady;
+  return failing("cuStreamQuery") ? kOutOfResources : kSuccess;
+}
 Result cuEventCreate(Event* event, unsigned) {
   static int events[64];
   static int next = 0;
@@ -241,6 +262,8 @@ Result cuGetErrorName(Result result, const char** name) {
     case kInvalidValue: *name = "CUDA_ERROR_INVALID_VALUE"; break;
     case kNotFound: *name = "CUDA_ERROR_NOT_FOUND"; break;
     case kOutOfResources: *name = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"; break;
+    case kLaunchTimeout: *name = "CUDA_ERROR_LAUNCH_TIMEOUT"; break;
+    case kNotReady: *name = "CUDA_ERROR_NOT_READY"; break;
     default: *name = nullptr; return kInvalidValue;
   }
   return kSuccess;
@@ -250,6 +273,8 @@ Result cuGetErrorString(Result result, const char** text) {
     case kInvalidValue: *text = "invalid argument"; break;
     case kNotFound: *text = "named symbol not found"; break;
     case kOutOfResources: *text = "too many resources requested for launch"; break;
+    case kLaunchTimeout: *text = "the launch timed out and was terminated"; break;
+    case kNotReady: *text = "device not ready"; break;
     default: *text = "no error"; break;
   }
   return kSuccess;

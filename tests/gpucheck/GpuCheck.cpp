@@ -13,6 +13,7 @@
 #include "backends/Target.h"
 #include "backends/interpreter/Interpreter.h"
 #include "ir/FloatFormats.h"
+#include "jit/CudaDriver.h"
 #include "jit/JitKernel.h"
 
 namespace tessera::gpucheck {
@@ -290,6 +291,10 @@ CheckResult checkAgainstInterpreter(const CheckCase& c, jit::KernelCache& cache,
     auto start = std::chrono::steady_clock::now();
     device.launch();
     r.launchMilliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  } catch (const jit::KernelTimeout& e) {
+    r.status = CheckResult::Status::Error;
+    r.message = e.what();
+    r.deviceHung = true;
   } catch (const std::exception& e) {
     r.status = CheckResult::Status::Error;
     r.message = e.what();

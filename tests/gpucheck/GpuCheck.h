@@ -64,6 +64,9 @@ struct CheckResult {
   std::optional<int> localBytes;  // per thread, likewise
   int64_t sharedBytes = 0;
   std::string message;  // the error, for Status::Error
+  // The launch never finished (jit::KernelTimeout, past $TESSERA_GPU_TIMEOUT): the GPU is still running it, and
+  // any later launch would wait behind it.
+  bool deviceHung = false;
 };
 
 struct CheckOptions {

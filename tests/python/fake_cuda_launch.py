@@ -1,5 +1,5 @@
 """Launches through Tessera's CUDA path on the recording driver (tests/fake_cuda), in a process of its own: the
-CUDA driver is loaded once per process, from TESSERA_LIBCUDA. test_cuda_fake_driver.py runs it:
+CUDA driver is loaded once per process, from TESSERA_LIBCUDA. test_descriptor.py runs it:
 
     fake_cuda_launch.py <kernels header> <scenario>
 

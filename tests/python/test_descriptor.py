@@ -346,3 +346,27 @@ def test_a_warp_specialized_descriptor_matmul_matches_numpy_on_the_emulator(modu
     with pytest.raises(tessera.Error, match="warp_specialize needs num_stages >= 2"):
         module.desc_matmul.compile(arch="sm_90a", specialization=spec, BM=64, BN=64, BK=32, warp_specialize=True,
                                    num_stages=1)
+
+
+@requires_fake_cuda
+def test_a_launch_that_never_finishes_is_reported_after_the_time_limit(tmp_path):
+    """TESSERA_GPU_TIMEOUT: the wait after a launch on host arrays gives up, naming the kernel, where a deadlocked
+    kernel would otherwise hang the process (the recording driver's TESSERA_FAKE_CUDA_HANG plays one)."""
+    script = """
+import numpy as np, tessera
+x = np.ones(1000, np.float32)
+out = np.zeros(1000, np.float32)
+try:
+    tessera.kernels.vector_add[(1,)](x, x, out, 1000, BLOCK=1024, backend="cuda")
+except Exception as e:
+    print(type(e).__name__, e)
+"""
+    env = dict(os.environ, TESSERA_LIBCUDA=FAKE_LIBCUDA, TESSERA_CACHE_DIR=str(tmp_path / "cache"),
+               TESSERA_FAKE_CUDA_HANG="vector_add", TESSERA_GPU_TIMEOUT="0.2")
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "kernel 'vector_add' has not finished after 0.2 s (TESSERA_GPU_TIMEOUT)" in run.stdout, run.stdout
+    # With no limit, the driver's own wait answers (the recording driver's fails; a GPU's would never return).
+    env.pop("TESSERA_GPU_TIMEOUT")
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert "cuStreamSynchronize failed for kernel 'vector_add': CUDA_ERROR_LAUNCH_TIMEOUT" in run.stdout, run.stdout

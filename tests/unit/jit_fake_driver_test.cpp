@@ -1,9 +1,11 @@
 // The C++ CUDA launch path on the recording driver (tests/fake_cuda/FakeCudaDriver.cpp), which runs nothing:
 // what JitKernel hands libcuda for the descriptor matmul on a compute capability 9.0 device (tensor maps encoded
 // from the descriptors, the parameters with their maps, threads per program with a producer warpgroup, the grid of
-// a persistent launch), and driver failures named with the call and the kernel.
+// a persistent launch), driver failures named with the call and the kernel, and a kernel that never finishes
+// reported after TESSERA_GPU_TIMEOUT seconds.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -148,4 +150,51 @@ TEST(JitFakeDriver, DriverFailuresNameTheCallTheErrorAndTheKernel) {
   }
   unsetenv("TESSERA_FAKE_CUDA_FAIL");
   EXPECT_TRUE(log.calls("cuLaunchKernel").empty());
+}
+
+TEST(JitFakeDriver, AKernelThatNeverFinishesIsReportedAfterTheTimeLimitWithItsName) {
+  DescriptorMatmul m;
+  setenv("TESSERA_FAKE_CUDA_HANG", "matmul_desc", 1);
+  m.launch(LaunchOptions());  // asynchronous: the wait is what notices
+  setenv("TESSERA_GPU_TIMEOUT", "0.25", 1);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    m.driver.synchronize(nullptr, "matmul_desc");
+    ADD_FAILURE() << "the wait for a kernel that never finishes returned";
+  } catch (const KernelTimeout& e) {
+    EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(250));
+    EXPECT_NE(std::string(e.what()).find("kernel 'matmul_desc' has not finished after 0.25 s (TESSERA_GPU_TIMEOUT): "
+                                         "it may never end"),
+              std::string::npos)
+        << e.what();
+  }
+  // With no limit the driver's wait decides (a GPU's would never return; the fake's fails).
+  unsetenv("TESSERA_GPU_TIMEOUT");
+  try {
+    m.driver.synchronize(nullptr, "matmul_desc");
+    ADD_FAILURE() << "the fake driver's wait returned";
+  } catch (const KernelTimeout&) {
+    ADD_FAILURE() << "no time limit was set";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cuStreamSynchronize failed for kernel 'matmul_desc': "
+                                         "CUDA_ERROR_LAUNCH_TIMEOUT"),
+              std::string::npos)
+        << e.what();
+  }
+  unsetenv("TESSERA_FAKE_CUDA_HANG");
+  setenv("TESSERA_GPU_TIMEOUT", "0.25", 1);
+  EXPECT_NO_THROW(m.driver.synchronize(nullptr, "matmul_desc"));  // idle: the poll returns at once
+  for (const char* bad : {"soon", "-1", "1s"}) {
+    setenv("TESSERA_GPU_TIMEOUT", bad, 1);
+    try {
+      m.driver.synchronize(nullptr, "matmul_desc");
+      ADD_FAILURE() << "TESSERA_GPU_TIMEOUT=" << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("TESSERA_GPU_TIMEOUT must be a number of seconds (0: no limit), not '" +
+                                           std::string(bad) + "'"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  unsetenv("TESSERA_GPU_TIMEOUT");
 }
