@@ -78,6 +78,9 @@ MATMUL_TARGET = 0.60  # matmul f16/bf16: fraction of cuBLAS at M = N = K = 4096
 MATMUL_TARGET_SIZE = 4096
 ATTENTION_TARGET = 1.0  # attention forward: fraction of Triton's flash attention, at every size (issue 12)
 
+# How long the first launch of each measurement may run before the sweep takes it for a kernel that never ends
+# ($TESSERA_GPU_TIMEOUT overrides it). Compiles happen before the launch and do not count.
+LAUNCH_TIMEOUT_SECONDS = 60
 COPY_BUFFER_BYTES = 512 << 20  # the bandwidth reference: one device-to-device copy of this many bytes
 # Tessera's matmul is autotuned (tessera.autotune) over these (BM, BN, BK, num_warps, num_stages) per M, N, K: the
 # standard configurations of issue 12 and the former fixed default. --tessera-matmul fixes one instead (3 stages).
@@ -524,6 +527,11 @@ class SweepStopped(BaseException):
     Exception, so that the handlers that turn a failed launch into an "error" cell let it through."""
 
 
+class LaunchNeverFinished(SweepStopped):
+    """A launch still running after its time limit (measure): the GPU goes on running it and every later launch
+    would wait behind it, so the sweep stops there, reporting what it measured, and the run fails."""
+
+
 def run_sweep(ctx, options, runners, clock, on_rows=lambda rows: None):
     """Runs every (benchmark, size) of the sweep, in RUN_ORDER, until options.time_budget seconds (of `clock`) have
     passed or a SweepStopped is raised. Returns the rows in table order (BENCHMARKS') and the labels of the sizes
@@ -540,6 +548,9 @@ def run_sweep(ctx, options, runners, clock, on_rows=lambda rows: None):
         try:
             rows.extend(runners[benchmark](ctx, size))
             on_rows(rows)
+        except LaunchNeverFinished:
+            ctx.hung = True
+            return _table_order(rows), labels[i:]
         except SweepStopped:
             return _table_order(rows), labels[i:]
     return _table_order(rows), []
@@ -566,6 +577,8 @@ class Context:
         self.options = options
         self.sm_count = torch.cuda.get_device_properties(0).multi_processor_count
         self.copy_gbps = None
+        self.launch_timeout = launch_timeout_seconds()
+        self.hung = False  # a launch never finished (run_sweep): the GPU is still busy with it
         self._notes = {}  # (provider, message) -> the problems it happened for, in first-seen order
         self.matmul = None  # Tessera's autotuned matmul (matmul_tuner), made on first use
         # TMA and wgmma: the TMA matmul rows (TMA_MATMUL_CONFIGS) run on sm_90 only.
@@ -598,12 +611,48 @@ def check_outputs(torch, got, expected, tolerances):
     return None
 
 
+def launch_timeout_seconds(environ=os.environ):
+    """How long the first launch of each measurement may run: $TESSERA_GPU_TIMEOUT seconds, as Tessera's own waits
+    read it (0: no limit), else LAUNCH_TIMEOUT_SECONDS."""
+    text = environ.get("TESSERA_GPU_TIMEOUT", "")
+    if not text:
+        return LAUNCH_TIMEOUT_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise ValueError(f"TESSERA_GPU_TIMEOUT must be a number of seconds (0: no limit), not {text!r}")
+    return seconds
+
+
+def wait_for_launches(torch, seconds, clock=time.monotonic, sleep=time.sleep):
+    """torch.cuda.synchronize() for the current stream that gives up after `seconds` (0: never): True when its work
+    finished. A fault in that work raises here, as from synchronize."""
+    if seconds == 0:
+        torch.cuda.synchronize()
+        return True
+    done = torch.cuda.Event()
+    done.record()
+    deadline = clock() + seconds
+    while not done.query():
+        if clock() >= deadline:
+            return False
+        sleep(0.0005)
+    return True
+
+
 def measure(ctx, provider, what, fn, expected, tolerances, amount, unit):
-    """Checks fn()'s outputs, then times it. fn writes into outputs that start as NaN (or allocates them)."""
+    """Checks fn()'s outputs, then times it. fn writes into outputs that start as NaN (or allocates them). A first
+    launch that does not finish within ctx.launch_timeout seconds stops the sweep (LaunchNeverFinished)."""
     torch = ctx.torch
     try:
         got = fn()
-        torch.cuda.synchronize()
+        if not wait_for_launches(torch, ctx.launch_timeout):
+            ctx.note(provider, what, f"the launch has not finished after {ctx.launch_timeout:g} s (a kernel that "
+                                     "never ends?): the sweep stopped there, since every later launch would wait "
+                                     "behind it")
+            raise LaunchNeverFinished()
         problem = check_outputs(torch, got, expected, tolerances)
         if problem:
             ctx.note(provider, what, f"wrong result: {problem}")
@@ -1162,7 +1211,8 @@ def main(argv=None):
     print()
     print(format_table(rows))
     if not_run:
-        print(f"\nNot run (the time budget was spent, or the run was stopped): {', '.join(not_run)}")
+        why = "a launch never finished: see the notes" if ctx.hung else "the time budget was spent, or the run was stopped"
+        print(f"\nNot run ({why}): {', '.join(not_run)}")
     targets = target_lines(rows)
     if targets:
         print("\nTargets (issue 5):\n" + "\n".join(targets))
@@ -1175,6 +1225,12 @@ def main(argv=None):
     if options.results:
         written = write_results(rows, options.results)
         print(f"bench_tutorials: wrote {len(written)} files to {options.results}", file=sys.stderr)
+    if ctx.hung:
+        # The GPU is still running the kernel that never finished: leave without the CUDA teardown, which could
+        # wait for it.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
     return 1 if failed(rows) else 0
 
 

@@ -6,6 +6,7 @@ import importlib.util
 import pathlib
 import subprocess
 import sys
+import time
 import types
 
 import pytest
@@ -129,7 +130,7 @@ def test_attention_backward_rows_are_judged_against_torch(monkeypatch):
     torch = pytest.importorskip("torch")
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
     notes = []
-    ctx = types.SimpleNamespace(torch=torch, do_bench=lambda fn, device: 2.0,
+    ctx = types.SimpleNamespace(torch=torch, do_bench=lambda fn, device: 2.0, launch_timeout=0,
                                 note=lambda *args: notes.append(args))
     expected = [torch.ones(3)]
     row = bench._run_row(ctx, "attention_bwd", (1024, 64), "f16 d=64",
@@ -184,13 +185,26 @@ def test_the_attention_backward_launcher_computes_the_gradients(head_dim, tmp_pa
             torch.testing.assert_close(g.float(), w, atol=4e-3 * float(w.abs().max()), rtol=0)
 
 
+class _Event:
+    """torch.cuda.Event's record and query, for work that is always done (or, with done=False, never)."""
+
+    def __init__(self, done=True):
+        self.done = done
+
+    def record(self):
+        pass
+
+    def query(self):
+        return self.done
+
+
 class _CpuTorch:
     """torch with device="cuda" dropped and a no-op cuda.synchronize, for running a benchmark's GPU code on CPU
     tensors (launched on the emulator)."""
 
     def __init__(self, torch):
         self._torch = torch
-        self.cuda = types.SimpleNamespace(synchronize=lambda: None)
+        self.cuda = types.SimpleNamespace(synchronize=lambda: None, Event=_Event)
 
     def __getattr__(self, name):
         attr = getattr(self._torch, name)
@@ -211,7 +225,7 @@ def test_the_attention_backward_benchmark_runs_end_to_end_on_the_emulator(tmp_pa
     monkeypatch.setitem(bench.ATTENTION_BWD_BLOCKS, 32, ((32, 32, 4), (32, 32, 4)))
     notes = []
     ctx = types.SimpleNamespace(torch=_CpuTorch(torch), tessera=tessera, do_bench=lambda fn, device: 0.5,
-                                note=lambda *args: notes.append(args),
+                                note=lambda *args: notes.append(args), launch_timeout=60,
                                 options=types.SimpleNamespace(tessera_backend="sim", tessera_attention=(32, 32, 4)))
     rows = bench.bench_attention_bwd(ctx, (70, 32))
     assert [r.dtype for r in rows] == ["f16 d=32", "f16 d=32 causal", "bf16 d=32", "bf16 d=32 causal"]
@@ -592,3 +606,58 @@ def test_sweep_stopped_by_sigterm_keeps_what_it_measured():
     done = len(bench.sweep("matmul", True))
     assert [f"{r.benchmark} {r.size}" for r in rows] == order[:done]
     assert not_run == order[done:]
+
+
+# A kernel that never finishes (a deadlock) must not take the run with it: the first launch of a measurement may
+# run launch_timeout seconds, then the sweep stops with what it measured, the note names the launch, and the run
+# fails.
+def test_waiting_for_launches_gives_up_after_the_time_limit():
+    now = [0.0]
+
+    def sleep(seconds):
+        now[0] += seconds
+
+    never = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=lambda: _Event(done=False)))
+    assert not bench.wait_for_launches(never, 2.0, clock=lambda: now[0], sleep=sleep)
+    assert 2.0 <= now[0] < 2.01
+    done = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=_Event))
+    assert bench.wait_for_launches(done, 2.0, clock=lambda: now[0], sleep=sleep)
+    synchronized = []
+    no_limit = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=lambda: synchronized.append(1)))
+    assert bench.wait_for_launches(no_limit, 0) and synchronized == [1]
+
+
+def test_the_launch_time_limit_comes_from_the_environment():
+    assert bench.launch_timeout_seconds({}) == bench.LAUNCH_TIMEOUT_SECONDS
+    assert bench.launch_timeout_seconds({"TESSERA_GPU_TIMEOUT": "2.5"}) == 2.5
+    assert bench.launch_timeout_seconds({"TESSERA_GPU_TIMEOUT": "0"}) == 0
+    for bad in ("soon", "-1", "inf"):
+        with pytest.raises(ValueError, match="TESSERA_GPU_TIMEOUT must be a number of seconds"):
+            bench.launch_timeout_seconds({"TESSERA_GPU_TIMEOUT": bad})
+
+
+def test_a_launch_that_never_finishes_stops_the_sweep_with_what_it_measured():
+    notes = []
+    ctx = types.SimpleNamespace(torch=types.SimpleNamespace(cuda=types.SimpleNamespace(Event=lambda: _Event(False))),
+                                launch_timeout=0.01, note=lambda *args: notes.append(args), hung=False)
+    hang_at = ("attention", bench.sweep("attention", True)[0])
+
+    def runner(name):
+        def run(ctx, size):
+            if (name, size) == hang_at:
+                # The first provider's launch never finishes: measure stops there; the other providers never run.
+                bench.measure(ctx, "tessera", "attention N=1024", lambda: [], [], [], 1.0, bench.TFLOPS)
+                raise AssertionError("measure returned after a launch that never finished")
+            return [bench.Row(name, bench.size_label(name, size), "f16", "TFLOP/s", {"tessera": 1.0})]
+        return run
+
+    rows, not_run = bench.run_sweep(ctx, bench.parse_args(["--quick"]), {b: runner(b) for b in bench.BENCHMARKS},
+                                    time.monotonic)
+    order = _all_sizes(bench.RUN_ORDER)
+    done = len(bench.sweep("matmul", True))
+    assert [f"{r.benchmark} {r.size}" for r in rows] == order[:done]
+    assert not_run == order[done:]
+    assert ctx.hung
+    [(provider, what, message)] = notes
+    assert (provider, what) == ("tessera", "attention N=1024")
+    assert message.startswith("the launch has not finished after 0.01 s (a kernel that never ends?)")
