@@ -831,11 +831,19 @@ def matmul_tuner(tessera, fixed_config=None):
                                 tessera.kernels.matmul_epilogue_f16)
 
 
+def matmul_triton_configs(fixed_config=None):
+    """What Triton's matmul is autotuned over, (BM, BN, BK, num_warps, num_stages) tuples: the configurations
+    Tessera's non-persistent matmul is tuned over (Triton's tutorial kernel has no persistent form), or the one
+    --tessera-matmul fixes, so that both sides choose from the same tiles."""
+    return [tuple(fixed_config) + (3,)] if fixed_config else list(MATMUL_TUNE_CONFIGS)
+
+
 def bench_matmul(ctx, size):
     torch, backend = ctx.torch, ctx.options.tessera_backend
     m, n, k = size
     if ctx.matmul is None:
         ctx.matmul = matmul_tuner(ctx.tessera, ctx.options.tessera_matmul)
+    triton_configs = matmul_triton_configs(ctx.options.tessera_matmul)
     rows = []
     for dtype_name in MATMUL_DTYPES:
         dtype = torch.float16 if dtype_name == "f16" else torch.bfloat16
@@ -855,12 +863,16 @@ def bench_matmul(ctx, size):
         if dtype_name != "f16":
             ctx.note("tessera", f"matmul {dtype_name}", "n/a: the tutorial matmul kernels take f16 inputs only")
         fns = _providers(ctx, tessera_fn if dtype_name == "f16" else None, lambda a=a, b=b: [torch.matmul(a, b)],
-                         lambda a=a, b=b, c=outs["triton"]: [ctx.triton_ref.matmul(a, b, c)])
+                         lambda a=a, b=b, c=outs["triton"]: [ctx.triton_ref.matmul(a, b, c, triton_configs)])
         # f32 accumulation, rounded once to the output type (f16: 2^-11, bf16: 2^-8 relative).
         tolerance = (1e-2, 1e-2) if dtype_name == "f16" else (3e-2, 2e-2)
         rows.append(_run_row(ctx, "matmul", size, dtype_name, fns, expected, [tolerance]))
         if dtype_name == "f16" and ctx.matmul.best_config is not None:
             ctx.note("tessera", f"matmul {size_label('matmul', size)}", f"config {ctx.matmul.best_config}")
+        if ctx.triton_ref is not None and isinstance(rows[-1].values["triton"], float):
+            best = ctx.triton_ref.matmul_best_config(triton_configs)
+            if best is not None:
+                ctx.note("triton", f"matmul {size_label('matmul', size)} {dtype_name}", f"config {best}")
         if ctx.hopper and k % 8 == 0 and n % 8 == 0:  # TMA: rows a multiple of 16 bytes
             rows.append(_tma_matmul_row(ctx, rows[-1], a, b, expected, [tolerance], dtype))
     return rows

@@ -2,7 +2,8 @@
 
 They follow the same algorithms as the Tessera kernels in frontend/tessera/kernels/ (one row per program for
 softmax and layer norm, a chunked three-pass layer norm forward, a two-stage dw/db reduction in the backward,
-grouped tile ordering for matmul, a one-pass online-softmax attention forward), so the comparison is about code generation rather than about the algorithm. Each
+grouped tile ordering for matmul, autotuned over the configurations Tessera's is tuned over, a one-pass
+online-softmax attention forward), so the comparison is about code generation rather than about the algorithm. Each
 wrapper writes into tensors the caller allocated, so benchmark timings exclude allocation.
 
 Importing this module imports triton; bench_tutorials.py imports it only once torch and a GPU were found.
@@ -183,19 +184,43 @@ def _matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
-# One fixed configuration (no autotuning), a common good choice for large f16/bf16 problems on recent GPUs.
+# The configuration without autotuning, a common good choice for large f16/bf16 problems on recent GPUs.
 MATMUL_CONFIG = dict(BM=128, BN=128, BK=64, GROUP_M=8, num_warps=8, num_stages=3)
+_tuned_matmuls = {}  # configs -> the kernel autotuned over them
 
 
-def matmul(a, b, c):
-    """c = a @ b for f16 or bf16 a and b, accumulated in f32, stored in c's dtype."""
+def matmul_tuner(configs):
+    """_matmul_kernel autotuned per (M, N, K) over configs, (BM, BN, BK, num_warps, num_stages) tuples, as
+    Triton's matmul tutorial tunes its kernel (made once per set of configs)."""
+    configs = tuple(tuple(c) for c in configs)
+    if configs not in _tuned_matmuls:
+        _tuned_matmuls[configs] = triton.autotune(
+            configs=[triton.Config({"BM": bm, "BN": bn, "BK": bk, "GROUP_M": 8}, num_warps=warps, num_stages=stages)
+                     for bm, bn, bk, warps, stages in configs],
+            key=["M", "N", "K"])(_matmul_kernel)
+    return _tuned_matmuls[configs]
+
+
+def matmul(a, b, c, configs=None):
+    """c = a @ b for f16 or bf16 a and b, accumulated in f32, stored in c's dtype: autotuned over configs
+    (matmul_tuner), or MATMUL_CONFIG when there are none."""
     M, K = a.shape
     N = b.shape[1]
-    cfg = MATMUL_CONFIG
-    grid = (triton.cdiv(M, cfg["BM"]) * triton.cdiv(N, cfg["BN"]),)
-    _matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
-                         c.stride(1), **cfg)
+    args = (a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+    if configs is None:
+        cfg = MATMUL_CONFIG
+        _matmul_kernel[(triton.cdiv(M, cfg["BM"]) * triton.cdiv(N, cfg["BN"]),)](*args, **cfg)
+        return c
+    matmul_tuner(configs)[lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)](*args)
     return c
+
+
+def matmul_best_config(configs):
+    """The config the tuner chose for its last problem, as (BM, BN, BK, num_warps, num_stages); None before one."""
+    best = getattr(matmul_tuner(configs), "best_config", None)
+    if best is None:
+        return None
+    return (best.kwargs["BM"], best.kwargs["BN"], best.kwargs["BK"], best.num_warps, best.num_stages)
 
 
 # --- attention forward ------------------------------------------------------------------------------------------
@@ -277,4 +302,5 @@ def attention(q, k, v, out, causal, sm_scale):
     return out
 
 
-__all__ = ["attention", "layernorm_bwd", "layernorm_fwd", "matmul", "softmax", "vector_add"]
+__all__ = ["attention", "layernorm_bwd", "layernorm_fwd", "matmul", "matmul_best_config", "matmul_tuner", "softmax",
+           "vector_add"]

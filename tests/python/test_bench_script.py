@@ -661,3 +661,101 @@ def test_a_launch_that_never_finishes_stops_the_sweep_with_what_it_measured():
     [(provider, what, message)] = notes
     assert (provider, what) == ("tessera", "attention N=1024")
     assert message.startswith("the launch has not finished after 0.01 s (a kernel that never ends?)")
+
+
+# triton_reference.py on a stand-in triton (no triton here): its wrappers' launches bind to their kernels'
+# parameters (a wrong count or name would be an "error" cell on the GPU), and the matmul is autotuned over
+# Tessera's configurations with the grid each config needs. This checks how the kernels are launched, not what they
+# compute (the GPU run checks every Triton result against its reference).
+def _triton_reference_on_a_stand_in(monkeypatch):
+    launches = []
+
+    class Kernel:  # @triton.jit
+        def __init__(self, fn):
+            self.fn = fn
+
+        def __getitem__(self, grid):
+            return lambda *args, **kwargs: launches.append((self, grid, args, kwargs))
+
+    class Config:
+        def __init__(self, kwargs, num_warps=4, num_stages=3):
+            self.kwargs, self.num_warps, self.num_stages = kwargs, num_warps, num_stages
+
+    class Autotuner:  # @triton.autotune: "measures" its configs and picks the last
+        def __init__(self, kernel, configs, key):
+            self.kernel, self.configs, self.key, self.best_config = kernel, configs, key, None
+
+        def __getitem__(self, grid):
+            def run(*args, **kwargs):
+                self.best_config = best = self.configs[-1]
+                launches.append((self.kernel, grid(best.kwargs), args,
+                                 dict(kwargs, **best.kwargs, num_warps=best.num_warps, num_stages=best.num_stages)))
+            return run
+
+    triton = types.ModuleType("triton")
+    triton.jit, triton.Config, triton.cdiv = Kernel, Config, lambda a, b: -(-a // b)
+    triton.autotune = lambda configs, key: lambda kernel: Autotuner(kernel, configs, key)
+    language = types.ModuleType("triton.language")
+    language.__getattr__ = lambda name: object()  # tl.constexpr and the like, in annotations
+    triton.language = language
+    monkeypatch.setitem(sys.modules, "triton", triton)
+    monkeypatch.setitem(sys.modules, "triton.language", language)
+    spec = importlib.util.spec_from_file_location("triton_reference_on_a_stand_in", BENCH_DIR / "triton_reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, launches
+
+
+def _bind(launch):
+    """The launch's arguments bound to its kernel's parameters (launch options aside); raises if they do not fit."""
+    import inspect
+    kernel, grid, args, kwargs = launch
+    options = {k: v for k, v in kwargs.items() if k not in ("num_warps", "num_stages")}
+    return grid, inspect.signature(kernel.fn).bind(*args, **options).arguments
+
+
+def test_the_triton_reference_launches_bind_to_their_kernels(monkeypatch):
+    torch = pytest.importorskip("torch")
+    ref, launches = _triton_reference_on_a_stand_in(monkeypatch)
+    x = torch.randn(3000)
+    ref.vector_add(x, x, torch.empty(3000))
+    rows = torch.randn(37, 781)
+    ref.softmax(rows, torch.empty_like(rows))
+    ref.layernorm_fwd(rows, torch.ones(781), torch.zeros(781), 1e-5, torch.empty_like(rows), torch.empty(37),
+                      torch.empty(37), 256)
+    ref.layernorm_bwd(rows, rows, torch.ones(781), torch.zeros(37), torch.ones(37), torch.empty_like(rows),
+                      torch.empty(781), torch.empty(781), torch.empty(5, 781), torch.empty(5, 781), 8)
+    q = torch.randn(2, 3, 100, 64)
+    ref.attention(q, q, q, torch.empty_like(q), True, 0.125)
+    bound = [_bind(launch) for launch in launches]
+    assert [launch[0].fn.__name__ for launch in launches] == [
+        "_add_kernel", "_softmax_kernel", "_layernorm_fwd_kernel", "_layernorm_bwd_dx_kernel",
+        "_layernorm_bwd_dwdb_kernel", "_attention_fwd_kernel"]
+    grid, arguments = bound[-1]
+    assert grid == (1, 6) and arguments["seq_len"] == 100 and arguments["HEAD_DIM"] == 64 and arguments["CAUSAL"]
+
+
+def test_the_triton_matmul_is_autotuned_over_tesseras_configs(monkeypatch):
+    torch = pytest.importorskip("torch")
+    ref, launches = _triton_reference_on_a_stand_in(monkeypatch)
+    a, b = torch.randn(300, 200), torch.randn(200, 520)
+    configs = bench.matmul_triton_configs()
+    assert configs == bench.MATMUL_TUNE_CONFIGS
+    assert bench.matmul_triton_configs((64, 64, 32, 4)) == [(64, 64, 32, 4, 3)]  # --tessera-matmul: that one alone
+    assert ref.matmul_best_config(configs) is None  # nothing tuned yet
+    ref.matmul(a, b, torch.empty(300, 520), configs)
+    tuner = ref.matmul_tuner(configs)
+    assert tuner is ref.matmul_tuner([list(c) for c in configs])  # one tuner per set of configs
+    assert tuner.key == ["M", "N", "K"]
+    assert [(c.kwargs["BM"], c.kwargs["BN"], c.kwargs["BK"], c.num_warps, c.num_stages) for c in tuner.configs] == \
+        configs
+    assert all(c.kwargs["GROUP_M"] == 8 for c in tuner.configs)
+    grid, arguments = _bind(launches[-1])
+    bm, bn, bk, warps, stages = configs[-1]
+    assert grid == (-(-300 // bm) * -(-520 // bn),)
+    assert (arguments["M"], arguments["N"], arguments["K"], arguments["BK"]) == (300, 520, 200, bk)
+    assert ref.matmul_best_config(configs) == configs[-1]
+    # Without configs, the one fixed configuration.
+    ref.matmul(a, b, torch.empty(300, 520))
+    grid, arguments = _bind(launches[-1])
+    assert grid == (-(-300 // 128) * -(-520 // 128),) and arguments["BN"] == 128
