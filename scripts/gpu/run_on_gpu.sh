@@ -170,14 +170,18 @@ fi
 # 3. The correctness checks, all at once: they time nothing, and the sanitizers' runs are mostly the tool's own
 #    work. The Python tutorials under compute-sanitizer (memcheck, racecheck; a finding fails the run), the pytest
 #    files that launch on the GPU (the rest run in CI, on the CPU), and the GPU test binaries.
+#    TESSERA_GPU_ONE_AT_A_TIME=1 runs them one after another instead, should concurrent runs disturb each other.
 started=()
+check() {
+  begin "$@"
+  if [ "${TESSERA_GPU_ONE_AT_A_TIME:-0}" = 1 ]; then finish "$1"; else started+=("$1"); fi
+}
 if wants sanitizers && [ $have_c -eq 1 ]; then
   if command -v compute-sanitizer >/dev/null; then
     for t in 04_matmul 05_attention 02_softmax 03_layernorm 01_vector_add 06_dropout; do
       for tool in memcheck racecheck; do
-        begin "$tool $t" "${TESSERA_GPU_SANITIZER_SECONDS:-180}" "${in_python[@]}" compute-sanitizer --tool "$tool" \
+        check "$tool $t" "${TESSERA_GPU_SANITIZER_SECONDS:-180}" "${in_python[@]}" compute-sanitizer --tool "$tool" \
           --error-exitcode 3 --print-limit 20 python3 "tutorials/$t.py" --backend cuda
-        started+=("$tool $t")
       done
     done
   else
@@ -185,15 +189,13 @@ if wants sanitizers && [ $have_c -eq 1 ]; then
   fi
 fi
 if wants pytest && [ $have_c -eq 1 ]; then
-  begin "pytest (GPU files)" 180 "${in_python[@]}" python3 -m pytest -q -rs -p no:cacheprovider \
+  check "pytest (GPU files)" 180 "${in_python[@]}" python3 -m pytest -q -rs -p no:cacheprovider \
     tests/python/test_gpu.py tests/python/test_aot.py tests/python/test_jit.py tests/python/test_testing.py
-  started+=("pytest (GPU files)")
 fi
 if wants tests; then
   for bin in "$work"/bin/*_test; do
     [ -e "$bin" ] || continue  # none in this bundle
-    begin "$(basename "$bin")" 150 "$bin" --gtest_color=no --gtest_brief=1
-    started+=("$(basename "$bin")")
+    check "$(basename "$bin")" 150 "$bin" --gtest_color=no --gtest_brief=1
   done
 fi
 for label in "${started[@]}"; do finish "$label"; done

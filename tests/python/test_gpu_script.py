@@ -172,6 +172,22 @@ def test_the_kernel_check_runs_beside_the_extension_build_and_the_checks_all_at_
     assert len(list(meeting.glob("check.*"))) == 13
 
 
+def test_the_checks_one_at_a_time(tmp_path):
+    """TESSERA_GPU_ONE_AT_A_TIME=1: no sanitizer run or test binary starts while another runs."""
+    first = tmp_path / "first"
+    # alone: fails if another run holds the lock, else holds it a moment.
+    alone = (f"#!/bin/sh\nmkdir {tmp_path}/running 2>/dev/null || {{ echo 'another check is running'; exit 9; }}\n"
+             f"sleep 0.2\nrmdir {tmp_path}/running\n")
+    _write(first / "alone", alone, executable=True)
+    _write(first / "compute-sanitizer", "#!/bin/sh\nalone || exit 9\n"
+           "while [ $# -gt 0 ] && [ \"$1\" != python3 ]; do shift; done\nexec \"$@\"\n", executable=True)
+    result, summary, out = _run(tmp_path, {"a_test": "alone", "b_test": "alone"}, seconds=300, tools_first=first,
+                                env_extra={"TESSERA_GPU_STEPS": "sanitizers,tests", "TESSERA_GPU_ONE_AT_A_TIME": "1"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    for label in ("memcheck 04_matmul", "racecheck 06_dropout", "a_test", "b_test"):
+        assert _line(summary, label) == "passed"
+
+
 def test_a_benchmark_run_brings_back_its_table_and_csv(tmp_path):
     bench = """import argparse, pathlib
 parser = argparse.ArgumentParser()
