@@ -11,7 +11,8 @@
 #   sanitizers the Python tutorials under compute-sanitizer, memcheck and racecheck;
 #   pytest     the pytest files that launch on the GPU (test_gpu.py compares tessera launches with torch's);
 #   tests      every GPU test binary;
-#              (these three check correctness and time nothing, so all their runs go at once)
+#              (these three check correctness and time nothing, so all their runs go at once, unless
+#              TESSERA_GPU_ONE_AT_A_TIME=1)
 #   ncu        Nsight Compute's speed-of-light and occupancy sections for the matmul and softmax kernels, alone.
 # TESSERA_GPU_STEPS picks some of them (a comma-separated list, default all, in this order). Each step gets at most
 # its own seconds and what is left of TESSERA_GPU_SECONDS (default 420); a step that would start with under 20 s
@@ -204,8 +205,10 @@ for label in "${started[@]}"; do finish "$label"; done
 if wants ncu && [ $have_c -eq 1 ]; then
   if command -v ncu >/dev/null; then
     for t in 04_matmul 02_softmax; do
-      step "ncu $t" "${TESSERA_GPU_NCU_SECONDS:-90}" "${in_python[@]}" ncu --section SpeedOfLight --section Occupancy \
-        --launch-count 6 --kernel-name "regex:softmax|matmul" python3 "tutorials/$t.py" --backend cuda
+      # --clock-control none: the card's clocks as found (ncu would lock them to base; the machine is shared).
+      step "ncu $t" "${TESSERA_GPU_NCU_SECONDS:-90}" "${in_python[@]}" ncu --clock-control none --section SpeedOfLight \
+        --section Occupancy --launch-count 6 --kernel-name "regex:softmax|matmul" python3 "tutorials/$t.py" \
+        --backend cuda
     done
   else
     note ncu "not installed"

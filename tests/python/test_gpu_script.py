@@ -57,7 +57,8 @@ def _bundle(tmp_path, binaries):
 
     tools = tmp_path / "tools"
     # compute-sanitizer and ncu: skip their options, run the program.
-    stand_in = "#!/bin/sh\nwhile [ $# -gt 0 ] && [ \"$1\" != python3 ]; do shift; done\necho '0 errors'\nexec \"$@\"\n"
+    stand_in = ("#!/bin/sh\necho \"options: $*\"\nwhile [ $# -gt 0 ] && [ \"$1\" != python3 ]; do shift; done\n"
+                "echo '0 errors'\nexec \"$@\"\n")
     for tool in ("compute-sanitizer", "ncu"):
         _write(tools / tool, stand_in, executable=True)
     os.symlink(sys.executable, tools / "python3")  # the script's python3: this one, with pytest
@@ -128,6 +129,8 @@ def test_every_step_runs_and_is_logged(tmp_path):
             "a_test.log", "memcheck_04_matmul.log", "racecheck_06_dropout.log", "ncu_02_softmax.log"} <= set(logs)
     assert "case vector_add: ok" in logs["tessera-gpu-check.log"]
     assert "tutorial ran" in logs["racecheck_06_dropout.log"]
+    assert "--tool racecheck" in logs["racecheck_06_dropout.log"]
+    assert "--clock-control none" in logs["ncu_02_softmax.log"]  # the clocks as found: the machine is shared
     assert "needs a CUDA GPU" in logs["bench_tutorials.log"] or "needs PyTorch" in logs["bench_tutorials.log"]
     assert result.stdout.rstrip().endswith(summary.splitlines()[-1])  # the output ends with the summary
 
