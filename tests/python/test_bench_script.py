@@ -759,3 +759,39 @@ def test_the_triton_matmul_is_autotuned_over_tesseras_configs(monkeypatch):
     ref.matmul(a, b, torch.empty(300, 520))
     grid, arguments = _bind(launches[-1])
     assert grid == (-(-300 // 128) * -(-520 // 128),) and arguments["BN"] == 128
+
+
+@pytest.mark.sim
+def test_the_matmul_benchmark_runs_end_to_end_on_the_emulator(tmp_path, monkeypatch):
+    # bench_matmul itself (inputs, reference, checks, timing, rows, notes) at one small ragged size with one fixed
+    # Tessera config, on CPU tensors launched on the emulator; Triton is the stand-in above, whose launches compute
+    # nothing (its cells FAIL, the NaN outputs untouched), and torch 1.13 has no f16 matmul on the CPU.
+    torch = pytest.importorskip("torch")
+    import tessera
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    ref, launches = _triton_reference_on_a_stand_in(monkeypatch)
+    notes = []
+    ctx = types.SimpleNamespace(torch=_CpuTorch(torch), tessera=tessera, do_bench=lambda fn, device: 0.5,
+                                note=lambda *args: notes.append(args), launch_timeout=60, matmul=None,
+                                triton_ref=ref, hopper=False,
+                                options=types.SimpleNamespace(tessera_backend="sim", tessera_matmul=(32, 32, 32, 4)))
+    rows = bench.bench_matmul(ctx, (70, 40, 96))
+    assert [(r.benchmark, r.size, r.dtype) for r in rows] == [("matmul", "M=70 N=40 K=96", "f16"),
+                                                               ("matmul", "M=70 N=40 K=96", "bf16")]
+    f16, bf16 = rows
+    assert f16.values["tessera"] == pytest.approx(2 * 70 * 40 * 96 / 0.5e9)  # right, and rated
+    assert bf16.values["tessera"] == bench.NA
+    assert f16.values["triton"] == bench.FAIL and bf16.values["triton"] == bench.FAIL
+    # Triton tuned over the one config Tessera was fixed to, once per dtype.
+    assert [launch[3]["BM"] for launch in launches] == [32, 32]
+    assert ("tessera", "matmul M=70 N=40 K=96",
+            "config Config({'BM': 32, 'BN': 32, 'BK': 32}, num_warps=4, num_stages=3)") in notes
+    assert [n[1] for n in notes if n[0] == "triton" and n[2].startswith("wrong result")] == [
+        "matmul M=70 N=40 K=96 f16", "matmul M=70 N=40 K=96 bf16"]
+    assert not [n for n in notes if n[0] == "tessera" and "wrong result" in n[2]], notes
+    # A right Triton result gets its chosen config noted: the stand-in's launch writes the product.
+    monkeypatch.setattr(ref, "matmul", lambda a, b, c, configs: c.copy_(a.float() @ b.float()))
+    monkeypatch.setattr(ref, "matmul_best_config", lambda configs: configs[0])
+    notes.clear()
+    bench.bench_matmul(ctx, (70, 40, 96))
+    assert ("triton", "matmul M=70 N=40 K=96 f16", "config (32, 32, 32, 4, 3)") in notes, notes
