@@ -795,3 +795,33 @@ def test_the_matmul_benchmark_runs_end_to_end_on_the_emulator(tmp_path, monkeypa
     notes.clear()
     bench.bench_matmul(ctx, (70, 40, 96))
     assert ("triton", "matmul M=70 N=40 K=96 f16", "config (32, 32, 32, 4, 3)") in notes, notes
+
+
+@pytest.mark.sim
+def test_the_attention_benchmark_runs_end_to_end_on_the_emulator(tmp_path, monkeypatch):
+    # bench_attention itself at one small ragged size (one head of 70 rows, d 32), f16 and bf16, causal and not: the
+    # pointer kernel and the descriptor kernels (plain and overlapped; the warp-specialized rows are sm_90 GPUs'),
+    # each right and rated; Triton is the stand-in (FAIL cells); torch 1.13 has no scaled_dot_product_attention.
+    torch = pytest.importorskip("torch")
+    import tessera
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(bench, "ATTENTION_HEADS", 1)
+    monkeypatch.setattr(bench, "ATTENTION_TOKENS", 70)
+    ref, launches = _triton_reference_on_a_stand_in(monkeypatch)
+    monkeypatch.setitem(ref.ATTENTION_CONFIGS, 32, ref.ATTENTION_CONFIGS[64])  # its configs are for d 64 and 128
+    notes = []
+    ctx = types.SimpleNamespace(torch=_CpuTorch(torch), tessera=tessera, do_bench=lambda fn, device: 0.5,
+                                note=lambda *args: notes.append(args), launch_timeout=60, triton_ref=ref,
+                                hopper=False,
+                                options=types.SimpleNamespace(tessera_backend="sim", tessera_attention=(32, 32, 4)))
+    rows = bench.bench_attention(ctx, (70, 32))
+    variants = [f"{d} d=32{c}" for d in ("f16", "bf16") for c in ("", " causal")]
+    # Pointers, descriptors, descriptors overlapped, for each variant.
+    assert [r.dtype for r in rows] == [v + kind for v in variants for kind in ("", " descriptors",
+                                                                                " descriptors overlapped")]
+    for r in rows:
+        causal = " causal" in r.dtype
+        assert r.values["tessera"] == pytest.approx(bench.attention_flops(70, 32, causal) / 0.5e9), (r, notes)
+        assert r.values["triton"] == bench.FAIL, [n for n in notes if n[0] == "triton"]
+    assert len(launches) == len(variants)  # Triton measured once per variant, on the pointer rows
+    assert not [n for n in notes if n[0] == "tessera" and ("wrong result" in n[2] or "Error" in n[2])], notes
