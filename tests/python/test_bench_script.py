@@ -825,3 +825,26 @@ def test_the_attention_benchmark_runs_end_to_end_on_the_emulator(tmp_path, monke
         assert r.values["triton"] == bench.FAIL, [n for n in notes if n[0] == "triton"]
     assert len(launches) == len(variants)  # Triton measured once per variant, on the pointer rows
     assert not [n for n in notes if n[0] == "tessera" and ("wrong result" in n[2] or "Error" in n[2])], notes
+
+
+@pytest.mark.sim
+@pytest.mark.parametrize("benchmark, size", [("vector_add", (3000,)), ("softmax", (5, 300)),
+                                             ("layernorm_fwd", (5, 300)), ("layernorm_bwd", (5, 300))])
+def test_the_memory_bound_benchmarks_run_end_to_end_on_the_emulator(benchmark, size, tmp_path, monkeypatch):
+    # Each runner itself at one small ragged size on CPU tensors, Tessera on the emulator: its row right and rated
+    # in GB/s; torch's kernels (CPU here) right too; Triton the stand-in (FAIL: its launches compute nothing).
+    torch = pytest.importorskip("torch")
+    import tessera
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    ref, launches = _triton_reference_on_a_stand_in(monkeypatch)
+    notes = []
+    ctx = types.SimpleNamespace(torch=_CpuTorch(torch), tessera=tessera, do_bench=lambda fn, device: 0.5,
+                                note=lambda *args: notes.append(args), launch_timeout=60, triton_ref=ref,
+                                sm_count=132, copy_gbps=3000.0, options=types.SimpleNamespace(tessera_backend="sim"))
+    [row] = bench.RUNNERS[benchmark](ctx, size)
+    expected_rate = bench.rate(bench.work(benchmark, size), 0.5, bench.GBPS)
+    assert (row.benchmark, row.unit) == (benchmark, bench.GBPS)
+    assert row.values["tessera"] == pytest.approx(expected_rate), notes
+    assert row.values["torch"] == pytest.approx(expected_rate), notes
+    assert row.values["triton"] == bench.FAIL and launches
+    assert row.reference == 3000.0
