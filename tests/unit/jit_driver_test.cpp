@@ -132,6 +132,7 @@ TEST(JitKernelArguments, DescriptorsPackTheirFields) {
 #ifdef TESSERA_HAVE_CUDA_H
 TEST(JitCudaDriver, DeclaredEnumValuesMatchCudaH) {
   static_assert(cu::kSuccess == CUDA_SUCCESS);
+  static_assert(cu::kNotReady == CUDA_ERROR_NOT_READY);
   static_assert(cu::kDeviceAttrMultiprocessorCount == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
   static_assert(cu::kDeviceAttrComputeCapabilityMajor == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
   static_assert(cu::kDeviceAttrComputeCapabilityMinor == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
