@@ -213,20 +213,27 @@ class _CpuTorch:
         return attr
 
 
+def _emulator_ctx(monkeypatch, tmp_path, notes, options=None, **fields):
+    """A benchmark context over CPU tensors whose Tessera launches run on the emulator: do_bench says 0.5 ms, notes
+    go to `notes`, options (tessera_backend "sim" and `options`) and any other `fields` as given."""
+    torch = pytest.importorskip("torch")
+    import tessera
+    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
+    return types.SimpleNamespace(torch=_CpuTorch(torch), tessera=tessera, do_bench=lambda fn, device: 0.5,
+                                 note=lambda *args: notes.append(args), launch_timeout=60,
+                                 options=types.SimpleNamespace(tessera_backend="sim", **(options or {})), **fields)
+
+
 @pytest.mark.sim
 def test_the_attention_backward_benchmark_runs_end_to_end_on_the_emulator(tmp_path, monkeypatch):
     # bench_attention_bwd itself (inputs, reference, check, timing, rows, notes) at one small size: one head of 70
     # rows, f16 and bf16, causal and not. torch 1.13 has no scaled_dot_product_attention: its column is n/a.
     torch = pytest.importorskip("torch")
-    import tessera
-    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(bench, "ATTENTION_HEADS", 1)
     monkeypatch.setattr(bench, "ATTENTION_TOKENS", 70)
     monkeypatch.setitem(bench.ATTENTION_BWD_BLOCKS, 32, ((32, 32, 4), (32, 32, 4)))
     notes = []
-    ctx = types.SimpleNamespace(torch=_CpuTorch(torch), tessera=tessera, do_bench=lambda fn, device: 0.5,
-                                note=lambda *args: notes.append(args), launch_timeout=60,
-                                options=types.SimpleNamespace(tessera_backend="sim", tessera_attention=(32, 32, 4)))
+    ctx = _emulator_ctx(monkeypatch, tmp_path, notes, {"tessera_attention": (32, 32, 4)})
     rows = bench.bench_attention_bwd(ctx, (70, 32))
     assert [r.dtype for r in rows] == ["f16 d=32", "f16 d=32 causal", "bf16 d=32", "bf16 d=32 causal"]
     for r in rows:  # 0.5 ms each (the fake do_bench)
@@ -766,15 +773,10 @@ def test_the_matmul_benchmark_runs_end_to_end_on_the_emulator(tmp_path, monkeypa
     # bench_matmul itself (inputs, reference, checks, timing, rows, notes) at one small ragged size with one fixed
     # Tessera config, on CPU tensors launched on the emulator; Triton is the stand-in above, whose launches compute
     # nothing (its cells FAIL, the NaN outputs untouched), and torch 1.13 has no f16 matmul on the CPU.
-    torch = pytest.importorskip("torch")
-    import tessera
-    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
     ref, launches = _triton_reference_on_a_stand_in(monkeypatch)
     notes = []
-    ctx = types.SimpleNamespace(torch=_CpuTorch(torch), tessera=tessera, do_bench=lambda fn, device: 0.5,
-                                note=lambda *args: notes.append(args), launch_timeout=60, matmul=None,
-                                triton_ref=ref, hopper=False,
-                                options=types.SimpleNamespace(tessera_backend="sim", tessera_matmul=(32, 32, 32, 4)))
+    ctx = _emulator_ctx(monkeypatch, tmp_path, notes, {"tessera_matmul": (32, 32, 32, 4)}, matmul=None,
+                        triton_ref=ref, hopper=False)
     rows = bench.bench_matmul(ctx, (70, 40, 96))
     assert [(r.benchmark, r.size, r.dtype) for r in rows] == [("matmul", "M=70 N=40 K=96", "f16"),
                                                                ("matmul", "M=70 N=40 K=96", "bf16")]
@@ -802,18 +804,13 @@ def test_the_attention_benchmark_runs_end_to_end_on_the_emulator(tmp_path, monke
     # bench_attention itself at one small ragged size (one head of 70 rows, d 32), f16 and bf16, causal and not: the
     # pointer kernel and the descriptor kernels (plain and overlapped; the warp-specialized rows are sm_90 GPUs'),
     # each right and rated; Triton is the stand-in (FAIL cells); torch 1.13 has no scaled_dot_product_attention.
-    torch = pytest.importorskip("torch")
-    import tessera
-    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(bench, "ATTENTION_HEADS", 1)
     monkeypatch.setattr(bench, "ATTENTION_TOKENS", 70)
     ref, launches = _triton_reference_on_a_stand_in(monkeypatch)
     monkeypatch.setitem(ref.ATTENTION_CONFIGS, 32, ref.ATTENTION_CONFIGS[64])  # its configs are for d 64 and 128
     notes = []
-    ctx = types.SimpleNamespace(torch=_CpuTorch(torch), tessera=tessera, do_bench=lambda fn, device: 0.5,
-                                note=lambda *args: notes.append(args), launch_timeout=60, triton_ref=ref,
-                                hopper=False,
-                                options=types.SimpleNamespace(tessera_backend="sim", tessera_attention=(32, 32, 4)))
+    ctx = _emulator_ctx(monkeypatch, tmp_path, notes, {"tessera_attention": (32, 32, 4)}, triton_ref=ref,
+                        hopper=False)
     rows = bench.bench_attention(ctx, (70, 32))
     variants = [f"{d} d=32{c}" for d in ("f16", "bf16") for c in ("", " causal")]
     # Pointers, descriptors, descriptors overlapped, for each variant.
@@ -833,14 +830,9 @@ def test_the_attention_benchmark_runs_end_to_end_on_the_emulator(tmp_path, monke
 def test_the_memory_bound_benchmarks_run_end_to_end_on_the_emulator(benchmark, size, tmp_path, monkeypatch):
     # Each runner itself at one small ragged size on CPU tensors, Tessera on the emulator: its row right and rated
     # in GB/s; torch's kernels (CPU here) right too; Triton the stand-in (FAIL: its launches compute nothing).
-    torch = pytest.importorskip("torch")
-    import tessera
-    monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
     ref, launches = _triton_reference_on_a_stand_in(monkeypatch)
     notes = []
-    ctx = types.SimpleNamespace(torch=_CpuTorch(torch), tessera=tessera, do_bench=lambda fn, device: 0.5,
-                                note=lambda *args: notes.append(args), launch_timeout=60, triton_ref=ref,
-                                sm_count=132, copy_gbps=3000.0, options=types.SimpleNamespace(tessera_backend="sim"))
+    ctx = _emulator_ctx(monkeypatch, tmp_path, notes, triton_ref=ref, sm_count=132, copy_gbps=3000.0)
     [row] = bench.RUNNERS[benchmark](ctx, size)
     expected_rate = bench.rate(bench.work(benchmark, size), 0.5, bench.GBPS)
     assert (row.benchmark, row.unit) == (benchmark, bench.GBPS)
