@@ -577,7 +577,7 @@ class Context:
         self.options = options
         self.sm_count = torch.cuda.get_device_properties(0).multi_processor_count
         self.copy_gbps = None
-        self.launch_timeout = launch_timeout_seconds()
+        self.launch_timeout = options.launch_timeout  # main reads it: launch_timeout_seconds()
         self.hung = False  # a launch never finished (run_sweep): the GPU is still busy with it
         self._notes = {}  # (provider, message) -> the problems it happened for, in first-seen order
         self.matmul = None  # Tessera's autotuned matmul (matmul_tuner), made on first use
@@ -1188,6 +1188,11 @@ def _import_prerequisites():
 
 def main(argv=None):
     options = parse_args(argv)
+    try:
+        options.launch_timeout = launch_timeout_seconds()
+    except ValueError as e:
+        print(f"bench_tutorials: {e}", file=sys.stderr)
+        return 2
     found, problem = _import_prerequisites()
     if problem:
         print(problem, file=sys.stderr)

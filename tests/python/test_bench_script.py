@@ -643,6 +643,14 @@ def test_the_launch_time_limit_comes_from_the_environment():
             bench.launch_timeout_seconds({"TESSERA_GPU_TIMEOUT": bad})
 
 
+def test_a_bad_launch_time_limit_is_refused_before_anything_runs(monkeypatch, capsys):
+    monkeypatch.setenv("TESSERA_GPU_TIMEOUT", "soon")
+    monkeypatch.setattr(bench, "_import_prerequisites", lambda: pytest.fail("the limit is checked first"))
+    assert bench.main(["--quick"]) == 2
+    assert "bench_tutorials: TESSERA_GPU_TIMEOUT must be a number of seconds (0: no limit), not 'soon'" in \
+        capsys.readouterr().err
+
+
 def test_a_launch_that_never_finishes_stops_the_sweep_with_what_it_measured():
     notes = []
     ctx = types.SimpleNamespace(torch=types.SimpleNamespace(cuda=types.SimpleNamespace(Event=lambda: _Event(False))),
