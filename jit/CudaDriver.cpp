@@ -2,14 +2,12 @@
 
 #include <dlfcn.h>
 
-#include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <thread>
 
 #include "ir/Error.h"
+#include "jit/StreamWait.h"
 
 namespace tessera::jit {
 
@@ -258,51 +256,23 @@ Stream CudaDriver::createStream() {
 void CudaDriver::destroyStream(Stream s) noexcept {
   if (available_ && s) api_->cuStreamDestroy(s);
 }
-namespace {
-// $TESSERA_GPU_TIMEOUT in seconds; 0 when unset or empty.
-double synchronizeTimeoutSeconds() {
-  const char* text = std::getenv("TESSERA_GPU_TIMEOUT");
-  if (!text || !*text) return 0;
-  char* end = nullptr;
-  const double seconds = std::strtod(text, &end);
-  if (*end != '\0' || !(seconds >= 0) || !std::isfinite(seconds))
-    throw Error(std::string("TESSERA_GPU_TIMEOUT must be a number of seconds (0: no limit), not '") + text + "'");
-  return seconds;
-}
-}  // namespace
-
 void CudaDriver::synchronize(Stream s, const std::string& kernelName) {
   require();
   // Asynchronous kernel faults surface here; name the kernel that was last launched when the caller knows it.
-  const double limit = synchronizeTimeoutSeconds();
+  const double limit = gpuTimeoutSeconds();
   if (limit == 0 || !api_->cuStreamQuery) {
     check(api_->cuStreamSynchronize(s), "cuStreamSynchronize", kernelName);
     return;
   }
-  // Poll: a blocking wait could not be given up. Spinning first keeps short kernels' host-clock times close to a
-  // blocking wait's; then short sleeps leave the CPU to others.
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                                        std::chrono::duration<double>(limit));
-  for (int polls = 0;; ++polls) {
-    const Result r = api_->cuStreamQuery(s);
-    if (r != kNotReady) {
-      check(r, "cuStreamQuery", kernelName);
-      return;
-    }
-    if (Clock::now() >= deadline) {
-      char seconds[32];
-      std::snprintf(seconds, sizeof seconds, "%g", limit);
-      throw KernelTimeout((kernelName.empty() ? std::string("the stream's work") : "kernel '" + kernelName + "'") +
-                          " has not finished after " + seconds + " s (TESSERA_GPU_TIMEOUT): it may never end (a "
-                          "barrier or mbarrier wait that no thread completes) or be far slower than expected. The "
-                          "GPU is still running it, and later work on this device waits behind it.");
-    }
-    if (polls < 1000)
-      std::this_thread::yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
+  // Poll: a blocking wait could not be given up.
+  pollUntilFinished(
+      [&] {
+        const Result r = api_->cuStreamQuery(s);
+        if (r == kNotReady) return false;
+        check(r, "cuStreamQuery", kernelName);
+        return true;
+      },
+      limit, kernelName);
 }
 Event CudaDriver::createEvent() {
   require();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ir/Error.h"
+#include "jit/StreamWait.h"  // KernelTimeout
 
 // Opaque driver handles, spelled as cuda.h spells them so that code including cuda.h can pass its own.
 struct CUctx_st;
@@ -68,15 +69,6 @@ struct alignas(128) TensorMap {
   std::byte bytes[kTensorMapBytes];
 };
 }  // namespace cu
-
-// Thrown by CudaDriver::synchronize when a stream's work has not finished within $TESSERA_GPU_TIMEOUT seconds, so
-// that a kernel that never ends (a barrier or an mbarrier phase that no thread completes) is reported, naming the
-// kernel, instead of hanging the process. The GPU goes on running it and later work on the device waits behind it:
-// a caller should stop launching, not retry.
-class KernelTimeout : public Error {
- public:
-  using Error::Error;
-};
 
 class CudaDriver {
  public:

@@ -8,6 +8,7 @@
 #include "ir/Error.h"
 #include "jit/DeviceRuntime.h"
 #include "jit/LoadedKernel.h"
+#include "jit/StreamWait.h"
 
 namespace tessera::jit {
 
@@ -25,6 +26,7 @@ struct HipRuntime::Api {
   hip::Error (*memcpy)(void*, const void*, size_t, int);
   hip::Error (*streamCreate)(hip::Stream*);
   hip::Error (*streamSynchronize)(hip::Stream);
+  hip::Error (*streamQuery)(hip::Stream);
   const char* (*getErrorName)(hip::Error);
   const char* (*getErrorString)(hip::Error);
   // Resolved when present; only persistent launches need it.
@@ -66,6 +68,7 @@ HipRuntime::HipRuntime(const std::vector<std::string>& libraryPaths) : api_(std:
   resolve(api_->memcpy, "hipMemcpy");
   resolve(api_->streamCreate, "hipStreamCreate");
   resolve(api_->streamSynchronize, "hipStreamSynchronize");
+  resolve(api_->streamQuery, "hipStreamQuery");
   resolve(api_->getErrorName, "hipGetErrorName");
   resolve(api_->getErrorString, "hipGetErrorString");
   api_->moduleOccupancyMaxActiveBlocksPerMultiprocessor =
@@ -135,7 +138,21 @@ hip::Stream HipRuntime::createStream() {
 
 void HipRuntime::synchronize(hip::Stream s, const std::string& kernelName) {
   require("hipStreamSynchronize");
-  check(api_->streamSynchronize(s), "hipStreamSynchronize", kernelName);
+  // Asynchronous kernel faults surface here; name the kernel that was last launched when the caller knows it.
+  const double limit = gpuTimeoutSeconds();
+  if (limit == 0) {
+    check(api_->streamSynchronize(s), "hipStreamSynchronize", kernelName);
+    return;
+  }
+  // Poll: a blocking wait could not be given up.
+  pollUntilFinished(
+      [&] {
+        const hip::Error e = api_->streamQuery(s);
+        if (e == hip::kNotReady) return false;
+        check(e, "hipStreamQuery", kernelName);
+        return true;
+      },
+      limit, kernelName);
 }
 
 int HipRuntime::maxActiveBlocksPerComputeUnit(hip::Function f, int blockThreads, size_t dynamicSharedBytes,

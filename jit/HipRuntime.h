@@ -32,6 +32,7 @@ using Function = struct ihipModuleSymbol_t*;
 using Stream = struct ihipStream_t*;  // null = the default stream
 using DevicePtr = void*;
 constexpr int kSuccess = 0;
+constexpr int kNotReady = 600;  // hipErrorNotReady: hipStreamQuery's "still running"
 constexpr int kMemcpyHostToDevice = 1;
 constexpr int kMemcpyDeviceToHost = 2;
 }  // namespace hip
@@ -56,6 +57,9 @@ class HipRuntime {
   void copyToDevice(hip::DevicePtr dst, const void* src, size_t bytes);
   void copyToHost(void* dst, hip::DevicePtr src, size_t bytes);
   hip::Stream createStream();
+  // Waits for the stream's work. With $TESSERA_GPU_TIMEOUT set to a number of seconds, it polls hipStreamQuery
+  // instead and throws KernelTimeout (jit/StreamWait.h) past that many; unset or 0, it waits as long as the work
+  // runs (HIP's own behaviour).
   void synchronize(hip::Stream s, const std::string& kernelName = "");
 
   hip::Module loadModule(const std::string& codeObject, const std::string& kernelName);

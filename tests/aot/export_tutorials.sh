@@ -4,11 +4,13 @@
 # libdl and pthreads: no Tessera, no LLVM) and runs it. The CUDA driver and HIP runtime are pointed at paths that
 # do not exist, so every launch must fail with "no device" on any machine (smoke.c passes fake device pointers);
 # tests/python/test_aot.py compares exports with the JIT where a GPU is present.
+# Then hip_launch.c launches the vector add on the recording HIP runtime (tests/fake_hip), a gfx942 device: the
+# loader must pass over the gfx90a code object the runtime refuses and launch the gfx942 one with its arguments.
 #
-#   tests/aot/export_tutorials.sh <tessera-aot> <scratch dir>   (ctest runs it)
+#   tests/aot/export_tutorials.sh <tessera-aot> <scratch dir> <recording libamdhip64>   (ctest runs it)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-aot=$1 work=$2
+aot=$1 work=$2 fake_hip=$3
 rm -rf "$work"
 mkdir -p "$work/exports"
 targets=(--target nvptx:sm_80 --target nvptx:sm_90a --target amdgpu:gfx90a --target amdgpu:gfx942)
@@ -38,3 +40,17 @@ fi
 ${CC:-cc} -std=c11 -Wall -Wextra -Werror -pedantic -I "$work/exports" -o "$work/smoke" "$here/smoke.c" \
   "$work/exports"/*.c -ldl -lpthread
 TESSERA_LIBCUDA=/nonexistent/libcuda.so.1 TESSERA_LIBAMDHIP=/nonexistent/libamdhip64.so "$work/smoke"
+
+${CC:-cc} -std=c11 -Wall -Wextra -Werror -pedantic -I "$work/exports" -o "$work/hip_launch" "$here/hip_launch.c" \
+  "$work/exports"/vector_add.c -ldl -lpthread
+log=$work/fake-hip.log
+TESSERA_LIBCUDA=/nonexistent/libcuda.so.1 TESSERA_LIBAMDHIP=$fake_hip TESSERA_FAKE_HIP_ARCH=gfx942 \
+  TESSERA_FAKE_HIP_LOG=$log "$work/hip_launch"
+# hipErrorNoBinaryForGpu (209) for the gfx90a code object, then the gfx942 one; 4 wavefronts; x, y, out, n = 4096.
+expect_log() { grep -qF -- "$1" "$log" || { echo "the recording HIP runtime's log lacks: $1" >&2; cat "$log" >&2; exit 1; }; }
+expect_log '{"call": "hipModuleLoadData", "device_arch": "gfx942", "result": 209}'
+expect_log '{"call": "hipModuleLoadData", "device_arch": "gfx942", "result": 0}'
+expect_log '"kernel": "vector_add", "grid": [4, 1, 1], "block": [256, 1, 1], "shared": 0'
+expect_log '"00100000"]}'
+[ "$(grep -c hipModuleLaunchKernel "$log")" = 1 ] || { echo "expected one launch" >&2; cat "$log" >&2; exit 1; }
+echo "the HIP export launched its gfx942 code object"

@@ -1,0 +1,294 @@
+// A stand-in for libamdhip64.so that runs nothing and records everything, so that the HIP launch path (JitKernel's
+// and the AOT loader's: code-object loading, kernel lookup, argument packing, launch geometry, waits) is tested on
+// machines without an AMD GPU. Tessera loads it through TESSERA_LIBAMDHIP. Device memory is host memory. Each
+// call that matters appends one JSON line to the file TESSERA_FAKE_HIP_LOG names:
+//
+//   {"call": "hipModuleLaunchKernel", "kernel": "f", "grid": [..], "block": [..], "shared": N, "params": ["hex"..]}
+//
+// It checks what a real HIP runtime checks, from the code object's own metadata (the NT_AMDGPU_METADATA note):
+// - hipModuleLoadData takes a 64-bit AMDGPU ELF for the device's arch (TESSERA_FAKE_HIP_ARCH, default gfx90a),
+//   and fails with hipErrorNoBinaryForGpu for another arch, as HIP does (the AOT loader relies on it);
+// - hipModuleGetFunction finds only kernels the metadata lists;
+// - a launch's parameters are cut at the sizes of the kernel's explicit arguments (the hidden_* ones are the
+//   runtime's), and a block larger than the kernel's .max_flat_workgroup_size fails with hipErrorInvalidValue.
+//
+// TESSERA_FAKE_HIP_FAIL names one entry point that fails with hipErrorLaunchOutOfResources (701), to test how
+// failures are reported; TESSERA_FAKE_HIP_HANG names a kernel that never finishes once launched: from then on
+// hipStreamQuery says hipErrorNotReady, and hipStreamSynchronize, which on a GPU would wait forever, fails with
+// hipErrorLaunchTimeOut (702) so that a test without a time limit fails rather than hangs.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <llvm/BinaryFormat/ELF.h>
+#include <llvm/BinaryFormat/MsgPackDocument.h>
+#include <llvm/Object/ELFObjectFile.h>
+#include <llvm/Support/MemoryBuffer.h>
+
+namespace {
+
+using Error = int;  // hipError_t
+constexpr Error kSuccess = 0, kInvalidValue = 1, kInvalidImage = 200, kNoBinaryForGpu = 209, kNotFound = 500,
+                kNotReady = 600, kOutOfResources = 701, kLaunchTimeout = 702;
+
+struct FakeKernel {
+  std::string name;
+  std::vector<size_t> explicitArgBytes;  // the arguments a launch passes, in order
+  int64_t maxFlatWorkgroupSize = 1024;
+  int64_t ldsBytes = 0;
+};
+struct FakeModule {
+  std::vector<std::unique_ptr<FakeKernel>> kernels;
+};
+
+std::mutex logMutex;
+bool hungKernelLaunched = false;
+
+// Whether the work launched so far never finishes (unsetting TESSERA_FAKE_HIP_HANG brings the device back).
+bool hung() {
+  const char* hang = std::getenv("TESSERA_FAKE_HIP_HANG");
+  if (!hang || !*hang) hungKernelLaunched = false;
+  return hungKernelLaunched;
+}
+
+void log(const std::string& line) {
+  const char* path = std::getenv("TESSERA_FAKE_HIP_LOG");
+  if (!path || !*path) return;
+  std::lock_guard<std::mutex> lock(logMutex);
+  if (FILE* f = std::fopen(path, "a")) {
+    std::fprintf(f, "%s\n", line.c_str());
+    std::fclose(f);
+  }
+}
+
+bool failing(const char* call) {
+  const char* fail = std::getenv("TESSERA_FAKE_HIP_FAIL");
+  return fail && std::strcmp(fail, call) == 0;
+}
+
+std::string deviceArch() {
+  const char* arch = std::getenv("TESSERA_FAKE_HIP_ARCH");
+  return arch && *arch ? arch : "gfx90a";
+}
+
+std::string hex(const void* bytes, size_t n) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char b = static_cast<const unsigned char*>(bytes)[i];
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  }
+  return out;
+}
+
+// A field of the ELF64 header at byte `offset` (the host is little-endian, as AMDGPU code objects are).
+template <typename T>
+T headerField(const void* image, size_t offset) {
+  T value;
+  std::memcpy(&value, static_cast<const char*>(image) + offset, sizeof value);
+  return value;
+}
+
+int64_t number(const llvm::msgpack::DocNode& node) {
+  if (node.getKind() == llvm::msgpack::Type::UInt) return static_cast<int64_t>(node.getUInt());
+  if (node.getKind() == llvm::msgpack::Type::Int) return node.getInt();
+  return -1;
+}
+
+// The kernels the code object's metadata note lists, for a code object of `arch`; an error code otherwise.
+Error readKernels(const void* image, const std::string& arch, FakeModule& module) {
+  const char* ident = static_cast<const char*>(image);
+  if (std::memcmp(ident, "\x7f" "ELF", 4) != 0 || ident[llvm::ELF::EI_CLASS] != llvm::ELF::ELFCLASS64 ||
+      headerField<uint16_t>(image, 18) != llvm::ELF::EM_AMDGPU)  // e_machine
+    return kInvalidImage;
+  // hipModuleLoadData gets no size: like HIP, take the ELF's extent from its header. The section headers come
+  // last in what ld.lld writes (e_shoff, e_shentsize, e_shnum).
+  const size_t extent = headerField<uint64_t>(image, 40) +
+                        size_t{headerField<uint16_t>(image, 58)} * headerField<uint16_t>(image, 60);
+  const llvm::StringRef bytes(ident, extent);
+  auto object = llvm::object::ELF64LEObjectFile::create(llvm::MemoryBufferRef(bytes, "code object"));
+  if (!object) {
+    llvm::consumeError(object.takeError());
+    return kInvalidImage;
+  }
+  const auto& elf = object->getELFFile();
+  auto sections = elf.sections();
+  if (!sections) {
+    llvm::consumeError(sections.takeError());
+    return kInvalidImage;
+  }
+  for (const auto& section : *sections) {
+    if (section.sh_type != llvm::ELF::SHT_NOTE) continue;
+    llvm::Error err = llvm::Error::success();
+    for (const auto& note : elf.notes(section, err)) {
+      if (note.getName() != "AMDGPU" || note.getType() != llvm::ELF::NT_AMDGPU_METADATA) continue;
+      llvm::ArrayRef<uint8_t> desc = note.getDesc(section.sh_addralign);
+      llvm::msgpack::Document doc;
+      if (!doc.readFromBlob(llvm::StringRef(reinterpret_cast<const char*>(desc.data()), desc.size()), false) ||
+          doc.getRoot().getKind() != llvm::msgpack::Type::Map)
+        break;
+      llvm::msgpack::MapDocNode root = doc.getRoot().getMap();
+      // "amdgcn-amd-amdhsa--gfx90a", with ":feature+" suffixes when the code object has target features.
+      const std::string target = root["amdhsa.target"].getKind() == llvm::msgpack::Type::String
+                                     ? root["amdhsa.target"].getString().str()
+                                     : "";
+      const std::string prefix = "amdgcn-amd-amdhsa--" + arch;
+      if (target.rfind(prefix, 0) != 0 || (target.size() > prefix.size() && target[prefix.size()] != ':')) {
+        llvm::consumeError(std::move(err));
+        return kNoBinaryForGpu;
+      }
+      using llvm::msgpack::Type;
+      if (root["amdhsa.kernels"].getKind() != Type::Array) break;
+      for (llvm::msgpack::DocNode& entry : root["amdhsa.kernels"].getArray()) {
+        if (entry.getKind() != Type::Map) return kInvalidImage;
+        llvm::msgpack::MapDocNode k = entry.getMap();
+        if (k[".name"].getKind() != Type::String || k[".args"].getKind() != Type::Array) return kInvalidImage;
+        auto kernel = std::make_unique<FakeKernel>();
+        kernel->name = k[".name"].getString().str();
+        kernel->maxFlatWorkgroupSize = number(k[".max_flat_workgroup_size"]);
+        kernel->ldsBytes = number(k[".group_segment_fixed_size"]);
+        for (llvm::msgpack::DocNode& arg : k[".args"].getArray()) {
+          if (arg.getKind() != Type::Map) return kInvalidImage;
+          llvm::msgpack::MapDocNode a = arg.getMap();
+          if (a[".value_kind"].getKind() != Type::String || number(a[".size"]) < 0) return kInvalidImage;
+          if (a[".value_kind"].getString().starts_with("hidden_")) continue;  // the runtime's own arguments
+          kernel->explicitArgBytes.push_back(static_cast<size_t>(number(a[".size"])));
+        }
+        module.kernels.push_back(std::move(kernel));
+      }
+      llvm::consumeError(std::move(err));
+      return kSuccess;
+    }
+    llvm::consumeError(std::move(err));
+  }
+  return kInvalidImage;
+}
+
+}  // namespace
+
+extern "C" {
+
+Error hipInit(unsigned) { return kSuccess; }
+Error hipGetDeviceCount(int* n) {
+  *n = 1;
+  return kSuccess;
+}
+
+Error hipModuleLoadData(void** module, const void* image) {
+  if (failing("hipModuleLoadData")) return kOutOfResources;
+  if (!module || !image) return kInvalidValue;
+  auto m = std::make_unique<FakeModule>();
+  const std::string arch = deviceArch();
+  const Error e = readKernels(image, arch, *m);
+  log("{\"call\": \"hipModuleLoadData\", \"device_arch\": \"" + arch + "\", \"result\": " + std::to_string(e) + "}");
+  if (e != kSuccess) return e;
+  *module = m.release();
+  return kSuccess;
+}
+Error hipModuleUnload(void* module) {
+  delete static_cast<FakeModule*>(module);
+  return kSuccess;
+}
+Error hipModuleGetFunction(void** function, void* module, const char* name) {
+  for (const auto& k : static_cast<FakeModule*>(module)->kernels)
+    if (k->name == name) {
+      *function = k.get();
+      return kSuccess;
+    }
+  return kNotFound;
+}
+Error hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, void* function, int threads, size_t dynamicLds) {
+  const auto* k = static_cast<FakeKernel*>(function);
+  const size_t lds = static_cast<size_t>(k->ldsBytes) + dynamicLds;
+  const size_t byLds = lds ? 65536 / lds : 32;  // a CDNA compute unit's 64 KB of LDS
+  const size_t byThreads = 2048 / static_cast<size_t>(threads);
+  *blocks = static_cast<int>(byLds < byThreads ? byLds : byThreads);
+  return kSuccess;
+}
+
+Error hipModuleLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                            unsigned bz, unsigned shared, void* stream, void** params, void** extra) {
+  if (failing("hipModuleLaunchKernel")) return kOutOfResources;
+  const auto* k = static_cast<FakeKernel*>(function);
+  if (extra || (!params && !k->explicitArgBytes.empty())) return kInvalidValue;
+  if (static_cast<int64_t>(bx) * by * bz > k->maxFlatWorkgroupSize) return kInvalidValue;
+  std::string line = "{\"call\": \"hipModuleLaunchKernel\", \"kernel\": \"" + k->name + "\", \"grid\": [" +
+                     std::to_string(gx) + ", " + std::to_string(gy) + ", " + std::to_string(gz) + "], \"block\": [" +
+                     std::to_string(bx) + ", " + std::to_string(by) + ", " + std::to_string(bz) +
+                     "], \"shared\": " + std::to_string(shared) + ", \"lds\": " + std::to_string(k->ldsBytes) +
+                     ", \"stream\": " + std::to_string(reinterpret_cast<uintptr_t>(stream)) + ", \"params\": [";
+  for (size_t i = 0; i < k->explicitArgBytes.size(); ++i)
+    line += std::string(i ? ", " : "") + "\"" + hex(params[i], k->explicitArgBytes[i]) + "\"";
+  log(line + "]}");
+  const char* hang = std::getenv("TESSERA_FAKE_HIP_HANG");
+  if (hang && k->name == hang) hungKernelLaunched = true;
+  return kSuccess;
+}
+
+Error hipMalloc(void** p, size_t bytes) {
+  if (failing("hipMalloc")) return kOutOfResources;
+  *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (!*p) return 2;  // hipErrorOutOfMemory
+  log("{\"call\": \"hipMalloc\", \"address\": " + std::to_string(reinterpret_cast<uintptr_t>(*p)) +
+      ", \"bytes\": " + std::to_string(bytes) + "}");
+  return kSuccess;
+}
+Error hipFree(void* p) {
+  std::free(p);
+  return kSuccess;
+}
+Error hipMemcpy(void* dst, const void* src, size_t bytes, int kind) {
+  if (kind < 0 || kind > 4) return kInvalidValue;  // hipMemcpyHostToHost .. hipMemcpyDefault
+  std::memmove(dst, src, bytes);
+  return kSuccess;
+}
+
+Error hipStreamCreate(void** stream) {
+  static int streams[64];
+  static int next = 0;
+  *stream = &streams[next++ % 64];
+  return kSuccess;
+}
+Error hipStreamSynchronize(void*) {
+  if (hung()) return kLaunchTimeout;
+  return failing("hipStreamSynchronize") ? kOutOfResources : kSuccess;
+}
+Error hipStreamQuery(void*) {
+  if (hung()) return kNotReady;
+  return failing("hipStreamQuery") ? kOutOfResources : kSuccess;
+}
+
+const char* hipGetErrorName(Error e) {
+  switch (e) {
+    case kSuccess: return "hipSuccess";
+    case kInvalidValue: return "hipErrorInvalidValue";
+    case kInvalidImage: return "hipErrorInvalidImage";
+    case kNoBinaryForGpu: return "hipErrorNoBinaryForGpu";
+    case kNotFound: return "hipErrorNotFound";
+    case kNotReady: return "hipErrorNotReady";
+    case kOutOfResources: return "hipErrorLaunchOutOfResources";
+    case kLaunchTimeout: return "hipErrorLaunchTimeOut";
+    default: return "hipErrorUnknown";
+  }
+}
+const char* hipGetErrorString(Error e) {
+  switch (e) {
+    case kSuccess: return "no error";
+    case kInvalidValue: return "invalid argument";
+    case kInvalidImage: return "device kernel image is invalid";
+    case kNoBinaryForGpu: return "no kernel image is available for execution on the device";
+    case kNotFound: return "named symbol not found";
+    case kNotReady: return "device not ready";
+    case kOutOfResources: return "too many resources requested for launch";
+    case kLaunchTimeout: return "the launch timed out and was terminated";
+    default: return "unknown error";
+  }
+}
+
+}  // extern "C"
