@@ -98,9 +98,13 @@ AutotunedKernel::AutotunedKernel(KernelDef def, std::vector<TuneConfig> configs,
 
 KernelTimer* AutotunedKernel::timerFor(DeviceRuntime& runtime) {
   if (timer_) return timer_.get();
-  if (!isCuda(&runtime)) return nullptr;
-  if (!cudaTimer_) cudaTimer_ = std::make_shared<ClockTimer>(makeCudaEventClock(CudaDriver::instance()));
-  return cudaTimer_.get();
+  auto it = deviceTimers_.find(runtime.instanceId());
+  if (it == deviceTimers_.end()) {
+    std::unique_ptr<TimingClock> clock = runtime.makeTimingClock();
+    it = deviceTimers_.emplace(runtime.instanceId(), clock ? std::make_unique<ClockTimer>(std::move(clock)) : nullptr)
+             .first;
+  }
+  return it->second.get();
 }
 
 const TuneConfig& AutotunedKernel::select(const ConfigGrid& grid, const std::vector<KernelArg>& args,
@@ -115,16 +119,17 @@ const TuneConfig& AutotunedKernel::select(const ConfigGrid& grid, const std::vec
   TuningHooks hooks;
   const DescriptorBlocks& blocks = tuner_.descriptorBlocks();
   hooks.prepare = compileAndPrune(jit_, configs, args, constants, resolved, device, blocks);
-  if (!timer_ && !isCuda(&runtime))
+  KernelTimer* timer = timerFor(runtime);
+  if (!timer)
     hooks.cannotBenchmark = "autotuned kernel '" + def.name() + "': " + runtime.apiName() +
-                            " has no clock to tune with; real timing runs on a CUDA GPU (give the tuner a timer "
-                            "with setTimer)";
+                            " has no clock to tune with; real timing runs on a CUDA or AMD GPU (give the tuner a "
+                            "timer with setTimer)";
   hooks.benchmark = [&](size_t i) {
     const Constants merged = mergeTuneConstants(configs[i], constants, def.name());
     const LaunchOptions launchOptions = applyTuneOptions(configs[i], resolved);
     const LaunchGrid g = grid(configs[i]);
     const std::vector<KernelArg> configArgs = argsForConfig(def, blocks, configs[i], constants, args);
-    return timerFor(runtime)->milliseconds([&] { jit_.launch(g, configArgs, merged, launchOptions); });
+    return timer->milliseconds([&] { jit_.launch(g, configArgs, merged, launchOptions); });
   };
   best_ = tuner_.select(tuningKeyFor(def, tuner_.keyNames(), args, constants), device.identity, hooks);
   return configs[*best_];

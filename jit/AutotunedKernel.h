@@ -6,11 +6,13 @@
 //   mm.launch([&](const TuneConfig& c) { return LaunchGrid{cdiv(M, bm(c)) * cdiv(N, bn(c)), 1, 1}; },
 //             {a, b, c, M, N, K, ...}, {{"GROUP_M", 8}});
 //
-// On a CUDA GPU the configs are timed with CUDA events (jit/KernelTimer.h). The emulator (LaunchOptions::runtime)
-// and other runtimes have no meaningful clock: setTimer() gives the tuner one (tests use fakes).
+// On a CUDA or AMD GPU the configs are timed with the API's events (DeviceRuntime::makeTimingClock,
+// jit/KernelTimer.h). The emulator (LaunchOptions::runtime) has no meaningful clock: setTimer() gives the tuner
+// one (tests use fakes).
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,7 +62,7 @@ class AutotunedKernel {
   const TuneConfig& select(const ConfigGrid& grid, const std::vector<KernelArg>& args, const Constants& constants = {},
                            const LaunchOptions& options = {});
 
-  // Times benchmark launches (null: CUDA events on a CUDA GPU, an error elsewhere).
+  // Times benchmark launches (null: the GPU runtime's events, an error where it has none).
   void setTimer(std::shared_ptr<KernelTimer> timer) { timer_ = std::move(timer); }
   // The config the last launch or select used.
   std::optional<TuneConfig> bestConfig() const;
@@ -73,7 +75,8 @@ class AutotunedKernel {
   JitKernel jit_;
   Autotuner tuner_;
   std::shared_ptr<KernelTimer> timer_;
-  std::shared_ptr<KernelTimer> cudaTimer_;  // made on the first tuning on a CUDA GPU
+  // Each GPU runtime's event clock, made on its first tuning (null for runtimes without one), by instanceId.
+  std::map<uint64_t, std::unique_ptr<KernelTimer>> deviceTimers_;
   std::optional<size_t> best_;
 };
 

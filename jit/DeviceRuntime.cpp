@@ -9,6 +9,7 @@
 #include "jit/CompiledKernel.h"
 #include "jit/CudaDriver.h"
 #include "jit/HipRuntime.h"
+#include "jit/KernelTimer.h"
 #include "jit/KfdTopology.h"
 #include "jit/sim/SimRuntime.h"
 
@@ -27,6 +28,8 @@ int64_t DeviceRuntime::residentPrograms(DeviceFunction, unsigned, int64_t, const
   throw Error("kernel '" + kernelName + "' is persistent, and the " + apiName() +
               " runtime cannot tell how many of its programs the device runs at once");
 }
+
+std::unique_ptr<TimingClock> DeviceRuntime::makeTimingClock() { return nullptr; }
 
 namespace {
 
@@ -130,6 +133,7 @@ class CudaDeviceRuntime final : public DeviceRuntime {
               DeviceStream stream, void** params, const std::string& kernelName) override {
     driver_.launch(static_cast<cu::Function>(f), grid, block, sharedBytes, stream, params, kernelName);
   }
+  std::unique_ptr<TimingClock> makeTimingClock() override { return makeCudaEventClock(driver_); }
 
  private:
   CudaDriver& driver_;
@@ -199,6 +203,7 @@ class HipDeviceRuntime final : public DeviceRuntime {
               DeviceStream stream, void** params, const std::string& kernelName) override {
     hip_.launch(static_cast<hip::Function>(f), grid, block, sharedBytes, stream.hip(), params, kernelName);
   }
+  std::unique_ptr<TimingClock> makeTimingClock() override { return makeHipEventClock(hip_); }
 
  private:
   static Error unsupported(const std::string& kernelName) {

@@ -30,6 +30,7 @@ using Stream = struct ihipStream_t*;
 }
 class CudaDriver;
 class HipRuntime;
+class TimingClock;  // jit/KernelTimer.h
 struct CompiledKernel;
 
 // A stream of either API; null is the default stream. It converts from cu::Stream and hip::Stream, and back to
@@ -122,6 +123,9 @@ class DeviceRuntime {
   // The tensor map a kernel's descriptor parameter carries (CUDA: the driver's encoding; the emulator: its own).
   // Throws tessera::Error naming the kernel where it cannot be encoded; runtimes without TMA have none.
   virtual TensorMapBytes encodeTensorMap(const TensorMapRequest& request, const std::string& kernelName);
+  // A clock that times launches on the default stream the way do_bench does (jit/KernelTimer.h): the API's events
+  // and an L2 flush buffer. Null (the default) where the runtime has no meaningful clock, as the emulator has not.
+  virtual std::unique_ptr<TimingClock> makeTimingClock();
 
  private:
   const uint64_t instanceId_;

@@ -24,9 +24,15 @@ struct HipRuntime::Api {
   hip::Error (*malloc)(void**, size_t);
   hip::Error (*free)(void*);
   hip::Error (*memcpy)(void*, const void*, size_t, int);
+  hip::Error (*memset)(void*, int, size_t);
   hip::Error (*streamCreate)(hip::Stream*);
   hip::Error (*streamSynchronize)(hip::Stream);
   hip::Error (*streamQuery)(hip::Stream);
+  hip::Error (*eventCreate)(hip::Event*);
+  hip::Error (*eventDestroy)(hip::Event);
+  hip::Error (*eventRecord)(hip::Event, hip::Stream);
+  hip::Error (*eventSynchronize)(hip::Event);
+  hip::Error (*eventElapsedTime)(float*, hip::Event, hip::Event);
   const char* (*getErrorName)(hip::Error);
   const char* (*getErrorString)(hip::Error);
   // Resolved when present; only persistent launches need it.
@@ -69,6 +75,12 @@ HipRuntime::HipRuntime(const std::vector<std::string>& libraryPaths) : api_(std:
   resolve(api_->streamCreate, "hipStreamCreate");
   resolve(api_->streamSynchronize, "hipStreamSynchronize");
   resolve(api_->streamQuery, "hipStreamQuery");
+  resolve(api_->memset, "hipMemset");
+  resolve(api_->eventCreate, "hipEventCreate");
+  resolve(api_->eventDestroy, "hipEventDestroy");
+  resolve(api_->eventRecord, "hipEventRecord");
+  resolve(api_->eventSynchronize, "hipEventSynchronize");
+  resolve(api_->eventElapsedTime, "hipEventElapsedTime");
   resolve(api_->getErrorName, "hipGetErrorName");
   resolve(api_->getErrorString, "hipGetErrorString");
   api_->moduleOccupancyMaxActiveBlocksPerMultiprocessor =
@@ -127,6 +139,35 @@ void HipRuntime::copyToDevice(hip::DevicePtr dst, const void* src, size_t bytes)
 void HipRuntime::copyToHost(void* dst, hip::DevicePtr src, size_t bytes) {
   require("hipMemcpy");
   check(api_->memcpy(dst, src, bytes, hip::kMemcpyDeviceToHost), "hipMemcpy (device to host)");
+}
+
+void HipRuntime::fillBytes(hip::DevicePtr dst, uint8_t value, size_t bytes) {
+  require("hipMemset");
+  check(api_->memset(dst, value, bytes), "hipMemset");
+}
+
+hip::Event HipRuntime::createEvent() {
+  require("hipEventCreate");
+  hip::Event e = nullptr;
+  check(api_->eventCreate(&e), "hipEventCreate");
+  return e;
+}
+
+void HipRuntime::destroyEvent(hip::Event e) noexcept {
+  if (available_ && e) api_->eventDestroy(e);
+}
+
+void HipRuntime::recordEvent(hip::Event e, hip::Stream s) {
+  require("hipEventRecord");
+  check(api_->eventRecord(e, s), "hipEventRecord");
+}
+
+float HipRuntime::elapsedMilliseconds(hip::Event start, hip::Event end) {
+  require("hipEventElapsedTime");
+  check(api_->eventSynchronize(end), "hipEventSynchronize");
+  float ms = 0;
+  check(api_->eventElapsedTime(&ms, start, end), "hipEventElapsedTime");
+  return ms;
 }
 
 hip::Stream HipRuntime::createStream() {

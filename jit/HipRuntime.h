@@ -30,6 +30,7 @@ using Error = int;  // hipError_t
 using Module = struct ihipModule_t*;
 using Function = struct ihipModuleSymbol_t*;
 using Stream = struct ihipStream_t*;  // null = the default stream
+using Event = struct ihipEvent_t*;
 using DevicePtr = void*;
 constexpr int kSuccess = 0;
 constexpr int kNotReady = 600;  // hipErrorNotReady: hipStreamQuery's "still running"
@@ -56,7 +57,13 @@ class HipRuntime {
   void release(hip::DevicePtr p) noexcept;
   void copyToDevice(hip::DevicePtr dst, const void* src, size_t bytes);
   void copyToHost(void* dst, hip::DevicePtr src, size_t bytes);
+  void fillBytes(hip::DevicePtr dst, uint8_t value, size_t bytes);  // hipMemset
   hip::Stream createStream();
+  // Events, to time kernels (the autotuner's clock on AMD GPUs, jit/KernelTimer.h).
+  hip::Event createEvent();
+  void destroyEvent(hip::Event e) noexcept;
+  void recordEvent(hip::Event e, hip::Stream s);
+  float elapsedMilliseconds(hip::Event start, hip::Event end);  // synchronizes on `end`
   // Waits for the stream's work. With $TESSERA_GPU_TIMEOUT set to a number of seconds, it polls hipStreamQuery
   // instead and throws KernelTimeout (jit/StreamWait.h) past that many; unset or 0, it waits as long as the work
   // runs (HIP's own behaviour).

@@ -57,7 +57,7 @@ namespace {
 
 class CudaEventClock : public TimingClock {
  public:
-  explicit CudaEventClock(CudaDriver& driver) : driver_(driver), flush_(kFlushBytes, driver) {}
+  explicit CudaEventClock(CudaDriver& driver) : driver_(driver) {}
   ~CudaEventClock() override {
     for (auto& [start, end] : events_) {
       driver_.destroyEvent(start);
@@ -65,7 +65,10 @@ class CudaEventClock : public TimingClock {
     }
   }
 
-  void flushCache() override { driver_.fillBytes(flush_.ptr(), 0, flush_.bytes()); }
+  void flushCache() override {
+    if (!flush_) flush_ = std::make_unique<DeviceBuffer>(kFlushBytes, driver_);  // on first use: a clock costs nothing
+    driver_.fillBytes(flush_->ptr(), 0, flush_->bytes());
+  }
   void markStart(size_t slot) override { driver_.recordEvent(events_.at(slot).first, nullptr); }
   void markEnd(size_t slot) override { driver_.recordEvent(events_.at(slot).second, nullptr); }
   double elapsedMs(size_t slot) override {
@@ -79,12 +82,44 @@ class CudaEventClock : public TimingClock {
   // Larger than any GPU's L2 (50 MB on an H100, 256 MB of Infinity Cache on an MI300X).
   static constexpr size_t kFlushBytes = size_t(256) << 20;
   CudaDriver& driver_;
-  DeviceBuffer flush_;
+  std::unique_ptr<DeviceBuffer> flush_;
   std::vector<std::pair<cu::Event, cu::Event>> events_;
+};
+
+class HipEventClock : public TimingClock {
+ public:
+  explicit HipEventClock(HipRuntime& hip) : hip_(hip) {}
+  ~HipEventClock() override {
+    for (auto& [start, end] : events_) {
+      hip_.destroyEvent(start);
+      hip_.destroyEvent(end);
+    }
+    hip_.release(flush_);
+  }
+
+  void flushCache() override {
+    if (!flush_) flush_ = hip_.allocate(kFlushBytes);  // on first use, as CudaEventClock's
+    hip_.fillBytes(flush_, 0, kFlushBytes);
+  }
+  void markStart(size_t slot) override { hip_.recordEvent(events_.at(slot).first, nullptr); }
+  void markEnd(size_t slot) override { hip_.recordEvent(events_.at(slot).second, nullptr); }
+  double elapsedMs(size_t slot) override {
+    return hip_.elapsedMilliseconds(events_.at(slot).first, events_.at(slot).second);
+  }
+  void reserveSlots(size_t count) override {
+    while (events_.size() < count) events_.emplace_back(hip_.createEvent(), hip_.createEvent());
+  }
+
+ private:
+  static constexpr size_t kFlushBytes = size_t(256) << 20;  // as CudaEventClock's
+  HipRuntime& hip_;
+  hip::DevicePtr flush_ = nullptr;
+  std::vector<std::pair<hip::Event, hip::Event>> events_;
 };
 
 }  // namespace
 
 std::unique_ptr<TimingClock> makeCudaEventClock(CudaDriver& driver) { return std::make_unique<CudaEventClock>(driver); }
+std::unique_ptr<TimingClock> makeHipEventClock(HipRuntime& hip) { return std::make_unique<HipEventClock>(hip); }
 
 }  // namespace tessera::jit

@@ -1,8 +1,9 @@
 // Timing one kernel launch the way Triton's do_bench does: estimate the launch's time, warm up for a time budget,
 // then time repetitions, each after flushing the L2 cache so that every run starts cold, and report the median.
 // The device side (flushing, events) sits behind TimingClock, so the procedure itself is tested with a fake
-// clock; CudaEventClock times with CUDA events. The emulator and the interpreter have no meaningful clock: the
-// autotuner takes an injected KernelTimer for them (tests pass fakes).
+// clock; the CUDA and HIP clocks time with the API's events (DeviceRuntime::makeTimingClock gives a runtime's).
+// The emulator and the interpreter have no meaningful clock: the autotuner takes an injected KernelTimer for them
+// (tests pass fakes).
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "jit/CudaDriver.h"
+#include "jit/HipRuntime.h"
 
 namespace tessera::jit {
 
@@ -66,5 +68,7 @@ class ClockTimer : public KernelTimer {
 
 // CUDA events on the default stream (where JitKernel launches unless told otherwise) and a 256 MB flush buffer.
 std::unique_ptr<TimingClock> makeCudaEventClock(CudaDriver& driver);
+// HIP events on the default stream and a 256 MB flush buffer.
+std::unique_ptr<TimingClock> makeHipEventClock(HipRuntime& hip);
 
 }  // namespace tessera::jit

@@ -40,8 +40,8 @@ const char* sourceName(jit::TuningReport::Source s) {
   return "?";
 }
 
-// Tunes for a launch: compiles with the facts of its arguments for `runtime` (a CUDA GPU, or the emulator, which
-// also stands for the interpreter), and benchmarks through `benchmark(index) -> ms`.
+// Tunes for a launch: compiles with the facts of its arguments for `runtime` (a CUDA or AMD GPU, or the emulator,
+// which also stands for the interpreter), and benchmarks through `benchmark(index) -> ms`.
 size_t selectForLaunch(jit::Autotuner& tuner, const jit::TuningKey& key, jit::JitKernel& kernel,
                        const py::sequence& facts, const py::dict& constantsDict, const std::string& backend,
                        sim::SimRuntime* simRuntime, py::object benchmark, const std::string& cannotBenchmark) {
@@ -51,7 +51,8 @@ size_t selectForLaunch(jit::Autotuner& tuner, const jit::TuningKey& key, jit::Ji
   std::vector<jit::KernelArg> args;
   for (size_t i = 0; i < params.size(); ++i) args.push_back(argumentForFact(params[i], facts[i]));
   const Constants constants = constantsFromPython(def, constantsDict);
-  jit::DeviceRuntime& runtime = simRuntime ? static_cast<jit::DeviceRuntime&>(*simRuntime) : kernel.runtimeFor("nvptx");
+  jit::DeviceRuntime& runtime = simRuntime ? static_cast<jit::DeviceRuntime&>(*simRuntime)
+                                            : kernel.runtimeFor(backend == "hip" ? "amdgpu" : "nvptx");
   jit::LaunchOptions resolved;
   resolved.target = runtime.target();
   resolved.arch = runtime.nativeArch();

@@ -6,12 +6,15 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <functional>
+#include <map>
 #include <memory>
 
 #include "CudaArgConversion.h"
 #include "jit/DeviceRuntime.h"
 #include "jit/JitKernel.h"
 #include "jit/KernelResources.h"
+#include "jit/KernelTimer.h"
 #include "jit/sim/SimRuntime.h"
 
 namespace py = pybind11;
@@ -229,9 +232,10 @@ StagedArgs stageHostArrays(const KernelDef& def, const py::sequence& args, const
 }
 
 // Copies each staged array to a device buffer of `runtime`, launches, synchronizes and copies the arrays back.
-void runStaged(jit::JitKernel& kernel, const interp::Grid& g, StagedArgs staged, const Constants& constants,
-               jit::DeviceRuntime& runtime, const jit::LaunchOptions& options) {
-  // Device buffers, released however the launch ends.
+// Copies the host arrays to device buffers, runs `onDevice` with the kernel's arguments rebased on them (GIL
+// released), and copies the arrays back when `copyBack`; the buffers are released however it ends.
+void withStagedArrays(jit::DeviceRuntime& runtime, StagedArgs staged,
+                      const std::function<void(const std::vector<jit::KernelArg>&)>& onDevice, bool copyBack) {
   struct Buffers {
     jit::DeviceRuntime& runtime;
     std::vector<jit::DeviceAddress> addresses;
@@ -250,11 +254,31 @@ void runStaged(jit::JitKernel& kernel, const interp::Grid& g, StagedArgs staged,
   }
   {
     py::gil_scoped_release release;
-    kernel.launch({g[0], g[1], g[2]}, staged.kernelArgs, constants, options);
-    runtime.synchronize(options.stream, kernel.definition().name());
+    onDevice(staged.kernelArgs);
   }
+  if (!copyBack) return;
   for (size_t i = 0; i < staged.arrays.size(); ++i)
     runtime.copyToHost(staged.arrays[i].first.data, buffers.addresses[i], staged.arrays[i].first.bytes);
+}
+
+void runStaged(jit::JitKernel& kernel, const interp::Grid& g, StagedArgs staged, const Constants& constants,
+               jit::DeviceRuntime& runtime, const jit::LaunchOptions& options) {
+  withStagedArrays(
+      runtime, std::move(staged),
+      [&](const std::vector<jit::KernelArg>& args) {
+        kernel.launch({g[0], g[1], g[2]}, args, constants, options);
+        runtime.synchronize(options.stream, kernel.definition().name());
+      },
+      /*copyBack=*/true);
+}
+
+// The runtime of `target` for a launch of `def`, or an error naming the kernel.
+jit::DeviceRuntime& runtimeForLaunch(jit::JitKernel& kernel, const std::string& target) {
+  try {
+    return kernel.runtimeFor(target);
+  } catch (const Error& e) {
+    throw Error("cannot launch kernel '" + kernel.definition().name() + "': " + e.message());
+  }
 }
 
 // Launches with host arrays on `target`'s runtime (used for amdgpu, through HIP).
@@ -265,15 +289,39 @@ void launchStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& a
   StagedArgs staged = stageHostArrays(def, args, target);
   interp::Grid g = python::toGrid(grid);
   Constants constants = constantsFromPython(def, constantsDict);
-  jit::DeviceRuntime* runtime = nullptr;
-  try {
-    runtime = &kernel.runtimeFor(target);
-  } catch (const Error& e) {
-    throw Error("cannot launch kernel '" + def.name() + "': " + e.message());
-  }
-  runStaged(kernel, g, std::move(staged), constants, *runtime,
+  runStaged(kernel, g, std::move(staged), constants, runtimeForLaunch(kernel, target),
             launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize, pingPong,
                           matrixInstrSize));
+}
+
+// do_bench of a launch on host arrays through `target`'s runtime, with its events (tessera.autotune's clock for
+// backend="hip"): the arrays are copied in once and only the launches are timed; nothing is copied back.
+double timeStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
+                  int numWarps, const std::string& target, const std::string& arch, bool fastMath, int numStages,
+                  bool persistent, bool warpSpecialize, bool pingPong, int matrixInstrSize) {
+  const KernelDef& def = kernel.definition();
+  StagedArgs staged = stageHostArrays(def, args, target);
+  interp::Grid g = python::toGrid(grid);
+  Constants constants = constantsFromPython(def, constantsDict);
+  jit::DeviceRuntime& runtime = runtimeForLaunch(kernel, target);
+  // One clock per runtime for the process (its flush buffer and events), never destroyed, as bench_launch's.
+  static std::map<uint64_t, jit::ClockTimer*> timers;
+  jit::ClockTimer*& timer = timers[runtime.instanceId()];
+  if (!timer) {
+    std::unique_ptr<jit::TimingClock> clock = runtime.makeTimingClock();
+    if (!clock) throw Error("kernel '" + def.name() + "': the " + runtime.apiName() + " runtime has no clock to time it");
+    timer = new jit::ClockTimer(std::move(clock));
+  }
+  const jit::LaunchOptions options = launchOptions(numWarps, target, arch, fastMath, numStages, persistent,
+                                                   warpSpecialize, pingPong, matrixInstrSize);
+  double ms = 0;
+  withStagedArrays(
+      runtime, std::move(staged),
+      [&](const std::vector<jit::KernelArg>& deviceArgs) {
+        ms = timer->milliseconds([&] { kernel.launch({g[0], g[1], g[2]}, deviceArgs, constants, options); });
+      },
+      /*copyBack=*/false);
+  return ms;
 }
 
 // Launches with host arrays on the emulator (jit/sim/SimRuntime.h), whose device memory is host memory too: the
@@ -397,6 +445,12 @@ void bindJit(py::module_& m) {
            py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false,
            py::arg("matrix_instr_nonkdim") = 0,
            "Launches on host arrays through `target`'s runtime (copies in, launches, synchronizes, copies back)")
+      .def("time_staged", &timeStaged, py::arg("grid"), py::arg("args"), py::arg("constants"), py::arg("num_warps"),
+           py::arg("target"), py::arg("arch"), py::arg("fast_math"), py::arg("num_stages") = 3,
+           py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false,
+           py::arg("matrix_instr_nonkdim") = 0,
+           "do_bench of a launch on host arrays through `target`'s runtime's events: the arrays are copied in "
+           "once, only the launches are timed, nothing is copied back (ms, median)")
       .def("launch_sim", &launchSim, py::arg("grid"), py::arg("args"), py::arg("constants"), py::arg("num_warps"),
            py::arg("runtime"), py::arg("fast_math"), py::arg("num_stages") = 3,
            py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false,

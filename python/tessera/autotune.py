@@ -10,13 +10,14 @@
     matmul.best_config   # Config({'BM': 128, 'BN': 128, 'BK': 64}, num_warps=8)
 
 The first launch with new key values compiles every config in parallel, prunes those that need more shared
-memory than the GPU has or spill registers (before any launch), times the rest (do_bench: L2 flushed, CUDA
-events, median) and launches the fastest; later launches with those key values, in this process or another,
+memory than the GPU has or spill registers (before any launch), times the rest (do_bench: L2 flushed, CUDA or
+HIP events, median) and launches the fastest; later launches with those key values, in this process or another,
 reuse the winner (the cache sits next to the JIT's, keyed by the kernel, the configs, the key values, the GPU,
 its driver and the Tessera build). A key names runtime arguments (ints by value, arrays by dtype) or Consts the
 launch gives.
 
-Real timing needs a CUDA GPU. The emulator (backend="sim") and the interpreter can stand in for one only with
+Real timing needs a GPU: CUDA events on an NVIDIA GPU, HIP events on an AMD one (backend="hip", whose host
+arrays are copied in once per config and only the launches timed). The emulator (backend="sim") and the interpreter can stand in for one only with
 timer=: a callable taking a launch function and returning milliseconds (tests pass fakes). fixed=i, or the
 environment variable TESSERA_AUTOTUNE_CONFIG=i, always uses config i: no compiling, no timing, deterministic.
 While tuning, a progress line shows on stderr when it is a terminal (progress=True/False forces it).
@@ -165,24 +166,29 @@ class _AutotunedLauncher:
                             "do not pass it to the launch")
         if backend is None:
             backend = "cuda" if any(map(_is_gpu_array, runtime)) else "interpreter"
-        if backend == "hip":
-            raise ValueError(f"autotuned kernel '{tuned.name}': autotuning on HIP is not supported yet")
         sim_kwargs = dict(target=target, arch=arch, checks=checks) if backend == "sim" else {}
         grid = self.grid
 
-        def launch(index):
+        def launch(index, **timed):
             config = tuned.configs[index]
-            k[grid](*tuned._reblocked(runtime, config, constants), **constants, **config.launch_kwargs(),
-                    backend=backend, **sim_kwargs)
+            return k[grid](*tuned._reblocked(runtime, config, constants), **constants, **config.launch_kwargs(),
+                           backend=backend, **sim_kwargs, **timed)
 
-        timer = tuned.timer or (_C.bench_launch if backend == "cuda" else None)
-        cannot = "" if timer else (
+        def benchmark(index):
+            if tuned.timer:
+                return float(tuned.timer(lambda: launch(index)))
+            if backend == "cuda":
+                return float(_C.bench_launch(lambda: launch(index)))
+            return float(launch(index, _time_hip=True))  # HIP events; the arrays are copied in once, untimed
+
+        on_gpu = backend in ("cuda", "hip")
+        cannot = "" if tuned.timer or on_gpu else (
             f"autotuned kernel '{tuned.name}': backend {backend!r} has no clock to tune with; real timing runs on a "
-            "CUDA GPU (pass timer= to tessera.autotune)")
+            "CUDA or AMD GPU (pass timer= to tessera.autotune)")
         # The emulator compiles for its own arch; the interpreter is pruned as the default emulated GPU would be.
-        sim_runtime = _sim.runtime(target, arch, True if checks is None else checks) if backend != "cuda" else None
+        sim_runtime = None if on_gpu else _sim.runtime(target, arch, True if checks is None else checks)
         index = tuned._tuner.select(tuned._key_values(runtime, constants), k._jit_kernel(),
                                     [_fact(v) for v in runtime], constants, backend, sim_runtime,
-                                    (lambda i: float(timer(lambda: launch(i)))) if timer else None, cannot)
+                                    None if cannot else benchmark, cannot)
         tuned.best_config = tuned.configs[index]
         launch(index)

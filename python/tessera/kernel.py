@@ -270,7 +270,9 @@ class _Launcher:
 
     def __call__(self, *args, num_warps=4, num_stages=3, backend=None, target=None, arch=None, checks=None,
                  fast_math=True, persistent=False, warp_specialize=False, ping_pong=False, matrix_instr_nonkdim=0,
-                 **kwargs):
+                 _time_hip=False, **kwargs):
+        # _time_hip (tessera.autotune's clock on AMD GPUs): with backend="hip", time the launch instead (do_bench
+        # with HIP events, the arrays copied in once and not back) and return its milliseconds.
         k = self.kernel
         runtime, constants = k._bind(args, kwargs)
         k._check_constants(constants)
@@ -302,7 +304,8 @@ class _Launcher:
         elif backend == "hip":
             # AMD GPUs through the HIP runtime, on host arrays (copied in and back). The arch comes from
             # TESSERA_HIP_ARCH or the GPU (see jit/DeviceRuntime.h).
-            k._jit_kernel().launch_staged(grid, runtime, constants, num_warps, "amdgpu", "", bool(fast_math),
-                                          num_stages, persistent, warp_specialize, ping_pong, matrix_instr_nonkdim)
+            run = k._jit_kernel().time_staged if _time_hip else k._jit_kernel().launch_staged
+            return run(grid, runtime, constants, num_warps, "amdgpu", "", bool(fast_math), num_stages, persistent,
+                       warp_specialize, ping_pong, matrix_instr_nonkdim)
         else:
             raise ValueError(f"unknown backend {backend!r}; available here: {', '.join(BACKENDS)}")

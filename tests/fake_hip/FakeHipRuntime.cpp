@@ -12,6 +12,9 @@
 // - a launch's parameters are cut at the sizes of the kernel's explicit arguments (the hidden_* ones are the
 //   runtime's), and a block larger than the kernel's .max_flat_workgroup_size fails with hipErrorInvalidValue.
 //
+// Its device has a clock for events to read: every launch takes 10 ms of device time per program of its grid, so
+// that an autotuner timing configs on it sees the ones with fewer programs as faster.
+//
 // TESSERA_FAKE_HIP_FAIL names one entry point that fails with hipErrorLaunchOutOfResources (701), to test how
 // failures are reported; TESSERA_FAKE_HIP_HANG names a kernel that never finishes once launched: from then on
 // hipStreamQuery says hipErrorNotReady, and hipStreamSynchronize, which on a GPU would wait forever, fails with
@@ -48,6 +51,8 @@ struct FakeModule {
 
 std::mutex logMutex;
 bool hungKernelLaunched = false;
+double deviceClockMs = 0;  // the device time the work launched so far takes
+constexpr double kMsPerProgram = 10;  // long enough that do_bench times few repetitions
 
 // Whether the work launched so far never finishes (unsetting TESSERA_FAKE_HIP_HANG brings the device back).
 bool hung() {
@@ -228,6 +233,7 @@ Error hipModuleLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned g
   log(line + "]}");
   const char* hang = std::getenv("TESSERA_FAKE_HIP_HANG");
   if (hang && k->name == hang) hungKernelLaunched = true;
+  deviceClockMs += kMsPerProgram * gx * gy * gz;
   return kSuccess;
 }
 
@@ -246,6 +252,33 @@ Error hipFree(void* p) {
 Error hipMemcpy(void* dst, const void* src, size_t bytes, int kind) {
   if (kind < 0 || kind > 4) return kInvalidValue;  // hipMemcpyHostToHost .. hipMemcpyDefault
   std::memmove(dst, src, bytes);
+  return kSuccess;
+}
+
+Error hipMemset(void* dst, int value, size_t bytes) {
+  if (failing("hipMemset")) return kOutOfResources;
+  std::memset(dst, value, bytes);
+  log("{\"call\": \"hipMemset\", \"bytes\": " + std::to_string(bytes) + "}");
+  return kSuccess;
+}
+
+// An event is the device time at which it was recorded (one in-order queue: streams are not told apart).
+Error hipEventCreate(double** event) {
+  *event = new double(-1);
+  return kSuccess;
+}
+Error hipEventDestroy(double* event) {
+  delete event;
+  return kSuccess;
+}
+Error hipEventRecord(double* event, void*) {
+  *event = deviceClockMs;
+  return kSuccess;
+}
+Error hipEventSynchronize(double*) { return kSuccess; }  // the recorded work is done
+Error hipEventElapsedTime(float* ms, double* start, double* end) {
+  if (*start < 0 || *end < 0) return kInvalidValue;  // not recorded
+  *ms = static_cast<float>(*end - *start);
   return kSuccess;
 }
 

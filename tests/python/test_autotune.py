@@ -185,7 +185,7 @@ def test_progress_line_when_asked(tmp_path, capfd):
 
 def test_without_a_timer_off_the_gpu_tuning_says_why(tmp_path):
     with pytest.raises(tessera.Error, match="backend 'interpreter' has no clock to tune with; real timing runs on "
-                                            r"a CUDA GPU \(pass timer= to tessera.autotune\)"):
+                                            r"a CUDA or AMD GPU \(pass timer= to tessera.autotune\)"):
         run_add(add_tuned(tmp_path, None))
 
 

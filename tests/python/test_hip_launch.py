@@ -69,3 +69,36 @@ def test_a_hip_launch_that_never_finishes_is_reported_after_the_time_limit(tmp_p
     # With no limit, the runtime's own wait answers (the recording runtime's fails; a GPU's would never return).
     printed, _ = run_on_fake_hip(tmp_path, TESSERA_FAKE_HIP_HANG="vector_add")
     assert "hipStreamSynchronize failed for kernel 'vector_add': hipErrorLaunchTimeOut" in printed["error"], printed
+
+
+AUTOTUNED_VECTOR_ADD = """
+import json, numpy as np, tessera
+x = np.arange(1000, dtype=np.float32)
+out = np.full(1000, 7, np.float32)
+add = tessera.autotune(configs=[tessera.Config({"BLOCK": b}) for b in (128, 1024, 256)], key=["n"],
+                       cache_dir=CACHE, progress=False)(tessera.kernels.vector_add)
+add[lambda meta: (tessera.cdiv(1000, meta["BLOCK"]),)](x, x, out, 1000, backend="hip")
+report = add.last_report
+print(json.dumps({"best": add.best_config.kwargs, "ms": [o["ms"] for o in report["outcomes"]],
+                  "source": report["source"]}))
+"""
+
+
+def test_autotuning_on_hip_times_each_config_with_hip_events_and_launches_the_fastest(tmp_path):
+    """The recording runtime's device takes 10 ms per program: 8, 1 and 4 programs for BLOCK 128, 1024, 256."""
+    log = tmp_path / "hip.log"
+    env = {**os.environ, "TESSERA_LIBCUDA": "/nonexistent/libcuda.so.1", "TESSERA_LIBAMDHIP": FAKE_LIBAMDHIP,
+           "TESSERA_HIP_ARCH": "gfx90a", "TESSERA_FAKE_HIP_LOG": str(log), "TESSERA_CACHE_DIR": str(tmp_path / "cache")}
+    script = AUTOTUNED_VECTOR_ADD.replace("CACHE", repr(str(tmp_path / "tuning")))
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == {"best": {"BLOCK": 1024}, "ms": [80.0, 10.0, 40.0], "source": "benchmarked"}
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    # Each config's arrays are copied in once (3 buffers), then the final launch stages its own: 12 in all.
+    assert len([c for c in calls if c["call"] == "hipMalloc" and c["bytes"] == 4000]) == 12
+    assert any(c["call"] == "hipMemset" and c["bytes"] == 256 << 20 for c in calls)  # the L2 flush
+    assert [c for c in calls if c["call"] == "hipModuleLaunchKernel"][-1]["grid"] == [1, 1, 1]  # the winner
+    # A second process finds the winner in the tuning cache: no timing.
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["source"] == "cached"

@@ -625,8 +625,8 @@ TEST(AutotunedKernel, TunesOnTheEmulatorWithAnInjectedTimer) {
   options.runtime = &mm.runtime;
   jit::AutotunedKernel tuned(kernels::matmul_kernel(), configs, {"M", "N", "K"}, quietOptions(dir.path()));
   EXPECT_EQ(errorOf([&] { tuned.launch(gridFor, mm.args(), {{"GROUP_M", 4}}, options); }),
-            "autotuned kernel 'matmul': sim has no clock to tune with; real timing runs on a CUDA GPU (give the tuner "
-            "a timer with setTimer)");
+            "autotuned kernel 'matmul': sim has no clock to tune with; real timing runs on a CUDA or AMD GPU (give "
+            "the tuner a timer with setTimer)");
   auto timer = std::make_shared<ScriptedTimer>();
   timer->ms = {2.0, 1.0};
   tuned.setTimer(timer);

@@ -2,7 +2,8 @@
 // checks launches against the code object's own metadata: what JitKernel hands libamdhip64 for an amdgpu launch
 // (the code object for the device's arch, the kernel's explicit arguments byte for byte, num_warps * 64
 // work-items within the kernel's flat work-group limit), runtime failures named with the call and the kernel, and
-// a kernel that never finishes reported after TESSERA_GPU_TIMEOUT seconds, as on CUDA.
+// a kernel that never finishes reported after TESSERA_GPU_TIMEOUT seconds, as on CUDA, and autotuning timed with
+// HIP events.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -16,7 +17,9 @@
 #include <unistd.h>
 
 #include "ir/Error.h"
+#include "jit/AutotunedKernel.h"
 #include "jit/CudaDriver.h"
+#include "jit/DeviceRuntime.h"
 #include "jit/HipRuntime.h"
 #include "jit/JitKernel.h"
 #include "tessera/kernels/matmul.h"
@@ -217,4 +220,46 @@ TEST(JitFakeHip, AKernelThatNeverFinishesIsReportedAfterTheTimeLimitWithItsName)
                 .find("TESSERA_GPU_TIMEOUT must be a number of seconds (0: no limit), not 'soon'"),
             std::string::npos);
   unsetenv("TESSERA_GPU_TIMEOUT");
+}
+
+TEST(JitFakeHip, AutotuningOnAnAmdGpuTimesEachConfigWithHipEventsAndKeepsTheFastest) {
+  // The recording runtime's device takes 10 ms per program, so the config with the fewest programs is the fastest;
+  // it sits in the middle of the list, so that neither the first nor the last config wins by position.
+  FakeHipLog log;
+  HipVectorAdd v;
+  std::unique_ptr<DeviceRuntime> runtime = makeHipDeviceRuntime(v.hip);
+  AutotuneOptions tuning;
+  tuning.cacheDirectory.clear();  // memory only
+  tuning.fixedConfig.reset();
+  tuning.quiet = true;
+  AutotunedKernel tuned(kernels::vector_add_kernel(),
+                        {{{{"BLOCK", 128}}, 4}, {{{"BLOCK", 1024}}, 4}, {{{"BLOCK", 256}}, 4}}, {"n"}, tuning, v.cache);
+  LaunchOptions options;
+  options.runtime = runtime.get();
+  options.arch = "gfx90a";
+  const ConfigGrid grid = [](const TuneConfig& c) {
+    const int64_t block = std::get<int64_t>(c.constants.at("BLOCK"));
+    return LaunchGrid{(HipVectorAdd::n + block - 1) / block, 1, 1};
+  };
+  const std::vector<KernelArg> args = {KernelArg::pointer(HipVectorAdd::address(v.x)),
+                                       KernelArg::pointer(HipVectorAdd::address(v.y)),
+                                       KernelArg::pointer(HipVectorAdd::address(v.out)), int64_t(HipVectorAdd::n)};
+  tuned.launch(grid, args, {}, options);
+  ASSERT_TRUE(tuned.bestConfig().has_value());
+  EXPECT_EQ(tuned.bestConfig()->str(), "BLOCK=1024, num_warps=4");
+  const std::optional<TuningReport> report = tuned.tuner().lastReport();
+  ASSERT_TRUE(report.has_value());
+  ASSERT_EQ(report->outcomes.size(), 3u);
+  // Each config's median launch: 8, 1 and 4 programs of 10 ms.
+  EXPECT_DOUBLE_EQ(report->outcomes[0].ms.value_or(-1), 80);
+  EXPECT_DOUBLE_EQ(report->outcomes[1].ms.value_or(-1), 10);
+  EXPECT_DOUBLE_EQ(report->outcomes[2].ms.value_or(-1), 40);
+  // Every timed run starts from a flushed cache: a 256 MB write before each.
+  const std::vector<std::string> flushes = log.calls("hipMemset");
+  ASSERT_FALSE(flushes.empty());
+  EXPECT_NE(flushes[0].find("\"bytes\": 268435456"), std::string::npos) << flushes[0];
+  // The final launch uses the winner: 1 program.
+  const std::vector<std::string> launches = log.calls("hipModuleLaunchKernel");
+  ASSERT_FALSE(launches.empty());
+  EXPECT_NE(launches.back().find("\"grid\": [1, 1, 1]"), std::string::npos) << launches.back();
 }
