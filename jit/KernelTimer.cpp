@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "ir/Error.h"
 
@@ -55,71 +56,47 @@ double ClockTimer::milliseconds(const std::function<void()>& launch) {
 
 namespace {
 
-class CudaEventClock : public TimingClock {
+// Events and a flush buffer of a GPU API: `Api` is CudaDriver or HipRuntime, which spell these alike.
+template <typename Api>
+class EventClock : public TimingClock {
  public:
-  explicit CudaEventClock(CudaDriver& driver) : driver_(driver) {}
-  ~CudaEventClock() override {
+  explicit EventClock(Api& api) : api_(api) {}
+  ~EventClock() override {
     for (auto& [start, end] : events_) {
-      driver_.destroyEvent(start);
-      driver_.destroyEvent(end);
+      api_.destroyEvent(start);
+      api_.destroyEvent(end);
     }
+    api_.release(flush_);
   }
 
   void flushCache() override {
-    if (!flush_) flush_ = std::make_unique<DeviceBuffer>(kFlushBytes, driver_);  // on first use: a clock costs nothing
-    driver_.fillBytes(flush_->ptr(), 0, flush_->bytes());
+    if (!flush_) flush_ = api_.allocate(kFlushBytes);  // on first use: making a clock costs nothing
+    api_.fillBytes(flush_, 0, kFlushBytes);
   }
-  void markStart(size_t slot) override { driver_.recordEvent(events_.at(slot).first, nullptr); }
-  void markEnd(size_t slot) override { driver_.recordEvent(events_.at(slot).second, nullptr); }
+  // The default stream, where JitKernel launches unless told otherwise.
+  void markStart(size_t slot) override { api_.recordEvent(events_.at(slot).first, nullptr); }
+  void markEnd(size_t slot) override { api_.recordEvent(events_.at(slot).second, nullptr); }
   double elapsedMs(size_t slot) override {
-    return driver_.elapsedMilliseconds(events_.at(slot).first, events_.at(slot).second);
+    return api_.elapsedMilliseconds(events_.at(slot).first, events_.at(slot).second);
   }
   void reserveSlots(size_t count) override {
-    while (events_.size() < count) events_.emplace_back(driver_.createEvent(), driver_.createEvent());
+    while (events_.size() < count) events_.emplace_back(api_.createEvent(), api_.createEvent());
   }
 
  private:
   // Larger than any GPU's L2 (50 MB on an H100, 256 MB of Infinity Cache on an MI300X).
   static constexpr size_t kFlushBytes = size_t(256) << 20;
-  CudaDriver& driver_;
-  std::unique_ptr<DeviceBuffer> flush_;
-  std::vector<std::pair<cu::Event, cu::Event>> events_;
-};
-
-class HipEventClock : public TimingClock {
- public:
-  explicit HipEventClock(HipRuntime& hip) : hip_(hip) {}
-  ~HipEventClock() override {
-    for (auto& [start, end] : events_) {
-      hip_.destroyEvent(start);
-      hip_.destroyEvent(end);
-    }
-    hip_.release(flush_);
-  }
-
-  void flushCache() override {
-    if (!flush_) flush_ = hip_.allocate(kFlushBytes);  // on first use, as CudaEventClock's
-    hip_.fillBytes(flush_, 0, kFlushBytes);
-  }
-  void markStart(size_t slot) override { hip_.recordEvent(events_.at(slot).first, nullptr); }
-  void markEnd(size_t slot) override { hip_.recordEvent(events_.at(slot).second, nullptr); }
-  double elapsedMs(size_t slot) override {
-    return hip_.elapsedMilliseconds(events_.at(slot).first, events_.at(slot).second);
-  }
-  void reserveSlots(size_t count) override {
-    while (events_.size() < count) events_.emplace_back(hip_.createEvent(), hip_.createEvent());
-  }
-
- private:
-  static constexpr size_t kFlushBytes = size_t(256) << 20;  // as CudaEventClock's
-  HipRuntime& hip_;
-  hip::DevicePtr flush_ = nullptr;
-  std::vector<std::pair<hip::Event, hip::Event>> events_;
+  using Event = decltype(std::declval<Api&>().createEvent());
+  Api& api_;
+  decltype(std::declval<Api&>().allocate(0)) flush_{};
+  std::vector<std::pair<Event, Event>> events_;
 };
 
 }  // namespace
 
-std::unique_ptr<TimingClock> makeCudaEventClock(CudaDriver& driver) { return std::make_unique<CudaEventClock>(driver); }
-std::unique_ptr<TimingClock> makeHipEventClock(HipRuntime& hip) { return std::make_unique<HipEventClock>(hip); }
+std::unique_ptr<TimingClock> makeCudaEventClock(CudaDriver& driver) {
+  return std::make_unique<EventClock<CudaDriver>>(driver);
+}
+std::unique_ptr<TimingClock> makeHipEventClock(HipRuntime& hip) { return std::make_unique<EventClock<HipRuntime>>(hip); }
 
 }  // namespace tessera::jit

@@ -272,26 +272,38 @@ void runStaged(jit::JitKernel& kernel, const interp::Grid& g, StagedArgs staged,
       /*copyBack=*/true);
 }
 
-// The runtime of `target` for a launch of `def`, or an error naming the kernel.
-jit::DeviceRuntime& runtimeForLaunch(jit::JitKernel& kernel, const std::string& target) {
+// A launch on host arrays through `target`'s runtime (used for amdgpu, through HIP), checked before any device is
+// touched: what launch_staged and time_staged share.
+struct TargetLaunch {
+  StagedArgs staged;
+  interp::Grid grid;
+  Constants constants;
+  jit::DeviceRuntime* runtime;
+  jit::LaunchOptions options;
+};
+TargetLaunch targetLaunch(jit::JitKernel& kernel, py::handle grid, const py::sequence& args,
+                          const py::dict& constantsDict, int numWarps, const std::string& target,
+                          const std::string& arch, bool fastMath, int numStages, bool persistent, bool warpSpecialize,
+                          bool pingPong, int matrixInstrSize) {
+  const KernelDef& def = kernel.definition();
+  TargetLaunch l{stageHostArrays(def, args, target), python::toGrid(grid), constantsFromPython(def, constantsDict),
+                 nullptr,
+                 launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize, pingPong,
+                               matrixInstrSize)};
   try {
-    return kernel.runtimeFor(target);
+    l.runtime = &kernel.runtimeFor(target);
   } catch (const Error& e) {
-    throw Error("cannot launch kernel '" + kernel.definition().name() + "': " + e.message());
+    throw Error("cannot launch kernel '" + def.name() + "': " + e.message());
   }
+  return l;
 }
 
-// Launches with host arrays on `target`'s runtime (used for amdgpu, through HIP).
 void launchStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
                   int numWarps, const std::string& target, const std::string& arch, bool fastMath, int numStages,
                   bool persistent, bool warpSpecialize, bool pingPong, int matrixInstrSize) {
-  const KernelDef& def = kernel.definition();
-  StagedArgs staged = stageHostArrays(def, args, target);
-  interp::Grid g = python::toGrid(grid);
-  Constants constants = constantsFromPython(def, constantsDict);
-  runStaged(kernel, g, std::move(staged), constants, runtimeForLaunch(kernel, target),
-            launchOptions(numWarps, target, arch, fastMath, numStages, persistent, warpSpecialize, pingPong,
-                          matrixInstrSize));
+  TargetLaunch l = targetLaunch(kernel, grid, args, constantsDict, numWarps, target, arch, fastMath, numStages,
+                                persistent, warpSpecialize, pingPong, matrixInstrSize);
+  runStaged(kernel, l.grid, std::move(l.staged), l.constants, *l.runtime, l.options);
 }
 
 // do_bench of a launch on host arrays through `target`'s runtime, with its events (tessera.autotune's clock for
@@ -299,26 +311,24 @@ void launchStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& a
 double timeStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
                   int numWarps, const std::string& target, const std::string& arch, bool fastMath, int numStages,
                   bool persistent, bool warpSpecialize, bool pingPong, int matrixInstrSize) {
-  const KernelDef& def = kernel.definition();
-  StagedArgs staged = stageHostArrays(def, args, target);
-  interp::Grid g = python::toGrid(grid);
-  Constants constants = constantsFromPython(def, constantsDict);
-  jit::DeviceRuntime& runtime = runtimeForLaunch(kernel, target);
+  TargetLaunch l = targetLaunch(kernel, grid, args, constantsDict, numWarps, target, arch, fastMath, numStages,
+                                persistent, warpSpecialize, pingPong, matrixInstrSize);
   // One clock per runtime for the process (its flush buffer and events), never destroyed, as bench_launch's.
   static std::map<uint64_t, jit::ClockTimer*> timers;
-  jit::ClockTimer*& timer = timers[runtime.instanceId()];
+  jit::ClockTimer*& timer = timers[l.runtime->instanceId()];
   if (!timer) {
-    std::unique_ptr<jit::TimingClock> clock = runtime.makeTimingClock();
-    if (!clock) throw Error("kernel '" + def.name() + "': the " + runtime.apiName() + " runtime has no clock to time it");
+    std::unique_ptr<jit::TimingClock> clock = l.runtime->makeTimingClock();
+    if (!clock)
+      throw Error("kernel '" + kernel.definition().name() + "': the " + l.runtime->apiName() +
+                  " runtime has no clock to time it");
     timer = new jit::ClockTimer(std::move(clock));
   }
-  const jit::LaunchOptions options = launchOptions(numWarps, target, arch, fastMath, numStages, persistent,
-                                                   warpSpecialize, pingPong, matrixInstrSize);
   double ms = 0;
   withStagedArrays(
-      runtime, std::move(staged),
+      *l.runtime, std::move(l.staged),
       [&](const std::vector<jit::KernelArg>& deviceArgs) {
-        ms = timer->milliseconds([&] { kernel.launch({g[0], g[1], g[2]}, deviceArgs, constants, options); });
+        ms = timer->milliseconds([&] { kernel.launch({l.grid[0], l.grid[1], l.grid[2]}, deviceArgs, l.constants,
+                                                     l.options); });
       },
       /*copyBack=*/false);
   return ms;

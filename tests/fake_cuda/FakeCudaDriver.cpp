@@ -19,13 +19,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "jit/CudaDriver.h"  // the driver types, so that every entry point has the type Tessera calls it with
+#include "tests/fake_common/Recording.h"
 
 namespace {
 
@@ -42,7 +42,6 @@ struct FakeModule {
   std::vector<std::unique_ptr<FakeFunction>> functions;  // a module's functions go with it, as in CUDA
 };
 
-std::mutex logMutex;
 int tensorMapsEncoded = 0;
 bool hungKernelLaunched = false;  // a launch of TESSERA_FAKE_CUDA_HANG's kernel happened
 
@@ -54,20 +53,9 @@ bool hung() {
   return hungKernelLaunched;
 }
 
-void log(const std::string& line) {
-  const char* path = std::getenv("TESSERA_FAKE_CUDA_LOG");
-  if (!path || !*path) return;
-  std::lock_guard<std::mutex> lock(logMutex);
-  if (FILE* f = std::fopen(path, "a")) {
-    std::fprintf(f, "%s\n", line.c_str());
-    std::fclose(f);
-  }
-}
+void log(const std::string& line) { tessera::fake::appendToLog("TESSERA_FAKE_CUDA_LOG", line); }
 
-bool failing(const char* call) {
-  const char* fail = std::getenv("TESSERA_FAKE_CUDA_FAIL");
-  return fail && std::strcmp(fail, call) == 0;
-}
+bool failing(const char* call) { return tessera::fake::failing("TESSERA_FAKE_CUDA_FAIL", call); }
 
 template <typename T>
 std::string jsonList(const T* values, size_t n) {
@@ -76,17 +64,6 @@ std::string jsonList(const T* values, size_t n) {
   for (size_t i = 0; i < n; ++i) s << (i ? ", " : "") << values[i];
   s << "]";
   return s.str();
-}
-
-std::string hex(const void* bytes, size_t n) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char b = static_cast<const unsigned char*>(bytes)[i];
-    out += digits[b >> 4];
-    out += digits[b & 15];
-  }
-  return out;
 }
 
 // The byte sizes of `kernel`'s parameters, from its .entry in `ptx`; false when the module has no such entry.
@@ -192,7 +169,7 @@ Result cuLaunchKernel(Function function, unsigned gx, unsigned gy, unsigned gz, 
                      "], \"shared\": " + std::to_string(shared) +
                      ", \"stream\": " + std::to_string(reinterpret_cast<uintptr_t>(stream)) + ", \"params\": [";
   for (size_t i = 0; i < f->paramBytes.size(); ++i)
-    line += std::string(i ? ", " : "") + "\"" + hex(params[i], f->paramBytes[i]) + "\"";
+    line += std::string(i ? ", " : "") + "\"" + tessera::fake::hex(params[i], f->paramBytes[i]) + "\"";
   log(line + "]}");
   const char* hang = std::getenv("TESSERA_FAKE_CUDA_HANG");
   if (hang && f->name == hang) hungKernelLaunched = true;
@@ -310,7 +287,7 @@ Result cuTensorMapEncodeTiled(TensorMap* map, int dataType, unsigned rank, void*
       ", \"address\": " + std::to_string(reinterpret_cast<uintptr_t>(address)) + ", \"dims\": " + jsonList(dims, rank) +
       ", \"byte_strides\": " + jsonList(byteStrides, rank - 1) + ", \"box\": " + jsonList(box, rank) +
       ", \"swizzle\": " + std::to_string(swizzle) + ", \"l2_promotion\": " + std::to_string(l2Promotion) +
-      ", \"oob_fill\": " + std::to_string(oobFill) + ", \"map\": \"" + hex(bytes, sizeof bytes) + "\"}");
+      ", \"oob_fill\": " + std::to_string(oobFill) + ", \"map\": \"" + tessera::fake::hex(bytes, sizeof bytes) + "\"}");
   return kSuccess;
 }
 

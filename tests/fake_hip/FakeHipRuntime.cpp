@@ -24,7 +24,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -32,6 +31,8 @@
 #include <llvm/BinaryFormat/MsgPackDocument.h>
 #include <llvm/Object/ELFObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
+
+#include "tests/fake_common/Recording.h"
 
 namespace {
 
@@ -49,7 +50,6 @@ struct FakeModule {
   std::vector<std::unique_ptr<FakeKernel>> kernels;
 };
 
-std::mutex logMutex;
 bool hungKernelLaunched = false;
 double deviceClockMs = 0;  // the device time the work launched so far takes
 constexpr double kMsPerProgram = 10;  // long enough that do_bench times few repetitions
@@ -61,35 +61,13 @@ bool hung() {
   return hungKernelLaunched;
 }
 
-void log(const std::string& line) {
-  const char* path = std::getenv("TESSERA_FAKE_HIP_LOG");
-  if (!path || !*path) return;
-  std::lock_guard<std::mutex> lock(logMutex);
-  if (FILE* f = std::fopen(path, "a")) {
-    std::fprintf(f, "%s\n", line.c_str());
-    std::fclose(f);
-  }
-}
+void log(const std::string& line) { tessera::fake::appendToLog("TESSERA_FAKE_HIP_LOG", line); }
 
-bool failing(const char* call) {
-  const char* fail = std::getenv("TESSERA_FAKE_HIP_FAIL");
-  return fail && std::strcmp(fail, call) == 0;
-}
+bool failing(const char* call) { return tessera::fake::failing("TESSERA_FAKE_HIP_FAIL", call); }
 
 std::string deviceArch() {
   const char* arch = std::getenv("TESSERA_FAKE_HIP_ARCH");
   return arch && *arch ? arch : "gfx90a";
-}
-
-std::string hex(const void* bytes, size_t n) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char b = static_cast<const unsigned char*>(bytes)[i];
-    out += digits[b >> 4];
-    out += digits[b & 15];
-  }
-  return out;
 }
 
 // A field of the ELF64 header at byte `offset` (the host is little-endian, as AMDGPU code objects are).
@@ -229,7 +207,7 @@ Error hipModuleLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned g
                      "], \"shared\": " + std::to_string(shared) + ", \"lds\": " + std::to_string(k->ldsBytes) +
                      ", \"stream\": " + std::to_string(reinterpret_cast<uintptr_t>(stream)) + ", \"params\": [";
   for (size_t i = 0; i < k->explicitArgBytes.size(); ++i)
-    line += std::string(i ? ", " : "") + "\"" + hex(params[i], k->explicitArgBytes[i]) + "\"";
+    line += std::string(i ? ", " : "") + "\"" + tessera::fake::hex(params[i], k->explicitArgBytes[i]) + "\"";
   log(line + "]}");
   const char* hang = std::getenv("TESSERA_FAKE_HIP_HANG");
   if (hang && k->name == hang) hungKernelLaunched = true;

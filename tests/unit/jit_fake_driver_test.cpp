@@ -17,45 +17,15 @@
 #include "ir/Error.h"
 #include "jit/CudaDriver.h"
 #include "jit/JitKernel.h"
+#include "RecordingLog.h"
 #include "tessera/kernels/matmul.h"
 
 using namespace tessera;
 using namespace tessera::jit;
+using tessera::fake::littleEndianHex;
+using tessera::fake::RecordingLog;
 
 namespace {
-
-// The recording driver's log, one JSON line per call; the test reads the lines of one call by their prefix.
-class FakeDriverLog {
- public:
-  FakeDriverLog() : path_(std::filesystem::temp_directory_path() / ("tessera-fake-cuda-" + std::to_string(getpid()))) {
-    std::filesystem::remove(path_);
-    setenv("TESSERA_FAKE_CUDA_LOG", path_.c_str(), 1);
-  }
-  ~FakeDriverLog() {
-    unsetenv("TESSERA_FAKE_CUDA_LOG");
-    std::filesystem::remove(path_);
-  }
-  std::vector<std::string> calls(const std::string& call) const {
-    std::vector<std::string> lines;
-    std::ifstream in(path_);
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind("{\"call\": \"" + call + "\"", 0) == 0) lines.push_back(line);
-    return lines;
-  }
-
- private:
-  std::filesystem::path path_;
-};
-
-std::string hexOf(uint64_t value) {  // little-endian bytes, as the log prints parameters
-  std::string out;
-  static const char digits[] = "0123456789abcdef";
-  for (int i = 0; i < 8; ++i, value >>= 8) {
-    out += digits[(value >> 4) & 15];
-    out += digits[value & 15];
-  }
-  return out;
-}
 
 struct DescriptorMatmul {
   static constexpr int64_t M = 100, N = 72, K = 96;
@@ -86,7 +56,7 @@ TEST(JitFakeDriver, TheRecordingDriverIsAComputeCapability90Device) {
 }
 
 TEST(JitFakeDriver, AWarpSpecializedDescriptorMatmulEncodesTensorMapsAndLaunchesAProducerWarpgroup) {
-  FakeDriverLog log;
+  RecordingLog log("TESSERA_FAKE_CUDA_LOG");
   DescriptorMatmul m;
   LaunchOptions options;
   options.warpSpecialize = true;
@@ -105,7 +75,8 @@ TEST(JitFakeDriver, AWarpSpecializedDescriptorMatmulEncodesTensorMapsAndLaunches
   ASSERT_EQ(launches.size(), 1u);
   // 4 consumer warps and a producer warpgroup; A's parameter starts with its base address, then its shape.
   EXPECT_NE(launches[0].find("\"grid\": [4, 1, 1], \"block\": [256, 1, 1]"), std::string::npos) << launches[0];
-  EXPECT_NE(launches[0].find("\"params\": [\"" + hexOf(m.a.ptr()) + hexOf(100) + hexOf(96) + hexOf(96) + hexOf(1)),
+  EXPECT_NE(launches[0].find("\"params\": [\"" + littleEndianHex(m.a.ptr()) + littleEndianHex(100) + littleEndianHex(96) +
+                             littleEndianHex(96) + littleEndianHex(1)),
             std::string::npos)
       << launches[0];
   // The map the driver encoded for A sits at byte 128 of its parameter, after the 40 bytes of fields.
@@ -116,7 +87,7 @@ TEST(JitFakeDriver, AWarpSpecializedDescriptorMatmulEncodesTensorMapsAndLaunches
 }
 
 TEST(JitFakeDriver, APersistentLaunchStartsTheProgramsTheGpuHoldsAndPassesTheTileGrid) {
-  FakeDriverLog log;
+  RecordingLog log("TESSERA_FAKE_CUDA_LOG");
   DescriptorMatmul m;
   LaunchOptions options;
   options.warpSpecialize = true;
@@ -130,7 +101,7 @@ TEST(JitFakeDriver, APersistentLaunchStartsTheProgramsTheGpuHoldsAndPassesTheTil
 }
 
 TEST(JitFakeDriver, DriverFailuresNameTheCallTheErrorAndTheKernel) {
-  FakeDriverLog log;
+  RecordingLog log("TESSERA_FAKE_CUDA_LOG");
   DescriptorMatmul m;
   for (const char* call : {"cuTensorMapEncodeTiled", "cuLaunchKernel", "cuModuleLoadDataEx"}) {
     setenv("TESSERA_FAKE_CUDA_FAIL", call, 1);

@@ -22,47 +22,16 @@
 #include "jit/DeviceRuntime.h"
 #include "jit/HipRuntime.h"
 #include "jit/JitKernel.h"
+#include "RecordingLog.h"
 #include "tessera/kernels/matmul.h"
 #include "tessera/kernels/vector_add.h"
 
 using namespace tessera;
 using namespace tessera::jit;
+using tessera::fake::littleEndianHex;
+using tessera::fake::RecordingLog;
 
 namespace {
-
-// The recording runtime's log, one JSON line per call; the test reads the lines of one call by their prefix.
-class FakeHipLog {
- public:
-  FakeHipLog() : path_(std::filesystem::temp_directory_path() / ("tessera-fake-hip-" + std::to_string(getpid()))) {
-    std::filesystem::remove(path_);
-    setenv("TESSERA_FAKE_HIP_LOG", path_.c_str(), 1);
-  }
-  ~FakeHipLog() {
-    unsetenv("TESSERA_FAKE_HIP_LOG");
-    std::filesystem::remove(path_);
-  }
-  std::vector<std::string> calls(const std::string& call) const {
-    std::vector<std::string> lines;
-    std::ifstream in(path_);
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind("{\"call\": \"" + call + "\"", 0) == 0) lines.push_back(line);
-    return lines;
-  }
-
- private:
-  std::filesystem::path path_;
-};
-
-// Little-endian bytes of the low `bytes` bytes of `value`, as the log prints parameters.
-std::string hexOf(uint64_t value, int bytes = 8) {
-  std::string out;
-  static const char digits[] = "0123456789abcdef";
-  for (int i = 0; i < bytes; ++i, value >>= 8) {
-    out += digits[(value >> 4) & 15];
-    out += digits[value & 15];
-  }
-  return out;
-}
 
 std::string messageOf(const std::function<void()>& f) {
   try {
@@ -111,7 +80,7 @@ TEST(JitFakeHip, TheRecordingRuntimeIsAnAvailableHipRuntimeWithOneDevice) {
 }
 
 TEST(JitFakeHip, AVectorAddLoadsItsCodeObjectAndPassesItsExplicitArgumentsByteForByte) {
-  FakeHipLog log;
+  RecordingLog log("TESSERA_FAKE_HIP_LOG");
   HipVectorAdd v;
   v.launch();
   const std::vector<std::string> loads = log.calls("hipModuleLoadData");
@@ -125,9 +94,9 @@ TEST(JitFakeHip, AVectorAddLoadsItsCodeObjectAndPassesItsExplicitArgumentsByteFo
                              "\"shared\": 0"),
             std::string::npos)
       << launches[0];
-  EXPECT_NE(launches[0].find("\"params\": [\"" + hexOf(HipVectorAdd::address(v.x)) + "\", \"" +
-                             hexOf(HipVectorAdd::address(v.y)) + "\", \"" + hexOf(HipVectorAdd::address(v.out)) +
-                             "\", \"" + hexOf(HipVectorAdd::n, 4) + "\"]}"),
+  const auto hexOf = [](hip::DevicePtr p) { return littleEndianHex(HipVectorAdd::address(p)); };
+  EXPECT_NE(launches[0].find("\"params\": [\"" + hexOf(v.x) + "\", \"" + hexOf(v.y) + "\", \"" + hexOf(v.out) + "\", \"" +
+                             littleEndianHex(HipVectorAdd::n, 4) + "\"]}"),
             std::string::npos)
       << launches[0];
   // A second launch reuses the loaded module.
@@ -137,7 +106,7 @@ TEST(JitFakeHip, AVectorAddLoadsItsCodeObjectAndPassesItsExplicitArgumentsByteFo
 }
 
 TEST(JitFakeHip, AnEightWarpMatmulLaunchesWithinItsFlatWorkGroupLimitAndDeclaresItsLds) {
-  FakeHipLog log;
+  RecordingLog log("TESSERA_FAKE_HIP_LOG");
   HipVectorAdd v;  // its runtime and cache
   constexpr int64_t M = 100, N = 72, K = 96;
   hip::DevicePtr a = v.hip.allocate(M * K * 2), b = v.hip.allocate(K * N * 2), c = v.hip.allocate(M * N * 4);
@@ -160,7 +129,7 @@ TEST(JitFakeHip, AnEightWarpMatmulLaunchesWithinItsFlatWorkGroupLimitAndDeclares
 }
 
 TEST(JitFakeHip, ACodeObjectForAnotherArchIsRefusedByTheRuntimeNamingTheKernel) {
-  FakeHipLog log;
+  RecordingLog log("TESSERA_FAKE_HIP_LOG");
   HipVectorAdd v;
   const std::string msg = messageOf([&] { v.launch("gfx942"); });
   EXPECT_NE(msg.find("hipModuleLoadData failed for kernel 'vector_add': hipErrorNoBinaryForGpu (no kernel image is "
@@ -225,7 +194,7 @@ TEST(JitFakeHip, AKernelThatNeverFinishesIsReportedAfterTheTimeLimitWithItsName)
 TEST(JitFakeHip, AutotuningOnAnAmdGpuTimesEachConfigWithHipEventsAndKeepsTheFastest) {
   // The recording runtime's device takes 10 ms per program, so the config with the fewest programs is the fastest;
   // it sits in the middle of the list, so that neither the first nor the last config wins by position.
-  FakeHipLog log;
+  RecordingLog log("TESSERA_FAKE_HIP_LOG");
   HipVectorAdd v;
   std::unique_ptr<DeviceRuntime> runtime = makeHipDeviceRuntime(v.hip);
   AutotuneOptions tuning;
