@@ -24,6 +24,7 @@ import argparse
 import csv
 import dataclasses
 import datetime
+import functools
 import os
 import pathlib
 import signal
@@ -90,6 +91,14 @@ MATMUL_TUNE_CONFIGS = [(128, 128, 64, 4, 3), (128, 128, 64, 8, 3), (128, 256, 64
 # against the rest.
 MATMUL_PERSISTENT_TUNE_CONFIGS = [(128, 128, 64, 8, 3), (128, 256, 64, 8, 3)]
 DEFAULT_TESSERA_ATTENTION = (128, 64, 8)  # BM, BN, num_warps
+# The full sweep autotunes the attention forward on both sides over these (BM, BN, num_warps, num_stages), per
+# sequence length, head dim and causality, as Triton's fused-attention tutorial tunes its kernel: issue 12's
+# attention configurations and the smaller tiles Triton's tutorial also tries. BM is a multiple of BN in each (the
+# causal loop of Triton's kernel walks the diagonal block BN keys at a time). The quick sweep keeps each side's one
+# config (DEFAULT_TESSERA_ATTENTION; triton_reference.ATTENTION_CONFIGS), since compiles are most of its cost;
+# --tessera-attention fixes both sides to one.
+ATTENTION_TUNE_CONFIGS = [(128, 64, 8, 3), (128, 128, 8, 3), (128, 64, 4, 3), (64, 64, 4, 3), (128, 32, 4, 3),
+                          (64, 32, 4, 4)]
 # The backward's (BM, BN, num_warps) for attention_bwd_dkdv and attention_bwd_dq, per head dim: blocks whose PTX
 # does not spill (kernel_resources' attention_bwd_* rows). At head dim 128 dkdv walks 32 query rows at a time.
 ATTENTION_BWD_BLOCKS = {64: ((64, 128, 8), (128, 64, 8)), 128: ((32, 128, 8), (128, 64, 8))}
@@ -504,8 +513,10 @@ def parse_args(argv=None):
     parser.add_argument("--tessera-backend", default="cuda", help="the backend= of Tessera launches (default cuda)")
     parser.add_argument("--tessera-matmul", type=_matmul_config_arg, default=None, metavar="BM,BN,BK,WARPS",
                         help="Tessera matmul tile sizes and warps (default: autotuned over MATMUL_TUNE_CONFIGS)")
-    parser.add_argument("--tessera-attention", type=_attention_config_arg, default=DEFAULT_TESSERA_ATTENTION,
-                        metavar="BM,BN,WARPS", help="Tessera attention blocks and warps (default %(default)s)")
+    parser.add_argument("--tessera-attention", type=_attention_config_arg, default=None, metavar="BM,BN,WARPS",
+                        help="attention forward blocks and warps for Tessera and Triton alike (default: both "
+                             "autotuned over ATTENTION_TUNE_CONFIGS; with --quick, Tessera at "
+                             f"{','.join(map(str, DEFAULT_TESSERA_ATTENTION))} and Triton at its own)")
     parser.add_argument("--time-budget", type=_seconds_arg, default=None, metavar="SECONDS",
                         help="start no benchmark size once this many seconds have passed (the rest is named under "
                              "the table); SIGTERM also stops the sweep and prints what was measured")
@@ -581,6 +592,7 @@ class Context:
         self.hung = False  # a launch never finished (run_sweep): the GPU is still busy with it
         self._notes = {}  # (provider, message) -> the problems it happened for, in first-seen order
         self.matmul = None  # Tessera's autotuned matmul (matmul_tuner), made on first use
+        self.attention = {}  # Tessera's autotuned attention forwards (attention_tuner), by kernel name
         # TMA and wgmma: the TMA matmul rows (TMA_MATMUL_CONFIGS) run on sm_90 only.
         self.hopper = tuple(torch.cuda.get_device_capability(0)) == (9, 0)
 
@@ -939,11 +951,28 @@ def _attention_reference(torch, q, k, v, causal):
     return out
 
 
+def attention_configs(options):
+    """What the attention forward is chosen from on both sides, (BM, BN, num_warps, num_stages) tuples: the one
+    --tessera-attention fixes, else ATTENTION_TUNE_CONFIGS; None in the quick sweep, where each side launches its
+    own single config."""
+    if options.tessera_attention:
+        return [tuple(options.tessera_attention) + (3,)]
+    return None if options.quick else list(ATTENTION_TUNE_CONFIGS)
+
+
+def attention_tuner(tessera, kernel, configs):
+    """`kernel` (an attention_fwd of the kernel library) autotuned per sequence length, head dim and causality over
+    configs; one config is launched as it is."""
+    return tessera.autotune(configs=[tessera.Config({"BM": bm, "BN": bn}, num_warps=w, num_stages=stages)
+                                     for bm, bn, w, stages in configs],
+                            key=["seq_len", "HEAD_DIM", "CAUSAL"], fixed=0 if len(configs) == 1 else None)(kernel)
+
+
 def bench_attention(ctx, size):
     torch, backend = ctx.torch, ctx.options.tessera_backend
     seq_len, head_dim = size
     batch, heads = attention_batch(seq_len), ATTENTION_HEADS
-    bm, bn, warps = ctx.options.tessera_attention
+    configs = attention_configs(ctx.options)
     sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None)  # torch >= 2.0
     if sdpa is None:
         ctx.note("torch", "attention", f"n/a: torch {torch.__version__} has no scaled_dot_product_attention")
@@ -952,58 +981,80 @@ def bench_attention(ctx, size):
         dtype = torch.float16 if dtype_name == "f16" else torch.bfloat16
         q, k, v = (torch.randn(batch, heads, seq_len, head_dim, device="cuda").to(dtype) for _ in range(3))
         sm_scale = head_dim ** -0.5
+        name = "attention_fwd" if dtype == torch.float16 else "attention_fwd_bf16"
+        if configs and name not in ctx.attention:
+            ctx.attention[name] = attention_tuner(ctx.tessera, getattr(ctx.tessera.kernels, name), configs)
         for causal in (False, True):
             expected = [_attention_reference(torch, q, k, v, causal)]
             outs = {p: torch.full_like(q, float("nan")) for p in PROVIDERS}
 
             def tessera_fn(q=q, k=k, v=v, o=outs["tessera"], causal=causal):
-                kernel = ctx.tessera.kernels.attention_fwd if q.dtype == torch.float16 else \
-                    ctx.tessera.kernels.attention_fwd_bf16
                 strides = [x.stride(i) for x in (q, k, v, o) for i in range(3)]
-                kernel[(ctx.tessera.cdiv(seq_len, bm), batch * heads)](
-                    q, k, v, o, sm_scale, heads, seq_len, *strides, BM=bm, BN=bn, HEAD_DIM=head_dim,
-                    CAUSAL=int(causal), num_warps=warps, backend=backend)
+                args = (q, k, v, o, sm_scale, heads, seq_len, *strides)
+                if configs:
+                    ctx.attention[name][lambda meta: (ctx.tessera.cdiv(seq_len, meta["BM"]), batch * heads)](
+                        *args, HEAD_DIM=head_dim, CAUSAL=int(causal), backend=backend)
+                else:
+                    bm, bn, warps = DEFAULT_TESSERA_ATTENTION
+                    getattr(ctx.tessera.kernels, name)[(ctx.tessera.cdiv(seq_len, bm), batch * heads)](
+                        *args, BM=bm, BN=bn, HEAD_DIM=head_dim, CAUSAL=int(causal), num_warps=warps, backend=backend)
                 return [o]
 
             torch_fn = None if sdpa is None else (lambda q=q, k=k, v=v, causal=causal: [sdpa(q, k, v, is_causal=causal)])
             fns = _providers(ctx, tessera_fn, torch_fn,
                              lambda q=q, k=k, v=v, o=outs["triton"], causal=causal:
-                             [ctx.triton_ref.attention(q, k, v, o, causal, sm_scale)])
+                             [ctx.triton_ref.attention(q, k, v, o, causal, sm_scale, configs)])
             # P and the output are rounded to the input type (f16: 2^-11, bf16: 2^-8 relative); outputs are O(1).
             tolerance = (1e-2, 1e-2) if dtype_name == "f16" else (3e-2, 2e-2)
             variant = f"{dtype_name} d={head_dim}" + (" causal" if causal else "")
             pointers = _run_row(ctx, "attention", size, variant, fns, expected, [tolerance], causal=causal)
             rows.append(pointers)
-            rows.append(_attention_desc_row(ctx, pointers, q, k, v, causal, expected, [tolerance]))
+            # The descriptor kernels run at the blocks and warps the pointer kernel was tuned to.
+            blocks = _attention_chosen_config(ctx, name, configs, size, variant, pointers)
+            desc_row = functools.partial(_attention_desc_row, ctx, pointers, q, k, v, causal, expected, [tolerance],
+                                         blocks=blocks)
+            rows.append(desc_row())
             if ctx.hopper:  # a producer warpgroup issues the TMA copies (setmaxnreg: sm_90a)
-                rows.append(_attention_desc_row(ctx, pointers, q, k, v, causal, expected, [tolerance],
-                                                warp_specialize=True))
+                rows.append(desc_row(warp_specialize=True))
                 # ... and without the consumer warpgroups' turns (order-consumer-groups), to see what they are worth.
-                rows.append(_attention_desc_row(ctx, pointers, q, k, v, causal, expected, [tolerance],
-                                                warp_specialize=True, consumer_turns=False))
+                rows.append(desc_row(warp_specialize=True, consumer_turns=False))
                 # ... and persistent: the producer fills the next tile's stages during this one's epilogue.
-                rows.append(_attention_desc_row(ctx, pointers, q, k, v, causal, expected, [tolerance],
-                                                warp_specialize=True, persistent=True))
+                rows.append(desc_row(warp_specialize=True, persistent=True))
             # The softmax of each key block overlapped with the next block's Q K^T (attention_fwd_desc_overlap): on
             # sm_90 that product stays in flight on the tensor cores during the softmax (FlashAttention-3's overlap
             # within a warpgroup); elsewhere the same kernel, reordered.
-            rows.append(_attention_desc_row(ctx, pointers, q, k, v, causal, expected, [tolerance], overlap=True))
+            rows.append(desc_row(overlap=True))
             if ctx.hopper:
-                rows.append(_attention_desc_row(ctx, pointers, q, k, v, causal, expected, [tolerance],
-                                                warp_specialize=True, overlap=True))
+                rows.append(desc_row(warp_specialize=True, overlap=True))
     return rows
 
 
-def _attention_desc_row(ctx, row, q, k, v, causal, expected, tolerances, warp_specialize=False,
+def _attention_chosen_config(ctx, name, configs, size, variant, row):
+    """The (BM, BN, num_warps) Tessera's pointer kernel ran `row` with, noting each side's choice when tuned:
+    DEFAULT_TESSERA_ATTENTION in the quick sweep, or when tuning chose nothing (its launch failed)."""
+    if not configs:
+        return DEFAULT_TESSERA_ATTENTION
+    what = f"attention {size_label('attention', size)} {variant}"
+    best = ctx.attention[name].best_config
+    if best is not None and len(configs) > 1:
+        ctx.note("tessera", what, f"config {best}")
+    if ctx.triton_ref is not None and len(configs) > 1 and isinstance(row.values["triton"], float):
+        chosen = ctx.triton_ref.attention_best_config(configs)
+        if chosen is not None:
+            ctx.note("triton", what, f"config {chosen}")
+    return DEFAULT_TESSERA_ATTENTION if best is None else (best.kwargs["BM"], best.kwargs["BN"], best.num_warps)
+
+
+def _attention_desc_row(ctx, row, q, k, v, causal, expected, tolerances, blocks, warp_specialize=False,
                         consumer_turns=True, persistent=False, overlap=False):
     """The row `row` (torch and Triton as measured there) with Tessera's attention through tensor descriptors
     (attention_fwd_desc: 3-d descriptors as Triton's Hopper tutorial takes them; on sm_90 K and V arrive by TMA and
-    its output leaves by a TMA store), at the same blocks and warps; with `warp_specialize`, a producer warpgroup
+    its output leaves by a TMA store), at `blocks` (BM, BN, num_warps); with `warp_specialize`, a producer warpgroup
     issues the copies, and without `consumer_turns` the consumer warpgroups do not take turns
     (TESSERA_NO_CONSUMER_TURNS, read at each launch); `persistent` programs loop over the tiles; `overlap` runs
     attention_fwd_desc_overlap, whose softmax overlaps the next key block's Q K^T."""
     torch, tessera = ctx.torch, ctx.tessera
-    bm, bn, warps = ctx.options.tessera_attention
+    bm, bn, warps = blocks
     batch, heads, seq_len, head_dim = q.shape
     out = torch.full_like(q, float("nan"))
     descs = [tessera.TensorDescriptor(x.reshape(batch * heads, seq_len, head_dim), (1, block, head_dim))
@@ -1062,8 +1113,8 @@ def attention_bwd_launcher(ctx, q, k, v, d_o, causal, blocks, forward_blocks=Non
     """Tessera's backward on contiguous [batch, heads, seq_len, head_dim] inputs: a function that runs
     attention_bwd_preprocess, attention_bwd_dkdv and attention_bwd_dq and returns [dQ, dK, dV]. Its first call
     (measure's check, untimed) first runs the forward that saves each row's statistic (attention_fwd_lse, at
-    forward_blocks = (BM, BN, num_warps), by default --tessera-attention's). blocks: ((BM, BN, num_warps) of dkdv,
-    (BM, BN, num_warps) of dq)."""
+    forward_blocks = (BM, BN, num_warps), by default --tessera-attention's, else DEFAULT_TESSERA_ATTENTION).
+    blocks: ((BM, BN, num_warps) of dkdv, (BM, BN, num_warps) of dq)."""
     torch, tessera, backend = ctx.torch, ctx.tessera, ctx.options.tessera_backend
     batch, heads, seq_len, head_dim = q.shape
     suffix = "" if q.dtype == torch.float16 else "_bf16"
@@ -1075,7 +1126,7 @@ def attention_bwd_launcher(ctx, q, k, v, d_o, causal, blocks, forward_blocks=Non
     layout = (heads, seq_len, q.stride(0), q.stride(1), q.stride(2))
     out, dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(4))
     lse, delta = (torch.full((batch * heads, seq_len), float("nan"), device=q.device) for _ in range(2))
-    bm, bn, warps = forward_blocks or ctx.options.tessera_attention
+    bm, bn, warps = forward_blocks or ctx.options.tessera_attention or DEFAULT_TESSERA_ATTENTION
     forward_done = []
 
     def forward():

@@ -3,7 +3,7 @@
 They follow the same algorithms as the Tessera kernels in frontend/tessera/kernels/ (one row per program for
 softmax and layer norm, a chunked three-pass layer norm forward, a two-stage dw/db reduction in the backward,
 grouped tile ordering for matmul, autotuned over the configurations Tessera's is tuned over, a one-pass
-online-softmax attention forward), so the comparison is about code generation rather than about the algorithm. Each
+online-softmax attention forward, autotuned as Tessera's in the full sweep), so the comparison is about code generation rather than about the algorithm. Each
 wrapper writes into tensors the caller allocated, so benchmark timings exclude allocation.
 
 Importing this module imports triton; bench_tutorials.py imports it only once torch and a GPU were found.
@@ -286,21 +286,50 @@ def _attention_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, heads, seq_len, 
              out.to(o_ptr.dtype.element_ty), mask=row_ok)
 
 
-# One fixed configuration per head dimension (no autotuning).
+# One fixed configuration per head dimension, when the caller gives no configs to tune over.
 ATTENTION_CONFIGS = {64: dict(BM=128, BN=64, num_warps=4, num_stages=3),
                      128: dict(BM=128, BN=64, num_warps=8, num_stages=3)}
+_tuned_attentions = {}  # configs -> the kernel autotuned over them
 
 
-def attention(q, k, v, out, causal, sm_scale):
+def attention_tuner(configs):
+    """_attention_fwd_kernel autotuned per sequence length, head dim and causality over configs, (BM, BN,
+    num_warps, num_stages) tuples with BM a multiple of BN, as Triton's fused-attention tutorial tunes its kernel
+    (made once per set of configs; Triton's autotuner also keys on the tensors' dtypes)."""
+    configs = tuple(tuple(c) for c in configs)
+    if configs not in _tuned_attentions:
+        _tuned_attentions[configs] = triton.autotune(
+            configs=[triton.Config({"BM": bm, "BN": bn}, num_warps=warps, num_stages=stages)
+                     for bm, bn, warps, stages in configs],
+            key=["seq_len", "HEAD_DIM", "CAUSAL"])(_attention_fwd_kernel)
+    return _tuned_attentions[configs]
+
+
+def attention(q, k, v, out, causal, sm_scale, configs=None):
     """out = softmax(q k^T * sm_scale) v for [batch, heads, seq_len, head_dim] f16 or bf16 tensors whose head
-    dimension is contiguous; causal: query i sees keys 0..i."""
+    dimension is contiguous; causal: query i sees keys 0..i. Autotuned over configs (attention_tuner), or
+    ATTENTION_CONFIGS' one for the head dim when there are none."""
     batch, heads, seq_len, head_dim = q.shape
-    cfg = ATTENTION_CONFIGS[head_dim]
     strides = [x.stride(i) for x in (q, k, v, out) for i in range(3)]
-    _attention_fwd_kernel[(triton.cdiv(seq_len, cfg["BM"]), batch * heads)](
-        q, k, v, out, sm_scale, heads, seq_len, *strides, HEAD_DIM=head_dim, CAUSAL=causal, **cfg)
+    args = (q, k, v, out, sm_scale, heads, seq_len, *strides)
+    if configs is None:
+        cfg = ATTENTION_CONFIGS[head_dim]
+        _attention_fwd_kernel[(triton.cdiv(seq_len, cfg["BM"]), batch * heads)](*args, HEAD_DIM=head_dim,
+                                                                                CAUSAL=causal, **cfg)
+        return out
+    attention_tuner(configs)[lambda meta: (triton.cdiv(seq_len, meta["BM"]), batch * heads)](
+        *args, HEAD_DIM=head_dim, CAUSAL=causal)
     return out
 
 
-__all__ = ["attention", "layernorm_bwd", "layernorm_fwd", "matmul", "matmul_best_config", "matmul_tuner", "softmax",
-           "vector_add"]
+def attention_best_config(configs):
+    """The config the attention tuner chose for its last problem, as (BM, BN, num_warps, num_stages); None before
+    one."""
+    best = getattr(attention_tuner(configs), "best_config", None)
+    if best is None:
+        return None
+    return (best.kwargs["BM"], best.kwargs["BN"], best.num_warps, best.num_stages)
+
+
+__all__ = ["attention", "attention_best_config", "attention_tuner", "layernorm_bwd", "layernorm_fwd", "matmul",
+           "matmul_best_config", "matmul_tuner", "softmax", "vector_add"]

@@ -426,7 +426,7 @@ def test_parse_args():
     options = bench.parse_args([])
     assert options.only == list(bench.BENCHMARKS) and not options.quick and options.csv is None
     assert options.tessera_backend == "cuda" and options.tessera_matmul is None  # autotuned
-    assert options.tessera_attention == bench.DEFAULT_TESSERA_ATTENTION
+    assert options.tessera_attention is None  # autotuned on both sides (the quick sweep: one config each)
     options = bench.parse_args(["--quick", "--only", "matmul, softmax,matmul", "--csv", "x.csv",
                                 "--tessera-matmul", "64,64,32,4", "--results", "out"])
     assert options.quick and options.only == ["softmax", "matmul"]  # table order, no duplicates
@@ -815,10 +815,9 @@ def test_the_attention_benchmark_runs_end_to_end_on_the_emulator(tmp_path, monke
     monkeypatch.setattr(bench, "ATTENTION_HEADS", 1)
     monkeypatch.setattr(bench, "ATTENTION_TOKENS", 70)
     ref, launches = _triton_reference_on_a_stand_in(monkeypatch)
-    monkeypatch.setitem(ref.ATTENTION_CONFIGS, 32, ref.ATTENTION_CONFIGS[64])  # its configs are for d 64 and 128
     notes = []
     ctx = _emulator_ctx(monkeypatch, tmp_path, notes, {"tessera_attention": (32, 32, 4)}, triton_ref=ref,
-                        hopper=False)
+                        hopper=False, attention={})
     rows = bench.bench_attention(ctx, (70, 32))
     variants = [f"{d} d=32{c}" for d in ("f16", "bf16") for c in ("", " causal")]
     # Pointers, descriptors, descriptors overlapped, for each variant.
@@ -829,7 +828,71 @@ def test_the_attention_benchmark_runs_end_to_end_on_the_emulator(tmp_path, monke
         assert r.values["tessera"] == pytest.approx(bench.attention_flops(70, 32, causal) / 0.5e9), (r, notes)
         assert r.values["triton"] == bench.FAIL, [n for n in notes if n[0] == "triton"]
     assert len(launches) == len(variants)  # Triton measured once per variant, on the pointer rows
+    assert {(launch[3]["BM"], launch[3]["BN"], launch[3]["num_warps"]) for launch in launches} == {(32, 32, 4)}
     assert not [n for n in notes if n[0] == "tessera" and ("wrong result" in n[2] or "Error" in n[2])], notes
+
+
+def test_attention_is_tuned_on_both_sides_in_the_full_sweep_only():
+    quick, full = bench.parse_args(["--quick"]), bench.parse_args([])
+    assert bench.attention_configs(quick) is None  # each side's one config
+    assert bench.attention_configs(full) == bench.ATTENTION_TUNE_CONFIGS
+    fixed = bench.parse_args(["--tessera-attention", "64,32,4"])
+    assert bench.attention_configs(fixed) == [(64, 32, 4, 3)]
+    # Triton's causal loop walks the diagonal block BN keys at a time: BM must be a multiple of BN.
+    assert all(bm % bn == 0 for bm, bn, _, _ in bench.ATTENTION_TUNE_CONFIGS)
+    assert len(set(bench.ATTENTION_TUNE_CONFIGS)) == len(bench.ATTENTION_TUNE_CONFIGS)
+
+
+def test_the_triton_attention_is_autotuned_over_the_configs_it_is_given(monkeypatch):
+    torch = pytest.importorskip("torch")
+    ref, launches = _triton_reference_on_a_stand_in(monkeypatch)
+    configs = [(128, 64, 8, 3), (64, 32, 4, 4)]
+    assert ref.attention_best_config(configs) is None  # nothing tuned yet
+    q = torch.randn(2, 3, 100, 64)
+    ref.attention(q, q, q, torch.empty_like(q), True, 0.125, configs)
+    tuner = ref.attention_tuner(configs)
+    assert tuner is ref.attention_tuner([list(c) for c in configs])  # one tuner per set of configs
+    assert tuner.key == ["seq_len", "HEAD_DIM", "CAUSAL"]
+    assert [(c.kwargs["BM"], c.kwargs["BN"], c.num_warps, c.num_stages) for c in tuner.configs] == configs
+    grid, arguments = _bind(launches[-1])
+    assert grid == (-(-100 // 64), 6)  # the stand-in's choice, the last config: BM 64
+    assert (arguments["seq_len"], arguments["HEAD_DIM"], arguments["CAUSAL"], arguments["BN"]) == (100, 64, True, 32)
+    assert ref.attention_best_config(configs) == (64, 32, 4, 4)
+    # Without configs, the fixed one for the head dim.
+    ref.attention(q, q, q, torch.empty_like(q), False, 0.125)
+    grid, arguments = _bind(launches[-1])
+    assert grid == (1, 6) and arguments["BM"] == 128 and launches[-1][3]["num_warps"] == 4
+
+
+@pytest.mark.sim
+def test_tuned_attention_runs_its_descriptor_rows_at_the_chosen_blocks_and_notes_the_choice(tmp_path, monkeypatch):
+    # The full sweep's path on the emulator, over two configs; TESSERA_AUTOTUNE_CONFIG=1 makes Tessera's choice
+    # deterministic without a clock (the second config). Triton is the stand-in (its cells FAIL: no Triton note).
+    monkeypatch.setattr(bench, "ATTENTION_HEADS", 1)
+    monkeypatch.setattr(bench, "ATTENTION_TOKENS", 70)
+    monkeypatch.setattr(bench, "ATTENTION_TUNE_CONFIGS", [(32, 32, 4, 3), (64, 32, 4, 3)])
+    monkeypatch.setenv("TESSERA_AUTOTUNE_CONFIG", "1")
+    ref, launches = _triton_reference_on_a_stand_in(monkeypatch)
+    blocks = []
+    desc_row = bench._attention_desc_row
+    monkeypatch.setattr(bench, "_attention_desc_row", lambda *args, **kwargs: blocks.append(kwargs["blocks"]) or
+                        desc_row(*args, **kwargs))
+    notes = []
+    ctx = _emulator_ctx(monkeypatch, tmp_path, notes, {"tessera_attention": None, "quick": False}, triton_ref=ref,
+                        hopper=False, attention={})
+    rows = bench.bench_attention(ctx, (70, 32))
+    assert len(rows) == 12 and set(blocks) == {(64, 32, 4)}
+    for r in rows:
+        assert r.values["tessera"] == pytest.approx(bench.attention_flops(70, 32, " causal" in r.dtype) / 0.5e9), r
+    label = bench.size_label("attention", (70, 32))
+    assert [n[1] for n in notes if n[0] == "tessera" and n[2].startswith("config")] == [
+        f"attention {label} {d} d=32{c}" for d in ("f16", "bf16") for c in ("", " causal")]
+    assert ("tessera", f"attention {label} f16 d=32",
+            "config Config({'BM': 64, 'BN': 32}, num_warps=4, num_stages=3)") in notes
+    assert sorted(ctx.attention) == ["attention_fwd", "attention_fwd_bf16"]
+    assert ctx.attention["attention_fwd"].key == ["seq_len", "HEAD_DIM", "CAUSAL"]
+    # Triton tuned over the same two configs (the stand-in takes the last).
+    assert {(launch[3]["BM"], launch[3]["BN"]) for launch in launches} == {(64, 32)}
 
 
 @pytest.mark.sim
