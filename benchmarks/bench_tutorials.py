@@ -1159,7 +1159,6 @@ def bench_attention_bwd(ctx, size):
     sdpa = getattr(torch.nn.functional, "scaled_dot_product_attention", None)  # torch >= 2.0
     if sdpa is None:
         ctx.note("torch", "attention_bwd", f"n/a: torch {torch.__version__} has no scaled_dot_product_attention")
-    ctx.note("triton", "attention_bwd", "n/a: benchmarks/triton_reference.py has no attention backward")
     rows = []
     for dtype_name in MATMUL_DTYPES:
         dtype = torch.float16 if dtype_name == "f16" else torch.bfloat16
@@ -1171,6 +1170,8 @@ def bench_attention_bwd(ctx, size):
             tol = 1e-2 if dtype_name == "f16" else 4e-2
             tolerances = [(tol * float(e.abs().max()), 0.0) for e in expected]
             tessera_fn = attention_bwd_launcher(ctx, q, k, v, d_o, causal, ATTENTION_BWD_BLOCKS[head_dim])
+            triton_fn = None if ctx.triton_ref is None else \
+                triton_attention_bwd_launcher(ctx, q, k, v, d_o, causal, ATTENTION_BWD_BLOCKS[head_dim])
             torch_fn = None
             if sdpa is not None:
                 leaves = [x.detach().requires_grad_() for x in (q, k, v)]
@@ -1178,13 +1179,33 @@ def bench_attention_bwd(ctx, size):
                 torch_fn = (lambda out=out, leaves=leaves:
                             list(torch.autograd.grad(out, leaves, d_o, retain_graph=True)))
             variant = f"{dtype_name} d={head_dim}" + (" causal" if causal else "")
-            rows.append(_run_row(ctx, "attention_bwd", size, variant,
-                                 {"tessera": tessera_fn, "torch": torch_fn, "triton": None}, expected, tolerances,
-                                 causal=causal))
+            rows.append(_run_row(ctx, "attention_bwd", size, variant, _providers(ctx, tessera_fn, torch_fn, triton_fn),
+                                 expected, tolerances, causal=causal))
             del expected
     blocks = ATTENTION_BWD_BLOCKS[head_dim]
-    ctx.note("tessera", f"attention_bwd d={head_dim}", f"blocks (BM, BN, num_warps): dkdv {blocks[0]}, dq {blocks[1]}")
+    ctx.note("tessera", f"attention_bwd d={head_dim}",
+             f"blocks (BM, BN, num_warps): dkdv {blocks[0]}, dq {blocks[1]} (Triton's kernels at the same)")
     return rows
+
+
+def triton_attention_bwd_launcher(ctx, q, k, v, d_o, causal, blocks):
+    """Triton's backward (triton_reference.attention_backward: the same three kernels as Tessera's) at `blocks`, as
+    attention_bwd_launcher: a function returning [dQ, dK, dV] whose first call (the untimed check) first runs
+    Triton's forward with its statistics (triton_reference.attention_forward_lse)."""
+    torch = ctx.torch
+    batch, heads, seq_len, head_dim = q.shape
+    scale = head_dim ** -0.5
+    out, dq, dk, dv = (torch.full_like(q, float("nan")) for _ in range(4))
+    lse, delta = (torch.full((batch * heads, seq_len), float("nan"), device=q.device) for _ in range(2))
+    forward_done = []
+
+    def fn():
+        if not forward_done:
+            ctx.triton_ref.attention_forward_lse(q, k, v, out, lse, causal, scale)
+            forward_done.append(True)
+        ctx.triton_ref.attention_backward(q, k, v, out, d_o, lse, delta, dq, dk, dv, causal, scale, blocks)
+        return [dq, dk, dv]
+    return fn
 
 
 RUNNERS = {"vector_add": bench_vector_add, "softmax": bench_softmax, "layernorm_fwd": bench_layernorm_fwd,

@@ -3,7 +3,8 @@
 They follow the same algorithms as the Tessera kernels in frontend/tessera/kernels/ (one row per program for
 softmax and layer norm, a chunked three-pass layer norm forward, a two-stage dw/db reduction in the backward,
 grouped tile ordering for matmul, autotuned over the configurations Tessera's is tuned over, a one-pass
-online-softmax attention forward, autotuned as Tessera's in the full sweep), so the comparison is about code generation rather than about the algorithm. Each
+online-softmax attention forward, autotuned as Tessera's in the full sweep, and FlashAttention-2's backward in
+the three kernels Tessera's takes), so the comparison is about code generation rather than about the algorithm. Each
 wrapper writes into tensors the caller allocated, so benchmark timings exclude allocation.
 
 Importing this module imports triton; bench_tutorials.py imports it only once torch and a GPU were found.
@@ -249,10 +250,12 @@ def _attend(acc, row_max, row_sum, q, k_base, v_base, offs_m, start_n, seq_len, 
 
 
 @triton.jit
-def _attention_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, heads, seq_len, stride_qz, stride_qh, stride_qm,
-                          stride_kz, stride_kh, stride_kn, stride_vz, stride_vh, stride_vn, stride_oz, stride_oh,
-                          stride_om, BM: tl.constexpr, BN: tl.constexpr, HEAD_DIM: tl.constexpr,
-                          CAUSAL: tl.constexpr):
+def _attention_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, sm_scale, heads, seq_len, stride_qz, stride_qh,
+                          stride_qm, stride_kz, stride_kh, stride_kn, stride_vz, stride_vh, stride_vn, stride_oz,
+                          stride_oh, stride_om, BM: tl.constexpr, BN: tl.constexpr, HEAD_DIM: tl.constexpr,
+                          CAUSAL: tl.constexpr, SAVE_LSE: tl.constexpr):
+    """With SAVE_LSE, also stores each row's log2-sum-exp2 of its scaled scores at lse_ptr[bh * seq_len + row] (f32),
+    for the backward; without, lse_ptr is not read."""
     start_m = tl.program_id(0)
     bh = tl.program_id(1)
     batch = bh // heads
@@ -284,6 +287,8 @@ def _attention_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, heads, seq_len, 
     out = acc / row_sum[:, None]
     tl.store(o_ptr + batch * stride_oz + head * stride_oh + offs_m[:, None] * stride_om + offs_d[None, :],
              out.to(o_ptr.dtype.element_ty), mask=row_ok)
+    if SAVE_LSE:
+        tl.store(lse_ptr + bh * seq_len + offs_m, row_max + tl.math.log2(row_sum), mask=offs_m < seq_len)
 
 
 # One fixed configuration per head dimension, when the caller gives no configs to tune over.
@@ -311,14 +316,14 @@ def attention(q, k, v, out, causal, sm_scale, configs=None):
     ATTENTION_CONFIGS' one for the head dim when there are none."""
     batch, heads, seq_len, head_dim = q.shape
     strides = [x.stride(i) for x in (q, k, v, out) for i in range(3)]
-    args = (q, k, v, out, sm_scale, heads, seq_len, *strides)
+    args = (q, k, v, out, out, sm_scale, heads, seq_len, *strides)  # lse_ptr: not read without SAVE_LSE
     if configs is None:
         cfg = ATTENTION_CONFIGS[head_dim]
         _attention_fwd_kernel[(triton.cdiv(seq_len, cfg["BM"]), batch * heads)](*args, HEAD_DIM=head_dim,
-                                                                                CAUSAL=causal, **cfg)
+                                                                                CAUSAL=causal, SAVE_LSE=False, **cfg)
         return out
     attention_tuner(configs)[lambda meta: (triton.cdiv(seq_len, meta["BM"]), batch * heads)](
-        *args, HEAD_DIM=head_dim, CAUSAL=causal)
+        *args, HEAD_DIM=head_dim, CAUSAL=causal, SAVE_LSE=False)
     return out
 
 
@@ -331,5 +336,161 @@ def attention_best_config(configs):
     return (best.kwargs["BM"], best.kwargs["BN"], best.num_warps, best.num_stages)
 
 
-__all__ = ["attention", "attention_best_config", "attention_tuner", "layernorm_bwd", "layernorm_fwd", "matmul",
-           "matmul_best_config", "matmul_tuner", "softmax", "vector_add"]
+# --- attention backward -----------------------------------------------------------------------------------------
+# FlashAttention-2's algorithm, as Tessera's attention_bwd_* kernels (frontend/tessera/kernels/attention_backward.h):
+# delta = rowsum(O * dO); one program per BN keys accumulates dV += P^T dO and dK += dS^T Q over the query blocks
+# that see them; one per BM queries accumulates dQ += dS K over the key blocks they see, P recomputed from the
+# forward's log2-sum-exp2 statistic and dS = P * (dO V^T - delta). Q, K, V, O, dO and the gradients share one
+# layout [batch, heads, seq_len, HEAD_DIM] (head dimension contiguous); the statistics are f32 [batch * heads,
+# seq_len]. Rows past seq_len load as zeros, so they add nothing to dK and dV; only dQ masks keys past seq_len.
+
+@triton.jit
+def _attention_bwd_preprocess_kernel(o_ptr, do_ptr, delta_ptr, heads, seq_len, stride_z, stride_h, stride_m,
+                                     BM: tl.constexpr, HEAD_DIM: tl.constexpr):
+    bh = tl.program_id(1)
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    rows = offs_m < seq_len
+    offsets = ((bh // heads) * stride_z + (bh % heads) * stride_h + offs_m[:, None] * stride_m +
+               tl.arange(0, HEAD_DIM)[None, :])
+    o = tl.load(o_ptr + offsets, mask=rows[:, None], other=0.0).to(tl.float32)
+    do = tl.load(do_ptr + offsets, mask=rows[:, None], other=0.0).to(tl.float32)
+    tl.store(delta_ptr + bh * seq_len + offs_m, tl.sum(o * do, 1), mask=rows)
+
+
+@triton.jit
+def _fold_queries(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, base, bh, start_m, offs_n, offs_d, seq_len,
+                  stride_m, qk_scale, BM: tl.constexpr, DIAGONAL: tl.constexpr):
+    """Folds the query block at start_m into the dK and dV of keys offs_n; DIAGONAL: it straddles the diagonal."""
+    offs_m = start_m + tl.arange(0, BM)
+    rows = offs_m < seq_len
+    q_offsets = base + offs_m[:, None] * stride_m + offs_d[None, :]
+    q = tl.load(q_ptr + q_offsets, mask=rows[:, None], other=0.0)
+    do = tl.load(do_ptr + q_offsets, mask=rows[:, None], other=0.0)
+    lse = tl.load(lse_ptr + bh * seq_len + offs_m, mask=rows, other=0.0)
+    delta = tl.load(delta_ptr + bh * seq_len + offs_m, mask=rows, other=0.0)
+    pt = tl.math.exp2(tl.dot(k, tl.trans(q)) * qk_scale - lse[None, :])  # P^T, [BN, BM]
+    if DIAGONAL:
+        pt = tl.where(offs_n[:, None] <= offs_m[None, :], pt, 0.0)
+    dv = tl.dot(pt.to(q.dtype), do, dv)
+    dst = pt * (tl.dot(v, tl.trans(do)) - delta[None, :])
+    dk = tl.dot(dst.to(q.dtype), q, dk)
+    return dk, dv
+
+
+@triton.jit
+def _attention_bwd_dkdv_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, sm_scale, heads,
+                               seq_len, stride_z, stride_h, stride_m, BM: tl.constexpr, BN: tl.constexpr,
+                               HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr):
+    bh = tl.program_id(1)
+    base = (bh // heads) * stride_z + (bh % heads) * stride_h
+    start_n = tl.program_id(0) * BN
+    offs_n = start_n + tl.arange(0, BN)
+    offs_d = tl.arange(0, HEAD_DIM)
+    key_rows = (offs_n < seq_len)[:, None]
+    kv_offsets = base + offs_n[:, None] * stride_m + offs_d[None, :]
+    k = tl.load(k_ptr + kv_offsets, mask=key_rows, other=0.0)
+    v = tl.load(v_ptr + kv_offsets, mask=key_rows, other=0.0)
+    qk_scale = sm_scale * 1.4426950408889634  # log2(e)
+    dk = tl.zeros([BN, HEAD_DIM], dtype=tl.float32)
+    dv = tl.zeros([BN, HEAD_DIM], dtype=tl.float32)
+    if CAUSAL:
+        # Query blocks from the one holding key start_n see some of these keys; from the first multiple of BM at or
+        # after start_n + BN on, every row sees all of them.
+        unmasked_m = tl.minimum(tl.cdiv(start_n + BN, BM) * BM, seq_len)
+        for start_m in range((start_n // BM) * BM, unmasked_m, BM):
+            dk, dv = _fold_queries(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, base, bh, start_m, offs_n, offs_d,
+                                   seq_len, stride_m, qk_scale, BM, True)
+        for start_m in range(unmasked_m, seq_len, BM):
+            dk, dv = _fold_queries(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, base, bh, start_m, offs_n, offs_d,
+                                   seq_len, stride_m, qk_scale, BM, False)
+    else:
+        for start_m in range(0, seq_len, BM):
+            dk, dv = _fold_queries(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, base, bh, start_m, offs_n, offs_d,
+                                   seq_len, stride_m, qk_scale, BM, False)
+    tl.store(dk_ptr + kv_offsets, (dk * sm_scale).to(dk_ptr.dtype.element_ty), mask=key_rows)
+    tl.store(dv_ptr + kv_offsets, dv.to(dv_ptr.dtype.element_ty), mask=key_rows)
+
+
+@triton.jit
+def _fold_keys(dq, q, do, lse, delta, k_ptr, v_ptr, base, offs_m, offs_d, start_n, seq_len, stride_m, qk_scale,
+               BN: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr):
+    """Folds the key block at start_n into dQ; MASKED: it straddles the diagonal (causal) or seq_len."""
+    offs_n = start_n + tl.arange(0, BN)
+    key_ok = offs_n < seq_len
+    kv_offsets = base + offs_n[:, None] * stride_m + offs_d[None, :]
+    k = tl.load(k_ptr + kv_offsets, mask=key_ok[:, None], other=0.0)
+    v = tl.load(v_ptr + kv_offsets, mask=key_ok[:, None], other=0.0)
+    p = tl.math.exp2(tl.dot(q, tl.trans(k)) * qk_scale - lse[:, None])  # [BM, BN]
+    if MASKED:
+        visible = key_ok[None, :]
+        if CAUSAL:
+            visible = visible & (offs_m[:, None] >= offs_n[None, :])
+        p = tl.where(visible, p, 0.0)
+    ds = p * (tl.dot(do, tl.trans(v)) - delta[:, None])
+    return tl.dot(ds.to(q.dtype), k, dq)
+
+
+@triton.jit
+def _attention_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, sm_scale, heads, seq_len,
+                             stride_z, stride_h, stride_m, BM: tl.constexpr, BN: tl.constexpr, HEAD_DIM: tl.constexpr,
+                             CAUSAL: tl.constexpr):
+    bh = tl.program_id(1)
+    base = (bh // heads) * stride_z + (bh % heads) * stride_h
+    start_m = tl.program_id(0) * BM
+    offs_m = start_m + tl.arange(0, BM)
+    offs_d = tl.arange(0, HEAD_DIM)
+    rows = offs_m < seq_len
+    q_offsets = base + offs_m[:, None] * stride_m + offs_d[None, :]
+    q = tl.load(q_ptr + q_offsets, mask=rows[:, None], other=0.0)
+    do = tl.load(do_ptr + q_offsets, mask=rows[:, None], other=0.0)
+    lse = tl.load(lse_ptr + bh * seq_len + offs_m, mask=rows, other=0.0)
+    delta = tl.load(delta_ptr + bh * seq_len + offs_m, mask=rows, other=0.0)
+    qk_scale = sm_scale * 1.4426950408889634  # log2(e)
+    dq = tl.zeros([BM, HEAD_DIM], dtype=tl.float32)
+    # Keys every row here sees (the whole key blocks before the first row, causally; else every whole block), then
+    # the masked ones, as in the forward.
+    if CAUSAL:
+        unmasked_end = (start_m // BN) * BN
+        masked_end = tl.minimum(start_m + BM, seq_len)
+    else:
+        unmasked_end = (seq_len // BN) * BN
+        masked_end = seq_len
+    for start_n in range(0, unmasked_end, BN):
+        dq = _fold_keys(dq, q, do, lse, delta, k_ptr, v_ptr, base, offs_m, offs_d, start_n, seq_len, stride_m,
+                        qk_scale, BN, False, CAUSAL)
+    for start_n in range(unmasked_end, masked_end, BN):
+        dq = _fold_keys(dq, q, do, lse, delta, k_ptr, v_ptr, base, offs_m, offs_d, start_n, seq_len, stride_m,
+                        qk_scale, BN, True, CAUSAL)
+    tl.store(dq_ptr + q_offsets, (dq * sm_scale).to(dq_ptr.dtype.element_ty), mask=rows[:, None])
+
+
+def attention_forward_lse(q, k, v, out, lse, causal, sm_scale):
+    """The forward at ATTENTION_CONFIGS' config for the head dim, also saving the statistics lse ([batch * heads,
+    seq_len] f32) the backward needs."""
+    batch, heads, seq_len, head_dim = q.shape
+    cfg = ATTENTION_CONFIGS[head_dim]
+    strides = [x.stride(i) for x in (q, k, v, out) for i in range(3)]
+    _attention_fwd_kernel[(triton.cdiv(seq_len, cfg["BM"]), batch * heads)](
+        q, k, v, out, lse, sm_scale, heads, seq_len, *strides, HEAD_DIM=head_dim, CAUSAL=causal, SAVE_LSE=True, **cfg)
+    return out
+
+
+def attention_backward(q, k, v, out, d_o, lse, delta, dq, dk, dv, causal, sm_scale, blocks):
+    """dq, dk, dv of out = attention(q, k, v) given d_o and the forward's out and lse (attention_forward_lse); all
+    [batch, heads, seq_len, head_dim] with one set of strides; delta is [batch * heads, seq_len] f32 scratch.
+    blocks: ((BM, BN, num_warps) of the dK/dV kernel, (BM, BN, num_warps) of the dQ kernel), 3 stages."""
+    batch, heads, seq_len, head_dim = q.shape
+    layout = (heads, seq_len, q.stride(0), q.stride(1), q.stride(2))
+    (dkdv_bm, dkdv_bn, dkdv_warps), (dq_bm, dq_bn, dq_warps) = blocks
+    rows = (triton.cdiv(seq_len, dq_bm), batch * heads)
+    _attention_bwd_preprocess_kernel[rows](out, d_o, delta, *layout, BM=dq_bm, HEAD_DIM=head_dim, num_warps=dq_warps)
+    _attention_bwd_dkdv_kernel[(triton.cdiv(seq_len, dkdv_bn), batch * heads)](
+        q, k, v, d_o, lse, delta, dk, dv, sm_scale, *layout, BM=dkdv_bm, BN=dkdv_bn, HEAD_DIM=head_dim, CAUSAL=causal,
+        num_warps=dkdv_warps, num_stages=3)
+    _attention_bwd_dq_kernel[rows](q, k, v, d_o, lse, delta, dq, sm_scale, *layout, BM=dq_bm, BN=dq_bn,
+                                   HEAD_DIM=head_dim, CAUSAL=causal, num_warps=dq_warps, num_stages=3)
+    return dq, dk, dv
+
+
+__all__ = ["attention", "attention_backward", "attention_best_config", "attention_forward_lse", "attention_tuner",
+           "layernorm_bwd", "layernorm_fwd", "matmul", "matmul_best_config", "matmul_tuner", "softmax", "vector_add"]

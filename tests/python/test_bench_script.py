@@ -232,18 +232,30 @@ def test_the_attention_backward_benchmark_runs_end_to_end_on_the_emulator(tmp_pa
     monkeypatch.setattr(bench, "ATTENTION_HEADS", 1)
     monkeypatch.setattr(bench, "ATTENTION_TOKENS", 70)
     monkeypatch.setitem(bench.ATTENTION_BWD_BLOCKS, 32, ((32, 32, 4), (32, 32, 4)))
+    ref, launches = _triton_reference_on_a_stand_in(monkeypatch)
+    monkeypatch.setitem(ref.ATTENTION_CONFIGS, 32, ref.ATTENTION_CONFIGS[64])  # its forward configs: d 64 and 128
     notes = []
-    ctx = _emulator_ctx(monkeypatch, tmp_path, notes, {"tessera_attention": (32, 32, 4)})
+    ctx = _emulator_ctx(monkeypatch, tmp_path, notes, {"tessera_attention": (32, 32, 4)}, triton_ref=ref)
     rows = bench.bench_attention_bwd(ctx, (70, 32))
     assert [r.dtype for r in rows] == ["f16 d=32", "f16 d=32 causal", "bf16 d=32", "bf16 d=32 causal"]
     for r in rows:  # 0.5 ms each (the fake do_bench)
         causal = r.dtype.endswith("causal")
         assert r.values["tessera"] == pytest.approx(bench.attention_bwd_flops(70, 32, causal) / 0.5e9), r
-        assert r.values["triton"] == bench.NA
+        assert r.values["triton"] == bench.FAIL  # the stand-in's launches compute nothing
         if not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
             assert r.values["torch"] == bench.NA
-    assert not [n for n in notes if "wrong result" in n[2]], notes
-    assert ("triton", "attention_bwd", "n/a: benchmarks/triton_reference.py has no attention backward") in notes
+    assert not [n for n in notes if n[0] == "tessera" and "wrong result" in n[2]], notes
+    # Triton: its forward with statistics once per variant (the untimed check), then its three backward kernels
+    # at Tessera's blocks, each launch binding to its kernel.
+    names = [launch[0].fn.__name__ for launch in launches]
+    assert names[:4] == ["_attention_fwd_kernel", "_attention_bwd_preprocess_kernel", "_attention_bwd_dkdv_kernel",
+                         "_attention_bwd_dq_kernel"]
+    assert names.count("_attention_fwd_kernel") == 4
+    (_, forward), (_, preprocess), (dkdv_grid, dkdv), (dq_grid, dq) = (_bind(launch) for launch in launches[:4])
+    assert forward["SAVE_LSE"] and forward["seq_len"] == 70 and forward["HEAD_DIM"] == 32
+    assert (preprocess["BM"], preprocess["HEAD_DIM"]) == (32, 32)
+    assert dkdv_grid == (3, 1) and (dkdv["BM"], dkdv["BN"], dkdv["CAUSAL"]) == (32, 32, False)
+    assert dq_grid == (3, 1) and dq["lse_ptr"] is forward["lse_ptr"] and dq["delta_ptr"] is preprocess["delta_ptr"]
 
 
 def test_size_labels():
