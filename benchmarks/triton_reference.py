@@ -233,7 +233,10 @@ def _attend(acc, row_max, row_sum, q, k_base, v_base, offs_m, start_n, seq_len, 
     offs_n = start_n + tl.arange(0, BN)
     offs_d = tl.arange(0, HEAD_DIM)
     key_ok = offs_n < seq_len
-    kt = tl.load(k_base + offs_n[None, :] * stride_kn + offs_d[:, None], mask=key_ok[None, :] if MASKED else None)
+    # Keys past seq_len load as zeros (`other`: Triton leaves masked-off lanes undefined), so that their P of 0
+    # times V's row stays 0.
+    kt = tl.load(k_base + offs_n[None, :] * stride_kn + offs_d[:, None], mask=key_ok[None, :] if MASKED else None,
+                 other=0.0 if MASKED else None)
     s = tl.dot(q, kt) * qk_scale
     if MASKED:
         visible = key_ok[None, :]
@@ -244,7 +247,8 @@ def _attend(acc, row_max, row_sum, q, k_base, v_base, offs_m, start_n, seq_len, 
     p = tl.math.exp2(s - new_max[:, None])
     rescale = tl.math.exp2(row_max - new_max)
     row_sum = row_sum * rescale + tl.sum(p, 1)
-    v = tl.load(v_base + offs_n[:, None] * stride_vn + offs_d[None, :], mask=key_ok[:, None] if MASKED else None)
+    v = tl.load(v_base + offs_n[:, None] * stride_vn + offs_d[None, :], mask=key_ok[:, None] if MASKED else None,
+                other=0.0 if MASKED else None)
     acc = tl.dot(p.to(v.dtype), v, acc * rescale[:, None])
     return acc, new_max, row_sum
 
@@ -264,7 +268,7 @@ def _attention_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, lse_ptr, sm_scale, heads, 
     offs_d = tl.arange(0, HEAD_DIM)
     row_ok = offs_m[:, None] < seq_len
     q = tl.load(q_ptr + batch * stride_qz + head * stride_qh + offs_m[:, None] * stride_qm + offs_d[None, :],
-                mask=row_ok)
+                mask=row_ok, other=0.0)
     k_base = k_ptr + batch * stride_kz + head * stride_kh
     v_base = v_ptr + batch * stride_vz + head * stride_vh
     qk_scale = sm_scale * 1.4426950408889634  # log2(e)

@@ -2,7 +2,6 @@
 argument parsing) and its clear exit without torch. The GPU part only runs on a GPU machine."""
 
 import csv
-import importlib.util
 import pathlib
 import subprocess
 import sys
@@ -11,17 +10,9 @@ import types
 
 import pytest
 
-BENCH_DIR = pathlib.Path(__file__).resolve().parents[2] / "benchmarks"
+from benchmark_modules import BENCH_DIR, CpuTorch, Event, load
 
-
-def _load():
-    spec = importlib.util.spec_from_file_location("bench_tutorials", BENCH_DIR / "bench_tutorials.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
+bench = load("bench_tutorials")
 
 
 def test_importing_the_script_imports_no_gpu_library():
@@ -185,41 +176,13 @@ def test_the_attention_backward_launcher_computes_the_gradients(head_dim, tmp_pa
             torch.testing.assert_close(g.float(), w, atol=4e-3 * float(w.abs().max()), rtol=0)
 
 
-class _Event:
-    """torch.cuda.Event's record and query, for work that is always done (or, with done=False, never)."""
-
-    def __init__(self, done=True):
-        self.done = done
-
-    def record(self):
-        pass
-
-    def query(self):
-        return self.done
-
-
-class _CpuTorch:
-    """torch with device="cuda" dropped and a no-op cuda.synchronize, for running a benchmark's GPU code on CPU
-    tensors (launched on the emulator)."""
-
-    def __init__(self, torch):
-        self._torch = torch
-        self.cuda = types.SimpleNamespace(synchronize=lambda: None, Event=_Event)
-
-    def __getattr__(self, name):
-        attr = getattr(self._torch, name)
-        if name in ("randn", "empty", "ones", "full", "zeros"):
-            return lambda *args, device=None, **kwargs: attr(*args, **kwargs)
-        return attr
-
-
 def _emulator_ctx(monkeypatch, tmp_path, notes, options=None, **fields):
     """A benchmark context over CPU tensors whose Tessera launches run on the emulator: do_bench says 0.5 ms, notes
     go to `notes`, options (tessera_backend "sim" and `options`) and any other `fields` as given."""
     torch = pytest.importorskip("torch")
     import tessera
     monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path))
-    return types.SimpleNamespace(torch=_CpuTorch(torch), tessera=tessera, do_bench=lambda fn, device: 0.5,
+    return types.SimpleNamespace(torch=CpuTorch(torch), tessera=tessera, do_bench=lambda fn, device: 0.5,
                                  note=lambda *args: notes.append(args), launch_timeout=60,
                                  options=types.SimpleNamespace(tessera_backend="sim", **(options or {})), **fields)
 
@@ -636,10 +599,10 @@ def test_waiting_for_launches_gives_up_after_the_time_limit():
     def sleep(seconds):
         now[0] += seconds
 
-    never = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=lambda: _Event(done=False)))
+    never = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=lambda: Event(done=False)))
     assert not bench.wait_for_launches(never, 2.0, clock=lambda: now[0], sleep=sleep)
     assert 2.0 <= now[0] < 2.01
-    done = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=_Event))
+    done = types.SimpleNamespace(cuda=types.SimpleNamespace(Event=Event))
     assert bench.wait_for_launches(done, 2.0, clock=lambda: now[0], sleep=sleep)
     synchronized = []
     no_limit = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=lambda: synchronized.append(1)))
@@ -665,7 +628,7 @@ def test_a_bad_launch_time_limit_is_refused_before_anything_runs(monkeypatch, ca
 
 def test_a_launch_that_never_finishes_stops_the_sweep_with_what_it_measured():
     notes = []
-    ctx = types.SimpleNamespace(torch=types.SimpleNamespace(cuda=types.SimpleNamespace(Event=lambda: _Event(False))),
+    ctx = types.SimpleNamespace(torch=types.SimpleNamespace(cuda=types.SimpleNamespace(Event=lambda: Event(False))),
                                 launch_timeout=0.01, note=lambda *args: notes.append(args), hung=False)
     hang_at = ("attention", bench.sweep("attention", True)[0])
 
@@ -727,10 +690,7 @@ def _triton_reference_on_a_stand_in(monkeypatch):
     triton.language = language
     monkeypatch.setitem(sys.modules, "triton", triton)
     monkeypatch.setitem(sys.modules, "triton.language", language)
-    spec = importlib.util.spec_from_file_location("triton_reference_on_a_stand_in", BENCH_DIR / "triton_reference.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module, launches
+    return load("triton_reference", "triton_reference_on_a_stand_in"), launches
 
 
 def _bind(launch):
