@@ -63,10 +63,13 @@ inline bool isCContiguous(const std::vector<int64_t>& shape, const std::vector<i
 inline interp::Arg fromHostDLPack(ir::Type param, const std::string& name, py::handle value) {
   py::tuple device = value.attr("__dlpack_device__")();
   int type = device[0].cast<int>();
-  if (type == kDLCUDA || type == kDLCUDAManaged)
-    throw py::type_error("argument '" + name + "' is a GPU array (DLPack device cuda:" +
-                         py::str(device[1]).cast<std::string>() + "); GPU launches need the CUDA JIT "
-                         "(backend='cuda'), while this launch runs on the host");
+  if (type == kDLCUDA || type == kDLCUDAManaged || type == kDLROCM) {
+    const bool rocm = type == kDLROCM;
+    throw py::type_error("argument '" + name + "' is a GPU array (DLPack device " + (rocm ? "rocm:" : "cuda:") +
+                         py::str(device[1]).cast<std::string>() + "); GPU launches need the " +
+                         (rocm ? "HIP JIT (backend='hip')" : "CUDA JIT (backend='cuda')") +
+                         ", while this launch runs on the host");
+  }
   if (type != kDLCPU)
     throw py::type_error("argument '" + name + "' is on DLPack device type " + std::to_string(type) +
                          ", not in host memory; this launch runs on the host and takes numpy arrays or CPU tensors");

@@ -1,6 +1,7 @@
-// Converting Python launch arguments to CUDA JIT arguments (jit::KernelArg). Pointer parameters take GPU arrays
-// described by __cuda_array_interface__ (torch, CuPy, Numba) or by DLPack on a CUDA device (JAX, ...), and, when
-// the caller asked for copies (backend="cuda" with numpy arrays), numpy arrays staged through device buffers.
+// Converting Python launch arguments to GPU JIT arguments (jit::KernelArg). For CUDA, pointer parameters take GPU
+// arrays described by __cuda_array_interface__ (torch, CuPy, Numba) or by DLPack on a CUDA device (JAX, ...); for
+// HIP, arrays that DLPack places on a ROCm device (torch's and CuPy's ROCm builds). When the caller asked for
+// copies (backend="cuda" with numpy arrays), numpy arrays are staged through device buffers.
 // Every mismatch is a Python exception naming the argument: TypeError for a wrong kind, dtype or a mix of host
 // and GPU arrays, ValueError for non-contiguous, read-only, masked arrays or arrays on another GPU.
 #pragma once
@@ -9,6 +10,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,7 +37,8 @@ inline bool typestrMatches(ir::Type elem, const std::string& typestr) {
 
 // Where the GPU arguments of one launch live and which stream their producer wants the launch on.
 struct CudaLaunchContext {
-  std::optional<int> device;          // the CUDA device of the first GPU array that said
+  std::string devicePrefix = "cuda";  // how messages name the arrays' devices: "cuda:0", "rocm:0"
+  std::optional<int> device;          // the device of the first GPU array that said
   std::string deviceArg;              // which argument that was
   std::optional<uint64_t> stream;     // from the first __cuda_array_interface__ that names one
   std::string firstGpuArg, firstHostArg;
@@ -46,26 +49,31 @@ inline void noteDevice(CudaLaunchContext& ctx, const std::string& name, int devi
     ctx.device = device;
     ctx.deviceArg = name;
   } else if (*ctx.device != device) {
-    throw py::value_error("argument '" + name + "' is on cuda:" + std::to_string(device) + " but argument '" +
-                          ctx.deviceArg + "' is on cuda:" + std::to_string(*ctx.device) +
-                          "; all GPU arrays of a launch must be on one device");
+    throw py::value_error("argument '" + name + "' is on " + ctx.devicePrefix + ":" + std::to_string(device) +
+                          " but argument '" + ctx.deviceArg + "' is on " + ctx.devicePrefix + ":" +
+                          std::to_string(*ctx.device) + "; all GPU arrays of a launch must be on one device");
   }
 }
 
-// The CUDA device of an object that implements __dlpack_device__, if it says one.
-inline std::optional<int> dlpackCudaDevice(py::handle value) {
+// The device of an object that implements __dlpack_device__, if it says one of `types`.
+inline std::optional<int> dlpackDeviceOf(py::handle value, std::initializer_list<int32_t> types) {
   if (!py::hasattr(value, "__dlpack_device__")) return std::nullopt;
   py::tuple dev = value.attr("__dlpack_device__")();
-  int type = dev[0].cast<int>();
-  if (type != kDLCUDA && type != kDLCUDAManaged) return std::nullopt;
-  return dev[1].cast<int>();
+  const int type = dev[0].cast<int>();
+  for (int32_t t : types)
+    if (type == t) return dev[1].cast<int>();
+  return std::nullopt;
 }
+inline std::optional<int> dlpackCudaDevice(py::handle value) {
+  return dlpackDeviceOf(value, {kDLCUDA, kDLCUDAManaged});
+}
+inline std::optional<int> dlpackRocmDevice(py::handle value) { return dlpackDeviceOf(value, {kDLROCM}); }
 
 inline void checkMixing(CudaLaunchContext& ctx) {
   if (!ctx.firstGpuArg.empty() && !ctx.firstHostArg.empty())
     throw py::type_error("argument '" + ctx.firstHostArg + "' is a numpy (host) array but argument '" +
                          ctx.firstGpuArg + "' is a GPU array; a launch takes either GPU arrays (it runs on the "
-                         "GPU) or numpy arrays (interpreter, or backend='cuda' with copies), not both");
+                         "GPU) or numpy arrays (interpreter, or backend='cuda' or 'hip' with copies), not both");
 }
 
 // A pointer argument from __cuda_array_interface__.
@@ -98,7 +106,7 @@ inline jit::KernelArg fromCudaArrayInterface(ir::Type param, const std::string& 
   return jit::KernelArg::pointer(data[0].cast<uint64_t>(), elements * static_cast<uint64_t>(elem.storageBytes()));
 }
 
-// A pointer argument from a DLPack capsule of an array on a CUDA device. The capsule goes to `keepAlive`: the
+// A pointer argument from a DLPack capsule of an array on a GPU (CUDA or ROCm). The capsule goes to `keepAlive`: the
 // producer's memory must outlive the launch call (the capsule's destructor calls the producer's deleter).
 inline jit::KernelArg fromDLPack(ir::Type param, const std::string& name, py::handle value, int device,
                                  CudaLaunchContext& ctx, std::vector<py::object>& keepAlive) {
@@ -124,7 +132,8 @@ inline jit::KernelArg fromDLPack(ir::Type param, const std::string& name, py::ha
 }
 
 inline bool isGpuArray(py::handle value) {
-  return py::hasattr(value, "__cuda_array_interface__") || dlpackCudaDevice(value).has_value();
+  return py::hasattr(value, "__cuda_array_interface__") || dlpackCudaDevice(value).has_value() ||
+         dlpackRocmDevice(value).has_value();
 }
 
 // A scalar argument, checked as for the interpreter.

@@ -10,7 +10,7 @@
 namespace tessera::python {
 
 struct DLPackDevice {
-  int32_t deviceType;  // kDLCPU = 1, kDLCUDA = 2, kDLCUDAManaged = 13
+  int32_t deviceType;  // kDLCPU = 1, kDLCUDA = 2, kDLROCM = 10, kDLCUDAManaged = 13
   int32_t deviceId;
 };
 struct DLPackDataType {
@@ -35,6 +35,7 @@ struct DLPackManagedTensor {
 constexpr int32_t kDLCPU = 1;
 constexpr int32_t kDLCUDA = 2;
 constexpr int32_t kDLCUDAManaged = 13;
+constexpr int32_t kDLROCM = 10;  // AMD GPU memory (torch's and CuPy's ROCm builds)
 
 // Whether elements of this DLPack type may be passed for `ptr<elem>`. bf16 and fp8 also take their bit patterns
 // as unsigned integers of the same width.

@@ -7,9 +7,12 @@
 #include <pybind11/stl/filesystem.h>
 
 #include <iostream>
+#include <map>
+#include <memory>
 
 #include "jit/AutotunedKernel.h"
 #include "jit/Autotuner.h"
+#include "jit/DeviceRuntime.h"
 #include "jit/KernelTimer.h"
 #include "jit/sim/SimRuntime.h"
 
@@ -109,11 +112,19 @@ void bindAutotune(py::module_& m) {
 
   m.def(
       "bench_launch",
-      [](const std::function<void()>& fn) {
-        // One clock (its 256 MB flush buffer and events) for the process, never destroyed: freeing device memory
-        // while the driver shuts down at exit fails.
-        static jit::ClockTimer* timer = new jit::ClockTimer(jit::makeCudaEventClock(jit::CudaDriver::instance()));
+      [](const std::function<void()>& fn, const std::string& target) {
+        // One clock per GPU API (its 256 MB flush buffer and events) for the process, never destroyed: freeing
+        // device memory while the driver shuts down at exit fails.
+        static std::map<std::string, jit::ClockTimer*> timers;
+        jit::ClockTimer*& timer = timers[target];
+        if (!timer) {
+          std::unique_ptr<jit::TimingClock> clock = jit::selectRuntime(target).makeTimingClock();
+          if (!clock) throw Error("target '" + target + "' has no clock to time launches with");
+          timer = new jit::ClockTimer(std::move(clock));
+        }
         return timer->milliseconds(fn);
       },
-      py::arg("fn"), "do_bench on the CUDA GPU: fn() timed with CUDA events after an L2 flush, median in ms");
+      py::arg("fn"), py::arg("target") = "nvptx",
+      "do_bench on the GPU of `target` (nvptx: CUDA, amdgpu: HIP): fn() timed with the API's events after an L2 "
+      "flush, median in ms");
 }

@@ -11,7 +11,9 @@
 #include <memory>
 
 #include "CudaArgConversion.h"
+#include "jit/CudaDriver.h"
 #include "jit/DeviceRuntime.h"
+#include "jit/HipRuntime.h"
 #include "jit/JitKernel.h"
 #include "jit/KernelResources.h"
 #include "jit/KernelTimer.h"
@@ -91,19 +93,36 @@ void checkArgumentCount(const KernelDef& def, const py::sequence& args) {
                          " runtime arguments, got " + std::to_string(py::len(args)));
 }
 
-// Launches with GPU arrays, or with numpy arrays staged through device buffers (copied in, launched, synchronized
-// and copied back), never a mix of the two.
-void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
-                int numWarps, py::object stream, const std::string& arch, bool fastMath, int numStages,
-                bool persistent, bool warpSpecialize, bool pingPong, int matrixInstrSize) {
+// A GPU array argument of a launch through `target`'s API: for nvptx __cuda_array_interface__ or DLPack on a CUDA
+// device, for amdgpu DLPack on a ROCm device.
+jit::KernelArg gpuArrayArg(const std::string& target, ir::Type pointerType, const std::string& name, py::handle value,
+                           bool descriptor, python::CudaLaunchContext& ctx, std::vector<py::object>& capsules) {
+  const bool hip = target == "amdgpu";
+  if (!hip && py::hasattr(value, "__cuda_array_interface__"))
+    return python::fromCudaArrayInterface(pointerType, name, value, ctx);
+  std::optional<int> dev = hip ? python::dlpackRocmDevice(value) : python::dlpackCudaDevice(value);
+  if (dev && py::hasattr(value, "__dlpack__")) return python::fromDLPack(pointerType, name, value, *dev, ctx, capsules);
+  throw py::type_error("argument '" + name + "' must be a GPU array (" +
+                       (hip ? "DLPack on a ROCm device" : "__cuda_array_interface__ or DLPack on a CUDA device") +
+                       ") or a numpy array for " + pointerType.str() + (descriptor ? " (the descriptor's array)" : "") +
+                       ", got " + python::typeName(value));
+}
+
+// Launches through `target`'s GPU API ("nvptx": CUDA, "amdgpu": HIP) with GPU arrays, or with numpy arrays staged
+// through device buffers (copied in, launched, synchronized and copied back), never a mix of the two.
+void launchOnGpu(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
+                 int numWarps, py::object stream, const std::string& arch, bool fastMath, int numStages,
+                 bool persistent, bool warpSpecialize, bool pingPong, int matrixInstrSize, const std::string& target) {
   const KernelDef& def = kernel.definition();
   const std::vector<ParamInfo>& params = def.runtimeParams();
   checkArgumentCount(def, args);
+  if (target != "nvptx" && target != "amdgpu")
+    throw py::value_error("target must be 'nvptx' or 'amdgpu', got '" + target + "'");
   interp::Grid g = python::toGrid(grid);
   Constants constants = constantsFromPython(def, constantsDict);
-  jit::CudaDriver& driver = jit::CudaDriver::instance();
 
   python::CudaLaunchContext ctx;
+  ctx.devicePrefix = target == "amdgpu" ? "rocm" : "cuda";
   std::vector<py::object> capsules;  // DLPack exports, alive until the launch is enqueued
   std::vector<jit::KernelArg> kernelArgs;
   struct Staged {
@@ -140,15 +159,7 @@ void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& arg
       staged.push_back({py::reinterpret_borrow<py::array>(value), i});
       arrayBytes = staged.back().host.nbytes();
     } else {
-      if (py::hasattr(value, "__cuda_array_interface__")) {
-        arg = python::fromCudaArrayInterface(pointerType, p.name, value, ctx);
-      } else if (std::optional<int> dev = python::dlpackCudaDevice(value); dev && py::hasattr(value, "__dlpack__")) {
-        arg = python::fromDLPack(pointerType, p.name, value, *dev, ctx, capsules);
-      } else {
-        throw py::type_error("argument '" + p.name + "' must be a GPU array (__cuda_array_interface__ or DLPack on "
-                             "a CUDA device) or a numpy array for " + pointerType.str() +
-                             (descriptor ? " (the descriptor's array)" : "") + ", got " + python::typeName(value));
-      }
+      arg = gpuArrayArg(target, pointerType, p.name, value, descriptor, ctx, capsules);
       if (ctx.firstGpuArg.empty()) ctx.firstGpuArg = p.name;
       python::checkMixing(ctx);
       arrayBytes = arg.pointerBytes().value_or(0);
@@ -159,40 +170,60 @@ void launchCuda(jit::JitKernel& kernel, py::handle grid, const py::sequence& arg
     }
     kernelArgs.push_back(std::move(arg));
   }
-  if (!driver.available())
-    throw Error("cannot launch kernel '" + def.name() + "': CUDA is not available: " + driver.unavailableReason());
-  const char* deviceEnv = std::getenv("TESSERA_CUDA_DEVICE");
-  int driverDevice = deviceEnv && *deviceEnv ? std::atoi(deviceEnv) : 0;
-  if (ctx.device && *ctx.device != driverDevice)
-    throw py::value_error("argument '" + ctx.deviceArg + "' is on cuda:" + std::to_string(*ctx.device) +
-                          " but Tessera launches on cuda:" + std::to_string(driverDevice) +
-                          " (set TESSERA_CUDA_DEVICE before the first launch)");
+  // The CUDA driver works on $TESSERA_CUDA_DEVICE; the HIP runtime on device 0, the current one (Tessera never
+  // selects another).
+  jit::DeviceRuntime* runtime = nullptr;
+  int launchDevice = 0;
+  if (target == "nvptx") {
+    jit::CudaDriver& driver = jit::CudaDriver::instance();
+    if (!driver.available())
+      throw Error("cannot launch kernel '" + def.name() + "': CUDA is not available: " + driver.unavailableReason());
+    const char* deviceEnv = std::getenv("TESSERA_CUDA_DEVICE");
+    launchDevice = deviceEnv && *deviceEnv ? std::atoi(deviceEnv) : 0;
+  } else if (!jit::HipRuntime::instance().available()) {
+    throw Error("cannot launch kernel '" + def.name() + "': HIP is not available: " +
+                jit::HipRuntime::instance().unavailableReason());
+  }
+  runtime = &kernel.runtimeFor(target);
+  if (ctx.device && *ctx.device != launchDevice)
+    throw py::value_error("argument '" + ctx.deviceArg + "' is on " + ctx.devicePrefix + ":" +
+                          std::to_string(*ctx.device) + " but Tessera launches on " + ctx.devicePrefix + ":" +
+                          std::to_string(launchDevice) +
+                          (target == "nvptx" ? " (set TESSERA_CUDA_DEVICE before the first launch)"
+                                             : " (HIP launches use the current device, 0)"));
 
   // An explicit stream (torch's current stream) wins over the producer's __cuda_array_interface__ stream;
   // 1 and 2 are CUDA's legacy and per-thread default stream handles, valid as they are.
   uint64_t streamValue = !stream.is_none() ? stream.cast<uint64_t>() : ctx.stream.value_or(0);
-  jit::LaunchOptions options = launchOptions(numWarps, "nvptx", arch, fastMath, numStages, persistent,
+  jit::LaunchOptions options = launchOptions(numWarps, target, arch, fastMath, numStages, persistent,
                                              warpSpecialize, pingPong, matrixInstrSize);
-  options.stream = reinterpret_cast<jit::cu::Stream>(streamValue);
+  options.stream = jit::DeviceStream::fromHandle(reinterpret_cast<void*>(streamValue));
 
-  std::vector<jit::DeviceBuffer> buffers;
-  buffers.reserve(staged.size());
+  // Device buffers for the staged arrays, released however the launch ends.
+  struct Buffers {
+    jit::DeviceRuntime& runtime;
+    std::vector<jit::DeviceAddress> addresses;
+    ~Buffers() {
+      for (jit::DeviceAddress a : addresses) runtime.release(a);
+    }
+  } buffers{*runtime, {}};
   for (const Staged& s : staged) {
-    buffers.emplace_back(std::max<size_t>(s.host.nbytes(), 1), driver);
-    buffers.back().copyFromHost(s.host.data(), s.host.nbytes());
+    const size_t bytes = s.host.nbytes();
+    buffers.addresses.push_back(runtime->allocate(std::max<size_t>(bytes, 1)));
+    runtime->copyToDevice(buffers.addresses.back(), s.host.data(), bytes);
     jit::KernelArg& arg = kernelArgs[s.index];
     arg = arg.kind() == jit::KernelArg::Kind::TensorDescriptor
-              ? jit::KernelArg::tensorDescriptor(buffers.back(), arg.descriptor().shape, arg.descriptor().strides,
-                                                 arg.descriptor().block)
-              : jit::KernelArg(buffers.back());
+              ? jit::KernelArg::tensorDescriptor(buffers.addresses.back(), arg.descriptor().shape,
+                                                 arg.descriptor().strides, arg.descriptor().block)
+              : jit::KernelArg::pointer(buffers.addresses.back(), bytes);
   }
   {
     py::gil_scoped_release release;
     kernel.launch({g[0], g[1], g[2]}, kernelArgs, constants, options);
-    if (!staged.empty()) driver.synchronize(options.stream, def.name());
+    if (!staged.empty()) runtime->synchronize(options.stream, def.name());
   }
   for (size_t i = 0; i < staged.size(); ++i)
-    buffers[i].copyToHost(staged[i].host.mutable_data(), staged[i].host.nbytes());
+    runtime->copyToHost(staged[i].host.mutable_data(), buffers.addresses[i], staged[i].host.nbytes());
 }
 
 // A launch's arguments with its host arrays (numpy arrays, CPU tensors through DLPack; the arrays of tensor
@@ -231,7 +262,6 @@ StagedArgs stageHostArrays(const KernelDef& def, const py::sequence& args, const
   return staged;
 }
 
-// Copies each staged array to a device buffer of `runtime`, launches, synchronizes and copies the arrays back.
 // Copies the host arrays to device buffers, runs `onDevice` with the kernel's arguments rebased on them (GIL
 // released), and copies the arrays back when `copyBack`; the buffers are released however it ends.
 void withStagedArrays(jit::DeviceRuntime& runtime, StagedArgs staged,
@@ -446,10 +476,12 @@ void bindJit(py::module_& m) {
           py::arg("matrix_instr_nonkdim") = 0,
           "Compiles without a GPU (for sim_runtime's target and arch, and loads it there, when given); facts: per "
           "runtime parameter 16 (aligned / divisible by 16), 8 (divisible by 8), 1 or None")
-      .def("launch", &launchCuda, py::arg("grid"), py::arg("args"), py::arg("constants"), py::arg("num_warps"),
+      .def("launch", &launchOnGpu, py::arg("grid"), py::arg("args"), py::arg("constants"), py::arg("num_warps"),
            py::arg("stream"), py::arg("arch"), py::arg("fast_math"), py::arg("num_stages") = 3,
            py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false,
-           py::arg("matrix_instr_nonkdim") = 0)
+           py::arg("matrix_instr_nonkdim") = 0, py::arg("target") = "nvptx",
+           "Launches on GPU arrays of `target`'s API (nvptx: CUDA, amdgpu: HIP), or on numpy arrays copied in and "
+           "back")
       .def("launch_staged", &launchStaged, py::arg("grid"), py::arg("args"), py::arg("constants"),
            py::arg("num_warps"), py::arg("target"), py::arg("arch"), py::arg("fast_math"), py::arg("num_stages") = 3,
            py::arg("persistent") = false, py::arg("warp_specialize") = false, py::arg("ping_pong") = false,

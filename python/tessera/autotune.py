@@ -16,10 +16,11 @@ reuse the winner (the cache sits next to the JIT's, keyed by the kernel, the con
 its driver and the Tessera build). A key names runtime arguments (ints by value, arrays by dtype) or Consts the
 launch gives.
 
-Real timing needs a GPU: CUDA events on an NVIDIA GPU, HIP events on an AMD one (backend="hip", whose host
-arrays are copied in once per config and only the launches timed). The emulator (backend="sim") and the interpreter can stand in for one only with
-timer=: a callable taking a launch function and returning milliseconds (tests pass fakes). fixed=i, or the
-environment variable TESSERA_AUTOTUNE_CONFIG=i, always uses config i: no compiling, no timing, deterministic.
+Real timing needs a GPU: CUDA events on an NVIDIA GPU, HIP events on an AMD one (backend="hip"). Host arrays
+(numpy arrays, CPU tensors) are copied in once per config, and only the launches are timed. The emulator
+(backend="sim") and the interpreter can stand in for one only with timer=: a callable taking a launch function
+and returning milliseconds (tests pass fakes). fixed=i, or the environment variable TESSERA_AUTOTUNE_CONFIG=i,
+always uses config i: no compiling, no timing, deterministic.
 While tuning, a progress line shows on stderr when it is a terminal (progress=True/False forces it).
 
 A kernel taking tensor descriptors reads blocks that depend on the config (a matmul's A block is BM x BK):
@@ -30,7 +31,7 @@ any valid block; the one each config reads replaces it.
 
 from . import _C, sim as _sim
 from .descriptor import TensorDescriptor
-from .kernel import Kernel, _is_gpu_array
+from .kernel import Kernel, _TARGETS, _default_backend, _is_gpu_array
 
 
 class Config:
@@ -165,7 +166,7 @@ class _AutotunedLauncher:
             raise TypeError(f"autotuned kernel '{tuned.name}': {set_twice[0]!r} is set by the autotune configs; "
                             "do not pass it to the launch")
         if backend is None:
-            backend = "cuda" if any(map(_is_gpu_array, runtime)) else "interpreter"
+            backend = _default_backend(runtime)
         sim_kwargs = dict(target=target, arch=arch, checks=checks) if backend == "sim" else {}
         grid = self.grid
 
@@ -174,12 +175,14 @@ class _AutotunedLauncher:
             return k[grid](*tuned._reblocked(runtime, config, constants), **constants, **config.launch_kwargs(),
                            backend=backend, **sim_kwargs, **timed)
 
+        on_host = not any(map(_is_gpu_array, runtime))
+
         def benchmark(index):
             if tuned.timer:
                 return float(tuned.timer(lambda: launch(index)))
-            if backend == "cuda":
-                return float(_C.bench_launch(lambda: launch(index)))
-            return float(launch(index, _time_hip=True))  # HIP events; the arrays are copied in once, untimed
+            if on_host:  # the API's events; the host arrays are copied in once per config, outside the timing
+                return float(launch(index, _time_staged=True))
+            return float(_C.bench_launch(lambda: launch(index), _TARGETS[backend]))
 
         on_gpu = backend in ("cuda", "hip")
         cannot = "" if tuned.timer or on_gpu else (

@@ -6,23 +6,44 @@ from . import _C, sim as _sim
 from .descriptor import TensorDescriptor
 
 BACKENDS = ("interpreter", "eager", "cuda", "hip", "sim")
+_TARGETS = {"cuda": "nvptx", "hip": "amdgpu"}  # the JIT target of each GPU backend
 # Argument types that are never GPU arrays: checked by type first, since hasattr() on them is comparatively slow.
 _HOST_TYPES = frozenset([int, float, bool, _np.ndarray])
-_DL_CUDA, _DL_CUDA_MANAGED = 2, 13
+_DL_CUDA, _DL_ROCM, _DL_CUDA_MANAGED = 2, 10, 13
+
+
+def _gpu_array_backend(value):
+    """"cuda" for an array in NVIDIA GPU memory, "hip" for one in AMD GPU memory (DLPack's ROCm device: torch's
+    and CuPy's ROCm builds), None otherwise."""
+    if type(value) in _HOST_TYPES:
+        return None
+    if type(value) is TensorDescriptor:  # a descriptor lives where its array does
+        value = value.array
+    dev = getattr(value, "__dlpack_device__", None)
+    device_type = dev()[0] if dev is not None and hasattr(value, "__dlpack__") else None
+    if device_type == _DL_ROCM:  # before __cuda_array_interface__, which a ROCm tensor may also offer
+        return "hip"
+    if device_type in (_DL_CUDA, _DL_CUDA_MANAGED):
+        return "cuda"
+    try:
+        if hasattr(value, "__cuda_array_interface__"):
+            return "cuda"
+    except Exception:  # torch raises KeyError for a dtype the interface has no typestr for (bf16)
+        pass
+    return None
 
 
 def _is_gpu_array(value):
-    if type(value) in _HOST_TYPES:
-        return False
-    if type(value) is TensorDescriptor:  # a descriptor lives where its array does
-        value = value.array
-    try:
-        if hasattr(value, "__cuda_array_interface__"):
-            return True
-    except Exception:  # torch raises KeyError for a dtype the interface has no typestr for (bf16): DLPack decides
-        pass
-    dev = getattr(value, "__dlpack_device__", None)
-    return dev is not None and hasattr(value, "__dlpack__") and dev()[0] in (_DL_CUDA, _DL_CUDA_MANAGED)
+    return _gpu_array_backend(value) is not None
+
+
+def _default_backend(args):
+    """The backend a launch without backend= takes: the API of its first GPU array, else the interpreter."""
+    for a in args:
+        backend = _gpu_array_backend(a)
+        if backend:
+            return backend
+    return "interpreter"
 
 
 def _producer_stream(args):
@@ -88,13 +109,15 @@ class Kernel:
     ints, or a callable taking the launch's meta-parameters (a dict of the Const values, num_warps and num_stages)
     and returning one of those.
 
-    Backends: None picks "cuda" when an argument is a GPU array (__cuda_array_interface__, or DLPack on a CUDA
-    device: torch and CuPy tensors) and "interpreter" otherwise. "interpreter" traces the kernel once per set of
+    Backends: None picks "cuda" when an argument is an NVIDIA GPU array (__cuda_array_interface__, or DLPack on a
+    CUDA device: torch and CuPy tensors), "hip" when it is an AMD one (DLPack on a ROCm device: torch's and CuPy's
+    ROCm builds), and "interpreter" otherwise. "interpreter" traces the kernel once per set of
     Const values and runs the traced IR on numpy arrays or CPU tensors (torch's, through DLPack: same dtype and
     contiguity rules); "eager" runs the C++ kernel function op by op on the same; "cuda"
     JIT-compiles per specialization and launches on the GPU, on the producer's current stream (asynchronous,
     like any CUDA launch); with numpy arrays it copies them to the GPU and back (synchronously). "hip" does the
-    same on an AMD GPU through the HIP runtime, for numpy arrays and CPU tensors. "sim" runs the JIT's GPU code
+    same on an AMD GPU through the HIP runtime, for ROCm arrays, or numpy arrays and CPU tensors copied in and
+    back. "sim" runs the JIT's GPU code
     on the emulator (tessera.sim, docs/Sim.md) on numpy arrays and CPU tensors, copied in and back: target=
     ("nvptx", "amdgpu") or arch= (tessera.sim.ARCHS; default TESSERA_SIM_ARCH or sm_90a) say which GPU,
     checks=False turns the checks off (global bounds stay), checks={"racecheck": False} one of them
@@ -270,9 +293,10 @@ class _Launcher:
 
     def __call__(self, *args, num_warps=4, num_stages=3, backend=None, target=None, arch=None, checks=None,
                  fast_math=True, persistent=False, warp_specialize=False, ping_pong=False, matrix_instr_nonkdim=0,
-                 _time_hip=False, **kwargs):
-        # _time_hip (tessera.autotune's clock on AMD GPUs): with backend="hip", time the launch instead (do_bench
-        # with HIP events, the arrays copied in once and not back) and return its milliseconds.
+                 _time_staged=False, **kwargs):
+        # _time_staged (tessera.autotune's clock for host arrays on a GPU): with backend "cuda" or "hip", time the
+        # launch instead (do_bench with the API's events; the arrays copied in once and not back) and return its
+        # milliseconds.
         k = self.kernel
         runtime, constants = k._bind(args, kwargs)
         k._check_constants(constants)
@@ -285,7 +309,7 @@ class _Launcher:
         if callable(grid):
             grid = grid(dict(constants, num_warps=num_warps, num_stages=num_stages))
         if backend is None:
-            backend = "cuda" if any(map(_is_gpu_array, runtime)) else "interpreter"
+            backend = _default_backend(runtime)
         if backend != "sim" and (target, arch, checks) != (None, None, None):
             given = [n for n, v in (("target", target), ("arch", arch), ("checks", checks)) if v is not None]
             raise ValueError(f"{', '.join(given)} apply to backend='sim' (the emulator), not {backend!r}")
@@ -295,17 +319,21 @@ class _Launcher:
                         num_stages, persistent, warp_specialize, ping_pong, matrix_instr_nonkdim)
         elif backend == "interpreter":  # runs the grid as it is (persistence, warp roles change how, not what)
             k._specialization(constants, runtime).run(grid, runtime)
-        elif backend == "cuda":
+        elif backend in ("cuda", "hip") and _time_staged:
+            return k._jit_kernel().time_staged(grid, runtime, constants, num_warps, _TARGETS[backend], "",
+                                               bool(fast_math), num_stages, persistent, warp_specialize, ping_pong,
+                                               matrix_instr_nonkdim)
+        elif backend == "cuda" or (backend == "hip" and any(map(_is_gpu_array, runtime))):
+            # GPU arrays, on their producer's stream (or, for CUDA, numpy arrays copied in and back).
             k._jit_kernel().launch(grid, runtime, constants, num_warps, _producer_stream(runtime), "",
                                    bool(fast_math), num_stages, persistent, warp_specialize, ping_pong,
-                                   matrix_instr_nonkdim)
+                                   matrix_instr_nonkdim, _TARGETS[backend])
         elif backend == "eager":
             k._def.run_eager(grid, runtime, constants)
         elif backend == "hip":
-            # AMD GPUs through the HIP runtime, on host arrays (copied in and back). The arch comes from
-            # TESSERA_HIP_ARCH or the GPU (see jit/DeviceRuntime.h).
-            run = k._jit_kernel().time_staged if _time_hip else k._jit_kernel().launch_staged
-            return run(grid, runtime, constants, num_warps, "amdgpu", "", bool(fast_math), num_stages, persistent,
-                       warp_specialize, ping_pong, matrix_instr_nonkdim)
+            # AMD GPUs through the HIP runtime, on host arrays (numpy arrays, CPU tensors: copied in and back). The
+            # arch comes from TESSERA_HIP_ARCH or the GPU (see jit/DeviceRuntime.h).
+            k._jit_kernel().launch_staged(grid, runtime, constants, num_warps, "amdgpu", "", bool(fast_math),
+                                          num_stages, persistent, warp_specialize, ping_pong, matrix_instr_nonkdim)
         else:
             raise ValueError(f"unknown backend {backend!r}; available here: {', '.join(BACKENDS)}")
