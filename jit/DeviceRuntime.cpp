@@ -142,7 +142,7 @@ class CudaDeviceRuntime final : public DeviceRuntime {
 // HIP: HSA code objects whose LDS size is static, so launches pass no dynamic shared memory.
 class HipDeviceRuntime final : public DeviceRuntime {
  public:
-  explicit HipDeviceRuntime(HipRuntime& hip) : hip_(hip) {}
+  HipDeviceRuntime(HipRuntime& hip, std::filesystem::path kfdNodes) : hip_(hip), kfdNodes_(std::move(kfdNodes)) {}
 
   std::string target() const override { return "amdgpu"; }
   std::string apiName() const override { return "HIP"; }
@@ -153,13 +153,13 @@ class HipDeviceRuntime final : public DeviceRuntime {
     // TESSERA_HIP_ARCH wins; otherwise the GPUs' arch from the driver's KFD topology (HipRuntime does not read
     // hipDeviceProp_t, whose layout changes between HIP versions). Mixed archs are not guessed between.
     if (const char* env = std::getenv("TESSERA_HIP_ARCH"); env && *env) return env;
-    std::vector<std::string> archs = kfdGpuArchs();
+    std::vector<std::string> archs = kfdGpuArchs(kfdNodes_);
     if (!archs.empty() && std::all_of(archs.begin(), archs.end(), [&](const std::string& a) { return a == archs[0]; }))
       return archs[0];
     std::string found;
     for (const std::string& a : archs) found += (found.empty() ? "" : ", ") + a;
     throw Error("cannot tell which AMD GPU arch to compile for (" +
-                (archs.empty() ? std::string("no GPU in ") + kKfdTopologyNodes : "GPUs of several archs: " + found) +
+                (archs.empty() ? "no GPU in " + kfdNodes_.string() : "GPUs of several archs: " + found) +
                 "): pass LaunchOptions::arch (e.g. gfx90a or gfx942) or set TESSERA_HIP_ARCH");
   }
 
@@ -189,9 +189,9 @@ class HipDeviceRuntime final : public DeviceRuntime {
   // Compute units from the KFD topology (as the arch: no hipDeviceProp_t), programs per unit from HIP.
   int64_t residentPrograms(DeviceFunction f, unsigned threadsPerProgram, int64_t sharedBytes,
                            const std::string& kernelName) override {
-    std::vector<KfdGpu> gpus = kfdGpus();
+    std::vector<KfdGpu> gpus = kfdGpus(kfdNodes_);
     if (gpus.empty() || gpus[0].computeUnits < 1)
-      throw Error("kernel '" + kernelName + "' is persistent, and the KFD topology (" + kKfdTopologyNodes +
+      throw Error("kernel '" + kernelName + "' is persistent, and the KFD topology (" + kfdNodes_.string() +
                   ") does not say how many compute units the GPU has");
     const int perUnit = hip_.maxActiveBlocksPerComputeUnit(static_cast<hip::Function>(f),
                                                            static_cast<int>(threadsPerProgram),
@@ -211,6 +211,7 @@ class HipDeviceRuntime final : public DeviceRuntime {
                  "HIP's module API; read them from the code object with llvm-readelf --notes");
   }
   HipRuntime& hip_;
+  std::filesystem::path kfdNodes_;  // the KFD topology's nodes: the GPUs' arch and compute units
 };
 
 }  // namespace
@@ -218,7 +219,9 @@ class HipDeviceRuntime final : public DeviceRuntime {
 std::unique_ptr<DeviceRuntime> makeCudaDeviceRuntime(CudaDriver& driver) {
   return std::make_unique<CudaDeviceRuntime>(driver);
 }
-std::unique_ptr<DeviceRuntime> makeHipDeviceRuntime(HipRuntime& hip) { return std::make_unique<HipDeviceRuntime>(hip); }
+std::unique_ptr<DeviceRuntime> makeHipDeviceRuntime(HipRuntime& hip, const std::filesystem::path& kfdNodes) {
+  return std::make_unique<HipDeviceRuntime>(hip, kfdNodes);
+}
 
 const std::vector<std::string>& deviceTargets() {
   static const std::vector<std::string> targets = {"nvptx", "amdgpu"};

@@ -10,11 +10,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "ir/Types.h"
+#include "jit/KfdTopology.h"
 
 struct CUstream_st;
 
@@ -133,7 +135,10 @@ class DeviceRuntime {
 
 // Adapters over a specific driver or runtime (which must outlive them).
 std::unique_ptr<DeviceRuntime> makeCudaDeviceRuntime(CudaDriver& driver);
-std::unique_ptr<DeviceRuntime> makeHipDeviceRuntime(HipRuntime& hip);
+// The HIP adapter reads the GPUs' arch and compute units from the KFD topology under `kfdNodes`
+// (jit/KfdTopology.h; tests point it at a directory of their own).
+std::unique_ptr<DeviceRuntime> makeHipDeviceRuntime(HipRuntime& hip,
+                                                    const std::filesystem::path& kfdNodes = kKfdTopologyNodes);
 
 // The known target names, in "auto" preference order.
 const std::vector<std::string>& deviceTargets();  // {"nvptx", "amdgpu"}

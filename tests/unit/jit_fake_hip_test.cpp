@@ -2,8 +2,8 @@
 // checks launches against the code object's own metadata: what JitKernel hands libamdhip64 for an amdgpu launch
 // (the code object for the device's arch, the kernel's explicit arguments byte for byte, num_warps * 64
 // work-items within the kernel's flat work-group limit), runtime failures named with the call and the kernel, and
-// a kernel that never finishes reported after TESSERA_GPU_TIMEOUT seconds, as on CUDA, and autotuning timed with
-// HIP events.
+// a kernel that never finishes reported after TESSERA_GPU_TIMEOUT seconds, as on CUDA, autotuning timed with HIP
+// events, and persistent launches sized by the KFD topology's compute units.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -231,4 +231,51 @@ TEST(JitFakeHip, AutotuningOnAnAmdGpuTimesEachConfigWithHipEventsAndKeepsTheFast
   const std::vector<std::string> launches = log.calls("hipModuleLaunchKernel");
   ASSERT_FALSE(launches.empty());
   EXPECT_NE(launches.back().find("\"grid\": [1, 1, 1]"), std::string::npos) << launches.back();
+}
+
+TEST(JitFakeHip, APersistentLaunchStartsTheProgramsTheComputeUnitsHoldAndPassesTheTileGrid) {
+  // A KFD topology of one gfx90a with 2 compute units (8 SIMDs, 4 per unit): the arch and the units come from it.
+  const std::filesystem::path topology =
+      std::filesystem::temp_directory_path() / ("tessera-fake-kfd-" + std::to_string(getpid()));
+  std::filesystem::create_directories(topology / "1");
+  std::ofstream(topology / "1" / "properties") << "simd_count 8\nsimd_per_cu 4\ngfx_target_version 90010\n";
+  RecordingLog log("TESSERA_FAKE_HIP_LOG");
+  HipVectorAdd v;  // its runtime and cache
+  std::unique_ptr<DeviceRuntime> runtime = makeHipDeviceRuntime(v.hip, topology);
+  EXPECT_EQ(runtime->nativeArch(), "gfx90a");
+  constexpr int64_t M = 320, N = 320, K = 64;  // 5 x 5 tiles of 64 x 64
+  hip::DevicePtr a = v.hip.allocate(M * K * 2), b = v.hip.allocate(K * N * 2), c = v.hip.allocate(M * N * 4);
+  JitKernel matmul(kernels::matmul_kernel(), v.cache, v.noCuda, v.hip);
+  LaunchOptions options;
+  options.runtime = runtime.get();
+  options.persistent = true;
+  auto ptr = [](hip::DevicePtr p) { return KernelArg::pointer(HipVectorAdd::address(p)); };
+  matmul.launch({25, 1, 1}, {ptr(a), ptr(b), ptr(c), M, N, K, K, int64_t(1), N, int64_t(1), N, int64_t(1)},
+                {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"GROUP_M", 8}}, options);
+  const std::vector<std::string> launches = log.calls("hipModuleLaunchKernel");
+  ASSERT_EQ(launches.size(), 1u);
+  // The recording runtime's occupancy: 64 KB of LDS and 2048 work-items per unit, whichever holds fewer programs.
+  const size_t ldsAt = launches[0].find("\"lds\": ") + 7;
+  const int64_t lds = std::stol(launches[0].substr(ldsAt));
+  ASSERT_GT(lds, 0);
+  const int64_t perUnit = std::min<int64_t>(65536 / lds, 2048 / 256);
+  const int64_t programs = std::min<int64_t>(25, 2 * perUnit);
+  EXPECT_NE(launches[0].find("\"grid\": [" + std::to_string(programs) + ", 1, 1]"), std::string::npos)
+      << launches[0];
+  // The tile grid (25, 1, 1) follows the kernel's own arguments.
+  EXPECT_NE(launches[0].find("\"19000000\", \"01000000\", \"01000000\"]}"), std::string::npos) << launches[0];
+  // Where the topology does not give the compute units, a persistent launch says what is missing.
+  std::ofstream(topology / "1" / "properties") << "gfx_target_version 90010\n";
+  std::unique_ptr<DeviceRuntime> unitsUnknown = makeHipDeviceRuntime(v.hip, topology);
+  options.runtime = unitsUnknown.get();
+  const std::string msg = messageOf([&] {
+    matmul.launch({25, 1, 1}, {ptr(a), ptr(b), ptr(c), M, N, K, K, int64_t(1), N, int64_t(1), N, int64_t(1)},
+                  {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"GROUP_M", 8}}, options);
+  });
+  for (hip::DevicePtr p : {a, b, c}) v.hip.release(p);
+  EXPECT_NE(msg.find("kernel 'matmul' is persistent, and the KFD topology (" + topology.string() +
+                     ") does not say how many compute units the GPU has"),
+            std::string::npos)
+      << msg;
+  std::filesystem::remove_all(topology);
 }
