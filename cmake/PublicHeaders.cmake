@@ -10,7 +10,7 @@ file(GLOB TESSERA_PUBLIC_HEADERS RELATIVE ${CMAKE_SOURCE_DIR} CONFIGURE_DEPENDS
 list(APPEND TESSERA_PUBLIC_HEADERS jit/JitKernel.h jit/Cache.h jit/CompiledKernel.h jit/CudaDriver.h
      jit/DeviceRuntime.h jit/HipRuntime.h jit/KernelArg.h jit/LoadedKernel.h jit/Specialization.h
      jit/AutotunedKernel.h jit/Autotuner.h jit/ConfigPruning.h jit/DescriptorBlocks.h jit/KernelTimer.h
-     jit/TuneConfig.h jit/TuningCache.h jit/aot/Export.h)
+     jit/TuneConfig.h jit/TuningCache.h jit/StreamWait.h jit/KfdTopology.h jit/aot/Export.h)
 
 # The include tree's place in an installation (the installed Tessera::tessera points there).
 set(TESSERA_INSTALL_INCLUDE_DIR include/tessera)
