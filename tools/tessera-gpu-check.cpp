@@ -3,8 +3,13 @@
 // passes, 1 otherwise, 2 without a GPU (or for a bad command line). scripts/gpu/run_on_gpu.sh runs it on the GPU
 // machine; ctest runs it under the emulator.
 //
-//   tessera-gpu-check [--runtime=cuda|sim] [--arch=ARCH] [--checks=LIST] [--xfail=SUBSTRING]... [--timeout=S]
-//                     [substring]
+//   tessera-gpu-check [--runtime=cuda|hip|sim] [--arch=ARCH] [--checks=LIST] [--xfail=SUBSTRING]... [--timeout=S]
+//                     [--kfd-topology=DIR] [substring]
+//     --runtime=cuda an NVIDIA GPU through the CUDA driver (the default)
+//     --runtime=hip  an AMD GPU through the HIP runtime, compiling for TESSERA_HIP_ARCH or the GPU's arch
+//     --kfd-topology=DIR
+//                    with --runtime=hip: where the amdgpu driver's KFD topology nodes are, which give the GPU's arch
+//                    and compute units (default /sys/class/kfd/kfd/topology/nodes)
 //     --runtime=sim  the emulator (jit/sim/SimRuntime.h); --arch picks what it emulates: sm_90a (default), sm_80,
 //                    gfx90a or gfx942. Each case launches once (a GPU run launches once more, timed)
 //     --checks       the emulator's checks, as compute-sanitizer's --tool picks one: all (default), none, or a
@@ -18,7 +23,7 @@
 //     --multiprocessors=N
 //                    with --runtime=sim: the emulated GPU's multiprocessors, which a persistent case's launch
 //                    counts (default: the arch's flagship GPU's); 1 makes every persistent case loop over its tiles
-//     --timeout=S    on a GPU: a case whose launch has not finished after S seconds (default 60, or
+//     --timeout=S    on a GPU (cuda, hip): a case whose launch has not finished after S seconds (default 60, or
 //                    $TESSERA_GPU_TIMEOUT when set) is reported with its kernel's name, and the run stops there:
 //                    the GPU is still running it, so every later launch would wait behind it
 //     substring      only the cases whose name contains it
@@ -37,6 +42,7 @@
 #include "ir/Error.h"
 #include "jit/CudaDriver.h"
 #include "jit/DeviceRuntime.h"
+#include "jit/HipRuntime.h"
 #include "jit/sim/SimRuntime.h"
 #include "tests/gpucheck/Cases.h"
 #include "tools/VersionFlag.h"
@@ -52,6 +58,7 @@ struct Options {
   bool conflictFreeConversions = false;
   unsigned multiprocessors = 0;  // 0: the emulated arch's flagship GPU's
   std::string timeout;           // seconds, for TESSERA_GPU_TIMEOUT; empty: its value, else 60
+  std::string kfdTopology;       // hip: the KFD topology's nodes; empty: the driver's
   bool expectedToFail(const std::string& name) const {
     for (const std::string& x : expectedFailures)
       if (name.find(x) != std::string::npos) return true;
@@ -73,6 +80,7 @@ bool parse(int argc, char** argv, Options& o) {
         return false;
       o.multiprocessors = static_cast<unsigned>(std::stoul(n));
     }
+    else if (a.starts_with("--kfd-topology=") && a.size() > 15) o.kfdTopology = a.substr(15);
     else if (a.starts_with("--timeout=")) {
       o.timeout = a.substr(10);
       char* end = nullptr;
@@ -82,8 +90,9 @@ bool parse(int argc, char** argv, Options& o) {
     else if (a.starts_with("--")) return false;
     else o.filter = a;
   }
+  if (!o.kfdTopology.empty() && o.runtime != "hip") return false;
   return (o.runtime == "sim" && o.timeout.empty()) ||
-         (o.runtime == "cuda" && !o.conflictFreeConversions && o.multiprocessors == 0);
+         ((o.runtime == "cuda" || o.runtime == "hip") && !o.conflictFreeConversions && o.multiprocessors == 0);
 }
 
 // The extra shared-memory wavefronts the layout conversions of the emulator's last launch cost.
@@ -106,12 +115,12 @@ int main(int argc, char** argv) {
   using namespace tessera::jit;
   Options options;
   if (!parse(argc, argv, options)) {
-    std::fprintf(stderr, "usage: tessera-gpu-check [--runtime=cuda|sim] [--arch=ARCH] [--checks=LIST] "
+    std::fprintf(stderr, "usage: tessera-gpu-check [--runtime=cuda|hip|sim] [--arch=ARCH] [--checks=LIST] "
                          "[--xfail=SUBSTRING]... [--conflict-free-conversions (sim)] [--multiprocessors=N (sim)] "
-                         "[--timeout=SECONDS (cuda)] [substring]\n");
+                         "[--timeout=SECONDS (cuda, hip)] [--kfd-topology=DIR (hip)] [substring]\n");
     return 2;
   }
-  std::unique_ptr<DeviceRuntime> cuda;
+  std::unique_ptr<DeviceRuntime> gpu;
   DeviceRuntime* runtime = nullptr;
   tessera::sim::SimRuntime* emulator = nullptr;
   if (options.runtime == "sim") {
@@ -133,16 +142,32 @@ int main(int argc, char** argv) {
                            "use compute-sanitizer for its checks)\n");
       return 2;
     }
-    CudaDriver& driver = CudaDriver::instance();
-    if (!driver.available()) {
-      std::fprintf(stderr, "tessera-gpu-check: %s\n", driver.unavailableReason().c_str());
-      return 2;
+    if (options.runtime == "cuda") {
+      CudaDriver& driver = CudaDriver::instance();
+      if (!driver.available()) {
+        std::fprintf(stderr, "tessera-gpu-check: %s\n", driver.unavailableReason().c_str());
+        return 2;
+      }
+      std::printf("GPU: %s (compute capability %d, %d SMs), compiling for %s\n", driver.deviceName().c_str(),
+                  driver.computeCapability(), driver.multiprocessorCount(), driver.nativeArch().c_str());
+      gpu = makeCudaDeviceRuntime(driver);
+    } else {
+      HipRuntime& hip = HipRuntime::instance();
+      if (!hip.available()) {
+        std::fprintf(stderr, "tessera-gpu-check: %s\n", hip.unavailableReason().c_str());
+        return 2;
+      }
+      gpu = options.kfdTopology.empty() ? makeHipDeviceRuntime(hip) : makeHipDeviceRuntime(hip, options.kfdTopology);
+      try {
+        std::printf("AMD GPU through HIP (%d device(s)), compiling for %s\n", hip.deviceCount(),
+                    gpu->nativeArch().c_str());
+      } catch (const tessera::Error& e) {
+        std::fprintf(stderr, "tessera-gpu-check: %s\n", e.what());
+        return 2;
+      }
     }
-    std::printf("GPU: %s (compute capability %d, %d SMs), compiling for %s\n", driver.deviceName().c_str(),
-                driver.computeCapability(), driver.multiprocessorCount(), driver.nativeArch().c_str());
-    cuda = makeCudaDeviceRuntime(driver);
-    runtime = cuda.get();
-    // A kernel that never ends must not take the whole run with it (CudaDriver::synchronize).
+    runtime = gpu.get();
+    // A kernel that never ends must not take the whole run with it (CudaDriver/HipRuntime::synchronize).
     if (!options.timeout.empty()) setenv("TESSERA_GPU_TIMEOUT", options.timeout.c_str(), 1);
     else setenv("TESSERA_GPU_TIMEOUT", "60", 0);
   }

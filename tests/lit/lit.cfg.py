@@ -13,8 +13,10 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py.in", "Inputs"]
 config.substitutions.append(("%tessera-opt", os.path.join(config.tessera_tools_dir, "tessera-opt")))
 config.substitutions.append(("%tessera-translate", os.path.join(config.tessera_tools_dir, "tessera-translate")))
 config.substitutions.append(("%tessera-gpu-check", os.path.join(config.tessera_tools_dir, "tessera-gpu-check")))
-# The recording CUDA driver (tests/fake_cuda/), a libcuda.so.1 that runs nothing, for the tools' CUDA paths.
+# The recording CUDA driver (tests/fake_cuda/) and HIP runtime (tests/fake_hip/), which run nothing, for the tools'
+# GPU paths.
 config.substitutions.append(("%fake-libcuda", config.tessera_fake_libcuda))
+config.substitutions.append(("%fake-libamdhip", config.tessera_fake_libamdhip))
 # project(VERSION) of CMakeLists.txt, which every tool's --version must print.
 config.substitutions.append(("%tessera_version", config.tessera_version))
 config.substitutions.append(("FileCheck", config.filecheck))
