@@ -362,16 +362,23 @@ def _attention_bwd_preprocess_kernel(o_ptr, do_ptr, delta_ptr, heads, seq_len, s
 
 
 @triton.jit
-def _fold_queries(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, base, bh, start_m, offs_n, offs_d, seq_len,
-                  stride_m, qk_scale, BM: tl.constexpr, DIAGONAL: tl.constexpr):
-    """Folds the query block at start_m into the dK and dV of keys offs_n; DIAGONAL: it straddles the diagonal."""
-    offs_m = start_m + tl.arange(0, BM)
+def _query_rows(q_ptr, do_ptr, lse_ptr, delta_ptr, base, bh, offs_m, offs_d, seq_len, stride_m):
+    """Q, dO, the statistic and delta of query rows offs_m (zeros past seq_len), and the rows' element offsets."""
     rows = offs_m < seq_len
     q_offsets = base + offs_m[:, None] * stride_m + offs_d[None, :]
     q = tl.load(q_ptr + q_offsets, mask=rows[:, None], other=0.0)
     do = tl.load(do_ptr + q_offsets, mask=rows[:, None], other=0.0)
     lse = tl.load(lse_ptr + bh * seq_len + offs_m, mask=rows, other=0.0)
     delta = tl.load(delta_ptr + bh * seq_len + offs_m, mask=rows, other=0.0)
+    return q, do, lse, delta, q_offsets
+
+
+@triton.jit
+def _fold_queries(dk, dv, k, v, q_ptr, do_ptr, lse_ptr, delta_ptr, base, bh, start_m, offs_n, offs_d, seq_len,
+                  stride_m, qk_scale, BM: tl.constexpr, DIAGONAL: tl.constexpr):
+    """Folds the query block at start_m into the dK and dV of keys offs_n; DIAGONAL: it straddles the diagonal."""
+    offs_m = start_m + tl.arange(0, BM)
+    q, do, lse, delta, _ = _query_rows(q_ptr, do_ptr, lse_ptr, delta_ptr, base, bh, offs_m, offs_d, seq_len, stride_m)
     pt = tl.math.exp2(tl.dot(k, tl.trans(q)) * qk_scale - lse[None, :])  # P^T, [BN, BM]
     if DIAGONAL:
         pt = tl.where(offs_n[:, None] <= offs_m[None, :], pt, 0.0)
@@ -443,12 +450,8 @@ def _attention_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq
     start_m = tl.program_id(0) * BM
     offs_m = start_m + tl.arange(0, BM)
     offs_d = tl.arange(0, HEAD_DIM)
-    rows = offs_m < seq_len
-    q_offsets = base + offs_m[:, None] * stride_m + offs_d[None, :]
-    q = tl.load(q_ptr + q_offsets, mask=rows[:, None], other=0.0)
-    do = tl.load(do_ptr + q_offsets, mask=rows[:, None], other=0.0)
-    lse = tl.load(lse_ptr + bh * seq_len + offs_m, mask=rows, other=0.0)
-    delta = tl.load(delta_ptr + bh * seq_len + offs_m, mask=rows, other=0.0)
+    q, do, lse, delta, q_offsets = _query_rows(q_ptr, do_ptr, lse_ptr, delta_ptr, base, bh, offs_m, offs_d, seq_len,
+                                               stride_m)
     qk_scale = sm_scale * 1.4426950408889634  # log2(e)
     dq = tl.zeros([BM, HEAD_DIM], dtype=tl.float32)
     # Keys every row here sees (the whole key blocks before the first row, causally; else every whole block), then
@@ -465,7 +468,7 @@ def _attention_bwd_dq_kernel(q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq
     for start_n in range(unmasked_end, masked_end, BN):
         dq = _fold_keys(dq, q, do, lse, delta, k_ptr, v_ptr, base, offs_m, offs_d, start_n, seq_len, stride_m,
                         qk_scale, BN, True, CAUSAL)
-    tl.store(dq_ptr + q_offsets, (dq * sm_scale).to(dq_ptr.dtype.element_ty), mask=rows[:, None])
+    tl.store(dq_ptr + q_offsets, (dq * sm_scale).to(dq_ptr.dtype.element_ty), mask=(offs_m < seq_len)[:, None])
 
 
 def attention_forward_lse(q, k, v, out, lse, causal, sm_scale):
