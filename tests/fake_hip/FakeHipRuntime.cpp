@@ -32,11 +32,15 @@
 #include <llvm/Object/ELFObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
 
+#include "jit/HipRuntime.h"
 #include "tests/fake_common/Recording.h"
 
 namespace {
 
-using Error = int;  // hipError_t
+// The runtime's types as Tessera declares them (jit/HipRuntime.h), so that every entry point has the type Tessera
+// calls it with (a sanitizer checks calls through function pointers).
+using tessera::jit::hip::Error, tessera::jit::hip::Module, tessera::jit::hip::Function, tessera::jit::hip::Stream,
+    tessera::jit::hip::Event;
 constexpr Error kSuccess = 0, kInvalidValue = 1, kInvalidImage = 200, kNoBinaryForGpu = 209, kNotFound = 500,
                 kNotReady = 600, kOutOfResources = 701, kLaunchTimeout = 702;
 
@@ -153,6 +157,9 @@ Error readKernels(const void* image, const std::string& arch, FakeModule& module
   return kInvalidImage;
 }
 
+// The device time an event holds (-1: not recorded).
+double& recordedAt(Event event) { return *reinterpret_cast<double*>(event); }
+
 }  // namespace
 
 extern "C" {
@@ -163,7 +170,7 @@ Error hipGetDeviceCount(int* n) {
   return kSuccess;
 }
 
-Error hipModuleLoadData(void** module, const void* image) {
+Error hipModuleLoadData(Module* module, const void* image) {
   if (failing("hipModuleLoadData")) return kOutOfResources;
   if (!module || !image) return kInvalidValue;
   auto m = std::make_unique<FakeModule>();
@@ -171,23 +178,23 @@ Error hipModuleLoadData(void** module, const void* image) {
   const Error e = readKernels(image, arch, *m);
   log("{\"call\": \"hipModuleLoadData\", \"device_arch\": \"" + arch + "\", \"result\": " + std::to_string(e) + "}");
   if (e != kSuccess) return e;
-  *module = m.release();
+  *module = reinterpret_cast<Module>(m.release());
   return kSuccess;
 }
-Error hipModuleUnload(void* module) {
-  delete static_cast<FakeModule*>(module);
+Error hipModuleUnload(Module module) {
+  delete reinterpret_cast<FakeModule*>(module);
   return kSuccess;
 }
-Error hipModuleGetFunction(void** function, void* module, const char* name) {
-  for (const auto& k : static_cast<FakeModule*>(module)->kernels)
+Error hipModuleGetFunction(Function* function, Module module, const char* name) {
+  for (const auto& k : reinterpret_cast<FakeModule*>(module)->kernels)
     if (k->name == name) {
-      *function = k.get();
+      *function = reinterpret_cast<Function>(k.get());
       return kSuccess;
     }
   return kNotFound;
 }
-Error hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, void* function, int threads, size_t dynamicLds) {
-  const auto* k = static_cast<FakeKernel*>(function);
+Error hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, Function function, int threads, size_t dynamicLds) {
+  const auto* k = reinterpret_cast<FakeKernel*>(function);
   const size_t lds = static_cast<size_t>(k->ldsBytes) + dynamicLds;
   const size_t byLds = lds ? 65536 / lds : 32;  // a CDNA compute unit's 64 KB of LDS
   const size_t byThreads = 2048 / static_cast<size_t>(threads);
@@ -195,10 +202,10 @@ Error hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, void* func
   return kSuccess;
 }
 
-Error hipModuleLaunchKernel(void* function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                            unsigned bz, unsigned shared, void* stream, void** params, void** extra) {
+Error hipModuleLaunchKernel(Function function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                            unsigned bz, unsigned shared, Stream stream, void** params, void** extra) {
   if (failing("hipModuleLaunchKernel")) return kOutOfResources;
-  const auto* k = static_cast<FakeKernel*>(function);
+  const auto* k = reinterpret_cast<FakeKernel*>(function);
   if (extra || (!params && !k->explicitArgBytes.empty())) return kInvalidValue;
   if (static_cast<int64_t>(bx) * by * bz > k->maxFlatWorkgroupSize) return kInvalidValue;
   std::string line = "{\"call\": \"hipModuleLaunchKernel\", \"kernel\": \"" + k->name + "\", \"grid\": [" +
@@ -241,36 +248,36 @@ Error hipMemset(void* dst, int value, size_t bytes) {
 }
 
 // An event is the device time at which it was recorded (one in-order queue: streams are not told apart).
-Error hipEventCreate(double** event) {
-  *event = new double(-1);
+Error hipEventCreate(Event* event) {
+  *event = reinterpret_cast<Event>(new double(-1));
   return kSuccess;
 }
-Error hipEventDestroy(double* event) {
-  delete event;
+Error hipEventDestroy(Event event) {
+  delete reinterpret_cast<double*>(event);
   return kSuccess;
 }
-Error hipEventRecord(double* event, void*) {
-  *event = deviceClockMs;
+Error hipEventRecord(Event event, Stream) {
+  recordedAt(event) = deviceClockMs;
   return kSuccess;
 }
-Error hipEventSynchronize(double*) { return kSuccess; }  // the recorded work is done
-Error hipEventElapsedTime(float* ms, double* start, double* end) {
-  if (*start < 0 || *end < 0) return kInvalidValue;  // not recorded
-  *ms = static_cast<float>(*end - *start);
+Error hipEventSynchronize(Event) { return kSuccess; }  // the recorded work is done
+Error hipEventElapsedTime(float* ms, Event start, Event end) {
+  if (recordedAt(start) < 0 || recordedAt(end) < 0) return kInvalidValue;  // not recorded
+  *ms = static_cast<float>(recordedAt(end) - recordedAt(start));
   return kSuccess;
 }
 
-Error hipStreamCreate(void** stream) {
+Error hipStreamCreate(Stream* stream) {
   static int streams[64];
   static int next = 0;
-  *stream = &streams[next++ % 64];
+  *stream = reinterpret_cast<Stream>(&streams[next++ % 64]);
   return kSuccess;
 }
-Error hipStreamSynchronize(void*) {
+Error hipStreamSynchronize(Stream) {
   if (hung()) return kLaunchTimeout;
   return failing("hipStreamSynchronize") ? kOutOfResources : kSuccess;
 }
-Error hipStreamQuery(void*) {
+Error hipStreamQuery(Stream) {
   if (hung()) return kNotReady;
   return failing("hipStreamQuery") ? kOutOfResources : kSuccess;
 }
