@@ -93,6 +93,43 @@ void checkArgumentCount(const KernelDef& def, const py::sequence& args) {
                          " runtime arguments, got " + std::to_string(py::len(args)));
 }
 
+// A launch's arguments with its host arrays (numpy arrays, CPU tensors through DLPack; the arrays of tensor
+// descriptors) to be staged through device buffers: their pointer and descriptor arguments are filled in by
+// withStagedArrays.
+struct StagedArgs {
+  std::vector<jit::KernelArg> kernelArgs;
+  std::vector<std::pair<interp::Buffer, size_t>> arrays;  // (host memory, argument index)
+};
+
+// Copies the host arrays to device buffers, runs `onDevice` with the kernel's arguments rebased on them (GIL
+// released), and copies the arrays back when `copyBack`; the buffers are released however it ends.
+void withStagedArrays(jit::DeviceRuntime& runtime, StagedArgs staged,
+                      const std::function<void(const std::vector<jit::KernelArg>&)>& onDevice, bool copyBack) {
+  struct Buffers {
+    jit::DeviceRuntime& runtime;
+    std::vector<jit::DeviceAddress> addresses;
+    ~Buffers() {
+      for (jit::DeviceAddress a : addresses) runtime.release(a);
+    }
+  } buffers{runtime, {}};
+  for (const auto& [array, index] : staged.arrays) {
+    buffers.addresses.push_back(runtime.allocate(std::max<size_t>(array.bytes, 1)));
+    runtime.copyToDevice(buffers.addresses.back(), array.data, array.bytes);
+    jit::KernelArg& arg = staged.kernelArgs[index];
+    arg = arg.kind() == jit::KernelArg::Kind::TensorDescriptor
+              ? jit::KernelArg::tensorDescriptor(buffers.addresses.back(), arg.descriptor().shape,
+                                                 arg.descriptor().strides, arg.descriptor().block)
+              : jit::KernelArg::pointer(buffers.addresses.back(), array.bytes);  // sized: offsets32
+  }
+  {
+    py::gil_scoped_release release;
+    onDevice(staged.kernelArgs);
+  }
+  if (!copyBack) return;
+  for (size_t i = 0; i < staged.arrays.size(); ++i)
+    runtime.copyToHost(staged.arrays[i].first.data, buffers.addresses[i], staged.arrays[i].first.bytes);
+}
+
 // A GPU array argument of a launch through `target`'s API: for nvptx __cuda_array_interface__ or DLPack on a CUDA
 // device, for amdgpu DLPack on a ROCm device.
 jit::KernelArg gpuArrayArg(const std::string& target, ir::Type pointerType, const std::string& name, py::handle value,
@@ -124,16 +161,11 @@ void launchOnGpu(jit::JitKernel& kernel, py::handle grid, const py::sequence& ar
   python::CudaLaunchContext ctx;
   ctx.devicePrefix = target == "amdgpu" ? "rocm" : "cuda";
   std::vector<py::object> capsules;  // DLPack exports, alive until the launch is enqueued
-  std::vector<jit::KernelArg> kernelArgs;
-  struct Staged {
-    py::array host;
-    size_t index;
-  };
-  std::vector<Staged> staged;
+  StagedArgs staged;  // the arguments; the numpy arrays among them are copied in and back around the launch
   for (size_t i = 0; i < params.size(); ++i) {
     const ParamInfo& p = params[i];
     if (p.kind != ParamKind::TensorDescriptor && !p.type.isPtr()) {
-      kernelArgs.push_back(python::scalarKernelArg(p.type, p.name, args[i]));
+      staged.kernelArgs.push_back(python::scalarKernelArg(p.type, p.name, args[i]));
       continue;
     }
     // A pointer's array is the argument; a descriptor's is its .array, whose address the descriptor's tensor map
@@ -156,8 +188,9 @@ void launchOnGpu(jit::JitKernel& kernel, py::handle grid, const py::sequence& ar
       python::checkMixing(ctx);
       // The same checks as an interpreter launch (dtype, contiguity, writable); the copy comes below.
       python::convertArg(pointerType, p.name, value);
-      staged.push_back({py::reinterpret_borrow<py::array>(value), i});
-      arrayBytes = staged.back().host.nbytes();
+      py::array host = py::reinterpret_borrow<py::array>(value);  // alive in `args` for the whole call
+      arrayBytes = static_cast<uint64_t>(host.nbytes());
+      staged.arrays.push_back({interp::Buffer{host.mutable_data(), static_cast<size_t>(arrayBytes)}, i});
     } else {
       arg = gpuArrayArg(target, pointerType, p.name, value, descriptor, ctx, capsules);
       if (ctx.firstGpuArg.empty()) ctx.firstGpuArg = p.name;
@@ -168,11 +201,10 @@ void launchOnGpu(jit::JitKernel& kernel, py::handle grid, const py::sequence& ar
       python::checkDescriptorSpan(p.name, shape, strides, p.type, arrayBytes);
       arg = jit::KernelArg::tensorDescriptor(arg.pointerValue(), shape, strides, block);
     }
-    kernelArgs.push_back(std::move(arg));
+    staged.kernelArgs.push_back(std::move(arg));
   }
   // The CUDA driver works on $TESSERA_CUDA_DEVICE; the HIP runtime on device 0, the current one (Tessera never
   // selects another).
-  jit::DeviceRuntime* runtime = nullptr;
   int launchDevice = 0;
   if (target == "nvptx") {
     jit::CudaDriver& driver = jit::CudaDriver::instance();
@@ -184,7 +216,7 @@ void launchOnGpu(jit::JitKernel& kernel, py::handle grid, const py::sequence& ar
     throw Error("cannot launch kernel '" + def.name() + "': HIP is not available: " +
                 jit::HipRuntime::instance().unavailableReason());
   }
-  runtime = &kernel.runtimeFor(target);
+  jit::DeviceRuntime& runtime = kernel.runtimeFor(target);
   if (ctx.device && *ctx.device != launchDevice)
     throw py::value_error("argument '" + ctx.deviceArg + "' is on " + ctx.devicePrefix + ":" +
                           std::to_string(*ctx.device) + " but Tessera launches on " + ctx.devicePrefix + ":" +
@@ -199,40 +231,15 @@ void launchOnGpu(jit::JitKernel& kernel, py::handle grid, const py::sequence& ar
                                              warpSpecialize, pingPong, matrixInstrSize);
   options.stream = jit::DeviceStream::fromHandle(reinterpret_cast<void*>(streamValue));
 
-  // Device buffers for the staged arrays, released however the launch ends.
-  struct Buffers {
-    jit::DeviceRuntime& runtime;
-    std::vector<jit::DeviceAddress> addresses;
-    ~Buffers() {
-      for (jit::DeviceAddress a : addresses) runtime.release(a);
-    }
-  } buffers{*runtime, {}};
-  for (const Staged& s : staged) {
-    const size_t bytes = s.host.nbytes();
-    buffers.addresses.push_back(runtime->allocate(std::max<size_t>(bytes, 1)));
-    runtime->copyToDevice(buffers.addresses.back(), s.host.data(), bytes);
-    jit::KernelArg& arg = kernelArgs[s.index];
-    arg = arg.kind() == jit::KernelArg::Kind::TensorDescriptor
-              ? jit::KernelArg::tensorDescriptor(buffers.addresses.back(), arg.descriptor().shape,
-                                                 arg.descriptor().strides, arg.descriptor().block)
-              : jit::KernelArg::pointer(buffers.addresses.back(), bytes);
-  }
-  {
-    py::gil_scoped_release release;
-    kernel.launch({g[0], g[1], g[2]}, kernelArgs, constants, options);
-    if (!staged.empty()) runtime->synchronize(options.stream, def.name());
-  }
-  for (size_t i = 0; i < staged.size(); ++i)
-    runtime->copyToHost(staged[i].host.mutable_data(), buffers.addresses[i], staged[i].host.nbytes());
+  const bool hostArrays = !staged.arrays.empty();
+  withStagedArrays(
+      runtime, std::move(staged),
+      [&](const std::vector<jit::KernelArg>& deviceArgs) {
+        kernel.launch({g[0], g[1], g[2]}, deviceArgs, constants, options);
+        if (hostArrays) runtime.synchronize(options.stream, def.name());  // before the copies back
+      },
+      /*copyBack=*/true);
 }
-
-// A launch's arguments with its host arrays (numpy arrays, CPU tensors through DLPack; the arrays of tensor
-// descriptors) to be staged through device buffers: their pointer and descriptor arguments are filled in by
-// runStaged.
-struct StagedArgs {
-  std::vector<jit::KernelArg> kernelArgs;
-  std::vector<std::pair<interp::Buffer, size_t>> arrays;  // (host memory, argument index)
-};
 
 // Checks every argument as an interpreter launch does (dtype, contiguity, writability, integer ranges), before
 // any device is touched.
@@ -262,35 +269,6 @@ StagedArgs stageHostArrays(const KernelDef& def, const py::sequence& args, const
   return staged;
 }
 
-// Copies the host arrays to device buffers, runs `onDevice` with the kernel's arguments rebased on them (GIL
-// released), and copies the arrays back when `copyBack`; the buffers are released however it ends.
-void withStagedArrays(jit::DeviceRuntime& runtime, StagedArgs staged,
-                      const std::function<void(const std::vector<jit::KernelArg>&)>& onDevice, bool copyBack) {
-  struct Buffers {
-    jit::DeviceRuntime& runtime;
-    std::vector<jit::DeviceAddress> addresses;
-    ~Buffers() {
-      for (jit::DeviceAddress a : addresses) runtime.release(a);
-    }
-  } buffers{runtime, {}};
-  for (const auto& [array, index] : staged.arrays) {
-    buffers.addresses.push_back(runtime.allocate(std::max<size_t>(array.bytes, 1)));
-    runtime.copyToDevice(buffers.addresses.back(), array.data, array.bytes);
-    jit::KernelArg& arg = staged.kernelArgs[index];
-    arg = arg.kind() == jit::KernelArg::Kind::TensorDescriptor
-              ? jit::KernelArg::tensorDescriptor(buffers.addresses.back(), arg.descriptor().shape,
-                                                 arg.descriptor().strides, arg.descriptor().block)
-              : jit::KernelArg::pointer(buffers.addresses.back(), array.bytes);  // sized: offsets32
-  }
-  {
-    py::gil_scoped_release release;
-    onDevice(staged.kernelArgs);
-  }
-  if (!copyBack) return;
-  for (size_t i = 0; i < staged.arrays.size(); ++i)
-    runtime.copyToHost(staged.arrays[i].first.data, buffers.addresses[i], staged.arrays[i].first.bytes);
-}
-
 void runStaged(jit::JitKernel& kernel, const interp::Grid& g, StagedArgs staged, const Constants& constants,
                jit::DeviceRuntime& runtime, const jit::LaunchOptions& options) {
   withStagedArrays(
@@ -302,8 +280,8 @@ void runStaged(jit::JitKernel& kernel, const interp::Grid& g, StagedArgs staged,
       /*copyBack=*/true);
 }
 
-// A launch on host arrays through `target`'s runtime (used for amdgpu, through HIP), checked before any device is
-// touched: what launch_staged and time_staged share.
+// A launch on host arrays through `target`'s runtime (HIP launches on them, and tessera.autotune times them on
+// either GPU), checked before any device is touched: what launch_staged and time_staged share.
 struct TargetLaunch {
   StagedArgs staged;
   interp::Grid grid;
@@ -336,8 +314,8 @@ void launchStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& a
   runStaged(kernel, l.grid, std::move(l.staged), l.constants, *l.runtime, l.options);
 }
 
-// do_bench of a launch on host arrays through `target`'s runtime, with its events (tessera.autotune's clock for
-// backend="hip"): the arrays are copied in once and only the launches are timed; nothing is copied back.
+// do_bench of a launch on host arrays through `target`'s runtime, with its events (tessera.autotune's clock for host
+// arrays on a GPU): the arrays are copied in once and only the launches are timed; nothing is copied back.
 double timeStaged(jit::JitKernel& kernel, py::handle grid, const py::sequence& args, const py::dict& constantsDict,
                   int numWarps, const std::string& target, const std::string& arch, bool fastMath, int numStages,
                   bool persistent, bool warpSpecialize, bool pingPong, int matrixInstrSize) {

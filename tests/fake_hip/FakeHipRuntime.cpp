@@ -88,6 +88,38 @@ int64_t number(const llvm::msgpack::DocNode& node) {
   return -1;
 }
 
+// The kernels of a metadata note's map, for a code object of `arch`; an error code when it is for another arch or
+// says less than a loader needs.
+Error kernelsOf(llvm::msgpack::MapDocNode& root, const std::string& arch, FakeModule& module) {
+  using llvm::msgpack::Type;
+  // "amdgcn-amd-amdhsa--gfx90a", with ":feature+" suffixes when the code object has target features.
+  const std::string target =
+      root["amdhsa.target"].getKind() == Type::String ? root["amdhsa.target"].getString().str() : "";
+  const std::string prefix = "amdgcn-amd-amdhsa--" + arch;
+  if (target.rfind(prefix, 0) != 0 || (target.size() > prefix.size() && target[prefix.size()] != ':'))
+    return kNoBinaryForGpu;
+  if (root["amdhsa.kernels"].getKind() != Type::Array) return kInvalidImage;
+  for (llvm::msgpack::DocNode& entry : root["amdhsa.kernels"].getArray()) {
+    if (entry.getKind() != Type::Map) return kInvalidImage;
+    llvm::msgpack::MapDocNode k = entry.getMap();
+    if (k[".name"].getKind() != Type::String || k[".args"].getKind() != Type::Array) return kInvalidImage;
+    auto kernel = std::make_unique<FakeKernel>();
+    kernel->name = k[".name"].getString().str();
+    kernel->maxFlatWorkgroupSize = number(k[".max_flat_workgroup_size"]);
+    kernel->ldsBytes = number(k[".group_segment_fixed_size"]);
+    if (kernel->maxFlatWorkgroupSize < 1 || kernel->ldsBytes < 0) return kInvalidImage;
+    for (llvm::msgpack::DocNode& arg : k[".args"].getArray()) {
+      if (arg.getKind() != Type::Map) return kInvalidImage;
+      llvm::msgpack::MapDocNode a = arg.getMap();
+      if (a[".value_kind"].getKind() != Type::String || number(a[".size"]) < 0) return kInvalidImage;
+      if (a[".value_kind"].getString().starts_with("hidden_")) continue;  // the runtime's own arguments
+      kernel->explicitArgBytes.push_back(static_cast<size_t>(number(a[".size"])));
+    }
+    module.kernels.push_back(std::move(kernel));
+  }
+  return kSuccess;
+}
+
 // The kernels the code object's metadata note lists, for a code object of `arch`; an error code otherwise.
 Error readKernels(const void* image, const std::string& arch, FakeModule& module) {
   const char* ident = static_cast<const char*>(image);
@@ -98,8 +130,8 @@ Error readKernels(const void* image, const std::string& arch, FakeModule& module
   // last in what ld.lld writes (e_shoff, e_shentsize, e_shnum).
   const size_t extent = headerField<uint64_t>(image, 40) +
                         size_t{headerField<uint16_t>(image, 58)} * headerField<uint16_t>(image, 60);
-  const llvm::StringRef bytes(ident, extent);
-  auto object = llvm::object::ELF64LEObjectFile::create(llvm::MemoryBufferRef(bytes, "code object"));
+  auto object =
+      llvm::object::ELF64LEObjectFile::create(llvm::MemoryBufferRef(llvm::StringRef(ident, extent), "code object"));
   if (!object) {
     llvm::consumeError(object.takeError());
     return kInvalidImage;
@@ -117,40 +149,13 @@ Error readKernels(const void* image, const std::string& arch, FakeModule& module
       if (note.getName() != "AMDGPU" || note.getType() != llvm::ELF::NT_AMDGPU_METADATA) continue;
       llvm::ArrayRef<uint8_t> desc = note.getDesc(section.sh_addralign);
       llvm::msgpack::Document doc;
-      if (!doc.readFromBlob(llvm::StringRef(reinterpret_cast<const char*>(desc.data()), desc.size()), false) ||
-          doc.getRoot().getKind() != llvm::msgpack::Type::Map)
-        break;
-      llvm::msgpack::MapDocNode root = doc.getRoot().getMap();
-      // "amdgcn-amd-amdhsa--gfx90a", with ":feature+" suffixes when the code object has target features.
-      const std::string target = root["amdhsa.target"].getKind() == llvm::msgpack::Type::String
-                                     ? root["amdhsa.target"].getString().str()
-                                     : "";
-      const std::string prefix = "amdgcn-amd-amdhsa--" + arch;
-      if (target.rfind(prefix, 0) != 0 || (target.size() > prefix.size() && target[prefix.size()] != ':')) {
-        llvm::consumeError(std::move(err));
-        return kNoBinaryForGpu;
-      }
-      using llvm::msgpack::Type;
-      if (root["amdhsa.kernels"].getKind() != Type::Array) break;
-      for (llvm::msgpack::DocNode& entry : root["amdhsa.kernels"].getArray()) {
-        if (entry.getKind() != Type::Map) return kInvalidImage;
-        llvm::msgpack::MapDocNode k = entry.getMap();
-        if (k[".name"].getKind() != Type::String || k[".args"].getKind() != Type::Array) return kInvalidImage;
-        auto kernel = std::make_unique<FakeKernel>();
-        kernel->name = k[".name"].getString().str();
-        kernel->maxFlatWorkgroupSize = number(k[".max_flat_workgroup_size"]);
-        kernel->ldsBytes = number(k[".group_segment_fixed_size"]);
-        for (llvm::msgpack::DocNode& arg : k[".args"].getArray()) {
-          if (arg.getKind() != Type::Map) return kInvalidImage;
-          llvm::msgpack::MapDocNode a = arg.getMap();
-          if (a[".value_kind"].getKind() != Type::String || number(a[".size"]) < 0) return kInvalidImage;
-          if (a[".value_kind"].getString().starts_with("hidden_")) continue;  // the runtime's own arguments
-          kernel->explicitArgBytes.push_back(static_cast<size_t>(number(a[".size"])));
-        }
-        module.kernels.push_back(std::move(kernel));
-      }
+      const bool read =
+          doc.readFromBlob(llvm::StringRef(reinterpret_cast<const char*>(desc.data()), desc.size()), false) &&
+          doc.getRoot().getKind() == llvm::msgpack::Type::Map;
       llvm::consumeError(std::move(err));
-      return kSuccess;
+      if (!read) return kInvalidImage;
+      llvm::msgpack::MapDocNode root = doc.getRoot().getMap();
+      return kernelsOf(root, arch, module);
     }
     llvm::consumeError(std::move(err));
   }
@@ -193,7 +198,8 @@ Error hipModuleGetFunction(Function* function, Module module, const char* name) 
     }
   return kNotFound;
 }
-Error hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, Function function, int threads, size_t dynamicLds) {
+Error hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, Function function, int threads,
+                                                         size_t dynamicLds) {
   const auto* k = reinterpret_cast<FakeKernel*>(function);
   const size_t lds = static_cast<size_t>(k->ldsBytes) + dynamicLds;
   const size_t byLds = lds ? 65536 / lds : 32;  // a CDNA compute unit's 64 KB of LDS
