@@ -208,6 +208,8 @@ class AssignLayoutsPass : public Pass {
       }
       switch (op->kind()) {
         case OpKind::Dot: unite(op->operand(2), op->result(0)); break;
+        case OpKind::Cat:
+        case OpKind::Join: unite(op->operand(0), op->operand(1)); break;  // one operand type (their results differ)
         case OpKind::Reduce: {
           unsigned n = op->numResults();
           for (unsigned i = 1; i < n; ++i) {
@@ -372,6 +374,8 @@ class AssignLayoutsPass : public Pass {
       }
       switch (op->kind()) {
         case OpKind::Dot: convertOperands(op, 2, 3, *layoutOf(op->result(0))); break;
+        case OpKind::Cat:
+        case OpKind::Join: convertOperands(op, 1, 2, *layoutOf(op->operand(0))); break;
         case OpKind::ExpandDims:
           if (Value* x = op->operand(0); x->type().isTile()) {
             const Layout wanted = Layout::slice(static_cast<int>(op->intAttr("axis")), *layoutOf(op->result(0)));
