@@ -17,7 +17,7 @@ struct InlineAsmEntry {
   std::string_view constraints;  // likewise
 };
 
-inline constexpr std::array<InlineAsmEntry, 33> kInlineAsmTable{{
+inline constexpr std::array<InlineAsmEntry, 39> kInlineAsmTable{{
     // libdevice (__nv_tanhf, __nv_fmodf, ...): the approximate reciprocal, subnormals flushed to zero.
     {"rcp.approx.ftz.f32", "rcp.approx.ftz.f32 $0,$1;", "=f,f"},
     // libdevice (the argument reduction of __nv_sinf, __nv_cosf): {low, high} words of a * b + c, all u32.
@@ -156,6 +156,36 @@ inline constexpr std::array<InlineAsmEntry, 33> kInlineAsmTable{{
      "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3, $4, $5, "
      "$6}], [$7];",
      "r,l,r,r,r,r,r,r"},
+    // Thread-block clusters (sm_90). The mbarrier at the same shared offset as $0 (this program's) in the cluster's
+    // program of rank $1: one arrival, releasing this thread's accesses to the cluster (a consumer handing a
+    // multicast buffer back to every program that writes into it).
+    {"mbarrier.arrive.cluster",
+     "{\n\t.reg .b32 remote;\n\tmapa.shared::cluster.u32 remote, $0, $1;\n\t"
+     "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n\t}",
+     "r,r,~{memory}"},
+    // TMA multicast (sm_90): as cp.async.bulk.tensor.<n>d above, the box landing at the same shared offset $0 in
+    // every program of the cluster whose rank is set in the 16-bit mask (the last operand), completing its bytes on
+    // each one's mbarrier at the same offset as the one named.
+    {"cp.async.bulk.tensor.multicast.1d",
+     "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [$0], "
+     "[$1, {$2}], [$3], $4;",
+     "r,l,r,r,h,~{memory}"},
+    {"cp.async.bulk.tensor.multicast.2d",
+     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [$0], "
+     "[$1, {$2, $3}], [$4], $5;",
+     "r,l,r,r,r,h,~{memory}"},
+    {"cp.async.bulk.tensor.multicast.3d",
+     "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [$0], "
+     "[$1, {$2, $3, $4}], [$5], $6;",
+     "r,l,r,r,r,r,h,~{memory}"},
+    {"cp.async.bulk.tensor.multicast.4d",
+     "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [$0], "
+     "[$1, {$2, $3, $4, $5}], [$6], $7;",
+     "r,l,r,r,r,r,r,h,~{memory}"},
+    {"cp.async.bulk.tensor.multicast.5d",
+     "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [$0], "
+     "[$1, {$2, $3, $4, $5, $6}], [$7], $8;",
+     "r,l,r,r,r,r,r,r,h,~{memory}"},
     // TMA stores (sm_90): the box at coordinates {$1, ...} (dimension 0 first) of the tensor map at generic address
     // $0 from shared memory at the last operand to global memory (elements outside the tensor are not written), in
     // the thread's current bulk group; then the group's commit, and the wait until its stores have read shared

@@ -1,5 +1,5 @@
-// NVPTX operations as runtime calls: special registers, bar.sync/barrier0 (named and counted barriers too),
-// setmaxnreg, bar.warp.sync,
+// NVPTX operations as runtime calls: special registers (the cluster's too), bar.sync/barrier0 (named and counted
+// barriers too), barrier.cluster, setmaxnreg, bar.warp.sync,
 // shfl.sync, vote.sync, ldmatrix, mma.sync, cp.async with its groups, and CUDA's vprintf and __assertfail; and
 // the operations of the backend's inline-asm table as host IR (stmatrix as a runtime call).
 #include <llvm/IR/IntrinsicInst.h>
@@ -119,7 +119,47 @@ llvm::Value* specialRegister(RewriteContext& rc, llvm::IRBuilder<>& b, ID id) {
     if (r.id == id)
       return r.axis < 0 ? rc.call(b, r.function, {}) : rc.call(b, r.function, {b.getInt32(r.axis)});
   if (id == I::nvvm_read_ptx_sreg_warpsize) return b.getInt32(32);
+  // Thread-block clusters (sm_90): [ClusterQuery, axis] per intrinsic.
+  struct ClusterRegister {
+    ID id;
+    ClusterQuery query;
+    uint32_t axis;
+  };
+  static const ClusterRegister clusterRegisters[] = {
+      {I::nvvm_read_ptx_sreg_cluster_ctaid_x, kClusterCtaId, 0},
+      {I::nvvm_read_ptx_sreg_cluster_ctaid_y, kClusterCtaId, 1},
+      {I::nvvm_read_ptx_sreg_cluster_ctaid_z, kClusterCtaId, 2},
+      {I::nvvm_read_ptx_sreg_cluster_nctaid_x, kClusterNumCtaId, 0},
+      {I::nvvm_read_ptx_sreg_cluster_nctaid_y, kClusterNumCtaId, 1},
+      {I::nvvm_read_ptx_sreg_cluster_nctaid_z, kClusterNumCtaId, 2},
+      {I::nvvm_read_ptx_sreg_clusterid_x, kClusterId, 0},
+      {I::nvvm_read_ptx_sreg_clusterid_y, kClusterId, 1},
+      {I::nvvm_read_ptx_sreg_clusterid_z, kClusterId, 2},
+      {I::nvvm_read_ptx_sreg_nclusterid_x, kNumClusters, 0},
+      {I::nvvm_read_ptx_sreg_nclusterid_y, kNumClusters, 1},
+      {I::nvvm_read_ptx_sreg_nclusterid_z, kNumClusters, 2},
+      {I::nvvm_read_ptx_sreg_cluster_ctarank, kClusterCtaRank, 0},
+      {I::nvvm_read_ptx_sreg_cluster_nctarank, kClusterNumCtaRank, 0},
+  };
+  for (const ClusterRegister& r : clusterRegisters)
+    if (r.id == id) return rc.call(b, TSIM_FUNCTION(__tsim_cluster_query), {b.getInt32(r.query), b.getInt32(r.axis)});
   return nullptr;
+}
+
+// barrier.cluster.arrive[.relaxed][.aligned] and barrier.cluster.wait[.aligned] (whether a warp executes an
+// .aligned one together is not checked). Null: not one of them.
+llvm::Value* clusterBarrier(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::CallInst& call) {
+  auto arrive = [&](bool relaxed) {
+    return rc.call(b, TSIM_FUNCTION(__tsim_cluster_arrive), {b.getInt32(relaxed), rc.site(call, SiteKind::Barrier)});
+  };
+  switch (call.getIntrinsicID()) {
+    case I::nvvm_barrier_cluster_arrive: case I::nvvm_barrier_cluster_arrive_aligned: return arrive(false);
+    case I::nvvm_barrier_cluster_arrive_relaxed: case I::nvvm_barrier_cluster_arrive_relaxed_aligned:
+      return arrive(true);
+    case I::nvvm_barrier_cluster_wait: case I::nvvm_barrier_cluster_wait_aligned:
+      return rc.call(b, TSIM_FUNCTION(__tsim_cluster_wait), {rc.site(call, SiteKind::Barrier)});
+    default: return nullptr;
+  }
 }
 
 // bar.sync / barrier.sync: barrier 0 of every thread as __tsim_barrier; any other id, a non-constant one or a
@@ -218,6 +258,7 @@ llvm::Value* nvptxOperation(RewriteContext& rc, llvm::IRBuilder<>& b, llvm::Call
   if (id == I::not_intrinsic) return libraryCall(rc, b, call);
   if (llvm::Value* v = specialRegister(rc, b, id)) return v;
   if (llvm::Value* v = barrier(rc, b, call)) return v;
+  if (llvm::Value* v = clusterBarrier(rc, b, call)) return v;
   if (id == I::nvvm_setmaxnreg_inc_sync_aligned_u32 || id == I::nvvm_setmaxnreg_dec_sync_aligned_u32)
     return rc.call(b, TSIM_FUNCTION(__tsim_setmaxnreg),  // a synchronization site, as the warpgroup executes it together
                    {b.getInt32(id == I::nvvm_setmaxnreg_inc_sync_aligned_u32), call.getArgOperand(0),

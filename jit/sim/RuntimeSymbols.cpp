@@ -23,6 +23,8 @@ const RuntimeSymbols& runtimeSymbols() {
       TSIM_SYMBOL(__tsim_bulk_tensor_store),
       TSIM_SYMBOL(__tsim_stmatrix),         TSIM_SYMBOL(__tsim_named_barrier),       TSIM_SYMBOL(__tsim_setmaxnreg),
       TSIM_SYMBOL(__tsim_named_barrier_arrive),
+      TSIM_SYMBOL(__tsim_cluster_query),    TSIM_SYMBOL(__tsim_cluster_arrive),      TSIM_SYMBOL(__tsim_cluster_wait),
+      TSIM_SYMBOL(__tsim_mbarrier_arrive_cluster), TSIM_SYMBOL(__tsim_bulk_tensor_copy_multicast),
   };
 #undef TSIM_SYMBOL
   return symbols;

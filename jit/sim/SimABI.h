@@ -52,6 +52,16 @@ enum AtomicOp : uint32_t {
 enum ShuffleMode : uint32_t { kShuffleIdx, kShuffleUp, kShuffleDown, kShuffleBfly };  // PTX shfl.sync modes
 enum VoteMode : uint32_t { kVoteAll, kVoteAny, kVoteUni, kVoteBallot };               // PTX vote.sync modes
 
+// Thread-block cluster identities (sm_90 special registers), for __tsim_cluster_query.
+enum ClusterQuery : uint32_t {
+  kClusterCtaId,       // %cluster_ctaid: the program's position in its cluster (axis 0..2)
+  kClusterNumCtaId,    // %cluster_nctaid: the cluster's programs along the axis
+  kClusterId,          // %clusterid: the cluster's position in the grid of clusters
+  kNumClusters,        // %nclusterid
+  kClusterCtaRank,     // %cluster_ctarank: x + nx * (y + ny * z) of %cluster_ctaid (axis ignored)
+  kClusterNumCtaRank,  // %cluster_nctarank: the cluster's programs (axis ignored)
+};
+
 // Warp-level matrix multiply-accumulates (D = A * B + C). Names: shape, then A/B type, then C/D type. Operands
 // travel as the instruction's 32-bit registers per lane, in the order the PTX / AMD ISA lists them (packed
 // 16-bit and 8-bit elements in a register, low half first; f32 and s32 as their bits).
@@ -108,6 +118,13 @@ inline constexpr uint32_t kTsimAllThreads = 0xFFFFFFFFu;
 void __tsim_named_barrier(uint32_t id, uint32_t count, uint32_t site);
 // bar.arrive `id`, `count` (NVPTX): counts towards barrier `id`'s `count` threads without waiting (id 1 to 15).
 void __tsim_named_barrier_arrive(uint32_t id, uint32_t count, uint32_t site);
+// Thread-block clusters (sm_90; docs/Sim.md, runtime/Cluster.h). A launch without clusters is one of clusters of
+// one program.
+uint32_t __tsim_cluster_query(uint32_t query, uint32_t axis);  // ClusterQuery
+// barrier.cluster.arrive[.relaxed] / barrier.cluster.wait: a phase completes when every thread of the cluster
+// arrived (or exited); a wait returns once the phase its thread arrived in completed.
+void __tsim_cluster_arrive(uint32_t relaxed, uint32_t site);
+void __tsim_cluster_wait(uint32_t site);
 // setmaxnreg.{inc,dec}.sync.aligned.u32 `registers` (sm_90a; increase nonzero: .inc): checked (24 to 256, a multiple
 // of 8, the same in every warp of the warpgroup, not lowering (.inc) / raising (.dec) the warp's known count);
 // no other effect.
@@ -175,6 +192,15 @@ uint32_t __tsim_mbarrier_try_wait_parity(uint64_t address, uint32_t parity, uint
 // when that barrier's phase completes.
 void __tsim_bulk_tensor_copy(uint64_t sharedAddress, const void* tensorMap, const int32_t* coordinates, uint32_t rank,
                              uint64_t mbarrierAddress, uint32_t site);
+// Thread-block clusters: mbarrier.arrive.release.cluster.shared::cluster.b64 on the mbarrier at the same offset
+// as `address` (a shared address of the calling program, as mapa.shared::cluster maps it) in the cluster's program
+// of rank `program`: `count` arrivals, releasing the calling thread's accesses so far.
+void __tsim_mbarrier_arrive_cluster(uint64_t address, uint32_t program, uint32_t count, uint32_t site);
+// cp.async.bulk.tensor...multicast::cluster: __tsim_bulk_tensor_copy's box into every program of the cluster whose
+// rank is set in `programMask` (bit r: rank r), at the same shared offset, completing its bytes on each one's
+// mbarrier at `mbarrierAddress`'s offset.
+void __tsim_bulk_tensor_copy_multicast(uint64_t sharedAddress, const void* tensorMap, const int32_t* coordinates,
+                                       uint32_t rank, uint64_t mbarrierAddress, uint32_t programMask, uint32_t site);
 // cp.async.bulk.tensor.<rank>d.global.shared::cta.bulk_group: the box at `coordinates` of the tensor map at
 // `tensorMap` from shared memory at `sharedAddress` (128-byte aligned) to global memory, elements outside the
 // tensor not written. The emulator stores it at once, so the bulk group's commit and wait are no-ops.

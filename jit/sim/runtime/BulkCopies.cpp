@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "jit/sim/runtime/Cluster.h"
 #include "jit/sim/runtime/MemoryAccess.h"
 #include "jit/sim/runtime/Worker.h"
 
@@ -22,13 +23,30 @@ uint32_t barrierOffset(Worker& w, SimThread& t, uint64_t address, uint32_t site)
   return *offset;
 }
 
-Mbarrier& initializedBarrier(Worker& w, SimThread& t, uint64_t address, uint32_t site) {
-  const uint32_t offset = barrierOffset(w, t, address, site);
-  Mbarrier* m = w.mbarriers.find(offset);
+// The mbarrier at `offset` of `owner`, a program of t's cluster (t's own, or another: `remote`).
+Mbarrier& initializedBarrier(Worker& w, SimThread& t, Worker& owner, uint32_t offset, uint32_t site) {
+  Mbarrier* m = owner.mbarriers.find(offset);
   if (!m)
-    w.fail(t, FindingKind::InvalidCall, site,
-           [&] { return barrierName(offset) + " is used before mbarrier.init in this program"; });
+    w.fail(t, FindingKind::InvalidCall, site, [&] {
+      return barrierName(offset) + " is used before mbarrier.init in " +
+             (&owner == &w ? std::string("this program")
+                           : "the cluster's program of rank " + std::to_string(owner.clusterRank));
+    });
   return *m;
+}
+
+Mbarrier& initializedBarrier(Worker& w, SimThread& t, uint64_t address, uint32_t site) {
+  return initializedBarrier(w, t, w, barrierOffset(w, t, address, site), site);
+}
+
+// The program of rank `program` of t's cluster; the program ends when there is none.
+Worker& clusterProgram(Worker& w, SimThread& t, uint32_t program, uint32_t site) {
+  if (program >= w.cluster.size())
+    w.fail(t, FindingKind::InvalidCall, site, [&] {
+      return "names the program of rank " + std::to_string(program) + " of a cluster of " +
+             std::to_string(w.cluster.size());
+    });
+  return w.cluster.program(program);
 }
 
 // Calls visit(sharedOffset) for each element of `c`'s box, where it lands.
@@ -126,6 +144,22 @@ uint64_t mbarrierArrive(SimThread& t, uint64_t address, uint32_t count, uint32_t
   return token;
 }
 
+void mbarrierArriveCluster(SimThread& t, uint64_t address, uint32_t program, uint32_t count, uint32_t site) {
+  Worker& w = *t.worker;
+  w.site(t, site);
+  const uint32_t offset = barrierOffset(w, t, address, site);
+  Worker& owner = clusterProgram(w, t, program, site);
+  Mbarrier& m = initializedBarrier(w, t, owner, offset, site);
+  if (count < 1 || count > m.pending)
+    w.fail(t, FindingKind::InvalidCall, site, [&] {
+      return "arrives " + std::to_string(count) + " times on " + barrierName(m.offset) +
+             " of the cluster's program of rank " + std::to_string(program) + ", in " + m.describe();
+    });
+  if (w.checks.tracksSharedMemory()) w.sharedChecker.release(t.index, m.released);
+  m.pending -= count;
+  if (m.complete()) completePhase(owner, m);
+}
+
 uint32_t mbarrierTryWaitParity(SimThread& t, uint64_t address, uint32_t parity, uint32_t site) {
   Worker& w = *t.worker;
   w.site(t, site);
@@ -144,35 +178,45 @@ uint32_t mbarrierTryWaitParity(SimThread& t, uint64_t address, uint32_t parity, 
 }
 
 void bulkTensorCopy(SimThread& t, uint64_t sharedAddress, const void* tensorMap, const int32_t* coordinates,
-                    uint32_t rank, uint64_t mbarrierAddress, uint32_t site) {
+                    uint32_t rank, uint64_t mbarrierAddress, uint32_t programMask, uint32_t site) {
   Worker& w = *t.worker;
   w.site(t, site);
   const TensorMapFields map = operandMap(w, t, tensorMap, rank, site);
-  Mbarrier& m = initializedBarrier(w, t, mbarrierAddress, site);
+  const uint32_t barrier = barrierOffset(w, t, mbarrierAddress, site);
+  if (programMask == 0 || programMask >> w.cluster.size())
+    w.fail(t, FindingKind::InvalidCall, site, [&] {
+      return "a multicast copy to the programs of mask " + std::to_string(programMask) + " of a cluster of " +
+             std::to_string(w.cluster.size());
+    });
   BulkTensorCopy copy;
   copy.map = map;
   copy.site = site;
   std::copy(coordinates, coordinates + rank, copy.coordinates.begin());
   std::optional<uint32_t> destination = sharedOperand(w, t, sharedAddress, 1, 128, site, true);
   // A copy whose destination is out of bounds still completes its bytes (landing none), so that a reported
-  // fault does not also hang.
+  // fault does not also hang. Every program of the cluster has the same shared memory, so it lands in each or
+  // in none.
   copy.sharedOffset = destination.value_or(0);
   copy.landsNothing = !destination || !landsInsideShared(w, t, copy, site);
-  if (!copy.landsNothing) {
-    copy.sourceValid = sourceInsideLaunchMemory(w, t, copy, site);
-    if (w.checks.tracksSharedMemory())
+  if (!copy.landsNothing) copy.sourceValid = sourceInsideLaunchMemory(w, t, copy, site);
+  if (w.checks.tracksSharedMemory()) {
+    copy.issuer = w.sharedChecker.clusterThread(t.index);
+    copy.issueClock = w.sharedChecker.clockOf(t.index);
+  }
+  for (uint32_t program = 0; program < w.cluster.size(); ++program) {
+    if (!(programMask >> program & 1)) continue;
+    Worker& owner = w.cluster.program(program);
+    Mbarrier& m = initializedBarrier(w, t, owner, barrier, site);
+    if (!copy.landsNothing && w.checks.tracksSharedMemory())
       forEachLanding(copy, [&](uint32_t at, uint64_t, bool) {
-        SharedAccessIssues issues = w.sharedChecker.issueBulk(w.accessor(t), at, copy.map.elementBytes, site);
+        // Checked as the issuing thread's write (into another program's memory, for a multicast).
+        SharedAccessIssues issues = owner.sharedChecker.issueBulk(w.accessor(t), at, copy.map.elementBytes, site);
         reportSharedIssues(w, t, issues, at, copy.map.elementBytes, site, true);
       });
-  }
-  if (w.checks.tracksSharedMemory()) {
     // complete_tx releases the issuing thread's accesses up to the issue (the copy's own write among them).
-    copy.issuer = t.index;
-    copy.issueClock = w.sharedChecker.clockOf(t.index);
-    w.sharedChecker.release(t.index, m.released);
+    if (w.checks.tracksSharedMemory()) w.sharedChecker.release(t.index, m.released);
+    m.inFlight.push_back(copy);
   }
-  m.inFlight.push_back(copy);
 }
 
 void bulkTensorStore(SimThread& t, const void* tensorMap, const int32_t* coordinates, uint32_t rank,

@@ -12,6 +12,7 @@
 #include "ir/Error.h"
 #include "jit/sim/runtime/AmdKernelBlocks.h"
 #include "jit/sim/runtime/AmdPrintfBuffer.h"
+#include "jit/sim/runtime/Cluster.h"
 #include "jit/sim/runtime/LaunchContext.h"
 #include "jit/sim/runtime/Worker.h"
 
@@ -22,6 +23,7 @@ namespace {
 constexpr uint32_t kMaxThreadsPerProgram = 1024;
 constexpr uint32_t kMaxSharedBytes = 64u << 20;  // far above any GPU's; the shadow costs 32 bytes per byte
 constexpr size_t kMinStackBytes = 16 * 1024;
+constexpr uint64_t kMaxClusterSize = 16;  // sm_90's limit with non-portable cluster sizes allowed (8 without)
 
 void validate(const Program& p, const std::array<uint32_t, 3>& grid, const LaunchConfig& config) {
   const std::string what = "sim: kernel '" + p.kernel + "': ";
@@ -36,23 +38,36 @@ void validate(const Program& p, const std::array<uint32_t, 3>& grid, const Launc
   if (p.sharedBytes > kMaxSharedBytes)
     throw Error(what + std::to_string(p.sharedBytes) + " bytes of shared memory (at most " +
                 std::to_string(kMaxSharedBytes) + ")");
+  auto triple = [](const std::array<uint32_t, 3>& v) {
+    return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + ")";
+  };
   for (int d = 0; d < 3; ++d)
-    if (grid[d] == 0)
-      throw Error(what + "grid (" + std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " +
-                  std::to_string(grid[2]) + ") is empty");
+    if (grid[d] == 0) throw Error(what + "grid " + triple(grid) + " is empty");
+  const std::array<uint32_t, 3>& cluster = p.clusterDims;
+  const uint64_t clusterSize = uint64_t{cluster[0]} * cluster[1] * cluster[2];
+  if (clusterSize != 1) {
+    if (p.target != "nvptx") throw Error(what + "clusters of programs are an nvptx (sm_90) feature");
+    if (clusterSize == 0 || clusterSize > kMaxClusterSize)
+      throw Error(what + "clusters of " + triple(cluster) + " programs (a cluster has 1 to " +
+                  std::to_string(kMaxClusterSize) + ")");
+    for (int d = 0; d < 3; ++d)
+      if (grid[d] % cluster[d] != 0)
+        throw Error(what + "grid " + triple(grid) + " is not a whole number of clusters of " + triple(cluster));
+  }
   if (config.stackBytes < kMinStackBytes)
     throw Error(what + "fiber stacks of " + std::to_string(config.stackBytes) + " bytes (at least " +
                 std::to_string(kMinStackBytes) + ")");
 }
 
-unsigned hostThreads(const LaunchConfig& config, uint64_t programs) {
+unsigned hostThreads(const LaunchConfig& config, uint64_t clusters) {
   unsigned n = config.threads ? config.threads : std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<unsigned>(std::min<uint64_t>(n, programs));
+  return static_cast<unsigned>(std::min<uint64_t>(n, clusters));
 }
 
 // Findings in program order, the first maxFindingsPerKind of each kind kept. Each worker ran its programs in
-// increasing order and kept its own first ones, so the result does not depend on the number of workers.
-void mergeFindings(Report& r, const std::vector<std::unique_ptr<Worker>>& workers, uint32_t cap) {
+// increasing order (the programs of one rank, cluster after cluster) and kept its own first ones, so the result
+// does not depend on the number of host threads.
+void mergeFindings(Report& r, const std::vector<const Worker*>& workers, uint32_t cap) {
   std::vector<Finding> all;
   for (const auto& w : workers) {
     all.insert(all.end(), w->findings.findings().begin(), w->findings.findings().end());
@@ -65,7 +80,7 @@ void mergeFindings(Report& r, const std::vector<std::unique_ptr<Worker>>& worker
     if (kept[static_cast<size_t>(f.kind)]++ < cap) r.findings.push_back(std::move(f));
 }
 
-void mergeCounters(Report& r, const Program& p, const std::vector<std::unique_ptr<Worker>>& workers) {
+void mergeCounters(Report& r, const Program& p, const std::vector<const Worker*>& workers) {
   std::vector<Counters> perSite(p.sites.size());
   for (const auto& w : workers)
     for (size_t s = 0; s < perSite.size(); ++s) perSite[s] += w->counters.perSite()[s];
@@ -81,7 +96,7 @@ void mergeCounters(Report& r, const Program& p, const std::vector<std::unique_pt
   }
 }
 
-void mergeOutput(Report& r, const std::vector<std::unique_ptr<Worker>>& workers) {
+void mergeOutput(Report& r, const std::vector<const Worker*>& workers) {
   std::vector<std::pair<uint64_t, std::string>> all;
   for (const auto& w : workers) all.insert(all.end(), w->output().begin(), w->output().end());
   std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -115,18 +130,18 @@ Report launch(const Program& program, const std::array<uint32_t, 3>& grid, void*
   GlobalMemoryChecker global(config.allocations, amd.ranges());
   LaunchContext context{program, config, grid, params, amd, global};
 
-  const uint64_t programs = uint64_t{grid[0]} * grid[1] * grid[2];
-  const unsigned threads = hostThreads(config, programs);
-  std::vector<std::unique_ptr<Worker>> workers(threads);
+  const uint64_t clusters = context.clusters();
+  const unsigned threads = hostThreads(config, clusters);
+  std::vector<std::unique_ptr<Cluster>> runners(threads);
   std::vector<std::exception_ptr> errors(threads);
   std::atomic<uint64_t> next{0};
   auto work = [&](unsigned i) {
     try {
-      workers[i] = std::make_unique<Worker>(context);
-      for (uint64_t p; (p = next.fetch_add(1)) < programs;) workers[i]->runProgram(p);
+      runners[i] = std::make_unique<Cluster>(context);
+      for (uint64_t c; (c = next.fetch_add(1)) < clusters;) runners[i]->run(c);
     } catch (...) {
       errors[i] = std::current_exception();
-      next.store(programs);  // the launch fails: the others stop too
+      next.store(clusters);  // the launch fails: the others stop too
     }
   };
   if (threads == 1) {
@@ -138,6 +153,9 @@ Report launch(const Program& program, const std::array<uint32_t, 3>& grid, void*
   }
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
+  std::vector<const Worker*> workers;
+  for (const auto& runner : runners)
+    for (const auto& w : runner->programs()) workers.push_back(w.get());
 
   Report report;
   report.kernel = program.kernel;

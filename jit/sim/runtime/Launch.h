@@ -30,6 +30,9 @@ struct Program {
   SiteTable sites;
   void (*entry)(void** params) = nullptr;  // runs one thread of the kernel
   std::vector<std::string> printfFormats;  // amdgpu: the module's llvm.printf.fmts strings
+  // nvptx: programs per thread-block cluster along each axis (sm_90; each divides the grid's, at most 16 programs
+  // in all). A cluster's programs run together (Cluster.h).
+  std::array<uint32_t, 3> clusterDims{1, 1, 1};
 };
 
 struct LaunchConfig {

@@ -27,7 +27,8 @@ struct BulkTensorCopy {
   bool sourceValid = true;    // every in-bounds element is inside launch memory (else the box lands as zeros)
   bool landsNothing = false;  // its destination is out of bounds (reported at its issue)
   uint32_t site = 0;
-  uint32_t issuer = 0, issueClock = 0;  // the issuing thread and its clock then (racecheck: the landing's writer)
+  uint32_t issuer = 0, issueClock = 0;  // the issuing thread (numbered across the cluster) and its clock then
+                                        // (racecheck: the landing's writer)
 };
 
 struct Mbarrier {

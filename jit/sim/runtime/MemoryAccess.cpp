@@ -97,7 +97,7 @@ void reportSharedIssues(Worker& w, const SimThread& t, const SharedAccessIssues&
   if (issues.race) {
     std::string other = issues.manyReaders ? "reads by several threads (one at " + w.describeSite(issues.otherSite) + ")"
                                            : std::string(issues.otherWrote ? "a write" : "a read") + " by " +
-                                                 w.describeThread(issues.otherThread) + " at " +
+                                                 w.describeThread(issues.otherProgram, issues.otherThread) + " at " +
                                                  w.describeSite(issues.otherSite);
     w.report(FindingKind::SharedRace, &t, site, &d,
              "byte " + std::to_string(issues.raceOffset) + " conflicts with " + other + ", with no barrier between");

@@ -49,6 +49,13 @@ ProgramRunner::ProgramRunner(uint32_t warpSize, uint32_t numWarps, size_t stackB
 }
 
 void ProgramRunner::run(Body body, void* context, Events& events) {
+  start(body, context, events);
+  do runReady();
+  while (waiting() && events.completeAsynchronousWork() && readyCount_ > 0);
+  finish();
+}
+
+void ProgramRunner::start(Body body, void* context, Events& events) {
   body_ = body;
   bodyContext_ = context;
   events_ = &events;
@@ -73,25 +80,29 @@ void ProgramRunner::run(Body body, void* context, Events& events) {
     fibers_[t.index]->arm(&ProgramRunner::fiberMain, &starts_[t.index]);
     makeReady(t.index);
   }
-  do {
-    while (!ended_ && readyCount_ > 0) {
-      uint32_t next = ready_[readyHead_];
-      readyHead_ = (readyHead_ + 1) % ready_.size();
-      --readyCount_;
-      threads_[next].state = ThreadState::Running;
-      setCurrentThread(&threads_[next]);
-      fibers_[next]->resumeFrom(host_);
-    }
-    setCurrentThread(nullptr);
-  } while (!ended_ && live_ > 0 && events.completeAsynchronousWork() && readyCount_ > 0);
-  if (!ended_ && live_ > 0) {
-    events.deadlock();
+}
+
+void ProgramRunner::runReady() {
+  while (!ended_ && readyCount_ > 0) {
+    uint32_t next = ready_[readyHead_];
+    readyHead_ = (readyHead_ + 1) % ready_.size();
+    --readyCount_;
+    threads_[next].state = ThreadState::Running;
+    setCurrentThread(&threads_[next]);
+    fibers_[next]->resumeFrom(host_);
+  }
+  setCurrentThread(nullptr);
+}
+
+void ProgramRunner::finish(bool quietly) {
+  if (waiting()) {
+    if (!quietly) events_->deadlock();
     ended_ = true;
   }
   // Every thread exited: a barrier with arrivals is one that some arrival was not matched by a wait.
   if (!ended_)
     for (uint32_t id = 0; id < kNamedBarriers; ++id)
-      if (named_[id].arrivals) events.namedBarrierLeftArrived(id, named_[id]);
+      if (named_[id].arrivals) events_->namedBarrierLeftArrived(id, named_[id]);
   events_ = nullptr;
 }
 
@@ -129,6 +140,7 @@ void ProgramRunner::exitThread(SimThread& t) {
   liveLanes_[t.warp] &= ~(uint64_t{1} << t.lane);
   // The threads still waiting at a barrier may be all that is left.
   if (barrierArrived_ > 0 && barrierArrived_ == live_) releaseBarrier(t);
+  events_->threadExited(t);
   switchAway(t, /*exiting=*/true);
   __builtin_unreachable();  // an exited thread is never resumed
 }
@@ -171,8 +183,8 @@ void ProgramRunner::yield(SimThread& t) {
   switchAway(t, /*exiting=*/false);
 }
 
-void ProgramRunner::park(SimThread& t, uint32_t site) {
-  t.state = ThreadState::AtMbarrier;
+void ProgramRunner::park(SimThread& t, uint32_t site, ThreadState state) {
+  t.state = state;
   t.waitSite = site;
   switchAway(t, /*exiting=*/false);
 }

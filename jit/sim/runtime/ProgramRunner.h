@@ -70,6 +70,8 @@ class ProgramRunner {
     virtual void threadFailed(const SimThread& thread, const char* what) = 0;
     // Every thread exited while named barrier `id` had arrivals that nothing waited for (`n`: its state).
     virtual void namedBarrierLeftArrived(uint32_t id, const NamedBarrier& n) {}
+    // `thread` exited (its fiber is about to switch away for good).
+    virtual void threadExited(const SimThread& thread) {}
 
    protected:
     ~Events() = default;
@@ -94,8 +96,19 @@ class ProgramRunner {
   const NamedBarrier& namedBarrierState(uint32_t id) const { return named_[id]; }
 
   // Runs one program: each thread calls body(context) on its fiber. Returns when every thread exited or the
-  // program ended (endProgram, a mismatch, a deadlock, a failed thread).
+  // program ended (endProgram, a mismatch, a deadlock, a failed thread). It is start(), then runReady() and the
+  // Events' completeAsynchronousWork() while they make progress, then finish().
   void run(Body body, void* context, Events& events);
+  // run() in steps, for the programs of a cluster, which run interleaved on one host thread (Cluster.h):
+  void start(Body body, void* context, Events& events);
+  // Runs ready threads until none is ready or the program ended.
+  void runReady();
+  bool hasReady() const { return !ended_ && readyCount_ > 0; }
+  // Threads that have not exited, of a program not ended.
+  bool waiting() const { return !ended_ && live_ > 0; }
+  // After the last runReady(): threads still waiting are a deadlock (reported unless `quietly`, which ends the
+  // program as another program of its cluster failing would); arrivals left at named barriers are reported.
+  void finish(bool quietly = false);
 
   // Called by the running thread `t` (currentThreadOrNull()):
   void barrier(SimThread& t, uint32_t site);
@@ -113,8 +126,9 @@ class ProgramRunner {
   void groupCollective(SimThread& t, CollectiveKind kind, uint32_t warps, uint32_t site);
   // Lets the other ready threads run first.
   void yield(SimThread& t);
-  // Suspends `t` at the mbarrier wait `site` until another thread wakes it (what it waits for is the caller's).
-  void park(SimThread& t, uint32_t site);
+  // Suspends `t` at the wait `site` (an mbarrier's, or the cluster barrier's: `state`) until another thread wakes
+  // it (what it waits for is the caller's).
+  void park(SimThread& t, uint32_t site, ThreadState state = ThreadState::AtMbarrier);
   // Makes the parked thread `index` ready again.
   void wake(uint32_t index) { makeReady(index); }
   // Ends the program now (after a fatal finding): no thread of it runs again.

@@ -6,13 +6,20 @@ namespace tessera::sim {
 
 SharedMemoryChecker::SharedMemoryChecker(uint32_t bytes, uint32_t warpSize) : shadow_(bytes), warpSize_(warpSize) {}
 
+void SharedMemoryChecker::setPrograms(uint32_t programs, uint32_t threadsPerProgram) {
+  epochs_.assign(programs, programEpoch_);
+  threadsPerProgram_ = threadsPerProgram;
+  threads_ = programs * threadsPerProgram;
+}
+
 void SharedMemoryChecker::beginProgram() {
   // Epoch 0 marks "never"; restart (clearing the shadow) long before the counter could wrap.
-  if (epoch_ > 0xF0000000u) {
+  if (lastEpoch_ > 0xF0000000u) {
     std::fill(shadow_.begin(), shadow_.end(), ByteState{});
-    epoch_ = 0;
+    lastEpoch_ = 0;
   }
-  programEpoch_ = ++epoch_;
+  programEpoch_ = ++lastEpoch_;
+  std::fill(epochs_.begin(), epochs_.end(), programEpoch_);
   if (!clocks_.empty()) clocks_.clear();  // the next program allocates them again if it synchronizes so
 }
 
@@ -51,7 +58,7 @@ void SharedMemoryChecker::orderAfter(uint32_t thread, uint32_t source) {
   known = std::max(known, clocks_[size_t{source} * threads_ + source]);
 }
 
-void SharedMemoryChecker::barrier() { ++epoch_; }
+void SharedMemoryChecker::barrier(uint32_t program) { epochs_[program] = ++lastEpoch_; }
 
 bool SharedMemoryChecker::checkWritten(const ByteState& b, uint32_t offset, SharedAccessIssues& issues) const {
   if (b.pending) {
@@ -74,7 +81,7 @@ void SharedMemoryChecker::checkOperand(const ByteState& b, uint32_t offset, Shar
 }
 
 bool SharedMemoryChecker::racesWithWriter(const ByteState& b, const SharedAccessor& who) const {
-  return b.writeEpoch == epoch_ && b.writer != who.thread && b.writer != kAtomicWriter &&
+  return sameEpoch(b.writeEpoch, b.writeProgram, who) && b.writer != who.thread && b.writer != kAtomicWriter &&
          !ordered(b.writer, b.writeSync, who) && !happensBefore(b.writer, b.writeClock, who);
 }
 
@@ -86,11 +93,12 @@ bool SharedMemoryChecker::readersHappenBefore(const ByteState& b, const SharedAc
 }
 
 void SharedMemoryChecker::noteRace(SharedAccessIssues& issues, bool otherWrote, uint16_t other, uint32_t otherSite,
-                                   uint32_t offset) {
+                                   uint32_t offset) const {
   issues.race = true;
   issues.otherWrote = otherWrote;
   issues.manyReaders = other == kManyThreads;
   issues.otherThread = other == kManyThreads ? 0 : other;
+  issues.otherProgram = other == kManyThreads ? 0 : programOf(other);
   issues.otherSite = otherSite;
   issues.raceOffset = offset;
 }
@@ -110,13 +118,15 @@ void SharedMemoryChecker::checkWrite(ByteState& b, uint32_t offset, const Shared
   }
   bool otherReaders = b.reader == kManyThreads || b.reader != who.thread;
   bool readersOrdered = b.readerWarp == who.warp && who.warpSyncGeneration > b.readSync;
-  if (b.readEpoch == epoch_ && otherReaders && !readersOrdered && !readersHappenBefore(b, who)) noteRace(issues, false, b.reader, b.readSite, offset);
+  if (sameEpoch(b.readEpoch, b.readProgram, who) && otherReaders && !readersOrdered && !readersHappenBefore(b, who))
+    noteRace(issues, false, b.reader, b.readSite, offset);
 }
 
 void SharedMemoryChecker::recordRead(ByteState& b, const SharedAccessor& who, uint32_t site) const {
   const uint32_t clock = clockOf(who.thread);
-  if (b.readEpoch != epoch_) {
-    b.readEpoch = epoch_;
+  if (!sameEpoch(b.readEpoch, b.readProgram, who)) {
+    b.readEpoch = epochs_[who.program];
+    b.readProgram = static_cast<uint8_t>(who.program);
     b.reader = static_cast<uint16_t>(who.thread);
     b.readerWarp = static_cast<uint16_t>(who.warp);
     b.readSync = who.warpSyncGeneration;
@@ -138,6 +148,8 @@ void SharedMemoryChecker::recordRead(ByteState& b, const SharedAccessor& who, ui
   }
   if (b.reader != who.thread) b.reader = kManyThreads;
   if (b.readerWarp != who.warp) b.readerWarp = kManyThreads;
+  if (b.readProgram != who.program) b.readProgram = kSeveralPrograms;
+  else b.readEpoch = epochs_[who.program];
   b.readSync = std::max(b.readSync, who.warpSyncGeneration);
 }
 
@@ -159,7 +171,8 @@ SharedAccessIssues SharedMemoryChecker::write(const SharedAccessor& who, uint32_
     ByteState& b = shadow_[i];
     checkOperand(b, i, issues);
     if (!unchanged) checkWrite(b, i, who, site, issues);
-    b.writeEpoch = epoch_;
+    b.writeEpoch = epochs_[who.program];
+    b.writeProgram = static_cast<uint8_t>(who.program);
     b.writer = static_cast<uint16_t>(who.thread);
     b.writeSync = who.warpSyncGeneration;
     b.writeSite = site;
@@ -176,7 +189,8 @@ SharedAccessIssues SharedMemoryChecker::atomic(const SharedAccessor& who, uint32
     ByteState& b = shadow_[i];
     checkWritten(b, i, issues);
     checkOperand(b, i, issues);
-    b.writeEpoch = epoch_;
+    b.writeEpoch = epochs_[who.program];
+    b.writeProgram = static_cast<uint8_t>(who.program);
     b.writer = kAtomicWriter;
     b.writeSite = site;
   }
@@ -223,7 +237,8 @@ void SharedMemoryChecker::landBulk(uint32_t offset, uint32_t bytes, uint32_t sit
   for (uint32_t i = offset; i < offset + bytes; ++i) {
     ByteState& b = shadow_[i];
     b.pending = 0;
-    b.writeEpoch = epoch_;
+    b.writeEpoch = epochs_[programOf(issuer)];
+    b.writeProgram = static_cast<uint8_t>(programOf(issuer));
     b.writer = static_cast<uint16_t>(issuer);
     b.writeSync = UINT32_MAX;  // no warp sync orders the asynchronous proxy's write
     b.writeSite = site;

@@ -12,8 +12,14 @@
 //    phase has not completed. A bulk copy's bytes, once landed, race with no read: the phase completion that
 //    lands them is what a reader waits for (whether each reader did wait is not tracked);
 //  - a write (or a cp.async into) a byte a wgmma.mma_async reads whose wait_group has not come yet.
-// Barrier 0 advances an epoch; accesses in different epochs never race. Epochs keep counting across programs, so
-// a new program starts without clearing the shadow (bytes last written in an older epoch are "unwritten").
+// Barrier 0 advances its program's epoch; two accesses by threads of one program in different epochs never race.
+// Epochs keep counting across programs, so a new program starts without clearing the shadow (bytes last written
+// in an older epoch are "unwritten").
+//
+// One checker serves a whole cluster (Cluster.h): the shared memory of its programs one after another, thread
+// ids numbered across the cluster (program rank * threads per program + thread), and an epoch per program. An
+// access by a thread of another program than the earlier access's (a multicast copy's write) is ordered only by
+// happens-before, which then also follows barrier 0 (SharedWindow::barrier).
 // Within an epoch, accesses are also ordered by happens-before through mbarriers and named barriers (vector
 // clocks, allocated at a program's first such synchronization): an mbarrier arrive, and the issue of a bulk copy
 // (its complete_tx), release the thread's accesses so far into the barrier; a wait that the completion of a phase
@@ -33,10 +39,11 @@ namespace tessera::sim {
 
 // Who accesses: the thread, its warp and the warp syncs it has passed.
 struct SharedAccessor {
-  uint32_t thread = 0;
+  uint32_t thread = 0;  // numbered across the cluster, as its warp
   uint32_t warp = 0;
   uint32_t warpSyncGeneration = 0;
   uint32_t execution = 0;  // writes: the k-th execution of the site by this thread since the last barrier
+  uint32_t program = 0;    // its program's rank in the cluster
 };
 
 // What an access found (the first offending byte of each problem).
@@ -44,7 +51,8 @@ struct SharedAccessIssues {
   bool race = false;
   bool otherWrote = false;     // the earlier access of the race was a write
   bool manyReaders = false;    // ... reads by several threads (otherThread is one of them)
-  uint32_t otherThread = 0;
+  uint32_t otherThread = 0;    // numbered across the cluster (SharedWindow numbers it within otherProgram)
+  uint32_t otherProgram = 0;
   uint32_t otherSite = 0;
   uint32_t raceOffset = 0;
   bool uninitialized = false;
@@ -60,13 +68,17 @@ class SharedMemoryChecker {
  public:
   SharedMemoryChecker(uint32_t bytes, uint32_t warpSize);
 
-  void beginProgram();  // forget everything of the previous program
-  void barrier();       // accesses after this never race with those before
+  // The cluster: `programs` programs of `threadsPerProgram` threads each (their bytes divide the checker's).
+  void setPrograms(uint32_t programs, uint32_t threadsPerProgram);
+  void beginProgram();  // forget everything of the cluster's previous programs
+  // Barrier 0 of `program`: its threads' later accesses never race with their earlier ones.
+  void barrier(uint32_t program);
+  uint32_t programOf(uint32_t thread) const { return thread / threadsPerProgram_; }
+  bool usesClocks() const { return !clocks_.empty(); }
 
-  // Happens-before (the clocks of `threads` threads, see above). A Clock is a barrier's vector (empty: nothing
+  // Happens-before (the clocks of the cluster's threads, see above). A Clock is a barrier's vector (empty: nothing
   // released into it yet).
   using Clock = std::vector<uint32_t>;
-  void setThreads(uint32_t threads) { threads_ = threads; }
   // Joins `thread`'s accesses so far into `into`, then starts the thread's next clock value.
   void release(uint32_t thread, Clock& into);
   // `thread`'s later accesses are ordered after what was released into `from`.
@@ -106,6 +118,7 @@ class SharedMemoryChecker {
   static constexpr uint16_t kManyThreads = 0xFFFF;
   static constexpr uint16_t kAtomicWriter = 0xFFFE;
   static constexpr uint8_t kReaderSlots = 4;
+  static constexpr uint8_t kSeveralPrograms = 0xFF;
   struct ByteState {
     uint32_t writeEpoch = 0;  // epoch of the last write; below programEpoch_: not written in this program
     uint32_t readEpoch = 0;
@@ -115,6 +128,8 @@ class SharedMemoryChecker {
     uint32_t writeExecution = 0;      // the writer's SharedAccessor::execution
     uint16_t writer = 0, reader = 0;  // thread; reader kManyThreads when several read in readEpoch
     uint16_t readerWarp = 0;          // their warp; kManyThreads when from several warps
+    uint8_t writeProgram = 0;         // the writer's program (whose epoch writeEpoch is)
+    uint8_t readProgram = 0;          // the readers' program; kSeveralPrograms when from several
     uint8_t pending = 0;
     uint16_t operandReads = 0;  // incomplete wgmmas reading the byte
     uint8_t readers = 0;        // readers in readEpoch in the slots; kReaderSlots + 1: more than fit
@@ -123,6 +138,12 @@ class SharedMemoryChecker {
     std::array<uint32_t, kReaderSlots> readClock{};  // each reader's latest read
   };
 
+  // Whether an access by `who` may race with an earlier one of `program` in `epoch` as far as barrier 0 goes: the
+  // earlier one is of this run and no barrier 0 of their program separates them (another program's are ordered
+  // by happens-before only).
+  bool sameEpoch(uint32_t epoch, uint8_t program, const SharedAccessor& who) const {
+    return epoch >= programEpoch_ && (program != who.program || epoch == epochs_[who.program]);
+  }
   bool ordered(uint32_t otherThread, uint32_t otherSync, const SharedAccessor& who) const {
     return otherThread / warpSize_ == who.warp && who.warpSyncGeneration > otherSync;
   }
@@ -141,8 +162,8 @@ class SharedMemoryChecker {
   bool sameWarpInstruction(const ByteState& b, const SharedAccessor& who, uint32_t site) const {
     return b.writer / warpSize_ == who.warp && b.writeSite == site && b.writeExecution == who.execution;
   }
-  static void noteRace(SharedAccessIssues& issues, bool otherWrote, uint16_t other, uint32_t otherSite,
-                       uint32_t offset);
+  void noteRace(SharedAccessIssues& issues, bool otherWrote, uint16_t other, uint32_t otherSite,
+                uint32_t offset) const;
   void checkRead(ByteState& b, uint32_t offset, const SharedAccessor& who, SharedAccessIssues& issues) const;
   void checkWrite(ByteState& b, uint32_t offset, const SharedAccessor& who, uint32_t site,
                   SharedAccessIssues& issues) const;
@@ -150,8 +171,10 @@ class SharedMemoryChecker {
 
   std::vector<ByteState> shadow_;
   uint32_t warpSize_;
-  uint32_t epoch_ = 0;
-  uint32_t programEpoch_ = 1;
+  uint32_t lastEpoch_ = 0;          // epochs are numbered across programs: each barrier 0 takes the next
+  uint32_t programEpoch_ = 1;       // the first epoch of the cluster's current programs
+  std::vector<uint32_t> epochs_{0};  // each program's current epoch
+  uint32_t threadsPerProgram_ = 1;
   uint32_t threads_ = 0;
   std::vector<uint32_t> clocks_;  // threads_ x threads_: row t is thread t's vector clock; empty until first used
 };

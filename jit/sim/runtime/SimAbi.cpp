@@ -7,6 +7,7 @@
 #include <string>
 
 #include "jit/sim/runtime/BulkCopies.h"
+#include "jit/sim/runtime/Cluster.h"
 #include "jit/sim/runtime/KernelPrintf.h"
 #include "jit/sim/runtime/MemoryAccess.h"
 #include "jit/sim/runtime/WarpOperations.h"
@@ -55,6 +56,35 @@ uint32_t __tsim_program_id(uint32_t axis) {
 uint32_t __tsim_num_programs(uint32_t axis) {
   SimThread& t = current();
   return t.worker->launch.grid[checkedAxis(t, axis, "number of programs")];
+}
+
+uint32_t __tsim_cluster_query(uint32_t query, uint32_t axis) {
+  SimThread& t = current();
+  Worker& w = *t.worker;
+  const std::array<uint32_t, 3>& dims = w.launch.program.clusterDims;
+  switch (query) {
+    case kClusterCtaRank: return w.clusterRank;
+    case kClusterNumCtaRank: return w.cluster.size();
+    case kClusterCtaId: return w.programId[checkedAxis(t, axis, "cluster program id")] % dims[axis];
+    case kClusterNumCtaId: return dims[checkedAxis(t, axis, "cluster programs")];
+    case kClusterId: return w.programId[checkedAxis(t, axis, "cluster id")] / dims[axis];
+    case kNumClusters: return w.launch.clusterGrid()[checkedAxis(t, axis, "number of clusters")];
+    default: break;
+  }
+  w.fail(t, FindingKind::InvalidCall, std::nullopt,
+         [&] { return "cluster query " + std::to_string(query) + " (not a ClusterQuery)"; });
+}
+
+void __tsim_cluster_arrive(uint32_t relaxed, uint32_t site) {
+  SimThread& t = current();
+  t.worker->site(t, site);
+  t.worker->cluster.arrive(t, t.worker->clusterRank, relaxed != 0, site);
+}
+
+void __tsim_cluster_wait(uint32_t site) {
+  SimThread& t = current();
+  t.worker->site(t, site);
+  t.worker->cluster.wait(t, t.worker->clusterRank, site);
 }
 
 uint32_t __tsim_lane_id(void) { return current().lane; }
@@ -162,7 +192,17 @@ uint32_t __tsim_mbarrier_try_wait_parity(uint64_t address, uint32_t parity, uint
 
 void __tsim_bulk_tensor_copy(uint64_t sharedAddress, const void* tensorMap, const int32_t* coordinates, uint32_t rank,
                              uint64_t mbarrierAddress, uint32_t site) {
-  bulkTensorCopy(current(), sharedAddress, tensorMap, coordinates, rank, mbarrierAddress, site);
+  SimThread& t = current();
+  bulkTensorCopy(t, sharedAddress, tensorMap, coordinates, rank, mbarrierAddress, 1u << t.worker->clusterRank, site);
+}
+
+void __tsim_bulk_tensor_copy_multicast(uint64_t sharedAddress, const void* tensorMap, const int32_t* coordinates,
+                                       uint32_t rank, uint64_t mbarrierAddress, uint32_t programMask, uint32_t site) {
+  bulkTensorCopy(current(), sharedAddress, tensorMap, coordinates, rank, mbarrierAddress, programMask, site);
+}
+
+void __tsim_mbarrier_arrive_cluster(uint64_t address, uint32_t program, uint32_t count, uint32_t site) {
+  mbarrierArriveCluster(current(), address, program, count, site);
 }
 
 void __tsim_bulk_tensor_store(const void* tensorMap, const int32_t* coordinates, uint32_t rank, uint64_t sharedAddress,

@@ -8,7 +8,7 @@ namespace tessera::sim {
 
 class Worker;
 
-enum class ThreadState : uint8_t { Ready, Running, AtBarrier, AtCollective, AtMbarrier, Exited };
+enum class ThreadState : uint8_t { Ready, Running, AtBarrier, AtCollective, AtMbarrier, AtClusterBarrier, Exited };
 
 // What a thread brings to a warp collective and what it gets back (WarpCollectives.cpp reads every lane's
 // arrival once all have arrived). Registers live on the arriving fiber's stack, which stays put while it waits.

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "jit/sim/runtime/BulkCopies.h"
+#include "jit/sim/runtime/Cluster.h"
 #include "jit/sim/runtime/WarpOperations.h"
 
 namespace tessera::sim {
@@ -42,30 +43,29 @@ std::string hexMask(uint64_t mask) {
 
 void Worker::AlignedFree::operator()(std::byte* p) const { ::operator delete[](p, kSharedAlignment); }
 
-Worker::Worker(const LaunchContext& l)
+Worker::Worker(const LaunchContext& l, Cluster& c, uint32_t rank, SharedMemoryChecker& checker)
     : launch(l),
       sites(l.program.sites),
       checks(l.config.checks),
       runner(l.program.warpSize, l.program.numWarps, l.config.stackBytes, this),
       counters(l.program.sites),
       requests(static_cast<uint32_t>(l.program.sites.size()), l.program.numWarps, l.program.warpSize, counters),
-      sharedChecker(l.program.sharedBytes, l.program.warpSize),
+      sharedChecker(checker, rank, l.clusterSize(), l.program.sharedBytes, l.program.numWarps * l.program.warpSize),
       asyncCopies(l.program.numWarps * l.program.warpSize),
       wgmma(l.program.numWarps % 4 == 0 ? l.program.numWarps / 4 : 0),
       findings(l.config.maxFindingsPerKind),
+      cluster(c),
+      clusterRank(rank),
       shared_(static_cast<std::byte*>(::operator new[](std::max<size_t>(l.program.sharedBytes, 1), kSharedAlignment))),
-      warpSyncGeneration_(l.program.numWarps) {
-  sharedChecker.setThreads(runner.numThreads());
-}
+      warpSyncGeneration_(l.program.numWarps) {}
 
 Worker::~Worker() = default;
 
-void Worker::runProgram(uint64_t index) {
+void Worker::beginProgram(uint64_t index) {
   programIndex = index;
   programId = launch.programId(index);
   // Shared memory holds stale data on a GPU; all-ones bytes are NaN as floats, so an unchecked read shows.
   std::memset(shared_.get(), 0xFF, sharedBytes());
-  sharedChecker.beginProgram();
   for (SharedMemoryChecker::Clock& c : namedArrivals_) c.clear();
   asyncCopies.beginProgram();
   wgmma.beginProgram();
@@ -73,8 +73,6 @@ void Worker::runProgram(uint64_t index) {
   registerCounts.beginProgram(runner.numThreads(), runner.numWarps(), runner.warpSize());
   std::fill(warpSyncGeneration_.begin(), warpSyncGeneration_.end(), 0);
   divergenceReported_ = false;
-  runner.run(&Worker::threadBody, this, *this);
-  finishProgram();
 }
 
 void Worker::threadBody(void* worker) {
@@ -82,7 +80,7 @@ void Worker::threadBody(void* worker) {
   w->launch.program.entry(w->launch.params);
 }
 
-void Worker::finishProgram() {
+void Worker::endProgram() {
   requests.flush();
   // Copies never waited for are dropped; their bytes must not stay pending for the next program.
   asyncCopies.forEachOutstanding([&](const AsyncCopy& c) { sharedChecker.clearPending(c.sharedOffset, c.bytes); });
@@ -110,6 +108,11 @@ std::string Worker::describeSite(uint32_t id) const {
 
 std::string Worker::describeThread(uint32_t thread) const {
   return "warp " + std::to_string(thread / runner.warpSize()) + " lane " + std::to_string(thread % runner.warpSize());
+}
+
+std::string Worker::describeThread(uint32_t program, uint32_t thread) const {
+  if (program == clusterRank) return describeThread(thread);
+  return describeThread(thread) + " of the cluster's program of rank " + std::to_string(program);
 }
 
 void Worker::report(FindingKind kind, const SimThread* t, std::optional<uint32_t> site,
@@ -276,11 +279,18 @@ void Worker::deadlock() {
       case ThreadState::AtBarrier: return "waits at the barrier at " + describeSite(t.waitSite);
       case ThreadState::AtCollective: return "waits at the collective at " + describeSite(t.waitSite);
       case ThreadState::AtMbarrier: return "waits on an mbarrier at " + describeSite(t.waitSite);
+      case ThreadState::AtClusterBarrier: return "waits at the cluster barrier at " + describeSite(t.waitSite);
       default: return "is still running";
     }
   };
   bool reported = reportMbarrierHangs(*this);
   reported = reportNamedBarrierHangs(whereIs) || reported;
+  for (const SimThread& t : threads)
+    if (t.state == ThreadState::AtClusterBarrier) {
+      reportAlways(FindingKind::BarrierDivergence, &t, t.waitSite, nullptr, cluster.barrierHang());
+      reported = true;
+      break;
+    }
   for (uint32_t w = 0; w < runner.numWarps(); ++w) {
     for (const PendingCollective& p : runner.pendingCollectives(w)) {
       uint64_t missing = p.mask & ~p.arrived;
@@ -318,6 +328,8 @@ void Worker::deadlock() {
   for (const auto& [place, n] : places) message += " " + std::to_string(n) + " threads " + place + ";";
   reportAlways(FindingKind::BarrierDivergence, nullptr, std::nullopt, nullptr, message);  // a hang
 }
+
+void Worker::threadExited(const SimThread& t) { cluster.threadExited(t, clusterRank); }
 
 void Worker::threadFailed(const SimThread& t, const char* what) {
   report(FindingKind::KernelException, &t, std::nullopt, nullptr, what);

@@ -1,7 +1,8 @@
 // Everything one host thread needs to run programs of a launch: a runner with its fibers, the program's shared
 // memory and its shadow, request tracking and counters, cp.async, wgmma and mbarrier state, findings and printed
-// output. Programs run one after another on a worker; no fiber ever leaves its worker's host thread. The `__tsim_*`
-// functions reach the running program's state through currentThread()->worker.
+// output. Programs run one after another on a worker, beside the other programs of their cluster (Cluster.h); no
+// fiber ever leaves its worker's host thread. The `__tsim_*` functions reach the running program's state through
+// currentThread()->worker.
 #pragma once
 
 #include <array>
@@ -21,6 +22,7 @@
 #include "jit/sim/runtime/RegisterCounts.h"
 #include "jit/sim/runtime/RequestTracker.h"
 #include "jit/sim/runtime/SharedMemoryChecker.h"
+#include "jit/sim/runtime/SharedWindow.h"
 #include "jit/sim/runtime/SiteCounters.h"
 #include "jit/sim/runtime/WarpgroupOperations.h"
 
@@ -34,12 +36,19 @@ struct AccessDescription {
   bool write = false;
 };
 
+class Cluster;
+
 class Worker final : public ProgramRunner::Events {
  public:
-  explicit Worker(const LaunchContext& launch);
+  // A worker of `cluster` (whose programs it runs: those of rank `clusterRank`), checking shared memory in the
+  // cluster's `checker`.
+  Worker(const LaunchContext& launch, Cluster& cluster, uint32_t clusterRank, SharedMemoryChecker& checker);
   ~Worker();
 
-  void runProgram(uint64_t programIndex);
+  // A program's run: beginProgram, then its runner runs (Cluster::run), then endProgram.
+  void beginProgram(uint64_t programIndex);
+  void endProgram();
+  static void threadBody(void* worker);
 
   // ---- the running program, for the ABI functions
   const LaunchContext& launch;
@@ -48,7 +57,7 @@ class Worker final : public ProgramRunner::Events {
   ProgramRunner runner;
   SiteCounters counters;
   RequestTracker requests;
-  SharedMemoryChecker sharedChecker;
+  SharedWindow sharedChecker;  // this program's part of the cluster's checker
   AsyncCopies asyncCopies;
   WgmmaGroups wgmma;
   Mbarriers mbarriers;
@@ -56,10 +65,16 @@ class Worker final : public ProgramRunner::Events {
   FindingLog findings;
   std::array<uint32_t, 3> programId{};
   uint64_t programIndex = 0;
+  Cluster& cluster;
+  const uint32_t clusterRank;
 
   std::byte* sharedBase() const { return shared_.get(); }
   uint32_t sharedBytes() const { return launch.program.sharedBytes; }
-  SharedAccessor accessor(const SimThread& t) const { return {t.index, t.warp, t.warpSyncGeneration}; }
+  // `t` as the cluster's checker knows it (its thread and warp numbered across the cluster).
+  SharedAccessor accessor(const SimThread& t) const {
+    return {sharedChecker.clusterThread(t.index), clusterRank * runner.numWarps() + t.warp, t.warpSyncGeneration, 0,
+            clusterRank};
+  }
   // A warp sync of every live lane of `warp` completed: later accesses of its lanes are ordered after earlier ones.
   void warpSynced(uint32_t warp, uint64_t mask);
 
@@ -89,6 +104,8 @@ class Worker final : public ProgramRunner::Events {
   // "file:line:col (op)" or "site N" for messages.
   std::string describeSite(uint32_t site) const;
   std::string describeThread(uint32_t thread) const;
+  // A thread of the program of rank `program` in this one's cluster (numbered within it).
+  std::string describeThread(uint32_t program, uint32_t thread) const;
 
   void print(const std::string& text);
   // Printed text per program, in the order the programs ran here.
@@ -103,8 +120,6 @@ class Worker final : public ProgramRunner::Events {
 
  private:
   [[noreturn]] void invalidSite(SimThread& t, uint32_t id);
-  static void threadBody(void* worker);
-  void finishProgram();
   // Per named barrier, what the threads that arrived without waiting (bar.arrive) released for its waiters.
   std::array<SharedMemoryChecker::Clock, ProgramRunner::kNamedBarriers> namedArrivals_;
 
@@ -121,6 +136,7 @@ class Worker final : public ProgramRunner::Events {
   bool completeAsynchronousWork() override;
   void deadlock() override;
   void threadFailed(const SimThread& thread, const char* what) override;
+  void threadExited(const SimThread& thread) override;
 
   struct AlignedFree {
     void operator()(std::byte* p) const;
