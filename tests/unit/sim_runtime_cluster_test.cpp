@@ -244,6 +244,11 @@ TEST(SimRuntimeCluster, ClustersThatDoNotFitTheGridOrTheTargetAreClearErrors) {
   EXPECT_NE(message({4, 4, 2}).find("clusters of (4, 4, 2) programs (a cluster has 1 to 16)"), std::string::npos);
   p.clusterDims = {0, 1, 1};
   EXPECT_NE(message({4, 1, 1}).find("a cluster has 1 to 16"), std::string::npos);
+  p.clusterDims = {8, 1, 1};
+  p.numWarps = 32;
+  EXPECT_NE(message({8, 1, 1}).find("clusters of 8192 threads; the emulator checks clusters of at most 4096"),
+            std::string::npos);
+  p.numWarps = 1;
   p.clusterDims = {2, 1, 1};
   p.target = "amdgpu";
   p.warpSize = 64;

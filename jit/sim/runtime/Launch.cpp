@@ -24,6 +24,7 @@ constexpr uint32_t kMaxThreadsPerProgram = 1024;
 constexpr uint32_t kMaxSharedBytes = 64u << 20;  // far above any GPU's; the shadow costs 32 bytes per byte
 constexpr size_t kMinStackBytes = 16 * 1024;
 constexpr uint64_t kMaxClusterSize = 16;  // sm_90's limit with non-portable cluster sizes allowed (8 without)
+constexpr uint64_t kMaxClusterThreads = 4096;  // the emulator's: 64 MB of racecheck clocks
 
 void validate(const Program& p, const std::array<uint32_t, 3>& grid, const LaunchConfig& config) {
   const std::string what = "sim: kernel '" + p.kernel + "': ";
@@ -53,6 +54,10 @@ void validate(const Program& p, const std::array<uint32_t, 3>& grid, const Launc
     for (int d = 0; d < 3; ++d)
       if (grid[d] % cluster[d] != 0)
         throw Error(what + "grid " + triple(grid) + " is not a whole number of clusters of " + triple(cluster));
+    // Racecheck keeps a vector clock per thread of the cluster, over all of them.
+    if (clusterSize * p.numWarps * p.warpSize > kMaxClusterThreads)
+      throw Error(what + "clusters of " + std::to_string(clusterSize * p.numWarps * p.warpSize) +
+                  " threads; the emulator checks clusters of at most " + std::to_string(kMaxClusterThreads));
   }
   if (config.stackBytes < kMinStackBytes)
     throw Error(what + "fiber stacks of " + std::to_string(config.stackBytes) + " bytes (at least " +
