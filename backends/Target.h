@@ -6,6 +6,7 @@
 // lowerToLLVM, optimize, emit.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,6 +34,7 @@ struct TargetOptions {
   bool consumerTurns = true;    // transforms::PassOptions::consumerTurns
   bool pingPong = false;        // two consumer groups on their own tiles (transforms::PassOptions::pingPong)
   int matrixInstrSize = 0;      // matrix instructions' M and N (transforms::PassOptions::matrixInstrSize)
+  std::array<int, 3> clusterDims{1, 1, 1};  // thread-block clusters the kernel is launched in (nvptx, sm_90)
 };
 
 class Target {

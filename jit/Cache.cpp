@@ -20,7 +20,7 @@ namespace tessera::jit {
 
 namespace {
 
-constexpr const char* kMagic = "tessera-jit-cache v6";
+constexpr const char* kMagic = "tessera-jit-cache v7";
 
 // Length-prefixed fields, so that any byte (PTX, code objects) survives and truncation is detectable.
 void putField(std::string& out, const std::string& field) {
@@ -170,6 +170,7 @@ std::string serializeCacheEntry(const std::string& key, const CompiledKernel& k)
   putField(payload, k.persistent ? "1" : "0");
   putField(payload, std::to_string(k.producerWarps));
   putField(payload, std::to_string(k.consumerGroups));
+  for (int d : k.clusterDims) putField(payload, std::to_string(d));
   putField(payload, std::to_string(k.dots.size()));
   for (const DotReport& d : k.dots)
     for (const std::string* s : {&d.location, &d.instruction, &d.note}) putField(payload, *s);
@@ -218,6 +219,11 @@ std::unique_ptr<CompiledKernel> parseCacheEntry(const std::string& key, const st
   int64_t consumerGroups = 0;
   if (!r.nextInt(consumerGroups) || consumerGroups < 1) return nullptr;
   k->consumerGroups = static_cast<int>(consumerGroups);
+  for (int& d : k->clusterDims) {
+    int64_t programs = 0;
+    if (!r.nextInt(programs) || programs < 1 || programs > 16) return nullptr;
+    d = static_cast<int>(programs);
+  }
   int64_t dots = 0;
   if (!r.nextInt(dots) || dots < 0) return nullptr;
   for (int64_t i = 0; i < dots; ++i) {

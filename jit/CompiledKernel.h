@@ -2,6 +2,7 @@
 // and to inspect how it was produced. Plain data, so the cache can store and reload it byte for byte.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -49,6 +50,8 @@ struct CompiledKernel {
   int producerWarps = 0;
   // Groups of numWarps consumer warps, each running its own tiles (ping-pong consumers; 1 without).
   int consumerGroups = 1;
+  // The thread-block clusters its launches group programs into (LaunchOptions::clusterDims; 1x1x1: none).
+  std::array<int, 3> clusterDims{1, 1, 1};
   std::vector<DotReport> dots;  // one per dot, in program order
 
   int threadsPerProgram() const { return (numWarps * consumerGroups + producerWarps) * warpSize; }

@@ -147,6 +147,23 @@ class StageRunner {
 
 }  // namespace
 
+void checkClusterDims(const std::string& context, const std::string& target, const std::string& arch,
+                      const std::array<int, 3>& clusterDims, bool persistent) {
+  if (clusterDims == std::array<int, 3>{1, 1, 1}) return;
+  const std::string shape = std::to_string(clusterDims[0]) + "x" + std::to_string(clusterDims[1]) + "x" +
+                            std::to_string(clusterDims[2]);
+  int64_t programs = 1;
+  for (int d : clusterDims) {
+    if (d < 1) throw Error(context + ": cluster dimensions must be at least 1, got " + shape);
+    programs *= d;
+  }
+  // Eight is the portable limit; sixteen needs a per-kernel opt-in the launch does not make.
+  if (programs > 8) throw Error(context + ": a cluster holds at most 8 programs, got " + shape);
+  if (target != "nvptx" || arch.rfind("sm_", 0) != 0 || std::stoi(arch.substr(3, 2)) < 90)
+    throw Error(context + ": thread-block clusters (" + shape + ") need sm_90 or later");
+  if (persistent) throw Error(context + ": persistent kernels do not run in thread-block clusters yet");
+}
+
 void checkMatrixInstrSize(const std::string& context, int matrixInstrSize) {
   if (matrixInstrSize != 0 && matrixInstrSize != 16 && matrixInstrSize != 32)
     throw Error(context + ": matrix_instr_nonkdim must be 0 (the target's choice), 16 or 32, got " +
@@ -165,6 +182,7 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
     throw Error(context + ": num_stages must be between 1 and " + std::to_string(kMaxNumStages) + ", got " +
                 std::to_string(options.numStages));
   checkMatrixInstrSize(context, options.matrixInstrSize);
+  checkClusterDims(context, target.name(), options.arch, options.clusterDims, options.persistent || options.pingPong);
 
   CompiledKernel kernel;
   kernel.name = input.name();
@@ -226,6 +244,7 @@ CompiledKernel compile(const ir::Function& input, const backends::Target& target
   }
 
   kernel.persistent = f->attrs().count(ir::kPersistentAttr) != 0;
+  kernel.clusterDims = options.clusterDims;
   for (const auto& op : f->body()->ops())
     if (op->is(ir::OpKind::WarpSpecialize)) {
       kernel.producerWarps = static_cast<int>(op->intAttr("producer_warps"));

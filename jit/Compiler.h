@@ -14,6 +14,10 @@ inline constexpr int kMaxNumStages = 8;
 // Throws tessera::Error, `context` first, unless `matrixInstrSize` (TargetOptions::matrixInstrSize, Python's
 // matrix_instr_nonkdim) is 0 (the target's choice), 16 or 32.
 void checkMatrixInstrSize(const std::string& context, int matrixInstrSize);
+// Throws tessera::Error, `context` first, unless `clusterDims` (LaunchOptions::clusterDims) is 1x1x1, or at least
+// 1 along each axis and at most 8 programs in all, for nvptx at sm_90 or later, and not `persistent`.
+void checkClusterDims(const std::string& context, const std::string& target, const std::string& arch,
+                      const std::array<int, 3>& clusterDims, bool persistent);
 
 // Compiles a copy of `f` for `target` (the input is not modified) through the default pipeline
 // (transforms/Pipeline.h). Throws tessera::Error naming the kernel and the failing stage: invalid input, a pass

@@ -53,6 +53,7 @@ struct CudaDriver::Api {
   // Resolved when present (every driver since CUDA 6.5 has it); only persistent launches need it.
   Result (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, Function, int, size_t);
   // Optional: CUDA 12 and later.
+  Result (*cuLaunchKernelEx)(const LaunchConfig*, Function, void**, void**);
   Result (*cuTensorMapEncodeTiled)(TensorMap*, int, unsigned, void*, const uint64_t*, const uint64_t*,
                                    const uint32_t*, const uint32_t*, int, int, int, int);
 };
@@ -125,6 +126,7 @@ void CudaDriver::load(const std::string& libraryPath, int deviceIndex) {
   a.cuStreamQuery = reinterpret_cast<decltype(a.cuStreamQuery)>(dlsym(library_, "cuStreamQuery"));
   a.cuTensorMapEncodeTiled =
       reinterpret_cast<decltype(a.cuTensorMapEncodeTiled)>(dlsym(library_, "cuTensorMapEncodeTiled"));
+  a.cuLaunchKernelEx = reinterpret_cast<decltype(a.cuLaunchKernelEx)>(dlsym(library_, "cuLaunchKernelEx"));
   a.cuOccupancyMaxActiveBlocksPerMultiprocessor = reinterpret_cast<decltype(a.cuOccupancyMaxActiveBlocksPerMultiprocessor)>(
       dlsym(library_, "cuOccupancyMaxActiveBlocksPerMultiprocessor"));
   if (!missing.empty()) {
@@ -334,6 +336,20 @@ void CudaDriver::launch(Function f, const unsigned grid[3], const unsigned block
   check(api_->cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, stream, params,
                              nullptr),
         "cuLaunchKernel", kernelName);
+}
+
+void CudaDriver::launchClusters(Function f, const unsigned grid[3], const unsigned block[3], const unsigned cluster[3],
+                                unsigned sharedBytes, Stream stream, void** params, const std::string& kernelName) {
+  require();
+  if (!api_->cuLaunchKernelEx)
+    throw Error("kernel '" + kernelName + "': a launch in thread-block clusters needs cuLaunchKernelEx (CUDA 12 " +
+                "or later), which this driver does not have");
+  LaunchAttribute clusterShape;
+  clusterShape.id = kLaunchAttributeClusterDimension;
+  for (int d = 0; d < 3; ++d) clusterShape.value[d] = cluster[d];
+  const LaunchConfig config{grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, stream,
+                            &clusterShape, 1};
+  check(api_->cuLaunchKernelEx(&config, f, params, nullptr), "cuLaunchKernelEx", kernelName);
 }
 
 int CudaDriver::maxActiveBlocksPerMultiprocessor(Function f, int blockThreads, size_t dynamicSharedBytes,

@@ -47,6 +47,21 @@ constexpr int kFuncAttrSharedSizeBytes = 1;
 constexpr int kFuncAttrLocalSizeBytes = 3;
 constexpr int kFuncAttrNumRegs = 4;
 constexpr int kFuncAttrMaxDynamicSharedSizeBytes = 8;
+constexpr int kLaunchAttributeClusterDimension = 4;  // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+// cuLaunchKernelEx's CUlaunchAttribute and CUlaunchConfig, in cuda.h's layouts: a 4-byte id padded to 8, then a
+// 64-byte value (a cluster's shape: its first three unsigned ints).
+struct LaunchAttribute {
+  int id = 0;
+  char pad[4] = {};
+  alignas(8) unsigned value[16] = {};
+};
+static_assert(sizeof(LaunchAttribute) == 72);
+struct LaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  Stream hStream;
+  LaunchAttribute* attrs;
+  unsigned numAttrs;
+};
 constexpr int kJitInfoLogBuffer = 3;
 constexpr int kJitInfoLogBufferSizeBytes = 4;
 constexpr int kJitErrorLogBuffer = 5;
@@ -120,6 +135,10 @@ class CudaDriver {
   void setFunctionAttribute(cu::Function f, int attribute, int value, const std::string& kernelName);
   void launch(cu::Function f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes, cu::Stream stream,
               void** params, const std::string& kernelName);
+  // The same in thread-block clusters of `cluster` programs (cuLaunchKernelEx with the cluster attribute; CUDA 12,
+  // sm_90).
+  void launchClusters(cu::Function f, const unsigned grid[3], const unsigned block[3], const unsigned cluster[3],
+                      unsigned sharedBytes, cu::Stream stream, void** params, const std::string& kernelName);
   // cuOccupancyMaxActiveBlocksPerMultiprocessor: how many blocks of `blockThreads` threads and `dynamicSharedBytes`
   // of dynamic shared memory one multiprocessor holds at once (its registers, shared memory and thread slots).
   int maxActiveBlocksPerMultiprocessor(cu::Function f, int blockThreads, size_t dynamicSharedBytes,

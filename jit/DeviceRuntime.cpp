@@ -29,6 +29,12 @@ int64_t DeviceRuntime::residentPrograms(DeviceFunction, unsigned, int64_t, const
               " runtime cannot tell how many of its programs the device runs at once");
 }
 
+void DeviceRuntime::launchClusters(DeviceFunction, const unsigned[3], const unsigned[3], const unsigned[3], unsigned,
+                                   DeviceStream, void**, const std::string& kernelName) {
+  throw Error("kernel '" + kernelName + "' runs in thread-block clusters (sm_90), which the " + apiName() +
+              " runtime cannot launch");
+}
+
 std::unique_ptr<TimingClock> DeviceRuntime::makeTimingClock() { return nullptr; }
 
 namespace {
@@ -132,6 +138,10 @@ class CudaDeviceRuntime final : public DeviceRuntime {
   void launch(DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,
               DeviceStream stream, void** params, const std::string& kernelName) override {
     driver_.launch(static_cast<cu::Function>(f), grid, block, sharedBytes, stream, params, kernelName);
+  }
+  void launchClusters(DeviceFunction f, const unsigned grid[3], const unsigned block[3], const unsigned cluster[3],
+                      unsigned sharedBytes, DeviceStream stream, void** params, const std::string& kernelName) override {
+    driver_.launchClusters(static_cast<cu::Function>(f), grid, block, cluster, sharedBytes, stream, params, kernelName);
   }
   std::unique_ptr<TimingClock> makeTimingClock() override { return makeCudaEventClock(driver_); }
 

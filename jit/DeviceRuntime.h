@@ -121,6 +121,11 @@ class DeviceRuntime {
                                    const std::string& kernelName);
   virtual void launch(DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,
                       DeviceStream stream, void** params, const std::string& kernelName) = 0;
+  // The same in thread-block clusters of `cluster` programs (sm_90), each of which divides the grid's. Throws
+  // tessera::Error naming the kernel on runtimes without clusters (the default).
+  virtual void launchClusters(DeviceFunction f, const unsigned grid[3], const unsigned block[3],
+                              const unsigned cluster[3], unsigned sharedBytes, DeviceStream stream, void** params,
+                              const std::string& kernelName);
 
   // The tensor map a kernel's descriptor parameter carries (CUDA: the driver's encoding; the emulator: its own).
   // Throws tessera::Error naming the kernel where it cannot be encoded; runtimes without TMA have none.

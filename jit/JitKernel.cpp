@@ -45,6 +45,7 @@ Specialization JitKernel::specialize(const std::vector<KernelArg>& args, const C
   checkMatrixInstrSize("kernel '" + def_.name() + "'", options.matrixInstrSize);
   // Only AMD has the choice: elsewhere the option leaves one cache entry.
   s.matrixInstrSize = s.target == "amdgpu" ? options.matrixInstrSize : 0;
+  s.clusterDims = options.clusterDims;
   // A switch to measure the turns' worth (docs/JIT.md), not a launch option: read at every launch, so that a
   // benchmark can compile the kernel both ways in one process.
   s.consumerTurns = !envFlag("TESSERA_NO_CONSUMER_TURNS");
@@ -74,6 +75,7 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
   options.consumerTurns = s.consumerTurns;
   options.pingPong = s.pingPong;
   options.matrixInstrSize = s.matrixInstrSize;
+  options.clusterDims = s.clusterDims;
   CacheKeyInputs keyInputs;
   // With locations: the compiled kernel carries them (PTX .loc, the emulator's findings), so kernels that differ
   // only in where they were written must not share an entry.
@@ -86,7 +88,11 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
                        (s.persistent ? ";persistent" : "") +
                        (s.warpSpecialize ? ";warp_specialize" : "") + (s.pingPong ? ";ping_pong" : "") +
                        (s.consumerTurns ? "" : ";no_consumer_turns") +
-                       (s.matrixInstrSize ? ";matrix_instr_nonkdim=" + std::to_string(s.matrixInstrSize) : "");
+                       (s.matrixInstrSize ? ";matrix_instr_nonkdim=" + std::to_string(s.matrixInstrSize) : "") +
+                       (s.clusterDims != std::array<int, 3>{1, 1, 1}
+                            ? ";cluster=" + std::to_string(s.clusterDims[0]) + "x" + std::to_string(s.clusterDims[1]) +
+                                  "x" + std::to_string(s.clusterDims[2])
+                            : "");
   // A launch's entry keeps fewer texts than an inspection's (KeptIR): the two do not stand in for each other.
   keyInputs.options += kept == KeptIR::All ? ";ir=all" : kept == KeptIR::ForLaunch ? ";ir=launch" : ";ir=emulator";
   keyInputs.compilerVersion = compilerVersion();

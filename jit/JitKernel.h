@@ -12,6 +12,8 @@
 // pass, the LLVM IR and the PTX or code object.
 #pragma once
 
+#include <array>
+
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,6 +55,10 @@ struct LaunchOptions {
   // (v_mfma_f32_32x32x8 for 16-bit dots that split into 32x32 blocks per wave), 0 the target's choice (16). Other
   // targets ignore it (one autotune config list serves every target). Part of the specialization on AMDGPU.
   int matrixInstrSize = 0;
+  // Thread-block clusters (sm_90): the launch groups its programs into clusters of this shape, each dimension of
+  // which must divide the grid's; the programs of a cluster run at once, on one GPC. Part of the specialization
+  // (CompiledKernel::clusterDims). Not with persistent kernels yet.
+  std::array<int, 3> clusterDims{1, 1, 1};
   // Launch on this runtime instead of the target's (the emulator, sim::simRuntime): target and an empty arch
   // then come from it. It must outlive the JitKernel, which keeps kernels loaded on it.
   DeviceRuntime* runtime = nullptr;

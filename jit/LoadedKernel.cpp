@@ -199,8 +199,23 @@ void LoadedKernel::launch(const LaunchGrid& grid, const std::vector<KernelArg>& 
     params.push_back(aligned.back().data());
   }
   unsigned block[3] = {static_cast<unsigned>(kernel_->threadsPerProgram()), 1, 1};
-  runtime_.launch(function_, g, block, static_cast<unsigned>(dynamicSharedBytes()), stream,
-                  params.empty() ? nullptr : params.data(), name);
+  void** parameters = params.empty() ? nullptr : params.data();
+  if (kernel_->clusterDims == std::array<int, 3>{1, 1, 1}) {
+    runtime_.launch(function_, g, block, static_cast<unsigned>(dynamicSharedBytes()), stream, parameters, name);
+    return;
+  }
+  unsigned cluster[3];
+  for (int d = 0; d < 3; ++d) {
+    cluster[d] = static_cast<unsigned>(kernel_->clusterDims[d]);
+    if (g[d] % cluster[d] != 0)
+      throw Error("kernel '" + name + "': launch grid " + std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" +
+                  std::to_string(g[2]) + " is not a whole number of its clusters of " +
+                  std::to_string(kernel_->clusterDims[0]) + "x" +
+                  std::to_string(kernel_->clusterDims[1]) + "x" + std::to_string(kernel_->clusterDims[2]) +
+                  " programs");
+  }
+  runtime_.launchClusters(function_, g, block, cluster, static_cast<unsigned>(dynamicSharedBytes()), stream,
+                          parameters, name);
 }
 
 }  // namespace tessera::jit

@@ -61,6 +61,9 @@ std::string Specialization::key() const {
   if (pingPong) k += ";ping_pong";
   if (!consumerTurns) k += ";no_consumer_turns";
   if (matrixInstrSize) k += ";matrix_instr_nonkdim=" + std::to_string(matrixInstrSize);
+  if (clusterDims != std::array<int, 3>{1, 1, 1})
+    k += ";cluster=" + std::to_string(clusterDims[0]) + "x" + std::to_string(clusterDims[1]) + "x" +
+         std::to_string(clusterDims[2]);
   return k;
 }
 

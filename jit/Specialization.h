@@ -16,6 +16,8 @@
 // `pointer_range = 32`, which lets canonicalize-pointers carry a loop's pointer tiles as one i32 offset.
 #pragma once
 
+#include <array>
+
 #include <string>
 #include <vector>
 
@@ -47,11 +49,12 @@ struct Specialization {
   bool pingPong = false;
   bool consumerTurns = true;  // false: TESSERA_NO_CONSUMER_TURNS was set (transforms::PassOptions::consumerTurns)
   int matrixInstrSize = 0;           // AMD's matrix instructions' M and N (LaunchOptions::matrixInstrSize); 0 elsewhere
+  std::array<int, 3> clusterDims{1, 1, 1};  // LaunchOptions::clusterDims
 
   // Canonical text of everything above, e.g. "BLOCK=1024;args=16r32,16r32,_,16;warps=4;stages=3;nvptx;sm_90a;fast"
   // (";persistent" after it for a persistent kernel, then ";warp_specialize" for a warp-specialized one,
   // ";ping_pong" for ping-pong consumers, then ";no_consumer_turns" without consumer turns, then
-  // ";matrix_instr_nonkdim=32" where one was asked for on AMDGPU).
+  // ";matrix_instr_nonkdim=32" where one was asked for on AMDGPU, then ";cluster=2x1x1" for clusters).
   // A pointer known to need only i32 offsets (offsets32) gets the suffix "r32": "16r32", "_r32"; an integer
   // divisible by 8 but not 16 is "8".
   std::string key() const;

@@ -129,6 +129,7 @@ jit::DeviceModule SimRuntime::loadModule(const jit::CompiledKernel& kernel) {
   p.sites = loaded->jit.sites();
   p.entry = loaded->jit.entry();
   p.printfFormats = loaded->jit.printfFormats();
+  for (int d = 0; d < 3; ++d) p.clusterDims[d] = static_cast<uint32_t>(kernel.clusterDims[d]);
   return loaded.release();
 }
 
@@ -172,6 +173,17 @@ int64_t SimRuntime::residentPrograms(jit::DeviceFunction f, unsigned threadsPerP
     throw Error("sim: kernel '" + kernelName + "': one program (" + std::to_string(threadsPerProgram) + " threads, " +
                 std::to_string(shared) + " bytes of shared memory) does not fit on a multiprocessor of " + arch_);
   return static_cast<int64_t>(multiprocessors_ ? multiprocessors_ : gpu->count) * perMultiprocessor;
+}
+
+void SimRuntime::launchClusters(jit::DeviceFunction f, const unsigned grid[3], const unsigned block[3],
+                                const unsigned cluster[3], unsigned sharedBytes, jit::DeviceStream stream,
+                                void** params, const std::string& kernelName) {
+  // The program runs in the clusters its kernel was compiled for (CompiledKernel::clusterDims), as CUDA's would.
+  const std::array<uint32_t, 3>& compiled = static_cast<const LoadedProgram*>(f)->program.clusterDims;
+  if (cluster[0] != compiled[0] || cluster[1] != compiled[1] || cluster[2] != compiled[2])
+    throw Error("sim: kernel '" + kernelName + "' was compiled for clusters of " + std::to_string(compiled[0]) + "x" +
+                std::to_string(compiled[1]) + "x" + std::to_string(compiled[2]) + " programs");
+  launch(f, grid, block, sharedBytes, stream, params, kernelName);
 }
 
 void SimRuntime::launch(jit::DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned,

@@ -61,6 +61,9 @@ class SimRuntime final : public jit::DeviceRuntime {
                            const std::string& kernelName) override;
   void launch(jit::DeviceFunction f, const unsigned grid[3], const unsigned block[3], unsigned sharedBytes,
               jit::DeviceStream stream, void** params, const std::string& kernelName) override;
+  void launchClusters(jit::DeviceFunction f, const unsigned grid[3], const unsigned block[3], const unsigned cluster[3],
+                      unsigned sharedBytes, jit::DeviceStream stream, void** params,
+                      const std::string& kernelName) override;
   // The emulator's own encoding (runtime/TensorMap.h), which its cp.async.bulk.tensor decodes.
   jit::TensorMapBytes encodeTensorMap(const jit::TensorMapRequest& request, const std::string& kernelName) override;
 

@@ -5,6 +5,8 @@
 //
 //   {"call": "cuLaunchKernel", "kernel": "f", "grid": [..], "block": [..], "shared": N, "params": ["hex", ...]}
 //
+// (cuLaunchKernelEx, a launch in thread-block clusters, logs the same with "cluster": [..] after the block.)
+//
 // A launch's parameters are cut at the sizes the module's PTX declares for the kernel (.param lines), as the real
 // driver does. cuTensorMapEncodeTiled checks its arguments with the driver's documented rules and writes a
 // recognizable 128-byte map: "TSRMAP" and the encode's sequence number, then the fields.
@@ -101,9 +103,12 @@ Result cuDeviceGetName(char* name, int length, Device) {
   std::snprintf(name, static_cast<size_t>(length), "Tessera fake CUDA driver");
   return kSuccess;
 }
-Result cuDeviceGetAttribute(int* value, int attribute, Device) {
+static int computeCapability() {
   const char* ccEnv = std::getenv("TESSERA_FAKE_CUDA_CC");
-  const int cc = ccEnv && *ccEnv ? std::atoi(ccEnv) : 90;
+  return ccEnv && *ccEnv ? std::atoi(ccEnv) : 90;
+}
+Result cuDeviceGetAttribute(int* value, int attribute, Device) {
+  const int cc = computeCapability();
   switch (attribute) {
     case 16: *value = 132; break;          // multiprocessors (an H100 SXM's)
     case 75: *value = cc / 10; break;      // compute capability, major
@@ -158,15 +163,17 @@ Result cuOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, Function, int th
   return kSuccess;
 }
 
-Result cuLaunchKernel(Function function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                      unsigned shared, Stream stream, void** params, void** extra) {
-  if (failing("cuLaunchKernel")) return kOutOfResources;
-  if (extra || !params) return kInvalidValue;
+// Logs a launch of `call` (with its cluster shape when it has one) and plays a hang where asked.
+static Result recordLaunch(const char* call, Function function, const unsigned grid[3], const unsigned block[3],
+                           const unsigned* cluster, unsigned shared, Stream stream, void** params) {
   const auto* f = reinterpret_cast<FakeFunction*>(function);
-  std::string line = "{\"call\": \"cuLaunchKernel\", \"kernel\": \"" + f->name + "\", \"grid\": [" +
-                     std::to_string(gx) + ", " + std::to_string(gy) + ", " + std::to_string(gz) + "], \"block\": [" +
-                     std::to_string(bx) + ", " + std::to_string(by) + ", " + std::to_string(bz) +
-                     "], \"shared\": " + std::to_string(shared) +
+  auto triple = [](const unsigned* v) {
+    return "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + "]";
+  };
+  std::string line = "{\"call\": \"" + std::string(call) + "\", \"kernel\": \"" + f->name + "\", \"grid\": " +
+                     triple(grid) + ", \"block\": " + triple(block) +
+                     (cluster ? ", \"cluster\": " + triple(cluster) : std::string()) +
+                     ", \"shared\": " + std::to_string(shared) +
                      ", \"stream\": " + std::to_string(reinterpret_cast<uintptr_t>(stream)) + ", \"params\": [";
   for (size_t i = 0; i < f->paramBytes.size(); ++i)
     line += std::string(i ? ", " : "") + "\"" + tessera::fake::hex(params[i], f->paramBytes[i]) + "\"";
@@ -174,6 +181,38 @@ Result cuLaunchKernel(Function function, unsigned gx, unsigned gy, unsigned gz, 
   const char* hang = std::getenv("TESSERA_FAKE_CUDA_HANG");
   if (hang && f->name == hang) hungKernelLaunched = true;
   return kSuccess;
+}
+
+Result cuLaunchKernel(Function function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                      unsigned shared, Stream stream, void** params, void** extra) {
+  if (failing("cuLaunchKernel")) return kOutOfResources;
+  if (extra || !params) return kInvalidValue;
+  const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  return recordLaunch("cuLaunchKernel", function, grid, block, nullptr, shared, stream, params);
+}
+
+// Launches with attributes: only the cluster shape is known here. As the driver does, it refuses clusters before
+// sm_90 (CUDA_ERROR_NOT_SUPPORTED), and a grid that is not a whole number of clusters or clusters of more than 8
+// programs (CUDA_ERROR_INVALID_CLUSTER_SIZE).
+Result cuLaunchKernelEx(const LaunchConfig* config, Function function, void** params, void** extra) {
+  constexpr Result kNotSupported = 801, kInvalidClusterSize = 912;
+  if (failing("cuLaunchKernelEx")) return kOutOfResources;
+  if (!config || extra || !params || (config->numAttrs && !config->attrs)) return kInvalidValue;
+  const unsigned grid[3] = {config->gridDimX, config->gridDimY, config->gridDimZ};
+  const unsigned block[3] = {config->blockDimX, config->blockDimY, config->blockDimZ};
+  const unsigned* cluster = nullptr;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    if (config->attrs[i].id != kLaunchAttributeClusterDimension) return kInvalidValue;
+    cluster = config->attrs[i].value;
+  }
+  if (cluster) {
+    if (computeCapability() < 90) return kNotSupported;
+    if (cluster[0] * cluster[1] * cluster[2] > 8) return kInvalidClusterSize;
+    for (int d = 0; d < 3; ++d)
+      if (cluster[d] == 0 || grid[d] % cluster[d] != 0) return kInvalidClusterSize;
+  }
+  return recordLaunch("cuLaunchKernelEx", function, grid, block, cluster, config->sharedMemBytes, config->hStream,
+                      params);
 }
 
 Result cuMemAlloc_v2(DevicePtr* ptr, size_t bytes) {

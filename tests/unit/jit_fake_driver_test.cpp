@@ -1,8 +1,8 @@
 // The C++ CUDA launch path on the recording driver (tests/fake_cuda/FakeCudaDriver.cpp), which runs nothing:
 // what JitKernel hands libcuda for the descriptor matmul on a compute capability 9.0 device (tensor maps encoded
 // from the descriptors, the parameters with their maps, threads per program with a producer warpgroup, the grid of
-// a persistent launch), driver failures named with the call and the kernel, and a kernel that never finishes
-// reported after TESSERA_GPU_TIMEOUT seconds.
+// a persistent launch, a launch in thread-block clusters through cuLaunchKernelEx), driver failures named with the
+// call and the kernel, and a kernel that never finishes reported after TESSERA_GPU_TIMEOUT seconds.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -98,6 +98,75 @@ TEST(JitFakeDriver, APersistentLaunchStartsTheProgramsTheGpuHoldsAndPassesTheTil
   // 4 tiles, fewer than 132 multiprocessors hold; the tile grid (4, 1, 1) follows the kernel's own arguments.
   EXPECT_NE(launches[0].find("\"grid\": [4, 1, 1]"), std::string::npos) << launches[0];
   EXPECT_NE(launches[0].find("\"04000000\", \"01000000\", \"01000000\"]}"), std::string::npos) << launches[0];
+}
+
+TEST(JitFakeDriver, AClusterLaunchGoesThroughCuLaunchKernelExWithTheClusterShape) {
+  RecordingLog log("TESSERA_FAKE_CUDA_LOG");
+  DescriptorMatmul m;
+  LaunchOptions options;
+  options.clusterDims = {2, 1, 1};
+  m.launch(options);
+  EXPECT_TRUE(log.calls("cuLaunchKernel").empty());
+  const std::vector<std::string> launches = log.calls("cuLaunchKernelEx");
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_NE(launches[0].find("\"grid\": [4, 1, 1], \"block\": [128, 1, 1], \"cluster\": [2, 1, 1]"), std::string::npos)
+      << launches[0];
+  EXPECT_NE(launches[0].find("\"params\": [\"" + littleEndianHex(m.a.ptr())), std::string::npos) << launches[0];
+  // The cluster shape is part of the specialization: without it, the same kernel is another entry.
+  auto clusterOf = [&](const LaunchOptions& o) {
+    return m.kernel
+        .prepare({KernelArg::tensorDescriptor(m.a, {m.M, m.K}, {m.K, 1}, {64, 32}),
+                  KernelArg::tensorDescriptor(m.b, {m.K, m.N}, {m.N, 1}, {32, 64}), m.c, m.M, m.N, m.K, m.N,
+                  int64_t(1)},
+                 {{"BM", 64}, {"BN", 64}, {"BK", 32}, {"GROUP_M", 4}}, o)
+        .compiled()
+        .clusterDims;
+  };
+  EXPECT_EQ(clusterOf(options), (std::array<int, 3>{2, 1, 1}));
+  EXPECT_EQ(clusterOf(LaunchOptions()), (std::array<int, 3>{1, 1, 1}));
+  // The driver's refusal names the call and the kernel, as cuLaunchKernel's does.
+  setenv("TESSERA_FAKE_CUDA_FAIL", "cuLaunchKernelEx", 1);
+  try {
+    m.launch(options);
+    ADD_FAILURE() << "cuLaunchKernelEx did not fail";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cuLaunchKernelEx failed for kernel 'matmul_desc': "
+                                         "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"),
+              std::string::npos)
+        << e.what();
+  }
+  unsetenv("TESSERA_FAKE_CUDA_FAIL");
+}
+
+TEST(JitFakeDriver, ClustersThatCannotRunAreRefusedWithTheKernelsName) {
+  RecordingLog log("TESSERA_FAKE_CUDA_LOG");
+  DescriptorMatmul m;
+  auto refusal = [&](LaunchOptions options) -> std::string {
+    try {
+      m.launch(options);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  LaunchOptions options;
+  options.clusterDims = {3, 1, 1};  // the grid has 4 programs
+  EXPECT_NE(refusal(options).find("kernel 'matmul_desc': launch grid 4x1x1 is not a whole number of its clusters of "
+                                  "3x1x1 programs"),
+            std::string::npos);
+  options.clusterDims = {4, 3, 1};
+  EXPECT_NE(refusal(options).find("a cluster holds at most 8 programs, got 4x3x1"), std::string::npos);
+  options.clusterDims = {0, 1, 1};
+  EXPECT_NE(refusal(options).find("cluster dimensions must be at least 1, got 0x1x1"), std::string::npos);
+  options.clusterDims = {2, 1, 1};
+  options.arch = "sm_80";
+  EXPECT_NE(refusal(options).find("JIT compile of @matmul_desc for nvptx sm_80: thread-block clusters (2x1x1) need "
+                                  "sm_90 or later"),
+            std::string::npos);
+  options.arch = "";
+  options.persistent = true;
+  EXPECT_NE(refusal(options).find("persistent kernels do not run in thread-block clusters yet"), std::string::npos);
+  EXPECT_TRUE(log.calls("cuLaunchKernelEx").empty());
 }
 
 TEST(JitFakeDriver, DriverFailuresNameTheCallTheErrorAndTheKernel) {

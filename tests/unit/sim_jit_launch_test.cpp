@@ -1,5 +1,6 @@
 // JitKernel launching on the emulator (LaunchOptions::runtime), and what the Python binding asks of SimRuntime:
-// the arch a target and arch resolve to, one runtime per arch and checks setting, and taking the last report.
+// the arch a target and arch resolve to, one runtime per arch and checks setting, and taking the last report; a
+// launch in thread-block clusters runs them as clusters.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -64,6 +65,35 @@ TEST(SimJitLaunch, JitKernelLaunchesOnTheRuntimeItIsGivenAndKeepsOneVariantPerRu
     EXPECT_GT(report->total.globalStore.requests, 0u);
   }
   EXPECT_EQ(add.loadedVariants(), 2u);
+}
+
+TEST(SimJitLaunch, AClusterLaunchRunsItsProgramsInClustersOfTheCompiledShape) {
+  jit::KernelCache cache{std::filesystem::path()};
+  jit::JitKernel add(kernels::vector_add_kernel(), cache);
+  sim::SimRuntime& runtime = sim::simRuntime("sm_90a");
+  const int64_t n = 500;
+  std::vector<float> x(n, 1.0f), y(n, 2.0f);
+  SimBuffers buffers(runtime);
+  std::vector<jit::KernelArg> args{buffers.add(x), buffers.add(y), buffers.add(std::vector<float>(n)), n};
+  jit::LaunchOptions options = onRuntime(runtime);
+  options.clusterDims = {2, 1, 1};
+  runtime.takeLastReport();
+  add.launch({4, 1, 1}, args, {{"BLOCK", 128}}, options);
+  std::optional<sim::Report> report = runtime.takeLastReport();
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->clusterDims, (std::array<uint32_t, 3>{2, 1, 1}));
+  std::vector<float> out = buffers.read(2, n);
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 3.0f) << "element " << i;
+  EXPECT_EQ(add.prepare(args, {{"BLOCK", 128}}, options).compiled().clusterDims, (std::array<int, 3>{2, 1, 1}));
+  // The emulator refuses a grid that is not a whole number of clusters, as the driver does.
+  try {
+    add.launch({3, 1, 1}, args, {{"BLOCK", 128}}, options);
+    ADD_FAILURE() << "a grid of 3 programs launched in clusters of 2";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("launch grid 3x1x1 is not a whole number of its clusters of 2x1x1"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(SimJitLaunch, TheSameSpecializationOnTwoRuntimesIsLoadedOnEach) {

@@ -165,6 +165,7 @@ Report launch(const Program& program, const std::array<uint32_t, 3>& grid, void*
   Report report;
   report.kernel = program.kernel;
   report.grid = grid;
+  report.clusterDims = program.clusterDims;
   mergeFindings(report, workers, config.maxFindingsPerKind);
   mergeCounters(report, program, workers);
   mergeOutput(report, workers);

@@ -23,6 +23,7 @@ struct OpCounters {
 struct Report {
   std::string kernel;
   std::array<uint32_t, 3> grid{};
+  std::array<uint32_t, 3> clusterDims{1, 1, 1};  // the programs of a cluster (Program::clusterDims)
   std::vector<Finding> findings;                            // the first of each kind, in program order
   std::array<uint64_t, kFindingKindCount> findingCounts{};  // every finding, kept or not
   Counters total;
