@@ -6,6 +6,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -159,7 +160,11 @@ void checkClusterDims(const std::string& context, const std::string& target, con
   }
   // Eight is the portable limit; sixteen needs a per-kernel opt-in the launch does not make.
   if (programs > 8) throw Error(context + ": a cluster holds at most 8 programs, got " + shape);
-  if (target != "nvptx" || arch.rfind("sm_", 0) != 0 || std::stoi(arch.substr(3, 2)) < 90)
+  // "sm_90a" -> 90, "sm_100a" -> 100 (the digits after "sm_").
+  int computeCapability = 0;
+  for (size_t i = 3; arch.rfind("sm_", 0) == 0 && i < arch.size() && std::isdigit(static_cast<unsigned char>(arch[i])); ++i)
+    computeCapability = computeCapability * 10 + (arch[i] - '0');
+  if (target != "nvptx" || computeCapability < 90)
     throw Error(context + ": thread-block clusters (" + shape + ") need sm_90 or later");
   if (persistent) throw Error(context + ": persistent kernels do not run in thread-block clusters yet");
 }

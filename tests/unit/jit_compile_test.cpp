@@ -119,6 +119,29 @@ TEST(JitCompile, NumStagesMustBeBetweenOneAndTheMaximum) {
 
 // matrix_instr_nonkdim (TargetOptions::matrixInstrSize): 0, 16 or 32, checked by compile and by a JitKernel's launch
 // options alike, on every target (NVIDIA ignores a valid one).
+TEST(JitCompile, ClusterShapesNeedNvptxAtSm90OrLaterAndAtMostEightPrograms) {
+  auto error = [](const std::string& target, const std::string& arch, std::array<int, 3> shape, bool persistent) {
+    try {
+      checkClusterDims("ctx", target, arch, shape, persistent);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error("nvptx", "sm_90a", {2, 1, 1}, false), "");
+  EXPECT_EQ(error("nvptx", "sm_100a", {2, 2, 2}, false), "");  // the digits after sm_, not the first two
+  EXPECT_EQ(error("nvptx", "sm_80", {1, 1, 1}, true), "");     // no clusters: nothing to check
+  EXPECT_NE(error("nvptx", "sm_80", {2, 1, 1}, false).find("ctx: thread-block clusters (2x1x1) need sm_90 or later"),
+            std::string::npos);
+  EXPECT_NE(error("amdgpu", "gfx942", {2, 1, 1}, false).find("need sm_90 or later"), std::string::npos);
+  EXPECT_NE(error("nvptx", "sm_90a", {3, 3, 1}, false).find("a cluster holds at most 8 programs, got 3x3x1"),
+            std::string::npos);
+  EXPECT_NE(error("nvptx", "sm_90a", {2, -1, 1}, false).find("cluster dimensions must be at least 1, got 2x-1x1"),
+            std::string::npos);
+  EXPECT_NE(error("nvptx", "sm_90a", {2, 1, 1}, true).find("persistent kernels do not run in thread-block clusters"),
+            std::string::npos);
+}
+
 TEST(JitCompile, MatrixInstrSizeMustBeZeroSixteenOrThirtyTwo) {
   for (int size : {0, 16, 32, 8, 24, 64}) {
     backends::TargetOptions options;
