@@ -19,6 +19,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "jit/Sha256.h"
+#include "jit/Specialization.h"
 #include "jit/Timings.h"
 #include "transforms/PassManager.h"
 #include "transforms/Pipeline.h"
@@ -151,8 +152,7 @@ class StageRunner {
 void checkClusterDims(const std::string& context, const std::string& target, const std::string& arch,
                       const std::array<int, 3>& clusterDims, bool persistent) {
   if (clusterDims == std::array<int, 3>{1, 1, 1}) return;
-  const std::string shape = std::to_string(clusterDims[0]) + "x" + std::to_string(clusterDims[1]) + "x" +
-                            std::to_string(clusterDims[2]);
+  const std::string shape = clusterShapeText(clusterDims);
   int64_t programs = 1;
   for (int d : clusterDims) {
     if (d < 1) throw Error(context + ": cluster dimensions must be at least 1, got " + shape);

@@ -89,10 +89,8 @@ std::shared_ptr<const CompiledKernel> JitKernel::compileSpecialization(const Spe
                        (s.warpSpecialize ? ";warp_specialize" : "") + (s.pingPong ? ";ping_pong" : "") +
                        (s.consumerTurns ? "" : ";no_consumer_turns") +
                        (s.matrixInstrSize ? ";matrix_instr_nonkdim=" + std::to_string(s.matrixInstrSize) : "") +
-                       (s.clusterDims != std::array<int, 3>{1, 1, 1}
-                            ? ";cluster=" + std::to_string(s.clusterDims[0]) + "x" + std::to_string(s.clusterDims[1]) +
-                                  "x" + std::to_string(s.clusterDims[2])
-                            : "");
+                       (s.clusterDims != std::array<int, 3>{1, 1, 1} ? ";cluster=" + clusterShapeText(s.clusterDims)
+                                                                      : "");
   // A launch's entry keeps fewer texts than an inspection's (KeptIR): the two do not stand in for each other.
   keyInputs.options += kept == KeptIR::All ? ";ir=all" : kept == KeptIR::ForLaunch ? ";ir=launch" : ";ir=emulator";
   keyInputs.compilerVersion = compilerVersion();

@@ -7,6 +7,7 @@
 #include "backends/common/DescriptorParameter.h"
 #include "ir/Error.h"
 #include "ir/FloatFormats.h"
+#include "jit/Specialization.h"
 #include "jit/Timings.h"
 
 namespace tessera::jit {
@@ -210,9 +211,7 @@ void LoadedKernel::launch(const LaunchGrid& grid, const std::vector<KernelArg>& 
     if (g[d] % cluster[d] != 0)
       throw Error("kernel '" + name + "': launch grid " + std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" +
                   std::to_string(g[2]) + " is not a whole number of its clusters of " +
-                  std::to_string(kernel_->clusterDims[0]) + "x" +
-                  std::to_string(kernel_->clusterDims[1]) + "x" + std::to_string(kernel_->clusterDims[2]) +
-                  " programs");
+                  clusterShapeText(kernel_->clusterDims) + " programs");
   }
   runtime_.launchClusters(function_, g, block, cluster, static_cast<unsigned>(dynamicSharedBytes()), stream,
                           parameters, name);

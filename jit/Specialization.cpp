@@ -61,10 +61,12 @@ std::string Specialization::key() const {
   if (pingPong) k += ";ping_pong";
   if (!consumerTurns) k += ";no_consumer_turns";
   if (matrixInstrSize) k += ";matrix_instr_nonkdim=" + std::to_string(matrixInstrSize);
-  if (clusterDims != std::array<int, 3>{1, 1, 1})
-    k += ";cluster=" + std::to_string(clusterDims[0]) + "x" + std::to_string(clusterDims[1]) + "x" +
-         std::to_string(clusterDims[2]);
+  if (clusterDims != std::array<int, 3>{1, 1, 1}) k += ";cluster=" + clusterShapeText(clusterDims);
   return k;
+}
+
+std::string clusterShapeText(const std::array<int, 3>& clusterDims) {
+  return std::to_string(clusterDims[0]) + "x" + std::to_string(clusterDims[1]) + "x" + std::to_string(clusterDims[2]);
 }
 
 std::vector<ArgFacts> argumentFacts(const std::string& kernelName, const std::vector<ParamInfo>& params,

@@ -72,4 +72,7 @@ DescriptorTypes descriptorTypes(const std::vector<ParamInfo>& runtimeParams, con
 // Records the facts as argument attributes of `f` (whose arguments are the runtime parameters, in order).
 void applySpecialization(ir::Function& f, const std::vector<ArgFacts>& facts);
 
+// A cluster shape (LaunchOptions::clusterDims) as keys and messages write it: "2x1x1".
+std::string clusterShapeText(const std::array<int, 3>& clusterDims);
+
 }  // namespace tessera::jit
